@@ -1,0 +1,146 @@
+# pairshard — plain Makefile.
+#
+#   make             build libpairshard.a, libpairshard.so and bin/pairshard
+#   make demo        run the main job on the bundled Spider sample
+#   make test        build and run the whole test suite
+#   make check-asan  the whole suite under AddressSanitizer + UBSan
+#   make bench       benchmarks, each against a peer measured in the same run
+#   make install PREFIX=/usr/local
+#
+# Dependencies are Debian packages; scripts/install-deps.sh installs what is
+# missing (it runs automatically, before anything is built).
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+CC       ?= cc
+CUDA_HOME ?= /usr/local/cuda
+SANITIZE ?=
+
+PKGS      := lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib
+TEST_PKGS := cmocka
+
+# Install missing dependencies before pkg-config is asked anything. Skipped
+# for goals that need nothing, and once per make tree (the variable is
+# exported to sub-makes).
+NODEP_GOALS := clean help
+ifeq ($(PS_DEPS_CHECKED),)
+ifneq ($(filter-out $(NODEP_GOALS),$(or $(MAKECMDGOALS),all)),)
+DEPS_RC := $(shell sh scripts/install-deps.sh 1>&2; echo $$?)
+ifneq ($(DEPS_RC),0)
+$(error scripts/install-deps.sh failed (exit $(DEPS_RC)); see the messages above)
+endif
+export PS_DEPS_CHECKED := 1
+endif
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+TEST_CFLAGS := $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null)
+TEST_LIBS   := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
+
+# CUDA is optional and detected; the build records whether it was found.
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime.h),)
+HAVE_CUDA := 1
+else
+HAVE_CUDA := 0
+endif
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2
+OPT     := -O2 -g
+ifneq ($(SANITIZE),)
+OPT     := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_LDFLAGS := -fsanitize=address,undefined
+endif
+CPPFLAGS_ALL := -Iinclude -I. -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+                -DPS_HAVE_CUDA=$(HAVE_CUDA) $(PKG_CFLAGS)
+CFLAGS_ALL   := -std=c11 $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread $(CFLAGS)
+LDFLAGS_ALL  := -pthread $(SAN_LDFLAGS) $(LDFLAGS)
+LIBS_ALL     := $(PKG_LIBS) -lm
+
+LIB_SRCS := $(sort $(wildcard common/*.c ingest/*.c tokenize/*.c validate/*.c shards/*.c reader/*.c))
+CLI_SRCS := $(sort $(wildcard cli/*.c))
+TEST_SRCS := $(sort $(wildcard tests/test_*.c))
+TEST_SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c))
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+
+STATIC_LIB := $(BUILD)/lib/libpairshard.a
+SHARED_LIB := $(BUILD)/lib/libpairshard.so
+BIN        := $(BUILD)/bin/pairshard
+
+.PHONY: all lib test check-asan bench demo install uninstall clean help print-config
+.DEFAULT_GOAL := all
+
+all: $(STATIC_LIB) $(SHARED_LIB) $(BIN)
+lib: $(STATIC_LIB) $(SHARED_LIB)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(TEST_CFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libpairshard.so.$(shell sed -n 's/^#define PS_VERSION_MAJOR //p' include/pairshard/common.h) \
+	    $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL)
+
+$(BIN): $(CLI_OBJS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(STATIC_LIB) $(LIBS_ALL)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJS) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC_LIB) $(TEST_LIBS) $(LIBS_ALL)
+
+# The suite: every unit-test binary, every CLI script, the conformance test.
+# Ends with "N passed, N failed" and fails on any failure.
+test: all $(TEST_BINS)
+	@sh tests/run.sh $(BUILD)
+
+check-asan:
+	$(MAKE) BUILD=$(BUILD)/asan SANITIZE=1 test
+
+bench: all
+	@sh bench/run.sh $(BUILD)
+
+demo: all
+	@sh scripts/demo.sh $(BUILD)
+
+print-config:
+	@echo "CC=$(CC) HAVE_CUDA=$(HAVE_CUDA) CUDA_HOME=$(CUDA_HOME)"
+	@echo "PKG_LIBS=$(PKG_LIBS)"
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/pairshard
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pairshard
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/libpairshard.a
+	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libpairshard.so
+	install -m 644 include/pairshard/*.h $(DESTDIR)$(PREFIX)/include/pairshard/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' \
+	    -e 's|@VERSION@|$(shell sed -n 's/^#define PS_VERSION_STRING "\(.*\)"/\1/p' include/pairshard/common.h)|g' \
+	    -e 's|@REQUIRES@|$(PKGS)|g' \
+	    pairshard.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/pairshard $(DESTDIR)$(PREFIX)/lib/libpairshard.a \
+	      $(DESTDIR)$(PREFIX)/lib/libpairshard.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc
+	rm -rf $(DESTDIR)$(PREFIX)/include/pairshard
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@sed -n '2,12p' Makefile
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_BINS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.d)

@@ -1,0 +1,86 @@
+/* Growable, NUL-terminated byte buffer. */
+#include "common/ps_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ps_buf_init(ps_buf *b)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+}
+
+void ps_buf_free(ps_buf *b)
+{
+    free(b->data);
+    ps_buf_init(b);
+}
+
+int ps_buf_reserve(ps_buf *b, size_t extra)
+{
+    size_t need;
+    if (!ps_size_add(b->len, extra, &need) || !ps_size_add(need, 1, &need))
+        return PS_ENOMEM;
+    if (need <= b->cap)
+        return PS_OK;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2) {
+            cap = need;
+            break;
+        }
+        cap *= 2;
+    }
+    char *p = realloc(b->data, cap);
+    if (!p)
+        return PS_ENOMEM;
+    b->data = p;
+    b->cap = cap;
+    return PS_OK;
+}
+
+int ps_buf_append(ps_buf *b, const void *p, size_t n)
+{
+    int rc = ps_buf_reserve(b, n);
+    if (rc)
+        return rc;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return PS_OK;
+}
+
+int ps_buf_putc(ps_buf *b, char c) { return ps_buf_append(b, &c, 1); }
+
+int ps_buf_puts(ps_buf *b, const char *s) { return ps_buf_append(b, s, strlen(s)); }
+
+int ps_buf_printf(ps_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[256];
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return PS_EINVAL;
+    if ((size_t)n < sizeof tmp)
+        return ps_buf_append(b, tmp, (size_t)n);
+    int rc = ps_buf_reserve(b, (size_t)n);
+    if (rc)
+        return rc;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return PS_OK;
+}
+
+const char *ps_path_basename(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}

@@ -1,0 +1,58 @@
+/* Error codes, their names and messages, and the ps_error helpers. */
+#include "common/ps_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *ps_strerror(int code)
+{
+    switch (code) {
+    case PS_OK:
+        return "success";
+#define PS_ERRNO_TEXT_(name, value, text)                                      \
+    case PS_##name:                                                            \
+        return text;
+        PS_ERRNO_MAP(PS_ERRNO_TEXT_)
+#undef PS_ERRNO_TEXT_
+    default:
+        return "unknown error";
+    }
+}
+
+const char *ps_err_name(int code)
+{
+    switch (code) {
+    case PS_OK:
+        return "PS_OK";
+#define PS_ERRNO_NAME_(name, value, text)                                      \
+    case PS_##name:                                                            \
+        return "PS_" #name;
+        PS_ERRNO_MAP(PS_ERRNO_NAME_)
+#undef PS_ERRNO_NAME_
+    default:
+        return "PS_EUNKNOWN";
+    }
+}
+
+const char *ps_version_string(void) { return PS_VERSION_STRING; }
+
+void ps_error_clear(ps_error *err)
+{
+    if (err) {
+        err->code = 0;
+        err->message[0] = '\0';
+    }
+}
+
+int ps_error_set(ps_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        err->code = code;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}

@@ -1,0 +1,64 @@
+/*
+ * Internal helpers shared by all stages: error setting, growable byte
+ * buffers, checked allocation. Not installed; not part of the public API.
+ */
+#ifndef PS_INTERNAL_H
+#define PS_INTERNAL_H
+
+#include "pairshard/common.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define PS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define PS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define PS_PRINTF(a, b)
+#define PS_LIKELY(x) (x)
+#define PS_UNLIKELY(x) (x)
+#endif
+
+/* Fills `err` (if not NULL) with `code` and a formatted message; returns
+ * `code`, so callers can write `return ps_error_set(err, PS_EFORMAT, ...)`. */
+int ps_error_set(ps_error *err, int code, const char *fmt, ...) PS_PRINTF(3, 4);
+
+/* A growable byte buffer. `data` is always NUL-terminated when non-NULL
+ * (the NUL is not counted in `len`), so it can be handed to C string APIs. */
+typedef struct ps_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+} ps_buf;
+
+void ps_buf_init(ps_buf *b);
+void ps_buf_free(ps_buf *b);
+/* Makes room for `extra` more bytes (plus the NUL). 0 or PS_ENOMEM. */
+int ps_buf_reserve(ps_buf *b, size_t extra);
+int ps_buf_append(ps_buf *b, const void *p, size_t n);
+int ps_buf_putc(ps_buf *b, char c);
+int ps_buf_puts(ps_buf *b, const char *s);
+int ps_buf_printf(ps_buf *b, const char *fmt, ...) PS_PRINTF(2, 3);
+static inline void ps_buf_reset(ps_buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+/* Overflow-checked size arithmetic: returns false on overflow. */
+static inline bool ps_size_mul(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool ps_size_add(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+/* Returns the final path component of `path` (a pointer into it). */
+const char *ps_path_basename(const char *path);
+
+#endif /* PS_INTERNAL_H */

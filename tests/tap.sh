@@ -1,0 +1,20 @@
+# Sourced by the CLI test scripts: a tiny TAP emitter.
+#   ok_if "description" command...   runs the command; ok when it exits 0
+#   check "description" <condition-exit-status>
+# Every script ends with `done_testing`.
+n=0
+fails=0
+check() { # description status
+    n=$((n + 1))
+    if [ "$2" -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; fails=$((fails + 1)); fi
+}
+ok_if() { # description command...
+    d=$1; shift
+    if "$@"; then check "$d" 0; else check "$d" 1; fi
+}
+done_testing() { echo "1..$n"; [ "$fails" -eq 0 ]; }
+: "${PAIRSHARD:?PAIRSHARD must point at the pairshard binary}"
+: "${PS_ROOT:?}"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/pairshard-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+DATA="$PS_ROOT/tests/data"
