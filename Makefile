@@ -6,6 +6,7 @@
 #   make check-asan  the whole suite under AddressSanitizer + UBSan
 #   make bench       benchmarks, each against a peer measured in the same run
 #   make install PREFIX=/usr/local
+#   make V=1         show the full compiler command lines
 #
 # Dependencies are Debian packages; scripts/install-deps.sh installs what is
 # missing (it runs automatically, before anything is built).
@@ -15,6 +16,12 @@ PREFIX   ?= /usr/local
 CC       ?= cc
 CUDA_HOME ?= /usr/local/cuda
 SANITIZE ?=
+V        ?= 0
+ifeq ($(V),0)
+Q := @
+else
+Q :=
+endif
 
 PKGS      := lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib
 TEST_PKGS := cmocka
@@ -79,29 +86,35 @@ lib: $(STATIC_LIB) $(SHARED_LIB)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	@[ "$(V)" != 0 ] || echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(TEST_CFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	@[ "$(V)" != 0 ] || echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(TEST_CFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	ar rcs $@ $^
+	@[ "$(V)" != 0 ] || echo "  AR      $@"
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
 
 $(SHARED_LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libpairshard.so.$(shell sed -n 's/^#define PS_VERSION_MAJOR //p' include/pairshard/common.h) \
+	@[ "$(V)" != 0 ] || echo "  LD      $@"
+	$(Q)$(CC) -shared -Wl,-soname,libpairshard.so.$(shell sed -n 's/^#define PS_VERSION_MAJOR //p' include/pairshard/common.h) \
 	    $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL)
 
 $(BIN): $(CLI_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(STATIC_LIB) $(LIBS_ALL)
+	@[ "$(V)" != 0 ] || echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(STATIC_LIB) $(LIBS_ALL)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC_LIB) $(TEST_LIBS) $(LIBS_ALL)
+	@[ "$(V)" != 0 ] || echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC_LIB) $(TEST_LIBS) $(LIBS_ALL)
 
 # The suite: every unit-test binary, every CLI script, the conformance test.
 # Ends with "N passed, N failed" and fails on any failure.

@@ -77,6 +77,12 @@ PS_API const char *ps_err_name(int code);
 /* Returns the library version as "MAJOR.MINOR.PATCH" (static string). */
 PS_API const char *ps_version_string(void);
 
+/* Writes "name version" lines for every linked dependency (LMDB, zstd,
+ * utf8proc and its Unicode version, jansson, PCRE2, xxHash, zlib, CUDA) into
+ * buf. Returns the length it needed (like snprintf; the text is cut when
+ * that is >= n), or PS_EINVAL. */
+PS_API int ps_dependency_versions(char *buf, size_t n);
+
 /* Resets `err` to the no-error state. `err` may be NULL. */
 PS_API void ps_error_clear(ps_error *err);
 

@@ -1,0 +1,196 @@
+/*
+ * pairshard/clean.h — stage 1: ingest and cleaning.
+ *
+ * A ps_cleaner reads raw natural-language/SQL pairs (JSONL, a JSON array of
+ * objects, CSV or TSV with a header row; plain, gzip or zstd), cleans them and
+ * hands every input record to a callback with one of three outcomes:
+ *
+ *   PS_OUTCOME_KEPT       the cleaned record
+ *   PS_OUTCOME_REJECTED   a reason code (see below), a detail and the original
+ *   PS_OUTCOME_DUPLICATE  same cleaned (question, sql) as an earlier kept one
+ *
+ * Nothing is lost: for every run, records_in == kept + rejected + duplicates.
+ *
+ * Cleaning, in this order, for each of question and sql (each step counted):
+ *   1. UTF-8 validation of the raw record: reject it, or replace each maximal
+ *      invalid subsequence with U+FFFD (ps_clean_options.utf8_policy).
+ *   2. Unicode normalisation via utf8proc: NFKC (default), NFC or none.
+ *   3. Removal of control characters (Cc except tab, LF, CR, VT, FF, NEL,
+ *      which are whitespace) and invisible format characters (Cf: U+200B,
+ *      U+FEFF, U+00AD, bidi controls, ...). ZWNJ/ZWJ (U+200C/U+200D) are
+ *      kept unless strip_joiners is set: they are spelling in Persian, Indic
+ *      scripts and emoji sequences.
+ *   4. User rules (PCRE2, UTF + UCP mode), in file order.
+ *   5. Whitespace folding and trimming: every run of Unicode White_Space
+ *      becomes one U+0020. In SQL, never inside '...' string literals,
+ *      "..." / `...` / [...] quoted identifiers, or $tag$...$tag$ strings;
+ *      the newline ending a -- comment is kept, so folding cannot comment out
+ *      the rest of the query.
+ * Then: a field that is empty is rejected, and exact duplicates of the
+ * cleaned (question, sql) pair are dropped (the first occurrence is kept).
+ *
+ * Reason codes: invalid_utf8, bad_json, bad_csv, wrong_type, missing_field,
+ * empty_field, empty_after_cleaning, too_long, dropped_by_rule, rule_error.
+ *
+ * Thread safety: a ps_cleaner is used by one thread at a time.
+ */
+#ifndef PAIRSHARD_CLEAN_H
+#define PAIRSHARD_CLEAN_H
+
+#include "pairshard/common.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ps_format {
+    PS_FORMAT_AUTO = 0, /* from the first byte ('[' JSON, '{' JSONL) or the name */
+    PS_FORMAT_JSONL,
+    PS_FORMAT_JSON,     /* one top-level array of objects */
+    PS_FORMAT_CSV,
+    PS_FORMAT_TSV
+} ps_format;
+
+typedef enum ps_normalization {
+    PS_NORM_NFKC = 0,
+    PS_NORM_NFC,
+    PS_NORM_NONE
+} ps_normalization;
+
+typedef enum ps_utf8_policy {
+    PS_UTF8_REJECT = 0, /* reject the record with reason invalid_utf8 */
+    PS_UTF8_REPLACE     /* replace each invalid subsequence with U+FFFD */
+} ps_utf8_policy;
+
+typedef struct ps_clean_options {
+    ps_format format;
+    /* Field names. JSON accepts dotted paths ("meta.label") when no key with
+     * the literal name exists. sql_field NULL means "sql", falling back to
+     * "query" when "sql" is absent or not a string (Spider's "sql" is the
+     * parsed query object). label_field NULL means "label"; a record without
+     * it has no label. id_field NULL means "id"; without it the id is
+     * "<basename>:<line>" or "<basename>:#<index>". */
+    const char *question_field;
+    const char *sql_field;
+    const char *label_field;
+    const char *id_field;
+    ps_utf8_policy utf8_policy;
+    ps_normalization question_normalization;
+    ps_normalization sql_normalization;
+    int strip_joiners;          /* also remove U+200C and U+200D */
+    int sql_backslash_escapes;  /* \' inside '...' does not end it (MySQL) */
+    int keep_duplicates;        /* do not drop exact duplicates */
+    size_t max_record_bytes;    /* raw record larger: too_long (default 1 MiB) */
+    size_t max_field_bytes;     /* cleaned field larger: too_long (default 64 KiB) */
+} ps_clean_options;
+
+/* Fills `opts` with the defaults documented above. */
+PS_API void ps_clean_options_init(ps_clean_options *opts);
+
+typedef enum ps_outcome {
+    PS_OUTCOME_KEPT = 0,
+    PS_OUTCOME_REJECTED,
+    PS_OUTCOME_DUPLICATE
+} ps_outcome;
+
+/* One input record's outcome, valid only during the callback. Strings are
+ * UTF-8 and NUL-terminated; `*_len` excludes the NUL. */
+typedef struct ps_clean_result {
+    ps_outcome outcome;
+    const char *source;   /* "path:line" or "path:#index" */
+    const char *id;       /* kept/duplicate: the record id; rejected: may be NULL */
+    const char *question; /* kept/duplicate: cleaned text */
+    size_t question_len;
+    const char *sql;
+    size_t sql_len;
+    const char *label;    /* NULL when the record has no label */
+    const char *reason;   /* rejected: reason code */
+    const char *rule;     /* rejected by a rule: its name, else NULL */
+    const char *detail;   /* rejected: one human-readable sentence */
+    const char *original; /* rejected: the raw record bytes (may be invalid UTF-8) */
+    size_t original_len;
+    int original_truncated; /* original holds only a prefix of the record */
+    const char *duplicate_of; /* duplicate: id of the kept record */
+} ps_clean_result;
+
+/* Called once per input record, in input order. Return 0 to go on, or a
+ * negative PS_E* code to stop the run (it is returned by the run call). */
+typedef int (*ps_clean_sink)(void *user, const ps_clean_result *result);
+
+/* Accounting for one cleaner (all inputs so far). */
+typedef struct ps_clean_counts {
+    uint64_t records_in;
+    uint64_t kept;
+    uint64_t rejected;
+    uint64_t duplicates;
+    uint64_t bytes_in; /* decompressed bytes read */
+} ps_clean_counts;
+
+typedef struct ps_cleaner ps_cleaner;
+
+/* Creates a cleaner. Returns 0 and sets *out, or PS_EINVAL / PS_ENOMEM (with
+ * a message in err). `opts` may be NULL for the defaults; it is copied. */
+PS_API int ps_cleaner_create(ps_cleaner **out, const ps_clean_options *opts, ps_error *err);
+
+/* Frees the cleaner and everything it owns. NULL is a no-op. */
+PS_API void ps_cleaner_free(ps_cleaner *c);
+
+/* Adds user rules from a JSON text: an array (or {"rules": [...]}) of
+ *   {"name": N, "field": "question"|"sql"|"both", "replace": PATTERN, "with": TEXT}
+ *   {"name": N, "field": ..., "drop_if": PATTERN}
+ * with optional "flags": any of "imsx" (caseless, multiline, dotall,
+ * extended). `origin` names the text in messages (e.g. the file name).
+ * Returns 0, or PS_ERULE with a message naming the rule and the pattern
+ * offset, or PS_EFORMAT for malformed JSON. On error no rule is added. */
+PS_API int ps_cleaner_add_rules(ps_cleaner *c, const char *json_text, size_t len,
+                                const char *origin, ps_error *err);
+
+/* Reads the rules file at `path` and adds its rules (see above). Returns 0,
+ * PS_ENOENT / PS_EIO if it cannot be read, or an error from add_rules. */
+PS_API int ps_cleaner_load_rules(ps_cleaner *c, const char *path, ps_error *err);
+
+/* Ingests and cleans one input (`path`, or "-" for stdin), calling `sink` for
+ * every record. Record-level problems are rejections, not errors. Returns 0,
+ * or a negative code for what stops the whole input: PS_ENOENT / PS_EIO (the
+ * file cannot be read), PS_EDECOMPRESS (a corrupt or truncated gzip/zstd
+ * stream: records before the damage have been reported), PS_EFORMAT (the
+ * format cannot be detected, or a CSV/TSV header is unusable), PS_ENOMEM, or
+ * whatever the sink returned. */
+PS_API int ps_cleaner_run(ps_cleaner *c, const char *path, ps_clean_sink sink, void *user,
+                          ps_error *err);
+
+/* Copies the running totals into *counts. */
+PS_API void ps_cleaner_counts(const ps_cleaner *c, ps_clean_counts *counts);
+
+/* Returns the accounting as a JSON document (malloc'ed, NUL-terminated, keys
+ * in a fixed order; free() it), or NULL when out of memory:
+ *   records_in, kept, rejected, duplicates, balanced (the identity holds),
+ *   rejected_by_reason, rules (per rule: matched, changed, dropped),
+ *   labels (per label: records_in, kept, rejected, duplicates), steps (what
+ *   each cleaning step changed), inputs (per input file). */
+PS_API char *ps_cleaner_stats_json(const ps_cleaner *c);
+
+/* Serialises one outcome as a single JSON line (no newline):
+ *   kept       {"id","question","sql","label","source"}
+ *   rejected   {"source","reason","rule"?,"detail","id"?,"label"?,"original",
+ *               "original_base64"? (when original is not valid UTF-8),
+ *               "original_truncated"?}
+ *   duplicate  {"id","source","duplicate_of","label","question","sql"}
+ * Returns 0 and sets *out (malloc'ed, free() it) and *len, or PS_ENOMEM. */
+PS_API int ps_clean_result_json(const ps_clean_result *r, char **out, size_t *len);
+
+/* Parses a format name ("auto", "jsonl", "json", "csv", "tsv"). Returns 0
+ * and sets *out, or PS_EINVAL. Likewise for "nfkc"/"nfc"/"none" and
+ * "reject"/"replace". */
+PS_API int ps_format_parse(const char *name, ps_format *out);
+PS_API int ps_normalization_parse(const char *name, ps_normalization *out);
+PS_API int ps_utf8_policy_parse(const char *name, ps_utf8_policy *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAIRSHARD_CLEAN_H */

@@ -1,0 +1,106 @@
+/*
+ * Exact-duplicate detection on the cleaned (question, sql) pair: an
+ * open-addressing set of XXH3-128 hashes (collision odds ~n^2 / 2^129,
+ * i.e. none for any real corpus), 32 bytes a record, plus the kept
+ * record's id so a duplicate can name what it duplicates.
+ */
+#include "ingest/ingest.h"
+
+#include <stdlib.h>
+#include <string.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+typedef struct slot {
+    XXH128_hash_t h;   /* {0,0} marks an empty slot (a real 0 hash is bumped) */
+    uint64_t id_off;   /* offset of the kept id in `ids` */
+    uint32_t label_hash;
+} slot;
+
+struct ps_dedupe {
+    slot *slots;
+    size_t cap, used;
+    ps_buf ids;
+};
+
+int ps_dedupe_create(ps_dedupe **out)
+{
+    ps_dedupe *d = calloc(1, sizeof *d);
+    if (!d)
+        return PS_ENOMEM;
+    d->cap = 1024;
+    d->slots = calloc(d->cap, sizeof *d->slots);
+    if (!d->slots) {
+        free(d);
+        return PS_ENOMEM;
+    }
+    ps_buf_init(&d->ids);
+    *out = d;
+    return 0;
+}
+
+void ps_dedupe_free(ps_dedupe *d)
+{
+    if (!d)
+        return;
+    free(d->slots);
+    ps_buf_free(&d->ids);
+    free(d);
+}
+
+static bool empty(const slot *s) { return s->h.low64 == 0 && s->h.high64 == 0; }
+
+static slot *find(slot *slots, size_t cap, XXH128_hash_t h)
+{
+    size_t i = (size_t)h.low64 & (cap - 1);
+    while (!empty(&slots[i]) && !XXH128_isEqual(slots[i].h, h))
+        i = (i + 1) & (cap - 1);
+    return &slots[i];
+}
+
+static int grow(ps_dedupe *d)
+{
+    size_t ncap = d->cap * 2;
+    slot *ns = calloc(ncap, sizeof *ns);
+    if (!ns)
+        return PS_ENOMEM;
+    for (size_t i = 0; i < d->cap; i++)
+        if (!empty(&d->slots[i]))
+            *find(ns, ncap, d->slots[i].h) = d->slots[i];
+    free(d->slots);
+    d->slots = ns;
+    d->cap = ncap;
+    return 0;
+}
+
+int ps_dedupe_insert(ps_dedupe *d, const char *q, size_t qn, const char *s, size_t sn,
+                     const char *id, uint32_t label_hash, const char **first_id,
+                     bool *label_conflict)
+{
+    /* Length-prefixed, so ("ab","c") and ("a","bc") differ. */
+    XXH3_state_t st;
+    XXH3_128bits_reset(&st);
+    uint64_t qlen = qn;
+    XXH3_128bits_update(&st, &qlen, sizeof qlen);
+    XXH3_128bits_update(&st, q, qn);
+    XXH3_128bits_update(&st, s, sn);
+    XXH128_hash_t h = XXH3_128bits_digest(&st);
+    if (h.low64 == 0 && h.high64 == 0)
+        h.low64 = 1;
+    if ((d->used + 1) * 4 > d->cap * 3 && grow(d))
+        return PS_ENOMEM;
+    slot *sl = find(d->slots, d->cap, h);
+    if (!empty(sl)) {
+        *first_id = d->ids.data + sl->id_off;
+        *label_conflict = sl->label_hash != label_hash;
+        return 1;
+    }
+    uint64_t off = d->ids.len;
+    if (ps_buf_append(&d->ids, id, strlen(id) + 1))
+        return PS_ENOMEM;
+    sl->h = h;
+    sl->id_off = off;
+    sl->label_hash = label_hash;
+    d->used++;
+    return 0;
+}

@@ -1,0 +1,199 @@
+/*
+ * ingest/ingest.h — internal interfaces of the ingest and cleaning stage.
+ *
+ *   source.c     byte streams: file or stdin, gzip or zstd decoded on the fly
+ *   records.c    splitting a stream into raw records (JSONL lines, JSON array
+ *                elements, CSV/TSV rows) with their position
+ *   fields.c     extracting question/sql/label/id from a raw record
+ *   utf8.c       UTF-8 validation and repair
+ *   text.c       normalisation, control removal, whitespace folding
+ *   sql_ws.c     quote- and comment-aware whitespace folding for SQL
+ *   rules.c      user PCRE2 rules
+ *   dedupe.c     set of cleaned-pair hashes
+ *   stats.c      accounting
+ *   cleaner.c    the public ps_cleaner, tying the above together
+ */
+#ifndef PS_INGEST_H
+#define PS_INGEST_H
+
+#include "common/ps_internal.h"
+#include "pairshard/clean.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- source.c: decompressing byte source --------------------------------- */
+
+typedef enum { PS_COMP_NONE = 0, PS_COMP_GZIP, PS_COMP_ZSTD } ps_compression;
+
+typedef struct ps_source ps_source;
+
+/* Opens `path` ("-" is stdin). Compression is detected from the magic bytes;
+ * a name ending in .gz/.zst whose bytes are not that format is an error. */
+int ps_source_open(ps_source **out, const char *path, ps_error *err);
+/* Reads up to n decoded bytes. Returns the count, 0 at end, or a negative
+ * code (PS_EIO, PS_EDECOMPRESS) with a message naming the file. */
+ssize_t ps_source_read(ps_source *s, void *buf, size_t n, ps_error *err);
+void ps_source_close(ps_source *s);
+ps_compression ps_source_compression(const ps_source *s);
+const char *ps_source_path(const ps_source *s);
+uint64_t ps_source_bytes_decoded(const ps_source *s);
+
+/* ---- records.c: raw record splitting ------------------------------------- */
+
+typedef struct ps_raw_record {
+    const char *data; /* raw bytes of the record (not NUL-terminated) */
+    size_t len;
+    uint64_t line;    /* 1-based line where the record starts */
+    uint64_t index;   /* 0-based record index (JSON arrays: element index) */
+    bool too_long;    /* longer than max_record_bytes: data holds a prefix */
+    /* A problem found while splitting, reported as a rejection: */
+    const char *error_reason; /* NULL, "bad_json" or "bad_csv" */
+    char error_detail[160];
+} ps_raw_record;
+
+typedef struct ps_record_reader ps_record_reader;
+
+/* Wraps an open source; `format` must not be AUTO (see ps_format_detect). */
+int ps_record_reader_create(ps_record_reader **out, ps_source *src, ps_format format,
+                            size_t max_record_bytes, ps_error *err);
+/* Returns 1 and fills *rec (valid until the next call), 0 at the end, or a
+ * negative code for a stream-level failure. */
+int ps_record_reader_next(ps_record_reader *r, ps_raw_record *rec, ps_error *err);
+/* CSV/TSV: the header's column names (after the first record read). */
+size_t ps_record_reader_columns(const ps_record_reader *r, const char *const **names);
+/* CSV/TSV: splits a record's bytes (as returned, or repaired) into
+ * unquoted fields. Returns the field count (0 when out of memory);
+ * fields[i] are NUL-terminated, in reader-owned memory valid until the
+ * next call. */
+size_t ps_record_reader_fields(ps_record_reader *r, const char *data, size_t len,
+                               const char *const **fields, const size_t **lens);
+uint64_t ps_record_reader_blank_lines(const ps_record_reader *r);
+void ps_record_reader_free(ps_record_reader *r);
+
+/* Peeks at the stream to choose a format: '[' → JSON, '{' → JSONL, else by
+ * the name (.tsv, .csv; also under .gz/.zst), else by the header line (tabs
+ * vs commas). The peeked bytes are not consumed. */
+int ps_format_detect(ps_source *src, ps_format *out, ps_error *err);
+/* Returns up to n bytes from the start of the stream without consuming
+ * them; used by ps_format_detect. */
+ssize_t ps_source_peek(ps_source *s, const char **p, size_t n, ps_error *err);
+
+/* ---- utf8.c --------------------------------------------------------------- */
+
+/* Decodes one code point from s[0..n). Returns its length (1-4) and sets
+ * *cp, or returns -k where k >= 1 is the length of the maximal invalid
+ * subsequence at s (Unicode's "maximal subpart" practice). n must be > 0. */
+int ps_utf8_decode(const unsigned char *s, size_t n, int32_t *cp);
+/* Returns the byte offset of the first invalid sequence, or n if valid. */
+size_t ps_utf8_check(const char *s, size_t n);
+/* Appends s to out with every invalid subsequence replaced by U+FFFD;
+ * *replaced receives the number of replacements. 0 or PS_ENOMEM. */
+int ps_utf8_repair(const char *s, size_t n, ps_buf *out, size_t *replaced);
+/* Encodes cp (valid scalar value) to out (4 bytes room); returns length. */
+int ps_utf8_encode(int32_t cp, char *out);
+
+/* ---- text.c and sql_ws.c: cleaning steps ---------------------------------
+ * Each step reads valid UTF-8 `in` and writes the result to `out` (reset
+ * first). Each returns 0 or PS_ENOMEM/PS_EUTF8. */
+int ps_text_normalize(const char *in, size_t n, ps_normalization form, ps_buf *out);
+int ps_text_strip_controls(const char *in, size_t n, bool strip_joiners, ps_buf *out,
+                           size_t *removed);
+int ps_text_fold_whitespace(const char *in, size_t n, ps_buf *out);
+int ps_sql_fold_whitespace(const char *in, size_t n, bool backslash_escapes, ps_buf *out,
+                           bool *unterminated);
+int ps_space_len_slow(const unsigned char *s, size_t n);
+/* Length in bytes of the White_Space character at s[0..n), 0 if none.
+ * Inline: it runs once per byte of every field. */
+static inline int ps_space_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return (c == ' ' || (c >= 0x09 && c <= 0x0D)) ? 1 : 0;
+    /* every non-ASCII White_Space character starts with one of these */
+    if (c != 0xC2 && c != 0xE1 && c != 0xE2 && c != 0xE3)
+        return 0;
+    return ps_space_len_slow(s, n);
+}
+/* True for the Unicode White_Space property. */
+bool ps_is_unicode_space(int32_t cp);
+
+/* ---- rules.c -------------------------------------------------------------- */
+
+typedef enum { PS_RULE_REPLACE, PS_RULE_DROP_IF } ps_rule_kind;
+enum { PS_FIELD_QUESTION = 1, PS_FIELD_SQL = 2 };
+
+typedef struct ps_rule_stats {
+    uint64_t matched; /* records in which the pattern matched */
+    uint64_t changed; /* records a replace rule changed */
+    uint64_t dropped; /* records a drop_if rule rejected */
+} ps_rule_stats;
+
+typedef struct ps_rules ps_rules;
+
+int ps_rules_create(ps_rules **out);
+void ps_rules_free(ps_rules *r);
+int ps_rules_add_json(ps_rules *r, const char *text, size_t len, const char *origin,
+                      ps_error *err);
+size_t ps_rules_count(const ps_rules *r);
+const char *ps_rules_name(const ps_rules *r, size_t i);
+ps_rule_stats *ps_rules_stats(ps_rules *r, size_t i);
+
+/* Outcome of applying the rules to one field. */
+typedef struct ps_rules_outcome {
+    bool dropped;          /* a drop_if rule matched */
+    bool failed;           /* a rule hit the match limit: reject (rule_error) */
+    size_t rule;           /* the rule that dropped or failed */
+    char detail[160];
+} ps_rules_outcome;
+
+/* Applies, in order, the rules for `field` (PS_FIELD_*) to `text` (in
+ * place, swapping with scratch). `touched` is a per-record array of
+ * ps_rules_count() flags: bit 1 matched, bit 2 changed, so a rule that hits
+ * both fields counts the record once. Returns 0, or a negative code for an
+ * unexpected PCRE2 failure. */
+int ps_rules_apply(ps_rules *r, int field, ps_buf *text, ps_buf *scratch,
+                   unsigned char *touched, ps_rules_outcome *outcome, ps_error *err);
+
+/* ---- dedupe.c ------------------------------------------------------------- */
+
+typedef struct ps_dedupe ps_dedupe;
+
+int ps_dedupe_create(ps_dedupe **out);
+void ps_dedupe_free(ps_dedupe *d);
+/* Looks up the (question, sql) pair. If new, remembers it with `id` and
+ * `label_hash` and returns 0. If seen, returns 1 and sets *first_id to the
+ * kept record's id and *label_conflict when the labels differ. PS_ENOMEM. */
+int ps_dedupe_insert(ps_dedupe *d, const char *q, size_t qn, const char *s, size_t sn,
+                     const char *id, uint32_t label_hash, const char **first_id,
+                     bool *label_conflict);
+
+/* ---- stats.c -------------------------------------------------------------- */
+
+typedef struct ps_stats ps_stats;
+
+typedef struct ps_step_counts {
+    uint64_t utf8_repaired_records, utf8_replacements;
+    uint64_t normalized_question, normalized_sql;
+    uint64_t control_records, control_chars_removed;
+    uint64_t rules_changed_records;
+    uint64_t whitespace_question, whitespace_sql;
+    uint64_t changed_records; /* kept records whose question or sql changed */
+    uint64_t sql_unterminated_quote;
+    uint64_t label_conflicts; /* duplicates whose label differs from the kept one */
+    uint64_t blank_lines;
+} ps_step_counts;
+
+int ps_stats_create(ps_stats **out);
+void ps_stats_free(ps_stats *s);
+ps_step_counts *ps_stats_steps(ps_stats *s);
+/* Records one outcome. `label` may be NULL (no label, or not parsed). */
+int ps_stats_record(ps_stats *s, const char *input, ps_outcome outcome, const char *reason,
+                    const char *label);
+void ps_stats_add_input_bytes(ps_stats *s, const char *input, uint64_t bytes);
+void ps_stats_counts(const ps_stats *s, ps_clean_counts *out);
+/* Builds the stats JSON (see ps_cleaner_stats_json); rules may be NULL. */
+char *ps_stats_to_json(const ps_stats *s, ps_rules *rules);
+
+#endif /* PS_INGEST_H */

@@ -1,0 +1,277 @@
+/*
+ * Accounting for a cleaning run: totals, per reason, per label, per input
+ * and per cleaning step, serialised with jansson in a fixed key order so
+ * that the same input always gives the same bytes.
+ */
+#include "ingest/ingest.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+static const char *const REASONS[] = {
+    "invalid_utf8", "bad_json",     "bad_csv",         "wrong_type",
+    "missing_field", "empty_field", "empty_after_cleaning", "too_long",
+    "dropped_by_rule", "rule_error",
+};
+#define NREASONS (sizeof REASONS / sizeof REASONS[0])
+
+typedef struct counts {
+    uint64_t in, kept, rejected, duplicates;
+} counts;
+
+typedef struct label_entry {
+    char *label; /* NULL: empty slot */
+    counts c;
+} label_entry;
+
+typedef struct input_entry {
+    char *path;
+    counts c;
+    uint64_t bytes;
+} input_entry;
+
+struct ps_stats {
+    counts total;
+    uint64_t by_reason[NREASONS];
+    counts unlabeled;  /* parsed, no label */
+    counts unparsed;   /* rejected before the label could be read */
+    label_entry *labels;
+    size_t label_cap, label_n;
+    input_entry *inputs;
+    size_t input_n;
+    ps_step_counts steps;
+};
+
+int ps_stats_create(ps_stats **out)
+{
+    ps_stats *s = calloc(1, sizeof *s);
+    if (!s)
+        return PS_ENOMEM;
+    s->label_cap = 64;
+    s->labels = calloc(s->label_cap, sizeof *s->labels);
+    if (!s->labels) {
+        free(s);
+        return PS_ENOMEM;
+    }
+    *out = s;
+    return 0;
+}
+
+void ps_stats_free(ps_stats *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->label_cap; i++)
+        free(s->labels[i].label);
+    free(s->labels);
+    for (size_t i = 0; i < s->input_n; i++)
+        free(s->inputs[i].path);
+    free(s->inputs);
+    free(s);
+}
+
+ps_step_counts *ps_stats_steps(ps_stats *s) { return &s->steps; }
+
+static label_entry *label_slot(label_entry *v, size_t cap, const char *label)
+{
+    size_t i = (size_t)XXH3_64bits(label, strlen(label)) & (cap - 1);
+    while (v[i].label && strcmp(v[i].label, label) != 0)
+        i = (i + 1) & (cap - 1);
+    return &v[i];
+}
+
+static counts *label_counts(ps_stats *s, const char *label)
+{
+    if ((s->label_n + 1) * 2 > s->label_cap) {
+        size_t ncap = s->label_cap * 2;
+        label_entry *nv = calloc(ncap, sizeof *nv);
+        if (!nv)
+            return NULL;
+        for (size_t i = 0; i < s->label_cap; i++)
+            if (s->labels[i].label)
+                *label_slot(nv, ncap, s->labels[i].label) = s->labels[i];
+        free(s->labels);
+        s->labels = nv;
+        s->label_cap = ncap;
+    }
+    label_entry *e = label_slot(s->labels, s->label_cap, label);
+    if (!e->label) {
+        e->label = strdup(label);
+        if (!e->label)
+            return NULL;
+        s->label_n++;
+    }
+    return &e->c;
+}
+
+static input_entry *input_of(ps_stats *s, const char *path)
+{
+    if (s->input_n && strcmp(s->inputs[s->input_n - 1].path, path) == 0)
+        return &s->inputs[s->input_n - 1];
+    for (size_t i = 0; i < s->input_n; i++)
+        if (strcmp(s->inputs[i].path, path) == 0)
+            return &s->inputs[i];
+    input_entry *nv = realloc(s->inputs, (s->input_n + 1) * sizeof *nv);
+    if (!nv)
+        return NULL;
+    s->inputs = nv;
+    input_entry *e = &s->inputs[s->input_n];
+    memset(e, 0, sizeof *e);
+    e->path = strdup(path);
+    if (!e->path)
+        return NULL;
+    s->input_n++;
+    return e;
+}
+
+static void bump(counts *c, ps_outcome o)
+{
+    c->in++;
+    if (o == PS_OUTCOME_KEPT)
+        c->kept++;
+    else if (o == PS_OUTCOME_REJECTED)
+        c->rejected++;
+    else
+        c->duplicates++;
+}
+
+int ps_stats_record(ps_stats *s, const char *input, ps_outcome outcome, const char *reason,
+                    const char *label)
+{
+    bump(&s->total, outcome);
+    if (outcome == PS_OUTCOME_REJECTED && reason) {
+        for (size_t i = 0; i < NREASONS; i++)
+            if (strcmp(reason, REASONS[i]) == 0)
+                s->by_reason[i]++;
+    }
+    counts *lc;
+    if (label) {
+        lc = label_counts(s, label);
+        if (!lc)
+            return PS_ENOMEM;
+    } else {
+        bool parsed = !(outcome == PS_OUTCOME_REJECTED && reason &&
+                        (strcmp(reason, "invalid_utf8") == 0 || strcmp(reason, "bad_json") == 0 ||
+                         strcmp(reason, "bad_csv") == 0 || strcmp(reason, "wrong_type") == 0 ||
+                         strcmp(reason, "too_long") == 0));
+        lc = parsed ? &s->unlabeled : &s->unparsed;
+    }
+    bump(lc, outcome);
+    input_entry *ie = input_of(s, input);
+    if (!ie)
+        return PS_ENOMEM;
+    bump(&ie->c, outcome);
+    return 0;
+}
+
+void ps_stats_add_input_bytes(ps_stats *s, const char *input, uint64_t bytes)
+{
+    input_entry *ie = input_of(s, input);
+    if (ie)
+        ie->bytes += bytes;
+}
+
+void ps_stats_counts(const ps_stats *s, ps_clean_counts *out)
+{
+    out->records_in = s->total.in;
+    out->kept = s->total.kept;
+    out->rejected = s->total.rejected;
+    out->duplicates = s->total.duplicates;
+    out->bytes_in = 0;
+    for (size_t i = 0; i < s->input_n; i++)
+        out->bytes_in += s->inputs[i].bytes;
+}
+
+static json_t *counts_json(const counts *c)
+{
+    return json_pack("{sIsIsIsI}", "records_in", (json_int_t)c->in, "kept", (json_int_t)c->kept,
+                     "rejected", (json_int_t)c->rejected, "duplicates",
+                     (json_int_t)c->duplicates);
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+    return strcmp((*(const label_entry *const *)a)->label, (*(const label_entry *const *)b)->label);
+}
+
+#define I(x) ((json_int_t)(x))
+
+char *ps_stats_to_json(const ps_stats *s, ps_rules *rules)
+{
+    json_t *root = json_object();
+    if (!root)
+        return NULL;
+    const counts *t = &s->total;
+    json_object_set_new(root, "records_in", json_integer(I(t->in)));
+    json_object_set_new(root, "kept", json_integer(I(t->kept)));
+    json_object_set_new(root, "rejected", json_integer(I(t->rejected)));
+    json_object_set_new(root, "duplicates", json_integer(I(t->duplicates)));
+    json_object_set_new(root, "balanced",
+                        json_boolean(t->in == t->kept + t->rejected + t->duplicates));
+    json_t *reasons = json_object();
+    for (size_t i = 0; i < NREASONS; i++)
+        json_object_set_new(reasons, REASONS[i], json_integer(I(s->by_reason[i])));
+    json_object_set_new(root, "rejected_by_reason", reasons);
+
+    json_t *jr = json_array();
+    for (size_t i = 0; i < ps_rules_count(rules); i++) {
+        const ps_rule_stats *rs = ps_rules_stats(rules, i);
+        json_array_append_new(jr, json_pack("{sssIsIsI}", "name", ps_rules_name(rules, i),
+                                            "matched", I(rs->matched), "changed", I(rs->changed),
+                                            "dropped", I(rs->dropped)));
+    }
+    json_object_set_new(root, "rules", jr);
+
+    const label_entry **sorted = malloc((s->label_n + 1) * sizeof *sorted);
+    size_t k = 0;
+    for (size_t i = 0; sorted && i < s->label_cap; i++)
+        if (s->labels[i].label)
+            sorted[k++] = &s->labels[i];
+    if (sorted)
+        qsort(sorted, k, sizeof *sorted, cmp_label);
+    json_t *labels = json_object();
+    for (size_t i = 0; i < k; i++)
+        json_object_set_new(labels, sorted[i]->label, counts_json(&sorted[i]->c));
+    free(sorted);
+    json_object_set_new(root, "label_count", json_integer(I(k)));
+    json_object_set_new(root, "labels", labels);
+    json_object_set_new(root, "unlabeled", counts_json(&s->unlabeled));
+    json_object_set_new(root, "label_unreadable", counts_json(&s->unparsed));
+
+    const ps_step_counts *st = &s->steps;
+    json_t *steps = json_object();
+    json_object_set_new(steps, "utf8",
+                        json_pack("{sIsI}", "records_repaired", I(st->utf8_repaired_records),
+                                  "replacements", I(st->utf8_replacements)));
+    json_object_set_new(steps, "normalize",
+                        json_pack("{sIsI}", "question_changed", I(st->normalized_question),
+                                  "sql_changed", I(st->normalized_sql)));
+    json_object_set_new(steps, "controls",
+                        json_pack("{sIsI}", "records_changed", I(st->control_records),
+                                  "chars_removed", I(st->control_chars_removed)));
+    json_object_set_new(steps, "rules",
+                        json_pack("{sI}", "records_changed", I(st->rules_changed_records)));
+    json_object_set_new(steps, "whitespace",
+                        json_pack("{sIsI}", "question_changed", I(st->whitespace_question),
+                                  "sql_changed", I(st->whitespace_sql)));
+    json_object_set_new(root, "steps", steps);
+    json_object_set_new(root, "changed_by_cleaning", json_integer(I(st->changed_records)));
+    json_object_set_new(root, "sql_unterminated_quote", json_integer(I(st->sql_unterminated_quote)));
+    json_object_set_new(root, "duplicate_label_conflicts", json_integer(I(st->label_conflicts)));
+    json_object_set_new(root, "blank_lines_skipped", json_integer(I(st->blank_lines)));
+
+    json_t *inputs = json_array();
+    for (size_t i = 0; i < s->input_n; i++) {
+        json_t *o = counts_json(&s->inputs[i].c);
+        json_object_set_new(o, "bytes", json_integer(I(s->inputs[i].bytes)));
+        json_object_set_new(o, "path", json_string(s->inputs[i].path));
+        json_array_append_new(inputs, o);
+    }
+    json_object_set_new(root, "inputs", inputs);
+    char *out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    return out;
+}

@@ -1,0 +1,140 @@
+/* Helpers shared by pairshard's cmocka tests (see testutil.h). */
+#include "tests/support/testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *ps_test_data(const char *rel)
+{
+    static char path[4096];
+    const char *root = getenv("PS_ROOT");
+    snprintf(path, sizeof path, "%s/tests/data/%s", root && *root ? root : ".", rel);
+    return path;
+}
+
+char *ps_test_tmpfile(const void *data, size_t len, const char *suffix)
+{
+    const char *dir = getenv("TMPDIR");
+    size_t n = strlen(dir && *dir ? dir : "/tmp") + strlen(suffix) + 32;
+    char *path = malloc(n);
+    assert_non_null(path);
+    snprintf(path, n, "%s/pstest-XXXXXX%s", dir && *dir ? dir : "/tmp", suffix);
+    int fd = mkstemps(path, (int)strlen(suffix));
+    assert_true(fd >= 0);
+    const char *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        assert_true(w > 0);
+        p += w;
+        len -= (size_t)w;
+    }
+    close(fd);
+    return path;
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+int ps_test_collect(void *user, const ps_clean_result *r)
+{
+    ps_test_run *run = user;
+    if (run->n == run->cap) {
+        run->cap = run->cap ? run->cap * 2 : 64;
+        run->v = realloc(run->v, run->cap * sizeof *run->v);
+        assert_non_null(run->v);
+    }
+    ps_test_outcome *o = &run->v[run->n++];
+    memset(o, 0, sizeof *o);
+    o->outcome = r->outcome;
+    o->id = dup_or_null(r->id);
+    if (r->question) {
+        o->question = malloc(r->question_len + 1);
+        memcpy(o->question, r->question, r->question_len + 1);
+        o->question_len = r->question_len;
+    }
+    if (r->sql) {
+        o->sql = malloc(r->sql_len + 1);
+        memcpy(o->sql, r->sql, r->sql_len + 1);
+        o->sql_len = r->sql_len;
+    }
+    o->label = dup_or_null(r->label);
+    o->reason = dup_or_null(r->reason);
+    o->rule = dup_or_null(r->rule);
+    o->detail = dup_or_null(r->detail);
+    o->source = dup_or_null(r->source);
+    o->duplicate_of = dup_or_null(r->duplicate_of);
+    if (r->original) {
+        o->original = malloc(r->original_len + 1);
+        memcpy(o->original, r->original, r->original_len);
+        o->original[r->original_len] = '\0';
+        o->original_len = r->original_len;
+    }
+    if (r->outcome == PS_OUTCOME_KEPT)
+        run->kept++;
+    else if (r->outcome == PS_OUTCOME_REJECTED)
+        run->rejected++;
+    else
+        run->duplicates++;
+    return 0;
+}
+
+void ps_test_clean_file(ps_test_run *run, const char *path, const ps_clean_options *opts,
+                        const char *rules_json)
+{
+    memset(run, 0, sizeof *run);
+    ps_cleaner *c = NULL;
+    assert_int_equal(ps_cleaner_create(&c, opts, &run->err), 0);
+    if (rules_json)
+        assert_int_equal(ps_cleaner_add_rules(c, rules_json, strlen(rules_json), "test", &run->err),
+                         0);
+    run->rc = ps_cleaner_run(c, path, ps_test_collect, run, &run->err);
+    ps_cleaner_counts(c, &run->counts);
+    run->stats_json = ps_cleaner_stats_json(c);
+    assert_non_null(run->stats_json);
+    /* Nothing is lost: every record has exactly one outcome. */
+    assert_int_equal(run->counts.records_in,
+                     run->counts.kept + run->counts.rejected + run->counts.duplicates);
+    assert_int_equal(run->counts.records_in, run->n);
+    assert_int_equal(run->counts.kept, run->kept);
+    assert_int_equal(run->counts.rejected, run->rejected);
+    assert_int_equal(run->counts.duplicates, run->duplicates);
+    ps_cleaner_free(c);
+}
+
+void ps_test_clean_mem(ps_test_run *run, const void *data, size_t len, const char *suffix,
+                       const ps_clean_options *opts, const char *rules_json)
+{
+    char *path = ps_test_tmpfile(data, len, suffix);
+    ps_test_clean_file(run, path, opts, rules_json);
+    unlink(path);
+    free(path);
+}
+
+void ps_test_run_free(ps_test_run *run)
+{
+    for (size_t i = 0; i < run->n; i++) {
+        ps_test_outcome *o = &run->v[i];
+        free(o->id);
+        free(o->question);
+        free(o->sql);
+        free(o->label);
+        free(o->reason);
+        free(o->rule);
+        free(o->detail);
+        free(o->source);
+        free(o->duplicate_of);
+        free(o->original);
+    }
+    free(run->v);
+    free(run->stats_json);
+    memset(run, 0, sizeof *run);
+}
+
+long ps_test_find_reason(const ps_test_run *run, const char *reason)
+{
+    for (size_t i = 0; i < run->n; i++)
+        if (run->v[i].reason && strcmp(run->v[i].reason, reason) == 0)
+            return (long)i;
+    return -1;
+}

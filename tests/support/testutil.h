@@ -1,0 +1,54 @@
+/* Helpers shared by pairshard's cmocka tests. */
+#ifndef PS_TESTUTIL_H
+#define PS_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "pairshard/pairshard.h"
+
+/* Absolute path of tests/data/<rel> (from $PS_ROOT, else the cwd).
+ * Returns a static buffer, overwritten by the next call. */
+const char *ps_test_data(const char *rel);
+
+/* Writes `len` bytes to a new temporary file whose name ends in `suffix`
+ * (e.g. ".jsonl"); returns its malloc'ed path. Fails the test on error. */
+char *ps_test_tmpfile(const void *data, size_t len, const char *suffix);
+
+/* Every outcome of a cleaning run, copied. */
+typedef struct ps_test_outcome {
+    ps_outcome outcome;
+    char *id, *question, *sql, *label, *reason, *rule, *detail, *source, *duplicate_of;
+    char *original;
+    size_t original_len, question_len, sql_len;
+} ps_test_outcome;
+
+typedef struct ps_test_run {
+    ps_test_outcome *v;
+    size_t n, cap;
+    size_t kept, rejected, duplicates;
+    int rc;
+    ps_error err;
+    char *stats_json;
+    ps_clean_counts counts;
+} ps_test_run;
+
+/* The sink that fills a ps_test_run. */
+int ps_test_collect(void *user, const ps_clean_result *r);
+
+/* Cleans `data` (written to a temp file with `suffix`) with `opts` (NULL:
+ * defaults) and optional rules JSON; fills *run. Asserts the accounting
+ * identity records_in == kept + rejected + duplicates. */
+void ps_test_clean_mem(ps_test_run *run, const void *data, size_t len, const char *suffix,
+                       const ps_clean_options *opts, const char *rules_json);
+/* Same on an existing file. */
+void ps_test_clean_file(ps_test_run *run, const char *path, const ps_clean_options *opts,
+                        const char *rules_json);
+void ps_test_run_free(ps_test_run *run);
+/* Index of the first outcome whose rejection reason is `reason`, or -1. */
+long ps_test_find_reason(const ps_test_run *run, const char *reason);
+
+#endif

@@ -1,0 +1,558 @@
+/* End-to-end tests of ingest + cleaning through the public ps_cleaner API:
+ * real Spider data, every input format, compression, hostile input, rules,
+ * dedupe and the accounting identity (asserted by ps_test_clean_* on every
+ * run). */
+#include "tests/support/testutil.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#define S(lit) lit, sizeof(lit) - 1
+
+static json_t *stats_of(const ps_test_run *run)
+{
+    json_error_t e;
+    json_t *j = json_loads(run->stats_json, 0, &e);
+    assert_non_null(j);
+    assert_true(json_is_true(json_object_get(j, "balanced")));
+    return j;
+}
+
+static json_int_t jint(json_t *obj, const char *path)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    json_t *cur = obj;
+    for (char *tok = strtok(buf, "."); tok; tok = strtok(NULL, "."))
+        cur = json_object_get(cur, tok);
+    assert_non_null(cur);
+    return json_integer_value(cur);
+}
+
+static void test_spider_dev(void **state)
+{
+    (void)state;
+    ps_clean_options o;
+    ps_clean_options_init(&o);
+    o.label_field = "db_id";
+    ps_test_run run;
+    ps_test_clean_file(&run, ps_test_data("spider/dev.json"), &o, NULL);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.counts.records_in, 1034);
+    assert_int_equal(run.kept, 1034);
+    /* The SQL comes from "query" (Spider's "sql" is a parsed object). */
+    assert_string_equal(run.v[0].sql, "SELECT count(*) FROM singer");
+    assert_string_equal(run.v[0].question, "How many singers do we have?");
+    assert_string_equal(run.v[0].label, "concert_singer");
+    assert_string_equal(run.v[0].id, "dev.json:#0");
+    assert_non_null(strstr(run.v[0].source, "spider/dev.json:#0"));
+    json_t *st = stats_of(&run);
+    assert_int_equal(jint(st, "label_count"), 20);
+    /* Per-label counts add up to the total. */
+    json_int_t sum = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(st, "labels"), k, v)
+    {
+        sum += json_integer_value(json_object_get(v, "kept"));
+    }
+    assert_int_equal(sum, 1034);
+    json_decref(st);
+    /* Cleaning folded the doubled spaces Spider's SQL is known for. */
+    for (size_t i = 0; i < run.n; i++) {
+        assert_null(strstr(run.v[i].sql, "  "));
+        assert_null(strstr(run.v[i].question, "  "));
+    }
+    ps_test_run_free(&run);
+}
+
+static void test_spider_train_duplicates(void **state)
+{
+    (void)state;
+    ps_clean_options o;
+    ps_clean_options_init(&o);
+    o.label_field = "db_id";
+    ps_test_run run;
+    ps_test_clean_file(&run, ps_test_data("spider/train.json"), &o, NULL);
+    assert_int_equal(run.counts.records_in, 7000);
+    assert_true(run.duplicates > 0);
+    /* Each duplicate names a kept record with the same cleaned pair. */
+    for (size_t i = 0; i < run.n; i++) {
+        if (run.v[i].outcome != PS_OUTCOME_DUPLICATE)
+            continue;
+        bool found = false;
+        for (size_t j = 0; j < i && !found; j++)
+            found = run.v[j].outcome == PS_OUTCOME_KEPT &&
+                    strcmp(run.v[j].id, run.v[i].duplicate_of) == 0 &&
+                    strcmp(run.v[j].question, run.v[i].question) == 0 &&
+                    strcmp(run.v[j].sql, run.v[i].sql) == 0;
+        assert_true(found);
+    }
+    ps_test_run_free(&run);
+    /* With keep_duplicates nothing is dropped. */
+    o.keep_duplicates = 1;
+    ps_test_clean_file(&run, ps_test_data("spider/train.json"), &o, NULL);
+    assert_int_equal(run.kept, 7000);
+    ps_test_run_free(&run);
+}
+
+static void test_jsonl_crlf_bom_blank_lines(void **state)
+{
+    (void)state;
+    const char data[] = "\xEF\xBB\xBF{\"question\":\"q1\",\"sql\":\"SELECT 1\",\"label\":7}\r\n"
+                        "\r\n   \n"
+                        "{\"question\":\"q2\",\"query\":\"SELECT 2\",\"id\":42}\r\n"
+                        "{\"question\":\"q3\",\"sql\":\"SELECT 3\"}";
+    ps_test_run run;
+    ps_test_clean_mem(&run, S(data), ".jsonl", NULL, NULL);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.kept, 3);
+    assert_string_equal(run.v[0].label, "7"); /* numeric label kept as a string */
+    assert_null(run.v[1].label);
+    assert_string_equal(run.v[1].id, "42");
+    assert_string_equal(run.v[1].sql, "SELECT 2");
+    assert_non_null(strstr(run.v[1].source, ":4")); /* line numbers count blank lines */
+    assert_non_null(strstr(run.v[2].source, ":5"));
+    assert_string_equal(run.v[2].sql, "SELECT 3"); /* no final newline */
+    ps_test_run_free(&run);
+}
+
+static void test_empty_and_missing_files(void **state)
+{
+    (void)state;
+    ps_test_run run;
+    ps_test_clean_mem(&run, "", 0, ".json", NULL, NULL);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.counts.records_in, 0);
+    ps_test_run_free(&run);
+    ps_test_clean_file(&run, "/nonexistent/dir/pairs.jsonl", NULL, NULL);
+    assert_int_equal(run.rc, PS_ENOENT);
+    assert_non_null(strstr(run.err.message, "/nonexistent/dir/pairs.jsonl"));
+    ps_test_run_free(&run);
+}
+
+static void test_json_array_damage(void **state)
+{
+    (void)state;
+    /* A bad element, a missing comma and a truncated tail: each damaged
+     * element is one rejection; the good ones are kept. */
+    const char data[] = "[ {\"question\":\"a\",\"sql\":\"S1\"},\n"
+                        "  {\"question\": oops},\n"
+                        "  {\"question\":\"b\",\"sql\":\"S2\"}\n"
+                        "  {\"question\":\"c\",\"sql\":\"S3\"},\n"
+                        "  {\"question\":\"d\",\"sql\":\"S";
+    ps_test_run run;
+    ps_test_clean_mem(&run, S(data), ".json", NULL, NULL);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.counts.records_in, 4);
+    assert_int_equal(run.kept, 1);
+    assert_string_equal(run.v[0].question, "a");
+    assert_string_equal(run.v[1].reason, "bad_json");
+    assert_non_null(strstr(run.v[1].source, ":#1"));
+    assert_string_equal(run.v[2].reason, "bad_json"); /* b and c glued by the missing comma */
+    assert_string_equal(run.v[3].reason, "bad_json");
+    assert_non_null(strstr(run.v[3].detail, "truncated"));
+    ps_test_run_free(&run);
+
+    const char trailing[] = "[{\"question\":\"a\",\"sql\":\"S1\"}] garbage";
+    ps_test_clean_mem(&run, S(trailing), ".json", NULL, NULL);
+    assert_int_equal(run.kept, 1);
+    assert_int_equal(run.rejected, 1);
+    assert_non_null(strstr(run.v[1].detail, "after the end"));
+    ps_test_run_free(&run);
+
+    const char notarray[] = "[1, \"x\", null, [], {\"question\":\"q\",\"sql\":\"s\"}]";
+    ps_test_clean_mem(&run, S(notarray), ".json", NULL, NULL);
+    assert_int_equal(run.rejected, 4);
+    assert_int_equal(run.kept, 1);
+    assert_string_equal(run.v[0].reason, "wrong_type");
+    ps_test_run_free(&run);
+}
+
+static void test_fields_types_and_mapping(void **state)
+{
+    (void)state;
+    const char data[] = "{\"q\":\"Q1\",\"s\":\"S1\",\"meta\":{\"db\":\"x\"}}\n"
+                        "{\"q\":5,\"s\":\"S2\"}\n"
+                        "{\"s\":\"S3\"}\n"
+                        "{\"q\":\"Q4\",\"s\":null}\n"
+                        "{\"q\":\"\",\"s\":\"S5\"}\n"
+                        "{\"q\":\"Q6\",\"s\":\"S6\",\"meta\":{\"db\":[1]}}\n"
+                        "{\"q\":\"Q7\",\"s\":\"S7\",\"q\":\"dup\"}\n";
+    ps_clean_options o;
+    ps_clean_options_init(&o);
+    o.question_field = "q";
+    o.sql_field = "s";
+    o.label_field = "meta.db";
+    ps_test_run run;
+    ps_test_clean_mem(&run, S(data), ".jsonl", &o, NULL);
+    assert_int_equal(run.n, 7);
+    assert_int_equal(run.v[0].outcome, PS_OUTCOME_KEPT);
+    assert_string_equal(run.v[0].label, "x"); /* dotted path */
+    assert_string_equal(run.v[1].reason, "wrong_type");
+    assert_non_null(strstr(run.v[1].detail, "'q'"));
+    assert_string_equal(run.v[2].reason, "missing_field");
+    assert_string_equal(run.v[3].reason, "missing_field");
+    assert_string_equal(run.v[4].reason, "empty_field");
+    assert_string_equal(run.v[5].reason, "wrong_type");
+    assert_string_equal(run.v[6].reason, "bad_json"); /* duplicate key */
+    ps_test_run_free(&run);
+}
+
+static void test_invalid_utf8_policies(void **state)
+{
+    (void)state;
+    const char data[] = "{\"question\":\"caf\xE9 ok\",\"sql\":\"SELECT 1\"}\n"
+                        "{\"question\":\"fine\",\"sql\":\"SELECT 2\"}\n";
+    ps_test_run run;
+    ps_test_clean_mem(&run, S(data), ".jsonl", NULL, NULL);
+    assert_int_equal(run.rejected, 1);
+    assert_string_equal(run.v[0].reason, "invalid_utf8");
+    assert_non_null(strstr(run.v[0].detail, "byte 16"));
+    assert_int_equal(run.v[0].original_len, strchr(data, '\n') - data); /* the line */
+    ps_test_run_free(&run);
+
+    ps_clean_options o;
+    ps_clean_options_init(&o);
+    o.utf8_policy = PS_UTF8_REPLACE;
+    ps_test_clean_mem(&run, S(data), ".jsonl", &o, NULL);
+    assert_int_equal(run.kept, 2);
+    assert_string_equal(run.v[0].question, "caf\xEF\xBF\xBD ok");
+    json_t *st = stats_of(&run);
+    assert_int_equal(jint(st, "steps.utf8.records_repaired"), 1);
+    json_decref(st);
+    ps_test_run_free(&run);
+}
+
+static void test_nul_and_controls(void **state)
+{
+    (void)state;
+    /* An escaped NUL and ZWSP are removed; a raw NUL in the line is bad JSON. */
+    const char data[] = "{\"question\":\"a\\u0000b\\u200bc\",\"sql\":\"SELECT\\t\\t1\"}\n"
+                        "{\"question\":\"x\0y\",\"sql\":\"S\"}\n"
+                        "{\"question\":\"\\u200b\\u200b\",\"sql\":\"S\"}\n";
+    ps_test_run run;
+    ps_test_clean_mem(&run, data, sizeof data - 1, ".jsonl", NULL, NULL);
+    assert_int_equal(run.n, 3);
+    assert_string_equal(run.v[0].question, "abc");
+    assert_string_equal(run.v[0].sql, "SELECT 1");
+    assert_string_equal(run.v[1].reason, "bad_json");
+    /* the raw line, NUL included */
+    assert_int_equal(run.v[1].original_len, sizeof "{\"question\":\"x\0y\",\"sql\":\"S\"}" - 1);
+    assert_string_equal(run.v[2].reason, "empty_after_cleaning");
+    json_t *st = stats_of(&run);
+    assert_int_equal(jint(st, "steps.controls.chars_removed"), 2 + 2);
+    json_decref(st);
+    ps_test_run_free(&run);
+}
+
+static void test_huge_line(void **state)
+{
+    (void)state;
+    /* A 10 MiB line is rejected as too_long; the lines around it are kept. */
+    size_t big = 10u << 20;
+    const char head[] = "{\"question\":\"before\",\"sql\":\"S0\"}\n{\"question\":\"";
+    const char tail[] = "\",\"sql\":\"S\"}\n{\"question\":\"after\",\"sql\":\"S1\"}\n";
+    size_t n = sizeof head - 1 + big + sizeof tail - 1;
+    char *data = malloc(n);
+    assert_non_null(data);
+    memcpy(data, head, sizeof head - 1);
+    memset(data + sizeof head - 1, 'x', big);
+    memcpy(data + sizeof head - 1 + big, tail, sizeof tail - 1);
+    ps_test_run run;
+    ps_test_clean_mem(&run, data, n, ".jsonl", NULL, NULL);
+    free(data);
+    assert_int_equal(run.n, 3);
+    assert_string_equal(run.v[0].question, "before");
+    assert_string_equal(run.v[1].reason, "too_long");
+    assert_true(run.v[1].original_len <= 4096); /* only a prefix is kept */
+    assert_string_equal(run.v[2].question, "after");
+    assert_non_null(strstr(run.v[2].source, ":3"));
+    ps_test_run_free(&run);
+}
+
+static void test_csv_and_tsv(void **state)
+{
+    (void)state;
+    const char csv[] = "id,question,query,db_id\r\n"
+                       "1,\"Say \"\"hi\"\", then, go\",\"SELECT 'a,b'\",db1\r\n"
+                       "2,\"multi\nline\",SELECT 2,db2\r\n"
+                       "3,too,few\r\n"
+                       "4,q4,SELECT 4,\r\n";
+    ps_clean_options o;
+    ps_clean_options_init(&o);
+    o.label_field = "db_id";
+    ps_test_run run;
+    ps_test_clean_mem(&run, S(csv), ".csv", &o, NULL);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.n, 4);
+    assert_string_equal(run.v[0].question, "Say \"hi\", then, go");
+    assert_string_equal(run.v[0].sql, "SELECT 'a,b'");
+    assert_string_equal(run.v[0].id, "1");
+    assert_string_equal(run.v[1].question, "multi line");
+    assert_string_equal(run.v[2].reason, "bad_csv");
+    assert_non_null(strstr(run.v[3].source, ":6")); /* the quoted newline counts */
+    assert_null(run.v[3].label);                     /* empty cell: no label */
+    ps_test_run_free(&run);
+
+    const char tsv[] = "question\tsql\tlabel\nhow many\tSELECT  count(*)  FROM t\tcount\n";
+    ps_test_clean_mem(&run, S(tsv), ".tsv", NULL, NULL);
+    assert_int_equal(run.kept, 1);
+    assert_string_equal(run.v[0].sql, "SELECT count(*) FROM t");
+    assert_string_equal(run.v[0].label, "count");
+    ps_test_run_free(&run);
+
+    /* Detected without a telling name; a header without the question
+     * column is an input error naming it. */
+    const char nohdr[] = "text\tsql\nq\ts\n";
+    ps_test_clean_mem(&run, S(nohdr), ".txt", NULL, NULL);
+    assert_int_equal(run.rc, PS_EFORMAT);
+    assert_non_null(strstr(run.err.message, "'question'"));
+    ps_test_run_free(&run);
+}
+
+static char *gzip_bytes(const char *s, size_t n, size_t *out_len)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    size_t cap = deflateBound(&z, n);
+    char *out = malloc(cap);
+    z.next_in = (Bytef *)s;
+    z.avail_in = (uInt)n;
+    z.next_out = (Bytef *)out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    *out_len = z.total_out;
+    deflateEnd(&z);
+    return out;
+}
+
+static void test_compressed_inputs(void **state)
+{
+    (void)state;
+    const char a[] = "{\"question\":\"q1\",\"sql\":\"S1\"}\n{\"question\":\"q2\",\"sql\":\"S2\"}\n";
+    const char b[] = "{\"question\":\"q3\",\"sql\":\"S3\"}\n";
+    size_t na, nb;
+    char *ga = gzip_bytes(a, strlen(a), &na), *gb = gzip_bytes(b, strlen(b), &nb);
+    /* Two concatenated gzip members, as `cat a.gz b.gz` makes. */
+    char *both = malloc(na + nb);
+    memcpy(both, ga, na);
+    memcpy(both + na, gb, nb);
+    ps_test_run run;
+    ps_test_clean_mem(&run, both, na + nb, ".jsonl.gz", NULL, NULL);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.kept, 3);
+    ps_test_run_free(&run);
+    /* A truncated member is a decompression error, after what came before. */
+    ps_test_clean_mem(&run, both, na + nb / 2, ".jsonl.gz", NULL, NULL);
+    assert_int_equal(run.rc, PS_EDECOMPRESS);
+    assert_non_null(strstr(run.err.message, "truncated gzip"));
+    assert_int_equal(run.kept, 2);
+    ps_test_run_free(&run);
+    /* Plain text named .gz is refused, not read as text. */
+    ps_test_clean_mem(&run, S(a), ".jsonl.gz", NULL, NULL);
+    assert_int_equal(run.rc, PS_EDECOMPRESS);
+    ps_test_run_free(&run);
+    free(ga);
+    free(gb);
+    free(both);
+
+    /* zstd with its content checksum on, as pairshard writes it: any
+     * corruption is detected. */
+    size_t cap = ZSTD_compressBound(strlen(a));
+    char *za = malloc(cap);
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+    size_t nz = ZSTD_compress2(cctx, za, cap, a, strlen(a));
+    ZSTD_freeCCtx(cctx);
+    assert_false(ZSTD_isError(nz));
+    ps_test_clean_mem(&run, za, nz, ".jsonl.zst", NULL, NULL);
+    assert_int_equal(run.kept, 2);
+    ps_test_run_free(&run);
+    ps_test_clean_mem(&run, za, nz - 3, ".bin", NULL, NULL); /* told by content */
+    assert_int_equal(run.rc, PS_EDECOMPRESS);
+    ps_test_run_free(&run);
+    za[nz - 2] ^= 0x5A; /* inside the checksum */
+    ps_test_clean_mem(&run, za, nz, ".zst", NULL, NULL);
+    assert_int_equal(run.rc, PS_EDECOMPRESS);
+    assert_non_null(strstr(run.err.message, "corrupt zstd"));
+    ps_test_run_free(&run);
+    free(za);
+}
+
+static void test_rules(void **state)
+{
+    (void)state;
+    const char data[] = "{\"question\":\"What\xE2\x80\x99s the count?\",\"sql\":\"SELECT count(*) FROM t;\"}\n"
+                        "{\"question\":\"DROP everything\",\"sql\":\"DROP TABLE t\"}\n"
+                        "{\"question\":\"only;\",\"sql\":\";\"}\n";
+    const char rules[] = "[{\"name\":\"curly-apostrophe\",\"field\":\"question\","
+                         "\"replace\":\"\\u2019\",\"with\":\"'\"},"
+                         "{\"name\":\"no-trailing-semicolon\",\"field\":\"sql\","
+                         "\"replace\":\";\\\\s*$\",\"with\":\"\"},"
+                         "{\"name\":\"no-ddl\",\"field\":\"sql\",\"drop_if\":\"^\\\\s*drop\\\\b\","
+                         "\"flags\":\"i\"}]";
+    ps_test_run run;
+    ps_test_clean_mem(&run, S(data), ".jsonl", NULL, rules);
+    assert_int_equal(run.n, 3);
+    assert_string_equal(run.v[0].question, "What's the count?");
+    assert_string_equal(run.v[0].sql, "SELECT count(*) FROM t");
+    assert_string_equal(run.v[1].reason, "dropped_by_rule");
+    assert_string_equal(run.v[1].rule, "no-ddl");
+    assert_string_equal(run.v[2].reason, "empty_after_cleaning");
+    json_t *st = stats_of(&run);
+    json_t *r1 = json_array_get(json_object_get(st, "rules"), 1);
+    assert_string_equal(json_string_value(json_object_get(r1, "name")), "no-trailing-semicolon");
+    assert_int_equal(json_integer_value(json_object_get(r1, "changed")), 2);
+    json_t *r2 = json_array_get(json_object_get(st, "rules"), 2);
+    assert_int_equal(json_integer_value(json_object_get(r2, "dropped")), 1);
+    json_decref(st);
+    ps_test_run_free(&run);
+}
+
+static void test_bad_rules(void **state)
+{
+    (void)state;
+    ps_cleaner *c;
+    ps_error err;
+    assert_int_equal(ps_cleaner_create(&c, NULL, &err), 0);
+    const char bad[] = "[{\"name\":\"ok\",\"field\":\"sql\",\"replace\":\"a\",\"with\":\"b\"},"
+                       "{\"name\":\"broken\",\"field\":\"sql\",\"replace\":\"(ab\",\"with\":\"\"}]";
+    assert_int_equal(ps_cleaner_add_rules(c, S(bad), "rules.json", &err), PS_ERULE);
+    assert_non_null(strstr(err.message, "'broken'"));
+    assert_non_null(strstr(err.message, "offset 3"));
+    const char typo[] = "[{\"name\":\"t\",\"field\":\"sql\",\"replce\":\"a\",\"with\":\"b\"}]";
+    assert_int_equal(ps_cleaner_add_rules(c, S(typo), "rules.json", &err), PS_ERULE);
+    assert_non_null(strstr(err.message, "replce"));
+    const char field[] = "[{\"name\":\"t\",\"field\":\"text\",\"drop_if\":\"a\"}]";
+    assert_int_equal(ps_cleaner_add_rules(c, S(field), "rules.json", &err), PS_ERULE);
+    assert_int_equal(ps_cleaner_add_rules(c, S("{not json"), "rules.json", &err), PS_EFORMAT);
+    assert_non_null(strstr(err.message, "rules.json:1:"));
+    assert_int_equal(ps_cleaner_load_rules(c, "/nonexistent/rules.json", &err), PS_ENOENT);
+    ps_cleaner_free(c);
+}
+
+static void test_catastrophic_rule_is_bounded(void **state)
+{
+    (void)state;
+    /* (a+)+$ on a long run of a's followed by '!' backtracks exponentially:
+     * the match limit turns it into one rejected record, not a hang. */
+    char data[256];
+    snprintf(data, sizeof data, "{\"question\":\"%s!\",\"sql\":\"S\"}\n"
+             "{\"question\":\"fine\",\"sql\":\"S2\"}\n",
+             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    const char rules[] = "[{\"name\":\"evil\",\"field\":\"question\",\"drop_if\":\"^(a+)+$\"}]";
+    ps_test_run run;
+    ps_test_clean_mem(&run, data, strlen(data), ".jsonl", NULL, rules);
+    assert_int_equal(run.n, 2);
+    assert_string_equal(run.v[0].reason, "rule_error");
+    assert_string_equal(run.v[0].rule, "evil");
+    assert_int_equal(run.v[1].outcome, PS_OUTCOME_KEPT);
+    ps_test_run_free(&run);
+}
+
+static void test_label_conflicts_counted(void **state)
+{
+    (void)state;
+    const char data[] = "{\"question\":\"q\",\"sql\":\"S\",\"label\":\"a\"}\n"
+                        "{\"question\":\" q \",\"sql\":\"S\",\"label\":\"b\"}\n"
+                        "{\"question\":\"q\",\"sql\":\"S\",\"label\":\"a\"}\n";
+    ps_test_run run;
+    ps_test_clean_mem(&run, S(data), ".jsonl", NULL, NULL);
+    assert_int_equal(run.kept, 1);
+    assert_int_equal(run.duplicates, 2);
+    json_t *st = stats_of(&run);
+    assert_int_equal(jint(st, "duplicate_label_conflicts"), 1);
+    assert_int_equal(jint(st, "labels.b.duplicates"), 1);
+    json_decref(st);
+    ps_test_run_free(&run);
+}
+
+static void test_result_json_round_trip(void **state)
+{
+    (void)state;
+    /* Every outcome serialises to one valid JSON line; an invalid-UTF-8
+     * original is shown repaired and kept exactly in base64. */
+    const char data[] = "{\"question\":\"tab\\there \\\"q\\\"\",\"sql\":\"S\"}\n"
+                        "{\"question\":\"\xFF\",\"sql\":\"S\"}\n";
+    ps_cleaner *c;
+    ps_error err;
+    assert_int_equal(ps_cleaner_create(&c, NULL, &err), 0);
+    char *path = ps_test_tmpfile(S(data), ".jsonl");
+    ps_test_run run;
+    memset(&run, 0, sizeof run);
+    assert_int_equal(ps_cleaner_run(c, path, ps_test_collect, &run, &err), 0);
+    unlink(path);
+    free(path);
+    assert_int_equal(run.n, 2);
+    ps_clean_result r;
+    memset(&r, 0, sizeof r);
+    r.outcome = PS_OUTCOME_KEPT;
+    r.id = run.v[0].id;
+    r.question = run.v[0].question;
+    r.question_len = run.v[0].question_len;
+    r.sql = run.v[0].sql;
+    r.sql_len = run.v[0].sql_len;
+    r.source = run.v[0].source;
+    char *line;
+    size_t len;
+    assert_int_equal(ps_clean_result_json(&r, &line, &len), 0);
+    json_error_t je;
+    json_t *j = json_loadb(line, len, 0, &je);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(j, "question")), "tab here \"q\"");
+    assert_true(json_is_null(json_object_get(j, "label")));
+    /* byte-identical to jansson's own compact output */
+    char *ref = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(ref, line);
+    free(ref);
+    json_decref(j);
+    free(line);
+
+    memset(&r, 0, sizeof r);
+    r.outcome = PS_OUTCOME_REJECTED;
+    r.source = run.v[1].source;
+    r.reason = run.v[1].reason;
+    r.detail = run.v[1].detail;
+    r.original = run.v[1].original;
+    r.original_len = run.v[1].original_len;
+    assert_int_equal(ps_clean_result_json(&r, &line, &len), 0);
+    j = json_loadb(line, len, 0, &je);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(j, "reason")), "invalid_utf8");
+    assert_non_null(json_object_get(j, "original_base64"));
+    json_decref(j);
+    free(line);
+    ps_test_run_free(&run);
+    ps_cleaner_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spider_dev),
+        cmocka_unit_test(test_spider_train_duplicates),
+        cmocka_unit_test(test_jsonl_crlf_bom_blank_lines),
+        cmocka_unit_test(test_empty_and_missing_files),
+        cmocka_unit_test(test_json_array_damage),
+        cmocka_unit_test(test_fields_types_and_mapping),
+        cmocka_unit_test(test_invalid_utf8_policies),
+        cmocka_unit_test(test_nul_and_controls),
+        cmocka_unit_test(test_huge_line),
+        cmocka_unit_test(test_csv_and_tsv),
+        cmocka_unit_test(test_compressed_inputs),
+        cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_bad_rules),
+        cmocka_unit_test(test_catastrophic_rule_is_bounded),
+        cmocka_unit_test(test_label_conflicts_counted),
+        cmocka_unit_test(test_result_json_round_trip),
+    };
+    return cmocka_run_group_tests_name("ingest", tests, NULL, NULL);
+}
