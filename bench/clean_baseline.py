@@ -81,6 +81,7 @@ def main():
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--label-field", default="label")
     a = ap.parse_args()
+    t0 = time.perf_counter()
     seen = set()
     counts = {"in": 0, "kept": 0, "rejected": 0, "duplicates": 0}
     with open(a.output, "w", encoding="utf-8") as out:
@@ -104,8 +105,10 @@ def main():
                 label = rec.get(a.label_field)
                 out.write(json.dumps({"id": str(rec.get("id", rid)), "question": q, "sql": s,
                                       "label": None if label is None else str(label),
-                                      "source": source}, ensure_ascii=False) + "\n")
+                                      "source": source}, ensure_ascii=False,
+                                     separators=(",", ":")) + "\n")
                 counts["kept"] += 1
+    counts["seconds"] = time.perf_counter() - t0  # processing only, not start-up
     print(json.dumps(counts), file=sys.stderr)
 
 if __name__ == "__main__":

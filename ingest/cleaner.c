@@ -96,7 +96,7 @@ void ps_cleaner_free(ps_cleaner *c)
     ps_buf *bufs[] = {&c->fixed, &c->q, &c->s, &c->tmp, &c->source, &c->id};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         ps_buf_free(bufs[i]);
-    ps_fields_clear(&c->fields);
+    ps_fields_free(&c->fields);
     free(c->touched);
     free(c);
 }
