@@ -37,6 +37,9 @@
 #define PS_JF_SWAR 0
 #endif
 
+/* Reals longer than this defer (they are converted in a stack buffer). */
+#define PS_JF_REAL_MAX 127
+
 static inline bool is_ws(unsigned char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -263,8 +266,8 @@ static const char *scan_escaped(const char *q, const char *end, char *d, char **
  * point, then strtod. Returns false if it cannot be done identically. */
 static bool real_value(const char *s, size_t n, double *out)
 {
-    char buf[128];
-    if (n >= sizeof buf)
+    char buf[PS_JF_REAL_MAX + 1];
+    if (n > PS_JF_REAL_MAX)
         return false;
     memcpy(buf, s, n);
     buf[n] = '\0';
@@ -365,6 +368,8 @@ static const char *scan_number(const char *p, const char *end, bool *is_real, in
      * exponent E of the leading nonzero digit (value in [10^E, 10^(E+1))).
      * E <= 307 means value < 10^308 < DBL_MAX even after rounding. */
     *is_real = true;
+    if (p - s >= PS_JF_REAL_MAX)
+        return NULL; /* too long to convert without allocating: defer */
     int64_t lead;
     size_t i = 0;
     while (i < nint && ip[i] == '0')
@@ -379,8 +384,6 @@ static const char *scan_number(const char *p, const char *end, bool *is_real, in
             return p; /* zero: never overflows */
         lead = -(int64_t)j - 1;
     }
-    if (nint > 100000000)
-        return NULL; /* absurd; keep the arithmetic below trivially safe */
     if (lead + ex >= 309)
         return NULL; /* >= 1e309 > DBL_MAX: overflow */
     if (lead + ex == 308) {

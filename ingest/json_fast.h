@@ -14,10 +14,10 @@
  * Everything else defers: any nested object or array value (even one that
  * is not asked for), any syntax error, a key containing an escape, a
  * duplicate key, a number jansson rejects (an integer outside int64, a real
- * that overflows a double), a lone or invalid surrogate escape, a raw
- * control byte (< 0x20) or invalid UTF-8 in a string, a top-level value
- * that is not an object, trailing non-whitespace, more than
- * PS_JSON_FAST_MAX_KEYS members, and so on. Whitespace is JSON's (and
+ * that overflows a double) or a real longer than 127 characters, a lone or
+ * invalid surrogate escape, a raw control byte (< 0x20) or invalid UTF-8 in
+ * a string, a top-level value that is not an object, trailing
+ * non-whitespace, more than PS_JSON_FAST_MAX_KEYS members, and so on. Whitespace is JSON's (and
  * jansson's): space, \t, \n, \r, allowed before, between and after tokens.
  */
 #ifndef PS_INGEST_JSON_FAST_H

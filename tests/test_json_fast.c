@@ -263,6 +263,10 @@ static const tcase tricky[] = {
     A("{\"a\":1.7976931348623157e308}"), A("{\"a\":9.9999e307}"),
     A("{\"a\":0.000000000000000000001e320}"), A("{\"a\":1234567890123456789}"),
     A("{\"a\":0e999999999999}"), A("{\"a\":0.000e400}"),
+    A("{\"a\":1.7976931348623158e308}"), D("{\"a\":1.797693134862315808e308}"),
+    A("{\"a\":-1.7976931348623158e+308}"), D("{\"a\":0.0001797693134862315808e312}"),
+    A("{\"a\":1.0e308}"), A("{\"a\":0.00001e313}"), D("{\"a\":10e308}"),
+    A("{\"a\":1e-324}"), A("{\"a\":-2.4703282292062328e-324}"),
     A("{\"a\":12345678901234567890.5}"), A("{\"a\":1e00000000000000000000000010}"),
     D("{\"a\":9223372036854775808}"), D("{\"a\":-9223372036854775809}"),
     D("{\"a\":99999999999999999999}"), D("{\"a\":-99999999999999999999}"),
@@ -421,7 +425,12 @@ static void test_mutations(void **state)
     const size_t nseeds = sizeof seeds / sizeof seeds[0];
     diff_stats st = {0};
     char buf[512];
-    for (int it = 0; it < 20000; it++) {
+    const char *env = getenv("PS_JSON_FAST_CASES");
+    long cases = env ? atol(env) * 2 : 20000; /* PS_JSON_FAST_CASES: longer runs */
+    const char *seed_env = getenv("PS_JSON_FAST_SEED");
+    if (seed_env)
+        rng_state = (strtoull(seed_env, NULL, 0) + 1) * UINT64_C(0x9E3779B97F4A7C15) | 1;
+    for (long it = 0; it < cases; it++) {
         const char *seed = seeds[rnd() % nseeds];
         size_t len = strlen(seed);
         memcpy(buf, seed, len);
@@ -460,6 +469,165 @@ static void test_mutations(void **state)
     assert_true(st.deferred > 1000);
 }
 
+
+/* ---- random well-formed (and nearly well-formed) flat records ------------ */
+
+static void put(ps_buf *b, const char *s) { assert_int_equal(ps_buf_puts(b, s), 0); }
+
+static void gen_ws(ps_buf *b)
+{
+    static const char *const ws[] = {"", "", "", " ", "\t", "\n", "\r\n", "  "};
+    put(b, ws[rnd() % 8]);
+    if (rnd() % 500 == 0)
+        put(b, rnd() % 2 ? "\f" : "\v"); /* not JSON whitespace */
+}
+
+static void gen_string(ps_buf *b, bool is_key)
+{
+    put(b, "\"");
+    int parts = (int)(rnd() % (is_key ? 3 : 8));
+    for (int i = 0; i < parts; i++) {
+        uint64_t r = rnd();
+        if (is_key && r % 20 != 0)
+            r = r / 20 * 20 + (r % 2 ? 0 : 1); /* keys: mostly plain or UTF-8 */
+        switch (r % 20) {
+        case 0: put(b, "question"); break;
+        case 1: put(b, "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"); break;
+        case 2: put(b, "SELECT count(*) FROM t WHERE a = 'x' "); break;
+        case 3: put(b, "0123456789abcdefghijklmnopqrstuv"); break;
+        case 4: { static const char *const e[] = {"\\n", "\\\"", "\\\\", "\\/", "\\b",
+                                                "\\f", "\\r", "\\t"};
+                  put(b, e[(r >> 8) % 8]); break; }
+        case 5: case 6: {
+            unsigned cp = (unsigned)((r >> 8) % 0x10000);
+            if ((r >> 40) % 4 == 0)
+                cp = 0; /* \u0000 */
+            char u[8];
+            snprintf(u, sizeof u, (r >> 30) % 2 ? "\\u%04x" : "\\u%04X", cp);
+            put(b, u);
+            break;
+        }
+        case 7: { /* surrogate pair, sometimes broken */
+            unsigned hi = 0xD800 + (unsigned)((r >> 8) % 0x400);
+            unsigned lo = 0xDC00 + (unsigned)((r >> 20) % 0x400);
+            if ((r >> 40) % 16 == 0)
+                lo = (unsigned)((r >> 44) % 0x10000);
+            char u[16];
+            snprintf(u, sizeof u, "\\u%04X\\u%04x", hi, lo);
+            put(b, u);
+            break;
+        }
+        case 8:
+            if ((r >> 8) % 50 == 0)
+                put(b, (r >> 16) % 2 ? "\t" : "\x01"); /* raw control: invalid */
+            else
+                put(b, " ");
+            break;
+        case 9:
+            if ((r >> 8) % 50 == 0)
+                put(b, (r >> 16) % 2 ? "\xED\xA0\x80" : "\xC0\x80"); /* invalid UTF-8 */
+            else
+                put(b, "\x7F~");
+            break;
+        default: put(b, "abc"); break;
+        }
+    }
+    put(b, "\"");
+}
+
+static void gen_digits(ps_buf *b, int n, bool nonzero_first)
+{
+    for (int i = 0; i < n; i++) {
+        char c = (char)('0' + rnd() % 10);
+        if (i == 0 && nonzero_first && c == '0')
+            c = '1';
+        assert_int_equal(ps_buf_putc(b, c), 0);
+    }
+}
+
+static void gen_number(ps_buf *b)
+{
+    uint64_t r = rnd();
+    if (r % 2)
+        put(b, "-");
+    if ((r >> 1) % 4 == 0) {
+        put(b, "0");
+    } else {
+        static const int lens[] = {1, 2, 5, 17, 18, 19, 19, 19, 20, 25, 300, 309};
+        int n = lens[(r >> 3) % 12];
+        if (n >= 18 && n <= 20 && (r >> 7) % 2) { /* near the int64 limits */
+            static const char *const near[] = {"9223372036854775807", "9223372036854775808",
+                                               "9223372036854775806", "9223372036854775809",
+                                               "18446744073709551616"};
+            put(b, near[(r >> 8) % 5]);
+        } else {
+            gen_digits(b, n, true);
+        }
+    }
+    if ((r >> 12) % 3 == 0) {
+        put(b, ".");
+        gen_digits(b, 1 + (int)((r >> 14) % 20), false);
+    }
+    if ((r >> 20) % 3 == 0) {
+        static const char *const e[] = {"e", "E", "e+", "e-", "E-", "E+"};
+        put(b, e[(r >> 22) % 6]);
+        static const char *const x[] = {"0", "1", "5", "22", "300", "305", "306", "307",
+                                        "308", "309", "310", "320", "323", "324", "330",
+                                        "400", "0000308", "99999999999999999999"};
+        put(b, x[(r >> 26) % 18]);
+    }
+    if (rnd() % 400 == 0)
+        put(b, (r >> 40) % 2 ? "." : "e"); /* dangling: invalid */
+}
+
+static void gen_record(ps_buf *b)
+{
+    ps_buf_reset(b);
+    gen_ws(b);
+    put(b, "{");
+    int n = (int)(rnd() % 7);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            put(b, ",");
+        gen_ws(b);
+        gen_string(b, true);
+        gen_ws(b);
+        put(b, ":");
+        gen_ws(b);
+        switch (rnd() % 12) {
+        case 0: case 1: case 2: case 3: case 4: gen_string(b, false); break;
+        case 5: case 6: case 7: gen_number(b); break;
+        case 8: put(b, "true"); break;
+        case 9: put(b, "false"); break;
+        case 10: put(b, "null"); break;
+        default: put(b, rnd() % 20 ? "null" : (rnd() % 2 ? "[1]" : "{}")); break;
+        }
+        gen_ws(b);
+    }
+    if (rnd() % 300 == 0)
+        put(b, ",");
+    put(b, "}");
+    gen_ws(b);
+}
+
+static void test_generated(void **state)
+{
+    (void)state;
+    const char *env = getenv("PS_JSON_FAST_CASES");
+    long cases = env ? atol(env) : 10000;
+    diff_stats st = {0};
+    ps_buf b;
+    ps_buf_init(&b);
+    for (long i = 0; i < cases; i++) {
+        gen_record(&b);
+        diff_one(&st, b.data, b.len, -1);
+    }
+    print_stats("generated", &st);
+    ps_buf_free(&b);
+    assert_int_equal(st.mismatches, 0);
+    assert_true(st.accepted > st.cases / 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -468,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_spider_train_differential),
         cmocka_unit_test(test_spider_dev_nested_defers),
         cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_generated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
