@@ -79,6 +79,17 @@ int ps_buf_printf(ps_buf *b, const char *fmt, ...)
     return PS_OK;
 }
 
+int ps_buf_put_u64(ps_buf *b, uint64_t v)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[sizeof tmp - 1 - n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return ps_buf_append(b, tmp + sizeof tmp - n, n);
+}
+
 const char *ps_path_basename(const char *path)
 {
     const char *s = strrchr(path, '/');

@@ -41,6 +41,8 @@ int ps_buf_append(ps_buf *b, const void *p, size_t n);
 int ps_buf_putc(ps_buf *b, char c);
 int ps_buf_puts(ps_buf *b, const char *s);
 int ps_buf_printf(ps_buf *b, const char *fmt, ...) PS_PRINTF(2, 3);
+/* Appends the decimal digits of v (no printf on hot paths). */
+int ps_buf_put_u64(ps_buf *b, uint64_t v);
 static inline void ps_buf_reset(ps_buf *b)
 {
     b->len = 0;

@@ -164,25 +164,47 @@ static bool same(const ps_buf *a, const char *b, size_t n)
 }
 
 /* Runs the cleaning steps on one field into `out`. */
+/* Runs the cleaning steps on one field into `out`. A first pass over the
+ * bytes (ps_text_scan) tells which steps can change anything; the others
+ * are skipped, so clean ASCII text costs one scan and one copy. */
 static int clean_field(ps_cleaner *c, int field, const char *in, size_t n, ps_buf *out,
                        field_result *fr, ps_rules_outcome *ro, ps_error *err)
 {
     const ps_clean_options *o = &c->opts;
     bool is_sql = field == PS_FIELD_SQL;
     memset(fr, 0, sizeof *fr);
-    int rc = ps_text_normalize(in, n, is_sql ? o->sql_normalization : o->question_normalization,
+    memset(ro, 0, sizeof *ro);
+    unsigned need = ps_text_scan(in, n);
+    int rc = 0;
+    ps_buf_reset(out);
+    if (need & PS_SCAN_NONASCII) {
+        rc = ps_text_normalize(in, n, is_sql ? o->sql_normalization : o->question_normalization,
                                out);
-    if (rc)
-        return ps_error_set(err, rc, "out of memory normalising text");
-    fr->normalized = !same(out, in, n);
-    rc = ps_text_strip_controls(out->data, out->len, o->strip_joiners, &c->tmp,
-                                &fr->controls_removed);
-    if (rc)
-        return ps_error_set(err, rc, "out of memory removing control characters");
-    swap(out, &c->tmp);
-    rc = ps_rules_apply(c->rules, field, out, &c->tmp, c->touched, ro, err);
-    if (rc || ro->dropped || ro->failed)
-        return rc;
+        if (rc)
+            return ps_error_set(err, rc, "out of memory normalising text");
+        fr->normalized = !same(out, in, n);
+    } else if ((rc = ps_buf_append(out, in, n)) != 0) {
+        return ps_error_set(err, rc, "out of memory");
+    }
+    if (need & (PS_SCAN_NONASCII | PS_SCAN_CONTROL)) {
+        rc = ps_text_strip_controls(out->data, out->len, o->strip_joiners, &c->tmp,
+                                    &fr->controls_removed);
+        if (rc)
+            return ps_error_set(err, rc, "out of memory removing control characters");
+        swap(out, &c->tmp);
+    }
+    bool ruled = (ps_rules_fields(c->rules) & field) != 0;
+    if (ruled) {
+        rc = ps_rules_apply(c->rules, field, out, &c->tmp, c->touched, ro, err);
+        if (rc || ro->dropped || ro->failed)
+            return rc;
+    }
+    /* Folding text is the identity unless it has foldable whitespace;
+     * SQL always runs it, for its unterminated-quote check. */
+    bool fold = is_sql || ruled ||
+                (need & (PS_SCAN_NONASCII | PS_SCAN_FOLD | PS_SCAN_CONTROL));
+    if (!fold)
+        return 0;
     if (is_sql)
         rc = ps_sql_fold_whitespace(out->data, out->len, o->sql_backslash_escapes, &c->tmp,
                                     &fr->unterminated);
@@ -223,17 +245,22 @@ static int reject(ps_cleaner *c, run_ctx *x, ps_clean_result *res, const char *r
     return emit(c, x, res);
 }
 
+/* "name:line" for line formats, "name:#index" for JSON arrays. */
+static void position(ps_buf *b, const char *name, ps_format fmt, const ps_raw_record *rec)
+{
+    ps_buf_reset(b);
+    ps_buf_puts(b, name);
+    ps_buf_puts(b, fmt == PS_FORMAT_JSON ? ":#" : ":");
+    ps_buf_put_u64(b, fmt == PS_FORMAT_JSON ? rec->index : rec->line);
+}
+
 static int process(ps_cleaner *c, run_ctx *x, const ps_raw_record *rec, ps_error *err)
 {
     const ps_clean_options *o = &c->opts;
     ps_clean_result res;
     memset(&res, 0, sizeof res);
     char detail[240];
-    ps_buf_reset(&c->source);
-    if (x->fmt == PS_FORMAT_JSON)
-        ps_buf_printf(&c->source, "%s:#%llu", x->path, (unsigned long long)rec->index);
-    else
-        ps_buf_printf(&c->source, "%s:%llu", x->path, (unsigned long long)rec->line);
+    position(&c->source, x->path, x->fmt, rec);
     res.source = c->source.data;
     res.original = rec->data;
     res.original_len = rec->len;
@@ -281,13 +308,12 @@ static int process(ps_cleaner *c, run_ctx *x, const ps_raw_record *rec, ps_error
     if (f->reason)
         return reject(c, x, &res, f->reason, f->detail);
 
-    ps_buf_reset(&c->id);
-    if (f->id)
+    if (f->id) {
+        ps_buf_reset(&c->id);
         ps_buf_append(&c->id, f->id, f->id_len);
-    else if (x->fmt == PS_FORMAT_JSON)
-        ps_buf_printf(&c->id, "%s:#%llu", x->base, (unsigned long long)rec->index);
-    else
-        ps_buf_printf(&c->id, "%s:%llu", x->base, (unsigned long long)rec->line);
+    } else {
+        position(&c->id, x->base, x->fmt, rec);
+    }
     res.id = c->id.data;
 
     if (f->question_len == 0 || f->sql_len == 0) {

@@ -21,7 +21,9 @@ static json_t *lookup(json_t *obj, const char *name)
     while (obj && *p) {
         const char *dot = strchr(p, '.');
         size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n >= sizeof part || !json_is_object(obj))
+        /* Empty parts ("a.", ".b", "a..b") name nothing: on a flat record
+         * this gives what the fast path gives (absent). */
+        if (n == 0 || n >= sizeof part || !json_is_object(obj) || (dot && dot[1] == '\0'))
             return NULL;
         memcpy(part, p, n);
         part[n] = '\0';

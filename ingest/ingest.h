@@ -119,6 +119,16 @@ static inline int ps_space_len(const unsigned char *s, size_t n)
 /* True for the Unicode White_Space property. */
 bool ps_is_unicode_space(int32_t cp);
 
+/* What a field needs, from one pass over its bytes: cleaning steps whose
+ * flag is absent would leave the field unchanged and are skipped. */
+enum {
+    PS_SCAN_NONASCII = 1, /* normalisation, Unicode controls and spaces */
+    PS_SCAN_CONTROL = 2,  /* an ASCII control byte to remove */
+    PS_SCAN_FOLD = 4      /* whitespace other than single inner spaces (a
+                             conservative flag: it may be set needlessly) */
+};
+unsigned ps_text_scan(const char *s, size_t n);
+
 /* ---- rules.c -------------------------------------------------------------- */
 
 typedef enum { PS_RULE_REPLACE, PS_RULE_DROP_IF } ps_rule_kind;
@@ -137,6 +147,8 @@ void ps_rules_free(ps_rules *r);
 int ps_rules_add_json(ps_rules *r, const char *text, size_t len, const char *origin,
                       ps_error *err);
 size_t ps_rules_count(const ps_rules *r);
+/* The PS_FIELD_* bits of the fields that at least one rule applies to. */
+int ps_rules_fields(const ps_rules *r);
 const char *ps_rules_name(const ps_rules *r, size_t i);
 ps_rule_stats *ps_rules_stats(ps_rules *r, size_t i);
 

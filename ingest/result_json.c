@@ -75,6 +75,21 @@ static int put_string(ps_buf *b, const char *s, size_t n)
     b->data[b->len++] = '"';
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
+        /* 8 bytes at a time while none needs escaping */
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            uint64_t x1 = w ^ 0x2222222222222222ULL, x2 = w ^ 0x5C5C5C5C5C5C5C5CULL;
+            uint64_t hit = (((x1 - 0x0101010101010101ULL) & ~x1) |
+                            ((x2 - 0x0101010101010101ULL) & ~x2) |
+                            ((w - 0x2020202020202020ULL) & ~w)) &
+                           0x8080808080808080ULL;
+            if (hit)
+                break;
+            i += 8;
+        }
+        if (i >= n)
+            break;
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;

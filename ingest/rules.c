@@ -72,6 +72,14 @@ void ps_rules_free(ps_rules *r)
 }
 
 size_t ps_rules_count(const ps_rules *r) { return r ? r->n : 0; }
+
+int ps_rules_fields(const ps_rules *r)
+{
+    int f = 0;
+    for (size_t i = 0; r && i < r->n; i++)
+        f |= r->v[i].fields;
+    return f;
+}
 const char *ps_rules_name(const ps_rules *r, size_t i) { return r->v[i].name; }
 ps_rule_stats *ps_rules_stats(ps_rules *r, size_t i) { return &r->v[i].stats; }
 

@@ -154,3 +154,84 @@ int ps_text_fold_whitespace(const char *in, size_t n, ps_buf *out)
     out->data[out->len] = '\0';
     return PS_OK;
 }
+
+/* Byte classes for ps_text_scan: 1 non-ASCII, 2 control, 4 whitespace
+ * other than ' ', 16 space. */
+static const unsigned char BYTE_CLASS[256] = {
+     2,  2,  2,  2,  2,  2,  2,  2,  2,  4,  4,  4,  4,  4,  2,  2,
+     2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,
+    16,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  2,
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,
+};
+
+/* SWAR helpers over 8 bytes: a byte's high bit is set in the result when
+ * the byte is < `b` (exact for bytes < 0x80) or equal to `b` (may also flag
+ * the byte above a real match: callers only use them to decide whether to
+ * look closer, where a false alarm costs time, never correctness). */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+static inline uint64_t swar_less(uint64_t w, unsigned char b)
+{
+    return (w - ONES * b) & ~w & HIGHS;
+}
+static inline uint64_t swar_eq(uint64_t w, unsigned char b)
+{
+    uint64_t x = w ^ (ONES * b);
+    return (x - ONES) & ~x & HIGHS;
+}
+/* (swar_eq's false alarms sit above a real match, so `sp & (sp << 8)` is
+ * set whenever two spaces are adjacent, and sometimes when not.) */
+
+unsigned ps_text_scan(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    unsigned flags = 0;
+    bool prev_space = true; /* a leading space needs folding */
+    size_t i = 0;
+    while (i < n) {
+        /* Skip 8 printable ASCII bytes at a time when no two of them are
+         * adjacent spaces. */
+        if (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            uint64_t sp = swar_eq(w, ' ');
+            uint64_t odd = (w & HIGHS) | swar_less(w, ' ') | swar_eq(w, 0x7F) | (sp & (sp << 8));
+            /* first byte a space after a space, or last byte a space at the end */
+            bool edge = (prev_space && p[i] == ' ') || (i + 8 == n && p[i + 7] == ' ');
+            if (!odd && !edge) {
+                prev_space = p[i + 7] == ' ';
+                i += 8;
+                continue;
+            }
+        }
+        unsigned k = BYTE_CLASS[p[i]];
+        i++;
+        if (PS_LIKELY(k == 0)) {
+            prev_space = false;
+            continue;
+        }
+        if (k == 16) {
+            if (prev_space)
+                flags |= PS_SCAN_FOLD;
+            prev_space = true;
+            continue;
+        }
+        prev_space = false;
+        flags |= k;
+    }
+    if (n > 0 && p[n - 1] == ' ')
+        flags |= PS_SCAN_FOLD;
+    return flags;
+}

@@ -3,6 +3,7 @@
 #include "ingest/ingest.h"
 #include "tests/support/testutil.h"
 
+#include <jansson.h>
 #include <string.h>
 
 static ps_buf out;
@@ -188,6 +189,65 @@ static void test_sql_fold_unterminated(void **state)
     assert_false(u);
 }
 
+/* ps_text_scan's promise: a step whose flag is absent is the identity.
+ * Checked on every Spider question and query and on random ASCII. */
+static void check_scan_claims(const char *s, size_t n)
+{
+    unsigned need = ps_text_scan(s, n);
+    ps_buf a;
+    ps_buf_init(&a);
+    if (!(need & PS_SCAN_NONASCII)) {
+        assert_int_equal(ps_text_normalize(s, n, PS_NORM_NFKC, &a), 0);
+        assert_true(a.len == n && memcmp(a.data, s, n) == 0);
+    }
+    if (!(need & (PS_SCAN_NONASCII | PS_SCAN_CONTROL))) {
+        size_t removed = 1;
+        assert_int_equal(ps_text_strip_controls(s, n, false, &a, &removed), 0);
+        assert_int_equal(removed, 0);
+    }
+    if (!(need & (PS_SCAN_NONASCII | PS_SCAN_CONTROL | PS_SCAN_FOLD))) {
+        assert_int_equal(ps_text_fold_whitespace(s, n, &a), 0);
+        assert_true(a.len == n && (n == 0 || memcmp(a.data, s, n) == 0));
+    }
+    ps_buf_free(&a);
+}
+
+static void test_scan_claims(void **state)
+{
+    (void)state;
+    const char *files[] = {"spider/train.json", "spider/dev.json"};
+    size_t checked = 0;
+    for (int f = 0; f < 2; f++) {
+        json_error_t e;
+        json_t *arr = json_load_file(ps_test_data(files[f]), 0, &e);
+        assert_non_null(arr);
+        size_t i;
+        json_t *rec;
+        json_array_foreach(arr, i, rec)
+        {
+            const char *keys[] = {"question", "query"};
+            for (int k = 0; k < 2; k++) {
+                json_t *v = json_object_get(rec, keys[k]);
+                check_scan_claims(json_string_value(v), json_string_length(v));
+                checked++;
+            }
+        }
+        json_decref(arr);
+    }
+    assert_true(checked > 16000);
+    /* Random ASCII strings (0-31 bytes, so the 8-byte steps and their
+     * edges are crossed) over an alphabet rich in spaces and controls. */
+    const char alphabet[] = "ab  '\"\t\n\x01 \x7f~";
+    unsigned seed = 12345;
+    char buf[32];
+    for (int t = 0; t < 300000; t++) {
+        size_t n = (seed = seed * 1103515245u + 12345u) >> 27;
+        for (size_t j = 0; j < n; j++)
+            buf[j] = alphabet[((seed = seed * 1103515245u + 12345u) >> 16) % (sizeof alphabet - 1)];
+        check_scan_claims(buf, n);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_sql_fold_outside_literals),
         cmocka_unit_test(test_sql_fold_comments),
         cmocka_unit_test(test_sql_fold_unterminated),
+        cmocka_unit_test(test_scan_claims),
     };
     return cmocka_run_group_tests_name("clean_text", tests, setup, teardown);
 }
