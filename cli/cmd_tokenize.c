@@ -1,0 +1,284 @@
+/* pairshard tokenize: cleaned JSONL records in, token ids out. */
+#include "cli/commands.h"
+#include "cli/outfile.h"
+#include "cli/tok_args.h"
+#include "common/ps_internal.h"
+#include "pairshard/tokenizer.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char USAGE[] =
+    "usage: pairshard tokenize (--vocab FILE | --tokenizer-json FILE) [options] INPUT.jsonl\n"
+    "                          [-o OUT.jsonl]\n"
+    "\n"
+    "Encodes each record written by 'pairshard clean' (JSONL objects with \"id\",\n"
+    "\"question\", \"sql\") exactly as HuggingFace's BertTokenizerFast does and writes\n"
+    "one line per record: {\"id\": ..., \"input_ids\": [...], \"token_type_ids\": [...]}.\n"
+    "By default the pair is encoded as [CLS] question [SEP] sql [SEP].\n"
+    "\n"
+    "  --vocab FILE           BERT vocab.txt (one token a line). Lowercases (and\n"
+    "                         strips accents) unless --no-lowercase, as for uncased\n"
+    "                         BERT; use --no-lowercase for cased and Chinese models\n"
+    "  --tokenizer-json FILE  a HuggingFace tokenizer.json (WordPiece); its own\n"
+    "                         normalizer flags and special tokens apply\n"
+    "  --lowercase, --no-lowercase\n"
+    "                         with --vocab: lowercase or not (default: lowercase)\n"
+    "  --max-length N         truncate to N ids, special tokens included, with HF's\n"
+    "                         longest_first strategy (default: no truncation)\n"
+    "  --field question|sql   encode that field alone: [CLS] field [SEP]\n"
+    "  --words                write the normalized, pre-tokenized words of the field\n"
+    "                         (or of both fields, as \"question_words\"/\"sql_words\")\n"
+    "                         instead of ids, for inspecting the normalizer\n"
+    "  -o FILE                output (default '-': stdout)\n"
+    "  -h, --help             this help\n"
+    "\n"
+    "INPUT '-' reads stdin. A malformed line stops the run with FILE:LINE and the\n"
+    "reason; nothing is written then.\n"
+    "Exit status: 0 done, 2 usage or input error.\n";
+
+enum { OPT_VOCAB = 256, OPT_JSON, OPT_LOWER, OPT_NOLOWER, OPT_MAXLEN, OPT_FIELD, OPT_WORDS };
+
+static const struct option LONGOPTS[] = {
+    {"vocab", required_argument, NULL, OPT_VOCAB},
+    {"tokenizer-json", required_argument, NULL, OPT_JSON},
+    {"lowercase", no_argument, NULL, OPT_LOWER},
+    {"no-lowercase", no_argument, NULL, OPT_NOLOWER},
+    {"max-length", required_argument, NULL, OPT_MAXLEN},
+    {"field", required_argument, NULL, OPT_FIELD},
+    {"words", no_argument, NULL, OPT_WORDS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+typedef struct job {
+    const ps_tokenizer *tok;
+    ps_tok_scratch *scratch;
+    size_t max_length;
+    const char *field; /* NULL: the pair */
+    int words;
+    const char *in_name;
+    size_t line_no;
+    ps_buf out;
+} job;
+
+static void put_ints(ps_buf *b, const char *key, const int32_t *ids, const uint8_t *types,
+                     size_t n)
+{
+    ps_buf_printf(b, ", \"%s\": [", key);
+    for (size_t i = 0; i < n; i++) {
+        char num[16];
+        int v = ids ? ids[i] : types[i];
+        int k = snprintf(num, sizeof num, i ? ", %d" : "%d", v);
+        ps_buf_append(b, num, (size_t)k);
+    }
+    ps_buf_putc(b, ']');
+}
+
+static int put_json_string(void *ctx, const char *s, size_t n)
+{
+    ps_buf *b = ctx;
+    json_t *str = json_stringn(s, n);
+    char *enc = str ? json_dumps(str, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
+    json_decref(str);
+    if (!enc)
+        return PS_ENOMEM;
+    if (b->len && b->data[b->len - 1] != '[')
+        ps_buf_puts(b, ", ");
+    ps_buf_puts(b, enc);
+    free(enc);
+    return 0;
+}
+
+static int input_error(const job *j, const char *fmt, ...) PS_PRINTF(2, 3);
+static int input_error(const job *j, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "pairshard tokenize: %s:%zu: ", j->in_name, j->line_no);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return -1;
+}
+
+static int get_text(const job *j, json_t *rec, const char *key, const char **s, size_t *n)
+{
+    json_t *v = json_object_get(rec, key);
+    if (!v)
+        return input_error(j, "field '%s' is missing", key);
+    if (!json_is_string(v))
+        return input_error(j, "field '%s' is not a string", key);
+    *s = json_string_value(v);
+    *n = json_string_length(v);
+    return 0;
+}
+
+static int add_words(job *j, const char *key, const char *s, size_t n)
+{
+    ps_error err;
+    ps_buf_printf(&j->out, ", \"%s\": [", key);
+    int rc = ps_tokenizer_words(j->tok, j->scratch, s, n, put_json_string, &j->out, &err);
+    if (rc < 0)
+        return input_error(j, "%s", err.message);
+    ps_buf_putc(&j->out, ']');
+    return 0;
+}
+
+static int encode_record(job *j, json_t *rec)
+{
+    json_t *id = json_object_get(rec, "id");
+    if (!id)
+        return input_error(j, "field '%s' is missing", "id");
+    if (!json_is_string(id) && !json_is_integer(id))
+        return input_error(j, "field '%s' is not a string", "id");
+    char *id_text = json_dumps(id, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+    if (!id_text)
+        return input_error(j, "%s", "out of memory");
+    ps_buf_reset(&j->out);
+    ps_buf_printf(&j->out, "{\"id\": %s", id_text);
+    free(id_text);
+
+    const char *q = NULL, *sql = NULL;
+    size_t qn = 0, sqln = 0;
+    if ((!j->field || !strcmp(j->field, "question")) && get_text(j, rec, "question", &q, &qn))
+        return -1;
+    if ((!j->field || !strcmp(j->field, "sql")) && get_text(j, rec, "sql", &sql, &sqln))
+        return -1;
+    if (j->words) {
+        if (q && add_words(j, sql ? "question_words" : "words", q, qn))
+            return -1;
+        if (sql && add_words(j, q ? "sql_words" : "words", sql, sqln))
+            return -1;
+    } else {
+        ps_error err;
+        ps_encoding enc;
+        int rc = q && sql ? ps_tokenizer_encode_pair(j->tok, j->scratch, q, qn, sql, sqln,
+                                                      j->max_length, &enc, &err)
+                 : q      ? ps_tokenizer_encode(j->tok, j->scratch, q, qn, j->max_length, &enc, &err)
+                          : ps_tokenizer_encode(j->tok, j->scratch, sql, sqln, j->max_length, &enc,
+                                                &err);
+        if (rc < 0)
+            return input_error(j, "%s", err.message);
+        put_ints(&j->out, "input_ids", enc.input_ids, NULL, enc.len);
+        put_ints(&j->out, "token_type_ids", NULL, enc.token_type_ids, enc.len);
+    }
+    ps_buf_puts(&j->out, "}\n");
+    return 0;
+}
+
+static int run(job *j, FILE *in, FILE *outf)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int rc = 0;
+    while (!rc && (n = getline(&line, &cap, in)) >= 0) {
+        j->line_no++;
+        size_t len = (size_t)n;
+        size_t k = strspn(line, " \t\r\n");
+        if (k == len)
+            continue; /* blank line */
+        json_error_t jerr;
+        json_t *rec = json_loadb(line, len, JSON_ALLOW_NUL, &jerr);
+        if (!rec) {
+            rc = input_error(j, "not a JSON object: %s", jerr.text);
+        } else if (!json_is_object(rec)) {
+            rc = input_error(j, "%s", "not a JSON object");
+        } else if (!(rc = encode_record(j, rec))) {
+            if (j->out.len != 0 && fwrite(j->out.data, 1, j->out.len, outf) != j->out.len) {
+                fprintf(stderr, "pairshard tokenize: write error\n");
+                rc = -1;
+            }
+        }
+        json_decref(rec);
+    }
+    if (!rc && ferror(in)) {
+        fprintf(stderr, "pairshard tokenize: %s: read error\n", j->in_name);
+        rc = -1;
+    }
+    free(line);
+    return rc;
+}
+
+int ps_cmd_tokenize(int argc, char **argv)
+{
+    ps_tok_source src = {NULL, NULL, -1};
+    job j;
+    memset(&j, 0, sizeof j);
+    const char *out_path = "-";
+    int c;
+    while ((c = getopt_long(argc, argv, "o:h", LONGOPTS, NULL)) != -1) {
+        switch (c) {
+        case OPT_VOCAB: src.vocab = optarg; break;
+        case OPT_JSON: src.tokenizer_json = optarg; break;
+        case OPT_LOWER: src.lowercase = 1; break;
+        case OPT_NOLOWER: src.lowercase = 0; break;
+        case OPT_MAXLEN:
+            if (ps_tok_parse_size("tokenize", "--max-length", optarg, &j.max_length))
+                return PS_EXIT_USAGE;
+            break;
+        case OPT_FIELD:
+            if (strcmp(optarg, "question") && strcmp(optarg, "sql")) {
+                fprintf(stderr, "pairshard tokenize: --field is 'question' or 'sql', not '%s'\n",
+                        optarg);
+                return PS_EXIT_USAGE;
+            }
+            j.field = optarg;
+            break;
+        case OPT_WORDS: j.words = 1; break;
+        case 'o': out_path = optarg; break;
+        case 'h': fputs(USAGE, stdout); return PS_EXIT_OK;
+        default: fputs("pairshard tokenize: see 'pairshard tokenize --help'\n", stderr); return PS_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs("pairshard tokenize: give exactly one INPUT (or '-')\n", stderr);
+        return PS_EXIT_USAGE;
+    }
+    size_t min_len = j.field ? 2 : 3;
+    if (j.max_length && j.max_length < min_len) {
+        fprintf(stderr, "pairshard tokenize: --max-length must be at least %zu (the special tokens)\n",
+                min_len);
+        return PS_EXIT_USAGE;
+    }
+    j.in_name = argv[optind];
+    FILE *in = strcmp(j.in_name, "-") ? fopen(j.in_name, "rb") : stdin;
+    if (!in) {
+        fprintf(stderr, "pairshard tokenize: %s: %s\n", j.in_name, strerror(errno));
+        return PS_EXIT_USAGE;
+    }
+    ps_tokenizer *tok = NULL;
+    int status = PS_EXIT_USAGE;
+    ps_outfile out = {0};
+    if (ps_tok_source_load("tokenize", &src, &tok))
+        goto done;
+    j.tok = tok;
+    j.scratch = ps_tok_scratch_new();
+    ps_buf_init(&j.out);
+    if (!j.scratch) {
+        fputs("pairshard tokenize: out of memory\n", stderr);
+        goto done;
+    }
+    if (ps_outfile_open(&out, out_path))
+        goto done;
+    if (run(&j, in, out.f)) {
+        ps_outfile_abort(&out);
+        goto done;
+    }
+    if (ps_outfile_commit(&out))
+        goto done;
+    status = PS_EXIT_OK;
+done:
+    ps_buf_free(&j.out);
+    ps_tok_scratch_free(j.scratch);
+    ps_tokenizer_free(tok);
+    if (in != stdin)
+        fclose(in);
+    return status;
+}

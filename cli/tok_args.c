@@ -1,0 +1,52 @@
+/* Tokenizer loading and number parsing for the tokenize subcommands. */
+#include "cli/tok_args.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int ps_tok_source_load(const char *cmd, const ps_tok_source *src, ps_tokenizer **out)
+{
+    ps_error err;
+    ps_error_clear(&err);
+    if (!src->vocab == !src->tokenizer_json) {
+        fprintf(stderr, "pairshard %s: give exactly one of --vocab FILE and --tokenizer-json FILE\n",
+                cmd);
+        return -1;
+    }
+    int rc;
+    if (src->tokenizer_json) {
+        if (src->lowercase >= 0) {
+            fprintf(stderr,
+                    "pairshard %s: --lowercase/--no-lowercase go with --vocab; a tokenizer.json "
+                    "carries its own normalizer flags\n",
+                    cmd);
+            return -1;
+        }
+        rc = ps_tokenizer_load_json(src->tokenizer_json, out, &err);
+    } else {
+        ps_tokenizer_options opt;
+        ps_tokenizer_options_init(&opt); /* lowercase on: bert-base-uncased */
+        if (src->lowercase >= 0)
+            opt.lowercase = src->lowercase;
+        rc = ps_tokenizer_load_vocab(src->vocab, &opt, out, &err);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "pairshard %s: %s\n", cmd, err.message[0] ? err.message : ps_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+int ps_tok_parse_size(const char *cmd, const char *opt, const char *v, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (!*v || *end || errno || v[0] == '-' || n > (1ull << 31)) {
+        fprintf(stderr, "pairshard %s: %s needs a whole number, got '%s'\n", cmd, opt, v);
+        return -1;
+    }
+    *out = (size_t)n;
+    return 0;
+}

@@ -1,0 +1,172 @@
+/*
+ * pairshard/tokenizer.h — BERT WordPiece tokenizer (stage 2).
+ *
+ * Encodes text exactly as HuggingFace tokenizers 0.23 does with a BERT
+ * WordPiece tokenizer (BertNormalizer, BertPreTokenizer, WordPiece model,
+ * [CLS]/[SEP] post-processing, longest_first truncation), id for id.
+ *
+ * Threads: a ps_tokenizer is immutable once loaded and may be shared by any
+ * number of threads without locking. Each thread encodes with its own
+ * ps_tok_scratch (workspace buffers); a scratch must not be used by two
+ * threads at once.
+ *
+ * Errors follow pairshard/common.h: functions return 0 (or a count) on
+ * success and a negative PS_E* code on failure, and fill the optional
+ * ps_error with a message naming the file, line or byte offset and reason.
+ *
+ *   ps_tokenizer_options opt;
+ *   ps_tokenizer_options_init(&opt);              // lowercase on, as uncased BERT
+ *   ps_tokenizer *tok;
+ *   if (ps_tokenizer_load_vocab("vocab.txt", &opt, &tok, &err) < 0) ...
+ *   ps_tok_scratch *s = ps_tok_scratch_new();
+ *   ps_encoding enc;
+ *   if (ps_tokenizer_encode_pair(tok, s, q, qlen, sql, sqllen, 128, &enc, &err) < 0) ...
+ *   // enc.input_ids[0..enc.len), enc.token_type_ids[0..enc.len)
+ *   ps_tok_scratch_free(s);
+ *   ps_tokenizer_free(tok);
+ */
+#ifndef PAIRSHARD_TOKENIZER_H
+#define PAIRSHARD_TOKENIZER_H
+
+#include "pairshard/common.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A loaded vocabulary with its normalizer settings. Opaque, read-only. */
+typedef struct ps_tokenizer ps_tokenizer;
+
+/* Per-thread workspace for encoding. Opaque. */
+typedef struct ps_tok_scratch ps_tok_scratch;
+
+/* How text is normalized and split; the fields mirror HF's BertNormalizer
+ * and WordPiece model. Strings are copied by the loaders. */
+typedef struct ps_tokenizer_options {
+    int lowercase;            /* 1: lowercase (Rust char::to_lowercase) */
+    int strip_accents;        /* 1, 0, or -1: follow `lowercase` (HF's None) */
+    int handle_chinese_chars; /* 1: CJK ideographs become words of their own */
+    int clean_text;           /* 1: drop control chars, U+0000, U+FFFD; map
+                                 whitespace to a space */
+    const char *unk_token;    /* NULL: "[UNK]" */
+    const char *continuing_subword_prefix; /* NULL: "##" */
+    const char *cls_token;    /* NULL: "[CLS]" */
+    const char *sep_token;    /* NULL: "[SEP]" */
+    size_t max_input_chars_per_word; /* 0: 100; longer words become unk */
+    /* 1: split the raw input on the special tokens ([PAD], [UNK], [CLS],
+     * [SEP], [MASK] where the vocabulary has them) before normalizing and
+     * encode each as its own id, as BertTokenizerFast does. */
+    int match_special_tokens;
+} ps_tokenizer_options;
+
+/* The encoded result: views into the scratch that produced it, valid until
+ * that scratch is used again or freed. */
+typedef struct ps_encoding {
+    const int32_t *input_ids;
+    const uint8_t *token_type_ids; /* 0 for the first sequence, 1 for the second */
+    size_t len;
+} ps_encoding;
+
+/* Fills `opt` with the defaults of HF's BertTokenizerFast for an uncased
+ * model: lowercase 1, strip_accents -1, handle_chinese_chars 1,
+ * clean_text 1, match_special_tokens 1, the [UNK]/[CLS]/[SEP] and "##"
+ * defaults, max_input_chars_per_word 100. */
+PS_API void ps_tokenizer_options_init(ps_tokenizer_options *opt);
+
+/* Loads a BERT vocab.txt (one token a line, id = line number counted from 0;
+ * trailing whitespace, CR and a missing final newline are tolerated; a
+ * duplicated token keeps the id of its last line, as HF's HashMap does).
+ * `opt` may be NULL for the defaults. On success stores a new tokenizer in
+ * *out and returns 0. Errors: PS_ENOENT / PS_EIO (cannot open/read),
+ * PS_EUTF8 (a line is not valid UTF-8; message "file:line: ..."),
+ * PS_ELIMIT (more than INT32_MAX tokens or a token over 65535 bytes),
+ * PS_EINVAL (bad arguments or options), PS_ENOMEM. */
+PS_API int ps_tokenizer_load_vocab(const char *path, const ps_tokenizer_options *opt,
+                                   ps_tokenizer **out, ps_error *err);
+
+/* As ps_tokenizer_load_vocab, from `len` bytes in memory; `name` (may be
+ * NULL) is used in error messages in place of a file name. */
+PS_API int ps_tokenizer_load_vocab_buffer(const char *data, size_t len, const char *name,
+                                          const ps_tokenizer_options *opt,
+                                          ps_tokenizer **out, ps_error *err);
+
+/* Loads a HuggingFace tokenizer.json whose model is WordPiece: vocabulary,
+ * unk token, prefix and max_input_chars_per_word from "model"; the
+ * BertNormalizer flags from "normalizer"; [CLS]/[SEP] from "post_processor"
+ * (BertProcessing or TemplateProcessing); special tokens from
+ * "added_tokens". Returns 0 and stores *out, or: PS_ENOENT / PS_EIO,
+ * PS_EFORMAT (not JSON, or a field of the wrong type; the message names the
+ * line or the field), PS_EUSAGE (a component pairshard does not implement,
+ * e.g. a BPE model or a non-BERT normalizer), PS_ELIMIT, PS_ENOMEM. */
+PS_API int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error *err);
+
+/* Frees a tokenizer (NULL is allowed). No scratch may be in use with it. */
+PS_API void ps_tokenizer_free(ps_tokenizer *tok);
+
+/* Copies the effective options into *opt (strings point into `tok`, valid
+ * while it lives; strip_accents is resolved to 0 or 1). */
+PS_API void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt);
+
+/* Returns the number of lines (ids) of the vocabulary. */
+PS_API size_t ps_tokenizer_vocab_size(const ps_tokenizer *tok);
+
+/* Returns the id of the token spelled by `len` bytes at `token`, or
+ * PS_ENOENT when the vocabulary lacks it. */
+PS_API int32_t ps_tokenizer_token_to_id(const ps_tokenizer *tok, const char *token, size_t len);
+
+/* Returns the NUL-terminated token of `id` (owned by `tok`), or NULL when
+ * `id` is out of range. */
+PS_API const char *ps_tokenizer_id_to_token(const ps_tokenizer *tok, int32_t id);
+
+/* Returns a new workspace, or NULL when out of memory. */
+PS_API ps_tok_scratch *ps_tok_scratch_new(void);
+
+/* Frees a workspace (NULL is allowed). */
+PS_API void ps_tok_scratch_free(ps_tok_scratch *s);
+
+/* Encodes the pair as `[CLS] a [SEP] b [SEP]` with token types 0..0 1..1.
+ * `max_length` 0 means no truncation; otherwise the result has at most
+ * max_length ids, trimmed with HF's longest_first strategy (max_length must
+ * be >= 3). The text must be valid UTF-8; it may be empty and may contain
+ * NUL bytes. Returns the number of ids (also in out->len), or:
+ * PS_EUTF8 (invalid UTF-8; the message names the sequence and byte offset),
+ * PS_EINVAL (max_length 1 or 2, or the vocabulary lacks the unk, [CLS] or
+ * [SEP] token it needs; the message names it), PS_ENOMEM. */
+PS_API int ps_tokenizer_encode_pair(const ps_tokenizer *tok, ps_tok_scratch *s,
+                                    const char *a, size_t a_len,
+                                    const char *b, size_t b_len,
+                                    size_t max_length, ps_encoding *out, ps_error *err);
+
+/* Encodes one sequence as `[CLS] text [SEP]` (token types all 0), truncated
+ * to max_length ids when max_length > 0 (which must then be >= 2). Returns
+ * the number of ids or a negative code, as ps_tokenizer_encode_pair. */
+PS_API int ps_tokenizer_encode(const ps_tokenizer *tok, ps_tok_scratch *s,
+                               const char *text, size_t len, size_t max_length,
+                               ps_encoding *out, ps_error *err);
+
+/* Tokenizes without special tokens or truncation (HF's
+ * encode(add_special_tokens=false)). Returns the count, as above. */
+PS_API int ps_tokenizer_tokenize(const ps_tokenizer *tok, ps_tok_scratch *s,
+                                 const char *text, size_t len, ps_encoding *out,
+                                 ps_error *err);
+
+/* Called once per word of the normalized, pre-tokenized text; a non-zero
+ * return stops the walk and becomes the walk's return value. */
+typedef int (*ps_word_fn)(void *ctx, const char *word, size_t len);
+
+/* Runs the normalizer and pre-tokenizer only (the strings WordPiece would
+ * see; special tokens appear verbatim) and calls `fn` for each word.
+ * Returns 0, the first non-zero value `fn` returned, or PS_EUTF8/PS_ENOMEM.
+ * For inspection and conformance tests. */
+PS_API int ps_tokenizer_words(const ps_tokenizer *tok, ps_tok_scratch *s,
+                              const char *text, size_t len, ps_word_fn fn, void *ctx,
+                              ps_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAIRSHARD_TOKENIZER_H */

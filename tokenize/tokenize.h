@@ -1,0 +1,153 @@
+/*
+ * Internal header of the tokenize stage: the vocabulary (hash table plus
+ * id -> token array), the byte tries WordPiece walks, the tokenizer object
+ * and the per-thread scratch. Not installed.
+ *
+ * Data flow of one encode call (all in encode.c / pretokenize.c /
+ * wordpiece.c): raw text -> special-token split -> fused BertNormalizer +
+ * BertPreTokenizer (ASCII by table, the rest via unicode.c) -> each word to
+ * WordPiece (whole-word hash hit, else longest-match walks over the tries)
+ * -> ids appended to the scratch -> truncation and [CLS]/[SEP] layout.
+ */
+#ifndef PS_TOKENIZE_H
+#define PS_TOKENIZE_H
+
+#include "common/ps_internal.h"
+#include "pairshard/tokenizer.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Limits the vocabulary loaders enforce (PS_ELIMIT beyond them). */
+#define PS_TOK_MAX_TOKEN_BYTES 65535u
+#define PS_TOK_MAX_TOKENS ((size_t)INT32_MAX)
+
+/* ---- vocabulary: token <-> id -------------------------------------- */
+
+typedef struct ps_tok_slot {
+    uint64_t hash;
+    size_t off;   /* of the token's bytes in the pool */
+    uint32_t len;
+    int32_t id;   /* -1: empty slot */
+} ps_tok_slot;
+
+typedef struct ps_tok_vocab {
+    char *pool;          /* every token, each followed by a NUL */
+    size_t pool_len, pool_cap;
+    size_t *tok_off;     /* id -> offset in pool, SIZE_MAX for a hole */
+    size_t n_ids;        /* ids are 0 .. n_ids-1 */
+    size_t ids_cap;
+    ps_tok_slot *slots;  /* open addressing, linear probing */
+    size_t mask;         /* capacity - 1 (power of two) */
+    size_t n_keys;       /* distinct tokens */
+} ps_tok_vocab;
+
+void ps_tok_vocab_init(ps_tok_vocab *v);
+void ps_tok_vocab_free(ps_tok_vocab *v);
+uint64_t ps_tok_hash(const void *p, size_t n);
+/* Sets token -> id (a later set of the same token replaces the id, as HF's
+ * HashMap insert does) and records id -> token. 0 or PS_ENOMEM/PS_ELIMIT. */
+int ps_tok_vocab_set(ps_tok_vocab *v, const char *tok, size_t len, int32_t id);
+/* Returns the id, or -1. */
+int32_t ps_tok_vocab_get(const ps_tok_vocab *v, const char *tok, size_t len, uint64_t hash);
+/* Parses vocab.txt text into v. `name` is for messages. */
+int ps_tok_vocab_parse_txt(ps_tok_vocab *v, const char *data, size_t len, const char *name,
+                           ps_error *err);
+
+/* ---- byte trie for longest-prefix matches --------------------------- */
+
+typedef struct ps_tok_trie_node {
+    uint32_t first_child; /* index of the first child node */
+    uint32_t n_children;  /* children are contiguous, sorted by label */
+    int32_t id;           /* token ending here, or -1 */
+} ps_tok_trie_node;
+
+typedef struct ps_tok_trie {
+    ps_tok_trie_node *nodes; /* nodes[0] is the root */
+    uint8_t *labels;         /* labels[i]: the byte on the edge into node i */
+    size_t n_nodes;
+    uint32_t root_child[256]; /* root's child per byte, 0 = none */
+} ps_tok_trie;
+
+/* Builds a trie of every vocabulary token that starts with `prefix`
+ * (prefix_len 0: every token), keyed by the bytes after the prefix. */
+int ps_tok_trie_build(ps_tok_trie *t, const ps_tok_vocab *v, const char *prefix,
+                      size_t prefix_len);
+void ps_tok_trie_free(ps_tok_trie *t);
+
+/* ---- the tokenizer -------------------------------------------------- */
+
+enum { PS_TOK_WORD = 0, PS_TOK_SPACE = 1, PS_TOK_PUNCT = 2, PS_TOK_DROP = 3 };
+
+typedef struct ps_tok_special {
+    char *text;
+    size_t len;
+    int32_t id;
+} ps_tok_special;
+
+struct ps_tokenizer {
+    bool lowercase, strip_accents, chinese, clean, match_specials;
+    size_t max_chars;
+    char *unk, *prefix, *cls, *sep;
+    size_t prefix_len;
+    int32_t unk_id, cls_id, sep_id; /* -1 when absent */
+    ps_tok_vocab vocab;
+    ps_tok_trie word_trie; /* tokens that may start a word */
+    ps_tok_trie cont_trie; /* "##" tokens, keyed without the prefix */
+    uint8_t ascii_class[128];
+    uint8_t ascii_map[128];
+    ps_tok_special *specials;
+    size_t n_specials;
+    uint8_t special_first[256]; /* 1: some special token starts with it */
+};
+
+/* Fills a tokenizer whose vocab is already loaded: copies the options,
+ * resolves special ids, builds the tries and tables. On failure the caller
+ * frees it with ps_tokenizer_free. */
+int ps_tok_finish(ps_tokenizer *tok, const ps_tokenizer_options *opt, ps_error *err);
+/* Adds a special token matched verbatim in raw input. */
+int ps_tok_add_special(ps_tokenizer *tok, const char *text, size_t len, int32_t id);
+ps_tokenizer *ps_tok_alloc(void);
+/* Reads a whole file into a malloc'ed, NUL-terminated buffer. */
+int ps_tok_read_file(const char *path, char **data, size_t *len, ps_error *err);
+
+/* ---- per-thread scratch --------------------------------------------- */
+
+typedef struct ps_tok_pending {
+    uint32_t cp;
+    int ccc;
+} ps_tok_pending;
+
+struct ps_tok_scratch {
+    int32_t *ids;
+    uint8_t *types;
+    size_t n, cap;
+    char *word; /* the word being built (normalized UTF-8) */
+    size_t word_len, word_cap, word_chars;
+    ps_tok_pending *pend; /* NFD run of non-starters awaiting reordering */
+    size_t pend_n, pend_cap;
+    int fail; /* first error inside a walk (PS_ENOMEM, PS_EINVAL) */
+    size_t seq_start; /* index in ids where the current sequence began */
+    size_t stop_at;   /* stop at a word boundary once it has this many ids */
+    bool stopped;     /* the walk ended early because of stop_at */
+    /* where words go: WordPiece ids, or a user callback */
+    ps_word_fn word_fn;
+    void *word_ctx;
+    int word_rc;
+};
+
+/* Makes room for `extra` more ids. 0 or PS_ENOMEM. */
+int ps_tok_scratch_reserve(ps_tok_scratch *s, size_t extra);
+
+/* Normalizes and pre-tokenizes text[0..len) (specials included) and hands
+ * every word to WordPiece (appending ids to s->ids) or to s->word_fn.
+ * `which` (1 or 2) names the sequence in UTF-8 errors. */
+int ps_tok_run(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text, size_t len,
+               int which, ps_error *err);
+
+/* WordPiece of one normalized word; appends ids. 0 or a negative code. */
+int ps_tok_wordpiece(const ps_tokenizer *tok, ps_tok_scratch *s, const char *w, size_t len,
+                     size_t chars);
+
+#endif /* PS_TOKENIZE_H */

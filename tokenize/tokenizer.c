@@ -1,0 +1,290 @@
+/* The tokenizer object: options, construction from vocab.txt, the derived
+ * tables (tries, ASCII classes, special tokens), accessors, scratch. */
+#include "tokenize/tokenize.h"
+#include "tokenize/unicode.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ps_tokenizer_options_init(ps_tokenizer_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->lowercase = 1;
+    opt->strip_accents = -1;
+    opt->handle_chinese_chars = 1;
+    opt->clean_text = 1;
+    opt->match_special_tokens = 1;
+    opt->max_input_chars_per_word = 100;
+}
+
+ps_tokenizer *ps_tok_alloc(void)
+{
+    ps_tokenizer *tok = calloc(1, sizeof *tok);
+    if (tok) {
+        ps_tok_vocab_init(&tok->vocab);
+        tok->unk_id = tok->cls_id = tok->sep_id = -1;
+    }
+    return tok;
+}
+
+void ps_tokenizer_free(ps_tokenizer *tok)
+{
+    if (!tok)
+        return;
+    ps_tok_vocab_free(&tok->vocab);
+    ps_tok_trie_free(&tok->word_trie);
+    ps_tok_trie_free(&tok->cont_trie);
+    for (size_t i = 0; i < tok->n_specials; i++)
+        free(tok->specials[i].text);
+    free(tok->specials);
+    free(tok->unk);
+    free(tok->prefix);
+    free(tok->cls);
+    free(tok->sep);
+    free(tok);
+}
+
+int ps_tok_add_special(ps_tokenizer *tok, const char *text, size_t len, int32_t id)
+{
+    if (!len)
+        return PS_EINVAL;
+    for (size_t i = 0; i < tok->n_specials; i++)
+        if (tok->specials[i].len == len && !memcmp(tok->specials[i].text, text, len)) {
+            tok->specials[i].id = id; /* a later definition wins */
+            return PS_OK;
+        }
+    ps_tok_special *sp = realloc(tok->specials, (tok->n_specials + 1) * sizeof *sp);
+    if (!sp)
+        return PS_ENOMEM;
+    tok->specials = sp;
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return PS_ENOMEM;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    sp[tok->n_specials++] = (ps_tok_special){copy, len, id};
+    tok->special_first[(unsigned char)text[0]] = 1;
+    return PS_OK;
+}
+
+static char *dup_or(const char *s, const char *dflt)
+{
+    return strdup(s ? s : dflt);
+}
+
+static int32_t lookup(const ps_tokenizer *tok, const char *s)
+{
+    size_t n = strlen(s);
+    return ps_tok_vocab_get(&tok->vocab, s, n, ps_tok_hash(s, n));
+}
+
+static void build_ascii_tables(ps_tokenizer *tok)
+{
+    for (unsigned c = 0; c < 128; c++) {
+        uint8_t cls = PS_TOK_WORD;
+        if (tok->clean && (c == 0 || ps_uni_is_control(c)))
+            cls = PS_TOK_DROP;
+        else if (ps_uni_is_whitespace(c))
+            cls = PS_TOK_SPACE;
+        else if (ps_uni_is_punctuation(c))
+            cls = PS_TOK_PUNCT;
+        tok->ascii_class[c] = cls;
+        tok->ascii_map[c] = (uint8_t)(tok->lowercase && c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+}
+
+int ps_tok_finish(ps_tokenizer *tok, const ps_tokenizer_options *opt, ps_error *err)
+{
+    if (opt->strip_accents < -1 || opt->strip_accents > 1)
+        return ps_error_set(err, PS_EINVAL, "strip_accents must be -1, 0 or 1");
+    tok->lowercase = opt->lowercase != 0;
+    tok->strip_accents = opt->strip_accents < 0 ? tok->lowercase : opt->strip_accents != 0;
+    tok->chinese = opt->handle_chinese_chars != 0;
+    tok->clean = opt->clean_text != 0;
+    tok->match_specials = opt->match_special_tokens != 0;
+    tok->max_chars = opt->max_input_chars_per_word ? opt->max_input_chars_per_word : 100;
+    tok->unk = dup_or(opt->unk_token, "[UNK]");
+    tok->prefix = dup_or(opt->continuing_subword_prefix, "##");
+    tok->cls = dup_or(opt->cls_token, "[CLS]");
+    tok->sep = dup_or(opt->sep_token, "[SEP]");
+    if (!tok->unk || !tok->prefix || !tok->cls || !tok->sep)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    tok->prefix_len = strlen(tok->prefix);
+    tok->unk_id = lookup(tok, tok->unk);
+    if (tok->cls_id < 0)
+        tok->cls_id = lookup(tok, tok->cls);
+    if (tok->sep_id < 0)
+        tok->sep_id = lookup(tok, tok->sep);
+    build_ascii_tables(tok);
+    int rc = ps_tok_trie_build(&tok->word_trie, &tok->vocab, "", 0);
+    if (!rc)
+        rc = ps_tok_trie_build(&tok->cont_trie, &tok->vocab, tok->prefix, tok->prefix_len);
+    if (rc)
+        return ps_error_set(err, rc, "out of memory building the vocabulary trie");
+    return PS_OK;
+}
+
+/* The special tokens BertTokenizerFast registers, where the vocab has them. */
+static int add_bert_specials(ps_tokenizer *tok)
+{
+    const char *names[] = {"[PAD]", tok->unk, tok->cls, tok->sep, "[MASK]"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        int32_t id = lookup(tok, names[i]);
+        if (id >= 0) {
+            int rc = ps_tok_add_special(tok, names[i], strlen(names[i]), id);
+            if (rc)
+                return rc;
+        }
+    }
+    return PS_OK;
+}
+
+int ps_tokenizer_load_vocab_buffer(const char *data, size_t len, const char *name,
+                                   const ps_tokenizer_options *opt, ps_tokenizer **out,
+                                   ps_error *err)
+{
+    ps_tokenizer_options dflt;
+    if (!out || (!data && len))
+        return ps_error_set(err, PS_EINVAL, "ps_tokenizer_load_vocab_buffer: bad arguments");
+    *out = NULL;
+    if (!opt) {
+        ps_tokenizer_options_init(&dflt);
+        opt = &dflt;
+    }
+    if (!name)
+        name = "<vocab>";
+    ps_tokenizer *tok = ps_tok_alloc();
+    if (!tok)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = ps_tok_vocab_parse_txt(&tok->vocab, data ? data : "", len, name, err);
+    if (!rc)
+        rc = ps_tok_finish(tok, opt, err);
+    if (!rc && tok->match_specials && (rc = add_bert_specials(tok)))
+        ps_error_set(err, rc, "out of memory");
+    if (rc) {
+        ps_tokenizer_free(tok);
+        return rc;
+    }
+    *out = tok;
+    return PS_OK;
+}
+
+/* Reads a whole file into a malloc'ed buffer (NUL-terminated). */
+int ps_tok_read_file(const char *path, char **data, size_t *len, ps_error *err)
+{
+    *data = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
+                            strerror(errno));
+    ps_buf b;
+    ps_buf_init(&b);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (ps_buf_append(&b, chunk, n) < 0) {
+            fclose(f);
+            ps_buf_free(&b);
+            return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        ps_buf_free(&b);
+        return ps_error_set(err, PS_EIO, "%s: read error", path);
+    }
+    if (ps_buf_reserve(&b, 0) < 0) {
+        ps_buf_free(&b);
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+    }
+    *data = b.data;
+    *len = b.len;
+    return PS_OK;
+}
+
+int ps_tokenizer_load_vocab(const char *path, const ps_tokenizer_options *opt,
+                            ps_tokenizer **out, ps_error *err)
+{
+    if (!path || !out)
+        return ps_error_set(err, PS_EINVAL, "ps_tokenizer_load_vocab: bad arguments");
+    *out = NULL;
+    char *data;
+    size_t len;
+    int rc = ps_tok_read_file(path, &data, &len, err);
+    if (rc)
+        return rc;
+    rc = ps_tokenizer_load_vocab_buffer(data, len, path, opt, out, err);
+    free(data);
+    return rc;
+}
+
+void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->lowercase = tok->lowercase;
+    opt->strip_accents = tok->strip_accents;
+    opt->handle_chinese_chars = tok->chinese;
+    opt->clean_text = tok->clean;
+    opt->match_special_tokens = tok->match_specials;
+    opt->unk_token = tok->unk;
+    opt->continuing_subword_prefix = tok->prefix;
+    opt->cls_token = tok->cls;
+    opt->sep_token = tok->sep;
+    opt->max_input_chars_per_word = tok->max_chars;
+}
+
+size_t ps_tokenizer_vocab_size(const ps_tokenizer *tok) { return tok->vocab.n_ids; }
+
+int32_t ps_tokenizer_token_to_id(const ps_tokenizer *tok, const char *token, size_t len)
+{
+    if (!token)
+        return PS_EINVAL;
+    int32_t id = ps_tok_vocab_get(&tok->vocab, token, len, ps_tok_hash(token, len));
+    return id >= 0 ? id : PS_ENOENT;
+}
+
+const char *ps_tokenizer_id_to_token(const ps_tokenizer *tok, int32_t id)
+{
+    if (id < 0 || (size_t)id >= tok->vocab.n_ids || tok->vocab.tok_off[id] == SIZE_MAX)
+        return NULL;
+    return tok->vocab.pool + tok->vocab.tok_off[id];
+}
+
+ps_tok_scratch *ps_tok_scratch_new(void) { return calloc(1, sizeof(ps_tok_scratch)); }
+
+void ps_tok_scratch_free(ps_tok_scratch *s)
+{
+    if (!s)
+        return;
+    free(s->ids);
+    free(s->types);
+    free(s->word);
+    free(s->pend);
+    free(s);
+}
+
+int ps_tok_scratch_reserve(ps_tok_scratch *s, size_t extra)
+{
+    size_t need;
+    if (!ps_size_add(s->n, extra, &need))
+        return PS_ENOMEM;
+    if (need <= s->cap)
+        return PS_OK;
+    size_t cap = s->cap ? s->cap : 256;
+    while (cap < need)
+        cap *= 2;
+    int32_t *ids = realloc(s->ids, cap * sizeof *ids);
+    if (!ids)
+        return PS_ENOMEM;
+    s->ids = ids;
+    uint8_t *types = realloc(s->types, cap);
+    if (!types)
+        return PS_ENOMEM;
+    s->types = types;
+    s->cap = cap;
+    return PS_OK;
+}

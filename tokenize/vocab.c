@@ -1,0 +1,201 @@
+/* The vocabulary: a token -> id hash table over a string pool, the
+ * id -> token array, and the vocab.txt parser with HF's line semantics. */
+#include "tokenize/tokenize.h"
+#include "tokenize/unicode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+uint64_t ps_tok_hash(const void *p, size_t n) { return XXH3_64bits(p, n); }
+
+void ps_tok_vocab_init(ps_tok_vocab *v) { memset(v, 0, sizeof *v); }
+
+void ps_tok_vocab_free(ps_tok_vocab *v)
+{
+    free(v->pool);
+    free(v->tok_off);
+    free(v->slots);
+    memset(v, 0, sizeof *v);
+}
+
+static int grow_slots(ps_tok_vocab *v)
+{
+    size_t cap = v->slots ? (v->mask + 1) * 2 : 1024;
+    ps_tok_slot *slots = malloc(cap * sizeof *slots);
+    if (!slots)
+        return PS_ENOMEM;
+    for (size_t i = 0; i < cap; i++)
+        slots[i].id = -1;
+    if (v->slots) {
+        for (size_t i = 0; i <= v->mask; i++) {
+            if (v->slots[i].id < 0)
+                continue;
+            size_t j = (size_t)v->slots[i].hash & (cap - 1);
+            while (slots[j].id >= 0)
+                j = (j + 1) & (cap - 1);
+            slots[j] = v->slots[i];
+        }
+        free(v->slots);
+    }
+    v->slots = slots;
+    v->mask = cap - 1;
+    return PS_OK;
+}
+
+static int pool_add(ps_tok_vocab *v, const char *tok, size_t len, size_t *off)
+{
+    size_t need;
+    if (!ps_size_add(v->pool_len, len + 1, &need))
+        return PS_ENOMEM;
+    if (need > v->pool_cap) {
+        size_t cap = v->pool_cap ? v->pool_cap : 4096;
+        while (cap < need)
+            cap *= 2;
+        char *p = realloc(v->pool, cap);
+        if (!p)
+            return PS_ENOMEM;
+        v->pool = p;
+        v->pool_cap = cap;
+    }
+    *off = v->pool_len;
+    memcpy(v->pool + v->pool_len, tok, len);
+    v->pool[v->pool_len + len] = '\0';
+    v->pool_len = need;
+    return PS_OK;
+}
+
+static int record_id(ps_tok_vocab *v, int32_t id, size_t off)
+{
+    size_t want = (size_t)id + 1;
+    if (want > v->ids_cap) {
+        size_t cap = v->ids_cap ? v->ids_cap : 1024;
+        while (cap < want)
+            cap *= 2;
+        size_t *p = realloc(v->tok_off, cap * sizeof *p);
+        if (!p)
+            return PS_ENOMEM;
+        v->tok_off = p;
+        v->ids_cap = cap;
+    }
+    for (size_t i = v->n_ids; i < want; i++)
+        v->tok_off[i] = SIZE_MAX; /* a hole until some token claims it */
+    if (want > v->n_ids)
+        v->n_ids = want;
+    v->tok_off[id] = off;
+    return PS_OK;
+}
+
+int32_t ps_tok_vocab_get(const ps_tok_vocab *v, const char *tok, size_t len, uint64_t hash)
+{
+    if (!v->slots)
+        return -1;
+    for (size_t j = (size_t)hash & v->mask;; j = (j + 1) & v->mask) {
+        const ps_tok_slot *s = &v->slots[j];
+        if (s->id < 0)
+            return -1;
+        if (s->hash == hash && s->len == len && !memcmp(v->pool + s->off, tok, len))
+            return s->id;
+    }
+}
+
+int ps_tok_vocab_set(ps_tok_vocab *v, const char *tok, size_t len, int32_t id)
+{
+    if (len > PS_TOK_MAX_TOKEN_BYTES || id < 0)
+        return PS_ELIMIT;
+    if (!v->slots || (v->n_keys + 1) * 4 > (v->mask + 1) * 3) {
+        int rc = grow_slots(v);
+        if (rc < 0)
+            return rc;
+    }
+    uint64_t h = ps_tok_hash(tok, len);
+    size_t j = (size_t)h & v->mask;
+    for (;; j = (j + 1) & v->mask) {
+        ps_tok_slot *s = &v->slots[j];
+        if (s->id < 0)
+            break;
+        if (s->hash == h && s->len == len && !memcmp(v->pool + s->off, tok, len)) {
+            s->id = id; /* a duplicate: the later id wins */
+            return record_id(v, id, s->off);
+        }
+    }
+    size_t off;
+    int rc = pool_add(v, tok, len, &off);
+    if (rc < 0)
+        return rc;
+    rc = record_id(v, id, off);
+    if (rc < 0)
+        return rc;
+    v->slots[j] = (ps_tok_slot){.hash = h, .off = off, .len = (uint32_t)len, .id = id};
+    v->n_keys++;
+    return PS_OK;
+}
+
+/* Length of `line` after Rust's str::trim_end (trailing White_Space). The
+ * line is known to be valid UTF-8. */
+static size_t trim_end_len(const char *line, size_t len)
+{
+    while (len > 0) {
+        size_t start = len - 1;
+        while (start > 0 && ((unsigned char)line[start] & 0xC0) == 0x80)
+            start--;
+        uint32_t cp;
+        if (!ps_tok_utf8_decode((const unsigned char *)line + start, len - start, &cp) ||
+            !ps_uni_is_whitespace(cp))
+            break;
+        len = start;
+    }
+    return len;
+}
+
+/* Returns the byte offset of the first invalid UTF-8 sequence, or len. */
+static size_t utf8_invalid_at(const char *p, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        if ((unsigned char)p[i] < 0x80) {
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        unsigned n = ps_tok_utf8_decode((const unsigned char *)p + i, len - i, &cp);
+        if (!n)
+            return i;
+        i += n;
+    }
+    return len;
+}
+
+int ps_tok_vocab_parse_txt(ps_tok_vocab *v, const char *data, size_t len, const char *name,
+                           ps_error *err)
+{
+    /* Lines as Rust's BufRead::lines yields them: split at '\n', no final
+     * empty line after a trailing '\n'; then trim_end, as HF's read_file. */
+    size_t pos = 0, line_no = 0;
+    while (pos < len) {
+        const char *line = data + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t line_len = nl ? (size_t)(nl - line) : len - pos;
+        pos += line_len + (nl ? 1 : 0);
+        line_no++;
+        if (line_no > PS_TOK_MAX_TOKENS)
+            return ps_error_set(err, PS_ELIMIT, "%s:%zu: more than %zu tokens", name, line_no,
+                                PS_TOK_MAX_TOKENS);
+        size_t bad = utf8_invalid_at(line, line_len);
+        if (bad < line_len)
+            return ps_error_set(err, PS_EUTF8, "%s:%zu: invalid UTF-8 at byte %zu of the line",
+                                name, line_no, bad + 1);
+        size_t tok_len = trim_end_len(line, line_len);
+        if (tok_len > PS_TOK_MAX_TOKEN_BYTES)
+            return ps_error_set(err, PS_ELIMIT, "%s:%zu: token of %zu bytes (limit %u)", name,
+                                line_no, tok_len, PS_TOK_MAX_TOKEN_BYTES);
+        int rc = ps_tok_vocab_set(v, line, tok_len, (int32_t)(line_no - 1));
+        if (rc < 0)
+            return ps_error_set(err, rc, "%s:%zu: %s", name, line_no, ps_strerror(rc));
+    }
+    if (line_no == 0)
+        return ps_error_set(err, PS_EFORMAT, "%s: empty vocabulary", name);
+    return PS_OK;
+}
