@@ -74,9 +74,15 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
+VERSION := $(shell sed -n 's/^\#define PS_VERSION_STRING "\(.*\)"/\1/p' include/pairshard/common.h)
+MAJOR   := $(firstword $(subst ., ,$(VERSION)))
+
 STATIC_LIB := $(BUILD)/lib/libpairshard.a
 SHARED_LIB := $(BUILD)/lib/libpairshard.so
 BIN        := $(BUILD)/bin/pairshard
+
+# Keep objects make would see as intermediate (test support objects).
+.SECONDARY:
 
 .PHONY: all lib test check-asan bench demo install uninstall clean help print-config
 .DEFAULT_GOAL := all
@@ -103,7 +109,7 @@ $(STATIC_LIB): $(LIB_OBJS)
 $(SHARED_LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@[ "$(V)" != 0 ] || echo "  LD      $@"
-	$(Q)$(CC) -shared -Wl,-soname,libpairshard.so.$(shell sed -n 's/^#define PS_VERSION_MAJOR //p' include/pairshard/common.h) \
+	$(Q)$(CC) -shared -Wl,-soname,libpairshard.so.$(MAJOR) \
 	    $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL)
 
 $(BIN): $(CLI_OBJS) $(STATIC_LIB)
@@ -138,16 +144,19 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/pairshard
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pairshard
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/libpairshard.a
-	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libpairshard.so
+	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libpairshard.so.$(VERSION)
+	ln -sf libpairshard.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libpairshard.so.$(MAJOR)
+	ln -sf libpairshard.so.$(MAJOR) $(DESTDIR)$(PREFIX)/lib/libpairshard.so
 	install -m 644 include/pairshard/*.h $(DESTDIR)$(PREFIX)/include/pairshard/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' \
-	    -e 's|@VERSION@|$(shell sed -n 's/^#define PS_VERSION_STRING "\(.*\)"/\1/p' include/pairshard/common.h)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' \
 	    -e 's|@REQUIRES@|$(PKGS)|g' \
 	    pairshard.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/pairshard $(DESTDIR)$(PREFIX)/lib/libpairshard.a \
-	      $(DESTDIR)$(PREFIX)/lib/libpairshard.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc
+	      $(DESTDIR)$(PREFIX)/lib/libpairshard.so $(DESTDIR)$(PREFIX)/lib/libpairshard.so.$(MAJOR) \
+	      $(DESTDIR)$(PREFIX)/lib/libpairshard.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc
 	rm -rf $(DESTDIR)$(PREFIX)/include/pairshard
 
 clean:

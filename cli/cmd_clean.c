@@ -224,6 +224,11 @@ int ps_cmd_clean(int argc, char **argv)
             goto done;
         }
     }
+    if (ps_outfile_commit(&s.out) || ps_outfile_commit(&s.rejects) ||
+        ps_outfile_commit(&s.duplicates)) {
+        status = PS_EXIT_USAGE;
+        goto done;
+    }
     if (stats_path) {
         char *json = ps_cleaner_stats_json(cl);
         ps_outfile st;
@@ -239,11 +244,6 @@ int ps_cmd_clean(int argc, char **argv)
             status = PS_EXIT_USAGE;
             goto done;
         }
-    }
-    if (ps_outfile_commit(&s.out) || ps_outfile_commit(&s.rejects) ||
-        ps_outfile_commit(&s.duplicates)) {
-        status = PS_EXIT_USAGE;
-        goto done;
     }
     if (!quiet) {
         ps_clean_counts k;

@@ -22,7 +22,7 @@ mkdir -p "$logdir"
 
 run_one() { # name command...
     name=$1; shift
-    log="$logdir/$name.log"
+    log="$logdir/$(echo "$name" | tr '/' '-').log"
     start=$(date +%s)
     "$@" >"$log" 2>&1
     rc=$?
