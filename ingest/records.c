@@ -629,6 +629,8 @@ int ps_format_detect(ps_source *src, ps_format *out, ps_error *err)
         *out = PS_FORMAT_JSON;
     } else if (p[i] == '{') {
         *out = PS_FORMAT_JSONL;
+    } else if (name_ends(path, ".json")) {
+        *out = PS_FORMAT_JSON; /* damaged JSON: let the array reader say why */
     } else {
         /* A header line: choose the delimiter it uses more. */
         size_t tabs = 0, commas = 0;
