@@ -84,7 +84,7 @@ static int add_record(corpus *c, json_t *rec, const char *name, size_t where)
 {
     json_t *q = json_object_get(rec, "question");
     json_t *s = json_object_get(rec, "sql");
-    if (!s)
+    if (!json_is_string(s)) /* Spider's dev.json: "sql" is the parsed tree */
         s = json_object_get(rec, "query");
     if (!json_is_string(q) || !json_is_string(s)) {
         fprintf(stderr, "pairshard bench-tokenize: %s:%zu: needs string fields \"question\" and "

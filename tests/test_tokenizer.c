@@ -1,0 +1,619 @@
+/* Unit tests of the WordPiece tokenizer through its public API: the real
+ * bert-base-uncased and bert-base-chinese vocabularies, the vocab.txt and
+ * tokenizer.json loaders on hostile files, normalization, truncation,
+ * special tokens, invalid UTF-8 and concurrent use. Id-for-id agreement
+ * with HuggingFace on whole corpora is tests/conformance's job. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "pairshard/tokenizer.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define S(lit) lit, sizeof(lit) - 1
+
+static char *data_path(const char *rel)
+{
+    const char *root = getenv("PS_ROOT");
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s/tests/data/%s", root ? root : ".", rel);
+    return buf;
+}
+
+static ps_tokenizer *load_uncased(void)
+{
+    ps_tokenizer *tok = NULL;
+    ps_error err;
+    int rc = ps_tokenizer_load_vocab(data_path("vocab/bert-base-uncased.vocab.txt"), NULL, &tok, &err);
+    if (rc)
+        fail_msg("loading bert-base-uncased: %s", err.message);
+    return tok;
+}
+
+static int32_t id_of(const ps_tokenizer *tok, const char *token)
+{
+    int32_t id = ps_tokenizer_token_to_id(tok, token, strlen(token));
+    if (id < 0)
+        fail_msg("token '%s' not in the vocabulary", token);
+    return id;
+}
+
+/* Tokenizes without specials and compares with the given tokens. */
+static void expect_tokens(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text,
+                          const char *const *tokens, size_t n)
+{
+    ps_encoding enc;
+    ps_error err;
+    int rc = ps_tokenizer_tokenize(tok, s, text, strlen(text), &enc, &err);
+    assert_int_equal(rc, (int)n);
+    for (size_t i = 0; i < n; i++) {
+        if (enc.input_ids[i] != id_of(tok, tokens[i]))
+            fail_msg("'%s': token %zu is %s, expected %s", text, i,
+                     ps_tokenizer_id_to_token(tok, enc.input_ids[i]), tokens[i]);
+    }
+}
+
+typedef struct words {
+    char buf[2048];
+    size_t n;
+} words;
+
+static int collect(void *ctx, const char *w, size_t len)
+{
+    words *ws = ctx;
+    size_t used = strlen(ws->buf);
+    if (used + len + 2 >= sizeof ws->buf)
+        return 1;
+    if (ws->n++)
+        ws->buf[used++] = '|';
+    memcpy(ws->buf + used, w, len);
+    ws->buf[used + len] = '\0';
+    return 0;
+}
+
+/* The normalized words of `text`, joined with '|'. */
+static const char *words_of(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text, size_t len)
+{
+    static words ws;
+    memset(&ws, 0, sizeof ws);
+    ps_error err;
+    int rc = ps_tokenizer_words(tok, s, text, len, collect, &ws, &err);
+    if (rc)
+        fail_msg("words of '%s': %d %s", text, rc, err.message);
+    return ws.buf;
+}
+
+/* ---- the real vocabularies --------------------------------------------- */
+
+static void test_known_words_and_pieces(void **state)
+{
+    (void)state;
+    ps_tokenizer *tok = load_uncased();
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    assert_int_equal(ps_tokenizer_vocab_size(tok), 30522);
+    /* the classic ids of bert-base-uncased */
+    assert_int_equal(id_of(tok, "[PAD]"), 0);
+    assert_int_equal(id_of(tok, "[UNK]"), 100);
+    assert_int_equal(id_of(tok, "[CLS]"), 101);
+    assert_int_equal(id_of(tok, "[SEP]"), 102);
+    assert_int_equal(id_of(tok, "[MASK]"), 103);
+    assert_string_equal(ps_tokenizer_id_to_token(tok, 7592), "hello");
+    assert_null(ps_tokenizer_id_to_token(tok, 30522));
+    assert_null(ps_tokenizer_id_to_token(tok, -1));
+
+    static const char *const hello[] = {"hello", ",", "world", "!"};
+    expect_tokens(tok, s, "Hello, WORLD!", hello, 4);
+    /* greedy longest match: a piece, then ## continuations */
+    static const char *const pieces[] = {"token", "##ization"};
+    expect_tokens(tok, s, "tokenization", pieces, 2);
+    static const char *const sql[] = {"select", "count", "(", "*", ")", "from", "singer"};
+    expect_tokens(tok, s, "SELECT count(*) FROM singer", sql, 7);
+
+    ps_encoding enc;
+    ps_error err;
+    assert_int_equal(ps_tokenizer_encode(tok, s, S("hello world"), 0, &enc, &err), 4);
+    assert_int_equal(enc.input_ids[0], 101);
+    assert_int_equal(enc.input_ids[1], 7592);
+    assert_int_equal(enc.input_ids[3], 102);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
+static void test_pair_layout_and_types(void **state)
+{
+    (void)state;
+    ps_tokenizer *tok = load_uncased();
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    ps_encoding enc;
+    ps_error err;
+    int n = ps_tokenizer_encode_pair(tok, s, S("how many singers ?"),
+                                     S("SELECT count(*) FROM singer"), 0, &enc, &err);
+    assert_int_equal(n, 1 + 4 + 1 + 7 + 1);
+    assert_int_equal(enc.input_ids[0], id_of(tok, "[CLS]"));
+    assert_int_equal(enc.input_ids[5], id_of(tok, "[SEP]"));
+    assert_int_equal(enc.input_ids[6], id_of(tok, "select"));
+    assert_int_equal(enc.input_ids[n - 1], id_of(tok, "[SEP]"));
+    for (int i = 0; i < n; i++)
+        assert_int_equal(enc.token_type_ids[i], i <= 5 ? 0 : 1);
+
+    /* empty fields are fine: [CLS] [SEP] [SEP] */
+    n = ps_tokenizer_encode_pair(tok, s, "", 0, NULL, 0, 0, &enc, &err);
+    assert_int_equal(n, 3);
+    assert_int_equal(enc.token_type_ids[0], 0);
+    assert_int_equal(enc.token_type_ids[1], 0);
+    assert_int_equal(enc.token_type_ids[2], 1);
+    /* whitespace only, and only dropped characters, are empty too */
+    assert_int_equal(ps_tokenizer_encode_pair(tok, s, S(" \t\n\xc2\xa0"), S("\x01\xef\xbf\xbd"), 0,
+                                              &enc, &err), 3);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
+static void test_chinese_vocab_is_cased(void **state)
+{
+    (void)state;
+    ps_tokenizer_options opt;
+    ps_tokenizer_options_init(&opt);
+    opt.lowercase = 0; /* bert-base-chinese: do_lower_case = false */
+    ps_tokenizer *tok = NULL;
+    ps_error err;
+    assert_int_equal(ps_tokenizer_load_vocab(data_path("vocab/bert-base-chinese.vocab.txt"), &opt,
+                                             &tok, &err), 0);
+    /* the file has no final newline: its last line is still a token */
+    assert_int_equal(ps_tokenizer_vocab_size(tok), 21128);
+    ps_tokenizer_options got;
+    ps_tokenizer_get_options(tok, &got);
+    assert_int_equal(got.lowercase, 0);
+    assert_int_equal(got.strip_accents, 0); /* follows lowercase */
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    /* ideographs are words of their own; accents stay */
+    assert_string_equal(words_of(tok, s, S("学生name和Café")), "学|生|name|和|Café");
+    static const char *const zh[] = {"学", "生"};
+    expect_tokens(tok, s, "学生", zh, 2);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
+/* ---- normalizer and pre-tokenizer -------------------------------------- */
+
+static void test_normalization(void **state)
+{
+    (void)state;
+    ps_tokenizer *tok = load_uncased();
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    assert_string_equal(words_of(tok, s, S("Café NAÏVE")), "cafe|naive");
+    assert_string_equal(words_of(tok, s, S("e\xcc\x81")), "e"); /* combining acute */
+    assert_string_equal(words_of(tok, s, S("\xcc\x81\xcc\x82")), ""); /* marks alone vanish */
+    assert_string_equal(words_of(tok, s, S("İstanbul")), "istanbul");
+    assert_string_equal(words_of(tok, s, S("Straße ΣΑΣ")), "straße|σασ"); /* no final sigma */
+    assert_string_equal(words_of(tok, s, S("a,b.c")), "a|,|b|.|c");
+    assert_string_equal(words_of(tok, s, S("x>=5")), "x|>|=|5");
+    assert_string_equal(words_of(tok, s, S("«hi»")), "«|hi|»");
+    assert_string_equal(words_of(tok, s, S("a\xc2\xa0" "b\xe3\x80\x80" "c")), "a|b|c"); /* NBSP, U+3000 */
+    assert_string_equal(words_of(tok, s, S("zero\xe2\x80\x8bwidth")), "zerowidth"); /* Cf dropped */
+    assert_string_equal(words_of(tok, s, S("a\x00" "b")), "ab");          /* NUL dropped */
+    assert_string_equal(words_of(tok, s, S("a\x0b" "b\x7f" "c")), "abc");  /* VT, DEL: controls */
+    assert_string_equal(words_of(tok, s, S("中文abc")), "中|文|abc");
+    assert_string_equal(words_of(tok, s, S("[MASK] x")), "[MASK]|x"); /* special kept whole */
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+
+    /* lowercase without stripping: İ becomes i + U+0307 (Rust's to_lowercase) */
+    ps_tokenizer_options opt;
+    ps_tokenizer_options_init(&opt);
+    opt.strip_accents = 0;
+    assert_int_equal(ps_tokenizer_load_vocab(data_path("vocab/bert-base-uncased.vocab.txt"), &opt,
+                                             &tok, NULL), 0);
+    s = ps_tok_scratch_new();
+    assert_string_equal(words_of(tok, s, S("İ Café")), "i\xcc\x87|café");
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
+static void test_long_words_and_unk(void **state)
+{
+    (void)state;
+    ps_tokenizer *tok = load_uncased();
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    char word[256];
+    ps_encoding enc;
+    int32_t unk = id_of(tok, "[UNK]");
+    /* exactly 100 characters (2 bytes each): still WordPiece'd */
+    for (int i = 0; i < 100; i++)
+        memcpy(word + 2 * i, "\xc3\xa9", 2); /* é -> e */
+    int n = ps_tokenizer_tokenize(tok, s, word, 200, &enc, NULL);
+    assert_true(n >= 1);
+    assert_int_not_equal(enc.input_ids[0], unk);
+    /* 101 characters: one [UNK] */
+    memcpy(word + 200, "\xc3\xa9", 2);
+    assert_int_equal(ps_tokenizer_tokenize(tok, s, word, 202, &enc, NULL), 1);
+    assert_int_equal(enc.input_ids[0], unk);
+    /* a word no piece covers is a single [UNK], not pieces then [UNK] */
+    assert_int_equal(ps_tokenizer_tokenize(tok, s, S("ab\xe2\x98\x83"), &enc, NULL), 1);
+    assert_int_equal(enc.input_ids[0], unk);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
+static void test_special_tokens_in_text(void **state)
+{
+    (void)state;
+    ps_tokenizer *tok = load_uncased();
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    ps_encoding enc;
+    assert_int_equal(ps_tokenizer_tokenize(tok, s, S("a [MASK]b"), &enc, NULL), 3);
+    assert_int_equal(enc.input_ids[1], id_of(tok, "[MASK]"));
+    /* matched verbatim only: "[mask]" is three words */
+    assert_int_equal(ps_tokenizer_tokenize(tok, s, S("[mask]"), &enc, NULL), 3);
+    assert_int_equal(enc.input_ids[0], id_of(tok, "["));
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+
+    ps_tokenizer_options opt;
+    ps_tokenizer_options_init(&opt);
+    opt.match_special_tokens = 0;
+    assert_int_equal(ps_tokenizer_load_vocab(data_path("vocab/bert-base-uncased.vocab.txt"), &opt,
+                                             &tok, NULL), 0);
+    s = ps_tok_scratch_new();
+    assert_int_equal(ps_tokenizer_tokenize(tok, s, S("[MASK]"), &enc, NULL), 3);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
+/* ---- truncation ------------------------------------------------------- */
+
+static char *repeat_word(const char *w, int n)
+{
+    size_t wl = strlen(w);
+    char *out = malloc((wl + 1) * (size_t)(n > 0 ? n : 1) + 1);
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        memcpy(out + i * (wl + 1), w, wl);
+        out[i * (wl + 1) + wl] = ' ';
+        out[(i + 1) * (wl + 1)] = '\0';
+    }
+    return out;
+}
+
+/* Encodes n_a words "a" and n_b words "b" (one id each) truncated to max,
+ * and returns how many of each survived. */
+static void split_of(const ps_tokenizer *tok, ps_tok_scratch *s, int na, int nb, size_t max,
+                     int *ka, int *kb)
+{
+    char *a = repeat_word("a", na), *b = repeat_word("b", nb);
+    ps_encoding enc;
+    int n = ps_tokenizer_encode_pair(tok, s, a, strlen(a), b, strlen(b), max, &enc, NULL);
+    assert_true(n >= 3);
+    assert_true((size_t)n <= max);
+    *ka = *kb = 0;
+    for (int i = 0; i < n; i++) {
+        if (enc.input_ids[i] == id_of(tok, "a"))
+            ++*ka;
+        if (enc.input_ids[i] == id_of(tok, "b"))
+            ++*kb;
+    }
+    free(a);
+    free(b);
+}
+
+static void test_longest_first(void **state)
+{
+    (void)state;
+    ps_tokenizer *tok = load_uncased();
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    int ka, kb;
+    split_of(tok, s, 3, 20, 16, &ka, &kb); /* short one kept whole */
+    assert_int_equal(ka, 3);
+    assert_int_equal(kb, 10);
+    split_of(tok, s, 20, 3, 16, &ka, &kb);
+    assert_int_equal(ka, 10);
+    assert_int_equal(kb, 3);
+    split_of(tok, s, 20, 20, 16, &ka, &kb); /* both cut: the odd id to the second */
+    assert_int_equal(ka, 6);
+    assert_int_equal(kb, 7);
+    split_of(tok, s, 5, 4, 8, &ka, &kb); /* the longer gets the odd id */
+    assert_int_equal(ka, 3);
+    assert_int_equal(kb, 2);
+    /* HF 0.23.2 measured: with max_length 4, (5, 4) keeps 0/1 but (4, 3)
+     * keeps 1/0 -- each sequence is first cut at max_length ids */
+    split_of(tok, s, 5, 4, 4, &ka, &kb);
+    assert_int_equal(ka, 0);
+    assert_int_equal(kb, 1);
+    split_of(tok, s, 4, 3, 4, &ka, &kb);
+    assert_int_equal(ka, 1);
+    assert_int_equal(kb, 0);
+    split_of(tok, s, 2, 2, 3, &ka, &kb); /* max_length 3: only the specials */
+    assert_int_equal(ka + kb, 0);
+
+    /* the early stop at max_length ids happens at word boundaries, so a
+     * long word past the cut changes the split (HF 0.23.2 measured 5/4) */
+    const char *a = "a a a a a a a a xqzvw a a a", *b = "a a a a a a a a a a a a a a a a a a a a";
+    ps_encoding enc;
+    assert_int_equal(ps_tokenizer_encode_pair(tok, s, a, strlen(a), b, strlen(b), 12, &enc, NULL), 12);
+    assert_int_equal(enc.input_ids[6], id_of(tok, "[SEP]"));
+
+    ps_error err;
+    assert_int_equal(ps_tokenizer_encode_pair(tok, s, S("a"), S("b"), 2, &enc, &err), PS_EINVAL);
+    assert_int_equal(err.code, PS_EINVAL);
+    assert_int_equal(ps_tokenizer_encode(tok, s, S("a b c"), 1, &enc, &err), PS_EINVAL);
+    assert_int_equal(ps_tokenizer_encode(tok, s, S("a b c"), 3, &enc, &err), 3);
+    assert_int_equal(enc.input_ids[1], id_of(tok, "a"));
+    assert_int_equal(enc.input_ids[2], id_of(tok, "[SEP]"));
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
+/* ---- invalid UTF-8 ---------------------------------------------------- */
+
+static void test_invalid_utf8(void **state)
+{
+    (void)state;
+    ps_tokenizer *tok = load_uncased();
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    ps_encoding enc;
+    ps_error err;
+    static const struct {
+        const char *text;
+        size_t len, at;
+    } bad[] = {
+        {S("ab\xff" "c"), 2},          /* not a lead byte */
+        {S("abc\xc3"), 3},             /* truncated at the end */
+        {S("a\xc0\x80"), 1},           /* overlong NUL */
+        {S("\xed\xa0\x80"), 0},        /* surrogate */
+        {S("x\xf4\x90\x80\x80"), 1},   /* above U+10FFFF */
+        {S("\xe2\x82"), 0},            /* truncated 3-byte */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = ps_tokenizer_encode_pair(tok, s, bad[i].text, bad[i].len, S("ok"), 0, &enc, &err);
+        assert_int_equal(rc, PS_EUTF8);
+        char want[64];
+        snprintf(want, sizeof want, "at byte %zu of the text", bad[i].at);
+        if (!strstr(err.message, want))
+            fail_msg("case %zu: '%s' lacks '%s'", i, err.message, want);
+    }
+    int rc = ps_tokenizer_encode_pair(tok, s, S("ok"), S("fine \xfe"), 0, &enc, &err);
+    assert_int_equal(rc, PS_EUTF8);
+    assert_non_null(strstr(err.message, "byte 5 of the second sequence"));
+    /* rejected whatever the truncation: bytes past the cut are checked too */
+    rc = ps_tokenizer_encode_pair(tok, s, S("a b c d e f g h i j \xff"), S("x"), 4, &enc, &err);
+    assert_int_equal(rc, PS_EUTF8);
+    /* and the scratch still works afterwards */
+    assert_int_equal(ps_tokenizer_encode(tok, s, S("hello"), 0, &enc, &err), 3);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
+/* ---- vocab.txt loader on hostile input -------------------------------- */
+
+static void test_vocab_txt_edge_cases(void **state)
+{
+    (void)state;
+    ps_tokenizer *tok;
+    ps_error err;
+    /* CRLF, trailing spaces and tabs, an empty line, no final newline */
+    static const char v[] = "[UNK]\r\n[CLS]\r\n[SEP]  \n\nhello\t\nworld";
+    assert_int_equal(ps_tokenizer_load_vocab_buffer(v, sizeof v - 1, "v.txt", NULL, &tok, &err), 0);
+    assert_int_equal(ps_tokenizer_vocab_size(tok), 6);
+    assert_int_equal(ps_tokenizer_token_to_id(tok, S("[SEP]")), 2);
+    assert_int_equal(ps_tokenizer_token_to_id(tok, S("hello")), 4);
+    assert_int_equal(ps_tokenizer_token_to_id(tok, S("world")), 5);
+    assert_int_equal(ps_tokenizer_token_to_id(tok, S("nope")), PS_ENOENT);
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    ps_encoding enc;
+    assert_int_equal(ps_tokenizer_encode(tok, s, S("hello world zzz"), 0, &enc, &err), 5);
+    assert_int_equal(enc.input_ids[3], 0); /* zzz -> [UNK] */
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+
+    /* a duplicate keeps the id of its last line, as HF's HashMap insert */
+    static const char dup[] = "[UNK]\nfoo\nbar\nfoo\n";
+    assert_int_equal(ps_tokenizer_load_vocab_buffer(dup, sizeof dup - 1, "dup.txt", NULL, &tok, &err), 0);
+    assert_int_equal(ps_tokenizer_token_to_id(tok, S("foo")), 3);
+    assert_int_equal(ps_tokenizer_vocab_size(tok), 4);
+    ps_tokenizer_free(tok);
+
+    /* invalid UTF-8 names file and line */
+    static const char bad[] = "[UNK]\nok\nb\xc3(d\n";
+    assert_int_equal(ps_tokenizer_load_vocab_buffer(bad, sizeof bad - 1, "bad.txt", NULL, &tok, &err),
+                     PS_EUTF8);
+    assert_null(tok);
+    assert_non_null(strstr(err.message, "bad.txt:3:"));
+
+    /* a token over the limit */
+    size_t big = 70000;
+    char *huge = malloc(big + 8);
+    memcpy(huge, "[UNK]\n", 6);
+    memset(huge + 6, 'x', big);
+    assert_int_equal(ps_tokenizer_load_vocab_buffer(huge, big + 6, "huge.txt", NULL, &tok, &err),
+                     PS_ELIMIT);
+    assert_non_null(strstr(err.message, "huge.txt:2:"));
+    free(huge);
+
+    assert_int_equal(ps_tokenizer_load_vocab_buffer("", 0, "empty.txt", NULL, &tok, &err), PS_EFORMAT);
+    assert_int_equal(ps_tokenizer_load_vocab("/nonexistent/vocab.txt", NULL, &tok, &err), PS_ENOENT);
+    assert_non_null(strstr(err.message, "/nonexistent/vocab.txt"));
+}
+
+static void test_vocab_over_65535_tokens(void **state)
+{
+    (void)state;
+    /* ids past 16 bits must survive (no uint16 anywhere) */
+    size_t n = 70000;
+    char *buf = malloc(n * 12);
+    size_t len = 0;
+    len += (size_t)sprintf(buf, "[UNK]\n[CLS]\n[SEP]\n");
+    for (size_t i = 3; i < n; i++)
+        len += (size_t)sprintf(buf + len, "w%zu\n", i);
+    ps_tokenizer *tok;
+    ps_error err;
+    assert_int_equal(ps_tokenizer_load_vocab_buffer(buf, len, "big.txt", NULL, &tok, &err), 0);
+    assert_int_equal(ps_tokenizer_vocab_size(tok), n);
+    assert_int_equal(ps_tokenizer_token_to_id(tok, S("w69999")), 69999);
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    ps_encoding enc;
+    assert_int_equal(ps_tokenizer_encode(tok, s, S("w69999 w65536"), 0, &enc, &err), 4);
+    assert_int_equal(enc.input_ids[1], 69999);
+    assert_int_equal(enc.input_ids[2], 65536);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+    free(buf);
+}
+
+static void test_missing_unk_and_specials(void **state)
+{
+    (void)state;
+    static const char v[] = "hello\nworld\n";
+    ps_tokenizer *tok;
+    ps_error err;
+    assert_int_equal(ps_tokenizer_load_vocab_buffer(v, sizeof v - 1, "v.txt", NULL, &tok, &err), 0);
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    ps_encoding enc;
+    assert_int_equal(ps_tokenizer_tokenize(tok, s, S("hello world"), &enc, &err), 2);
+    assert_int_equal(ps_tokenizer_tokenize(tok, s, S("hello zzz"), &enc, &err), PS_EINVAL);
+    assert_non_null(strstr(err.message, "[UNK]"));
+    assert_int_equal(ps_tokenizer_encode(tok, s, S("hello"), 0, &enc, &err), PS_EINVAL);
+    assert_non_null(strstr(err.message, "[CLS]"));
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
+/* ---- tokenizer.json --------------------------------------------------- */
+
+static char *write_temp(const char *content)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/ps-test-tok-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+    close(fd);
+    return path;
+}
+
+static void test_tokenizer_json(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"version\":\"1.0\",\"added_tokens\":[{\"id\":3,\"content\":\"[MASK]\",\"single_word\":false,"
+        "\"lstrip\":false,\"rstrip\":false,\"normalized\":false,\"special\":true}],"
+        "\"normalizer\":{\"type\":\"BertNormalizer\",\"clean_text\":true,\"handle_chinese_chars\":true,"
+        "\"strip_accents\":null,\"lowercase\":false},"
+        "\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},"
+        "\"post_processor\":{\"type\":\"BertProcessing\",\"sep\":[\"[SEP]\",2],\"cls\":[\"[CLS]\",1]},"
+        "\"model\":{\"type\":\"WordPiece\",\"unk_token\":\"[UNK]\",\"continuing_subword_prefix\":\"##\","
+        "\"max_input_chars_per_word\":5,\"vocab\":{\"[UNK]\":0,\"[CLS]\":1,\"[SEP]\":2,\"[MASK]\":3,"
+        "\"Ab\":4,\"##c\":5,\"ab\":6}}}";
+    char *path = write_temp(json);
+    ps_tokenizer *tok;
+    ps_error err;
+    assert_int_equal(ps_tokenizer_load_json(path, &tok, &err), 0);
+    ps_tokenizer_options o;
+    ps_tokenizer_get_options(tok, &o);
+    assert_int_equal(o.lowercase, 0);
+    assert_int_equal(o.strip_accents, 0);
+    assert_int_equal(o.max_input_chars_per_word, 5);
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    ps_encoding enc;
+    assert_int_equal(ps_tokenizer_encode_pair(tok, s, S("Abc [MASK]"), S("ab abcdef"), 0, &enc, &err), 8);
+    static const int32_t want[] = {1, 4, 5, 3, 2, 6, 0, 2};
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(enc.input_ids[i], want[i]);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+    unlink(path);
+
+    path = write_temp("{\"model\": {\"type\": \"BPE\"}, \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}}");
+    assert_int_equal(ps_tokenizer_load_json(path, &tok, &err), PS_EUSAGE);
+    assert_non_null(strstr(err.message, "WordPiece"));
+    unlink(path);
+
+    path = write_temp("{\n\"model\": [1, 2,\n}");
+    assert_int_equal(ps_tokenizer_load_json(path, &tok, &err), PS_EFORMAT);
+    assert_non_null(strstr(err.message, ":3:"));
+    unlink(path);
+
+    path = write_temp("{\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},\"model\":{\"type\":\"WordPiece\","
+                      "\"vocab\":{\"a\":\"zero\"}}}");
+    assert_int_equal(ps_tokenizer_load_json(path, &tok, &err), PS_EFORMAT);
+    assert_non_null(strstr(err.message, "model.vocab[\"a\"]"));
+    unlink(path);
+}
+
+/* ---- concurrency ------------------------------------------------------ */
+
+typedef struct job {
+    const ps_tokenizer *tok;
+    const char *const *texts;
+    size_t n;
+    uint64_t sum;
+    int rc;
+} job;
+
+static void *encode_all(void *arg)
+{
+    job *j = arg;
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    for (int pass = 0; pass < 20; pass++)
+        for (size_t i = 0; i < j->n; i++) {
+            ps_encoding enc;
+            int n = ps_tokenizer_encode_pair(j->tok, s, j->texts[i], strlen(j->texts[i]), "SELECT 1",
+                                             8, 64, &enc, NULL);
+            if (n < 0)
+                j->rc = n;
+            for (int k = 0; k < n; k++)
+                j->sum = j->sum * 31 + (uint64_t)enc.input_ids[k] + enc.token_type_ids[k];
+        }
+    ps_tok_scratch_free(s);
+    return NULL;
+}
+
+static void test_shared_across_threads(void **state)
+{
+    (void)state;
+    ps_tokenizer *tok = load_uncased();
+    static const char *const texts[] = {
+        "How many singers do we have?", "Café naïve résumé", "列出所有的学生name",
+        "İstanbul ΣΑΣ Straße", "a [MASK] b", "emoji 👨‍👩‍👧 done", "e\xcc\x81\xcc\xa3 reorder",
+    };
+    job solo = {tok, texts, 7, 0, 0};
+    encode_all(&solo);
+    job jobs[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        jobs[t] = (job){tok, texts, 7, 0, 0};
+        assert_int_equal(pthread_create(&th[t], NULL, encode_all, &jobs[t]), 0);
+    }
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(jobs[t].rc, 0);
+        assert_true(jobs[t].sum == solo.sum);
+    }
+    ps_tokenizer_free(tok);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_words_and_pieces),
+        cmocka_unit_test(test_pair_layout_and_types),
+        cmocka_unit_test(test_chinese_vocab_is_cased),
+        cmocka_unit_test(test_normalization),
+        cmocka_unit_test(test_long_words_and_unk),
+        cmocka_unit_test(test_special_tokens_in_text),
+        cmocka_unit_test(test_longest_first),
+        cmocka_unit_test(test_invalid_utf8),
+        cmocka_unit_test(test_vocab_txt_edge_cases),
+        cmocka_unit_test(test_vocab_over_65535_tokens),
+        cmocka_unit_test(test_missing_unk_and_specials),
+        cmocka_unit_test(test_tokenizer_json),
+        cmocka_unit_test(test_shared_across_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
