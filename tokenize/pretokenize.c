@@ -184,17 +184,63 @@ static int slow_char(const ps_tokenizer *tok, ps_tok_scratch *s, uint32_t cp)
     return decompose(tok, s, cp);
 }
 
-/* One stretch of text without special tokens. `base` is its offset in the
+/* Longest special token at p[0..len), or NULL. */
+static const ps_tok_special *match_special(const ps_tokenizer *tok, const unsigned char *p,
+                                           size_t len)
+{
+    const ps_tok_special *best = NULL;
+    for (size_t k = 0; k < tok->n_specials; k++) {
+        const ps_tok_special *sp = &tok->specials[k];
+        if (sp->len <= len && (!best || sp->len > best->len) && !memcmp(p, sp->text, sp->len))
+            best = sp;
+    }
+    return best;
+}
+
+/* A special token: its id (or, for ps_tokenizer_words, its text). */
+static int emit_special(const ps_tokenizer *tok, ps_tok_scratch *s, const ps_tok_special *sp)
+{
+    (void)tok;
+    if (s->word_fn) {
+        int rc = s->word_fn(s->word_ctx, sp->text, sp->len);
+        if (rc)
+            s->word_rc = rc;
+        return rc;
+    }
+    int rc = ps_tok_scratch_reserve(s, 1);
+    if (rc)
+        return rc;
+    s->ids[s->n++] = sp->id;
+    if (s->stop_at && s->n - s->seq_start >= s->stop_at) {
+        s->stopped = true;
+        return 1;
+    }
+    return PS_OK;
+}
+
+/* One stretch of text; with `specials`, special tokens starting with an
+ * ASCII byte are matched here too (the byte's class carries a flag). `base` is its offset in the
  * caller's text, for error messages. */
 static int run_segment(const ps_tokenizer *tok, ps_tok_scratch *s, const unsigned char *p,
-                       size_t len, size_t base, int which, ps_error *err)
+                       size_t len, size_t base, int which, bool specials, ps_error *err)
 {
     size_t i = 0;
     int rc = PS_OK;
     while (i < len) {
         unsigned c = p[i];
         if (c < 0x80) {
-            switch (tok->ascii_class[c]) {
+            unsigned cls = tok->ascii_class[c];
+            if (PS_UNLIKELY(cls & PS_TOK_SPECIAL_START)) {
+                const ps_tok_special *sp;
+                if (specials && (sp = match_special(tok, p + i, len - i))) {
+                    if ((rc = end_word(tok, s)) || (rc = emit_special(tok, s, sp)))
+                        return rc;
+                    i += sp->len;
+                    continue;
+                }
+                cls &= ~(unsigned)PS_TOK_SPECIAL_START;
+            }
+            switch (cls) {
             case PS_TOK_WORD:
                 if (PS_UNLIKELY(s->pend_n) && (rc = flush_pending(tok, s)))
                     return rc;
@@ -231,19 +277,6 @@ static int run_segment(const ps_tokenizer *tok, ps_tok_scratch *s, const unsigne
         i += n;
     }
     return end_word(tok, s);
-}
-
-/* Longest special token at p[0..len), or NULL. */
-static const ps_tok_special *match_special(const ps_tokenizer *tok, const unsigned char *p,
-                                           size_t len)
-{
-    const ps_tok_special *best = NULL;
-    for (size_t k = 0; k < tok->n_specials; k++) {
-        const ps_tok_special *sp = &tok->specials[k];
-        if (sp->len <= len && (!best || sp->len > best->len) && !memcmp(p, sp->text, sp->len))
-            best = sp;
-    }
-    return best;
 }
 
 /* After an early stop: the rest must still be valid UTF-8, so that whether
@@ -285,41 +318,27 @@ int ps_tok_run(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text, siz
     s->word_len = s->word_chars = s->pend_n = 0;
     s->fail = 0;
     s->stopped = false;
+    bool specials = tok->match_specials && tok->n_specials;
     int rc;
-    if (!tok->match_specials || !tok->n_specials) {
-        rc = run_segment(tok, s, p, len, 0, which, err);
-        if (rc > 0 && s->stopped)
-            return check_rest(p, len, 0, which, err);
-        return rc ? fail_rc(tok, s, rc, err) : PS_OK;
-    }
-    size_t seg = 0, i = 0;
-    while (i < len) {
-        const ps_tok_special *sp;
-        if (!tok->special_first[p[i]] || !(sp = match_special(tok, p + i, len - i))) {
-            i++;
-            continue;
-        }
-        if ((rc = run_segment(tok, s, p + seg, i - seg, seg, which, err))) {
-            if (rc > 0 && s->stopped)
-                return check_rest(p, len, 0, which, err);
-            return fail_rc(tok, s, rc, err);
-        }
-        if (s->word_fn) {
-            if ((rc = s->word_fn(s->word_ctx, sp->text, sp->len))) {
-                s->word_rc = rc;
-                return rc;
+    if (!specials || tok->specials_ascii) { /* one pass, specials matched inline */
+        rc = run_segment(tok, s, p, len, 0, which, specials, err);
+    } else { /* a special starts with a non-ASCII byte: split first */
+        size_t seg = 0, i = 0;
+        rc = PS_OK;
+        while (i < len && !rc) {
+            const ps_tok_special *sp;
+            if (!tok->special_first[p[i]] || !(sp = match_special(tok, p + i, len - i))) {
+                i++;
+                continue;
             }
-        } else {
-            if ((rc = ps_tok_scratch_reserve(s, 1)))
-                return fail_rc(tok, s, rc, err);
-            s->ids[s->n++] = sp->id;
-            if (s->stop_at && s->n - s->seq_start >= s->stop_at)
-                return check_rest(p, len, 0, which, err);
+            if (!(rc = run_segment(tok, s, p + seg, i - seg, seg, which, false, err)))
+                rc = emit_special(tok, s, sp);
+            i += sp->len;
+            seg = i;
         }
-        i += sp->len;
-        seg = i;
+        if (!rc)
+            rc = run_segment(tok, s, p + seg, len - seg, seg, which, false, err);
     }
-    rc = run_segment(tok, s, p + seg, len - seg, seg, which, err);
     if (rc > 0 && s->stopped)
         return check_rest(p, len, 0, which, err);
     return rc ? fail_rc(tok, s, rc, err) : PS_OK;

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Limits the vocabulary loaders enforce (PS_ELIMIT beyond them). */
 #define PS_TOK_MAX_TOKEN_BYTES 65535u
@@ -45,12 +46,59 @@ typedef struct ps_tok_vocab {
 
 void ps_tok_vocab_init(ps_tok_vocab *v);
 void ps_tok_vocab_free(ps_tok_vocab *v);
-uint64_t ps_tok_hash(const void *p, size_t n);
+
+/* murmur3's finalizer: a bijection on 64 bits. */
+static inline uint64_t ps_tok_fmix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ULL;
+    k ^= k >> 33;
+    return k;
+}
+
+uint64_t ps_tok_hash_long(const void *p, size_t n); /* XXH3, for n > 8 */
+
+/* Hash of a token. Keys of up to 8 bytes are packed injectively (for a
+ * given length) and mixed by a bijection, so for them equal hash and equal
+ * length mean equal bytes: lookups of short words never compare memory. */
+static inline uint64_t ps_tok_hash(const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    uint64_t v;
+    if (n > 8)
+        return ps_tok_hash_long(p, n);
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        v = ((uint64_t)a << 32) | b;
+    } else if (n) {
+        v = ((uint64_t)s[0] << 16) | ((uint64_t)s[n >> 1] << 8) | s[n - 1];
+    } else {
+        v = 0;
+    }
+    return ps_tok_fmix(v ^ (n * 0x9E3779B97F4A7C15ULL));
+}
+
+/* Returns the id of tok[0..len), or -1. Inlined into the hot path. */
+static inline int32_t ps_tok_vocab_find(const ps_tok_vocab *v, const char *tok, size_t len)
+{
+    if (!v->slots)
+        return -1;
+    uint64_t h = ps_tok_hash(tok, len);
+    for (size_t j = (size_t)h & v->mask;; j = (j + 1) & v->mask) {
+        const ps_tok_slot *s = &v->slots[j];
+        if (s->id < 0)
+            return -1;
+        if (s->hash == h && s->len == len && (len <= 8 || !memcmp(v->pool + s->off, tok, len)))
+            return s->id;
+    }
+}
 /* Sets token -> id (a later set of the same token replaces the id, as HF's
  * HashMap insert does) and records id -> token. 0 or PS_ENOMEM/PS_ELIMIT. */
 int ps_tok_vocab_set(ps_tok_vocab *v, const char *tok, size_t len, int32_t id);
-/* Returns the id, or -1. */
-int32_t ps_tok_vocab_get(const ps_tok_vocab *v, const char *tok, size_t len, uint64_t hash);
 /* Parses vocab.txt text into v. `name` is for messages. */
 int ps_tok_vocab_parse_txt(ps_tok_vocab *v, const char *data, size_t len, const char *name,
                            ps_error *err);
@@ -79,6 +127,8 @@ void ps_tok_trie_free(ps_tok_trie *t);
 /* ---- the tokenizer -------------------------------------------------- */
 
 enum { PS_TOK_WORD = 0, PS_TOK_SPACE = 1, PS_TOK_PUNCT = 2, PS_TOK_DROP = 3 };
+/* Flag in ascii_class: a special token may start with this byte. */
+#define PS_TOK_SPECIAL_START 0x80
 
 typedef struct ps_tok_special {
     char *text;
@@ -100,6 +150,7 @@ struct ps_tokenizer {
     ps_tok_special *specials;
     size_t n_specials;
     uint8_t special_first[256]; /* 1: some special token starts with it */
+    bool specials_ascii;        /* every special token starts with ASCII */
 };
 
 /* Fills a tokenizer whose vocab is already loaded: copies the options,

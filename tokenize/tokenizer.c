@@ -65,7 +65,14 @@ int ps_tok_add_special(ps_tokenizer *tok, const char *text, size_t len, int32_t 
     memcpy(copy, text, len);
     copy[len] = '\0';
     sp[tok->n_specials++] = (ps_tok_special){copy, len, id};
-    tok->special_first[(unsigned char)text[0]] = 1;
+    unsigned char first = (unsigned char)text[0];
+    tok->special_first[first] = 1;
+    if (first < 0x80)
+        tok->ascii_class[first] |= PS_TOK_SPECIAL_START;
+    tok->specials_ascii = true;
+    for (size_t i = 0; i < tok->n_specials; i++)
+        if ((unsigned char)tok->specials[i].text[0] >= 0x80)
+            tok->specials_ascii = false;
     return PS_OK;
 }
 
@@ -77,7 +84,7 @@ static char *dup_or(const char *s, const char *dflt)
 static int32_t lookup(const ps_tokenizer *tok, const char *s)
 {
     size_t n = strlen(s);
-    return ps_tok_vocab_get(&tok->vocab, s, n, ps_tok_hash(s, n));
+    return ps_tok_vocab_find(&tok->vocab, s, n);
 }
 
 static void build_ascii_tables(ps_tokenizer *tok)
@@ -90,6 +97,8 @@ static void build_ascii_tables(ps_tokenizer *tok)
             cls = PS_TOK_SPACE;
         else if (ps_uni_is_punctuation(c))
             cls = PS_TOK_PUNCT;
+        if (tok->special_first[c])
+            cls |= PS_TOK_SPECIAL_START;
         tok->ascii_class[c] = cls;
         tok->ascii_map[c] = (uint8_t)(tok->lowercase && c >= 'A' && c <= 'Z' ? c + 32 : c);
     }
@@ -243,7 +252,7 @@ int32_t ps_tokenizer_token_to_id(const ps_tokenizer *tok, const char *token, siz
 {
     if (!token)
         return PS_EINVAL;
-    int32_t id = ps_tok_vocab_get(&tok->vocab, token, len, ps_tok_hash(token, len));
+    int32_t id = ps_tok_vocab_find(&tok->vocab, token, len);
     return id >= 0 ? id : PS_ENOENT;
 }
 

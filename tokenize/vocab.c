@@ -9,7 +9,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-uint64_t ps_tok_hash(const void *p, size_t n) { return XXH3_64bits(p, n); }
+uint64_t ps_tok_hash_long(const void *p, size_t n) { return XXH3_64bits(p, n); }
 
 void ps_tok_vocab_init(ps_tok_vocab *v) { memset(v, 0, sizeof *v); }
 
@@ -86,19 +86,6 @@ static int record_id(ps_tok_vocab *v, int32_t id, size_t off)
         v->n_ids = want;
     v->tok_off[id] = off;
     return PS_OK;
-}
-
-int32_t ps_tok_vocab_get(const ps_tok_vocab *v, const char *tok, size_t len, uint64_t hash)
-{
-    if (!v->slots)
-        return -1;
-    for (size_t j = (size_t)hash & v->mask;; j = (j + 1) & v->mask) {
-        const ps_tok_slot *s = &v->slots[j];
-        if (s->id < 0)
-            return -1;
-        if (s->hash == hash && s->len == len && !memcmp(v->pool + s->off, tok, len))
-            return s->id;
-    }
 }
 
 int ps_tok_vocab_set(ps_tok_vocab *v, const char *tok, size_t len, int32_t id)

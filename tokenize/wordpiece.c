@@ -80,7 +80,7 @@ int ps_tok_wordpiece(const ps_tokenizer *tok, ps_tok_scratch *s, const char *w, 
     }
     if (chars > tok->max_chars)
         return push_unk(tok, s);
-    int32_t id = ps_tok_vocab_get(&tok->vocab, w, len, ps_tok_hash(w, len));
+    int32_t id = ps_tok_vocab_find(&tok->vocab, w, len);
     if (id >= 0) {
         s->ids[s->n++] = id;
         return PS_OK;
