@@ -20,12 +20,22 @@ struct ps_cleaner {
     ps_rules *rules;
     ps_dedupe *dedupe;
     ps_stats *stats;
+    ps_clean_worker *worker; /* for ps_cleaner_run, made on first use */
+};
+
+/* Per-thread state: everything a record's cleaning writes. */
+struct ps_clean_worker {
+    const ps_cleaner *c;
     ps_buf fixed;  /* the raw record after UTF-8 repair */
     ps_buf q, s;   /* cleaned fields */
     ps_buf tmp;    /* scratch for the cleaning steps */
     ps_buf source, id;
     unsigned char *touched; /* per-rule flags for the current record */
+    size_t touched_cap;
+    void *match_data;
     ps_fields fields;
+    ps_csv_row row;
+    char detail[240];
 };
 
 void ps_clean_options_init(ps_clean_options *o)
@@ -90,28 +100,56 @@ void ps_cleaner_free(ps_cleaner *c)
         return;
     for (int i = 0; i < 4; i++)
         free(c->name_store[i]);
+    ps_clean_worker_free(c->worker);
     ps_rules_free(c->rules);
     ps_dedupe_free(c->dedupe);
     ps_stats_free(c->stats);
-    ps_buf *bufs[] = {&c->fixed, &c->q, &c->s, &c->tmp, &c->source, &c->id};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        ps_buf_free(bufs[i]);
-    ps_fields_free(&c->fields);
-    free(c->touched);
     free(c);
 }
+
+int ps_clean_worker_create(const ps_cleaner *c, ps_clean_worker **out)
+{
+    *out = NULL;
+    ps_clean_worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return PS_ENOMEM;
+    w->c = c;
+    w->match_data = ps_rules_match_data_new();
+    w->touched_cap = ps_rules_count(c->rules) + 1;
+    w->touched = calloc(w->touched_cap, 1);
+    if (!w->match_data || !w->touched) {
+        ps_clean_worker_free(w);
+        return PS_ENOMEM;
+    }
+    ps_csv_row_init(&w->row);
+    *out = w;
+    return 0;
+}
+
+void ps_clean_worker_free(ps_clean_worker *w)
+{
+    if (!w)
+        return;
+    ps_buf *bufs[] = {&w->fixed, &w->q, &w->s, &w->tmp, &w->source, &w->id};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        ps_buf_free(bufs[i]);
+    ps_fields_free(&w->fields);
+    ps_csv_row_free(&w->row);
+    ps_rules_match_data_free(w->match_data);
+    free(w->touched);
+    free(w);
+}
+
+const ps_rules *ps_cleaner_rules(const ps_cleaner *c) { return c->rules; }
+const ps_clean_options *ps_cleaner_options(const ps_cleaner *c) { return &c->opts; }
+const ps_field_names *ps_cleaner_names(const ps_cleaner *c) { return &c->names; }
 
 int ps_cleaner_add_rules(ps_cleaner *c, const char *json_text, size_t len, const char *origin,
                          ps_error *err)
 {
-    int rc = ps_rules_add_json(c->rules, json_text, len, origin ? origin : "<rules>", err);
-    if (rc)
-        return rc;
-    unsigned char *t = realloc(c->touched, ps_rules_count(c->rules) + 1);
-    if (!t)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    c->touched = t;
-    return 0;
+    if (c->worker) /* rules must be loaded before records are cleaned */
+        return ps_error_set(err, PS_EINVAL, "rules cannot be added after cleaning started");
+    return ps_rules_add_json(c->rules, json_text, len, origin ? origin : "<rules>", err);
 }
 
 int ps_cleaner_load_rules(ps_cleaner *c, const char *path, ps_error *err)
@@ -145,11 +183,6 @@ void ps_cleaner_counts(const ps_cleaner *c, ps_clean_counts *counts)
 
 char *ps_cleaner_stats_json(const ps_cleaner *c) { return ps_stats_to_json(c->stats, c->rules); }
 
-/* Per-field outcome of cleaning. */
-typedef struct field_result {
-    bool normalized, whitespace, unterminated;
-    size_t controls_removed;
-} field_result;
 
 static void swap(ps_buf *a, ps_buf *b)
 {
@@ -167,9 +200,10 @@ static bool same(const ps_buf *a, const char *b, size_t n)
 /* Runs the cleaning steps on one field into `out`. A first pass over the
  * bytes (ps_text_scan) tells which steps can change anything; the others
  * are skipped, so clean ASCII text costs one scan and one copy. */
-static int clean_field(ps_cleaner *c, int field, const char *in, size_t n, ps_buf *out,
-                       field_result *fr, ps_rules_outcome *ro, ps_error *err)
+static int clean_field(ps_clean_worker *w, int field, const char *in, size_t n, ps_buf *out,
+                       ps_field_result *fr, ps_rules_outcome *ro, ps_error *err)
 {
+    const ps_cleaner *c = w->c;
     const ps_clean_options *o = &c->opts;
     bool is_sql = field == PS_FIELD_SQL;
     memset(fr, 0, sizeof *fr);
@@ -187,15 +221,15 @@ static int clean_field(ps_cleaner *c, int field, const char *in, size_t n, ps_bu
         return ps_error_set(err, rc, "out of memory");
     }
     if (need & (PS_SCAN_NONASCII | PS_SCAN_CONTROL)) {
-        rc = ps_text_strip_controls(out->data, out->len, o->strip_joiners, &c->tmp,
+        rc = ps_text_strip_controls(out->data, out->len, o->strip_joiners, &w->tmp,
                                     &fr->controls_removed);
         if (rc)
             return ps_error_set(err, rc, "out of memory removing control characters");
-        swap(out, &c->tmp);
+        swap(out, &w->tmp);
     }
     bool ruled = (ps_rules_fields(c->rules) & field) != 0;
     if (ruled) {
-        rc = ps_rules_apply(c->rules, field, out, &c->tmp, c->touched, ro, err);
+        rc = ps_rules_apply(c->rules, w->match_data, field, out, &w->tmp, w->touched, ro, err);
         if (rc || ro->dropped || ro->failed)
             return rc;
     }
@@ -206,43 +240,15 @@ static int clean_field(ps_cleaner *c, int field, const char *in, size_t n, ps_bu
     if (!fold)
         return 0;
     if (is_sql)
-        rc = ps_sql_fold_whitespace(out->data, out->len, o->sql_backslash_escapes, &c->tmp,
+        rc = ps_sql_fold_whitespace(out->data, out->len, o->sql_backslash_escapes, &w->tmp,
                                     &fr->unterminated);
     else
-        rc = ps_text_fold_whitespace(out->data, out->len, &c->tmp);
+        rc = ps_text_fold_whitespace(out->data, out->len, &w->tmp);
     if (rc)
         return ps_error_set(err, rc, "out of memory folding whitespace");
-    fr->whitespace = !same(&c->tmp, out->data, out->len);
-    swap(out, &c->tmp);
+    fr->whitespace = !same(&w->tmp, out->data, out->len);
+    swap(out, &w->tmp);
     return 0;
-}
-
-typedef struct run_ctx {
-    const char *path;     /* as given */
-    const char *base;     /* its basename, for derived ids */
-    ps_format fmt;
-    ps_record_reader *rr;
-    ps_column_map map;
-    size_t ncols;
-    ps_clean_sink sink;
-    void *user;
-} run_ctx;
-
-static int emit(ps_cleaner *c, run_ctx *x, ps_clean_result *res)
-{
-    int rc = ps_stats_record(c->stats, x->path, res->outcome, res->reason, res->label);
-    if (rc)
-        return rc;
-    return x->sink ? x->sink(x->user, res) : 0;
-}
-
-static int reject(ps_cleaner *c, run_ctx *x, ps_clean_result *res, const char *reason,
-                  const char *detail)
-{
-    res->outcome = PS_OUTCOME_REJECTED;
-    res->reason = reason;
-    res->detail = detail;
-    return emit(c, x, res);
 }
 
 /* "name:line" for line formats, "name:#index" for JSON arrays. */
@@ -254,196 +260,248 @@ static void position(ps_buf *b, const char *name, ps_format fmt, const ps_raw_re
     ps_buf_put_u64(b, fmt == PS_FORMAT_JSON ? rec->index : rec->line);
 }
 
-static int process(ps_cleaner *c, run_ctx *x, const ps_raw_record *rec, ps_error *err)
+static int reject(ps_clean_item *it, const char *reason, const char *detail)
 {
+    it->res.outcome = PS_OUTCOME_REJECTED;
+    it->res.reason = reason;
+    it->res.detail = detail;
+    return 0;
+}
+
+int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_record *rec,
+                    ps_clean_item *it, ps_error *err)
+{
+    const ps_cleaner *c = w->c;
     const ps_clean_options *o = &c->opts;
-    ps_clean_result res;
-    memset(&res, 0, sizeof res);
-    char detail[240];
-    position(&c->source, x->path, x->fmt, rec);
-    res.source = c->source.data;
-    res.original = rec->data;
-    res.original_len = rec->len;
-    res.original_truncated = rec->too_long;
+    memset(it, 0, sizeof *it);
+    ps_clean_result *res = &it->res;
+    it->touched = w->touched;
+    it->dropped_rule = -1;
+    char *detail = w->detail;
+    size_t dsz = sizeof w->detail;
+    position(&w->source, in->path, in->fmt, rec);
+    res->source = w->source.data;
+    res->original = rec->data;
+    res->original_len = rec->len;
+    res->original_truncated = rec->too_long;
 
     if (rec->too_long) {
-        snprintf(detail, sizeof detail, "the record is longer than the limit of %zu bytes",
+        snprintf(detail, dsz, "the record is longer than the limit of %zu bytes",
                  o->max_record_bytes);
-        return reject(c, x, &res, "too_long", detail);
+        return reject(it, "too_long", detail);
     }
-    if (rec->error_reason)
-        return reject(c, x, &res, rec->error_reason, rec->error_detail);
+    if (rec->error_reason) {
+        snprintf(detail, dsz, "%s", rec->error_detail);
+        return reject(it, rec->error_reason, detail);
+    }
 
     const char *data = rec->data;
     size_t len = rec->len;
     size_t bad = ps_utf8_check(data, len);
     if (bad < len) {
         if (o->utf8_policy == PS_UTF8_REJECT) {
-            snprintf(detail, sizeof detail, "invalid UTF-8 at byte %zu of the record", bad);
-            return reject(c, x, &res, "invalid_utf8", detail);
+            snprintf(detail, dsz, "invalid UTF-8 at byte %zu of the record", bad);
+            return reject(it, "invalid_utf8", detail);
         }
         size_t replaced = 0;
-        ps_buf_reset(&c->fixed);
-        if (ps_utf8_repair(data, len, &c->fixed, &replaced))
+        ps_buf_reset(&w->fixed);
+        if (ps_utf8_repair(data, len, &w->fixed, &replaced))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
-        data = c->fixed.data;
-        len = c->fixed.len;
-        ps_step_counts *st = ps_stats_steps(c->stats);
-        st->utf8_repaired_records++;
-        st->utf8_replacements += replaced;
+        data = w->fixed.data;
+        len = w->fixed.len;
+        it->utf8_repaired = true;
+        it->utf8_replacements = replaced;
     }
 
-    ps_fields *f = &c->fields;
-    if (x->fmt == PS_FORMAT_JSON || x->fmt == PS_FORMAT_JSONL) {
-        ps_fields_from_json(f, data, len, &c->names);
+    ps_fields *f = &w->fields;
+    if (in->fmt == PS_FORMAT_JSON || in->fmt == PS_FORMAT_JSONL) {
+        if (ps_fields_from_json(f, data, len, &c->names) < 0)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
     } else {
-        const char *const *vals;
-        const size_t *lens;
-        size_t n = ps_record_reader_fields(x->rr, data, len, &vals, &lens);
-        if (n == 0)
+        if (ps_csv_split(&w->row, ps_format_delimiter(in->fmt), data, len))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
-        ps_fields_from_row(f, vals, lens, n, x->ncols, &x->map);
+        ps_fields_from_row(f, w->row.fields, w->row.lens, w->row.n, in->ncols, &in->map);
     }
-    res.label = f->reason ? NULL : f->label;
-    if (f->reason)
-        return reject(c, x, &res, f->reason, f->detail);
-
+    if (f->reason) {
+        snprintf(detail, dsz, "%s", f->detail);
+        return reject(it, f->reason, detail);
+    }
+    res->label = f->label;
+    it->label_len = f->label_len;
     if (f->id) {
-        ps_buf_reset(&c->id);
-        ps_buf_append(&c->id, f->id, f->id_len);
+        ps_buf_reset(&w->id);
+        ps_buf_append(&w->id, f->id, f->id_len);
     } else {
-        position(&c->id, x->base, x->fmt, rec);
+        position(&w->id, in->base, in->fmt, rec);
     }
-    res.id = c->id.data;
+    res->id = w->id.data;
 
     if (f->question_len == 0 || f->sql_len == 0) {
-        snprintf(detail, sizeof detail, "the %s is empty",
-                 f->question_len == 0 ? "question" : "sql");
-        return reject(c, x, &res, "empty_field", detail);
+        snprintf(detail, dsz, "the %s is empty", f->question_len == 0 ? "question" : "sql");
+        return reject(it, "empty_field", detail);
     }
 
     size_t nrules = ps_rules_count(c->rules);
     if (nrules)
-        memset(c->touched, 0, nrules);
-    field_result fq, fs;
+        memset(w->touched, 0, nrules);
+    it->cleaned = true;
     ps_rules_outcome ro;
-    int rc = clean_field(c, PS_FIELD_QUESTION, f->question, f->question_len, &c->q, &fq, &ro,
-                         err);
+    int rc = clean_field(w, PS_FIELD_QUESTION, f->question, f->question_len, &w->q, &it->fq,
+                         &ro, err);
     if (!rc && !ro.dropped && !ro.failed)
-        rc = clean_field(c, PS_FIELD_SQL, f->sql, f->sql_len, &c->s, &fs, &ro, err);
+        rc = clean_field(w, PS_FIELD_SQL, f->sql, f->sql_len, &w->s, &it->fs, &ro, err);
     if (rc)
         return rc;
-    bool rules_changed = false;
-    for (size_t i = 0; i < nrules; i++) {
-        ps_rule_stats *rs = ps_rules_stats(c->rules, i);
-        rs->matched += (c->touched[i] & 1) != 0;
-        rs->changed += (c->touched[i] & 2) != 0;
-        rules_changed |= (c->touched[i] & 2) != 0;
-    }
     if (ro.dropped || ro.failed) {
-        res.rule = ps_rules_name(c->rules, ro.rule);
+        it->stepped = false; /* a record a rule stopped counts in no step */
+        res->rule = ps_rules_name(c->rules, ro.rule);
         if (ro.dropped)
-            ps_rules_stats(c->rules, ro.rule)->dropped++;
-        return reject(c, x, &res, ro.dropped ? "dropped_by_rule" : "rule_error", ro.detail);
+            it->dropped_rule = (long)ro.rule;
+        snprintf(detail, dsz, "%s", ro.detail);
+        return reject(it, ro.dropped ? "dropped_by_rule" : "rule_error", detail);
     }
+    it->stepped = true;
+    if (w->q.len == 0 || w->s.len == 0) {
+        snprintf(detail, dsz, "the %s is empty after cleaning",
+                 w->q.len == 0 ? "question" : "sql");
+        return reject(it, "empty_after_cleaning", detail);
+    }
+    if (w->q.len > o->max_field_bytes || w->s.len > o->max_field_bytes) {
+        bool qlong = w->q.len > o->max_field_bytes;
+        snprintf(detail, dsz, "the %s is %zu bytes, over the limit of %zu",
+                 qlong ? "question" : "sql", qlong ? w->q.len : w->s.len, o->max_field_bytes);
+        return reject(it, "too_long", detail);
+    }
+    res->outcome = PS_OUTCOME_KEPT;
+    res->question = w->q.data;
+    res->question_len = w->q.len;
+    res->sql = w->s.data;
+    res->sql_len = w->s.len;
+    it->changed = !same(&w->q, f->question, f->question_len) || !same(&w->s, f->sql, f->sql_len);
+    it->hash = ps_dedupe_hash(w->q.data, w->q.len, w->s.data, w->s.len);
+    it->label_hash = f->label ? XXH32(f->label, f->label_len, 0) | 1u : 0;
+    return 0;
+}
 
+int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_error *err)
+{
     ps_step_counts *st = ps_stats_steps(c->stats);
-    st->normalized_question += fq.normalized;
-    st->normalized_sql += fs.normalized;
-    st->control_records += fq.controls_removed + fs.controls_removed > 0;
-    st->control_chars_removed += fq.controls_removed + fs.controls_removed;
-    st->rules_changed_records += rules_changed;
-    st->whitespace_question += fq.whitespace;
-    st->whitespace_sql += fs.whitespace;
-    st->sql_unterminated_quote += fs.unterminated;
-
-    if (c->q.len == 0 || c->s.len == 0) {
-        snprintf(detail, sizeof detail, "the %s is empty after cleaning",
-                 c->q.len == 0 ? "question" : "sql");
-        return reject(c, x, &res, "empty_after_cleaning", detail);
+    if (it->utf8_repaired) {
+        st->utf8_repaired_records++;
+        st->utf8_replacements += it->utf8_replacements;
     }
-    if (c->q.len > o->max_field_bytes || c->s.len > o->max_field_bytes) {
-        snprintf(detail, sizeof detail, "the %s is %zu bytes, over the limit of %zu",
-                 c->q.len > o->max_field_bytes ? "question" : "sql",
-                 c->q.len > o->max_field_bytes ? c->q.len : c->s.len, o->max_field_bytes);
-        return reject(c, x, &res, "too_long", detail);
+    if (it->cleaned) {
+        bool rules_changed = false;
+        for (size_t i = 0; i < ps_rules_count(c->rules); i++) {
+            ps_rule_stats *rs = ps_rules_stats(c->rules, i);
+            rs->matched += (it->touched[i] & 1) != 0;
+            rs->changed += (it->touched[i] & 2) != 0;
+            rules_changed |= (it->touched[i] & 2) != 0;
+        }
+        if (it->dropped_rule >= 0)
+            ps_rules_stats(c->rules, (size_t)it->dropped_rule)->dropped++;
+        if (it->stepped) {
+            const ps_field_result *fq = &it->fq, *fs = &it->fs;
+            st->normalized_question += fq->normalized;
+            st->normalized_sql += fs->normalized;
+            st->control_records += fq->controls_removed + fs->controls_removed > 0;
+            st->control_chars_removed += fq->controls_removed + fs->controls_removed;
+            st->rules_changed_records += rules_changed;
+            st->whitespace_question += fq->whitespace;
+            st->whitespace_sql += fs->whitespace;
+            st->sql_unterminated_quote += fs->unterminated;
+        }
     }
-
-    res.question = c->q.data;
-    res.question_len = c->q.len;
-    res.sql = c->s.data;
-    res.sql_len = c->s.len;
-    res.outcome = PS_OUTCOME_KEPT;
-    if (!o->keep_duplicates) {
+    ps_clean_result *res = &it->res;
+    if (res->outcome == PS_OUTCOME_KEPT && !c->opts.keep_duplicates) {
         const char *first = NULL;
         bool conflict = false;
-        uint32_t lh = f->label ? XXH32(f->label, f->label_len, 0) | 1u : 0;
-        int d = ps_dedupe_insert(c->dedupe, c->q.data, c->q.len, c->s.data, c->s.len, res.id,
-                                 lh, &first, &conflict);
+        int d = ps_dedupe_insert_hash(c->dedupe, it->hash, res->id, it->label_hash, &first,
+                                      &conflict);
         if (d < 0)
             return ps_error_set(err, PS_ENOMEM, "out of memory in duplicate detection");
         if (d == 1) {
-            res.outcome = PS_OUTCOME_DUPLICATE;
-            res.duplicate_of = first;
+            res->outcome = PS_OUTCOME_DUPLICATE;
+            res->duplicate_of = first;
             st->label_conflicts += conflict;
-            return emit(c, x, &res);
         }
     }
-    bool changed = !same(&c->q, f->question, f->question_len) ||
-                   !same(&c->s, f->sql, f->sql_len);
-    st->changed_records += changed;
-    return emit(c, x, &res);
+    if (res->outcome == PS_OUTCOME_KEPT)
+        st->changed_records += it->changed;
+    if (ps_stats_record(c->stats, input, res->outcome, res->reason, res->label))
+        return ps_error_set(err, PS_ENOMEM, "out of memory in the accounting");
+    return 0;
+}
+
+int ps_input_open(ps_cleaner *c, ps_input_ctx *in, const char *path, ps_error *err)
+{
+    memset(in, 0, sizeof *in);
+    int rc = ps_source_open(&in->src, path, err);
+    if (rc)
+        return rc;
+    in->path = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    in->base = ps_path_basename(in->path);
+    in->fmt = c->opts.format;
+    if (in->fmt == PS_FORMAT_AUTO && (rc = ps_format_detect(in->src, &in->fmt, err)) != 0)
+        goto fail;
+    rc = ps_record_reader_create(&in->rr, in->src, in->fmt, c->opts.max_record_bytes, err);
+    if (rc)
+        goto fail;
+    return 0;
+fail:
+    ps_source_close(in->src);
+    in->src = NULL;
+    return rc;
+}
+
+int ps_input_next(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error *err)
+{
+    int rc = ps_record_reader_next(in->rr, rec, err);
+    if (rc == 1 && (in->fmt == PS_FORMAT_CSV || in->fmt == PS_FORMAT_TSV) && !in->mapped) {
+        const char *const *cols;
+        in->ncols = ps_record_reader_columns(in->rr, &cols);
+        char d[200];
+        if (ps_fields_map_columns(&in->map, cols, in->ncols, &c->names, d, sizeof d))
+            return ps_error_set(err, PS_EFORMAT, "%s:1: %s", in->path, d);
+        in->mapped = true;
+    }
+    return rc;
+}
+
+void ps_input_close(ps_cleaner *c, ps_input_ctx *in)
+{
+    if (in->rr) {
+        ps_stats_steps(c->stats)->blank_lines += ps_record_reader_blank_lines(in->rr);
+        ps_record_reader_free(in->rr);
+    }
+    if (in->src) {
+        ps_stats_add_input_bytes(c->stats, in->path, ps_source_bytes_decoded(in->src));
+        ps_source_close(in->src);
+    }
+    memset(in, 0, sizeof *in);
 }
 
 int ps_cleaner_run(ps_cleaner *c, const char *path, ps_clean_sink sink, void *user,
                    ps_error *err)
 {
-    ps_source *src = NULL;
-    int rc = ps_source_open(&src, path, err);
+    if (!c->worker && ps_clean_worker_create(c, &c->worker))
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    ps_input_ctx in;
+    int rc = ps_input_open(c, &in, path, err);
     if (rc)
         return rc;
-    run_ctx x;
-    memset(&x, 0, sizeof x);
-    x.path = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    x.base = ps_path_basename(x.path);
-    x.sink = sink;
-    x.user = user;
-    x.fmt = c->opts.format;
-    if (x.fmt == PS_FORMAT_AUTO && (rc = ps_format_detect(src, &x.fmt, err)) != 0) {
-        ps_source_close(src);
-        return rc;
-    }
-    rc = ps_record_reader_create(&x.rr, src, x.fmt, c->opts.max_record_bytes, err);
-    if (rc) {
-        ps_source_close(src);
-        return rc;
-    }
-    bool csv = x.fmt == PS_FORMAT_CSV || x.fmt == PS_FORMAT_TSV;
-    bool mapped = false;
     ps_raw_record rec;
-    for (;;) {
-        rc = ps_record_reader_next(x.rr, &rec, err);
-        if (rc <= 0)
-            break;
-        if (csv && !mapped) {
-            const char *const *cols;
-            x.ncols = ps_record_reader_columns(x.rr, &cols);
-            char d[200];
-            if (ps_fields_map_columns(&x.map, cols, x.ncols, &c->names, d, sizeof d)) {
-                rc = ps_error_set(err, PS_EFORMAT, "%s:1: %s", x.path, d);
-                break;
-            }
-            mapped = true;
-        }
-        rc = process(c, &x, &rec, err);
+    ps_clean_item it;
+    while ((rc = ps_input_next(c, &in, &rec, err)) == 1) {
+        rc = ps_clean_record(c->worker, &in, &rec, &it, err);
+        if (!rc)
+            rc = ps_cleaner_commit(c, in.path, &it, err);
+        if (!rc && sink)
+            rc = sink(user, &it.res);
         if (rc)
             break;
     }
-    ps_stats_steps(c->stats)->blank_lines += ps_record_reader_blank_lines(x.rr);
-    ps_stats_add_input_bytes(c->stats, x.path, ps_source_bytes_decoded(src));
-    ps_fields_clear(&c->fields);
-    ps_record_reader_free(x.rr);
-    ps_source_close(src);
+    ps_input_close(c, &in);
     return rc < 0 ? rc : 0;
 }
 

@@ -73,9 +73,7 @@ static int grow(ps_dedupe *d)
     return 0;
 }
 
-int ps_dedupe_insert(ps_dedupe *d, const char *q, size_t qn, const char *s, size_t sn,
-                     const char *id, uint32_t label_hash, const char **first_id,
-                     bool *label_conflict)
+ps_pair_hash ps_dedupe_hash(const char *q, size_t qn, const char *s, size_t sn)
 {
     /* Length-prefixed, so ("ab","c") and ("a","bc") differ. */
     XXH3_state_t st;
@@ -87,6 +85,22 @@ int ps_dedupe_insert(ps_dedupe *d, const char *q, size_t qn, const char *s, size
     XXH128_hash_t h = XXH3_128bits_digest(&st);
     if (h.low64 == 0 && h.high64 == 0)
         h.low64 = 1;
+    ps_pair_hash out = {h.low64, h.high64};
+    return out;
+}
+
+int ps_dedupe_insert(ps_dedupe *d, const char *q, size_t qn, const char *s, size_t sn,
+                     const char *id, uint32_t label_hash, const char **first_id,
+                     bool *label_conflict)
+{
+    return ps_dedupe_insert_hash(d, ps_dedupe_hash(q, qn, s, sn), id, label_hash, first_id,
+                                 label_conflict);
+}
+
+int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash ph, const char *id, uint32_t label_hash,
+                          const char **first_id, bool *label_conflict)
+{
+    XXH128_hash_t h = {ph.low, ph.high};
     if ((d->used + 1) * 4 > d->cap * 3 && grow(d))
         return PS_ENOMEM;
     slot *sl = find(d->slots, d->cap, h);

@@ -23,9 +23,6 @@ typedef struct ps_fields {
     ps_buf label_store, id_store; /* NUL-terminated label and id */
 } ps_fields;
 
-typedef struct ps_column_map {
-    ssize_t question, sql, label, id; /* -1 when absent */
-} ps_column_map;
 
 /* Returns 0 with the fields set, or 1 with reason/detail set. */
 int ps_fields_from_json(ps_fields *f, const char *data, size_t len, const ps_field_names *names);

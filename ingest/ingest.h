@@ -63,12 +63,22 @@ int ps_record_reader_create(ps_record_reader **out, ps_source *src, ps_format fo
 int ps_record_reader_next(ps_record_reader *r, ps_raw_record *rec, ps_error *err);
 /* CSV/TSV: the header's column names (after the first record read). */
 size_t ps_record_reader_columns(const ps_record_reader *r, const char *const **names);
-/* CSV/TSV: splits a record's bytes (as returned, or repaired) into
- * unquoted fields. Returns the field count (0 when out of memory);
- * fields[i] are NUL-terminated, in reader-owned memory valid until the
- * next call. */
-size_t ps_record_reader_fields(ps_record_reader *r, const char *data, size_t len,
-                               const char *const **fields, const size_t **lens);
+/* A CSV/TSV row split into unquoted fields (caller-owned, so that worker
+ * threads can split rows of their own). fields[i] are NUL-terminated. */
+typedef struct ps_csv_row {
+    ps_buf buf;
+    const char **fields;
+    size_t *lens;
+    size_t n, fields_cap;
+    size_t *offs;
+    size_t cap;
+} ps_csv_row;
+void ps_csv_row_init(ps_csv_row *row);
+void ps_csv_row_free(ps_csv_row *row);
+/* Splits a row's bytes (RFC 4180 quoting). Returns 0 or PS_ENOMEM. */
+int ps_csv_split(ps_csv_row *row, char delim, const char *p, size_t n);
+/* ',' for CSV, '\t' for TSV. */
+char ps_format_delimiter(ps_format f);
 uint64_t ps_record_reader_blank_lines(const ps_record_reader *r);
 void ps_record_reader_free(ps_record_reader *r);
 
@@ -160,17 +170,30 @@ typedef struct ps_rules_outcome {
     char detail[160];
 } ps_rules_outcome;
 
+/* Per-thread PCRE2 match data (NULL when out of memory). */
+void *ps_rules_match_data_new(void);
+void ps_rules_match_data_free(void *md);
+
 /* Applies, in order, the rules for `field` (PS_FIELD_*) to `text` (in
- * place, swapping with scratch). `touched` is a per-record array of
+ * place, swapping with scratch), matching with the caller's match data.
+ * Thread-safe: `r` is only read. `touched` is a per-record array of
  * ps_rules_count() flags: bit 1 matched, bit 2 changed, so a rule that hits
  * both fields counts the record once. Returns 0, or a negative code for an
  * unexpected PCRE2 failure. */
-int ps_rules_apply(ps_rules *r, int field, ps_buf *text, ps_buf *scratch,
-                   unsigned char *touched, ps_rules_outcome *outcome, ps_error *err);
+int ps_rules_apply(const ps_rules *r, void *match_data, int field, ps_buf *text,
+                   ps_buf *scratch, unsigned char *touched, ps_rules_outcome *outcome,
+                   ps_error *err);
 
 /* ---- dedupe.c ------------------------------------------------------------- */
 
 typedef struct ps_dedupe ps_dedupe;
+
+/* XXH3-128 of a cleaned (question, sql) pair, never {0, 0}. Computed by
+ * worker threads; inserted in input order by one. */
+typedef struct ps_pair_hash {
+    uint64_t low, high;
+} ps_pair_hash;
+ps_pair_hash ps_dedupe_hash(const char *q, size_t qn, const char *s, size_t sn);
 
 int ps_dedupe_create(ps_dedupe **out);
 void ps_dedupe_free(ps_dedupe *d);
@@ -180,6 +203,9 @@ void ps_dedupe_free(ps_dedupe *d);
 int ps_dedupe_insert(ps_dedupe *d, const char *q, size_t qn, const char *s, size_t sn,
                      const char *id, uint32_t label_hash, const char **first_id,
                      bool *label_conflict);
+/* The same with the pair's hash already computed. */
+int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash h, const char *id, uint32_t label_hash,
+                          const char **first_id, bool *label_conflict);
 
 /* ---- stats.c -------------------------------------------------------------- */
 
@@ -207,5 +233,67 @@ void ps_stats_add_input_bytes(ps_stats *s, const char *input, uint64_t bytes);
 void ps_stats_counts(const ps_stats *s, ps_clean_counts *out);
 /* Builds the stats JSON (see ps_cleaner_stats_json); rules may be NULL. */
 char *ps_stats_to_json(const ps_stats *s, ps_rules *rules);
+
+/* ---- cleaner.c: the record pipeline, split for threads -------------------
+ * ps_cleaner_run = for each raw record: ps_clean_record (any thread, with
+ * a worker of its own) then ps_cleaner_commit (one thread, input order:
+ * dedupe and accounting). pairshard build runs the first in parallel. */
+
+typedef struct ps_clean_worker ps_clean_worker;
+
+typedef struct ps_field_result {
+    bool normalized, whitespace, unterminated;
+    size_t controls_removed;
+} ps_field_result;
+
+/* One record's cleaning, before dedupe: views into the worker, valid until
+ * its next record. */
+typedef struct ps_clean_item {
+    ps_clean_result res;  /* outcome KEPT or REJECTED (DUPLICATE after commit) */
+    bool utf8_repaired;
+    size_t utf8_replacements;
+    bool cleaned;         /* reached the cleaning steps (rule flags valid) */
+    bool stepped;         /* cleaning ran to the end (step counts valid) */
+    ps_field_result fq, fs;
+    const unsigned char *touched; /* per-rule flags */
+    long dropped_rule;    /* rule index, or -1 */
+    bool changed;         /* kept: cleaning changed question or sql */
+    size_t label_len;
+    ps_pair_hash hash;    /* kept: of the cleaned pair */
+    uint32_t label_hash;
+} ps_clean_item;
+
+/* CSV/TSV: header positions of the fields, -1 when absent. */
+typedef struct ps_column_map {
+    ssize_t question, sql, label, id;
+} ps_column_map;
+
+/* An open input: its source, format, record splitter and column map. */
+typedef struct ps_input_ctx {
+    const char *path, *base;
+    ps_format fmt;
+    ps_source *src;
+    ps_record_reader *rr;
+    ps_column_map map;
+    size_t ncols;
+    bool mapped;
+} ps_input_ctx;
+
+int ps_clean_worker_create(const ps_cleaner *c, ps_clean_worker **out);
+void ps_clean_worker_free(ps_clean_worker *w);
+/* Cleans one raw record. Thread-safe across workers (the cleaner is only
+ * read). Returns 0 or a negative code (out of memory, a rule failure). */
+int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_record *rec,
+                    ps_clean_item *it, ps_error *err);
+/* Dedupes and accounts one item, in input order (one thread). A kept item
+ * may become a duplicate (res.duplicate_of set). */
+int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_error *err);
+int ps_input_open(ps_cleaner *c, ps_input_ctx *in, const char *path, ps_error *err);
+/* 1 and a record, 0 at the end, or a negative code. */
+int ps_input_next(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error *err);
+/* Closes the input and adds its bytes and blank lines to the accounting. */
+void ps_input_close(ps_cleaner *c, ps_input_ctx *in);
+const ps_rules *ps_cleaner_rules(const ps_cleaner *c);
+const ps_clean_options *ps_cleaner_options(const ps_cleaner *c);
 
 #endif /* PS_INGEST_H */

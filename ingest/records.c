@@ -44,10 +44,6 @@ struct ps_record_reader {
     bool header_done;
     char **cols;
     size_t ncols;
-    ps_buf fieldbuf;
-    const char **fields;
-    size_t *field_lens;
-    size_t nfields, fields_cap;
 };
 
 int ps_record_reader_create(ps_record_reader **out, ps_source *src, ps_format format,
@@ -69,7 +65,6 @@ int ps_record_reader_create(ps_record_reader **out, ps_source *src, ps_format fo
     r->line = r->scan_line = 1;
     r->field_start = true;
     ps_buf_init(&r->prefix);
-    ps_buf_init(&r->fieldbuf);
     *out = r;
     return 0;
 }
@@ -81,9 +76,6 @@ void ps_record_reader_free(ps_record_reader *r)
     for (size_t i = 0; i < r->ncols; i++)
         free(r->cols[i]);
     free(r->cols);
-    free(r->fields);
-    free(r->field_lens);
-    ps_buf_free(&r->fieldbuf);
     ps_buf_free(&r->prefix);
     free(r->buf);
     free(r);
@@ -455,81 +447,85 @@ static int next_json_element(ps_record_reader *r, ps_raw_record *rec, ps_error *
     }
 }
 
-/* Splits the last CSV/TSV record into unquoted fields. */
-static int split_fields(ps_record_reader *r, const char *p, size_t n)
+void ps_csv_row_init(ps_csv_row *row) { memset(row, 0, sizeof *row); }
+
+void ps_csv_row_free(ps_csv_row *row)
 {
-    char delim = r->fmt == PS_FORMAT_TSV ? '\t' : ',';
-    ps_buf_reset(&r->fieldbuf);
-    if (ps_buf_reserve(&r->fieldbuf, n + 1))
+    ps_buf_free(&row->buf);
+    free(row->fields);
+    free(row->lens);
+    free(row->offs);
+    memset(row, 0, sizeof *row);
+}
+
+int ps_csv_split(ps_csv_row *row, char delim, const char *p, size_t n)
+{
+    ps_buf_reset(&row->buf);
+    /* content <= n bytes, plus one NUL per field (<= delimiters + 1) */
+    if (ps_buf_reserve(&row->buf, n + 1))
         return PS_ENOMEM;
-    size_t nf = 0;
-    size_t *offs = NULL, offs_cap = 0;
-    size_t i = 0;
+    char *o = row->buf.data;
+    size_t len = 0, nf = 0, i = 0;
     for (;;) {
-        size_t fstart = r->fieldbuf.len;
+        size_t fstart = len;
         if (i < n && p[i] == '"') {
             i++;
             while (i < n) {
                 if (p[i] == '"') {
                     if (i + 1 < n && p[i + 1] == '"') {
-                        r->fieldbuf.data[r->fieldbuf.len++] = '"';
+                        o[len++] = '"';
                         i += 2;
                         continue;
                     }
                     i++;
                     break;
                 }
-                r->fieldbuf.data[r->fieldbuf.len++] = p[i++];
+                o[len++] = p[i++];
             }
             /* text between the closing quote and the delimiter is kept */
             while (i < n && p[i] != delim)
-                r->fieldbuf.data[r->fieldbuf.len++] = p[i++];
+                o[len++] = p[i++];
         } else {
             while (i < n && p[i] != delim)
-                r->fieldbuf.data[r->fieldbuf.len++] = p[i++];
+                o[len++] = p[i++];
         }
-        if (nf + 1 > offs_cap) {
-            offs_cap = offs_cap ? offs_cap * 2 : 16;
-            size_t *no = realloc(offs, offs_cap * 2 * sizeof *no);
-            if (!no) {
-                free(offs);
+        if (nf == row->cap) {
+            size_t ncap = row->cap ? row->cap * 2 : 16;
+            size_t *no = realloc(row->offs, ncap * 2 * sizeof *no);
+            if (!no)
                 return PS_ENOMEM;
-            }
-            offs = no;
+            row->offs = no;
+            row->cap = ncap;
         }
-        offs[2 * nf] = fstart;
-        offs[2 * nf + 1] = r->fieldbuf.len - fstart;
+        row->offs[2 * nf] = fstart;
+        row->offs[2 * nf + 1] = len - fstart;
         nf++;
-        /* keep fields NUL-separated so each is a C string */
-        r->fieldbuf.data[r->fieldbuf.len++] = '\0';
+        o[len++] = '\0'; /* each field a C string */
         if (i >= n)
             break;
         i++; /* the delimiter */
-        if (ps_buf_reserve(&r->fieldbuf, n - i + 1)) {
-            free(offs);
-            return PS_ENOMEM;
-        }
     }
-    if (nf > r->fields_cap) {
-        const char **nfp = realloc(r->fields, nf * sizeof *nfp);
-        size_t *nl = nfp ? realloc(r->field_lens, nf * sizeof *nl) : NULL;
-        if (nfp)
-            r->fields = nfp;
-        if (!nfp || !nl) {
-            free(offs);
+    row->buf.len = len;
+    if (nf > row->fields_cap) {
+        const char **nfp = realloc(row->fields, nf * sizeof *nfp);
+        if (!nfp)
             return PS_ENOMEM;
-        }
-        r->field_lens = nl;
-        r->fields_cap = nf;
+        row->fields = nfp;
+        size_t *nl = realloc(row->lens, nf * sizeof *nl);
+        if (!nl)
+            return PS_ENOMEM;
+        row->lens = nl;
+        row->fields_cap = nf;
     }
     for (size_t k = 0; k < nf; k++) {
-        r->fields[k] = r->fieldbuf.data + offs[2 * k];
-        r->field_lens[k] = offs[2 * k + 1];
+        row->fields[k] = o + row->offs[2 * k];
+        row->lens[k] = row->offs[2 * k + 1];
     }
-    r->nfields = nf;
-    free(offs);
+    row->n = nf;
     return 0;
 }
+
+char ps_format_delimiter(ps_format f) { return f == PS_FORMAT_TSV ? '\t' : ','; }
 
 static int read_header(ps_record_reader *r, ps_error *err)
 {
@@ -542,14 +538,22 @@ static int read_header(ps_record_reader *r, ps_error *err)
     if (hdr.too_long || hdr.error_reason)
         return ps_error_set(err, PS_EFORMAT, "%s:1: unusable header row (%s)", path,
                             hdr.too_long ? "too long" : hdr.error_detail);
-    if (split_fields(r, hdr.data, hdr.len))
+    ps_csv_row row;
+    ps_csv_row_init(&row);
+    if (ps_csv_split(&row, ps_format_delimiter(r->fmt), hdr.data, hdr.len)) {
+        ps_csv_row_free(&row);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    r->cols = calloc(r->nfields, sizeof *r->cols);
-    if (!r->cols)
+    }
+    r->cols = calloc(row.n, sizeof *r->cols);
+    if (!r->cols) {
+        ps_csv_row_free(&row);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    r->ncols = r->nfields;
+    }
+    r->ncols = row.n;
+    for (size_t i = 0; i < r->ncols; i++)
+        r->cols[i] = strndup(row.fields[i], row.lens[i]);
+    ps_csv_row_free(&row);
     for (size_t i = 0; i < r->ncols; i++) {
-        r->cols[i] = strndup(r->fields[i], r->field_lens[i]);
         if (!r->cols[i])
             return ps_error_set(err, PS_ENOMEM, "out of memory");
         if (ps_utf8_check(r->cols[i], strlen(r->cols[i])) != strlen(r->cols[i]))
@@ -580,16 +584,6 @@ size_t ps_record_reader_columns(const ps_record_reader *r, const char *const **n
 {
     *names = (const char *const *)r->cols;
     return r->ncols;
-}
-
-size_t ps_record_reader_fields(ps_record_reader *r, const char *data, size_t len,
-                               const char *const **fields, const size_t **lens)
-{
-    if (split_fields(r, data, len))
-        return 0;
-    *fields = r->fields;
-    *lens = r->field_lens;
-    return r->nfields;
 }
 
 static bool name_ends(const char *path, const char *ext)

@@ -27,12 +27,16 @@ typedef struct rule {
     ps_rule_stats stats;
 } rule;
 
+/* Compiled rules are read-only once loaded and shared by threads; each
+ * thread matches with match data of its own (ps_rules_match_data_new). */
 struct ps_rules {
     rule *v;
     size_t n, cap;
-    pcre2_match_context *mctx;
-    pcre2_match_data *md;
+    pcre2_match_context *mctx; /* the limits; only read while matching */
 };
+
+void *ps_rules_match_data_new(void) { return pcre2_match_data_create(1, NULL); }
+void ps_rules_match_data_free(void *md) { pcre2_match_data_free(md); }
 
 int ps_rules_create(ps_rules **out)
 {
@@ -41,8 +45,7 @@ int ps_rules_create(ps_rules **out)
     if (!r)
         return PS_ENOMEM;
     r->mctx = pcre2_match_context_create(NULL);
-    r->md = pcre2_match_data_create(1, NULL);
-    if (!r->mctx || !r->md) {
+    if (!r->mctx) {
         ps_rules_free(r);
         return PS_ENOMEM;
     }
@@ -67,7 +70,6 @@ void ps_rules_free(ps_rules *r)
         rule_free(&r->v[i]);
     free(r->v);
     pcre2_match_context_free(r->mctx);
-    pcre2_match_data_free(r->md);
     free(r);
 }
 
@@ -246,18 +248,20 @@ static void fail(ps_rules_outcome *outcome, size_t i, const char *name, int code
     snprintf(outcome->detail, sizeof outcome->detail, "rule '%s' failed: %s", name, msg);
 }
 
-int ps_rules_apply(ps_rules *r, int field, ps_buf *text, ps_buf *scratch,
-                   unsigned char *touched, ps_rules_outcome *outcome, ps_error *err)
+int ps_rules_apply(const ps_rules *r, void *match_data, int field, ps_buf *text,
+                   ps_buf *scratch, unsigned char *touched, ps_rules_outcome *outcome,
+                   ps_error *err)
 {
+    pcre2_match_data *md = match_data;
     memset(outcome, 0, sizeof *outcome);
     for (size_t i = 0; r && i < r->n; i++) {
-        rule *x = &r->v[i];
+        const rule *x = &r->v[i];
         if (!(x->fields & field))
             continue;
         const char *subject = text->data ? text->data : "";
         if (x->kind == PS_RULE_DROP_IF) {
             int m = pcre2_match(x->code, (PCRE2_SPTR)subject, text->len, 0, PCRE2_NO_UTF_CHECK,
-                                r->md, r->mctx);
+                                md, r->mctx);
             if (m >= 0 || m == PCRE2_ERROR_PARTIAL) {
                 touched[i] |= 1;
                 outcome->dropped = true;
@@ -284,7 +288,7 @@ int ps_rules_apply(ps_rules *r, int field, ps_buf *text, ps_buf *scratch,
             int m = pcre2_substitute(
                 x->code, (PCRE2_SPTR)subject, text->len, 0,
                 PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH | PCRE2_NO_UTF_CHECK,
-                r->md, r->mctx, (PCRE2_SPTR)x->with, x->with_len, (PCRE2_UCHAR *)scratch->data,
+                md, r->mctx, (PCRE2_SPTR)x->with, x->with_len, (PCRE2_UCHAR *)scratch->data,
                 &outlen);
             if (m == PCRE2_ERROR_NOMEMORY && attempt == 0) {
                 cap = outlen;
