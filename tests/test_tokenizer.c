@@ -529,6 +529,21 @@ static void test_tokenizer_json(void **state)
     ps_tokenizer_free(tok);
     unlink(path);
 
+    /* an added token starting with a non-ASCII byte takes the split-first path */
+    path = write_temp("{\"added_tokens\":[{\"id\":2,\"content\":\"\xc2\xabX\xc2\xbb\"}],"
+                      "\"normalizer\":null,\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},"
+                      "\"post_processor\":{\"type\":\"BertProcessing\",\"sep\":[\"[SEP]\",1],\"cls\":[\"[CLS]\",1]},"
+                      "\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"[UNK]\":0,\"[SEP]\":1,\"X\":3,\"\xc2\xab\":4}}}");
+    assert_int_equal(ps_tokenizer_load_json(path, &tok, &err), 0);
+    s = ps_tok_scratch_new();
+    assert_int_equal(ps_tokenizer_tokenize(tok, s, S("X\xc2\xabX\xc2\xbb\xc2\xabX"), &enc, &err), 4);
+    static const int32_t want2[] = {3, 2, 4, 3}; /* X, the special, «, X */
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(enc.input_ids[i], want2[i]);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+    unlink(path);
+
     path = write_temp("{\"model\": {\"type\": \"BPE\"}, \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}}");
     assert_int_equal(ps_tokenizer_load_json(path, &tok, &err), PS_EUSAGE);
     assert_non_null(strstr(err.message, "WordPiece"));
