@@ -23,7 +23,7 @@ else
 Q :=
 endif
 
-PKGS      := lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib
+PKGS      := lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle
 TEST_PKGS := cmocka
 
 # Install missing dependencies before pkg-config is asked anything. Skipped

@@ -60,6 +60,10 @@ static inline bool ps_size_add(size_t a, size_t b, size_t *out)
     return !__builtin_add_overflow(a, b, out);
 }
 
+/* SHA-256 of the file at `path` as 64 hex digits (+ NUL) and its size.
+ * Returns 0, PS_ENOENT or PS_EIO. */
+int ps_sha256_file(const char *path, char hex[65], uint64_t *bytes, ps_error *err);
+
 /* Returns the final path component of `path` (a pointer into it). */
 const char *ps_path_basename(const char *path);
 

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <lmdb.h>
+#include <nettle/version.h>
 #include <pcre2.h>
 #include <stdio.h>
 #include <utf8proc.h>
@@ -19,10 +20,11 @@ int ps_dependency_versions(char *buf, size_t n)
     unsigned xx = XXH_versionNumber();
     int w = snprintf(buf, n,
                      "lmdb %s\nzstd %s\nutf8proc %s (Unicode %s)\njansson %s\npcre2 %s\n"
-                     "xxhash %u.%u.%u\nzlib %s\ncuda %s\n",
+                     "xxhash %u.%u.%u\nzlib %s\nnettle %d.%d\ncuda %s\n",
                      mdb_version(NULL, NULL, NULL), ZSTD_versionString(), utf8proc_version(),
                      utf8proc_unicode_version(), jansson_version_str(), pcre,
                      xx / 10000, (xx / 100) % 100, xx % 100, zlibVersion(),
+                     nettle_version_major(), nettle_version_minor(),
                      PS_HAVE_CUDA ? "toolkit found at build time" : "not built");
     return w < 0 ? PS_EINVAL : w;
 }

@@ -1,0 +1,43 @@
+/* SHA-256 of files (nettle), for manifests: inputs, vocabularies, shards. */
+#include "common/ps_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int ps_sha256_file(const char *path, char hex[65], uint64_t *bytes, ps_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: cannot open: %s",
+                            path, strerror(errno));
+    struct sha256_ctx ctx;
+    sha256_init(&ctx);
+    static __thread unsigned char buf[1 << 16];
+    uint64_t total = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf, sizeof buf);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            return ps_error_set(err, PS_EIO, "%s: read failed: %s", path, strerror(e));
+        }
+        if (r == 0)
+            break;
+        sha256_update(&ctx, (size_t)r, buf);
+        total += (uint64_t)r;
+    }
+    close(fd);
+    uint8_t d[SHA256_DIGEST_SIZE];
+    sha256_digest(&ctx, sizeof d, d);
+    for (size_t i = 0; i < sizeof d; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    if (bytes)
+        *bytes = total;
+    return 0;
+}
