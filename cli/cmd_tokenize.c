@@ -67,17 +67,17 @@ typedef struct job {
     ps_buf out;
 } job;
 
-static void put_ints(ps_buf *b, const char *key, const int32_t *ids, const uint8_t *types,
-                     size_t n)
+/* Returns 0, or -1 when out of memory. */
+static int put_ints(ps_buf *b, const char *key, const int32_t *ids, const uint8_t *types, size_t n)
 {
-    ps_buf_printf(b, ", \"%s\": [", key);
-    for (size_t i = 0; i < n; i++) {
+    int bad = ps_buf_printf(b, ", \"%s\": [", key) < 0;
+    for (size_t i = 0; i < n && !bad; i++) {
         char num[16];
         int v = ids ? ids[i] : types[i];
         int k = snprintf(num, sizeof num, i ? ", %d" : "%d", v);
-        ps_buf_append(b, num, (size_t)k);
+        bad = ps_buf_append(b, num, (size_t)k) < 0;
     }
-    ps_buf_putc(b, ']');
+    return bad || ps_buf_putc(b, ']') < 0 ? -1 : 0;
 }
 
 static int put_json_string(void *ctx, const char *s, size_t n)
@@ -88,11 +88,10 @@ static int put_json_string(void *ctx, const char *s, size_t n)
     json_decref(str);
     if (!enc)
         return PS_ENOMEM;
-    if (b->len && b->data[b->len - 1] != '[')
-        ps_buf_puts(b, ", ");
-    ps_buf_puts(b, enc);
+    int bad = b->len && b->data[b->len - 1] != '[' && ps_buf_puts(b, ", ") < 0;
+    bad = bad || ps_buf_puts(b, enc) < 0;
     free(enc);
-    return 0;
+    return bad ? PS_ENOMEM : 0;
 }
 
 static int input_error(const job *j, const char *fmt, ...) PS_PRINTF(2, 3);
@@ -122,11 +121,15 @@ static int get_text(const job *j, json_t *rec, const char *key, const char **s, 
 static int add_words(job *j, const char *key, const char *s, size_t n)
 {
     ps_error err;
-    ps_buf_printf(&j->out, ", \"%s\": [", key);
+    if (ps_buf_printf(&j->out, ", \"%s\": [", key) < 0)
+        return input_error(j, "%s", "out of memory");
     int rc = ps_tokenizer_words(j->tok, j->scratch, s, n, put_json_string, &j->out, &err);
+    if (rc == PS_ENOMEM)
+        return input_error(j, "%s", "out of memory");
     if (rc < 0)
         return input_error(j, "%s", err.message);
-    ps_buf_putc(&j->out, ']');
+    if (ps_buf_putc(&j->out, ']') < 0)
+        return input_error(j, "%s", "out of memory");
     return 0;
 }
 
@@ -141,8 +144,10 @@ static int encode_record(job *j, json_t *rec)
     if (!id_text)
         return input_error(j, "%s", "out of memory");
     ps_buf_reset(&j->out);
-    ps_buf_printf(&j->out, "{\"id\": %s", id_text);
+    int bad = ps_buf_printf(&j->out, "{\"id\": %s", id_text) < 0;
     free(id_text);
+    if (bad)
+        return input_error(j, "%s", "out of memory");
 
     const char *q = NULL, *sql = NULL;
     size_t qn = 0, sqln = 0;
@@ -165,10 +170,12 @@ static int encode_record(job *j, json_t *rec)
                                                 &err);
         if (rc < 0)
             return input_error(j, "%s", err.message);
-        put_ints(&j->out, "input_ids", enc.input_ids, NULL, enc.len);
-        put_ints(&j->out, "token_type_ids", NULL, enc.token_type_ids, enc.len);
+        if (put_ints(&j->out, "input_ids", enc.input_ids, NULL, enc.len) ||
+            put_ints(&j->out, "token_type_ids", NULL, enc.token_type_ids, enc.len))
+            return input_error(j, "%s", "out of memory");
     }
-    ps_buf_puts(&j->out, "}\n");
+    if (ps_buf_puts(&j->out, "}\n") < 0)
+        return input_error(j, "%s", "out of memory");
     return 0;
 }
 
