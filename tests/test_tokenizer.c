@@ -339,6 +339,15 @@ static void test_longest_first(void **state)
     assert_int_equal(ps_tokenizer_encode_pair(tok, s, a, strlen(a), b, strlen(b), 12, &enc, NULL), 12);
     assert_int_equal(enc.input_ids[6], id_of(tok, "[SEP]"));
 
+    /* a special token reaching max_length does not stop the walk; the next
+     * word does (HF 0.23.2 measured: "a"x11 [PAD] a is longer than 12) */
+    const char *sp = "a a a a a a a a a a a [PAD] a";
+    assert_int_equal(ps_tokenizer_encode_pair(tok, s, sp, strlen(sp), b, strlen(b), 12, &enc, NULL), 12);
+    assert_int_equal(enc.input_ids[6], id_of(tok, "[SEP]")); /* first got the odd id */
+    sp = "a a a a a a a a a a a a [PAD] a";
+    assert_int_equal(ps_tokenizer_encode_pair(tok, s, sp, strlen(sp), b, strlen(b), 12, &enc, NULL), 12);
+    assert_int_equal(enc.input_ids[5], id_of(tok, "[SEP]")); /* tie: the second got it */
+
     ps_error err;
     assert_int_equal(ps_tokenizer_encode_pair(tok, s, S("a"), S("b"), 2, &enc, &err), PS_EINVAL);
     assert_int_equal(err.code, PS_EINVAL);

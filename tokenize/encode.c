@@ -52,8 +52,10 @@ static int need_specials(const ps_tokenizer *tok, ps_error *err)
 }
 
 /* Tokenizes one sequence onto the end of s->ids. With max_length set, HF
- * 0.23 stops at the first word boundary where the sequence has max_length
- * ids (measured: the pair split below depends on it), so we do too. */
+ * 0.23 stops after the first WordPiece'd word that brings the sequence to
+ * max_length ids (special tokens count but do not stop it); the pair split
+ * below depends on those lengths (measured on the binding), so we stop
+ * there too. */
 static int run_into(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text, size_t len,
                     int which, size_t max_length, ps_error *err)
 {

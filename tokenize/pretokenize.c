@@ -210,11 +210,9 @@ static int emit_special(const ps_tokenizer *tok, ps_tok_scratch *s, const ps_tok
     int rc = ps_tok_scratch_reserve(s, 1);
     if (rc)
         return rc;
+    /* counts towards stop_at, but (as in HF) only a WordPiece'd word can
+     * end the walk: a special token reaching the limit does not */
     s->ids[s->n++] = sp->id;
-    if (s->stop_at && s->n - s->seq_start >= s->stop_at) {
-        s->stopped = true;
-        return 1;
-    }
     return PS_OK;
 }
 

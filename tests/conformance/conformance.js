@@ -9,7 +9,8 @@
 // lowercase/strip_accents combinations, compared word for word after the
 // normalizer and pre-tokenizer. Prints TAP; exits 1 on any mismatch.
 //
-// env: PAIRSHARD (the binary), PS_ROOT (repository root).
+// env: PAIRSHARD (the binary), PS_ROOT (repository root); PS_FUZZ_SEED and
+// PS_FUZZ_COUNT change the generated records (default 20231202, 2000).
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -182,6 +183,52 @@ async function compareWords(label, vocabPath, normalizerOptions, records, inputF
     `${label}: every code point (${records.length} runs) normalizes and splits as HF, ${bad} mismatches`);
 }
 
+// Seeded random records mixing the characters tokenizers disagree on:
+// letters with accents and combining marks, CJK, Hangul, emoji and ZWJ,
+// punctuation and SQL symbols, every kind of space, controls, special
+// tokens, long runs. Deterministic, so a failure reproduces.
+function fuzzRecords(count) {
+  let seed = Number(process.env.PS_FUZZ_SEED || 20231202);
+  const rnd = (n) => { // mulberry32
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) % n;
+  };
+  const pools = [
+    'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789',
+    'éèêëàâäôöûüçñÉÈÀÇÑøåæœßıİĳǅΣσςΑΩабвгдЖЯ',
+    '\u0300\u0301\u0302\u0308\u0323\u0327\u0345\u0591\u05b0\u064b\u0670\u093c\u0e31\u1dc0\u20d7\u302a\u0898\u1ab0',
+    '的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年学生名字',
+    '가나다라마바사아자차카타파하\u1100\u1161\u11a8ぁあいうえおアイウエオ',
+    '😀👍🏽👨\u200d👩\u200d👧🇺🇸🍕🤣🫠❤️\ufe0f',
+    '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~«»“”‘’…—–¿¡§¶·•、。，！？「」',
+    ' \t\n\r\u00a0\u2000\u2003\u2009\u200a\u202f\u205f\u3000\u1680\u2028\u0085',
+    '\u0000\u0001\u001f\u007f\u00ad\u200b\u200c\u200d\u2060\ufeff\ufffd\ue000\u0378\u180e\u0890',
+  ];
+  const pieces = ['[CLS]', '[SEP]', '[MASK]', '[UNK]', '[PAD]', '[mask]', 'SELECT', 'count(*)', '>=', '<>', "''", 'T1.name'];
+  const recs = [];
+  for (let i = 0; i < count; i++) {
+    const field = () => {
+      let out = '';
+      const n = rnd(60);
+      for (let k = 0; k < n; k++) {
+        const r = rnd(20);
+        if (r === 0) out += pieces[rnd(pieces.length)];
+        else if (r === 1) out += 'x'.repeat(95 + rnd(10)); // around max_input_chars_per_word
+        else {
+          const pool = [...pools[rnd(pools.length)]];
+          out += pool[rnd(pool.length)];
+          if (rnd(3) === 0) out += ' ';
+        }
+      }
+      return out;
+    };
+    recs.push({ id: `fuzz-${i}`, question: field(), sql: field() });
+  }
+  return recs;
+}
+
 async function main() {
   const spider = [];
   for (const split of ['train', 'dev']) {
@@ -192,9 +239,13 @@ async function main() {
   writeJsonl(spiderFile, spider);
   const tortureFile = path.join(DATA, 'torture', 'torture.jsonl');
   const torture = readJsonl(tortureFile);
+  const fuzz = fuzzRecords(Number(process.env.PS_FUZZ_COUNT || 2000));
+  const fuzzFile = path.join(TMP, 'fuzz.jsonl');
+  writeJsonl(fuzzFile, fuzz);
   const sets = [
     { name: 'spider', records: spider, file: spiderFile },
     { name: 'torture', records: torture, file: tortureFile },
+    { name: 'fuzz', records: fuzz, file: fuzzFile },
   ];
 
   for (const v of VOCABS) {
