@@ -90,7 +90,14 @@ typedef struct ps_shard_writer ps_shard_writer;
 
 /* Starts writing the shard at `path` (a new file). Returns 0 or PS_EIO. */
 int ps_shard_writer_open(ps_shard_writer **out, const char *path, ps_error *err);
-/* Appends a block; keys must come in increasing (bucket, seq) order. */
+/* Same with the temporary map starting at `initial_map` bytes (0: 1 GiB);
+ * the map grows on demand either way. The content does not depend on it;
+ * unused bytes inside pages may (tests use a small map to exercise the
+ * growth). */
+int ps_shard_writer_open_map(ps_shard_writer **out, const char *path, size_t initial_map,
+                             ps_error *err);
+/* Appends a block; keys must come in increasing (bucket, seq) order
+ * (PS_EINVAL otherwise, naming both keys). */
 int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const void *block,
                         size_t len, ps_error *err);
 /* Stores `meta_json` under meta/format, commits, writes the file compacted
