@@ -8,6 +8,7 @@
 #define PS_CLI_COMMANDS_H
 
 int ps_cmd_clean(int argc, char **argv);
+int ps_cmd_build(int argc, char **argv);
 int ps_cmd_tokenize(int argc, char **argv);
 int ps_cmd_bench_tokenize(int argc, char **argv);
 int ps_cmd_version(int argc, char **argv);

@@ -12,6 +12,7 @@ typedef struct {
 } command;
 
 static const command commands[] = {
+    {"build", ps_cmd_build, "clean, tokenize and write length-bucketed LMDB shards"},
     {"clean", ps_cmd_clean, "ingest raw pairs and write cleaned JSONL records"},
     {"tokenize", ps_cmd_tokenize, "encode cleaned records with a BERT WordPiece vocabulary"},
     {"bench-tokenize", ps_cmd_bench_tokenize, "measure tokenizer throughput in memory"},

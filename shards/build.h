@@ -1,0 +1,96 @@
+/*
+ * shards/build.h — `pairshard build`: ingest → clean → tokenize → bucket →
+ * shards, published atomically (internal interface; the CLI calls it).
+ *
+ * Two phases:
+ *   1. streaming: the calling thread reads raw records into chunks; worker
+ *      threads clean and tokenize whole chunks; the calling thread commits
+ *      chunks in input order (dedupe, accounting, rejects), deals kept
+ *      records round-robin to shards and spools them to files in the
+ *      staging directory. Memory stays flat with corpus size.
+ *   2. per shard: records are grouped by bucket (stable), cut into blocks
+ *      of block_records, compressed in parallel and written in key order.
+ * Nothing in the output depends on the thread count or on timing: record
+ * order is input order, and every choice is a function of the input.
+ */
+#ifndef PS_SHARDS_BUILD_H
+#define PS_SHARDS_BUILD_H
+
+#include "common/ps_internal.h"
+#include "pairshard/clean.h"
+#include "pairshard/tokenizer.h"
+
+#define PS_BUILD_MAX_BUCKETS 64
+
+typedef struct ps_build_config {
+    const char *const *inputs;
+    size_t n_inputs;
+    const char *out_dir;
+    ps_clean_options clean;
+    const char *rules_path;         /* NULL: no user rules */
+    const ps_tokenizer *tokenizer;  /* loaded by the caller */
+    const char *vocab_path;         /* the file the tokenizer came from (hashed) */
+    const char *vocab_kind;         /* "vocab.txt" or "tokenizer.json" */
+    size_t max_length;              /* 0: no truncation */
+    size_t shards;                  /* >= 1 */
+    uint32_t buckets[PS_BUILD_MAX_BUCKETS]; /* explicit inclusive bounds */
+    size_t n_buckets;               /* 0: choose automatically */
+    size_t auto_buckets;            /* how many when automatic */
+    size_t bucket_multiple;         /* automatic bounds are multiples of this */
+    size_t block_records;
+    int zstd_level;
+    size_t threads;                 /* worker threads, >= 1 */
+    size_t part_index, part_count;  /* --part K/N; part_count 0: whole input */
+    int progress;                   /* print progress to stderr */
+    const char *config_json;        /* the effective config, recorded verbatim */
+} ps_build_config;
+
+/* Fills the defaults: 1 shard, automatic buckets (8, multiples of 8),
+ * max_length 512, 128 records a block, zstd level 3, 1 thread. */
+void ps_build_config_init(ps_build_config *cfg);
+
+typedef struct ps_build_summary {
+    ps_clean_counts counts;
+    uint64_t tokens;
+    uint64_t bytes_on_disk;
+    size_t n_buckets;
+    uint32_t buckets[PS_BUILD_MAX_BUCKETS];
+    size_t n_labels;
+    double seconds;
+} ps_build_summary;
+
+/* Runs the build and publishes out_dir atomically: on success the
+ * directory holds the new set; on failure it holds what it held before
+ * (or does not exist) and the staging directory is removed. Returns 0, or
+ * a negative code with a message (an input error names the file). */
+int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error *err);
+
+/* ---- buckets.c ------------------------------------------------------------ */
+
+/* Chooses at most `k` inclusive bounds, multiples of `multiple` (the last
+ * may be max_len), minimising the padding of the records whose lengths
+ * histogram is hist[0..max_len]. Writes the bounds ascending; returns how
+ * many (>= 1 when any record exists, 0 for an empty histogram). */
+size_t ps_buckets_choose(const uint64_t *hist, size_t max_len, size_t k, size_t multiple,
+                         uint32_t *bounds);
+
+/* Index of the first bound >= len, or n when none. */
+size_t ps_bucket_of(const uint32_t *bounds, size_t n, uint32_t len);
+
+/* ---- publish.c ------------------------------------------------------------ */
+
+/* Creates an empty staging directory beside `dir` ("<parent>/.<name>.tmp.<pid>")
+ * into *staging (malloc'ed), first removing stale ones left by dead
+ * processes. Returns 0 or PS_EIO. */
+int ps_staging_create(const char *dir, char **staging, ps_error *err);
+/* fsyncs every file in `staging` and the directory itself, then replaces
+ * `dir` with it atomically (renameat2 RENAME_EXCHANGE when `dir` exists,
+ * rename otherwise) and removes the previous set. Returns 0 or PS_EIO. */
+int ps_staging_publish(const char *staging, const char *dir, ps_error *err);
+/* Removes a directory tree (best effort; for staging directories). */
+void ps_remove_tree(const char *path);
+/* Writes `len` bytes to `dir/name` and fsyncs it. 0 or PS_EIO. */
+int ps_write_file(const char *dir, const char *name, const char *data, size_t len,
+                  ps_error *err);
+
+#endif /* PS_SHARDS_BUILD_H */

@@ -1,0 +1,66 @@
+/* shards/build_internal.h — state shared by the build's files. */
+#ifndef PS_SHARDS_BUILD_INTERNAL_H
+#define PS_SHARDS_BUILD_INTERNAL_H
+
+#include "ingest/ingest.h"
+#include "shards/build.h"
+#include "shards/shards.h"
+
+#include <stdio.h>
+
+/* Per-shard spool of kept records, in commit order:
+ *   u32 length, u32 type_boundary, u32 label (first-seen index or NONE),
+ *   u32 id_len, id bytes, zero padding to 4 bytes, length x i32 token ids. */
+typedef struct ps_spool {
+    FILE *f;
+    char *path;
+    uint64_t records, tokens, bytes;
+} ps_spool;
+
+/* Per (shard, bucket) result of phase 2. */
+typedef struct ps_bucket_count {
+    uint64_t records, tokens, blocks;
+} ps_bucket_count;
+
+typedef struct ps_shard_result {
+    char file[32];
+    uint64_t records, tokens, blocks, bytes, uncompressed;
+    char sha256[65];
+    ps_bucket_count buckets[PS_BUILD_MAX_BUCKETS];
+} ps_shard_result;
+
+typedef struct ps_build_state {
+    const ps_build_config *cfg;
+    ps_cleaner *cleaner;
+    char *staging;
+    FILE *rejects, *duplicates;
+    ps_spool *spools;
+    uint64_t ordinal;          /* records seen (all parts) */
+    uint64_t kept;             /* kept in this part: the next shard is kept % shards */
+    uint64_t *hist;            /* token-length histogram, [0..hist_max] */
+    size_t hist_max;
+    /* labels in first-seen order; sorted and renumbered in phase 2 */
+    char **labels;
+    size_t n_labels, labels_cap;
+    uint32_t *label_slots;     /* open addressing: index + 1, 0 empty */
+    size_t label_slots_cap;
+    uint32_t *label_final;     /* first-seen index -> final id */
+    uint32_t bounds[PS_BUILD_MAX_BUCKETS];
+    size_t n_bounds;
+    int id_width;
+    ps_shard_result *results;
+    double start, last_progress;
+    uint64_t total_input_bytes;
+} ps_build_state;
+
+int ps_build_phase1(ps_build_state *st, ps_error *err);
+/* Appends a kept record to its shard's spool. */
+int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *ids,
+                   uint32_t n, uint32_t type_boundary, ps_error *err);
+/* Sorts labels, chooses buckets, writes every shard into the staging dir. */
+int ps_build_phase2(ps_build_state *st, ps_error *err);
+/* Builds manifest.json's text (malloc'ed). */
+char *ps_build_manifest(ps_build_state *st, ps_error *err);
+double ps_build_now(void);
+
+#endif

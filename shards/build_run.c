@@ -1,0 +1,246 @@
+/*
+ * ps_build_run: sets the build up (cleaner, staging directory, spools),
+ * runs both phases, writes the manifest and publishes the set. Also the
+ * spooling of kept records and the label registry.
+ */
+#include "shards/build_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* Returns the first-seen index of `label`, registering it when new. */
+static int label_index(ps_build_state *st, const char *label, uint32_t *out)
+{
+    if ((st->n_labels + 1) * 2 > st->label_slots_cap) {
+        size_t ncap = st->label_slots_cap ? st->label_slots_cap * 2 : 256;
+        uint32_t *ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            return PS_ENOMEM;
+        for (size_t i = 0; i < st->n_labels; i++) {
+            size_t h = (size_t)XXH3_64bits(st->labels[i], strlen(st->labels[i])) & (ncap - 1);
+            while (ns[h])
+                h = (h + 1) & (ncap - 1);
+            ns[h] = (uint32_t)i + 1;
+        }
+        free(st->label_slots);
+        st->label_slots = ns;
+        st->label_slots_cap = ncap;
+    }
+    size_t len = strlen(label);
+    size_t h = (size_t)XXH3_64bits(label, len) & (st->label_slots_cap - 1);
+    while (st->label_slots[h]) {
+        uint32_t i = st->label_slots[h] - 1;
+        if (strcmp(st->labels[i], label) == 0) {
+            *out = i;
+            return 0;
+        }
+        h = (h + 1) & (st->label_slots_cap - 1);
+    }
+    if (st->n_labels == st->labels_cap) {
+        size_t ncap = st->labels_cap ? st->labels_cap * 2 : 64;
+        char **nl = realloc(st->labels, ncap * sizeof *nl);
+        if (!nl)
+            return PS_ENOMEM;
+        st->labels = nl;
+        st->labels_cap = ncap;
+    }
+    if (st->n_labels >= PS_LABEL_NONE - 1)
+        return PS_ELIMIT;
+    st->labels[st->n_labels] = strdup(label);
+    if (!st->labels[st->n_labels])
+        return PS_ENOMEM;
+    st->label_slots[h] = (uint32_t)st->n_labels + 1;
+    *out = (uint32_t)st->n_labels++;
+    return 0;
+}
+
+int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *ids,
+                   uint32_t n, uint32_t type_boundary, ps_error *err)
+{
+    uint32_t label = PS_LABEL_NONE;
+    if (r->label) {
+        int rc = label_index(st, r->label, &label);
+        if (rc)
+            return ps_error_set(err, rc, "%s: too many labels", r->source);
+    }
+    if (!st->hist || n > st->hist_max) {
+        size_t old = st->hist ? st->hist_max + 1 : 0;
+        uint64_t *nh = realloc(st->hist, (n + 1) * sizeof *nh);
+        if (!nh)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        memset(nh + old, 0, (n + 1 - old) * sizeof *nh);
+        st->hist = nh;
+        st->hist_max = n;
+    }
+    st->hist[n]++;
+    ps_spool *sp = &st->spools[st->kept++ % st->cfg->shards];
+    uint32_t idlen = (uint32_t)strlen(r->id);
+    uint32_t head[4] = {n, type_boundary, label, idlen};
+    static const char zeros[4] = {0};
+    size_t pad = (4 - idlen % 4) % 4; /* keeps the ids 4-byte aligned */
+    if (fwrite(head, sizeof head, 1, sp->f) != 1 || fwrite(r->id, 1, idlen, sp->f) != idlen ||
+        fwrite(zeros, 1, pad, sp->f) != pad || fwrite(ids, sizeof *ids, n, sp->f) != n)
+        return ps_error_set(err, PS_EIO, "%s: write failed: %s", sp->path, strerror(errno));
+    sp->records++;
+    sp->tokens += n;
+    sp->bytes += sizeof head + idlen + pad + (uint64_t)n * sizeof *ids;
+    return 0;
+}
+
+static int open_in(const char *dir, const char *name, FILE **f, char **path, ps_error *err)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    *path = malloc(n);
+    if (!*path)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    snprintf(*path, n, "%s/%s", dir, name);
+    *f = fopen(*path, "wb");
+    if (!*f)
+        return ps_error_set(err, PS_EIO, "%s: cannot create: %s", *path, strerror(errno));
+    setvbuf(*f, NULL, _IOFBF, 1 << 20);
+    return 0;
+}
+
+static int close_checked(FILE **f, const char *what, ps_error *err)
+{
+    if (!*f)
+        return 0;
+    int bad = fflush(*f) != 0 || ferror(*f);
+    bad |= fclose(*f) != 0;
+    *f = NULL;
+    return bad ? ps_error_set(err, PS_EIO, "%s: write failed: %s", what, strerror(errno)) : 0;
+}
+
+static int check_config(const ps_build_config *cfg, ps_error *err)
+{
+    if (!cfg->out_dir || !cfg->tokenizer || cfg->n_inputs == 0)
+        return ps_error_set(err, PS_EUSAGE, "build needs inputs, a tokenizer and an output");
+    if (cfg->shards < 1 || cfg->shards > 100000)
+        return ps_error_set(err, PS_EUSAGE, "shards must be between 1 and 100000");
+    if (cfg->threads < 1 || cfg->threads > 1024)
+        return ps_error_set(err, PS_EUSAGE, "threads must be between 1 and 1024");
+    if (cfg->block_records < 1 || cfg->block_records > (1u << 20))
+        return ps_error_set(err, PS_EUSAGE, "block records must be between 1 and 1048576");
+    if (cfg->max_length == 1 || cfg->max_length == 2)
+        return ps_error_set(err, PS_EUSAGE, "max length must be 0 (none) or at least 3");
+    if (cfg->part_count && cfg->part_index >= cfg->part_count)
+        return ps_error_set(err, PS_EUSAGE, "--part K/N needs 0 <= K < N");
+    if (cfg->n_buckets == 0 && (cfg->auto_buckets < 1 || cfg->auto_buckets > PS_BUILD_MAX_BUCKETS))
+        return ps_error_set(err, PS_EUSAGE, "automatic buckets: between 1 and %d",
+                            PS_BUILD_MAX_BUCKETS);
+    for (size_t i = 0; i < cfg->n_buckets; i++)
+        if (cfg->buckets[i] == 0 || (i && cfg->buckets[i] <= cfg->buckets[i - 1]))
+            return ps_error_set(err, PS_EUSAGE, "bucket bounds must be positive and increasing");
+    if (cfg->n_buckets && cfg->max_length && cfg->buckets[cfg->n_buckets - 1] < cfg->max_length)
+        return ps_error_set(err, PS_EUSAGE,
+                            "the last bucket bound (%u) must be >= max length (%zu)",
+                            cfg->buckets[cfg->n_buckets - 1], cfg->max_length);
+    return 0;
+}
+
+static void state_free(ps_build_state *st)
+{
+    if (st->rejects)
+        fclose(st->rejects);
+    if (st->duplicates)
+        fclose(st->duplicates);
+    for (size_t i = 0; st->spools && i < st->cfg->shards; i++) {
+        if (st->spools[i].f)
+            fclose(st->spools[i].f);
+        if (st->spools[i].path)
+            unlink(st->spools[i].path);
+        free(st->spools[i].path);
+    }
+    free(st->spools);
+    for (size_t i = 0; i < st->n_labels; i++)
+        free(st->labels[i]);
+    free(st->labels);
+    free(st->label_slots);
+    free(st->label_final);
+    free(st->hist);
+    free(st->results);
+    ps_cleaner_free(st->cleaner);
+}
+
+int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error *err)
+{
+    int rc = check_config(cfg, err);
+    if (rc)
+        return rc;
+    ps_build_state st;
+    memset(&st, 0, sizeof st);
+    st.cfg = cfg;
+    st.start = st.last_progress = ps_build_now();
+    for (size_t i = 0; i < cfg->n_inputs; i++) {
+        struct stat sb;
+        if (strcmp(cfg->inputs[i], "-") != 0 && stat(cfg->inputs[i], &sb) == 0)
+            st.total_input_bytes += (uint64_t)sb.st_size;
+    }
+    rc = ps_cleaner_create(&st.cleaner, &cfg->clean, err);
+    if (!rc && cfg->rules_path)
+        rc = ps_cleaner_load_rules(st.cleaner, cfg->rules_path, err);
+    if (!rc)
+        rc = ps_staging_create(cfg->out_dir, &st.staging, err);
+    if (rc) {
+        state_free(&st);
+        return rc;
+    }
+    char *path = NULL;
+    rc = open_in(st.staging, "rejects.jsonl", &st.rejects, &path, err);
+    free(path);
+    if (!rc) {
+        rc = open_in(st.staging, "duplicates.jsonl", &st.duplicates, &path, err);
+        free(path);
+    }
+    st.spools = rc ? NULL : calloc(cfg->shards, sizeof *st.spools);
+    if (!rc && !st.spools)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < cfg->shards; i++) {
+        char name[48];
+        snprintf(name, sizeof name, ".spool-%05zu", i);
+        rc = open_in(st.staging, name, &st.spools[i].f, &st.spools[i].path, err);
+    }
+    if (!rc)
+        rc = ps_build_phase1(&st, err);
+    if (!rc)
+        rc = close_checked(&st.rejects, "rejects.jsonl", err);
+    if (!rc)
+        rc = close_checked(&st.duplicates, "duplicates.jsonl", err);
+    for (size_t i = 0; !rc && i < cfg->shards; i++)
+        rc = close_checked(&st.spools[i].f, st.spools[i].path, err);
+    if (!rc)
+        rc = ps_build_phase2(&st, err);
+    char *manifest = rc ? NULL : ps_build_manifest(&st, err);
+    if (!rc && !manifest)
+        rc = err && err->code ? err->code : PS_ENOMEM;
+    for (size_t i = 0; st.spools && i < cfg->shards; i++)
+        if (st.spools[i].path)
+            unlink(st.spools[i].path);
+    if (!rc)
+        rc = ps_write_file(st.staging, "manifest.json", manifest, strlen(manifest), err);
+    free(manifest);
+    if (!rc)
+        rc = ps_staging_publish(st.staging, cfg->out_dir, err);
+    if (rc)
+        ps_remove_tree(st.staging);
+    if (!rc && summary) {
+        memset(summary, 0, sizeof *summary);
+        ps_cleaner_counts(st.cleaner, &summary->counts);
+        for (size_t i = 0; i < cfg->shards; i++) {
+            summary->tokens += st.results[i].tokens;
+            summary->bytes_on_disk += st.results[i].bytes;
+        }
+        summary->n_buckets = st.n_bounds;
+        memcpy(summary->buckets, st.bounds, sizeof st.bounds);
+        summary->n_labels = st.n_labels;
+        summary->seconds = ps_build_now() - st.start;
+    }
+    free(st.staging);
+    state_free(&st);
+    return rc;
+}
