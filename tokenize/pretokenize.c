@@ -216,9 +216,9 @@ static int emit_special(const ps_tokenizer *tok, ps_tok_scratch *s, const ps_tok
     return PS_OK;
 }
 
-/* One stretch of text; with `specials`, special tokens starting with an
- * ASCII byte are matched here too (the byte's class carries a flag). `base` is its offset in the
- * caller's text, for error messages. */
+/* One stretch of text. With `specials`, special tokens that start with an
+ * ASCII byte are matched here too (that byte's class carries a flag).
+ * `base` is the stretch's offset in the caller's text, for messages. */
 static int run_segment(const ps_tokenizer *tok, ps_tok_scratch *s, const unsigned char *p,
                        size_t len, size_t base, int which, bool specials, ps_error *err)
 {

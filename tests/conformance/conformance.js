@@ -5,9 +5,10 @@
 // For both vocabularies in tests/data/vocab, on the Spider pairs and the
 // hand-written torture set: the pair and each field alone, untruncated and
 // truncated at 32 and 128, compared id for id (input_ids and
-// token_type_ids). Then every Unicode scalar value, through all four
-// lowercase/strip_accents combinations, compared word for word after the
-// normalizer and pre-tokenizer. Prints TAP; exits 1 on any mismatch.
+// token_type_ids). Then every Unicode scalar value, through the four
+// lowercase/strip_accents combinations and one without clean_text and
+// Chinese padding, compared word for word after the normalizer and
+// pre-tokenizer. Prints TAP; exits 1 on any mismatch.
 //
 // env: PAIRSHARD (the binary), PS_ROOT (repository root); PS_FUZZ_SEED and
 // PS_FUZZ_COUNT change the generated records (default 20231202, 2000).
@@ -53,6 +54,7 @@ async function buildHf(vocabPath, normalizerOptions) {
   });
   const tok = new hf.Tokenizer(model);
   tok.setNormalizer(hf.bertNormalizer({ cleanText: true, handleChineseChars: true, ...normalizerOptions }));
+  // (normalizerOptions may turn cleanText / handleChineseChars off)
   tok.setPreTokenizer(hf.bertPreTokenizer());
   const cls = tok.tokenToId('[CLS]');
   const sep = tok.tokenToId('[SEP]');
@@ -274,11 +276,15 @@ async function main() {
   const cpFile = path.join(TMP, 'codepoints.jsonl');
   writeJsonl(cpFile, cpRecords);
   const uncased = path.join(DATA, 'vocab', VOCABS[0].file);
-  for (const [lowercase, stripAccents] of [[true, undefined], [false, undefined], [true, false], [false, true]]) {
-    const opts = { lowercase };
-    if (stripAccents !== undefined) opts.stripAccents = stripAccents;
-    await compareWords(`unicode lowercase=${lowercase} strip_accents=${stripAccents === undefined ? 'follow' : stripAccents}`,
-      uncased, opts, cpRecords, cpFile);
+  const combos = [
+    { lowercase: true },
+    { lowercase: false },
+    { lowercase: true, stripAccents: false },
+    { lowercase: false, stripAccents: true },
+    { lowercase: true, cleanText: false, handleChineseChars: false },
+  ];
+  for (const opts of combos) {
+    await compareWords(`unicode ${JSON.stringify(opts)}`, uncased, opts, cpRecords, cpFile);
   }
   console.log(`1..${n}`);
   process.exitCode = failures ? 1 : 0;
