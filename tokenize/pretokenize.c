@@ -239,14 +239,23 @@ static int run_segment(const ps_tokenizer *tok, ps_tok_scratch *s, const unsigne
                 cls &= ~(unsigned)PS_TOK_SPECIAL_START;
             }
             switch (cls) {
-            case PS_TOK_WORD:
+            case PS_TOK_WORD: {
+                /* the common case: a run of ASCII word bytes, copied (and
+                 * lowercased) in one tight loop */
                 if (PS_UNLIKELY(s->pend_n) && (rc = flush_pending(tok, s)))
                     return rc;
-                if (PS_UNLIKELY(s->word_len == s->word_cap) && (rc = grow_word(s, 1)))
+                if (PS_UNLIKELY(s->word_cap - s->word_len < len - i) && (rc = grow_word(s, len - i)))
                     return rc;
-                s->word[s->word_len++] = (char)tok->ascii_map[c];
-                s->word_chars++;
-                break;
+                char *w = s->word + s->word_len;
+                size_t start = i;
+                do {
+                    *w++ = (char)tok->ascii_map[p[i]];
+                    i++;
+                } while (i < len && p[i] < 0x80 && tok->ascii_class[p[i]] == PS_TOK_WORD);
+                s->word_len += i - start;
+                s->word_chars += i - start;
+                continue;
+            }
             case PS_TOK_SPACE:
                 if ((rc = end_word(tok, s)))
                     return rc;
