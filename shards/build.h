@@ -65,6 +65,14 @@ typedef struct ps_build_summary {
  * a negative code with a message (an input error names the file). */
 int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error *err);
 
+/* ---- merge.c -------------------------------------------------------------- */
+
+/* Publishes the partial sets dirs[0..n) (parts 0..n-1 of one --part build,
+ * in order) as one set at out_dir, atomically. Returns 0, PS_EUSAGE when
+ * the parts do not belong together (the message says how), PS_EVERSION,
+ * PS_ECORRUPT, PS_EIO or PS_ENOMEM. */
+int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_error *err);
+
 /* ---- buckets.c ------------------------------------------------------------ */
 
 /* Chooses at most `k` inclusive bounds, multiples of `multiple` (the last

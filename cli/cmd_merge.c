@@ -1,0 +1,61 @@
+/* pairshard merge: join the partial sets of a --part build into one set. */
+#include "cli/commands.h"
+#include "shards/build.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char USAGE[] =
+    "usage: pairshard merge -o DIR PART_DIR...\n"
+    "\n"
+    "Publishes the partial sets built with 'pairshard build --part K/N' (all N of\n"
+    "them, in order 0..N-1) as one shard set at DIR, atomically. The parts must\n"
+    "come from one build: same inputs, options and explicit --buckets. Shards are\n"
+    "renumbered in part order, label vocabularies united (label ids re-encoded\n"
+    "where they change), and the accounting summed.\n"
+    "\n"
+    "  -o, --output DIR   the merged set\n"
+    "  -q, --quiet        no summary on stderr\n"
+    "\n"
+    "Exit status: 0 merged, 2 usage error or parts that do not belong together.\n";
+
+int ps_cmd_merge(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL;
+    int quiet = 0, c;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        if (c == 'o')
+            out = optarg;
+        else if (c == 'q')
+            quiet = 1;
+        else if (c == 'h') {
+            fputs(USAGE, stdout);
+            return PS_EXIT_OK;
+        } else {
+            fputs("pairshard merge: see 'pairshard merge --help'\n", stderr);
+            return PS_EXIT_USAGE;
+        }
+    }
+    if (!out || optind >= argc) {
+        fputs("pairshard merge: needs -o DIR and the part directories\n", stderr);
+        return PS_EXIT_USAGE;
+    }
+    ps_error err;
+    ps_error_clear(&err);
+    int rc = ps_merge_run(out, (const char *const *)argv + optind, (size_t)(argc - optind), &err);
+    if (rc) {
+        fprintf(stderr, "pairshard merge: %s\n", err.code ? err.message : "failed");
+        return PS_EXIT_USAGE;
+    }
+    if (!quiet)
+        fprintf(stderr, "pairshard merge: %d parts -> %s\n", argc - optind, out);
+    return PS_EXIT_OK;
+}
