@@ -83,7 +83,8 @@ PS_API void ps_tokenizer_options_init(ps_tokenizer_options *opt);
  * *out and returns 0. Errors: PS_ENOENT / PS_EIO (cannot open/read),
  * PS_EUTF8 (a line is not valid UTF-8; message "file:line: ..."),
  * PS_ELIMIT (more than INT32_MAX tokens or a token over 65535 bytes),
- * PS_EINVAL (bad arguments or options), PS_ENOMEM. */
+ * PS_EFORMAT (an empty file), PS_EINVAL (bad arguments or options),
+ * PS_ENOMEM. */
 PS_API int ps_tokenizer_load_vocab(const char *path, const ps_tokenizer_options *opt,
                                    ps_tokenizer **out, ps_error *err);
 
@@ -110,7 +111,9 @@ PS_API void ps_tokenizer_free(ps_tokenizer *tok);
  * while it lives; strip_accents is resolved to 0 or 1). */
 PS_API void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt);
 
-/* Returns the number of lines (ids) of the vocabulary. */
+/* Returns the number of ids: the number of lines of a vocab.txt (HF's
+ * get_vocab_size counts distinct tokens instead, which is smaller when a
+ * token is duplicated), or the largest id + 1 of a tokenizer.json. */
 PS_API size_t ps_tokenizer_vocab_size(const ps_tokenizer *tok);
 
 /* Returns the id of the token spelled by `len` bytes at `token`, or
@@ -134,7 +137,9 @@ PS_API void ps_tok_scratch_free(ps_tok_scratch *s);
  * NUL bytes. Returns the number of ids (also in out->len), or:
  * PS_EUTF8 (invalid UTF-8; the message names the sequence and byte offset),
  * PS_EINVAL (max_length 1 or 2, or the vocabulary lacks the unk, [CLS] or
- * [SEP] token it needs; the message names it), PS_ENOMEM. */
+ * [SEP] token it needs; the message names it), PS_ENOMEM.
+ * Truncation follows tokenizers 0.23.2 exactly, including where it stops
+ * reading a long sequence (see docs/TOKENIZER.md). */
 PS_API int ps_tokenizer_encode_pair(const ps_tokenizer *tok, ps_tok_scratch *s,
                                     const char *a, size_t a_len,
                                     const char *b, size_t b_len,
