@@ -564,6 +564,11 @@ static void test_tokenizer_json(void **state)
     unlink(path);
 
     path = write_temp("{\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},\"model\":{\"type\":\"WordPiece\","
+                      "\"vocab\":{\"a\":0,\"b\":2000000000}}}");
+    assert_int_equal(ps_tokenizer_load_json(path, &tok, &err), PS_ELIMIT); /* no 16 GB array */
+    unlink(path);
+
+    path = write_temp("{\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},\"model\":{\"type\":\"WordPiece\","
                       "\"vocab\":{\"a\":\"zero\"}}}");
     assert_int_equal(ps_tokenizer_load_json(path, &tok, &err), PS_EFORMAT);
     assert_non_null(strstr(err.message, "model.vocab[\"a\"]"));

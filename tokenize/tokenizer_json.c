@@ -94,9 +94,18 @@ static int read_model(const ctx *c, json_t *m, ps_tokenizer *tok, ps_tokenizer_o
     json_t *vocab = json_object_get(m, "vocab");
     if (!json_is_object(vocab))
         return bad(c, PS_EFORMAT, "model.vocab", "missing or not an object");
+    /* ids index an array, so a hostile file must not make it huge: allow
+     * holes, but not ids far beyond the number of tokens */
+    json_int_t id_limit = (json_int_t)json_object_size(vocab) * 16 + 65536;
     const char *key;
     json_t *idv;
     json_object_foreach(vocab, key, idv) {
+        if (json_is_integer(idv) && json_integer_value(idv) >= id_limit &&
+            json_integer_value(idv) < (json_int_t)PS_TOK_MAX_TOKENS) {
+            char what[96];
+            snprintf(what, sizeof what, "model.vocab[\"%.60s\"]", key);
+            return bad(c, PS_ELIMIT, what, "id far beyond the number of tokens (too sparse)");
+        }
         if (!json_is_integer(idv) || json_integer_value(idv) < 0 ||
             json_integer_value(idv) >= (json_int_t)PS_TOK_MAX_TOKENS) {
             char what[96];
