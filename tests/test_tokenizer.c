@@ -575,6 +575,93 @@ static void test_tokenizer_json(void **state)
     unlink(path);
 }
 
+/* ---- random input never crashes ---------------------------------------- */
+
+static uint32_t rng(uint32_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 17;
+    *state ^= *state << 5;
+    return *state;
+}
+
+/* Random text from pieces that matter (ASCII, accents, combining marks,
+ * CJK, emoji, special tokens) with a raw random byte now and then: every
+ * call either encodes or says PS_EUTF8. */
+static void test_random_bytes(void **state)
+{
+    (void)state;
+    ps_tokenizer *tok = load_uncased();
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    static const char *const pieces[] = {"a", "Z", "9", " ", "[", "]", "(", ",", ".", "#", "\xc3\xa9",
+                                         "\xe4\xb8\xad", "\xf0\x9f\x98\x80", "\xcc\x81", "[MASK]", "\t",
+                                         "\xe2\x80\x8b", "\xc2\xa0", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+    uint32_t seed = 12345;
+    char buf[1200];
+    int ok = 0, bad = 0;
+    for (int iter = 0; iter < 20000; iter++) {
+        size_t n = 0, want = rng(&seed) % 1000;
+        while (n < want) {
+            if (rng(&seed) % 400 == 0) {
+                buf[n++] = (char)rng(&seed);
+                continue;
+            }
+            const char *p = pieces[rng(&seed) % (sizeof pieces / sizeof pieces[0])];
+            size_t l = strlen(p);
+            memcpy(buf + n, p, l);
+            n += l;
+        }
+        ps_encoding enc;
+        ps_error err;
+        size_t cut = n ? rng(&seed) % n : 0;
+        int rc = ps_tokenizer_encode_pair(tok, s, buf, cut, buf + cut, n - cut,
+                                          rng(&seed) % 2 ? 0 : 3 + rng(&seed) % 40, &enc, &err);
+        if (rc >= 0) {
+            ok++;
+            assert_int_equal(enc.input_ids[0], 101);
+            assert_int_equal(enc.input_ids[rc - 1], 102);
+        } else {
+            assert_int_equal(rc, PS_EUTF8);
+            bad++;
+        }
+    }
+    if (ok < 500 || bad < 500) /* both paths must have been exercised */
+        fail_msg("only %d encoded and %d rejected", ok, bad);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
+/* Random vocabularies: load or fail cleanly, then encode. */
+static void test_random_vocab_files(void **state)
+{
+    (void)state;
+    uint32_t seed = 777;
+    char buf[4096];
+    for (int iter = 0; iter < 300; iter++) {
+        size_t n = rng(&seed) % sizeof buf;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t r = rng(&seed) % 16;
+            buf[i] = r == 0 ? '\n' : r == 1 ? '\r' : r == 2 ? '#' : r == 3 ? (char)(0x80 | (rng(&seed) & 0x3f))
+                   : r == 4 ? (char)0xc3 : (char)('a' + rng(&seed) % 4);
+        }
+        ps_tokenizer *tok = NULL;
+        ps_error err;
+        int rc = ps_tokenizer_load_vocab_buffer(buf, n, "rand.txt", NULL, &tok, &err);
+        if (rc < 0) {
+            assert_null(tok);
+            assert_true(rc == PS_EUTF8 || rc == PS_EFORMAT);
+            assert_non_null(strstr(err.message, "rand.txt"));
+            continue;
+        }
+        ps_tok_scratch *s = ps_tok_scratch_new();
+        ps_encoding enc;
+        rc = ps_tokenizer_tokenize(tok, s, S("abc ab##cd a,b dd\xc3\xa9"), &enc, &err);
+        assert_true(rc >= 0 || rc == PS_EINVAL); /* EINVAL: no [UNK] */
+        ps_tok_scratch_free(s);
+        ps_tokenizer_free(tok);
+    }
+}
+
 /* ---- concurrency ------------------------------------------------------ */
 
 typedef struct job {
@@ -642,6 +729,8 @@ int main(void)
         cmocka_unit_test(test_vocab_over_65535_tokens),
         cmocka_unit_test(test_missing_unk_and_specials),
         cmocka_unit_test(test_tokenizer_json),
+        cmocka_unit_test(test_random_bytes),
+        cmocka_unit_test(test_random_vocab_files),
         cmocka_unit_test(test_shared_across_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
