@@ -1,0 +1,159 @@
+#!/bin/sh
+# CLI tests of `pairshard build` and `pairshard merge`: accounting,
+# byte-identical output across thread counts and runs, config files,
+# errors that publish nothing, --part/merge equivalence, and SIGKILL at
+# random moments never leaving a partial set.
+. "$PS_ROOT/tests/tap.sh"
+
+VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
+B() { "$PAIRSHARD" build -q --vocab "$VOCAB" --label-field db_id --max-length 128 "$@"; }
+same_set() { # dir1 dir2: every file byte-identical
+    [ "$(ls "$1")" = "$(ls "$2")" ] || return 1
+    for f in $(ls "$1"); do cmp -s "$1/$f" "$2/$f" || return 1; done
+}
+# complete DIR: the manifest parses, its shard files exist with the
+# recorded SHA-256 and sizes, and the accounting balances.
+complete() {
+    python3 - "$1" <<'PY'
+import hashlib, json, os, sys
+d = sys.argv[1]
+m = json.load(open(os.path.join(d, "manifest.json")))
+a = m["accounting"]
+assert a["records_in"] == a["kept"] + a["rejected"] + a["duplicates"]
+assert m["totals"]["records"] == a["kept"] == sum(s["records"] for s in m["shards"])
+for s in m["shards"]:
+    p = os.path.join(d, s["file"])
+    data = open(p, "rb").read()
+    assert len(data) == s["bytes"] and hashlib.sha256(data).hexdigest() == s["sha256"], p
+assert sorted(os.listdir(d)) == sorted(["manifest.json", "rejects.jsonl", "duplicates.jsonl"] + [s["file"] for s in m["shards"]])
+PY
+}
+
+"$PAIRSHARD" build --help >"$TMP/help" 2>&1
+check "build --help exits 0" $?
+grep -q -- "--part" "$TMP/help" && grep -q -- "--label-field" "$TMP/help"
+check "build --help documents --part and the cleaning options" $?
+
+IN="$DATA/spider/dev.json $DATA/spider/train.json"
+B --threads 1 --shards 3 -o "$TMP/t1" $IN
+check "build Spider dev+train (1 thread)" $?
+B --threads 2 --shards 3 -o "$TMP/t2" $IN
+B --threads 2 --shards 3 -o "$TMP/t2b" $IN
+same_set "$TMP/t1" "$TMP/t2"
+check "byte-identical shards and manifest at 1 and 2 threads" $?
+same_set "$TMP/t2" "$TMP/t2b"
+check "byte-identical across two runs" $?
+complete "$TMP/t1"
+check "the set is complete: checksums, sizes and accounting agree" $?
+python3 - "$TMP/t1" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+raw = [r for f in m["config"]["inputs"] for r in json.load(open(f))]
+assert m["accounting"]["records_in"] == len(raw)
+assert m["labels"] == sorted({r["db_id"] for r in raw})
+assert len(m["shards"]) == 3 and m["buckets"] == sorted(m["buckets"]) and m["buckets"][-1] <= 128
+assert m["tokenizer"]["vocab_size"] == 30522 and len(m["tokenizer"]["vocab_sha256"]) == 64
+assert all(len(i["sha256"]) == 64 for i in m["inputs"])
+assert "threads" not in json.dumps(m["config"])
+PY
+check "manifest: counts, the sorted db_id labels, buckets, hashes, no thread count" $?
+
+# Config file, with a flag that wins over it.
+cat >"$TMP/cfg.json" <<JSON
+{"vocab": "$VOCAB", "label_field": "db_id", "max-length": 64, "shards": 2,
+ "buckets": [16, 32, 64], "inputs": ["$DATA/spider/dev.json"], "quiet": true}
+JSON
+"$PAIRSHARD" build --config "$TMP/cfg.json" --shards 4 -o "$TMP/c"
+check "build --config" $?
+python3 -c "
+import json; m=json.load(open('$TMP/c/manifest.json'))
+assert len(m['shards'])==4 and m['buckets']==[16,32,64] and m['tokenizer']['max_length']==64
+assert m['accounting']['kept']==1034
+"
+check "config values apply and flags win" $?
+
+# Failures publish nothing and keep the previous set.
+cp "$TMP/t1/manifest.json" "$TMP/old-manifest"
+B -o "$TMP/t1" "$TMP/absent.json" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "absent.json" "$TMP/err"
+check "missing input: exit 2 naming the file" $?
+cmp -s "$TMP/old-manifest" "$TMP/t1/manifest.json" && complete "$TMP/t1" &&
+    [ -z "$(ls -a "$TMP" | grep '^\.t1\.tmp\.')" ]
+check "missing input: the old set is intact and no staging directory is left" $?
+B --buckets 16,32 -o "$TMP/bad" $IN 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "max length" "$TMP/err" && [ ! -e "$TMP/bad" ]
+check "buckets below max length: exit 2, nothing published" $?
+B --part 3/3 -o "$TMP/bad" $IN 2>/dev/null
+[ $? -eq 2 ]
+check "--part 3/3 is refused" $?
+
+# --part K/N then merge equals the whole build's records.
+for k in 0 1 2; do
+    B --buckets 16,32,64,128 --shards 2 --part $k/3 -o "$TMP/part$k" $IN || echo "part $k failed"
+done
+B --buckets 16,32,64,128 --shards 2 -o "$TMP/whole" $IN
+"$PAIRSHARD" merge -q -o "$TMP/merged" "$TMP/part0" "$TMP/part1" "$TMP/part2"
+check "merge of three parts" $?
+python3 - "$TMP" <<'PY'
+import json, sys
+t = sys.argv[1]
+parts = [json.load(open(f"{t}/part{k}/manifest.json")) for k in range(3)]
+w = json.load(open(f"{t}/whole/manifest.json"))
+m = json.load(open(f"{t}/merged/manifest.json"))
+assert sum(p["accounting"]["records_in"] for p in parts) == w["accounting"]["records_in"]
+for key in ("records_in", "kept", "rejected", "duplicates", "labels"):
+    assert m["accounting"][key] == w["accounting"][key], key
+assert m["labels"] == w["labels"] and m["buckets"] == w["buckets"]
+assert [b["records"] for b in m["totals"]["buckets"]] == [b["records"] for b in w["totals"]["buckets"]]
+assert m["totals"]["tokens"] == w["totals"]["tokens"] and len(m["shards"]) == 6
+assert "part" not in m
+# automatic buckets (t1) pad far less than fixed powers of two (whole)
+def pad(man):
+    return sum(b["records"] * b["bound"] - b["tokens"] for b in man["totals"]["buckets"]) / man["totals"]["tokens"]
+auto = json.load(open(f"{t}/t1/manifest.json"))
+print("# padding to the bucket bound: auto %.1f%%, 16,32,64,128 %.1f%%" % (100 * pad(auto), 100 * pad(w)))
+assert pad(auto) < pad(w) / 2
+PY
+check "merged accounting, labels and bucket counts equal the whole build's; auto buckets pad less" $?
+complete "$TMP/merged"
+check "the merged set is complete" $?
+"$PAIRSHARD" merge -q -o "$TMP/bad" "$TMP/part0" "$TMP/part2" 2>"$TMP/err"
+[ $? -eq 2 ] && [ ! -e "$TMP/bad" ]
+check "merge refuses an incomplete set of parts" $?
+"$PAIRSHARD" merge -q -o "$TMP/bad" "$TMP/part0" "$TMP/t1" 2>/dev/null
+[ $? -eq 2 ]
+check "merge refuses a set that is not a part" $?
+
+# SIGKILL at random moments: DIR is the old set or the new, complete one.
+python3 -c "
+import json
+recs=json.load(open('$DATA/spider/train.json'))
+with open('$TMP/big.jsonl','w') as f:
+    for i in range(40):
+        for r in recs: r=dict(r); r['question']+=' #%d'%i; f.write(json.dumps(r)+'\n')
+"
+t0=$(date +%s.%N)
+B --threads 2 --shards 2 -o "$TMP/new" "$TMP/big.jsonl"
+# kill anywhere in the build's duration (it is longer under sanitizers)
+KILL_WINDOW=$(echo "$t0 $(date +%s.%N)" | awk '{print ($2 - $1) * 1.1}')
+B --threads 2 --shards 2 -o "$TMP/k" "$DATA/spider/dev.json" # the old set
+cp -r "$TMP/k" "$TMP/old"
+ok=0 trials=24 killed=0
+for i in $(seq $trials); do
+    "$PAIRSHARD" build -q --vocab "$VOCAB" --label-field db_id --max-length 128 --threads 2 \
+        --shards 2 -o "$TMP/k" "$TMP/big.jsonl" &
+    pid=$!
+    sleep "$(python3 -c "import random; random.seed($i); print(random.uniform(0, $KILL_WINDOW))")"
+    kill -9 $pid 2>/dev/null && killed=$((killed + 1))
+    wait $pid 2>/dev/null
+    if same_set "$TMP/k" "$TMP/old" || same_set "$TMP/k" "$TMP/new"; then ok=$((ok + 1)); fi
+    if ! same_set "$TMP/k" "$TMP/old"; then rm -rf "$TMP/k"; cp -r "$TMP/old" "$TMP/k"; fi
+done
+echo "# kill test: $trials trials, $killed killed mid-build, $ok left the old or the new set"
+[ $ok -eq $trials ] && [ $killed -ge 12 ]
+check "SIGKILL during build never leaves a partial set ($trials trials)" $?
+B --threads 2 --shards 2 -o "$TMP/k" "$TMP/big.jsonl" && same_set "$TMP/k" "$TMP/new" &&
+    [ -z "$(ls -a "$TMP" | grep '^\.k\.tmp\.')" ]
+check "a rerun after the kills gives the byte-identical set and clears stale staging" $?
+
+done_testing
