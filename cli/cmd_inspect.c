@@ -1,0 +1,330 @@
+/* pairshard inspect: what a shard set holds, and (--verify) whether every
+ * block of it reads back and agrees with the manifest. */
+#include "cli/commands.h"
+#include "common/ps_internal.h"
+#include "shards/inspect.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+
+static const char USAGE[] =
+    "usage: pairshard inspect DIR [--verify] [--json]\n"
+    "\n"
+    "Summarises the shard set in DIR (written by 'pairshard build'): its shards\n"
+    "(records, tokens, blocks, bytes on disk), its length buckets (records,\n"
+    "tokens, and the padding if each record were padded to its bucket's bound),\n"
+    "its labels, the compression ratio, the tokenizer's vocabulary SHA-256 and\n"
+    "the format version.\n"
+    "\n"
+    "  --verify    read and decode every block of every shard (zstd checksums)\n"
+    "              and check it against the manifest: contiguous block keys per\n"
+    "              bucket, records per block, lengths within the bucket bounds,\n"
+    "              token ids below the vocabulary size, labels, all counts, and\n"
+    "              each shard file's SHA-256. Stops at the first problem and\n"
+    "              names the shard, the bucket and block, and what is wrong\n"
+    "  --json      print one JSON object instead of text\n"
+    "  -h, --help  this help\n"
+    "\n"
+    "Exit status: 0 fine, 1 --verify found corruption, 2 usage error or a set\n"
+    "that cannot be read (no manifest, a malformed or newer-format manifest).\n";
+
+static const struct option LONGOPTS[] = {
+    {"verify", no_argument, NULL, 'v'},
+    {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* What the summary shows, from the manifest and (with --verify) measured. */
+typedef struct summary {
+    const ps_manifest *m;
+    const ps_verify_report *rep; /* NULL without --verify */
+    int verified_ok;
+    uint64_t records, tokens, blocks, disk_bytes;
+    uint64_t *shard_disk;        /* per shard, bytes on disk (manifest's if missing) */
+    ps_mf_count *buckets;        /* per bucket */
+    int have_ratio;
+    uint64_t raw, compressed;
+    const char *ratio_basis;
+} summary;
+
+static int build_summary(summary *s, const char *dir)
+{
+    const ps_manifest *m = s->m;
+    s->shard_disk = calloc(m->n_shards + 1, sizeof *s->shard_disk);
+    s->buckets = calloc(m->n_buckets + 1, sizeof *s->buckets);
+    if (!s->shard_disk || !s->buckets)
+        return -1;
+    size_t plen = strlen(dir) + 80;
+    char *path = malloc(plen);
+    if (!path)
+        return -1;
+    uint64_t raw = 0, mf_bytes = 0;
+    int all_raw = 1;
+    for (size_t k = 0; k < m->n_shards; k++) {
+        const ps_mf_shard *ms = &m->shards[k];
+        snprintf(path, plen, "%s/%s", dir, ms->file);
+        struct stat st;
+        s->shard_disk[k] = stat(path, &st) == 0 ? (uint64_t)st.st_size : ms->bytes;
+        s->disk_bytes += s->shard_disk[k];
+        s->records += ms->records;
+        s->tokens += ms->tokens;
+        s->blocks += ms->blocks;
+        for (size_t b = 0; b < m->n_buckets; b++) {
+            s->buckets[b].records += ms->buckets[b].records;
+            s->buckets[b].tokens += ms->buckets[b].tokens;
+            s->buckets[b].blocks += ms->buckets[b].blocks;
+        }
+        all_raw &= ms->has_uncompressed;
+        raw += ms->uncompressed_bytes;
+        mf_bytes += ms->bytes;
+    }
+    free(path);
+    if (s->rep && s->rep->block_bytes && s->verified_ok) {
+        s->have_ratio = 1;
+        s->raw = s->rep->raw_bytes;
+        s->compressed = s->rep->block_bytes;
+        s->ratio_basis = "blocks";
+    } else if (all_raw && mf_bytes && m->n_shards) {
+        s->have_ratio = 1;
+        s->raw = raw;
+        s->compressed = mf_bytes;
+        s->ratio_basis = "files";
+    }
+    return 0;
+}
+
+static double padding_share(uint64_t records, uint64_t tokens, uint32_t bound)
+{
+    double padded = (double)records * bound;
+    return padded > 0 ? 1.0 - (double)tokens / padded : 0.0;
+}
+
+/* Records of label i: measured with --verify, else the build's accounting. */
+static int label_records(const summary *s, size_t i, uint64_t *n)
+{
+    if (s->rep && s->verified_ok) {
+        *n = s->rep->label_records[i];
+        return 1;
+    }
+    if (s->m->label_kept) {
+        *n = s->m->label_kept[i];
+        return 1;
+    }
+    return 0;
+}
+
+static void print_text(const summary *s, const char *dir)
+{
+    const ps_manifest *m = s->m;
+    printf("shard set %s: format version %d", dir, m->format_version);
+    if (*m->tool_version)
+        printf(", written by pairshard %s", m->tool_version);
+    printf("\n  %zu shards, %llu records, %llu tokens, %llu blocks of up to %llu records, "
+           "%llu bytes on disk\n",
+           m->n_shards, (unsigned long long)s->records, (unsigned long long)s->tokens,
+           (unsigned long long)s->blocks, (unsigned long long)m->block_records,
+           (unsigned long long)s->disk_bytes);
+    printf("  tokenizer: vocab sha256 %s, vocab size %llu, id width %d\n",
+           *m->vocab_sha256 ? m->vocab_sha256 : "(not recorded)",
+           (unsigned long long)m->vocab_size, m->id_width);
+    if (s->have_ratio)
+        printf("  compression: %.2fx (%llu uncompressed / %llu compressed bytes, %s)\n",
+               s->compressed ? (double)s->raw / (double)s->compressed : 0.0,
+               (unsigned long long)s->raw, (unsigned long long)s->compressed,
+               strcmp(s->ratio_basis, "blocks") ? "whole files, from the manifest"
+                                                : "blocks, measured");
+    if (m->zstd_level != -1000)
+        printf("  zstd level %d\n", m->zstd_level);
+
+    printf("\nshards:\n  %-20s %10s %12s %8s %12s\n", "file", "records", "tokens", "blocks",
+           "bytes");
+    for (size_t k = 0; k < m->n_shards; k++) {
+        const ps_mf_shard *ms = &m->shards[k];
+        printf("  %-20s %10llu %12llu %8llu %12llu\n", ms->file, (unsigned long long)ms->records,
+               (unsigned long long)ms->tokens, (unsigned long long)ms->blocks,
+               (unsigned long long)s->shard_disk[k]);
+    }
+    printf("\nbuckets:\n  %6s %6s %10s %12s %14s %8s\n", "bucket", "bound", "records", "tokens",
+           "tokens_padded", "padding");
+    for (size_t b = 0; b < m->n_buckets; b++) {
+        const ps_mf_count *c = &s->buckets[b];
+        printf("  %6zu %6u %10llu %12llu %14llu %7.1f%%\n", b, m->bounds[b],
+               (unsigned long long)c->records, (unsigned long long)c->tokens,
+               (unsigned long long)(c->records * m->bounds[b]),
+               100.0 * padding_share(c->records, c->tokens, m->bounds[b]));
+    }
+    printf("\nlabels (%zu):\n", m->n_labels);
+    for (size_t i = 0; i < m->n_labels; i++) {
+        uint64_t n;
+        if (label_records(s, i, &n))
+            printf("  %-32s %10llu\n", m->labels[i], (unsigned long long)n);
+        else
+            printf("  %s\n", m->labels[i]);
+    }
+    if (s->rep && s->verified_ok && s->rep->unlabeled)
+        printf("  %-32s %10llu\n", "(unlabeled)", (unsigned long long)s->rep->unlabeled);
+}
+
+#define I(x) ((json_int_t)(x))
+
+static json_t *summary_json(const summary *s, const char *dir, const ps_error *verr)
+{
+    const ps_manifest *m = s->m;
+    json_t *o = json_object();
+    json_object_set_new(o, "dir", json_string(dir));
+    json_object_set_new(o, "format_version", json_integer(m->format_version));
+    json_object_set_new(o, "tool_version", json_string(m->tool_version));
+    json_object_set_new(o, "tokenizer",
+                        json_pack("{sssIsi}", "vocab_sha256", m->vocab_sha256, "vocab_size",
+                                  I(m->vocab_size), "id_width", m->id_width));
+    json_object_set_new(o, "block_records", json_integer(I(m->block_records)));
+    if (m->zstd_level != -1000)
+        json_object_set_new(o, "zstd_level", json_integer(m->zstd_level));
+    json_object_set_new(o, "records", json_integer(I(s->records)));
+    json_object_set_new(o, "tokens", json_integer(I(s->tokens)));
+    json_object_set_new(o, "blocks", json_integer(I(s->blocks)));
+    json_object_set_new(o, "bytes_on_disk", json_integer(I(s->disk_bytes)));
+    if (s->have_ratio)
+        json_object_set_new(
+            o, "compression",
+            json_pack("{sIsIsfss}", "uncompressed_bytes", I(s->raw), "compressed_bytes",
+                      I(s->compressed), "ratio",
+                      s->compressed ? (double)s->raw / (double)s->compressed : 0.0, "basis",
+                      s->ratio_basis));
+    json_t *shards = json_array();
+    for (size_t k = 0; k < m->n_shards; k++) {
+        const ps_mf_shard *ms = &m->shards[k];
+        json_array_append_new(shards, json_pack("{sssIsIsIsI}", "file", ms->file, "records",
+                                                I(ms->records), "tokens", I(ms->tokens),
+                                                "blocks", I(ms->blocks), "bytes",
+                                                I(s->shard_disk[k])));
+    }
+    json_object_set_new(o, "shards", shards);
+    json_t *buckets = json_array();
+    for (size_t b = 0; b < m->n_buckets; b++) {
+        const ps_mf_count *c = &s->buckets[b];
+        json_array_append_new(
+            buckets, json_pack("{sIsIsIsIsIsIsf}", "bucket", I(b), "bound", I(m->bounds[b]),
+                               "records", I(c->records), "tokens", I(c->tokens), "blocks",
+                               I(c->blocks), "tokens_padded", I(c->records * m->bounds[b]),
+                               "padding", padding_share(c->records, c->tokens, m->bounds[b])));
+    }
+    json_object_set_new(o, "buckets", buckets);
+    json_t *labels = json_array();
+    for (size_t i = 0; i < m->n_labels; i++) {
+        uint64_t n;
+        json_t *l = json_pack("{sIss}", "id", I(i), "name", m->labels[i]);
+        json_object_set_new(l, "records", label_records(s, i, &n) ? json_integer(I(n)) : json_null());
+        json_array_append_new(labels, l);
+    }
+    json_object_set_new(o, "labels", labels);
+    json_object_set_new(o, "label_counts",
+                        json_string(s->rep && s->verified_ok ? "measured"
+                                    : m->label_kept          ? "accounting"
+                                                             : "unknown"));
+    if (s->rep && s->verified_ok)
+        json_object_set_new(o, "unlabeled", json_integer(I(s->rep->unlabeled)));
+    if (s->rep) {
+        json_t *v = json_pack("{sb}", "ok", s->verified_ok);
+        if (!s->verified_ok) {
+            const ps_verify_report *r = s->rep;
+            json_object_set_new(v, "error", json_string(verr->message));
+            json_object_set_new(v, "kind", json_string(r->kind ? r->kind : "unknown"));
+            if (r->bad_shard >= 0)
+                json_object_set_new(v, "shard", json_string(m->shards[r->bad_shard].file));
+            if (r->bad_bucket >= 0)
+                json_object_set_new(v, "bucket", json_integer(r->bad_bucket));
+            if (r->bad_block >= 0)
+                json_object_set_new(v, "block", json_integer(r->bad_block));
+        }
+        json_object_set_new(o, "verify", v);
+    }
+    return o;
+}
+
+int ps_cmd_inspect(int argc, char **argv)
+{
+    int verify = 0, as_json = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", LONGOPTS, NULL)) != -1) {
+        switch (c) {
+        case 'v':
+            verify = 1;
+            break;
+        case 'j':
+            as_json = 1;
+            break;
+        case 'h':
+            fputs(USAGE, stdout);
+            return PS_EXIT_OK;
+        default:
+            fprintf(stderr, "pairshard inspect: unknown option '%s'\n\n%s", argv[optind - 1],
+                    USAGE);
+            return PS_EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 1) {
+        fprintf(stderr, "pairshard inspect: expected one DIR\n\n%s", USAGE);
+        return PS_EXIT_USAGE;
+    }
+    const char *dir = argv[optind];
+    ps_manifest *m = NULL;
+    ps_error err;
+    ps_error_clear(&err);
+    if (ps_manifest_read(dir, &m, &err)) {
+        fprintf(stderr, "pairshard inspect: %s\n", err.message);
+        return PS_EXIT_USAGE;
+    }
+    ps_verify_report rep;
+    memset(&rep, 0, sizeof rep);
+    ps_error verr;
+    ps_error_clear(&verr);
+    int vrc = 0, status = PS_EXIT_OK;
+    if (verify) {
+        vrc = ps_set_verify(dir, m, &rep, &verr);
+        if (vrc && vrc != PS_ECORRUPT) {
+            fprintf(stderr, "pairshard inspect: %s\n", verr.message);
+            ps_verify_report_free(&rep);
+            ps_manifest_free(m);
+            return PS_EXIT_USAGE;
+        }
+        status = vrc ? PS_EXIT_FAIL : PS_EXIT_OK;
+    }
+    summary s = {.m = m, .rep = verify ? &rep : NULL, .verified_ok = verify && !vrc};
+    if (build_summary(&s, dir)) {
+        fprintf(stderr, "pairshard inspect: out of memory\n");
+        status = PS_EXIT_USAGE;
+    } else if (as_json) {
+        json_t *o = summary_json(&s, dir, &verr);
+        char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+        if (text)
+            printf("%s\n", text);
+        else
+            status = PS_EXIT_USAGE;
+        free(text);
+        json_decref(o);
+    } else {
+        print_text(&s, dir);
+        if (verify)
+            printf("\nverify: %s\n", vrc ? "FAILED" : "ok, every block decoded and matches the manifest");
+    }
+    if (vrc)
+        fprintf(stderr, "pairshard inspect: corrupt (%s): %s\n", rep.kind ? rep.kind : "unknown",
+                verr.message);
+    if (fflush(stdout) && status == PS_EXIT_OK) {
+        fprintf(stderr, "pairshard inspect: write error\n");
+        status = PS_EXIT_USAGE;
+    }
+    free(s.shard_disk);
+    free(s.buckets);
+    ps_verify_report_free(&rep);
+    ps_manifest_free(m);
+    return status;
+}
