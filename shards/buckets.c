@@ -33,6 +33,10 @@ size_t ps_buckets_choose(const uint64_t *hist, size_t max_len, size_t k, size_t 
         return 0;
     if (multiple == 0)
         multiple = 1;
+    /* The programme is O(k * candidates^2): keep candidates <= 1024 for
+     * untruncated corpora with very long records by coarsening the grid. */
+    while (top / multiple > 1024)
+        multiple *= 2;
     if (k == 0)
         k = 1;
     /* Candidate bounds: multiples of `multiple` below the longest record,
