@@ -528,6 +528,7 @@ static void test_tokenizer_json(void **state)
     assert_int_equal(o.lowercase, 0);
     assert_int_equal(o.strip_accents, 0);
     assert_int_equal(o.max_input_chars_per_word, 5);
+    assert_int_equal(ps_tokenizer_vocab_size(tok), 7);
     ps_tok_scratch *s = ps_tok_scratch_new();
     ps_encoding enc;
     assert_int_equal(ps_tokenizer_encode_pair(tok, s, S("Abc [MASK]"), S("ab abcdef"), 0, &enc, &err), 8);
@@ -539,14 +540,15 @@ static void test_tokenizer_json(void **state)
     unlink(path);
 
     /* an added token starting with a non-ASCII byte takes the split-first path */
-    path = write_temp("{\"added_tokens\":[{\"id\":2,\"content\":\"\xc2\xabX\xc2\xbb\"}],"
+    path = write_temp("{\"added_tokens\":[{\"id\":9,\"content\":\"\xc2\xabX\xc2\xbb\"}],"
                       "\"normalizer\":null,\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},"
                       "\"post_processor\":{\"type\":\"BertProcessing\",\"sep\":[\"[SEP]\",1],\"cls\":[\"[CLS]\",1]},"
                       "\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"[UNK]\":0,\"[SEP]\":1,\"X\":3,\"\xc2\xab\":4}}}");
     assert_int_equal(ps_tokenizer_load_json(path, &tok, &err), 0);
     s = ps_tok_scratch_new();
     assert_int_equal(ps_tokenizer_tokenize(tok, s, S("X\xc2\xabX\xc2\xbb\xc2\xabX"), &enc, &err), 4);
-    static const int32_t want2[] = {3, 2, 4, 3}; /* X, the special, «, X */
+    static const int32_t want2[] = {3, 9, 4, 3}; /* X, the special, «, X */
+    assert_int_equal(ps_tokenizer_vocab_size(tok), 10); /* the added id counts */
     for (int i = 0; i < 4; i++)
         assert_int_equal(enc.input_ids[i], want2[i]);
     ps_tok_scratch_free(s);

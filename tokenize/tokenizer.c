@@ -246,7 +246,20 @@ void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt
     opt->max_input_chars_per_word = tok->max_chars;
 }
 
-size_t ps_tokenizer_vocab_size(const ps_tokenizer *tok) { return tok->vocab.n_ids; }
+size_t ps_tokenizer_vocab_size(const ps_tokenizer *tok)
+{
+    /* every id an encode can return is below this: added tokens and the
+     * post-processor's ids of a tokenizer.json may lie past the model's */
+    size_t n = tok->vocab.n_ids;
+    for (size_t i = 0; i < tok->n_specials; i++)
+        if ((size_t)tok->specials[i].id + 1 > n)
+            n = (size_t)tok->specials[i].id + 1;
+    if (tok->cls_id >= 0 && (size_t)tok->cls_id + 1 > n)
+        n = (size_t)tok->cls_id + 1;
+    if (tok->sep_id >= 0 && (size_t)tok->sep_id + 1 > n)
+        n = (size_t)tok->sep_id + 1;
+    return n;
+}
 
 int32_t ps_tokenizer_token_to_id(const ps_tokenizer *tok, const char *token, size_t len)
 {

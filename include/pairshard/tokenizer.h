@@ -111,9 +111,11 @@ PS_API void ps_tokenizer_free(ps_tokenizer *tok);
  * while it lives; strip_accents is resolved to 0 or 1). */
 PS_API void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt);
 
-/* Returns the number of ids: the number of lines of a vocab.txt (HF's
- * get_vocab_size counts distinct tokens instead, which is smaller when a
- * token is duplicated), or the largest id + 1 of a tokenizer.json. */
+/* Returns one more than the largest id any encode can return: the number
+ * of lines of a vocab.txt (HF's get_vocab_size counts distinct tokens
+ * instead, which is smaller when a token is duplicated); for a
+ * tokenizer.json the largest id of the model, the added tokens and the
+ * post-processor, plus one. */
 PS_API size_t ps_tokenizer_vocab_size(const ps_tokenizer *tok);
 
 /* Returns the id of the token spelled by `len` bytes at `token`, or
