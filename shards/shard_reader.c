@@ -3,10 +3,11 @@
  * (MDB_NOLOCK: a published set is never written, and readers must not
  * leave files in it). One read transaction lives as long as the shard.
  *
- * A shard file may be damaged, so before LMDB touches the map the file
- * must be as long as its meta page says (else a truncated file would fault
- * on access), the map is no larger than the file, and every value LMDB
- * returns must lie inside the file before it is handed out.
+ * A shard file may be damaged, so before LMDB touches it every page of
+ * its trees is checked (ps_lmdb_check: a damaged node offset or page
+ * number would make LMDB read outside the map), the map is no larger than
+ * the file, and every value LMDB returns must lie inside the file before
+ * it is handed out.
  */
 #include "shards/shards.h"
 
@@ -161,6 +162,10 @@ int ps_shard_open(ps_shard **out, const char *path, ps_error *err)
     if (st.st_size < 1024)
         return ps_error_set(err, PS_ECORRUPT, "%s: not a shard (%lld bytes, too short for LMDB)",
                             path, (long long)st.st_size);
+    /* LMDB trusts its pages; check them before it reads any. */
+    int crc = ps_lmdb_check(path, err);
+    if (crc)
+        return crc;
     ps_shard *s = calloc(1, sizeof *s);
     if (!s || !(s->path = strdup(path))) {
         free(s);
@@ -179,7 +184,10 @@ int ps_shard_open(ps_shard **out, const char *path, ps_error *err)
     }
     rc = mdb_env_open(s->env, path, MDB_RDONLY | MDB_NOLOCK | MDB_NOSUBDIR | MDB_NOTLS, 0);
     if (rc) {
-        int code = rc == EACCES || rc == EPERM ? PS_EIO : rc == ENOMEM ? PS_ENOMEM : PS_ECORRUPT;
+        /* The file passed ps_lmdb_check, so any other failure (ENOMEM
+         * included: LMDB allocates from what the meta page says) is the
+         * file's. */
+        int code = rc == EACCES || rc == EPERM ? PS_EIO : PS_ECORRUPT;
         ps_error_set(err, code, "%s: %s: %s", path,
                      code == PS_ECORRUPT ? "not a readable shard" : "cannot open",
                      rc == MDB_INVALID ? "not an LMDB file" : mdb_strerror(rc));

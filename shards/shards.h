@@ -145,4 +145,14 @@ uint64_t ps_shard_file_bytes(const ps_shard *s);
 /* The path the shard was opened with (for messages). */
 const char *ps_shard_path(const ps_shard *s);
 
+/* ---- LMDB structure check (lmdb_check.c) ---------------------------------- */
+
+/* Walks every tree of the LMDB file at `path` over a private read-only
+ * mapping and checks each branch, leaf and overflow page against the file
+ * (page numbers, bounds, nodes inside their page, every page reached once,
+ * depths and counts), so that LMDB, which trusts its pages, never reads
+ * outside the file. ps_shard_open runs it first. Returns 0, PS_ECORRUPT
+ * ("PATH: damaged LMDB structure: page N: ..."), PS_ENOENT or PS_EIO. */
+int ps_lmdb_check(const char *path, ps_error *err);
+
 #endif /* PS_SHARDS_H */

@@ -693,6 +693,74 @@ static void test_reader_truncated(void **state)
     free(p);
 }
 
+static int drain(ps_shard *s, uint64_t *n)
+{
+    uint32_t b, q;
+    const void *d;
+    size_t len;
+    ps_error err;
+    int rc;
+    volatile unsigned char sink = 0;
+    *n = 0;
+    while ((rc = ps_shard_next(s, &b, &q, &d, &len, &err)) == 1) {
+        if (len)
+            sink ^= ((const unsigned char *)d)[0] ^ ((const unsigned char *)d)[len - 1];
+        (*n)++;
+    }
+    (void)sink;
+    return rc;
+}
+
+/* Damage to LMDB's own pages (meta pages, page headers, node offsets)
+ * is refused or read safely, never a crash: run under ASan by
+ * `make check-asan`. */
+static void test_reader_damaged_pages(void **state)
+{
+    (void)state;
+    char *p = tmp_path("pages.mdb");
+    write_shard(p, 60, META1, 3000); /* leaf + branch pages and overflow pages */
+    size_t len;
+    unsigned char *orig = read_all(p, &len);
+    size_t psize = 4096, refused = 0, opened = 0;
+    static const unsigned char vals[] = {0x00, 0xFF, 0x01, 0x80};
+    int fd = open(p, O_WRONLY);
+    assert_true(fd >= 0);
+    for (size_t pos = 0; pos < len; pos++) {
+        size_t in_page = pos % psize;
+        /* meta pages: every 3rd byte of the first 160; others: headers,
+         * offsets and the first nodes */
+        if (pos < 2 * psize ? (in_page >= 160 || in_page % 3) : in_page >= 96)
+            continue;
+        for (size_t v = 0; v < sizeof vals; v++) {
+            if (orig[pos] == vals[v])
+                continue;
+            /* one byte patched in place, restored below */
+            assert_int_equal(pwrite(fd, &vals[v], 1, (off_t)pos), 1);
+            ps_shard *s;
+            ps_error err;
+            int rc = ps_shard_open(&s, p, &err);
+            if (rc) {
+                assert_int_equal(rc, rc == PS_EVERSION ? PS_EVERSION : PS_ECORRUPT);
+                assert_non_null(strstr(err.message, "pages.mdb"));
+                refused++;
+            } else {
+                uint64_t n;
+                rc = drain(s, &n);
+                assert_true(rc == 0 || rc == PS_ECORRUPT);
+                ps_shard_close(s);
+                opened++;
+            }
+            assert_int_equal(pwrite(fd, &orig[pos], 1, (off_t)pos), 1);
+        }
+    }
+    close(fd);
+    assert_true(refused > 0);
+    assert_true(opened > 0);
+    free(orig);
+    unlink(p);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -711,6 +779,7 @@ int main(void)
         cmocka_unit_test(test_reader_version_and_magic),
         cmocka_unit_test(test_reader_not_a_shard),
         cmocka_unit_test(test_reader_truncated),
+        cmocka_unit_test(test_reader_damaged_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
