@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "shards/inspect.h"
 #include "shards/shards.h"
 
 #include <fcntl.h>
@@ -761,6 +762,82 @@ static void test_reader_damaged_pages(void **state)
     free(p);
 }
 
+/* ---- manifests ------------------------------------------------------------ */
+
+static void test_shard_names(void **state)
+{
+    (void)state;
+    assert_true(ps_shard_name_ok("shard-00000.mdb"));
+    assert_true(ps_shard_name_ok("shard-7.mdb"));
+    static const char *bad[] = {"", ".", "..", "shard-.mdb", "shard-0x.mdb", "../shard-0.mdb",
+                                "a/shard-0.mdb", "shard-0.mdb/", "/shard-0.mdb", "shard-0.mdbx",
+                                "Shard-0.mdb", "shard-0.mdb.part", "shard--1.mdb"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (ps_shard_name_ok(bad[i]))
+            fail_msg("'%s' accepted", bad[i]);
+}
+
+/* Writes DIR/manifest.json with `text`; returns ps_manifest_read's code. */
+static int read_manifest_text(const char *text, ps_error *err)
+{
+    char *dir = tmp_path("mf");
+    mkdir(dir, 0755);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    write_all(path, text, strlen(text));
+    ps_manifest *m = NULL;
+    int rc = ps_manifest_read(dir, &m, err);
+    ps_manifest_free(m);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+    return rc;
+}
+
+#define MF_HEAD "{\"format\":\"pairshard-manifest\",\"format_version\":1,"
+#define MF_TOK "\"tokenizer\":{\"vocab_size\":100,\"id_width\":2},"
+
+static void test_manifest_read(void **state)
+{
+    (void)state;
+    ps_error err;
+    const char *good = MF_HEAD MF_TOK "\"labels\":[\"a\"],\"buckets\":[8,16],\"block_records\":4,"
+                       "\"shards\":[{\"file\":\"shard-00000.mdb\",\"records\":1,\"tokens\":5,"
+                       "\"blocks\":1,\"bytes\":8192,\"sha256\":\"" 
+                       "0000000000000000000000000000000000000000000000000000000000000000\","
+                       "\"buckets\":[{\"bucket\":0,\"records\":1,\"tokens\":5,\"blocks\":1},"
+                       "{\"bucket\":1,\"records\":0,\"tokens\":0,\"blocks\":0}]}]}";
+    assert_int_equal(read_manifest_text(good, &err), 0);
+    assert_int_equal(read_manifest_text("{\"format\":\"pairshard-manifest\",\"format_version\":3}",
+                                        &err),
+                     PS_EVERSION);
+    assert_non_null(strstr(err.message, "version 3 is newer"));
+    assert_int_equal(read_manifest_text("[1,2]", &err), PS_EFORMAT);
+    assert_int_equal(read_manifest_text("{\"format\":\"x\"}", &err), PS_EFORMAT);
+    /* descending bounds, zero block_records, a bad id width */
+    assert_int_equal(read_manifest_text(MF_HEAD MF_TOK "\"labels\":[],\"buckets\":[16,8],"
+                                        "\"block_records\":4,\"shards\":[]}", &err),
+                     PS_EFORMAT);
+    assert_non_null(strstr(err.message, "buckets[1]"));
+    assert_int_equal(read_manifest_text(MF_HEAD MF_TOK "\"labels\":[],\"buckets\":[8],"
+                                        "\"block_records\":0,\"shards\":[]}", &err),
+                     PS_EFORMAT);
+    assert_int_equal(read_manifest_text(MF_HEAD "\"tokenizer\":{\"vocab_size\":100,\"id_width\":3},"
+                                        "\"labels\":[],\"buckets\":[8],\"block_records\":4,"
+                                        "\"shards\":[]}", &err),
+                     PS_EFORMAT);
+    /* too many buckets is refused before anything is allocated for them */
+    ps_buf big;
+    ps_buf_init(&big);
+    ps_buf_puts(&big, MF_HEAD MF_TOK "\"labels\":[],\"block_records\":4,\"shards\":[],\"buckets\":[");
+    for (unsigned i = 1; i <= PS_MANIFEST_MAX_BUCKETS + 1; i++)
+        ps_buf_printf(&big, i > 1 ? ",%u" : "%u", i);
+    ps_buf_puts(&big, "]}");
+    assert_int_equal(read_manifest_text(big.data, &err), PS_EFORMAT);
+    assert_non_null(strstr(err.message, "buckets"));
+    ps_buf_free(&big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -780,6 +857,8 @@ int main(void)
         cmocka_unit_test(test_reader_not_a_shard),
         cmocka_unit_test(test_reader_truncated),
         cmocka_unit_test(test_reader_damaged_pages),
+        cmocka_unit_test(test_shard_names),
+        cmocka_unit_test(test_manifest_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
