@@ -17,6 +17,7 @@
 #define PS_INGEST_H
 
 #include "common/ps_internal.h"
+#include "common/unicode.h"
 #include "pairshard/clean.h"
 
 #include <stdbool.h>
@@ -101,8 +102,6 @@ size_t ps_utf8_check(const char *s, size_t n);
 /* Appends s to out with every invalid subsequence replaced by U+FFFD;
  * *replaced receives the number of replacements. 0 or PS_ENOMEM. */
 int ps_utf8_repair(const char *s, size_t n, ps_buf *out, size_t *replaced);
-/* Encodes cp (valid scalar value) to out (4 bytes room); returns length. */
-int ps_utf8_encode(int32_t cp, char *out);
 
 /* ---- text.c and sql_ws.c: cleaning steps ---------------------------------
  * Each step reads valid UTF-8 `in` and writes the result to `out` (reset
@@ -126,8 +125,6 @@ static inline int ps_space_len(const unsigned char *s, size_t n)
         return 0;
     return ps_space_len_slow(s, n);
 }
-/* True for the Unicode White_Space property. */
-bool ps_is_unicode_space(int32_t cp);
 
 /* What a field needs, from one pass over its bytes: cleaning steps whose
  * flag is absent would leave the field unchanged and are skipped. */

@@ -48,18 +48,6 @@ int ps_text_normalize(const char *in, size_t n, ps_normalization form, ps_buf *o
     return rc;
 }
 
-bool ps_is_unicode_space(int32_t cp)
-{
-    switch (cp) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20:
-    case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029:
-    case 0x202F: case 0x205F: case 0x3000:
-        return true;
-    default:
-        return cp >= 0x2000 && cp <= 0x200A;
-    }
-}
-
 /* Format characters that are spelling, not noise: kept by default. */
 static bool is_joiner(int32_t cp) { return cp == 0x200C || cp == 0x200D; }
 
@@ -69,7 +57,7 @@ static bool is_removable(int32_t cp, bool strip_joiners)
 {
     if (cp < 0x80)
         return (cp < 0x20 && !(cp >= 0x09 && cp <= 0x0D)) || cp == 0x7F;
-    if (ps_is_unicode_space(cp))
+    if (ps_is_white_space((uint32_t)cp))
         return false;
     utf8proc_category_t cat = utf8proc_category(cp);
     if (cat == UTF8PROC_CATEGORY_CC)
@@ -116,7 +104,7 @@ int ps_space_len_slow(const unsigned char *s, size_t n)
 {
     int32_t cp;
     int k = ps_utf8_decode(s, n, &cp);
-    return (k > 0 && ps_is_unicode_space(cp)) ? k : 0;
+    return (k > 0 && ps_is_white_space((uint32_t)cp)) ? k : 0;
 }
 
 int ps_text_fold_whitespace(const char *in, size_t n, ps_buf *out)

@@ -75,7 +75,7 @@ static int append_cp(ps_tok_scratch *s, uint32_t cp)
         if (rc)
             return rc;
     }
-    s->word_len += ps_tok_utf8_encode(cp, s->word + s->word_len);
+    s->word_len += ps_utf8_encode(cp, s->word + s->word_len);
     s->word_chars++;
     return PS_OK;
 }
@@ -92,7 +92,7 @@ static int emit_char(const ps_tokenizer *tok, ps_tok_scratch *s, uint32_t cp)
     for (int i = 0; i < n; i++) {
         uint32_t c = low[i];
         int rc;
-        if (ps_uni_is_whitespace(c)) {
+        if (ps_is_white_space(c)) {
             rc = end_word(tok, s);
         } else if (ps_uni_is_punctuation(c)) {
             if ((rc = end_word(tok, s)) == 0 && (rc = append_cp(s, c)) == 0)
@@ -170,7 +170,7 @@ static int slow_char(const ps_tokenizer *tok, ps_tok_scratch *s, uint32_t cp)
     if (tok->clean) {
         if (cp == 0xFFFD || ps_uni_is_control(cp))
             return PS_OK;
-        if (ps_uni_is_whitespace(cp))
+        if (ps_is_white_space(cp))
             return end_word(tok, s);
     }
     if (tok->chinese && ps_uni_is_chinese(cp)) {

@@ -93,7 +93,7 @@ static void build_ascii_tables(ps_tokenizer *tok)
         uint8_t cls = PS_TOK_WORD;
         if (tok->clean && (c == 0 || ps_uni_is_control(c)))
             cls = PS_TOK_DROP;
-        else if (ps_uni_is_whitespace(c))
+        else if (ps_is_white_space(c))
             cls = PS_TOK_SPACE;
         else if (ps_uni_is_punctuation(c))
             cls = PS_TOK_PUNCT;

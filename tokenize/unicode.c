@@ -24,19 +24,6 @@ static int category(uint32_t cp)
     return utf8proc_get_property((utf8proc_int32_t)cp)->category;
 }
 
-bool ps_uni_is_whitespace(uint32_t cp)
-{
-    /* White_Space has been stable since Unicode 6.3 (U+180E left it). */
-    switch (cp) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20:
-    case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029:
-    case 0x202F: case 0x205F: case 0x3000:
-        return true;
-    default:
-        return cp >= 0x2000 && cp <= 0x200A;
-    }
-}
-
 bool ps_uni_is_control(uint32_t cp)
 {
     if (cp == '\t' || cp == '\n' || cp == '\r')

@@ -12,6 +12,8 @@
 #ifndef PS_TOKENIZE_UNICODE_H
 #define PS_TOKENIZE_UNICODE_H
 
+#include "common/unicode.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,8 +23,6 @@
  * decomposed character never grows it more than once). */
 #define PS_UNI_EXPAND_MAX 18
 
-/* Rust char::is_whitespace (the White_Space property). */
-bool ps_uni_is_whitespace(uint32_t cp);
 
 /* HF BertNormalizer's is_control: `unicode_categories` is_other (Cc, Cf, Cn,
  * Co) except tab, newline and carriage return. */
@@ -79,31 +79,6 @@ static inline unsigned ps_tok_utf8_decode(const unsigned char *p, size_t n, uint
     if ((c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90))
         return 0; /* overlong, or above U+10FFFF */
     *cp = ((c & 0x07u) << 18) | ((p[1] & 0x3Fu) << 12) | ((p[2] & 0x3Fu) << 6) | (p[3] & 0x3Fu);
-    return 4;
-}
-
-/* Encodes cp (<= U+10FFFF) as UTF-8 into out; returns the length. */
-static inline unsigned ps_tok_utf8_encode(uint32_t cp, char out[4])
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
     return 4;
 }
 

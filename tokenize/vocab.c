@@ -130,7 +130,7 @@ static size_t trim_end_len(const char *line, size_t len)
             start--;
         uint32_t cp;
         if (!ps_tok_utf8_decode((const unsigned char *)line + start, len - start, &cp) ||
-            !ps_uni_is_whitespace(cp))
+            !ps_is_white_space(cp))
             break;
         len = start;
     }
