@@ -111,7 +111,10 @@ typedef struct ps_shard ps_shard;
 
 /* Opens a finished shard read-only (no lock file). Checks the meta magic
  * and format version: PS_EVERSION for a newer version, PS_ECORRUPT for a
- * file that is not a shard. */
+ * file that is not a shard (or whose LMDB pages are damaged: see
+ * ps_lmdb_check; a truncated file is refused here too). A ps_shard holds
+ * one read transaction and one cursor: use it from one thread at a time,
+ * and open the shard once per thread (an open costs milliseconds). */
 int ps_shard_open(ps_shard **out, const char *path, ps_error *err);
 void ps_shard_close(ps_shard *s);
 /* The meta/format JSON text (owned by the shard). */
