@@ -1,0 +1,128 @@
+/*
+ * validate/validate.h — stage 3: statistics before and after cleaning, the
+ * checks that gate a build, and the reports people read (internal
+ * interface; the build and `pairshard validate` use it).
+ *
+ * Statistics are streaming and mergeable (counts and fixed histograms, no
+ * raw values), taken at three points of the pipeline:
+ *   raw        every parsed record, before cleaning (fields as read)
+ *   cleaned    every kept record, after cleaning
+ *   tokenized  every kept record, after tokenization
+ * plus paired information (the same records before and after cleaning):
+ * per-label retention, the distribution of per-record length change, and
+ * the records most changed by cleaning (for the report).
+ *
+ * Report JSON (report.json, documented in docs/REPORT.md, version 1):
+ *   {"report_version": 1, "verdict": "pass"|"warn"|"fail", "summary": "...",
+ *    "points": {"raw": STATS, "cleaned": STATS, "tokenized": STATS},
+ *    "paired": {...}, "checks": [CHECK...], "thresholds": {...}}
+ * with CHECK = {"name", "group", "compares", "metric", "value", "threshold",
+ *   "op", "mode", "verdict", "p_value", "explanation", "details"}.
+ */
+#ifndef PS_VALIDATE_H
+#define PS_VALIDATE_H
+
+#include "common/ps_internal.h"
+#include "pairshard/clean.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- statistics at one point (stats.c) ------------------------------------ */
+
+/* What one record contributes at a point. Lengths are in Unicode code
+ * points (characters); tokens is the encoded pair's length, or
+ * PS_VSTATS_NO_TOKENS before tokenization. */
+#define PS_VSTATS_NO_TOKENS UINT32_MAX
+typedef struct ps_vrecord {
+    const char *label;        /* NULL: unlabeled */
+    uint32_t question_chars;
+    uint32_t sql_chars;
+    uint32_t tokens;          /* or PS_VSTATS_NO_TOKENS */
+    uint32_t unk_tokens;      /* [UNK] ids among `tokens` */
+    bool truncated;           /* the pair was longer than max_length */
+    bool changed;             /* cleaning changed question or sql */
+    bool invalid_utf8;        /* the raw record held invalid UTF-8 */
+    uint32_t controls_removed;
+} ps_vrecord;
+
+typedef struct ps_vstats ps_vstats;
+
+/* Returns new empty statistics for `point` ("raw", "cleaned",
+ * "tokenized"), or NULL when out of memory. */
+ps_vstats *ps_vstats_new(const char *point);
+void ps_vstats_free(ps_vstats *s);
+/* Adds one record. Returns 0 or PS_ENOMEM. */
+int ps_vstats_add(ps_vstats *s, const ps_vrecord *r);
+/* Counts a record that was dropped before its fields could be read
+ * (bad JSON...): it counts in `records` and `unparsed` only. */
+void ps_vstats_add_unparsed(ps_vstats *s);
+/* Adds `from` into `into` (same point). Returns 0, PS_EINVAL, PS_ENOMEM. */
+int ps_vstats_merge(ps_vstats *into, const ps_vstats *from);
+/* The statistics as JSON (the STATS object of report.json), new reference. */
+json_t *ps_vstats_to_json(const ps_vstats *s);
+/* Reads what ps_vstats_to_json wrote (untrusted: every field checked). */
+int ps_vstats_from_json(json_t *j, ps_vstats **out, ps_error *err);
+
+/* ---- paired before/after information (paired.c) ----------------------------- */
+
+typedef struct ps_vpaired ps_vpaired;
+
+/* One input record's before and after. Texts may be NULL (unparsed);
+ * `after` texts are NULL unless the record was kept or a duplicate. */
+typedef struct ps_vpair {
+    const char *id, *source, *label;
+    ps_outcome outcome;
+    const char *reason, *rule;          /* rejected */
+    const char *question_before, *sql_before;
+    size_t question_before_len, sql_before_len;
+    const char *question_after, *sql_after;
+    size_t question_after_len, sql_after_len;
+} ps_vpair;
+
+ps_vpaired *ps_vpaired_new(size_t max_examples);
+void ps_vpaired_free(ps_vpaired *p);
+/* Adds one record, in input order (examples are chosen deterministically:
+ * the largest relative change first, ties in input order). */
+int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r);
+int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from);
+json_t *ps_vpaired_to_json(const ps_vpaired *p);
+int ps_vpaired_from_json(json_t *j, ps_vpaired **out, ps_error *err);
+
+/* ---- checks and reports (checks.c, report_json.c, report_html.c) ---------- */
+
+/* Thresholds and modes: defaults, overridden by a JSON object shaped like
+ * {"thresholds": {"label_js_distance": 0.05, ...},
+ *  "modes": {"label_js_distance": "fail"|"warn"|"off", ...}}
+ * (the build config's "validate" member). Unknown names are errors. */
+typedef struct ps_vconfig ps_vconfig;
+ps_vconfig *ps_vconfig_new(void);
+void ps_vconfig_free(ps_vconfig *c);
+int ps_vconfig_apply_json(ps_vconfig *c, json_t *j, ps_error *err);
+
+typedef struct ps_vreport ps_vreport;
+
+/* Runs every check: raw vs cleaned (distributions, paired), cleaned vs
+ * tokenized health, and the accounting. Any input may be NULL (its checks
+ * say "not enough data"). Returns 0 and a report, or PS_ENOMEM. */
+int ps_validate_build(const ps_vconfig *c, const ps_vstats *raw, const ps_vstats *cleaned,
+                      const ps_vstats *tokenized, const ps_vpaired *paired,
+                      ps_vreport **out, ps_error *err);
+/* Compares two saved statistics files (any two points: last week's build
+ * against today's, train against dev) with the distribution checks. */
+int ps_validate_compare(const ps_vconfig *c, const ps_vstats *baseline,
+                        const ps_vstats *current, ps_vreport **out, ps_error *err);
+void ps_vreport_free(ps_vreport *r);
+/* "pass", "warn" or "fail". */
+const char *ps_vreport_verdict(const ps_vreport *r);
+/* report.json's text (malloc'ed). */
+char *ps_vreport_json(const ps_vreport *r);
+/* A short terminal summary (malloc'ed): the verdict and every check that
+ * did not pass, one line each. */
+char *ps_vreport_summary(const ps_vreport *r);
+/* report.html: one self-contained page (inline SVG, no scripts), built
+ * from the report JSON object. Returns malloc'ed text or NULL. */
+char *ps_report_html(json_t *report);
+
+#endif /* PS_VALIDATE_H */
