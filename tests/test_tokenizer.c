@@ -716,6 +716,39 @@ static void test_shared_across_threads(void **state)
     ps_tokenizer_free(tok);
 }
 
+/* ps_encoding.truncated says whether max_length cut ids off: it agrees with
+ * comparing against the untruncated encoding, for pairs and singles. */
+static void test_truncated_flag(void **state)
+{
+    (void)state;
+    ps_tokenizer *tok = load_uncased();
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    ps_error err;
+    const char *q[] = {"how many singers", "", "a b c d e f g h i j k l m n o p q r s t u v w x y z",
+                       "unbelievably extraordinary internationalization"};
+    const char *sql[] = {"SELECT count(*) FROM singer", "x", "", "SELECT 1"};
+    for (size_t i = 0; i < 4; i++) {
+        ps_encoding full, cut;
+        int n = ps_tokenizer_encode_pair(tok, s, q[i], strlen(q[i]), sql[i], strlen(sql[i]), 0,
+                                         &full, &err);
+        assert_true(n >= 3);
+        assert_int_equal(full.truncated, 0);
+        for (size_t max = 3; max <= (size_t)n + 2; max++) {
+            assert_true(ps_tokenizer_encode_pair(tok, s, q[i], strlen(q[i]), sql[i],
+                                                 strlen(sql[i]), max, &cut, &err) >= 3);
+            assert_int_equal(cut.truncated, (size_t)n > max);
+            assert_int_equal(cut.len, (size_t)n > max ? max : (size_t)n);
+        }
+        n = ps_tokenizer_encode(tok, s, q[i], strlen(q[i]), 0, &full, &err);
+        for (size_t max = 2; max <= (size_t)n + 1; max++) {
+            assert_true(ps_tokenizer_encode(tok, s, q[i], strlen(q[i]), max, &cut, &err) >= 2);
+            assert_int_equal(cut.truncated, (size_t)n > max);
+        }
+    }
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -734,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_random_bytes),
         cmocka_unit_test(test_random_vocab_files),
         cmocka_unit_test(test_shared_across_threads),
+        cmocka_unit_test(test_truncated_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

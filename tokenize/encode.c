@@ -67,12 +67,13 @@ static int run_into(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text
     return ps_tok_run(tok, s, text ? text : "", len, which, err);
 }
 
-static int finish(ps_tok_scratch *s, ps_encoding *out)
+static int finish(ps_tok_scratch *s, bool truncated, ps_encoding *out)
 {
     if (out) {
         out->input_ids = s->ids;
         out->token_type_ids = s->types;
         out->len = s->n;
+        out->truncated = truncated;
     }
     return s->n > INT32_MAX ? PS_ELIMIT : (int)s->n;
 }
@@ -111,7 +112,9 @@ int ps_tokenizer_encode_pair(const ps_tokenizer *tok, ps_tok_scratch *s, const c
     s->n = 3 + ka + kb;
     memset(s->types, 0, 2 + ka);
     memset(s->types + 2 + ka, 1, kb + 1);
-    return finish(s, out);
+    /* A walk that stopped early holds >= max_length ids, over the pair's
+     * budget, so it is always cut here too. */
+    return finish(s, ka < na || kb < nb, out);
 }
 
 int ps_tokenizer_encode(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text,
@@ -131,7 +134,7 @@ int ps_tokenizer_encode(const ps_tokenizer *tok, ps_tok_scratch *s, const char *
     s->ids[s->n++] = tok->cls_id;
     if ((rc = run_into(tok, s, text, len, 1, max_length, err)))
         return rc;
-    size_t n = s->n - 1;
+    size_t n = s->n - 1, full = n;
     if ((rc = ps_tok_scratch_reserve(s, 1)))
         return ps_error_set(err, rc, "out of memory");
     if (max_length && n > max_length - 2)
@@ -139,7 +142,7 @@ int ps_tokenizer_encode(const ps_tokenizer *tok, ps_tok_scratch *s, const char *
     s->ids[1 + n] = tok->sep_id;
     s->n = n + 2;
     memset(s->types, 0, s->n);
-    return finish(s, out);
+    return finish(s, n < full, out);
 }
 
 int ps_tokenizer_tokenize(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text,
@@ -154,7 +157,7 @@ int ps_tokenizer_tokenize(const ps_tokenizer *tok, ps_tok_scratch *s, const char
     if ((rc = ps_tok_scratch_reserve(s, 1)))
         return ps_error_set(err, rc, "out of memory");
     memset(s->types, 0, s->n);
-    return finish(s, out);
+    return finish(s, false, out); /* no special tokens, no truncation */
 }
 
 int ps_tokenizer_words(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text, size_t len,

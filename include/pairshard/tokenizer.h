@@ -68,6 +68,7 @@ typedef struct ps_encoding {
     const int32_t *input_ids;
     const uint8_t *token_type_ids; /* 0 for the first sequence, 1 for the second */
     size_t len;
+    int truncated; /* 1 when max_length cut ids off (the text was longer) */
 } ps_encoding;
 
 /* Fills `opt` with the defaults of HF's BertTokenizerFast for an uncased
