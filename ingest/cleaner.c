@@ -328,6 +328,11 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
     }
     res->label = f->label;
     it->label_len = f->label_len;
+    it->parsed = true;
+    it->raw_question = f->question;
+    it->raw_question_len = f->question_len;
+    it->raw_sql = f->sql;
+    it->raw_sql_len = f->sql_len;
     if (f->id) {
         ps_buf_reset(&w->id);
         ps_buf_append(&w->id, f->id, f->id_len);

@@ -255,6 +255,10 @@ typedef struct ps_clean_item {
     const unsigned char *touched; /* per-rule flags */
     long dropped_rule;    /* rule index, or -1 */
     bool changed;         /* kept: cleaning changed question or sql */
+    /* the fields as read, before cleaning (when they could be read) */
+    bool parsed;
+    const char *raw_question, *raw_sql;
+    size_t raw_question_len, raw_sql_len;
     size_t label_len;
     ps_pair_hash hash;    /* kept: of the cleaned pair */
     uint32_t label_hash;
