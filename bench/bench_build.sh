@@ -111,7 +111,10 @@ echo "$bytes $records $RUNS $T2 $ps1 $psn $same1" | awk '{
         mb / $5, $2 / $5, $5, $6 / 1024;
     printf "  pairshard build %2d threads  %7.1f MB/s %9.0f records/s %8.3f s  peak RSS %6.1f MiB\n",
         $4, mb / $7, $2 / $7, $7, $8 / 1024;
-    printf "  shards identical across threads: %s\n", $9 }'
+    printf "  shards identical across threads: %s\n", $9;
+    if ($2 >= 1000000)
+        printf "  %.1fM-pair build: %.1f s at 1 thread, %.1f s at %d threads, peak RSS %.0f MiB (goal: well under a minute)\n",
+            $2 / 1e6, $5, $7, $4, ($6 > $8 ? $6 : $8) / 1024 }'
 
 if [ "$PEER" = 0 ]; then
     echo "  peer skipped (PS_BENCH_BUILD_PEER=0)"

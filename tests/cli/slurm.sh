@@ -37,11 +37,10 @@ if ! slurm_install; then
     exit 0
 fi
 # The record-level comparison decodes shards with python3-lmdb and
-# python3-zstandard; without them only the manifests are compared.
-if ! "$PY" -c 'import lmdb, zstandard' 2>/dev/null && [ "$(id -u)" = 0 ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        python3-lmdb python3-zstandard >/dev/null 2>&1 || true
-fi
+# python3-zstandard (without them only the manifests are compared); the
+# Kubernetes manifest is parsed with python3-yaml (skipped without).
+"$PY" -c 'import lmdb, zstandard' 2>/dev/null || sl_apt_install python3-lmdb python3-zstandard
+"$PY" -c 'import yaml' 2>/dev/null || sl_apt_install python3-yaml
 
 if ! slurm_start "$TMP/slurm"; then
     check "slurmctld and slurmd up on one node" 1

@@ -3,6 +3,8 @@
 #
 #   slurm_install        installs slurm-wlm and munge (Debian) when missing;
 #                        returns 1 (reason in $SL_WHY) if that is impossible
+#                        or not root
+#   sl_apt_install PKG.. apt-get install with an update-and-retry
 #   slurm_start DIR      writes DIR/slurm.conf, starts munged (its own key and
 #                        socket in DIR), slurmctld and slurmd in the
 #                        foreground as background jobs, ports chosen free on
@@ -24,34 +26,37 @@ SL_DIR="" SL_CONF="" SL_MUNGED="" SL_CTLD="" SL_SLURMD="" SL_WHY=""
 
 sl() { SLURM_CONF="$SL_CONF" "$@"; }
 
+# sl_apt_install PKG...: apt-get install (as root), with an apt-get update
+# and a second try when the first fails (stale package lists). Sets SL_WHY.
+sl_apt_install() {
+    [ "$(id -u)" = 0 ] || { SL_WHY="$* missing and not root"; return 1; }
+    command -v apt-get >/dev/null 2>&1 || { SL_WHY="$* missing and no apt-get"; return 1; }
+    log=${TMPDIR:-/tmp}/pairshard-slurm-apt.$$.log
+    echo "# installing $* (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq --no-install-recommends "$@" >"$log" 2>&1 ||
+        { apt-get update -qq >>"$log" 2>&1 &&
+          apt-get install -y -qq --no-install-recommends "$@" >>"$log" 2>&1; }
+    rc=$?
+    [ $rc -eq 0 ] || SL_WHY="apt-get install $* failed: $(tail -n 1 "$log")"
+    rm -f "$log"
+    return $rc
+}
+
+# The daemons need root (slurmd starts job steps as the job's user).
 slurm_install() {
+    [ "$(id -u)" = 0 ] || { SL_WHY="not root (slurmd needs root)"; return 1; }
     need=""
     for c in slurmctld slurmd sbatch squeue scontrol scancel sinfo; do
         command -v "$c" >/dev/null 2>&1 || need="slurm-wlm"
     done
     command -v munged >/dev/null 2>&1 || need="$need munge"
-    [ -z "$need" ] && return 0
-    sudo=""
-    if [ "$(id -u)" != 0 ]; then
-        command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null && sudo="sudo -n" ||
-            { SL_WHY="$need missing and not root"; return 1; }
-    fi
-    command -v apt-get >/dev/null 2>&1 || { SL_WHY="$need missing and no apt-get"; return 1; }
-    log=${TMPDIR:-/tmp}/pairshard-slurm-apt.$$.log
-    echo "# installing $need (apt-get)"
-    # shellcheck disable=SC2086
-    if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-            $need >"$log" 2>&1; then
+    if [ -n "$need" ]; then
         # shellcheck disable=SC2086
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq >>"$log" 2>&1
-        # shellcheck disable=SC2086
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-            $need >>"$log" 2>&1
+        sl_apt_install $need || return 1
     fi
-    rc=$?
-    [ $rc -eq 0 ] || SL_WHY="apt-get install $need failed: $(tail -n 1 "$log")"
-    rm -f "$log"
-    [ $rc -eq 0 ] && command -v slurmctld >/dev/null 2>&1 && command -v munged >/dev/null 2>&1
+    command -v slurmctld >/dev/null 2>&1 && command -v slurmd >/dev/null 2>&1 &&
+        command -v munged >/dev/null 2>&1 || { SL_WHY="installed, but daemons not found"; return 1; }
 }
 
 # Two free TCP ports on 127.0.0.1.
@@ -121,15 +126,17 @@ NodeName=localhost NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=$(nproc) State
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
     dd if=/dev/urandom of="$SL_DIR/munge.key" bs=1024 count=1 2>/dev/null || return 1
+    # Each daemon is a simple command in the background (not through the
+    # sl function, which would put a subshell between), so $! is its pid.
     chmod 600 "$SL_DIR/munge.key"
-    sl munged -F --force --socket="$SL_DIR/munge.sock" --key-file="$SL_DIR/munge.key" \
+    SLURM_CONF="$SL_CONF" munged -F --force --socket="$SL_DIR/munge.sock" --key-file="$SL_DIR/munge.key" \
         --pid-file="$SL_DIR/munged.pid" --seed-file="$SL_DIR/munged.seed" \
         --log-file="$SL_DIR/munged.log" --origin=127.0.0.1 >"$SL_DIR/munged.out" 2>&1 &
     SL_MUNGED=$!
     sl_wait 10 test -S "$SL_DIR/munge.sock" || { echo "# munged did not start"; return 1; }
-    sl slurmctld -D -i >"$SL_DIR/slurmctld.out" 2>&1 &
+    SLURM_CONF="$SL_CONF" slurmctld -D -i >"$SL_DIR/slurmctld.out" 2>&1 &
     SL_CTLD=$!
-    sl slurmd -D -N localhost >"$SL_DIR/slurmd.out" 2>&1 &
+    SLURM_CONF="$SL_CONF" slurmd -D -N localhost >"$SL_DIR/slurmd.out" 2>&1 &
     SL_SLURMD=$!
     if ! sl_wait 40 sl_node_idle; then
         echo "# the node did not come up; last log lines:"
@@ -142,6 +149,7 @@ EOF
 # Succeeds when every listening socket on this cluster's ports is bound to
 # 127.0.0.1 (and there is at least one).
 slurm_loopback_only() {
+    # shellcheck disable=SC2086
     python3 - $SL_PORTS <<'PY'
 import sys
 ports = {int(p) for p in sys.argv[1:]}
@@ -174,9 +182,11 @@ slurm_leftovers() {
     return 0
 }
 
-sl_alive() { # pid...: succeeds while any is alive
+sl_alive() { # pid...: succeeds while any is alive (a zombie is not)
     for p in "$@"; do
-        [ -n "$p" ] && kill -0 "$p" 2>/dev/null && return 0
+        [ -n "$p" ] && kill -0 "$p" 2>/dev/null &&
+            [ "$(sed -n 's/^[0-9]* (.*) \([A-Z]\).*/\1/p' "/proc/$p/stat" 2>/dev/null)" != Z ] &&
+            return 0
     done
     return 1
 }
