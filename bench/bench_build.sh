@@ -42,9 +42,9 @@ if [ "$PEER" != 0 ]; then
         SUDO=""
         [ "$(id -u)" = 0 ] || SUDO="sudo -n"
         export DEBIAN_FRONTEND=noninteractive
-        $SUDO apt-get install -y -qq python3-lmdb python3-zstandard >"$W/apt.log" 2>&1 ||
+        $SUDO apt-get install -y -qq --no-install-recommends python3-lmdb python3-zstandard >"$W/apt.log" 2>&1 ||
             { $SUDO apt-get update -qq >>"$W/apt.log" 2>&1 &&
-              $SUDO apt-get install -y -qq python3-lmdb python3-zstandard >>"$W/apt.log" 2>&1; } || true
+              $SUDO apt-get install -y -qq --no-install-recommends python3-lmdb python3-zstandard >>"$W/apt.log" 2>&1; } || true
         "$PY" -c 'import lmdb, zstandard' 2>/dev/null ||
             peer_missing="python3-lmdb/python3-zstandard could not be installed ($(tail -n 1 "$W/apt.log"))"
     fi
