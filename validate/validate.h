@@ -64,6 +64,12 @@ int ps_vstats_merge(ps_vstats *into, const ps_vstats *from);
 json_t *ps_vstats_to_json(const ps_vstats *s);
 /* Reads what ps_vstats_to_json wrote (untrusted: every field checked). */
 int ps_vstats_from_json(json_t *j, ps_vstats **out, ps_error *err);
+/* The padding statistic: the bucket bounds (inclusive token-length bounds,
+ * increasing) that batching pads to. Call it on the tokenized statistics
+ * once the bounds are known (before or after the adds: padding is computed
+ * from exact token-length counts below 1024 tokens, and from the lower
+ * edge of the length's bin above). Returns 0, PS_EINVAL or PS_ENOMEM. */
+int ps_vstats_set_padding(ps_vstats *tok, const uint32_t *bounds, size_t n);
 
 /* ---- paired before/after information (paired.c) ----------------------------- */
 
@@ -89,6 +95,20 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r);
 int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from);
 json_t *ps_vpaired_to_json(const ps_vpaired *p);
 int ps_vpaired_from_json(json_t *j, ps_vpaired **out, ps_error *err);
+
+/* ---- the statistics file (DIR/stats.json) ---------------------------------- */
+
+/* {"stats_version": 1, "points": {"raw": STATS, "cleaned": STATS,
+ *  "tokenized": STATS}, "paired": PAIRED}: malloc'ed text, NULL when out of
+ * memory. Any argument may be NULL (its member is then left out). */
+char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
+                          const ps_vstats *tokenized, const ps_vpaired *p);
+/* Reads a statistics file, or a report.json (same "points" and "paired"
+ * members). Each output may be NULL (not wanted); a point absent from the
+ * file gives NULL. Returns 0, PS_ENOENT / PS_EIO, PS_EFORMAT, PS_EVERSION
+ * (stats_version or report_version other than 1) or PS_ENOMEM. */
+int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
+                        ps_vstats **tokenized, ps_vpaired **paired, ps_error *err);
 
 /* ---- checks and reports (checks.c, report_json.c, report_html.c) ---------- */
 

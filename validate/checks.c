@@ -1,0 +1,1052 @@
+/* validate/checks.c — the checks that gate a build, their thresholds and
+ * modes (defaults, overridden by the config's "validate" member), and the
+ * report they make. Every check, metric and default is documented in
+ * docs/REPORT.md; keep the two in step. */
+#include "validate/vinternal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const ps_vverdict_names[PS_VV_N] = {"pass", "warn", "fail", "not_enough_data", "off"};
+
+enum { M_OFF = 0, M_WARN, M_FAIL };
+static const char *const MODE_NAMES[] = {"off", "warn", "fail"};
+
+/* ---- the checks -------------------------------------------------------------- */
+
+enum {
+    C_ACCOUNTING,
+    C_LABEL_RETENTION,
+    C_REJECTED_SHARE,
+    C_EMPTY_AFTER_CLEANING,
+    C_QUESTION_LENGTH_CHANGE,
+    C_SQL_LENGTH_CHANGE,
+    C_DUPLICATE_RATE,
+    C_LABEL_JS,
+    C_LABEL_PSI,
+    C_LABEL_CHI2,
+    C_Q_KS,
+    C_S_KS,
+    C_T_KS,
+    C_Q_KS_LABEL,
+    C_S_KS_LABEL,
+    C_T_KS_LABEL,
+    C_Q_PSI,
+    C_S_PSI,
+    C_T_PSI,
+    C_Q_QUANT,
+    C_S_QUANT,
+    C_T_QUANT,
+    C_UNK_TOKEN,
+    C_UNK_RECORD,
+    C_UNK_INCREASE,
+    C_TRUNCATION,
+    C_PADDING,
+    C_N
+};
+
+typedef struct checkdef {
+    const char *name, *group;
+    const char *op; /* ">": fails above the threshold; "<": below */
+    double fail, warn;
+    int mode;
+    const char *metric;
+} checkdef;
+
+static const checkdef DEFS[C_N] = {
+    {"accounting", "accounting", ">", 0, NAN, M_FAIL,
+     "|records_in - (kept + rejected + duplicates)| + |raw.records - records_in| + |cleaned.records - kept|"},
+    {"label_retention", "paired", "<", 0.8, 0.9, M_FAIL,
+     "min over labels (records_in >= min_label_records, lost >= retention_min_lost) of "
+     "(kept/records_in of the label) / (kept/records_in overall)"},
+    {"rejected_share", "paired", ">", 0.05, 0.01, M_FAIL,
+     "max over (reason, rule) of rejected records / records_in"},
+    {"empty_after_cleaning", "paired", ">", 0.005, 0, M_FAIL,
+     "records that cleaning emptied (reason empty_after_cleaning) / records_in"},
+    {"question_length_change", "paired", ">", 0.1, 0.02, M_FAIL,
+     "max over all records and each label (kept >= min_label_records) of the share of kept "
+     "records whose question length changed by >= length_change_relative (|after-before|/before, chars)"},
+    {"sql_length_change", "paired", ">", 0.1, 0.02, M_FAIL,
+     "as question_length_change, on the sql field"},
+    {"duplicate_rate", "paired", ">", 0.5, 0.1, M_WARN, "duplicates / records_in"},
+    {"label_js_distance", "labels", ">", 0.05, 0.02, M_FAIL,
+     "Jensen-Shannon distance of the label shares, log base 2: sqrt((KL(P||M) + KL(Q||M)) / 2), M = (P+Q)/2, in [0, 1]"},
+    {"label_psi", "labels", ">", 0.2, 0.1, M_FAIL,
+     "PSI of the label shares: sum (q_i - p_i) ln(q_i / p_i), a share of 0 replaced by psi_epsilon"},
+    {"label_chi2", "labels", ">", 0.3, 0.1, M_WARN,
+     "Cramer's V = sqrt(chi2 / N) of the labels x {baseline, current} table (chi-square test of "
+     "homogeneity, no continuity correction; its p-value is information only)"},
+    {"question_chars_ks", "lengths", ">", 0.1, 0.05, M_FAIL,
+     "two-sample Kolmogorov-Smirnov D of question lengths (chars): max |F1 - F2| over the fixed bins"},
+    {"sql_chars_ks", "lengths", ">", 0.1, 0.05, M_FAIL, "two-sample KS D of sql lengths (chars)"},
+    {"tokens_ks", "lengths", ">", 0.1, 0.05, M_FAIL, "two-sample KS D of encoded pair lengths (tokens)"},
+    {"question_chars_ks_label", "lengths", ">", 0.3, 0.2, M_FAIL,
+     "max over labels (>= min_records on both sides) of the KS D of question lengths"},
+    {"sql_chars_ks_label", "lengths", ">", 0.3, 0.2, M_FAIL,
+     "max over labels (>= min_records on both sides) of the KS D of sql lengths"},
+    {"tokens_ks_label", "lengths", ">", 0.3, 0.2, M_FAIL,
+     "max over labels (>= min_records on both sides) of the KS D of token lengths"},
+    {"question_chars_psi", "lengths", ">", 0.2, 0.1, M_FAIL,
+     "PSI of question lengths over psi_bins groups of the fixed bins holding about equal baseline mass"},
+    {"sql_chars_psi", "lengths", ">", 0.2, 0.1, M_FAIL, "PSI of sql lengths (baseline quantile groups)"},
+    {"tokens_psi", "lengths", ">", 0.2, 0.1, M_FAIL, "PSI of token lengths (baseline quantile groups)"},
+    {"question_chars_quantiles", "lengths", ">", 0.25, 0.1, M_FAIL,
+     "max over p50, p90, p99 of |q_current - q_baseline| / max(q_baseline, 1), question chars"},
+    {"sql_chars_quantiles", "lengths", ">", 0.25, 0.1, M_FAIL,
+     "max over p50, p90, p99 of the relative shift, sql chars"},
+    {"tokens_quantiles", "lengths", ">", 0.25, 0.1, M_FAIL,
+     "max over p50, p90, p99 of the relative shift, tokens"},
+    {"unk_token_rate", "health", ">", 0.01, 0.002, M_FAIL, "[UNK] tokens / tokens"},
+    {"unk_record_rate", "health", ">", 0.05, 0.01, M_FAIL,
+     "records with at least one [UNK] / tokenized records"},
+    {"unk_rate_increase", "health", ">", 0.005, 0.001, M_FAIL,
+     "current [UNK] token rate - baseline [UNK] token rate"},
+    {"truncation_rate", "health", ">", 0.05, 0.01, M_FAIL,
+     "records longer than max_length (truncated) / tokenized records"},
+    {"padding_rate", "health", ">", 0.8, 0.5, M_WARN,
+     "(padded slots - tokens) / padded slots, each record padded to its bucket's bound"},
+};
+
+/* Parameters that are not a check's threshold. */
+enum { P_MIN_RECORDS, P_MIN_LABEL_RECORDS, P_RETENTION_MIN_LOST, P_LENGTH_CHANGE_REL, P_PSI_EPS,
+       P_PSI_BINS, P_N };
+static const struct {
+    const char *name;
+    double def, lo, hi;
+    bool integer;
+} PARAMS[P_N] = {
+    {"min_records", 100, 1, 1e15, true},
+    {"min_label_records", 20, 1, 1e15, true},
+    {"retention_min_lost", 10, 0, 1e15, true},
+    {"length_change_relative", 0.2, 0.01, 1.0, false},
+    {"psi_epsilon", PS_SM_PSI_EPS, 1e-12, 0.1, false},
+    {"psi_bins", 10, 2, 100, true},
+};
+
+struct ps_vconfig {
+    double fail[C_N], warn[C_N];
+    int mode[C_N];
+    double param[P_N];
+};
+
+ps_vconfig *ps_vconfig_new(void)
+{
+    ps_vconfig *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    for (int i = 0; i < C_N; i++) {
+        c->fail[i] = DEFS[i].fail;
+        c->warn[i] = DEFS[i].warn;
+        c->mode[i] = DEFS[i].mode;
+    }
+    for (int i = 0; i < P_N; i++)
+        c->param[i] = PARAMS[i].def;
+    return c;
+}
+
+void ps_vconfig_free(ps_vconfig *c)
+{
+    free(c);
+}
+
+static int find_check(const char *name)
+{
+    for (int i = 0; i < C_N; i++)
+        if (!strcmp(DEFS[i].name, name))
+            return i;
+    return -1;
+}
+
+int ps_vconfig_apply_json(ps_vconfig *c, json_t *j, ps_error *err)
+{
+    if (!j || json_is_null(j))
+        return 0;
+    if (!json_is_object(j))
+        return ps_error_set(err, PS_EUSAGE, "validate: must be an object with \"thresholds\" and \"modes\"");
+    ps_vconfig tmp = *c;
+    const char *key;
+    json_t *v;
+    json_object_foreach(j, key, v)
+    {
+        if (strcmp(key, "thresholds") && strcmp(key, "modes"))
+            return ps_error_set(err, PS_EUSAGE,
+                                "validate: unknown member '%s' (expected \"thresholds\", \"modes\")", key);
+        if (!json_is_object(v))
+            return ps_error_set(err, PS_EUSAGE, "validate.%s must be an object", key);
+    }
+    json_t *th = json_object_get(j, "thresholds");
+    json_object_foreach(th, key, v)
+    {
+        if (!json_is_number(v) || !isfinite(json_number_value(v)))
+            return ps_error_set(err, PS_EUSAGE, "validate.thresholds.%s must be a number", key);
+        double x = json_number_value(v);
+        int p = -1;
+        for (int i = 0; i < P_N; i++)
+            if (!strcmp(PARAMS[i].name, key))
+                p = i;
+        if (p >= 0) {
+            if (x < PARAMS[p].lo || x > PARAMS[p].hi || (PARAMS[p].integer && x != floor(x)))
+                return ps_error_set(err, PS_EUSAGE,
+                                    "validate.thresholds.%s: %g out of range (%g..%g%s)", key, x,
+                                    PARAMS[p].lo, PARAMS[p].hi, PARAMS[p].integer ? ", integer" : "");
+            tmp.param[p] = x;
+            continue;
+        }
+        size_t kl = strlen(key);
+        bool warn = kl > 5 && !strcmp(key + kl - 5, "_warn");
+        char base[96];
+        snprintf(base, sizeof base, "%.*s", (int)(warn ? kl - 5 : kl), key);
+        int ci = find_check(base);
+        if (ci < 0)
+            return ps_error_set(err, PS_EUSAGE, "validate.thresholds: unknown threshold '%s'", key);
+        if (x < 0)
+            return ps_error_set(err, PS_EUSAGE, "validate.thresholds.%s: must be >= 0", key);
+        if (warn)
+            tmp.warn[ci] = x;
+        else
+            tmp.fail[ci] = x;
+    }
+    json_t *mo = json_object_get(j, "modes");
+    json_object_foreach(mo, key, v)
+    {
+        int ci = find_check(key);
+        if (ci < 0)
+            return ps_error_set(err, PS_EUSAGE, "validate.modes: unknown check '%s'", key);
+        const char *m = json_string_value(v);
+        int mi = -1;
+        for (int i = 0; m && i < 3; i++)
+            if (!strcmp(m, MODE_NAMES[i]))
+                mi = i;
+        if (mi < 0)
+            return ps_error_set(err, PS_EUSAGE,
+                                "validate.modes.%s must be \"fail\", \"warn\" or \"off\"", key);
+        tmp.mode[ci] = mi;
+    }
+    *c = tmp;
+    return 0;
+}
+
+/* ---- the report ------------------------------------------------------------- */
+
+void ps_vreport_free(ps_vreport *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->checks[i].compares);
+        free(r->checks[i].explanation);
+        json_decref(r->checks[i].details);
+    }
+    free(r->checks);
+    json_decref(r->points);
+    json_decref(r->paired);
+    json_decref(r->config);
+    free(r);
+}
+
+const char *ps_vreport_verdict(const ps_vreport *r)
+{
+    return ps_vverdict_names[r ? r->verdict : PS_VV_FAIL];
+}
+
+typedef struct ctx {
+    const ps_vconfig *c;
+    ps_vreport *r;
+    int rc;
+    const char *compares;
+} ctx;
+
+static bool beyond(const char *op, double v, double t)
+{
+    if (isnan(t))
+        return false;
+    return op[0] == '<' ? v < t : v > t;
+}
+
+static int judge(const ctx *x, int id, double value)
+{
+    if (x->c->mode[id] == M_OFF)
+        return PS_VV_OFF;
+    if (isnan(value))
+        return PS_VV_NOT_ENOUGH_DATA;
+    if (beyond(DEFS[id].op, value, x->c->fail[id]))
+        return x->c->mode[id] == M_FAIL ? PS_VV_FAIL : PS_VV_WARN;
+    if (beyond(DEFS[id].op, value, x->c->warn[id]))
+        return PS_VV_WARN;
+    return PS_VV_PASS;
+}
+
+/* Appends a check; takes `details` (may be NULL). The explanation is
+ * formatted by the caller, knowing the verdict. */
+static void push(ctx *x, int id, double value, double p, json_t *details, const char *fmt, ...)
+    PS_PRINTF(6, 7);
+static void push(ctx *x, int id, double value, double p, json_t *details, const char *fmt, ...)
+{
+    ps_vreport *r = x->r;
+    if (x->rc) {
+        json_decref(details);
+        return;
+    }
+    if (r->n == r->cap) {
+        size_t nc = r->cap ? r->cap * 2 : 32;
+        ps_vcheck *n = realloc(r->checks, nc * sizeof *n);
+        if (!n) {
+            x->rc = PS_ENOMEM;
+            json_decref(details);
+            return;
+        }
+        r->checks = n;
+        r->cap = nc;
+    }
+    ps_vcheck *k = &r->checks[r->n];
+    memset(k, 0, sizeof *k);
+    k->name = DEFS[id].name;
+    k->group = DEFS[id].group;
+    k->metric = DEFS[id].metric;
+    k->op = DEFS[id].op;
+    k->mode = MODE_NAMES[x->c->mode[id]];
+    k->threshold = x->c->fail[id];
+    k->warn_threshold = x->c->warn[id];
+    k->verdict = judge(x, id, value);
+    k->value = k->verdict == PS_VV_OFF ? NAN : value;
+    k->p_value = k->verdict == PS_VV_OFF ? NAN : p;
+    k->details = details ? details : json_object();
+    k->compares = strdup(x->compares);
+    char buf[1024];
+    if (k->verdict == PS_VV_OFF) {
+        snprintf(buf, sizeof buf, "check turned off in the config");
+    } else {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+    }
+    k->explanation = strdup(buf);
+    if (!k->details || !k->compares || !k->explanation) {
+        free(k->compares);
+        free(k->explanation);
+        json_decref(k->details);
+        x->rc = PS_ENOMEM;
+        return;
+    }
+    r->n++;
+}
+
+static int verdict_of(const ctx *x, int id, double value)
+{
+    return judge(x, id, value);
+}
+
+static const char *vword(int v)
+{
+    switch (v) {
+    case PS_VV_FAIL: return "FAIL";
+    case PS_VV_WARN: return "warning";
+    default: return "ok";
+    }
+}
+
+static double pmin(const ctx *x)
+{
+    return x->c->param[P_MIN_RECORDS];
+}
+
+/* ---- label distribution checks --------------------------------------------- */
+
+typedef struct lrow {
+    const char *name;
+    uint64_t a, b;
+} lrow;
+
+static int cmp_lrow(const void *p, const void *q)
+{
+    return strcmp(((const lrow *)p)->name, ((const lrow *)q)->name);
+}
+
+/* The union of two stats' labels, sorted, with counts. */
+static lrow *label_rows(const ps_vstats *A, const ps_vstats *B, size_t *n)
+{
+    lrow *v = malloc((A->nlabels + B->nlabels + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < A->nlabels; i++) {
+        const ps_vlabel *lb = ps_vstats_find_label(B, A->labels[i].name);
+        v[k++] = (lrow){A->labels[i].name, A->labels[i].records, lb ? lb->records : 0};
+    }
+    for (size_t i = 0; i < B->nlabels; i++)
+        if (!ps_vstats_find_label(A, B->labels[i].name))
+            v[k++] = (lrow){B->labels[i].name, 0, B->labels[i].records};
+    qsort(v, k, sizeof *v, cmp_lrow);
+    *n = k;
+    return v;
+}
+
+typedef struct lshift {
+    const char *name;
+    double sa, sb, d;
+    uint64_t a, b;
+} lshift;
+
+static int cmp_lshift(const void *p, const void *q)
+{
+    const lshift *x = p, *y = q;
+    if (x->d != y->d)
+        return x->d < y->d ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+/* The labels whose share moved most (details and explanations). */
+static json_t *top_shifts(const lrow *v, size_t n, double na, double nb, size_t top, lshift *first)
+{
+    lshift *s = malloc((n + 1) * sizeof *s);
+    json_t *a = json_array();
+    if (!s || !a) {
+        free(s);
+        json_decref(a);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double sa = na > 0 ? (double)v[i].a / na : 0, sb = nb > 0 ? (double)v[i].b / nb : 0;
+        s[i] = (lshift){v[i].name, sa, sb, fabs(sb - sa), v[i].a, v[i].b};
+    }
+    qsort(s, n, sizeof *s, cmp_lshift);
+    if (first)
+        *first = n ? s[0] : (lshift){"", 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < n && i < top; i++)
+        json_array_append_new(a, json_pack("{sssIsIsfsf}", "label", s[i].name, "baseline",
+                                           (json_int_t)s[i].a, "current", (json_int_t)s[i].b,
+                                           "baseline_share", s[i].sa, "current_share", s[i].sb));
+    free(s);
+    return a;
+}
+
+static void label_checks(ctx *x, const ps_vstats *A, const ps_vstats *B)
+{
+    size_t n = 0;
+    lrow *v = (A && B) ? label_rows(A, B, &n) : NULL;
+    if (A && B && !v) {
+        x->rc = PS_ENOMEM;
+        return;
+    }
+    double na = 0, nb = 0;
+    for (size_t i = 0; i < n; i++) {
+        na += (double)v[i].a;
+        nb += (double)v[i].b;
+    }
+    bool enough = v && n >= 2 && na >= pmin(x) && nb >= pmin(x);
+    if (!enough) {
+        const char *why = !A || !B ? "statistics missing"
+                          : n < 2  ? "fewer than 2 labels"
+                                   : "fewer labeled records than min_records";
+        char w[160];
+        snprintf(w, sizeof w, "not enough data: %s (labeled records %.0f and %.0f, min_records %.0f)",
+                 why, na, nb, pmin(x));
+        push(x, C_LABEL_JS, NAN, NAN, NULL, "%s", w);
+        push(x, C_LABEL_PSI, NAN, NAN, NULL, "%s", w);
+        push(x, C_LABEL_CHI2, NAN, NAN, NULL, "%s", w);
+        free(v);
+        return;
+    }
+    double *pa = malloc(n * sizeof *pa), *pb = malloc(n * sizeof *pb);
+    uint64_t *ua = malloc(n * sizeof *ua), *ub = malloc(n * sizeof *ub);
+    if (!pa || !pb || !ua || !ub) {
+        x->rc = PS_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        pa[i] = (double)v[i].a;
+        pb[i] = (double)v[i].b;
+        ua[i] = v[i].a;
+        ub[i] = v[i].b;
+    }
+    lshift top;
+    double js = ps_sm_js_distance(pa, pb, n);
+    json_t *d = json_pack("{sIsfsfso}", "labels", (json_int_t)n, "baseline_records", na,
+                          "current_records", nb, "largest_shifts", top_shifts(v, n, na, nb, 10, &top));
+    int vd = verdict_of(x, C_LABEL_JS, js);
+    push(x, C_LABEL_JS, js, NAN, d,
+         "label distribution %s: JS distance %.4f (threshold %.4g); largest shift: '%s' %.2f%% -> %.2f%%",
+         vd == PS_VV_PASS ? "stable" : "shifted", js, x->c->fail[C_LABEL_JS], top.name,
+         100 * top.sa, 100 * top.sb);
+    double psi = ps_sm_psi(pa, pb, n, x->c->param[P_PSI_EPS]);
+    d = json_pack("{sfso}", "epsilon", x->c->param[P_PSI_EPS], "largest_shifts",
+                  top_shifts(v, n, na, nb, 10, NULL));
+    vd = verdict_of(x, C_LABEL_PSI, psi);
+    push(x, C_LABEL_PSI, psi, NAN, d, "label PSI %.4f (warn %.3g, fail %.3g): %s; largest shift '%s'",
+         psi, x->c->warn[C_LABEL_PSI], x->c->fail[C_LABEL_PSI], vword(vd), top.name);
+    double chi2, dof, p, cv;
+    ps_sm_chi2_homogeneity(ua, ub, n, &chi2, &dof, &p, &cv);
+    d = json_pack("{sfsfsfsf}", "chi2", chi2, "dof", dof, "p_value", p, "n", na + nb);
+    vd = verdict_of(x, C_LABEL_CHI2, cv);
+    push(x, C_LABEL_CHI2, cv, p, d,
+         "chi-square %.4g on %.0f dof (p = %.3g, information only); Cramer's V %.4f: %s", chi2, dof,
+         p, cv, vword(vd));
+out:
+    free(pa);
+    free(pb);
+    free(ua);
+    free(ub);
+    free(v);
+}
+
+/* ---- length distribution checks ---------------------------------------------- */
+
+static bool widened(const uint64_t *h)
+{
+    for (size_t b = 256; b < PS_VBINS; b++)
+        if (h[b])
+            return true;
+    return false;
+}
+
+typedef struct kslab {
+    const char *name;
+    double d, p;
+    uint64_t n1, n2;
+} kslab;
+
+static int cmp_kslab(const void *p, const void *q)
+{
+    const kslab *a = p, *b = q;
+    if (a->d != b->d)
+        return a->d < b->d ? 1 : -1;
+    return strcmp(a->name, b->name);
+}
+
+static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
+{
+    static const int KS[3] = {C_Q_KS, C_S_KS, C_T_KS}, KSL[3] = {C_Q_KS_LABEL, C_S_KS_LABEL, C_T_KS_LABEL},
+                     PSI[3] = {C_Q_PSI, C_S_PSI, C_T_PSI}, QU[3] = {C_Q_QUANT, C_S_QUANT, C_T_QUANT};
+    const char *fname = ps_vfield_names[f];
+    uint64_t n1 = A ? A->all.n[f] : 0, n2 = B ? B->all.n[f] : 0;
+    double mr = pmin(x);
+    if ((double)n1 < mr || (double)n2 < mr) {
+        char w[200];
+        snprintf(w, sizeof w, "not enough data: %s lengths of %llu and %llu records (min_records %.0f)",
+                 fname, (unsigned long long)n1, (unsigned long long)n2, mr);
+        push(x, KS[f], NAN, NAN, NULL, "%s", w);
+        push(x, KSL[f], NAN, NAN, NULL, "%s", w);
+        push(x, PSI[f], NAN, NAN, NULL, "%s", w);
+        push(x, QU[f], NAN, NAN, NULL, "%s", w);
+        return;
+    }
+    const uint64_t *h1 = A->all.hist[f], *h2 = B->all.hist[f];
+    double d = ps_sm_ks_d(h1, h2, PS_VBINS), p = ps_sm_ks_2samp_p(d, n1, n2);
+    bool exact = !widened(h1) && !widened(h2);
+    int vd = verdict_of(x, KS[f], d);
+    push(x, KS[f], d, p,
+         json_pack("{sIsIsbsf}", "n1", (json_int_t)n1, "n2", (json_int_t)n2, "exact", exact,
+                   "p_value", p),
+         "%s distribution %s: KS D %.4f (threshold %.3g; asymptotic p = %.3g, information only)%s",
+         fname, vd == PS_VV_PASS ? "stable" : "shifted", d, x->c->fail[KS[f]], p,
+         exact ? "" : "; D at the edges of widened bins");
+
+    /* per label */
+    kslab *ls = malloc((B->nlabels + 1) * sizeof *ls);
+    if (!ls) {
+        x->rc = PS_ENOMEM;
+        return;
+    }
+    size_t nl = 0;
+    for (size_t i = 0; i < B->nlabels; i++) {
+        const ps_vlabel *lb = &B->labels[i], *la = ps_vstats_find_label(A, lb->name);
+        if (!la || (double)la->d.n[f] < mr || (double)lb->d.n[f] < mr)
+            continue;
+        double dl = ps_sm_ks_d(la->d.hist[f], lb->d.hist[f], PS_VBINS);
+        ls[nl++] = (kslab){lb->name, dl, ps_sm_ks_2samp_p(dl, la->d.n[f], lb->d.n[f]), la->d.n[f],
+                           lb->d.n[f]};
+    }
+    if (!nl) {
+        push(x, KSL[f], NAN, NAN, NULL,
+             "not enough data: no label has min_records (%.0f) %s lengths on both sides", mr, fname);
+    } else {
+        qsort(ls, nl, sizeof *ls, cmp_kslab);
+        json_t *arr = json_array();
+        for (size_t i = 0; arr && i < nl && i < 10; i++)
+            json_array_append_new(arr, json_pack("{sssfsfsIsI}", "label", ls[i].name, "d", ls[i].d,
+                                                 "p_value", ls[i].p, "n1", (json_int_t)ls[i].n1,
+                                                 "n2", (json_int_t)ls[i].n2));
+        vd = verdict_of(x, KSL[f], ls[0].d);
+        push(x, KSL[f], ls[0].d, ls[0].p,
+             json_pack("{sIso}", "labels_tested", (json_int_t)nl, "worst", arr ? arr : json_array()),
+             "%s per label: worst label '%s' KS D %.4f over %zu labels tested (threshold %.3g): %s",
+             fname, ls[0].name, ls[0].d, nl, x->c->fail[KSL[f]], vword(vd));
+    }
+    free(ls);
+
+    /* PSI over baseline quantile groups */
+    size_t want = (size_t)x->c->param[P_PSI_BINS];
+    uint32_t first[128];
+    size_t ng = ps_sm_quantile_groups(h1, PS_VBINS, want, first);
+    double ga[128] = {0}, gb[128] = {0};
+    for (size_t g = 0; g < ng; g++) {
+        uint32_t end = g + 1 < ng ? first[g + 1] : PS_VBINS;
+        for (uint32_t b = first[g]; b < end; b++) {
+            ga[g] += (double)h1[b];
+            gb[g] += (double)h2[b];
+        }
+    }
+    double psi = ps_sm_psi(ga, gb, ng, x->c->param[P_PSI_EPS]);
+    json_t *edges = json_array();
+    for (size_t g = 0; edges && g < ng; g++)
+        json_array_append_new(edges, json_integer(ps_vbin_lo(first[g])));
+    vd = verdict_of(x, PSI[f], psi);
+    push(x, PSI[f], psi, NAN,
+         json_pack("{sIsosf}", "groups", (json_int_t)ng, "group_lower_edges",
+                   edges ? edges : json_array(), "epsilon", x->c->param[P_PSI_EPS]),
+         "%s PSI %.4f over %zu baseline quantile groups (warn %.3g, fail %.3g): %s", fname, psi, ng,
+         x->c->warn[PSI[f]], x->c->fail[PSI[f]], vword(vd));
+
+    /* quantile shifts */
+    static const double Q[3] = {0.5, 0.9, 0.99};
+    static const char *const QN[3] = {"p50", "p90", "p99"};
+    double worst = 0;
+    int wq = 0;
+    double qa[3], qb[3];
+    json_t *qd = json_object();
+    for (int i = 0; i < 3; i++) {
+        qa[i] = ps_sm_quantile(h1, n1, Q[i], A->all.max[f]);
+        qb[i] = ps_sm_quantile(h2, n2, Q[i], B->all.max[f]);
+        double s = fabs(qb[i] - qa[i]) / fmax(qa[i], 1);
+        if (s > worst) {
+            worst = s;
+            wq = i;
+        }
+        if (qd)
+            json_object_set_new(qd, QN[i], json_pack("{sfsfsf}", "baseline", qa[i], "current", qb[i],
+                                                     "relative_shift", s));
+    }
+    vd = verdict_of(x, QU[f], worst);
+    push(x, QU[f], worst, NAN, qd,
+         "%s quantiles: largest relative shift %.3f at %s (%.0f -> %.0f; warn %.3g, fail %.3g): %s",
+         fname, worst, QN[wq], qa[wq], qb[wq], x->c->warn[QU[f]], x->c->fail[QU[f]], vword(vd));
+}
+
+/* ---- health ---------------------------------------------------------------- */
+
+static void health_checks(ctx *x, const ps_vstats *T, const ps_vstats *base, bool increase)
+{
+    double mr = pmin(x);
+    uint64_t nt = T ? T->records_with_tokens : 0;
+    bool ok = T && (double)nt >= mr && T->tokens > 0;
+    char w[200];
+    snprintf(w, sizeof w, "not enough data: %llu tokenized records (min_records %.0f)",
+             (unsigned long long)nt, mr);
+    if (!ok) {
+        push(x, C_UNK_TOKEN, NAN, NAN, NULL, "%s", w);
+        push(x, C_UNK_RECORD, NAN, NAN, NULL, "%s", w);
+        if (increase)
+            push(x, C_UNK_INCREASE, NAN, NAN, NULL, "%s", w);
+        push(x, C_TRUNCATION, NAN, NAN, NULL, "%s", w);
+        push(x, C_PADDING, NAN, NAN, NULL, "%s", w);
+        return;
+    }
+    double ur = (double)T->unk_tokens / (double)T->tokens;
+    int vd = verdict_of(x, C_UNK_TOKEN, ur);
+    push(x, C_UNK_TOKEN, ur, NAN,
+         json_pack("{sIsI}", "unk_tokens", (json_int_t)T->unk_tokens, "tokens", (json_int_t)T->tokens),
+         "[UNK] is %.3f%% of tokens (warn %.3g%%, fail %.3g%%): %s", 100 * ur,
+         100 * x->c->warn[C_UNK_TOKEN], 100 * x->c->fail[C_UNK_TOKEN], vword(vd));
+    double rr = (double)T->records_with_unk / (double)nt;
+    vd = verdict_of(x, C_UNK_RECORD, rr);
+    push(x, C_UNK_RECORD, rr, NAN,
+         json_pack("{sIsI}", "records_with_unk", (json_int_t)T->records_with_unk, "records",
+                   (json_int_t)nt),
+         "%.2f%% of records hold an [UNK] (warn %.3g%%, fail %.3g%%): %s", 100 * rr,
+         100 * x->c->warn[C_UNK_RECORD], 100 * x->c->fail[C_UNK_RECORD], vword(vd));
+    if (increase) {
+        bool bok = base && (double)base->records_with_tokens >= mr && base->tokens > 0;
+        if (!bok) {
+            push(x, C_UNK_INCREASE, NAN, NAN, NULL,
+                 "not enough data: the baseline has %llu tokenized records (min_records %.0f)",
+                 (unsigned long long)(base ? base->records_with_tokens : 0), mr);
+        } else {
+            double br = (double)base->unk_tokens / (double)base->tokens, inc = ur - br;
+            vd = verdict_of(x, C_UNK_INCREASE, inc);
+            push(x, C_UNK_INCREASE, inc, NAN,
+                 json_pack("{sfsf}", "baseline_rate", br, "current_rate", ur),
+                 "[UNK] token rate %.3f%% -> %.3f%% (increase %+.3f points; fail above %.3g): %s",
+                 100 * br, 100 * ur, 100 * inc, 100 * x->c->fail[C_UNK_INCREASE], vword(vd));
+        }
+    }
+    double tr = (double)T->truncated / (double)nt;
+    vd = verdict_of(x, C_TRUNCATION, tr);
+    push(x, C_TRUNCATION, tr, NAN,
+         json_pack("{sIsI}", "truncated", (json_int_t)T->truncated, "records", (json_int_t)nt),
+         "%.2f%% of records were truncated at max_length (warn %.3g%%, fail %.3g%%): %s", 100 * tr,
+         100 * x->c->warn[C_TRUNCATION], 100 * x->c->fail[C_TRUNCATION], vword(vd));
+    uint64_t padded, toks;
+    if (!ps_vstats_padding(T, &padded, &toks) || !padded) {
+        push(x, C_PADDING, NAN, NAN, NULL, "not enough data: no bucket bounds were given");
+    } else {
+        double pr = (double)(padded - toks) / (double)padded;
+        vd = verdict_of(x, C_PADDING, pr);
+        push(x, C_PADDING, pr, NAN,
+             json_pack("{sIsIsI}", "tokens", (json_int_t)toks, "padded_tokens", (json_int_t)padded,
+                       "buckets", (json_int_t)T->nbounds),
+             "padding is %.1f%% of batched slots under the bucket bounds (warn %.3g%%): %s", 100 * pr,
+             100 * x->c->warn[C_PADDING], vword(vd));
+    }
+}
+
+/* ---- paired -------------------------------------------------------------------- */
+
+typedef struct lret {
+    const char *name;
+    double ratio, retention;
+    uint64_t in, kept, lost;
+} lret;
+
+static int cmp_lret(const void *p, const void *q)
+{
+    const lret *a = p, *b = q;
+    if (a->ratio != b->ratio)
+        return a->ratio < b->ratio ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, const ps_vstats *cl)
+{
+    double mr = pmin(x), mlr = x->c->param[P_MIN_LABEL_RECORDS], mlost = x->c->param[P_RETENTION_MIN_LOST];
+    const char *nop = "not enough data: no paired before/after statistics";
+    if (!P) {
+        push(x, C_ACCOUNTING, NAN, NAN, NULL, "%s", nop);
+        push(x, C_LABEL_RETENTION, NAN, NAN, NULL, "%s", nop);
+        push(x, C_REJECTED_SHARE, NAN, NAN, NULL, "%s", nop);
+        push(x, C_EMPTY_AFTER_CLEANING, NAN, NAN, NULL, "%s", nop);
+        push(x, C_QUESTION_LENGTH_CHANGE, NAN, NAN, NULL, "%s", nop);
+        push(x, C_SQL_LENGTH_CHANGE, NAN, NAN, NULL, "%s", nop);
+        push(x, C_DUPLICATE_RATE, NAN, NAN, NULL, "%s", nop);
+        return;
+    }
+    /* accounting */
+    uint64_t out = P->kept + P->rejected + P->duplicates;
+    double imb = fabs((double)P->records_in - (double)out);
+    double rawd = raw ? fabs((double)raw->records - (double)P->records_in) : 0;
+    double cld = cl ? fabs((double)cl->records - (double)P->kept) : 0;
+    double acc = imb + rawd + cld;
+    int vd = verdict_of(x, C_ACCOUNTING, acc);
+    push(x, C_ACCOUNTING, acc, NAN,
+         json_pack("{sIsIsIsIsbsIsI}", "records_in", (json_int_t)P->records_in, "kept",
+                   (json_int_t)P->kept, "rejected", (json_int_t)P->rejected, "duplicates",
+                   (json_int_t)P->duplicates, "balanced", imb == 0, "raw_records",
+                   (json_int_t)(raw ? raw->records : 0), "cleaned_records",
+                   (json_int_t)(cl ? cl->records : 0)),
+         vd == PS_VV_PASS ? "records in (%llu) = kept (%llu) + rejected (%llu) + duplicates (%llu)"
+                          : "records do not add up: in %llu, kept %llu + rejected %llu + duplicates %llu",
+         (unsigned long long)P->records_in, (unsigned long long)P->kept,
+         (unsigned long long)P->rejected, (unsigned long long)P->duplicates);
+
+    bool enough = (double)P->records_in >= mr;
+    /* label retention */
+    double overall = P->records_in ? (double)P->kept / (double)P->records_in : 0;
+    lret *lr = malloc((P->nlabels + 1) * sizeof *lr);
+    if (!lr) {
+        x->rc = PS_ENOMEM;
+        return;
+    }
+    size_t nl = 0, eligible = 0;
+    for (size_t i = 0; i < P->nlabels; i++) {
+        const ps_vplabel *l = &P->labels[i];
+        if ((double)l->records_in < mlr)
+            continue;
+        eligible++;
+        uint64_t lost = l->records_in - l->kept;
+        if ((double)lost < mlost && l->kept)
+            continue;
+        double ret = (double)l->kept / (double)l->records_in;
+        lr[nl++] = (lret){l->name, overall > 0 ? ret / overall : (l->kept ? 1 : 0), ret,
+                          l->records_in, l->kept, lost};
+    }
+    if (!eligible || !(overall > 0)) {
+        push(x, C_LABEL_RETENTION, NAN, NAN, NULL,
+             overall > 0 ? "not enough data: no label has min_label_records (%.0f) records"
+                         : "not enough data: no record was kept (%.0f)",
+             mlr);
+    } else {
+        qsort(lr, nl, sizeof *lr, cmp_lret);
+        json_t *arr = json_array();
+        for (size_t i = 0; arr && i < nl && i < 20; i++)
+            json_array_append_new(arr, json_pack("{sssIsIsfsf}", "label", lr[i].name, "records_in",
+                                                 (json_int_t)lr[i].in, "kept", (json_int_t)lr[i].kept,
+                                                 "retention", lr[i].retention, "ratio", lr[i].ratio));
+        double value = nl ? lr[0].ratio : 1.0;
+        if (value > 1)
+            value = 1; /* a label keeping more than the overall rate is no damage */
+        vd = verdict_of(x, C_LABEL_RETENTION, value);
+        json_t *d = json_pack("{sfsIso}", "overall_retention", overall, "labels_checked",
+                              (json_int_t)eligible, "lowest", arr ? arr : json_array());
+        if (!nl)
+            push(x, C_LABEL_RETENTION, value, NAN, d,
+                 "no label with >= %.0f records lost >= %.0f records (overall retention %.2f%%)", mlr,
+                 mlost, 100 * overall);
+        else if (lr[0].kept == 0)
+            push(x, C_LABEL_RETENTION, value, NAN, d,
+                 "label '%s' vanished: 0 of its %llu records kept (overall retention %.2f%%)",
+                 lr[0].name, (unsigned long long)lr[0].in, 100 * overall);
+        else
+            push(x, C_LABEL_RETENTION, value, NAN, d,
+                 "label '%s' kept %.2f%% of %llu records against %.2f%% overall (ratio %.3f; fail "
+                 "below %.3g): %s",
+                 lr[0].name, 100 * lr[0].retention, (unsigned long long)lr[0].in, 100 * overall,
+                 lr[0].ratio, x->c->fail[C_LABEL_RETENTION], vword(vd));
+    }
+    free(lr);
+
+    /* rejections per reason and rule */
+    if (!enough) {
+        push(x, C_REJECTED_SHARE, NAN, NAN, NULL, "not enough data: %llu records (min_records %.0f)",
+             (unsigned long long)P->records_in, mr);
+        push(x, C_EMPTY_AFTER_CLEANING, NAN, NAN, NULL,
+             "not enough data: %llu records (min_records %.0f)", (unsigned long long)P->records_in, mr);
+    } else {
+        double worst = 0;
+        const ps_vreason *wr = NULL;
+        json_t *arr = json_array();
+        for (size_t i = 0; i < P->nreasons; i++) {
+            double s = (double)P->reasons[i].count / (double)P->records_in;
+            if (s > worst || (s == worst && wr && strcmp(P->reasons[i].reason, wr->reason) < 0)) {
+                worst = s;
+                wr = &P->reasons[i];
+            }
+            if (arr)
+                json_array_append_new(
+                    arr, json_pack("{sssOsIsf}", "reason", P->reasons[i].reason, "rule",
+                                   P->reasons[i].rule ? json_string(P->reasons[i].rule) : json_null(),
+                                   "count", (json_int_t)P->reasons[i].count, "share", s));
+        }
+        vd = verdict_of(x, C_REJECTED_SHARE, worst);
+        json_t *d = json_pack("{sfso}", "rejected_share",
+                              (double)P->rejected / (double)P->records_in, "by_reason_and_rule",
+                              arr ? arr : json_array());
+        if (!wr)
+            push(x, C_REJECTED_SHARE, 0, NAN, d, "no record was rejected");
+        else
+            push(x, C_REJECTED_SHARE, worst, NAN, d,
+                 "largest rejection cause: %s%s%s%s, %.2f%% of records (warn %.3g%%, fail %.3g%%): %s",
+                 wr->reason, wr->rule ? " (rule '" : "", wr->rule ? wr->rule : "",
+                 wr->rule ? "')" : "", 100 * worst, 100 * x->c->warn[C_REJECTED_SHARE],
+                 100 * x->c->fail[C_REJECTED_SHARE], vword(vd));
+        double e = (double)P->empty_after_cleaning / (double)P->records_in;
+        vd = verdict_of(x, C_EMPTY_AFTER_CLEANING, e);
+        push(x, C_EMPTY_AFTER_CLEANING, e, NAN,
+             json_pack("{sI}", "empty_after_cleaning", (json_int_t)P->empty_after_cleaning),
+             "cleaning emptied %llu records (%.3f%%; fail above %.3g%%): %s",
+             (unsigned long long)P->empty_after_cleaning, 100 * e,
+             100 * x->c->fail[C_EMPTY_AFTER_CLEANING], vword(vd));
+    }
+
+    /* per-record length change */
+    unsigned minbin = (unsigned)llround(x->c->param[P_LENGTH_CHANGE_REL] * 100);
+    for (int f = 0; f < 2; f++) {
+        int id = f == 0 ? C_QUESTION_LENGTH_CHANGE : C_SQL_LENGTH_CHANGE;
+        uint64_t tot = 0, big = 0;
+        for (unsigned b = 0; b < PS_VREL_BINS; b++) {
+            tot += P->rel[f][b];
+            if (b >= minbin)
+                big += P->rel[f][b];
+        }
+        if ((double)tot < mr) {
+            push(x, id, NAN, NAN, NULL, "not enough data: %llu kept records (min_records %.0f)",
+                 (unsigned long long)tot, mr);
+            continue;
+        }
+        double worst = (double)big / (double)tot;
+        const char *wl = NULL;
+        uint64_t wbig = big, wtot = tot;
+        json_t *arr = json_array();
+        for (size_t i = 0; i < P->nlabels; i++) {
+            const ps_vplabel *l = &P->labels[i];
+            uint64_t lt = 0, lb = 0;
+            for (unsigned b = 0; b < PS_VREL_BINS; b++) {
+                lt += l->rel[f][b];
+                if (b >= minbin)
+                    lb += l->rel[f][b];
+            }
+            if ((double)lt < mlr || !lb)
+                continue;
+            double s = (double)lb / (double)lt;
+            if (arr && s > 0.01)
+                json_array_append_new(arr, json_pack("{sssIsIsf}", "label", l->name, "changed", (json_int_t)lb,
+                                                     "kept", (json_int_t)lt, "share", s));
+            if (s > worst || (s == worst && wl && strcmp(l->name, wl) < 0)) {
+                worst = s;
+                wl = l->name;
+                wbig = lb;
+                wtot = lt;
+            }
+        }
+        uint64_t hist_total = 0;
+        double mean_abs = 0;
+        for (size_t b = 0; b < PS_VBINS; b++) {
+            hist_total += P->shrink[f][b] + P->grow[f][b];
+            mean_abs += (double)(P->shrink[f][b] + P->grow[f][b]) * ps_vbin_lo((uint32_t)b);
+        }
+        json_t *d = json_pack("{sfsIsIsIso}", "min_relative_change", x->c->param[P_LENGTH_CHANGE_REL],
+                              "records", (json_int_t)tot, "changed_overall", (json_int_t)big,
+                              "length_changed", (json_int_t)hist_total, "labels",
+                              arr ? arr : json_array());
+        vd = verdict_of(x, id, worst);
+        const char *fld = f == 0 ? "question" : "sql";
+        if (wl)
+            push(x, id, worst, NAN, d,
+                 "label '%s': %llu of %llu kept records (%.1f%%) had their %s length changed by >= "
+                 "%.0f%% (fail above %.3g%%): %s",
+                 wl, (unsigned long long)wbig, (unsigned long long)wtot, 100 * worst, fld,
+                 100 * x->c->param[P_LENGTH_CHANGE_REL], 100 * x->c->fail[id], vword(vd));
+        else
+            push(x, id, worst, NAN, d,
+                 "%llu of %llu kept records (%.2f%%) had their %s length changed by >= %.0f%% (fail "
+                 "above %.3g%%): %s",
+                 (unsigned long long)big, (unsigned long long)tot, 100 * worst, fld,
+                 100 * x->c->param[P_LENGTH_CHANGE_REL], 100 * x->c->fail[id], vword(vd));
+    }
+    if (!enough) {
+        push(x, C_DUPLICATE_RATE, NAN, NAN, NULL, "not enough data: %llu records (min_records %.0f)",
+             (unsigned long long)P->records_in, mr);
+    } else {
+        double dr = (double)P->duplicates / (double)P->records_in;
+        vd = verdict_of(x, C_DUPLICATE_RATE, dr);
+        push(x, C_DUPLICATE_RATE, dr, NAN, json_pack("{sI}", "duplicates", (json_int_t)P->duplicates),
+             "%.2f%% of records were exact duplicates after cleaning (warn %.3g%%): %s", 100 * dr,
+             100 * x->c->warn[C_DUPLICATE_RATE], vword(vd));
+    }
+}
+
+/* ---- entry points -------------------------------------------------------- */
+
+static json_t *config_json(const ps_vconfig *c)
+{
+    json_t *th = json_object(), *mo = json_object();
+    if (!th || !mo) {
+        json_decref(th);
+        json_decref(mo);
+        return NULL;
+    }
+    for (int i = 0; i < C_N; i++) {
+        char k[112];
+        json_object_set_new(th, DEFS[i].name, isnan(c->fail[i]) ? json_null() : json_real(c->fail[i]));
+        snprintf(k, sizeof k, "%s_warn", DEFS[i].name);
+        json_object_set_new(th, k, isnan(c->warn[i]) ? json_null() : json_real(c->warn[i]));
+        json_object_set_new(mo, DEFS[i].name, json_string(MODE_NAMES[c->mode[i]]));
+    }
+    for (int i = 0; i < P_N; i++)
+        json_object_set_new(th, PARAMS[i].name, PARAMS[i].integer ? json_integer((json_int_t)c->param[i])
+                                                                  : json_real(c->param[i]));
+    return json_pack("{soso}", "thresholds", th, "modes", mo);
+}
+
+static ps_vreport *report_new(const ps_vconfig *c, const char *mode)
+{
+    ps_vreport *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->mode = mode;
+    r->config = config_json(c);
+    r->points = json_object();
+    if (!r->config || !r->points) {
+        ps_vreport_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static void finish(ps_vreport *r)
+{
+    r->verdict = PS_VV_PASS;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->checks[i].verdict == PS_VV_FAIL)
+            r->verdict = PS_VV_FAIL;
+        else if (r->checks[i].verdict == PS_VV_WARN && r->verdict == PS_VV_PASS)
+            r->verdict = PS_VV_WARN;
+    }
+}
+
+static int set_point(ps_vreport *r, const char *key, const ps_vstats *s)
+{
+    if (!s)
+        return json_object_set_new(r->points, key, json_null()) ? PS_ENOMEM : 0;
+    json_t *j = ps_vstats_to_json(s);
+    if (!j)
+        return PS_ENOMEM;
+    return json_object_set_new(r->points, key, j) ? PS_ENOMEM : 0;
+}
+
+int ps_validate_build(const ps_vconfig *c, const ps_vstats *raw, const ps_vstats *cleaned,
+                      const ps_vstats *tokenized, const ps_vpaired *paired, ps_vreport **out,
+                      ps_error *err)
+{
+    *out = NULL;
+    ps_vconfig *def = NULL;
+    if (!c)
+        c = def = ps_vconfig_new();
+    ps_vreport *r = c ? report_new(c, "build") : NULL;
+    if (!r) {
+        ps_vconfig_free(def);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    ctx x = {c, r, 0, "raw vs cleaned"};
+    paired_checks(&x, paired, raw, cleaned);
+    label_checks(&x, raw, cleaned);
+    length_checks(&x, raw, cleaned, PS_VF_QUESTION);
+    length_checks(&x, raw, cleaned, PS_VF_SQL);
+    x.compares = "tokenized";
+    health_checks(&x, tokenized, NULL, false);
+    int rc = x.rc;
+    if (!rc)
+        rc = set_point(r, "raw", raw);
+    if (!rc)
+        rc = set_point(r, "cleaned", cleaned);
+    if (!rc)
+        rc = set_point(r, "tokenized", tokenized);
+    if (!rc && paired && !(r->paired = ps_vpaired_to_json(paired)))
+        rc = PS_ENOMEM;
+    ps_vconfig_free(def);
+    if (rc) {
+        ps_vreport_free(r);
+        return ps_error_set(err, rc, "validation: out of memory");
+    }
+    finish(r);
+    *out = r;
+    return 0;
+}
+
+int ps_validate_compare(const ps_vconfig *c, const ps_vstats *baseline,
+                        const ps_vstats *current, ps_vreport **out, ps_error *err)
+{
+    *out = NULL;
+    ps_vconfig *def = NULL;
+    if (!c)
+        c = def = ps_vconfig_new();
+    ps_vreport *r = c ? report_new(c, "compare") : NULL;
+    if (!r) {
+        ps_vconfig_free(def);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    char cmp[96];
+    snprintf(cmp, sizeof cmp, "baseline %s vs current %s", baseline ? baseline->point : "-",
+             current ? current->point : "-");
+    ctx x = {c, r, 0, cmp};
+    label_checks(&x, baseline, current);
+    length_checks(&x, baseline, current, PS_VF_QUESTION);
+    length_checks(&x, baseline, current, PS_VF_SQL);
+    length_checks(&x, baseline, current, PS_VF_TOKENS);
+    health_checks(&x, current, baseline, true);
+    int rc = x.rc;
+    if (!rc)
+        rc = set_point(r, "baseline", baseline);
+    if (!rc)
+        rc = set_point(r, "current", current);
+    ps_vconfig_free(def);
+    if (rc) {
+        ps_vreport_free(r);
+        return ps_error_set(err, rc, "validation: out of memory");
+    }
+    finish(r);
+    *out = r;
+    return 0;
+}

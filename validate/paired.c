@@ -1,0 +1,715 @@
+/* validate/paired.c — the same records before and after cleaning: outcome
+ * accounting (per label, per reason and rule), the distribution of each kept
+ * record's length change, and the records most changed by cleaning. */
+#include "validate/vinternal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXAMPLE_TEXT_MAX 400 /* bytes kept of each example text */
+#define MAX_EXAMPLES_LIMIT 1000
+
+ps_vpaired *ps_vpaired_new(size_t max_examples)
+{
+    ps_vpaired *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->max_examples = max_examples > MAX_EXAMPLES_LIMIT ? MAX_EXAMPLES_LIMIT : max_examples;
+    if (p->max_examples) {
+        p->ex = calloc(p->max_examples + 1, sizeof *p->ex);
+        if (!p->ex) {
+            free(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+static void ex_free(ps_vexample *e)
+{
+    free(e->id);
+    free(e->source);
+    free(e->label);
+    free(e->outcome);
+    free(e->reason);
+    free(e->rule);
+    free(e->q_before);
+    free(e->q_after);
+    free(e->s_before);
+    free(e->s_after);
+    memset(e, 0, sizeof *e);
+}
+
+void ps_vpaired_free(ps_vpaired *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nlabels; i++)
+        free(p->labels[i].name);
+    free(p->labels);
+    free(p->slots);
+    for (size_t i = 0; i < p->nreasons; i++) {
+        free(p->reasons[i].reason);
+        free(p->reasons[i].rule);
+    }
+    free(p->reasons);
+    for (size_t i = 0; i < p->nex; i++)
+        ex_free(&p->ex[i]);
+    free(p->ex);
+    free(p);
+}
+
+static uint64_t hash_str(const char *k)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *k; k++)
+        h = (h ^ (unsigned char)*k) * 1099511628211ull;
+    return h;
+}
+
+static size_t find_slot(size_t *slots, size_t nslots, const ps_vplabel *labels, const char *name)
+{
+    size_t i = (size_t)hash_str(name) & (nslots - 1);
+    while (slots[i] && strcmp(labels[slots[i] - 1].name, name))
+        i = (i + 1) & (nslots - 1);
+    return i;
+}
+
+const ps_vplabel *ps_vpaired_find_label(const ps_vpaired *p, const char *name)
+{
+    if (!p->nslots || !name)
+        return NULL;
+    size_t i = find_slot(p->slots, p->nslots, p->labels, name);
+    return p->slots[i] ? &p->labels[p->slots[i] - 1] : NULL;
+}
+
+static ps_vplabel *get_label(ps_vpaired *p, const char *name)
+{
+    if (p->nslots) {
+        size_t i = find_slot(p->slots, p->nslots, p->labels, name);
+        if (p->slots[i])
+            return &p->labels[p->slots[i] - 1];
+    }
+    if ((p->nlabels + 1) * 10 > p->nslots * 7) {
+        size_t ns = p->nslots ? p->nslots * 2 : 64;
+        size_t *sl = calloc(ns, sizeof *sl);
+        if (!sl)
+            return NULL;
+        for (size_t j = 0; j < p->nlabels; j++)
+            sl[find_slot(sl, ns, p->labels, p->labels[j].name)] = j + 1;
+        free(p->slots);
+        p->slots = sl;
+        p->nslots = ns;
+    }
+    if (p->nlabels == p->cap) {
+        size_t nc = p->cap ? p->cap * 2 : 16;
+        ps_vplabel *nl = realloc(p->labels, nc * sizeof *nl);
+        if (!nl)
+            return NULL;
+        p->labels = nl;
+        p->cap = nc;
+    }
+    ps_vplabel *l = &p->labels[p->nlabels];
+    memset(l, 0, sizeof *l);
+    l->name = strdup(name);
+    if (!l->name)
+        return NULL;
+    p->slots[find_slot(p->slots, p->nslots, p->labels, name)] = ++p->nlabels;
+    return l;
+}
+
+static int add_reason(ps_vpaired *p, const char *reason, const char *rule, uint64_t count)
+{
+    for (size_t i = 0; i < p->nreasons; i++) {
+        ps_vreason *r = &p->reasons[i];
+        if (!strcmp(r->reason, reason) &&
+            ((!r->rule && !rule) || (r->rule && rule && !strcmp(r->rule, rule)))) {
+            r->count += count;
+            return 0;
+        }
+    }
+    if (p->nreasons == p->rcap) {
+        size_t nc = p->rcap ? p->rcap * 2 : 8;
+        ps_vreason *nr = realloc(p->reasons, nc * sizeof *nr);
+        if (!nr)
+            return PS_ENOMEM;
+        p->reasons = nr;
+        p->rcap = nc;
+    }
+    ps_vreason *r = &p->reasons[p->nreasons];
+    r->reason = strdup(reason);
+    r->rule = rule ? strdup(rule) : NULL;
+    r->count = count;
+    if (!r->reason || (rule && !r->rule)) {
+        free(r->reason);
+        free(r->rule);
+        return PS_ENOMEM;
+    }
+    p->nreasons++;
+    return 0;
+}
+
+/* Code points of a UTF-8 text (bytes that are not continuation bytes). */
+static uint64_t chars(const char *s, size_t n)
+{
+    uint64_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+static unsigned rel_bin(uint64_t before, uint64_t after)
+{
+    uint64_t d = after > before ? after - before : before - after;
+    uint64_t den = before ? before : 1;
+    /* floor(100 d / den) without overflow for realistic lengths */
+    long double r = (long double)d * 100.0L / (long double)den;
+    return r >= 100.0L ? 100u : (unsigned)floorl(r);
+}
+
+static double rel_change(uint64_t before, uint64_t after)
+{
+    uint64_t d = after > before ? after - before : before - after;
+    return (double)d / (double)(before ? before : 1);
+}
+
+static char *dup_prefix(const char *s, size_t n)
+{
+    if (!s)
+        return NULL;
+    if (n > EXAMPLE_TEXT_MAX) {
+        n = EXAMPLE_TEXT_MAX;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    }
+    char *d = malloc(n + 1);
+    if (!d)
+        return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static bool ex_before(const ps_vexample *a, const ps_vexample *b)
+{
+    if (a->score != b->score)
+        return a->score > b->score;
+    return a->seq < b->seq;
+}
+
+/* Inserts *e (taking ownership) into the top-K list if it belongs there. */
+static void ex_offer(ps_vpaired *p, ps_vexample *e)
+{
+    if (!p->max_examples || (p->nex == p->max_examples && !ex_before(e, &p->ex[p->nex - 1]))) {
+        ex_free(e);
+        return;
+    }
+    size_t pos = p->nex;
+    while (pos > 0 && ex_before(e, &p->ex[pos - 1]))
+        pos--;
+    if (p->nex == p->max_examples) {
+        ex_free(&p->ex[p->nex - 1]);
+        p->nex--;
+    }
+    memmove(&p->ex[pos + 1], &p->ex[pos], (p->nex - pos) * sizeof *p->ex);
+    p->ex[pos] = *e;
+    p->nex++;
+}
+
+static const char *outcome_name(ps_outcome o)
+{
+    switch (o) {
+    case PS_OUTCOME_KEPT: return "kept";
+    case PS_OUTCOME_REJECTED: return "rejected";
+    default: return "duplicate";
+    }
+}
+
+int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
+{
+    uint64_t seq = p->records_in++;
+    ps_vplabel *l = NULL;
+    if (r->label) {
+        l = get_label(p, r->label);
+        if (!l)
+            return PS_ENOMEM;
+        l->records_in++;
+    } else {
+        p->unlabeled++;
+    }
+    bool empty_after = false;
+    switch (r->outcome) {
+    case PS_OUTCOME_KEPT:
+        p->kept++;
+        if (l)
+            l->kept++;
+        break;
+    case PS_OUTCOME_DUPLICATE:
+        p->duplicates++;
+        if (l)
+            l->duplicates++;
+        break;
+    default:
+        p->rejected++;
+        if (l)
+            l->rejected++;
+        if (add_reason(p, r->reason ? r->reason : "unknown", r->rule, 1))
+            return PS_ENOMEM;
+        if (r->reason && !strcmp(r->reason, "empty_after_cleaning")) {
+            empty_after = true;
+            p->empty_after_cleaning++;
+            if (l)
+                l->empty_after_cleaning++;
+        }
+        break;
+    }
+    if (!r->question_before || !r->sql_before) {
+        p->unparsed++;
+        return 0;
+    }
+    uint64_t qb = chars(r->question_before, r->question_before_len),
+             sb = chars(r->sql_before, r->sql_before_len);
+    uint64_t qa = 0, sa = 0;
+    bool have_after = r->question_after && r->sql_after;
+    if (have_after) {
+        qa = chars(r->question_after, r->question_after_len);
+        sa = chars(r->sql_after, r->sql_after_len);
+    }
+    if (r->outcome == PS_OUTCOME_KEPT && have_after) {
+        uint64_t bf[2] = {qb, sb}, af[2] = {qa, sa};
+        for (int f = 0; f < 2; f++) {
+            unsigned rb = rel_bin(bf[f], af[f]);
+            p->rel[f][rb]++;
+            if (l)
+                l->rel[f][rb]++;
+            if (af[f] == bf[f]) {
+                p->zero[f]++;
+            } else if (af[f] < bf[f]) {
+                uint64_t d = bf[f] - af[f];
+                p->shrink[f][ps_vbin_of(d > UINT32_MAX ? UINT32_MAX : (uint32_t)d)]++;
+            } else {
+                uint64_t d = af[f] - bf[f];
+                p->grow[f][ps_vbin_of(d > UINT32_MAX ? UINT32_MAX : (uint32_t)d)]++;
+            }
+        }
+        if (r->question_after_len != r->question_before_len ||
+            memcmp(r->question_after, r->question_before, r->question_after_len))
+            p->changed_question++;
+        if (r->sql_after_len != r->sql_before_len ||
+            memcmp(r->sql_after, r->sql_before, r->sql_after_len))
+            p->changed_sql++;
+    }
+    /* an example: a kept record changed by cleaning, or one cleaning emptied */
+    if (!p->max_examples || !((r->outcome == PS_OUTCOME_KEPT && have_after) || empty_after))
+        return 0;
+    double score = empty_after ? 1.0 : fmax(rel_change(qb, qa), rel_change(sb, sa));
+    if (!(score > 0))
+        return 0;
+    if (p->nex == p->max_examples && p->ex[p->nex - 1].score >= score)
+        return 0;
+    ps_vexample e = {0};
+    e.score = score;
+    e.seq = seq;
+    e.dq = have_after ? (int64_t)qa - (int64_t)qb : -(int64_t)qb;
+    e.ds = have_after ? (int64_t)sa - (int64_t)sb : -(int64_t)sb;
+    e.id = dup_or_null(r->id);
+    e.source = dup_or_null(r->source);
+    e.label = dup_or_null(r->label);
+    e.outcome = strdup(outcome_name(r->outcome));
+    e.reason = dup_or_null(r->reason);
+    e.rule = dup_or_null(r->rule);
+    e.q_before = dup_prefix(r->question_before, r->question_before_len);
+    e.s_before = dup_prefix(r->sql_before, r->sql_before_len);
+    e.q_after = have_after ? dup_prefix(r->question_after, r->question_after_len) : strdup("");
+    e.s_after = have_after ? dup_prefix(r->sql_after, r->sql_after_len) : strdup("");
+    if (!e.outcome || !e.q_before || !e.s_before || !e.q_after || !e.s_after ||
+        (r->id && !e.id) || (r->source && !e.source) || (r->label && !e.label) ||
+        (r->reason && !e.reason) || (r->rule && !e.rule)) {
+        ex_free(&e);
+        return PS_ENOMEM;
+    }
+    ex_offer(p, &e);
+    return 0;
+}
+
+static int ex_copy(ps_vexample *d, const ps_vexample *s, uint64_t seq_offset)
+{
+    *d = *s;
+    d->seq = s->seq + seq_offset;
+    d->id = dup_or_null(s->id);
+    d->source = dup_or_null(s->source);
+    d->label = dup_or_null(s->label);
+    d->outcome = dup_or_null(s->outcome);
+    d->reason = dup_or_null(s->reason);
+    d->rule = dup_or_null(s->rule);
+    d->q_before = dup_or_null(s->q_before);
+    d->q_after = dup_or_null(s->q_after);
+    d->s_before = dup_or_null(s->s_before);
+    d->s_after = dup_or_null(s->s_after);
+    if ((s->id && !d->id) || (s->source && !d->source) || (s->label && !d->label) ||
+        (s->outcome && !d->outcome) || (s->reason && !d->reason) || (s->rule && !d->rule) ||
+        (s->q_before && !d->q_before) || (s->q_after && !d->q_after) ||
+        (s->s_before && !d->s_before) || (s->s_after && !d->s_after)) {
+        ex_free(d);
+        return PS_ENOMEM;
+    }
+    return 0;
+}
+
+int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from)
+{
+    if (!into || !from)
+        return PS_EINVAL;
+    uint64_t off = into->records_in;
+    for (size_t i = 0; i < from->nlabels; i++) {
+        const ps_vplabel *f = &from->labels[i];
+        ps_vplabel *l = get_label(into, f->name);
+        if (!l)
+            return PS_ENOMEM;
+        l->records_in += f->records_in;
+        l->kept += f->kept;
+        l->rejected += f->rejected;
+        l->duplicates += f->duplicates;
+        l->empty_after_cleaning += f->empty_after_cleaning;
+        for (int k = 0; k < 2; k++)
+            for (size_t b = 0; b < PS_VREL_BINS; b++)
+                l->rel[k][b] += f->rel[k][b];
+    }
+    for (size_t i = 0; i < from->nreasons; i++)
+        if (add_reason(into, from->reasons[i].reason, from->reasons[i].rule, from->reasons[i].count))
+            return PS_ENOMEM;
+    into->records_in += from->records_in;
+    into->kept += from->kept;
+    into->rejected += from->rejected;
+    into->duplicates += from->duplicates;
+    into->unparsed += from->unparsed;
+    into->unlabeled += from->unlabeled;
+    into->empty_after_cleaning += from->empty_after_cleaning;
+    into->changed_question += from->changed_question;
+    into->changed_sql += from->changed_sql;
+    for (int k = 0; k < 2; k++) {
+        into->zero[k] += from->zero[k];
+        for (size_t b = 0; b < PS_VBINS; b++) {
+            into->shrink[k][b] += from->shrink[k][b];
+            into->grow[k][b] += from->grow[k][b];
+        }
+        for (size_t b = 0; b < PS_VREL_BINS; b++)
+            into->rel[k][b] += from->rel[k][b];
+    }
+    for (size_t i = 0; i < from->nex; i++) {
+        ps_vexample e;
+        if (ex_copy(&e, &from->ex[i], off))
+            return PS_ENOMEM;
+        ex_offer(into, &e);
+    }
+    return 0;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static json_t *str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static int cmp_reason(const void *a, const void *b)
+{
+    const ps_vreason *x = a, *y = b;
+    int c = strcmp(x->reason, y->reason);
+    if (c)
+        return c;
+    if (!x->rule || !y->rule)
+        return (x->rule != NULL) - (y->rule != NULL);
+    return strcmp(x->rule, y->rule);
+}
+
+static int cmp_plabel(const void *a, const void *b)
+{
+    return strcmp(((const ps_vplabel *)a)->name, ((const ps_vplabel *)b)->name);
+}
+
+json_t *ps_vpaired_to_json(const ps_vpaired *p)
+{
+    if (!p)
+        return NULL;
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    int bad = 0;
+    bad |= json_object_set_new(o, "records_in", ps_vjson_u(p->records_in));
+    bad |= json_object_set_new(o, "kept", ps_vjson_u(p->kept));
+    bad |= json_object_set_new(o, "rejected", ps_vjson_u(p->rejected));
+    bad |= json_object_set_new(o, "duplicates", ps_vjson_u(p->duplicates));
+    bad |= json_object_set_new(
+        o, "balanced", json_boolean(p->records_in == p->kept + p->rejected + p->duplicates));
+    bad |= json_object_set_new(o, "unparsed", ps_vjson_u(p->unparsed));
+    bad |= json_object_set_new(o, "unlabeled", ps_vjson_u(p->unlabeled));
+    bad |= json_object_set_new(o, "empty_after_cleaning", ps_vjson_u(p->empty_after_cleaning));
+    bad |= json_object_set_new(o, "changed_question", ps_vjson_u(p->changed_question));
+    bad |= json_object_set_new(o, "changed_sql", ps_vjson_u(p->changed_sql));
+    bad |= json_object_set_new(o, "retention",
+                               json_real(p->records_in ? (double)p->kept / (double)p->records_in : 0));
+    /* rejections by reason and rule, sorted */
+    ps_vreason *rs = p->nreasons ? malloc(p->nreasons * sizeof *rs) : NULL;
+    json_t *ra = json_array();
+    if ((p->nreasons && !rs) || !ra) {
+        free(rs);
+        json_decref(ra);
+        json_decref(o);
+        return NULL;
+    }
+    if (p->nreasons) {
+        memcpy(rs, p->reasons, p->nreasons * sizeof *rs);
+        qsort(rs, p->nreasons, sizeof *rs, cmp_reason);
+    }
+    for (size_t i = 0; i < p->nreasons; i++)
+        bad |= json_array_append_new(ra, json_pack("{sssOsO}", "reason", rs[i].reason, "rule",
+                                                   str_or_null(rs[i].rule), "count",
+                                                   ps_vjson_u(rs[i].count)));
+    free(rs);
+    bad |= json_object_set_new(o, "rejected_by", ra);
+    json_t *ch = json_object();
+    for (int f = 0; ch && f < 2; f++)
+        bad |= json_object_set_new(
+            ch, ps_vfield_names[f],
+            json_pack("{sOsOsOsO}", "zero", ps_vjson_u(p->zero[f]), "shrink",
+                      ps_vjson_hist_new(p->shrink[f], PS_VBINS), "grow",
+                      ps_vjson_hist_new(p->grow[f], PS_VBINS), "relative",
+                      ps_vjson_hist_new(p->rel[f], PS_VREL_BINS)));
+    bad |= json_object_set_new(o, "change", ch ? ch : json_null());
+    ps_vplabel *ls = p->nlabels ? malloc(p->nlabels * sizeof *ls) : NULL;
+    json_t *la = json_array();
+    if ((p->nlabels && !ls) || !la) {
+        free(ls);
+        json_decref(la);
+        json_decref(o);
+        return NULL;
+    }
+    if (p->nlabels) {
+        memcpy(ls, p->labels, p->nlabels * sizeof *ls);
+        qsort(ls, p->nlabels, sizeof *ls, cmp_plabel);
+    }
+    for (size_t i = 0; i < p->nlabels; i++) {
+        const ps_vplabel *l = &ls[i];
+        bad |= json_array_append_new(
+            la, json_pack("{sssOsOsOsOsOsfs{sOsO}}", "label", l->name, "records_in",
+                          ps_vjson_u(l->records_in), "kept", ps_vjson_u(l->kept), "rejected",
+                          ps_vjson_u(l->rejected), "duplicates", ps_vjson_u(l->duplicates),
+                          "empty_after_cleaning", ps_vjson_u(l->empty_after_cleaning),
+                          "retention",
+                          l->records_in ? (double)l->kept / (double)l->records_in : 0.0,
+                          "relative", "question_chars", ps_vjson_hist_new(l->rel[0], PS_VREL_BINS),
+                          "sql_chars", ps_vjson_hist_new(l->rel[1], PS_VREL_BINS)));
+    }
+    free(ls);
+    bad |= json_object_set_new(o, "labels", la);
+    bad |= json_object_set_new(o, "max_examples", ps_vjson_u(p->max_examples));
+    json_t *ea = json_array();
+    for (size_t i = 0; ea && i < p->nex; i++) {
+        const ps_vexample *e = &p->ex[i];
+        bad |= json_array_append_new(
+            ea, json_pack("{sOsOsOsssOsOsfsIsIsssssssssI}", "id", str_or_null(e->id), "source",
+                          str_or_null(e->source), "label", str_or_null(e->label), "outcome",
+                          e->outcome, "reason", str_or_null(e->reason), "rule",
+                          str_or_null(e->rule), "relative_change", e->score, "question_delta",
+                          (json_int_t)e->dq, "sql_delta", (json_int_t)e->ds, "question_before",
+                          e->q_before, "question_after", e->q_after, "sql_before", e->s_before,
+                          "sql_after", e->s_after, "seq", (json_int_t)e->seq));
+    }
+    bad |= json_object_set_new(o, "examples", ea ? ea : json_null());
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+#define LOAD(obj, key, dst)                                                                        \
+    do {                                                                                           \
+        if ((rc = ps_vjson_u64((obj), (key), &(dst), ctx, err)))                                    \
+            goto fail;                                                                             \
+    } while (0)
+#define FAILF(...)                                                                                 \
+    do {                                                                                           \
+        rc = ps_error_set(err, PS_EFORMAT, __VA_ARGS__);                                           \
+        goto fail;                                                                                 \
+    } while (0)
+
+static const char *opt_str(json_t *o, const char *key, bool *ok)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v))
+        return NULL;
+    if (!json_is_string(v))
+        *ok = false;
+    return json_string_value(v);
+}
+
+int ps_vpaired_from_json(json_t *j, ps_vpaired **out, ps_error *err)
+{
+    *out = NULL;
+    const char *ctx = "paired statistics";
+    int rc;
+    if (!json_is_object(j))
+        return ps_error_set(err, PS_EFORMAT, "%s: must be a JSON object", ctx);
+    uint64_t maxex;
+    if ((rc = ps_vjson_u64(j, "max_examples", &maxex, ctx, err)))
+        return rc;
+    if (maxex > MAX_EXAMPLES_LIMIT)
+        return ps_error_set(err, PS_EFORMAT, "%s: max_examples over %d", ctx, MAX_EXAMPLES_LIMIT);
+    ps_vpaired *p = ps_vpaired_new((size_t)maxex);
+    if (!p)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    LOAD(j, "records_in", p->records_in);
+    LOAD(j, "kept", p->kept);
+    LOAD(j, "rejected", p->rejected);
+    LOAD(j, "duplicates", p->duplicates);
+    LOAD(j, "unparsed", p->unparsed);
+    LOAD(j, "unlabeled", p->unlabeled);
+    LOAD(j, "empty_after_cleaning", p->empty_after_cleaning);
+    LOAD(j, "changed_question", p->changed_question);
+    LOAD(j, "changed_sql", p->changed_sql);
+    if (p->kept > p->records_in || p->rejected > p->records_in || p->duplicates > p->records_in ||
+        p->unparsed > p->records_in || p->unlabeled > p->records_in ||
+        p->empty_after_cleaning > p->rejected || p->changed_question > p->kept ||
+        p->changed_sql > p->kept)
+        FAILF("%s: counts out of range", ctx);
+    json_t *ra = json_object_get(j, "rejected_by");
+    if (!json_is_array(ra))
+        FAILF("%s: 'rejected_by' must be an array", ctx);
+    size_t i;
+    json_t *e;
+    uint64_t rsum = 0;
+    json_array_foreach(ra, i, e)
+    {
+        bool ok = json_is_object(e);
+        const char *reason = json_string_value(json_object_get(e, "reason"));
+        const char *rule = ok ? opt_str(e, "rule", &ok) : NULL;
+        uint64_t c;
+        if (!ok || !reason)
+            FAILF("%s: rejected_by entry %zu needs a string 'reason'", ctx, i);
+        LOAD(e, "count", c);
+        if (__builtin_add_overflow(rsum, c, &rsum))
+            FAILF("%s: rejected_by counts overflow", ctx);
+        if (add_reason(p, reason, rule, c)) {
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+            goto fail;
+        }
+    }
+    if (rsum != p->rejected)
+        FAILF("%s: rejected_by sums to %llu, rejected is %llu", ctx, (unsigned long long)rsum,
+              (unsigned long long)p->rejected);
+    json_t *ch = json_object_get(j, "change");
+    if (!json_is_object(ch))
+        FAILF("%s: 'change' must be an object", ctx);
+    for (int f = 0; f < 2; f++) {
+        json_t *c = json_object_get(ch, ps_vfield_names[f]);
+        uint64_t ts, tg, tr;
+        if (!json_is_object(c))
+            FAILF("%s: change.%s must be an object", ctx, ps_vfield_names[f]);
+        LOAD(c, "zero", p->zero[f]);
+        if ((rc = ps_vjson_hist(json_object_get(c, "shrink"), p->shrink[f], PS_VBINS, &ts, ctx, err)) ||
+            (rc = ps_vjson_hist(json_object_get(c, "grow"), p->grow[f], PS_VBINS, &tg, ctx, err)) ||
+            (rc = ps_vjson_hist(json_object_get(c, "relative"), p->rel[f], PS_VREL_BINS, &tr, ctx, err)))
+            goto fail;
+        if (p->shrink[f][0] || p->grow[f][0])
+            FAILF("%s: change.%s: a change of 0 in shrink or grow", ctx, ps_vfield_names[f]);
+        if (p->zero[f] + ts + tg != tr || tr > p->kept)
+            FAILF("%s: change.%s counts disagree", ctx, ps_vfield_names[f]);
+    }
+    json_t *la = json_object_get(j, "labels");
+    if (!json_is_array(la))
+        FAILF("%s: 'labels' must be an array", ctx);
+    const char *prev = NULL;
+    uint64_t lin = 0;
+    json_array_foreach(la, i, e)
+    {
+        const char *name = json_string_value(json_object_get(e, "label"));
+        if (!json_is_object(e) || !name)
+            FAILF("%s: label %zu must be an object with a string 'label'", ctx, i);
+        if (prev && strcmp(prev, name) >= 0)
+            FAILF("%s: labels must be sorted and unique ('%.100s')", ctx, name);
+        prev = name;
+        ps_vplabel *l = get_label(p, name);
+        if (!l) {
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+            goto fail;
+        }
+        LOAD(e, "records_in", l->records_in);
+        LOAD(e, "kept", l->kept);
+        LOAD(e, "rejected", l->rejected);
+        LOAD(e, "duplicates", l->duplicates);
+        LOAD(e, "empty_after_cleaning", l->empty_after_cleaning);
+        if (l->kept > l->records_in || l->rejected > l->records_in ||
+            l->duplicates > l->records_in || l->empty_after_cleaning > l->rejected)
+            FAILF("%s: label '%.100s': counts out of range", ctx, name);
+        json_t *rel = json_object_get(e, "relative");
+        for (int f = 0; f < 2; f++) {
+            uint64_t t;
+            if ((rc = ps_vjson_hist(json_object_get(rel, ps_vfield_names[f]), l->rel[f],
+                                    PS_VREL_BINS, &t, ctx, err)))
+                goto fail;
+            if (t > l->kept)
+                FAILF("%s: label '%.100s': relative change counts exceed kept", ctx, name);
+        }
+        if (__builtin_add_overflow(lin, l->records_in, &lin))
+            FAILF("%s: label counts overflow", ctx);
+    }
+    if (lin + p->unlabeled != p->records_in)
+        FAILF("%s: label records_in + unlabeled != records_in", ctx);
+    json_t *ea = json_object_get(j, "examples");
+    if (!json_is_array(ea) || json_array_size(ea) > p->max_examples)
+        FAILF("%s: 'examples' must be an array of at most max_examples", ctx);
+    json_array_foreach(ea, i, e)
+    {
+        bool ok = json_is_object(e);
+        ps_vexample x = {0};
+        json_t *sc = json_object_get(e, "relative_change"), *dq = json_object_get(e, "question_delta"),
+               *ds = json_object_get(e, "sql_delta"), *sq = json_object_get(e, "seq");
+        const char *oc = json_string_value(json_object_get(e, "outcome"));
+        const char *t[4] = {json_string_value(json_object_get(e, "question_before")),
+                            json_string_value(json_object_get(e, "question_after")),
+                            json_string_value(json_object_get(e, "sql_before")),
+                            json_string_value(json_object_get(e, "sql_after"))};
+        const char *id = ok ? opt_str(e, "id", &ok) : NULL, *src = ok ? opt_str(e, "source", &ok) : NULL,
+                   *lab = ok ? opt_str(e, "label", &ok) : NULL, *rea = ok ? opt_str(e, "reason", &ok) : NULL,
+                   *rul = ok ? opt_str(e, "rule", &ok) : NULL;
+        if (!ok || !json_is_number(sc) || !json_is_integer(dq) || !json_is_integer(ds) ||
+            !json_is_integer(sq) || json_integer_value(sq) < 0 || !oc || !t[0] || !t[1] || !t[2] ||
+            !t[3] || (strcmp(oc, "kept") && strcmp(oc, "rejected") && strcmp(oc, "duplicate")))
+            FAILF("%s: example %zu is malformed", ctx, i);
+        x.score = json_number_value(sc);
+        if (!(x.score >= 0) || !isfinite(x.score))
+            FAILF("%s: example %zu: relative_change out of range", ctx, i);
+        x.dq = json_integer_value(dq);
+        x.ds = json_integer_value(ds);
+        x.seq = (uint64_t)json_integer_value(sq);
+        x.id = dup_or_null(id);
+        x.source = dup_or_null(src);
+        x.label = dup_or_null(lab);
+        x.reason = dup_or_null(rea);
+        x.rule = dup_or_null(rul);
+        x.outcome = strdup(oc);
+        x.q_before = dup_prefix(t[0], strlen(t[0]));
+        x.q_after = dup_prefix(t[1], strlen(t[1]));
+        x.s_before = dup_prefix(t[2], strlen(t[2]));
+        x.s_after = dup_prefix(t[3], strlen(t[3]));
+        if (!x.outcome || !x.q_before || !x.q_after || !x.s_before || !x.s_after) {
+            ex_free(&x);
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+            goto fail;
+        }
+        ex_offer(p, &x);
+    }
+    *out = p;
+    return 0;
+fail:
+    ps_vpaired_free(p);
+    return rc;
+}

@@ -1,0 +1,131 @@
+/*
+ * validate/vinternal.h — the layouts of ps_vstats and ps_vpaired, shared by
+ * stats.c, paired.c and checks.c only (not part of validate.h's contract).
+ */
+#ifndef PS_VALIDATE_VINTERNAL_H
+#define PS_VALIDATE_VINTERNAL_H
+
+#include "validate/stat_math.h"
+#include "validate/validate.h"
+
+/* Length fields of one group of records (all, or one label). */
+enum { PS_VF_QUESTION = 0, PS_VF_SQL = 1, PS_VF_TOKENS = 2, PS_VF_N = 3 };
+extern const char *const ps_vfield_names[PS_VF_N]; /* question_chars, sql_chars, tokens */
+
+typedef struct ps_vdist {
+    uint64_t n[PS_VF_N];   /* records counted in each field's histogram */
+    uint64_t sum[PS_VF_N];
+    uint32_t max[PS_VF_N];
+    uint64_t hist[PS_VF_N][PS_VBINS];
+} ps_vdist;
+
+typedef struct ps_vlabel {
+    char *name;
+    uint64_t records;
+    ps_vdist d;
+} ps_vlabel;
+
+/* Exact token-length counts kept for the padding rate (overall only). */
+#define PS_VTOK_EXACT 1024u
+
+struct ps_vstats {
+    char point[16];
+    uint64_t records, unparsed, unlabeled;
+    uint64_t empty_question, empty_sql, changed, invalid_utf8;
+    uint64_t records_with_controls, controls_removed;
+    uint64_t records_with_tokens, tokens, unk_tokens, records_with_unk, truncated;
+    ps_vdist all;
+    uint64_t tok_exact[PS_VTOK_EXACT];
+    ps_vlabel *labels; /* unsorted; insertion order */
+    size_t nlabels, cap;
+    size_t *slots;     /* open addressing: index + 1, 0 = empty */
+    size_t nslots;
+    uint32_t *bounds;  /* padding bucket bounds (ps_vstats_set_padding) */
+    size_t nbounds;
+};
+
+/* The label's entry, or NULL. */
+const ps_vlabel *ps_vstats_find_label(const ps_vstats *s, const char *name);
+/* Label indices sorted by name (malloc'ed; NULL when out of memory or none). */
+size_t *ps_vstats_sorted_labels(const ps_vstats *s);
+/* Padding of the tokenized records under s->bounds: *padded = sum of each
+ * record's bucket bound (its own length past the last bound). Returns false
+ * without bounds or tokens. */
+bool ps_vstats_padding(const ps_vstats *s, uint64_t *padded, uint64_t *tokens);
+
+/* Relative length change bins: floor(100 |after - before| / max(before, 1)),
+ * capped at 100 (>= 100%). */
+#define PS_VREL_BINS 101u
+
+typedef struct ps_vplabel {
+    char *name;
+    uint64_t records_in, kept, rejected, duplicates, empty_after_cleaning;
+    uint64_t rel[2][PS_VREL_BINS]; /* kept: question, sql */
+} ps_vplabel;
+
+typedef struct ps_vreason {
+    char *reason, *rule; /* rule may be NULL */
+    uint64_t count;
+} ps_vreason;
+
+typedef struct ps_vexample {
+    double score;  /* the larger relative change of question and sql */
+    uint64_t seq;  /* input order */
+    char *id, *source, *label, *outcome, *reason, *rule;
+    char *q_before, *q_after, *s_before, *s_after;
+    int64_t dq, ds; /* chars after - before */
+} ps_vexample;
+
+struct ps_vpaired {
+    uint64_t records_in, kept, rejected, duplicates, unparsed, unlabeled;
+    uint64_t empty_after_cleaning, changed_question, changed_sql;
+    /* change (after - before, chars) of kept records: == 0, and |change| in
+     * the fixed bins for shrink (< 0) and grow (> 0) */
+    uint64_t zero[2];
+    uint64_t shrink[2][PS_VBINS], grow[2][PS_VBINS];
+    uint64_t rel[2][PS_VREL_BINS];
+    ps_vplabel *labels;
+    size_t nlabels, cap;
+    size_t *slots;
+    size_t nslots;
+    ps_vreason *reasons;
+    size_t nreasons, rcap;
+    ps_vexample *ex;
+    size_t nex, max_examples;
+};
+
+const ps_vplabel *ps_vpaired_find_label(const ps_vpaired *p, const char *name);
+
+/* One check's outcome in a report. */
+enum { PS_VV_PASS = 0, PS_VV_WARN, PS_VV_FAIL, PS_VV_NOT_ENOUGH_DATA, PS_VV_OFF, PS_VV_N };
+extern const char *const ps_vverdict_names[PS_VV_N];
+
+typedef struct ps_vcheck {
+    const char *name, *group, *metric, *op, *mode;
+    char *compares;
+    double value, threshold, warn_threshold, p_value; /* NAN: none (null) */
+    int verdict;
+    char *explanation;
+    json_t *details; /* object, owned */
+} ps_vcheck;
+
+struct ps_vreport {
+    const char *mode;  /* "build" or "compare" */
+    int verdict;       /* PS_VV_PASS, _WARN or _FAIL */
+    ps_vcheck *checks;
+    size_t n, cap;
+    json_t *points;    /* owned: {"raw": ..., ...} or {"baseline": ..., "current": ...} */
+    json_t *paired;    /* owned or NULL */
+    json_t *config;    /* owned: {"thresholds": {...}, "modes": {...}} */
+};
+
+/* JSON helpers shared by the loaders. */
+int ps_vjson_u64(json_t *o, const char *key, uint64_t *out, const char *ctx, ps_error *err);
+/* A sparse histogram [[bin, count], ...] (strictly increasing bins < nbins,
+ * counts >= 1) into h (zeroed first); *total gets the count sum. */
+int ps_vjson_hist(json_t *a, uint64_t *h, size_t nbins, uint64_t *total, const char *ctx,
+                  ps_error *err);
+json_t *ps_vjson_hist_new(const uint64_t *h, size_t nbins);
+json_t *ps_vjson_u(uint64_t v);
+
+#endif
