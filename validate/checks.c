@@ -84,11 +84,11 @@ static const checkdef DEFS[C_N] = {
     {"sql_chars_ks", "lengths", ">", 0.1, 0.05, M_FAIL, "two-sample KS D of sql lengths (chars)"},
     {"tokens_ks", "lengths", ">", 0.1, 0.05, M_FAIL, "two-sample KS D of encoded pair lengths (tokens)"},
     {"question_chars_ks_label", "lengths", ">", 0.3, 0.2, M_FAIL,
-     "max over labels (>= min_records on both sides) of the KS D of question lengths"},
-    {"sql_chars_ks_label", "lengths", ">", 0.3, 0.2, M_FAIL,
-     "max over labels (>= min_records on both sides) of the KS D of sql lengths"},
+     "max over labels (>= min_label_ks_records on both sides) of the KS D of question lengths"},
+    {"sql_chars_ks_label", "lengths", ">", 0.5, 0.35, M_FAIL,
+     "max over labels (>= min_label_ks_records on both sides) of the KS D of sql lengths"},
     {"tokens_ks_label", "lengths", ">", 0.3, 0.2, M_FAIL,
-     "max over labels (>= min_records on both sides) of the KS D of token lengths"},
+     "max over labels (>= min_label_ks_records on both sides) of the KS D of token lengths"},
     {"question_chars_psi", "lengths", ">", 0.2, 0.1, M_FAIL,
      "PSI of question lengths over psi_bins groups of the fixed bins holding about equal baseline mass"},
     {"sql_chars_psi", "lengths", ">", 0.2, 0.1, M_FAIL, "PSI of sql lengths (baseline quantile groups)"},
@@ -111,7 +111,7 @@ static const checkdef DEFS[C_N] = {
 };
 
 /* Parameters that are not a check's threshold. */
-enum { P_MIN_RECORDS, P_MIN_LABEL_RECORDS, P_RETENTION_MIN_LOST, P_LENGTH_CHANGE_REL, P_PSI_EPS,
+enum { P_MIN_RECORDS, P_MIN_LABEL_RECORDS, P_MIN_LABEL_KS_RECORDS, P_RETENTION_MIN_LOST, P_LENGTH_CHANGE_REL, P_PSI_EPS,
        P_PSI_BINS, P_N };
 static const struct {
     const char *name;
@@ -120,6 +120,7 @@ static const struct {
 } PARAMS[P_N] = {
     {"min_records", 100, 1, 1e15, true},
     {"min_label_records", 20, 1, 1e15, true},
+    {"min_label_ks_records", 50, 1, 1e15, true},
     {"retention_min_lost", 10, 0, 1e15, true},
     {"length_change_relative", 0.2, 0.01, 1.0, false},
     {"psi_epsilon", PS_SM_PSI_EPS, 1e-12, 0.1, false},
@@ -523,7 +524,7 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
                      PSI[3] = {C_Q_PSI, C_S_PSI, C_T_PSI}, QU[3] = {C_Q_QUANT, C_S_QUANT, C_T_QUANT};
     const char *fname = ps_vfield_names[f];
     uint64_t n1 = A ? A->all.n[f] : 0, n2 = B ? B->all.n[f] : 0;
-    double mr = pmin(x);
+    double mr = pmin(x), mlk = x->c->param[P_MIN_LABEL_KS_RECORDS];
     if ((double)n1 < mr || (double)n2 < mr) {
         char w[200];
         snprintf(w, sizeof w, "not enough data: %s lengths of %llu and %llu records (min_records %.0f)",
@@ -554,7 +555,7 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
     size_t nl = 0;
     for (size_t i = 0; i < B->nlabels; i++) {
         const ps_vlabel *lb = &B->labels[i], *la = ps_vstats_find_label(A, lb->name);
-        if (!la || (double)la->d.n[f] < mr || (double)lb->d.n[f] < mr)
+        if (!la || (double)la->d.n[f] < mlk || (double)lb->d.n[f] < mlk)
             continue;
         double dl = ps_sm_ks_d(la->d.hist[f], lb->d.hist[f], PS_VBINS);
         ls[nl++] = (kslab){lb->name, dl, ps_sm_ks_2samp_p(dl, la->d.n[f], lb->d.n[f]), la->d.n[f],
@@ -562,7 +563,8 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
     }
     if (!nl) {
         push(x, KSL[f], NAN, NAN, NULL,
-             "not enough data: no label has min_records (%.0f) %s lengths on both sides", mr, fname);
+             "not enough data: no label has min_label_ks_records (%.0f) %s lengths on both sides",
+             mlk, fname);
     } else {
         qsort(ls, nl, sizeof *ls, cmp_kslab);
         json_t *arr = json_array();
