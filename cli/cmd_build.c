@@ -45,17 +45,23 @@ static const char USAGE[] =
     "                             'pairshard merge' joins the parts\n"
     "      --config FILE          a JSON object holding any of these options by long\n"
     "                             name (and \"inputs\"); flags given here win\n"
+    "      --no-gate              publish even when a validation check fails\n"
     "  -q, --quiet                no progress or summary on stderr\n"
     "\n"
     "%s"
     "\n"
-    "DIR also gets rejects.jsonl and duplicates.jsonl; the manifest holds the\n"
-    "accounting (records_in = kept + rejected + duplicates).\n"
-    "Exit status: 0 built, 2 usage or input error (nothing is published).\n";
+    "Before writing shards the build checks the label and length distributions\n"
+    "before and after cleaning (docs/REPORT.md; thresholds in the config's\n"
+    "\"validate\" member). DIR gets report.json, report.html, stats.json,\n"
+    "rejects.jsonl and duplicates.jsonl; the manifest holds the accounting\n"
+    "(records_in = kept + rejected + duplicates).\n"
+    "Exit status: 0 built, 1 a check failed (nothing is published; the report is\n"
+    "written beside DIR as DIR.report.json and DIR.report.html), 2 usage or input\n"
+    "error (nothing is published).\n";
 
 enum {
     O_VOCAB = 300, O_TOKJSON, O_LOWER, O_NOLOWER, O_MAXLEN, O_SHARDS, O_BUCKETS, O_AUTOB,
-    O_MULT, O_BLOCK, O_LEVEL, O_THREADS, O_PART, O_CONFIG
+    O_MULT, O_BLOCK, O_LEVEL, O_THREADS, O_PART, O_CONFIG, O_NOGATE
 };
 
 static const struct option OWN_OPTS[] = {
@@ -76,6 +82,7 @@ static const struct option OWN_OPTS[] = {
     {"threads", required_argument, NULL, O_THREADS},
     {"part", required_argument, NULL, O_PART},
     {"config", required_argument, NULL, O_CONFIG},
+    {"no-gate", no_argument, NULL, O_NOGATE},
 };
 #define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
 
@@ -196,6 +203,7 @@ static int apply(build_args *a, const char *name, const char *v)
     size_t x;
     if (!strcmp(n, "output")) c->out_dir = v;
     else if (!strcmp(n, "quiet")) a->quiet = 1;
+    else if (!strcmp(n, "no-gate")) c->no_gate = 1;
     else if (!strcmp(n, "vocab")) a->tok.vocab = v;
     else if (!strcmp(n, "tokenizer-json")) a->tok.tokenizer_json = v;
     else if (!strcmp(n, "lowercase")) a->tok.lowercase = 1;
@@ -244,6 +252,12 @@ static int apply_config(build_args *a, json_t *root, const char *path)
         }
         if (!strcmp(key, "config"))
             goto bad;
+        if (!strcmp(key, "validate")) { /* checked by the validation stage */
+            if (!json_is_object(v))
+                goto bad;
+            a->cfg.validate_json = v;
+            continue;
+        }
         char num[64];
         const char *text;
         if (json_is_string(v)) {
@@ -320,8 +334,9 @@ static char *effective_config(const build_args *a)
                                (json_int_t)c->bucket_multiple, "block_records",
                                (json_int_t)c->block_records, "zstd_level",
                                (json_int_t)c->zstd_level);
-    json_t *j = json_pack("{sosososo}", "inputs", inputs, "clean", clean, "tokenizer", tokenizer,
-                          "shards", shards);
+    json_t *validate = c->validate_json ? json_deep_copy(c->validate_json) : json_object();
+    json_t *j = json_pack("{sosososososb}", "inputs", inputs, "clean", clean, "tokenizer",
+                          tokenizer, "shards", shards, "validate", validate, "gate", !c->no_gate);
     json_decref(buckets);
     if (!j)
         return NULL;
@@ -410,11 +425,24 @@ int ps_cmd_build(int argc, char **argv)
     ps_error err;
     ps_error_clear(&err);
     ps_build_summary sum;
+    memset(&sum, 0, sizeof sum);
     int rc = ps_build_run(&a.cfg, &sum, &err);
     if (rc) {
         fprintf(stderr, "pairshard build: %s\n", err.code ? err.message : ps_strerror(rc));
         goto done;
     }
+    if (sum.report_summary && (!a.quiet || sum.gate_failed))
+        fputs(sum.report_summary, stderr);
+    if (sum.gate_failed) {
+        fprintf(stderr,
+                "pairshard build: validation failed: nothing was published; report in %s "
+                "(--no-gate publishes anyway)\n",
+                sum.report_path);
+        free(sum.report_summary);
+        status = PS_EXIT_FAIL;
+        goto done;
+    }
+    free(sum.report_summary);
     status = PS_EXIT_OK;
     if (!a.quiet) {
         fprintf(stderr,

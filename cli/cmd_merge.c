@@ -3,6 +3,7 @@
 #include "shards/build.h"
 
 #include <getopt.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,26 +17,36 @@ static const char USAGE[] =
     "where they change), and the accounting summed.\n"
     "\n"
     "  -o, --output DIR   the merged set\n"
+    "      --no-gate      publish even when a validation check fails\n"
     "  -q, --quiet        no summary on stderr\n"
     "\n"
-    "Exit status: 0 merged, 2 usage error or parts that do not belong together.\n";
+    "The parts' statistics are added up and the merged set validated as a whole\n"
+    "with the build's thresholds (report.json, report.html, stats.json in DIR).\n"
+    "\n"
+    "Exit status: 0 merged, 1 a check failed (nothing published), 2 usage error or\n"
+    "parts that do not belong together.\n";
 
 int ps_cmd_merge(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},
         {"quiet", no_argument, NULL, 'q'},
+        {"no-gate", no_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *out = NULL;
     int quiet = 0, c;
+    char *summary = NULL;
+    ps_merge_opts mo = {0, 0, &summary};
     optind = 0;
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
         if (c == 'o')
             out = optarg;
         else if (c == 'q')
             quiet = 1;
+        else if (c == 'G')
+            mo.no_gate = 1;
         else if (c == 'h') {
             fputs(USAGE, stdout);
             return PS_EXIT_OK;
@@ -50,10 +61,19 @@ int ps_cmd_merge(int argc, char **argv)
     }
     ps_error err;
     ps_error_clear(&err);
-    int rc = ps_merge_run(out, (const char *const *)argv + optind, (size_t)(argc - optind), &err);
+    int rc = ps_merge_run(out, (const char *const *)argv + optind, (size_t)(argc - optind), &mo,
+                          &err);
     if (rc) {
         fprintf(stderr, "pairshard merge: %s\n", err.code ? err.message : "failed");
         return PS_EXIT_USAGE;
+    }
+    if (summary && (!quiet || mo.gate_failed))
+        fputs(summary, stderr);
+    free(summary);
+    if (mo.gate_failed) {
+        fprintf(stderr, "pairshard merge: validation failed: nothing was published; the report "
+                        "is beside %s (--no-gate publishes anyway)\n", out);
+        return PS_EXIT_FAIL;
     }
     if (!quiet)
         fprintf(stderr, "pairshard merge: %d parts -> %s\n", argc - optind, out);

@@ -37,8 +37,20 @@ void ps_build_config_init(ps_build_config *cfg)
 typedef struct packed {
     ps_clean_item it;
     size_t o_source, o_id, o_q, o_s, o_label, o_detail, o_orig, o_touched, o_tokens;
-    uint32_t ntokens, type_boundary;
+    size_t o_rq, o_rs; /* the fields as read, for the paired statistics */
+    uint32_t ntokens, type_boundary, unk_tokens;
+    uint32_t raw_q_chars, raw_s_chars, q_chars, s_chars;
+    bool truncated;
 } packed;
+
+/* Unicode code points in valid UTF-8: the bytes that are not continuations. */
+static uint32_t count_chars(const char *s, size_t n)
+{
+    uint32_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
 
 typedef struct chunk {
     ps_input_ctx in;       /* a copy without src/rr: what workers may read */
@@ -56,6 +68,7 @@ typedef struct chunk {
 typedef struct phase1 {
     const ps_build_config *cfg;
     ps_cleaner *cleaner;
+    int32_t unk_id;
     pthread_mutex_t mu;
     pthread_cond_t work, done;
     chunk *ring;
@@ -104,6 +117,13 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
                          : NOOFF;
         pk->o_touched = nrules ? arena_put(&ch->out, pk->it.touched, nrules, &arc) : NOOFF;
         pk->o_tokens = NOOFF;
+        pk->o_rq = pk->o_rs = NOOFF;
+        if (pk->it.parsed) {
+            pk->o_rq = arena_put(&ch->out, pk->it.raw_question, pk->it.raw_question_len, &arc);
+            pk->o_rs = arena_put(&ch->out, pk->it.raw_sql, pk->it.raw_sql_len, &arc);
+            pk->raw_q_chars = count_chars(pk->it.raw_question, pk->it.raw_question_len);
+            pk->raw_s_chars = count_chars(pk->it.raw_sql, pk->it.raw_sql_len);
+        }
         if (r->outcome == PS_OUTCOME_KEPT) {
             ps_encoding enc;
             int n = ps_tokenizer_encode_pair(cfg->tokenizer, ts, r->question, r->question_len,
@@ -126,6 +146,11 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
                 arc = PS_ENOMEM;
             pk->ntokens = (uint32_t)enc.len;
             pk->type_boundary = tb;
+            pk->truncated = enc.truncated != 0;
+            for (size_t t = 0; t < enc.len; t++)
+                pk->unk_tokens += enc.input_ids[t] == p->unk_id;
+            pk->q_chars = count_chars(r->question, r->question_len);
+            pk->s_chars = count_chars(r->sql, r->sql_len);
         }
     }
     if (arc && !ch->rc)
@@ -180,6 +205,8 @@ static void unpack(chunk *ch)
         r->detail = at(&ch->out, pk->o_detail);
         r->original = at(&ch->out, pk->o_orig);
         pk->it.touched = (const unsigned char *)at(&ch->out, pk->o_touched);
+        pk->it.raw_question = at(&ch->out, pk->o_rq);
+        pk->it.raw_sql = at(&ch->out, pk->o_rs);
     }
 }
 
@@ -193,6 +220,43 @@ static int writer_line(FILE *f, const ps_clean_result *r, ps_error *err)
     free(line);
     return bad ? ps_error_set(err, PS_EIO, "writing the rejects failed: %s", strerror(errno))
                : 0;
+}
+
+/* Feeds one committed record to the validation statistics: raw (as
+ * read), cleaned and tokenized (kept records), and the paired view. */
+static int observe(ps_build_state *st, const packed *pk)
+{
+    const ps_clean_item *it = &pk->it;
+    const ps_clean_result *r = &it->res;
+    int rc = 0;
+    if (it->parsed) {
+        ps_vrecord raw = {r->label, pk->raw_q_chars, pk->raw_s_chars, PS_VSTATS_NO_TOKENS, 0,
+                          false, false, it->utf8_repaired, 0};
+        rc = ps_vstats_add(st->v_raw, &raw);
+    } else {
+        ps_vstats_add_unparsed(st->v_raw);
+    }
+    if (!rc && r->outcome == PS_OUTCOME_KEPT) {
+        uint32_t controls = (uint32_t)(it->fq.controls_removed + it->fs.controls_removed);
+        ps_vrecord c = {r->label, pk->q_chars, pk->s_chars, PS_VSTATS_NO_TOKENS, 0, false,
+                        it->changed, it->utf8_repaired, controls};
+        rc = ps_vstats_add(st->v_clean, &c);
+        ps_vrecord t = c;
+        t.tokens = pk->ntokens;
+        t.unk_tokens = pk->unk_tokens;
+        t.truncated = pk->truncated;
+        if (!rc)
+            rc = ps_vstats_add(st->v_tok, &t);
+    }
+    if (!rc) {
+        bool after = r->outcome != PS_OUTCOME_REJECTED;
+        ps_vpair pr = {r->id, r->source, r->label, r->outcome, r->reason, r->rule,
+                       it->raw_question, it->raw_sql, it->raw_question_len, it->raw_sql_len,
+                       after ? r->question : NULL, after ? r->sql : NULL,
+                       after ? r->question_len : 0, after ? r->sql_len : 0};
+        rc = ps_vpaired_add(st->paired, &pr);
+    }
+    return rc;
 }
 
 /* Commits one finished chunk in input order (the calling thread). */
@@ -217,8 +281,10 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
                 continue;
         }
         int rc = ps_cleaner_commit(st->cleaner, ch->in.path, it, err);
+        if (!rc)
+            rc = observe(st, pk);
         if (rc)
-            return rc;
+            return ps_error_set(err, rc, "out of memory in the statistics");
         ps_clean_result *r = &it->res;
         if (r->outcome == PS_OUTCOME_REJECTED) {
             rc = writer_line(st->rejects, r, err);
@@ -279,6 +345,11 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     memset(&p, 0, sizeof p);
     p.cfg = cfg;
     p.cleaner = st->cleaner;
+    {
+        ps_tokenizer_options to;
+        ps_tokenizer_get_options(cfg->tokenizer, &to);
+        p.unk_id = ps_tokenizer_token_to_id(cfg->tokenizer, to.unk_token, strlen(to.unk_token));
+    }
     p.ring_n = 2 * cfg->threads + 2;
     p.ring = calloc(p.ring_n, sizeof *p.ring);
     if (!p.ring)

@@ -43,6 +43,8 @@ typedef struct ps_build_config {
     size_t part_index, part_count;  /* --part K/N; part_count 0: whole input */
     int progress;                   /* print progress to stderr */
     const char *config_json;        /* the effective config, recorded verbatim */
+    void *validate_json;            /* json_t *: thresholds and modes, or NULL */
+    int no_gate;                    /* publish even when a check fails */
 } ps_build_config;
 
 /* Fills the defaults: 1 shard, automatic buckets (8, multiples of 8),
@@ -57,21 +59,38 @@ typedef struct ps_build_summary {
     uint32_t buckets[PS_BUILD_MAX_BUCKETS];
     size_t n_labels;
     double seconds;
+    char verdict[8];      /* "pass", "warn" or "fail" */
+    int gate_failed;      /* a check failed: nothing was published */
+    char report_path[4096]; /* where report.json was written */
+    char *report_summary; /* the terminal summary (free() it) */
 } ps_build_summary;
 
 /* Runs the build and publishes out_dir atomically: on success the
  * directory holds the new set; on failure it holds what it held before
- * (or does not exist) and the staging directory is removed. Returns 0, or
- * a negative code with a message (an input error names the file). */
+ * (or does not exist) and the staging directory is removed. The checks
+ * (validate/) run before the shards are written: when one fails and
+ * no_gate is off, nothing is published, the report is written beside
+ * out_dir ("<out_dir>.report.json" and ".html") and summary->gate_failed
+ * is set; the call still returns 0. Returns 0, or a negative code with a
+ * message (an input error names the file). */
 int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error *err);
 
 /* ---- merge.c -------------------------------------------------------------- */
 
+typedef struct ps_merge_opts {
+    int no_gate;         /* publish even when a check fails */
+    int gate_failed;     /* out: a check failed, nothing was published */
+    char **summary;      /* out, may be NULL: the validation summary (free() it) */
+} ps_merge_opts;
+
 /* Publishes the partial sets dirs[0..n) (parts 0..n-1 of one --part build,
- * in order) as one set at out_dir, atomically. Returns 0, PS_EUSAGE when
+ * in order) as one set at out_dir, atomically, after validating the
+ * merged statistics (a failed check publishes nothing, writes the report
+ * beside out_dir and sets opts->gate_failed). Returns 0, PS_EUSAGE when
  * the parts do not belong together (the message says how), PS_EVERSION,
  * PS_ECORRUPT, PS_EIO or PS_ENOMEM. */
-int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_error *err);
+int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merge_opts *opts,
+                 ps_error *err);
 
 /* ---- buckets.c ------------------------------------------------------------ */
 

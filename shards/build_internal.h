@@ -5,6 +5,7 @@
 #include "ingest/ingest.h"
 #include "shards/build.h"
 #include "shards/shards.h"
+#include "validate/validate.h"
 
 #include <stdio.h>
 
@@ -51,16 +52,36 @@ typedef struct ps_build_state {
     ps_shard_result *results;
     double start, last_progress;
     uint64_t total_input_bytes;
+    /* validation */
+    ps_vstats *v_raw, *v_clean, *v_tok;
+    ps_vpaired *paired;
+    ps_vreport *report;
 } ps_build_state;
 
 int ps_build_phase1(ps_build_state *st, ps_error *err);
 /* Appends a kept record to its shard's spool. */
 int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *ids,
                    uint32_t n, uint32_t type_boundary, ps_error *err);
-/* Sorts labels, chooses buckets, writes every shard into the staging dir. */
+/* Sorts labels and chooses buckets (before validation, which reports the
+ * padding under them). */
+int ps_build_plan(ps_build_state *st, ps_error *err);
+/* Writes every shard into the staging dir. */
 int ps_build_phase2(ps_build_state *st, ps_error *err);
 /* Builds manifest.json's text (malloc'ed). */
 char *ps_build_manifest(ps_build_state *st, ps_error *err);
 double ps_build_now(void);
+
+/* Runs the checks (thresholds from validate_json, a json_t * or NULL) on
+ * the statistics, with the padding under `bounds`. */
+int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
+                      ps_vstats *tokenized, const ps_vpaired *paired, const uint32_t *bounds,
+                      size_t n_bounds, ps_vreport **report, ps_error *err);
+/* Writes <prefix>report.json, <prefix>report.html and <prefix>stats.json
+ * into dir (fsynced). */
+int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *report,
+                     const ps_vstats *raw, const ps_vstats *cleaned,
+                     const ps_vstats *tokenized, const ps_vpaired *paired, ps_error *err);
+/* The parent directory of `dir` and "<name>." for files written beside it. */
+void ps_path_beside(const char *dir, char *parent, size_t psz, char *prefix, size_t nsz);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include "shards/build_internal.h"
 
+#include <jansson.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,85 @@ static void state_free(ps_build_state *st)
     free(st->hist);
     free(st->results);
     ps_cleaner_free(st->cleaner);
+    ps_vstats_free(st->v_raw);
+    ps_vstats_free(st->v_clean);
+    ps_vstats_free(st->v_tok);
+    ps_vpaired_free(st->paired);
+    ps_vreport_free(st->report);
+}
+
+int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
+                      ps_vstats *tokenized, const ps_vpaired *paired, const uint32_t *bounds,
+                      size_t n_bounds, ps_vreport **report, ps_error *err)
+{
+    ps_vconfig *vc = ps_vconfig_new();
+    if (!vc)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = validate_json ? ps_vconfig_apply_json(vc, (json_t *)validate_json, err) : 0;
+    if (!rc)
+        rc = ps_vstats_set_padding(tokenized, bounds, n_bounds);
+    if (!rc)
+        rc = ps_validate_build(vc, raw, cleaned, tokenized, paired, report, err);
+    ps_vconfig_free(vc);
+    return rc;
+}
+
+int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *report,
+                     const ps_vstats *raw, const ps_vstats *cleaned,
+                     const ps_vstats *tokenized, const ps_vpaired *paired, ps_error *err)
+{
+    char *json = ps_vreport_json(report);
+    json_error_t je;
+    json_t *parsed = json ? json_loads(json, 0, &je) : NULL;
+    char *html = parsed ? ps_report_html(parsed) : NULL;
+    json_decref(parsed);
+    char *stats = ps_vstats_file_json(raw, cleaned, tokenized, paired);
+    int rc = 0;
+    if (!json || !html || !stats)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
+    const char *names[3] = {"report.json", "report.html", "stats.json"};
+    const char *texts[3] = {json, html, stats};
+    for (int i = 0; !rc && i < 3; i++) {
+        char name[600];
+        snprintf(name, sizeof name, "%s%s", prefix, names[i]);
+        rc = ps_write_file(dir, name, texts[i], strlen(texts[i]), err);
+    }
+    free(json);
+    free(html);
+    free(stats);
+    return rc;
+}
+
+/* Runs the checks on the statistics of phase 1 and writes the reports
+ * into `dir`. Sets *failed when the gate must stop the build. */
+static int validate_and_report(ps_build_state *st, const char *dir, const char *prefix,
+                               bool *failed, ps_error *err)
+{
+    *failed = false;
+    int rc = st->report ? 0
+                        : ps_build_validate(st->cfg->validate_json, st->v_raw, st->v_clean,
+                                            st->v_tok, st->paired, st->bounds, st->n_bounds,
+                                            &st->report, err);
+    if (!rc)
+        rc = ps_write_reports(dir, prefix, st->report, st->v_raw, st->v_clean, st->v_tok,
+                              st->paired, err);
+    *failed = !rc && strcmp(ps_vreport_verdict(st->report), "fail") == 0 && !st->cfg->no_gate;
+    return rc;
+}
+
+void ps_path_beside(const char *dir, char *parent, size_t psz, char *prefix, size_t nsz)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    size_t cut = n;
+    while (cut > 0 && dir[cut - 1] != '/')
+        cut--;
+    if (cut == 0)
+        snprintf(parent, psz, ".");
+    else
+        snprintf(parent, psz, "%.*s", (int)(cut > 1 ? cut - 1 : 1), dir);
+    snprintf(prefix, nsz, "%.*s.", (int)(n - cut), dir + cut);
 }
 
 int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error *err)
@@ -197,6 +277,14 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = open_in(st.staging, "duplicates.jsonl", &st.duplicates, &path, err);
         free(path);
     }
+    if (!rc) {
+        st.v_raw = ps_vstats_new("raw");
+        st.v_clean = ps_vstats_new("cleaned");
+        st.v_tok = ps_vstats_new("tokenized");
+        st.paired = ps_vpaired_new(20);
+        if (!st.v_raw || !st.v_clean || !st.v_tok || !st.paired)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
     st.spools = rc ? NULL : calloc(cfg->shards, sizeof *st.spools);
     if (!rc && !st.spools)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -213,6 +301,33 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = close_checked(&st.duplicates, "duplicates.jsonl", err);
     for (size_t i = 0; !rc && i < cfg->shards; i++)
         rc = close_checked(&st.spools[i].f, st.spools[i].path, err);
+    if (!rc)
+        rc = ps_build_plan(&st, err);
+    bool gate_failed = false;
+    if (!rc)
+        rc = validate_and_report(&st, st.staging, "", &gate_failed, err);
+    if (!rc && gate_failed) {
+        /* Publish nothing; leave the report beside the output. */
+        char parent[4096], prefix[512];
+        ps_path_beside(cfg->out_dir, parent, sizeof parent, prefix, sizeof prefix);
+        bool dummy;
+        rc = validate_and_report(&st, parent, prefix, &dummy, err);
+        if (!rc && summary) {
+            memset(summary, 0, sizeof *summary);
+            ps_cleaner_counts(st.cleaner, &summary->counts);
+            summary->gate_failed = 1;
+            snprintf(summary->verdict, sizeof summary->verdict, "fail");
+            if (snprintf(summary->report_path, sizeof summary->report_path, "%s/%sreport.json",
+                         parent, prefix) >= (int)sizeof summary->report_path)
+                summary->report_path[0] = '\0';
+            summary->report_summary = ps_vreport_summary(st.report);
+            summary->seconds = ps_build_now() - st.start;
+        }
+        ps_remove_tree(st.staging);
+        free(st.staging);
+        state_free(&st);
+        return rc;
+    }
     if (!rc)
         rc = ps_build_phase2(&st, err);
     char *manifest = rc ? NULL : ps_build_manifest(&st, err);
@@ -239,6 +354,11 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         memcpy(summary->buckets, st.bounds, sizeof st.bounds);
         summary->n_labels = st.n_labels;
         summary->seconds = ps_build_now() - st.start;
+        snprintf(summary->verdict, sizeof summary->verdict, "%s",
+                 ps_vreport_verdict(st.report));
+        snprintf(summary->report_path, sizeof summary->report_path, "%s/report.json",
+                 cfg->out_dir);
+        summary->report_summary = ps_vreport_summary(st.report);
     }
     free(st.staging);
     state_free(&st);

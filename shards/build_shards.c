@@ -246,7 +246,7 @@ out:
     return rc;
 }
 
-int ps_build_phase2(ps_build_state *st, ps_error *err)
+int ps_build_plan(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
     /* Labels: sorted by their bytes, so ids do not depend on input order. */
@@ -287,6 +287,12 @@ int ps_build_phase2(ps_build_state *st, ps_error *err)
         }
     }
     st->id_width = ps_tokenizer_vocab_size(cfg->tokenizer) <= 65536 ? 2 : 4;
+    return 0;
+}
+
+int ps_build_phase2(ps_build_state *st, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
     st->results = calloc(cfg->shards, sizeof *st->results);
     if (!st->results)
         return ps_error_set(err, PS_ENOMEM, "out of memory");

@@ -5,8 +5,7 @@
  * renumbered in part order; the label vocabularies are united (sorted) and
  * blocks whose label ids change are re-encoded; the accounting is summed.
  */
-#include "shards/build.h"
-#include "shards/shards.h"
+#include "shards/build_internal.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -376,8 +375,12 @@ static int merge_parts(part *ps, size_t n, const char *staging, json_t **manifes
     return 0;
 }
 
-int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_error *err)
+int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merge_opts *opts,
+                 ps_error *err)
 {
+    ps_merge_opts defaults = {0, 0, NULL};
+    if (!opts)
+        opts = &defaults;
     if (n == 0)
         return ps_error_set(err, PS_EUSAGE, "merge needs at least one part");
     part *ps = calloc(n, sizeof *ps);
@@ -411,6 +414,68 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_erro
                 rc = ps_error_set(err, PS_EIO, "%s: write failed", path);
         }
     }
+    /* The parts' statistics add up (they are histograms and counts): the
+     * merged set is validated as a whole, with the build's thresholds. */
+    ps_vstats *raw = NULL, *cln = NULL, *tok = NULL;
+    ps_vpaired *pr = NULL;
+    ps_vreport *report = NULL;
+    for (size_t i = 0; !rc && i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/stats.json", dirs[i]);
+        ps_vstats *r1, *c1, *t1;
+        ps_vpaired *p1;
+        rc = ps_vstats_file_load(path, &r1, &c1, &t1, &p1, err);
+        if (rc)
+            break;
+        if (i == 0) {
+            raw = r1, cln = c1, tok = t1, pr = p1;
+            continue;
+        }
+        rc = ps_vstats_merge(raw, r1);
+        if (!rc)
+            rc = ps_vstats_merge(cln, c1);
+        if (!rc)
+            rc = ps_vstats_merge(tok, t1);
+        if (!rc)
+            rc = ps_vpaired_merge(pr, p1);
+        if (rc)
+            ps_error_set(err, rc, "%s: cannot add its statistics", dirs[i]);
+        ps_vstats_free(r1), ps_vstats_free(c1), ps_vstats_free(t1), ps_vpaired_free(p1);
+    }
+    bool failed = false;
+    if (!rc) {
+        json_t *bounds = json_object_get(m, "buckets");
+        uint32_t b[PS_BUILD_MAX_BUCKETS];
+        size_t nb = json_array_size(bounds) < PS_BUILD_MAX_BUCKETS ? json_array_size(bounds)
+                                                                   : PS_BUILD_MAX_BUCKETS;
+        for (size_t i = 0; i < nb; i++)
+            b[i] = (uint32_t)json_integer_value(json_array_get(bounds, i));
+        json_t *conf = json_object_get(m, "config");
+        rc = ps_build_validate(json_object_get(conf, "validate"), raw, cln, tok, pr, b, nb,
+                               &report, err);
+        if (!rc)
+            failed = strcmp(ps_vreport_verdict(report), "fail") == 0 && !opts->no_gate;
+        if (!rc && failed) {
+            char parent[4096], prefix[512];
+            ps_path_beside(out_dir, parent, sizeof parent, prefix, sizeof prefix);
+            rc = ps_write_reports(parent, prefix, report, raw, cln, tok, pr, err);
+        } else if (!rc) {
+            rc = ps_write_reports(staging, "", report, raw, cln, tok, pr, err);
+        }
+        if (!rc && opts->summary)
+            *opts->summary = ps_vreport_summary(report);
+    }
+    ps_vstats_free(raw), ps_vstats_free(cln), ps_vstats_free(tok), ps_vpaired_free(pr);
+    ps_vreport_free(report);
+    if (!rc && failed) {
+        opts->gate_failed = 1;
+        ps_remove_tree(staging);
+        free(staging);
+        staging = NULL;
+        json_decref(m);
+        m = NULL;
+        goto out;
+    }
     if (!rc) {
         char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         if (!text) {
@@ -433,6 +498,7 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_erro
     if (rc && staging)
         ps_remove_tree(staging);
     free(staging);
+out:
     json_decref(m);
     for (size_t i = 0; i < n; i++) {
         json_decref(ps[i].m);

@@ -94,6 +94,15 @@ int ps_staging_create(const char *dir, char **staging, ps_error *err)
     split_path(dir, parent, sizeof parent, &name);
     if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
         return ps_error_set(err, PS_EINVAL, "%s: not a usable output directory name", dir);
+    /* Create missing parents, as `mkdir -p` would (a build into a/b/c). */
+    for (char *q = parent + 1; *q; q++) {
+        if (*q != '/')
+            continue;
+        *q = '\0';
+        mkdir(parent, 0755);
+        *q = '/';
+    }
+    mkdir(parent, 0755);
     remove_stale(parent, name);
     size_t n = strlen(parent) + strlen(name) + 40;
     char *s = malloc(n);

@@ -25,7 +25,7 @@ for s in m["shards"]:
     p = os.path.join(d, s["file"])
     data = open(p, "rb").read()
     assert len(data) == s["bytes"] and hashlib.sha256(data).hexdigest() == s["sha256"], p
-assert sorted(os.listdir(d)) == sorted(["manifest.json", "rejects.jsonl", "duplicates.jsonl"] + [s["file"] for s in m["shards"]])
+assert sorted(os.listdir(d)) == sorted(["manifest.json", "rejects.jsonl", "duplicates.jsonl", "report.json", "report.html", "stats.json"] + [s["file"] for s in m["shards"]])
 PY
 }
 
@@ -61,7 +61,8 @@ check "manifest: counts, the sorted db_id labels, buckets, hashes, no thread cou
 # Config file, with a flag that wins over it.
 cat >"$TMP/cfg.json" <<JSON
 {"vocab": "$VOCAB", "label_field": "db_id", "max-length": 64, "shards": 2,
- "buckets": [16, 32, 64], "inputs": ["$DATA/spider/dev.json"], "quiet": true}
+ "buckets": [16, 32, 64], "inputs": ["$DATA/spider/dev.json"], "quiet": true,
+ "validate": {"modes": {"truncation_rate": "warn"}}}
 JSON
 "$PAIRSHARD" build --config "$TMP/cfg.json" --shards 4 -o "$TMP/c"
 check "build --config" $?
