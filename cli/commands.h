@@ -11,6 +11,7 @@ int ps_cmd_clean(int argc, char **argv);
 int ps_cmd_build(int argc, char **argv);
 int ps_cmd_merge(int argc, char **argv);
 int ps_cmd_inspect(int argc, char **argv);
+int ps_cmd_validate(int argc, char **argv);
 int ps_cmd_tokenize(int argc, char **argv);
 int ps_cmd_bench_tokenize(int argc, char **argv);
 int ps_cmd_version(int argc, char **argv);

@@ -15,6 +15,7 @@ static const command commands[] = {
     {"build", ps_cmd_build, "clean, tokenize and write length-bucketed LMDB shards"},
     {"merge", ps_cmd_merge, "join the partial sets of a --part build into one set"},
     {"inspect", ps_cmd_inspect, "summarise a shard set; --verify checks every block"},
+    {"validate", ps_cmd_validate, "compare two saved statistics files with the checks"},
     {"clean", ps_cmd_clean, "ingest raw pairs and write cleaned JSONL records"},
     {"tokenize", ps_cmd_tokenize, "encode cleaned records with a BERT WordPiece vocabulary"},
     {"bench-tokenize", ps_cmd_bench_tokenize, "measure tokenizer throughput in memory"},
