@@ -1,0 +1,98 @@
+#!/bin/sh
+# The validation gate through `pairshard build`, reproducing the incident:
+# on Spider with db_id labels, a user rule that mangles the questions of one
+# database must fail the gate and name the label and the check; the same
+# build without the rule passes. A failed gate publishes nothing and keeps
+# the previous set; --no-gate publishes; merge validates the whole.
+. "$PS_ROOT/tests/tap.sh"
+
+VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
+IN="$DATA/spider/train.json $DATA/spider/dev.json"
+B() { "$PAIRSHARD" build -q --vocab "$VOCAB" --label-field db_id "$@"; }
+verdict() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['verdict'])" "$1"; }
+
+B -o "$TMP/clean" $IN
+check "clean Spider train+dev: the build passes (exit 0)" $?
+[ "$(verdict "$TMP/clean/report.json")" = pass ] && [ -s "$TMP/clean/report.html" ] &&
+    [ -s "$TMP/clean/stats.json" ]
+check "report.json says pass; report.html and stats.json are in the set" $?
+
+# The incident: a word-splitting rule whose lookahead only fires on
+# questions about wine, i.e. on one database (wine_1).
+cat >"$TMP/split.rules" <<'JSON'
+[{"name": "split-words", "field": "question",
+  "replace": "(?i)(?:^(?=.*\\bwines?\\b)|(?!^)\\G)\\W*\\w\\K(?=\\W*\\w)", "with": " "}]
+JSON
+cp -r "$TMP/clean" "$TMP/set"
+B --rules "$TMP/split.rules" -o "$TMP/set" $IN 2>"$TMP/err"
+[ $? -eq 1 ]
+check "a rule that splits one database's words: the build exits 1" $?
+grep -q "wine_1" "$TMP/err" && grep -q "FAIL" "$TMP/err"
+check "the terminal summary names the label and the failing check" $?
+cmp -s "$TMP/clean/manifest.json" "$TMP/set/manifest.json" &&
+    [ -z "$(ls -a "$TMP" | grep '^\.set\.tmp\.')" ]
+check "nothing is published: the previous set is intact, no staging left" $?
+python3 - "$TMP/set.report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["verdict"] == "fail"
+failed = [c for c in r["checks"] if c["verdict"] == "fail"]
+assert failed and any("wine_1" in c["explanation"] for c in failed), failed
+assert any(c["name"] == "question_length_change" for c in failed)
+ex = r["paired"]["examples"]
+assert ex and ex[0]["label"] == "wine_1" and ex[0]["question_before"] != ex[0]["question_after"]
+PY
+check "the report beside DIR names wine_1 in the failing checks and shows it before -> after" $?
+[ -s "$TMP/set.report.html" ] && grep -q "wine_1" "$TMP/set.report.html"
+check "report.html beside DIR" $?
+
+B --rules "$TMP/split.rules" --no-gate -o "$TMP/forced" $IN 2>/dev/null
+[ $? -eq 0 ] && [ "$(verdict "$TMP/forced/report.json")" = fail ] && [ -f "$TMP/forced/manifest.json" ]
+check "--no-gate publishes anyway and keeps the failing report" $?
+
+cat >"$TMP/drop.rules" <<'JSON'
+[{"name": "no-wine", "field": "question", "drop_if": "(?i)\\bwines?\\b"}]
+JSON
+B --rules "$TMP/drop.rules" -o "$TMP/dropped" $IN 2>"$TMP/err"
+[ $? -eq 1 ] && grep -q "label_retention" "$TMP/err" && grep -q "wine_1" "$TMP/err"
+check "a rule that drops one database's questions fails label retention naming it" $?
+
+# Thresholds are configurable: the same check set to warn lets it through.
+cat >"$TMP/cfg.json" <<'JSON'
+{"validate": {"modes": {"label_retention": "warn", "label_js_distance": "warn",
+                        "label_psi": "warn", "label_chi2": "warn"}}}
+JSON
+B --config "$TMP/cfg.json" --rules "$TMP/drop.rules" -o "$TMP/warned" $IN 2>"$TMP/err"
+[ $? -eq 0 ] && [ "$(verdict "$TMP/warned/report.json")" = warn ]
+check "config modes turn the label failures into warnings: published, verdict warn" $?
+
+# merge validates the merged statistics with the same checks
+for k in 0 1; do
+    B --buckets 16,32,64,128,512 --part $k/2 -o "$TMP/p$k" $IN || echo "part $k failed"
+done
+"$PAIRSHARD" merge -q -o "$TMP/merged" "$TMP/p0" "$TMP/p1"
+[ $? -eq 0 ] && [ "$(verdict "$TMP/merged/report.json")" = pass ]
+check "merge of two clean parts passes validation and writes the report" $?
+python3 - "$TMP" <<'PY'
+import json, sys
+t = sys.argv[1]
+s = json.load(open(f"{t}/merged/stats.json"))
+w = json.load(open(f"{t}/clean/stats.json"))
+for p in ("raw", "cleaned", "tokenized"):
+    assert s["points"][p]["records"] == w["points"][p]["records"], p
+assert s["points"]["raw"]["labels"] == w["points"]["raw"]["labels"]
+PY
+check "the merged statistics equal the single build's (they are mergeable)" $?
+
+# pairshard validate compares two saved statistics files
+B -o "$TMP/dev" "$DATA/spider/dev.json"
+"$PAIRSHARD" validate --baseline "$TMP/clean/stats.json" --current "$TMP/clean/stats.json" \
+    --json "$TMP/same.json" >/dev/null 2>&1
+[ $? -eq 0 ] && [ "$(verdict "$TMP/same.json")" = pass ]
+check "validate: a statistics file against itself passes" $?
+"$PAIRSHARD" validate --baseline "$TMP/clean/stats.json" --current "$TMP/dev/stats.json" \
+    --json "$TMP/diff.json" >"$TMP/out" 2>&1
+[ $? -eq 1 ] && [ "$(verdict "$TMP/diff.json")" = fail ]
+check "validate: train+dev against dev alone fails (other labels)" $?
+
+done_testing
