@@ -817,7 +817,7 @@ static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, con
             }
             if (arr)
                 json_array_append_new(
-                    arr, json_pack("{sssOsIsf}", "reason", P->reasons[i].reason, "rule",
+                    arr, json_pack("{sssosIsf}", "reason", P->reasons[i].reason, "rule",
                                    P->reasons[i].rule ? json_string(P->reasons[i].rule) : json_null(),
                                    "count", (json_int_t)P->reasons[i].count, "share", s));
         }

@@ -153,10 +153,18 @@ static int add_reason(ps_vpaired *p, const char *reason, const char *rule, uint6
 /* Code points of a UTF-8 text (bytes that are not continuation bytes). */
 static uint64_t chars(const char *s, size_t n)
 {
-    uint64_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return c;
+    uint64_t cont = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        /* continuation bytes 10xxxxxx: bit 7 set, bit 6 clear */
+        uint64_t t = ((w & ~(w << 1)) & 0x8080808080808080ull) >> 7;
+        cont += (t * 0x0101010101010101ull) >> 56;
+    }
+    for (; i < n; i++)
+        cont += ((unsigned char)s[i] & 0xC0) == 0x80;
+    return n - cont;
 }
 
 static unsigned rel_bin(uint64_t before, uint64_t after)
@@ -469,7 +477,7 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
         qsort(rs, p->nreasons, sizeof *rs, cmp_reason);
     }
     for (size_t i = 0; i < p->nreasons; i++)
-        bad |= json_array_append_new(ra, json_pack("{sssOsO}", "reason", rs[i].reason, "rule",
+        bad |= json_array_append_new(ra, json_pack("{sssoso}", "reason", rs[i].reason, "rule",
                                                    str_or_null(rs[i].rule), "count",
                                                    ps_vjson_u(rs[i].count)));
     free(rs);
@@ -478,7 +486,7 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
     for (int f = 0; ch && f < 2; f++)
         bad |= json_object_set_new(
             ch, ps_vfield_names[f],
-            json_pack("{sOsOsOsO}", "zero", ps_vjson_u(p->zero[f]), "shrink",
+            json_pack("{sosososo}", "zero", ps_vjson_u(p->zero[f]), "shrink",
                       ps_vjson_hist_new(p->shrink[f], PS_VBINS), "grow",
                       ps_vjson_hist_new(p->grow[f], PS_VBINS), "relative",
                       ps_vjson_hist_new(p->rel[f], PS_VREL_BINS)));
@@ -498,7 +506,7 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
     for (size_t i = 0; i < p->nlabels; i++) {
         const ps_vplabel *l = &ls[i];
         bad |= json_array_append_new(
-            la, json_pack("{sssOsOsOsOsOsfs{sOsO}}", "label", l->name, "records_in",
+            la, json_pack("{sssosososososfs{soso}}", "label", l->name, "records_in",
                           ps_vjson_u(l->records_in), "kept", ps_vjson_u(l->kept), "rejected",
                           ps_vjson_u(l->rejected), "duplicates", ps_vjson_u(l->duplicates),
                           "empty_after_cleaning", ps_vjson_u(l->empty_after_cleaning),
@@ -514,7 +522,7 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
     for (size_t i = 0; ea && i < p->nex; i++) {
         const ps_vexample *e = &p->ex[i];
         bad |= json_array_append_new(
-            ea, json_pack("{sOsOsOsssOsOsfsIsIsssssssssI}", "id", str_or_null(e->id), "source",
+            ea, json_pack("{sosososssososfsIsIsssssssssI}", "id", str_or_null(e->id), "source",
                           str_or_null(e->source), "label", str_or_null(e->label), "outcome",
                           e->outcome, "reason", str_or_null(e->reason), "rule",
                           str_or_null(e->rule), "relative_change", e->score, "question_delta",

@@ -312,7 +312,7 @@ json_t *ps_vjson_hist_new(const uint64_t *h, size_t nbins)
     for (size_t b = 0; b < nbins; b++) {
         if (!h[b])
             continue;
-        json_t *pair = json_pack("[IO]", (json_int_t)b, ps_vjson_u(h[b]));
+        json_t *pair = json_pack("[Io]", (json_int_t)b, ps_vjson_u(h[b]));
         if (!pair || json_array_append_new(a, pair)) {
             json_decref(a);
             return NULL;
@@ -412,10 +412,9 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
             bad |= json_array_append_new(b, ps_vjson_u(s->bounds[i]));
         bad |= json_object_set_new(
             o, "padding",
-            json_pack("{sOsOsOsf}", "bounds", b ? b : json_null(), "tokens", ps_vjson_u(toks),
+            json_pack("{sosososf}", "bounds", b ? b : json_null(), "tokens", ps_vjson_u(toks),
                       "padded_tokens", ps_vjson_u(padded), "padding_rate",
                       padded ? (double)(padded - toks) / (double)padded : 0.0));
-        json_decref(b);
     } else {
         bad |= json_object_set_new(o, "padding", json_null());
     }
@@ -424,7 +423,7 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
         goto fail;
     for (size_t i = 0; i < s->nlabels && !bad; i++) {
         const ps_vlabel *l = &s->labels[ix[i]];
-        json_t *e = json_pack("{sssOsfsO}", "label", l->name, "records", ps_vjson_u(l->records),
+        json_t *e = json_pack("{sssosfso}", "label", l->name, "records", ps_vjson_u(l->records),
                               "share", rate(l->records, parsed - s->unlabeled), "lengths",
                               dist_json(&l->d));
         bad |= !e || json_array_append_new(labels, e);
