@@ -35,11 +35,6 @@ static const char USAGE[] =
     "Exit status: 0 every check passed or warned, 1 a check failed, 2 usage\n"
     "error or a file that cannot be read.\n";
 
-/* ps_report_html (validate/report_html.c) is written in a parallel change;
- * a weak reference keeps this command linkable before it lands (--html then
- * says it is unavailable). */
-#pragma weak ps_report_html
-
 static int point_index(const char *p)
 {
     if (!strcmp(p, "raw"))
@@ -181,10 +176,6 @@ int ps_cmd_validate(int argc, char **argv)
     }
     if (json_out && write_text(json_out, js))
         goto out;
-    if (html_out && !ps_report_html) {
-        fputs("pairshard validate: --html: report.html is not available in this build\n", stderr);
-        goto out;
-    }
     if (html_out) {
         json_t *jr = json_loads(js, 0, NULL);
         html = jr ? ps_report_html(jr) : NULL;

@@ -64,6 +64,15 @@ if "$PAIRSHARD" validate --help >/dev/null 2>&1; then
             "$PAIRSHARD" validate --baseline "$TMP/clean/stats.json" --current "$TMP/split/stats.json" \
                 --point raw >/dev/null 2>&1
             check "validate: raw statistics of the same inputs agree (exit 0)" $?
+            "$PAIRSHARD" validate --baseline "$TMP/clean/stats.json" --current "$TMP/split/stats.json" \
+                --json "$TMP/split-report.json" --html "$TMP/split-report.html" >"$TMP/v3.log" 2>&1
+            check "validate: the split-words build against the clean one fails (exit 1)" $(( $? == 1 ? 0 : 1 ))
+            grep -q "FAIL.*wine_1" "$TMP/v3.log"
+            check "... and the summary names the label wine_1" $?
+            grep -q "<svg" "$TMP/split-report.html" 2>/dev/null
+            check "validate --html writes report.html" $?
+        else
+            check "the --no-gate build with the split-words rule writes stats.json" 1
         fi
         "$PAIRSHARD" validate --baseline "$TMP/clean/stats.json" >/dev/null 2>&1
         check "validate without --current is a usage error (exit 2)" $(( $? == 2 ? 0 : 1 ))
