@@ -5,7 +5,8 @@
  * huge hostile reports, and no member of any type or absence crashes it.
  *
  * With PS_REPORT_HTML_OUT=PATH set, the failing fixture's page is also
- * written to PATH and the passing one to PATH.pass.html (tests/cli/
+ * written to PATH, the warning one to PATH.warn.html and the passing one to
+ * PATH.pass.html (tests/cli/
  * report_render.sh renders them in headless Chromium). */
 #include "tests/support/testutil.h"
 
@@ -197,10 +198,13 @@ static void check_fixture(const char *name, const char *verdict_text)
             const char *before = json_string_value(json_object_get(e, F[f][0]));
             const char *after = json_string_value(json_object_get(e, F[f][1]));
             char *tb = next_text(&p), *ta = next_text(&p);
+            assert_non_null(before);
             char *sb = shown(before);
             assert_string_equal(tb, sb);
             if (!after)
                 assert_string_equal(ta, "no cleaned text (not kept)");
+            else if (!*after && *before)
+                assert_string_equal(ta, "(empty after cleaning)");
             else if (!strcmp(after, before))
                 assert_string_equal(ta, "(unchanged)");
             else {
@@ -213,11 +217,13 @@ static void check_fixture(const char *name, const char *verdict_text)
             free(ta);
         }
     }
-    /* the hostile label and question are text, not markup */
-    assert_non_null(strstr(html, "&lt;script&gt;alert(&#39;label&#39;)&lt;/script&gt;"));
-    assert_non_null(strstr(html, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
+    /* the hostile label (and rule names) are text, not markup */
+    if (strcmp(name, "pass"))
+        assert_non_null(strstr(html, "&lt;script&gt;alert(&#39;label&#39;)&lt;/script&gt;"));
     /* charts with text alternatives; labels chart; retention */
     assert_non_null(strstr(html, "<title id=\"h-q-t\">Question length: raw vs cleaned</title>"));
+    assert_non_null(strstr(html, "<title id=\"h-cq-t\">"));
+    assert_non_null(strstr(html, "<title id=\"h-cs-t\">"));
     assert_non_null(strstr(html, "<title id=\"h-s-t\">SQL length: raw vs cleaned</title>"));
     assert_non_null(strstr(html, "<title id=\"h-t-t\">"));
     assert_non_null(strstr(html, "<title id=\"b-top-t\">"));
@@ -227,7 +233,8 @@ static void check_fixture(const char *name, const char *verdict_text)
     const char *out = getenv("PS_REPORT_HTML_OUT");
     if (out && *out) {
         char path[4096];
-        snprintf(path, sizeof path, "%s%s", out, !strcmp(name, "fail") ? "" : ".pass.html");
+        snprintf(path, sizeof path, "%s%s%s%s", out, !strcmp(name, "fail") ? "" : ".",
+                 !strcmp(name, "fail") ? "" : name, !strcmp(name, "fail") ? "" : ".html");
         write_file(path, html);
     }
     free(html);
@@ -238,6 +245,12 @@ static void test_fail_fixture(void **state)
 {
     (void)state;
     check_fixture("fail", "Verdict: FAIL");
+}
+
+static void test_warn_fixture(void **state)
+{
+    (void)state;
+    check_fixture("warn", "Verdict: WARN");
 }
 
 static void test_pass_fixture(void **state)
@@ -463,6 +476,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fail_fixture),
+        cmocka_unit_test(test_warn_fixture),
         cmocka_unit_test(test_pass_fixture),
         cmocka_unit_test(test_diff_marks_changes),
         cmocka_unit_test(test_size_bound),

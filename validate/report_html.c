@@ -23,6 +23,7 @@
  * report stays under 2 MB).
  */
 #include "validate/validate.h"
+#include "validate/stat_math.h"
 #include "validate/svg.h"
 
 #include <math.h>
@@ -203,7 +204,11 @@ static void put_badge(ps_html *h, json_t *verdict)
     if (r == V_OTHER) {
         size_t n;
         const char *s = jstr(verdict, &n);
-        if (s && n)
+        if (s && !strcmp(s, "not_enough_data"))
+            ps_html_raw(h, "NOT ENOUGH DATA");
+        else if (s && !strcmp(s, "off"))
+            ps_html_raw(h, "OFF");
+        else if (s && n)
             ps_html_text_capped(h, s, n, 24);
         else
             ps_html_raw(h, "n/a");
@@ -327,26 +332,32 @@ static void banner(page *pg)
                    vr == V_OTHER ? "?" : VWORD[vr]);
     ps_html_raw(h, "<h1 id=\"verdict\">");
     size_t nf = pg->counts[V_FAIL], nw = pg->counts[V_WARN];
+    bool compare = json_is_string(jget(r, "mode")) && !strcmp(json_string_value(jget(r, "mode")), "compare");
     if (vr == V_FAIL)
-        ps_html_printf(h, "Verdict: FAIL \xE2\x80\x94 the build was stopped (%zu check%s failed", nf,
-                       nf == 1 ? "" : "s");
+        ps_html_raw(h, compare ? "Verdict: FAIL \xE2\x80\x94 the current data fails the comparison"
+                               : "Verdict: FAIL \xE2\x80\x94 the build was stopped");
     else if (vr == V_WARN)
-        ps_html_printf(h, "Verdict: WARN \xE2\x80\x94 the build may proceed, with warnings (%zu check%s warned",
-                       nw, nw == 1 ? "" : "s");
+        ps_html_raw(h, compare ? "Verdict: WARN \xE2\x80\x94 the current data differs, within limits"
+                               : "Verdict: WARN \xE2\x80\x94 the build may proceed, with warnings");
     else if (vr == V_PASS)
-        ps_html_printf(h, "Verdict: PASS \xE2\x80\x94 the build passed every check (%zu check%s",
-                       pg->counts[V_PASS], pg->counts[V_PASS] == 1 ? "" : "s");
+        ps_html_raw(h, compare ? "Verdict: PASS \xE2\x80\x94 the current data matches the baseline"
+                               : "Verdict: PASS \xE2\x80\x94 the build passed every check");
     else
-        ps_html_raw(h, "Verdict: not available \xE2\x80\x94 the report does not say whether the build passed (");
-    if (vr == V_FAIL && nw)
-        ps_html_printf(h, ", %zu warned", nw);
-    if (vr != V_PASS || pg->counts[V_OTHER])
-        ps_html_printf(h, ", %zu of %zu passed", pg->counts[V_PASS], pg->n_checks);
-    ps_html_raw(h, ")</h1>");
+        ps_html_raw(h, "Verdict: not available \xE2\x80\x94 the report does not say whether the build passed");
+    ps_html_raw(h, "</h1><p class=\"sum\">");
+    if (pg->n_checks) {
+        ps_html_printf(h, "<b>%zu</b> check%s failed, <b>%zu</b> warned, <b>%zu</b> passed", nf, nf == 1 ? "" : "s",
+                       nw, pg->counts[V_PASS]);
+        if (pg->counts[V_OTHER])
+            ps_html_printf(h, ", %zu not judged (not enough data or off)", pg->counts[V_OTHER]);
+        ps_html_printf(h, " \xE2\x80\x94 %zu in all.", pg->n_checks);
+    } else
+        ps_html_raw(h, "<span class=\"na\">No checks are available.</span>");
+    ps_html_raw(h, "</p>");
     size_t n;
     const char *s = jstr(jget(r, "summary"), &n);
     if (s) {
-        ps_html_raw(h, "<p class=\"sum\">");
+        ps_html_raw(h, "<p class=\"mono mu\">");
         ps_html_text_capped(h, s, n, CAP_TEXT);
         ps_html_raw(h, "</p>");
     }
@@ -358,11 +369,13 @@ static void banner(page *pg)
     kpi(h, "kept", jget(p, "kept") ? jget(p, "kept") : jpath(r, "points", "cleaned", "records", NULL), false);
     kpi(h, "rejected", jget(p, "rejected"), false);
     kpi(h, "duplicates", jget(p, "duplicates"), false);
-    kpi(h, "retention", jpath(p, "retention", "overall", NULL), true);
+    kpi(h, "retention", json_is_number(jget(p, "retention")) ? jget(p, "retention")
+                                                              : jpath(p, "retention", "overall", NULL), true);
     ps_html_raw(h, "<div><dt>labels raw \xE2\x86\x92 cleaned</dt><dd>");
-    put_count(h, jpath(r, "points", "raw", "labels", "classes", NULL));
+    json_t *la = jpath(r, "points", "raw", "label_count", NULL), *lb = jpath(r, "points", "cleaned", "label_count", NULL);
+    put_count(h, la ? la : jpath(r, "points", "raw", "labels", "classes", NULL));
     ps_html_raw(h, " \xE2\x86\x92 ");
-    put_count(h, jpath(r, "points", "cleaned", "labels", "classes", NULL));
+    put_count(h, lb ? lb : jpath(r, "points", "cleaned", "labels", "classes", NULL));
     ps_html_raw(h, "</dd></div><div><dt>accounting balanced</dt><dd>");
     json_t *bal = jget(p, "balanced");
     if (json_is_boolean(bal))
@@ -384,6 +397,41 @@ static void put_field_text(ps_html *h, json_t *c, const char *k, size_t cap)
         ps_html_text_capped(h, s, n, cap);
     else
         put_val(h, jget(c, k), cap);
+}
+
+/* The op as a sign: ">" (a value above the threshold is bad), "<", or
+ * whatever the report says (escaped). */
+static void put_op(ps_html *h, json_t *c)
+{
+    size_t n;
+    const char *op = jstr(jget(c, "op"), &n);
+    if (!op)
+        return;
+    if (!strcmp(op, "<="))
+        ps_html_raw(h, "\xE2\x89\xA4");
+    else if (!strcmp(op, ">="))
+        ps_html_raw(h, "\xE2\x89\xA5");
+    else
+        ps_html_text_capped(h, op, n, 4);
+    ps_html_raw(h, "\xC2\xA0");
+}
+
+/* "fail > 0.05 · warn > 0.02" (long) or "> 0.05<br>warn > 0.02" (table). */
+static void put_thresholds(ps_html *h, json_t *c, bool table)
+{
+    json_t *t = jget(c, "threshold"), *w = jget(c, "warn_threshold");
+    if (!table)
+        ps_html_raw(h, "fail if <b>");
+    put_op(h, c);
+    put_val(h, t, 40);
+    if (!table)
+        ps_html_raw(h, "</b>");
+    if (w && !json_is_null(w)) {
+        ps_html_raw(h, table ? "<br><span class=\"mu\">warn\xC2\xA0" : ", warn if <b>");
+        put_op(h, c);
+        put_val(h, w, 40);
+        ps_html_raw(h, table ? "</span>" : "</b>");
+    }
 }
 
 static void attention(page *pg)
@@ -413,18 +461,19 @@ static void attention(page *pg)
         ps_html_raw(h, "</p><p class=\"meta\">compares <b>");
         put_field_text(h, c, "compares", CAP_SHORT);
         ps_html_raw(h, "</b> \xC2\xB7 <b>");
-        put_field_text(h, c, "metric", CAP_SHORT);
+        put_field_text(h, c, "metric", CAP_TEXT / 4);
         ps_html_raw(h, "</b> = <b>");
         put_val(h, jget(c, "value"), CAP_SHORT);
-        ps_html_raw(h, "</b> \xC2\xB7 threshold <b>");
-        if (jstr(jget(c, "op"), NULL)) {
-            put_field_text(h, c, "op", 8);
-            ps_html_raw(h, " ");
-        }
-        put_val(h, jget(c, "threshold"), CAP_SHORT);
-        ps_html_raw(h, "</b> \xC2\xB7 mode <b>");
+        ps_html_raw(h, "</b> \xC2\xB7 ");
+        put_thresholds(h, c, false);
+        ps_html_raw(h, " \xC2\xB7 mode <b>");
         put_field_text(h, c, "mode", 16);
         ps_html_raw(h, "</b>");
+        const char *md = jstr(jget(c, "mode"), NULL);
+        if (md && !strcmp(md, "warn"))
+            ps_html_raw(h, " (warns only, never stops the build)");
+        else if (md && !strcmp(md, "fail"))
+            ps_html_raw(h, " (a failure stops the build)");
         double pv;
         if (jnum(jget(c, "p_value"), &pv)) {
             ps_html_raw(h, " \xC2\xB7 p-value ");
@@ -479,15 +528,11 @@ static void checks_table(page *pg)
         ps_html_raw(h, "</td><td>");
         put_field_text(h, c, "compares", CAP_SHORT);
         ps_html_raw(h, "</td><td>");
-        put_field_text(h, c, "metric", CAP_SHORT);
+        put_field_text(h, c, "metric", CAP_SHORT * 3 / 2);
         ps_html_raw(h, "</td><td class=\"n\">");
         put_val(h, jget(c, "value"), 40);
         ps_html_raw(h, "</td><td class=\"n\">");
-        if (jstr(jget(c, "op"), NULL)) {
-            put_field_text(h, c, "op", 8);
-            ps_html_raw(h, " ");
-        }
-        put_val(h, jget(c, "threshold"), 40);
+        put_thresholds(h, c, true);
         ps_html_raw(h, "</td><td>");
         put_field_text(h, c, "mode", 16);
         ps_html_raw(h, "</td><td class=\"n\">");
@@ -717,6 +762,11 @@ static void before_after(ps_html *h, const char *field, json_t *before, json_t *
         put_plain(h, a, na_, NULL);
         return;
     }
+    if (!na_ && nb) {
+        put_plain(h, b, nb, "del");
+        ps_html_raw(h, "<pre class=\"tx\"><span class=\"el\">(empty after cleaning)</span></pre>");
+        return;
+    }
     if (nb == na_ && !memcmp(a, b, nb)) {
         put_plain(h, b, nb, NULL);
         ps_html_raw(h, "<pre class=\"tx\"><span class=\"el\">(unchanged)</span></pre>");
@@ -770,12 +820,32 @@ static void examples(page *pg)
             put_val(h, lab, CAP_SHORT);
         else
             ps_html_raw(h, "(none)");
+        const char *oc = jstr(jget(e, "outcome"), &sl);
+        if (oc) {
+            ps_html_raw(h, " \xC2\xB7 ");
+            ps_html_text_capped(h, oc, sl, 24);
+        }
         if (jget(e, "reason") && !json_is_null(jget(e, "reason"))) {
-            ps_html_raw(h, " \xC2\xB7 rejected: <b>");
+            ps_html_raw(h, oc ? ": <b>" : " \xC2\xB7 rejected: <b>");
             put_val(h, jget(e, "reason"), CAP_SHORT);
             ps_html_raw(h, "</b>");
         }
-        json_t *ch = jget(e, "change");
+        if (jstr(jget(e, "rule"), NULL)) {
+            ps_html_raw(h, " \xC2\xB7 rule <span class=\"mono\">");
+            put_val(h, jget(e, "rule"), CAP_SHORT);
+            ps_html_raw(h, "</span>");
+        }
+        static const char *const DK[] = {"question_delta", "sql_delta"};
+        static const char *const DN[] = {"question", "sql"};
+        for (int q = 0; q < 2; q++) {
+            double dv;
+            if (jnum(jget(e, DK[q]), &dv) && dv != 0) {
+                ps_html_printf(h, " \xC2\xB7 %s %s", DN[q], dv > 0 ? "+" : "");
+                ps_html_num(h, dv, 6);
+                ps_html_raw(h, " chars");
+            }
+        }
+        json_t *ch = jget(e, "relative_change") ? jget(e, "relative_change") : jget(e, "change");
         if (ch && !json_is_null(ch)) {
             double v;
             ps_html_raw(h, " \xC2\xB7 change ");
@@ -795,125 +865,352 @@ static void examples(page *pg)
 
 /* ---- lengths --------------------------------------------------------------- */
 
-typedef struct hdata {
-    double *edges, *counts;
-    size_t ne, nc;
-} hdata;
+/* A length distribution as intervals [lo, hi) with counts (hi may be
+ * infinite), read from any of the shapes a report may hold:
+ *   LEN {"hist": [[bin, count], ...]}  sparse fixed bins (docs/REPORT.md)
+ *   [[bin, count], ...]                the same, bare (paired shrink/grow)
+ *   {"bins": [edges], "counts": [...]} explicit edges */
+typedef struct ival {
+    double lo, hi, n;
+} ival;
 
-static void hdata_load(hdata *d, json_t *j)
+typedef struct dist {
+    ival *v;
+    size_t n, cap;
+    double total;
+} dist;
+
+static void dist_push(dist *d, double lo, double hi, double n, int *err)
 {
-    memset(d, 0, sizeof *d);
-    json_t *b = jget(j, "bins"), *c = jget(j, "counts");
-    if (!json_is_array(b) || !json_is_array(c))
+    if (!(n > 0) || !isfinite(n) || !(hi >= lo) || !isfinite(lo))
         return;
-    size_t ne = json_array_size(b), nc = json_array_size(c);
-    if (!nc || nc > MAX_BINS || ne > MAX_BINS + 1)
-        return;
-    d->edges = malloc((ne ? ne : 1) * sizeof(double));
-    d->counts = malloc(nc * sizeof(double));
-    if (!d->edges || !d->counts)
-        goto bad;
-    for (size_t i = 0; i < ne; i++)
-        if (!jnum(json_array_get(b, i), &d->edges[i]))
-            goto bad;
-    for (size_t i = 0; i < nc; i++)
-        if (!jnum(json_array_get(c, i), &d->counts[i]))
-            goto bad;
-    d->ne = ne;
-    d->nc = nc;
-    return;
-bad:
-    free(d->edges);
-    free(d->counts);
-    memset(d, 0, sizeof *d);
+    if (d->n == d->cap) {
+        size_t nc = d->cap ? d->cap * 2 : 64;
+        ival *nv = realloc(d->v, nc * sizeof *nv);
+        if (!nv) {
+            *err = PS_ENOMEM;
+            return;
+        }
+        d->v = nv;
+        d->cap = nc;
+    }
+    d->v[d->n++] = (ival){lo, hi, n};
+    d->total += n;
 }
 
-static void put_desc_stats(char *out, size_t cap, const char *name, json_t *j)
+static int cmp_ival(const void *a, const void *b)
 {
-    double c, m, p50, p90, mx;
-    if (jnum(jget(j, "count"), &c) && jnum(jget(j, "mean"), &m) && jnum(jget(j, "p50"), &p50) &&
-        jnum(jget(j, "p90"), &p90) && jnum(jget(j, "max"), &mx))
-        snprintf(out, cap, "%s: %.0f records, mean %.1f, median %.0f, p90 %.0f, max %.0f. ", name, c, m,
-                 p50, p90, mx);
-    else
-        snprintf(out, cap, "%s: not available. ", name);
+    const ival *x = a, *y = b;
+    return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* Adds `j` to d; sign -1 mirrors the values (a shrink histogram). */
+static void dist_add(dist *d, json_t *j, int sign, int *err)
+{
+    json_t *sparse = json_is_array(j) ? j : jget(j, "hist");
+    if (json_is_array(sparse)) {
+        size_t n = json_array_size(sparse);
+        for (size_t i = 0; i < n && i < 100000; i++) {
+            json_t *e = json_array_get(sparse, i);
+            double b, c;
+            if (!json_is_array(e) || json_array_size(e) != 2 || !jnum(json_array_get(e, 0), &b) ||
+                !jnum(json_array_get(e, 1), &c) || b < 0 || b >= PS_VBINS || b != floor(b))
+                continue;
+            double lo = ps_vbin_lo((uint32_t)b);
+            double hi = (uint32_t)b == PS_VBIN_OVERFLOW ? INFINITY : (double)ps_vbin_hi((uint32_t)b);
+            if (sign < 0)
+                dist_push(d, hi == INFINITY ? -INFINITY : -hi, -lo, c, err);
+            else
+                dist_push(d, lo, hi, c, err);
+        }
+    } else {
+        json_t *be = jget(j, "bins"), *co = jget(j, "counts");
+        size_t ne = json_array_size(be), nc = json_array_size(co);
+        if (!json_is_array(be) || !json_is_array(co) || !nc || nc > MAX_BINS ||
+            (ne != nc && ne != nc + 1))
+            return;
+        for (size_t i = 0; i < nc; i++) {
+            double lo, hi = INFINITY, c;
+            if (!jnum(json_array_get(be, i), &lo) || !jnum(json_array_get(co, i), &c))
+                continue;
+            if (i + 1 < ne && !jnum(json_array_get(be, i + 1), &hi))
+                continue;
+            if (sign < 0)
+                dist_push(d, hi == INFINITY ? -INFINITY : -hi, -lo, c, err);
+            else
+                dist_push(d, lo, hi, c, err);
+        }
+    }
+    if (d->n)
+        qsort(d->v, d->n, sizeof *d->v, cmp_ival);
+}
+
+/* The upper end of the interval where the cumulative share reaches q. */
+static double dist_q(const dist *d, double q)
+{
+    double need = q * d->total, c = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        c += d->v[i].n;
+        if (c >= need) {
+            const ival *v = &d->v[i];
+            return isfinite(v->hi) ? v->hi : v->lo * 1.25 + 1;
+        }
+    }
+    return d->n ? d->v[d->n - 1].lo + 1 : 1;
+}
+
+static double nice_step(double raw)
+{
+    if (!(raw > 1))
+        return 1;
+    double mag = pow(10.0, floor(log10(raw)));
+    double f = raw / mag;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+}
+
+/* Spreads d over display bins [x0 + i*w, x0 + (i+1)*w), i < nb (counts),
+ * values beyond go to the end bins (`clamp`) or to counts[nb] (overflow). */
+static void dist_rebin(const dist *d, double x0, double w, size_t nb, double *counts, bool clamp)
+{
+    double x1 = x0 + w * (double)nb;
+    for (size_t i = 0; i < d->n; i++) {
+        const ival *v = &d->v[i];
+        double lo = v->lo, hi = v->hi;
+        if (!isfinite(hi) || !isfinite(lo) || hi <= lo) {
+            double at = isfinite(lo) ? lo : hi;
+            if (at >= x1 || !isfinite(at))
+                counts[clamp ? nb - 1 : nb] += v->n;
+            else if (at < x0)
+                counts[0] += v->n;
+            else
+                counts[(size_t)((at - x0) / w) < nb ? (size_t)((at - x0) / w) : nb - 1] += v->n;
+            continue;
+        }
+        double width = hi - lo;
+        if (lo < x0) { /* below the axis (clamped only) */
+            double part = v->n * (fmin(hi, x0) - lo) / width;
+            counts[0] += part;
+            if (hi <= x0)
+                continue;
+        }
+        if (hi > x1) {
+            double part = v->n * (hi - fmax(lo, x1)) / width;
+            counts[clamp ? nb - 1 : nb] += part;
+            if (lo >= x1)
+                continue;
+        }
+        double a = fmax(lo, x0), b = fmin(hi, x1);
+        size_t ia = (size_t)((a - x0) / w);
+        for (size_t k = ia; k < nb; k++) {
+            double s0 = x0 + w * (double)k, s1 = s0 + w;
+            if (s0 >= b)
+                break;
+            double ov = fmin(b, s1) - fmax(a, s0);
+            if (ov > 0)
+                counts[k] += v->n * ov / width;
+        }
+    }
 }
 
 typedef struct chart_in {
     const char *name;
-    json_t *len;
+    json_t *len;   /* LEN, sparse array or bins/counts */
+    json_t *neg;   /* signed charts: the shrink histogram (mirrored) */
     int style;
 } chart_in;
 
+#define DISPLAY_BINS 48
+
+static void put_stat_cell(ps_html *h, json_t *len, const char *k, bool one_decimal)
+{
+    double v;
+    ps_html_raw(h, "<td class=\"n\">");
+    if (jnum(jget(len, k), &v))
+        ps_html_num(h, one_decimal ? round(v * 10) / 10 : v, 6);
+    else
+        ps_html_raw(h, "<span class=\"na\">n/a</span>");
+    ps_html_raw(h, "</td>");
+}
+
+/* One figure: the chart and a caption table. Signed charts (length
+ * changes) get a symmetric axis and no LEN statistics. */
 static void chart(page *pg, const char *id, const char *title, const char *xlabel, const chart_in *in,
-                  size_t n)
+                  size_t n, bool signed_axis, const char *caption)
 {
     ps_html *h = &pg->h;
-    hdata d[3];
+    dist d[3] = {{0}, {0}, {0}};
+    double *cnt[3] = {NULL, NULL, NULL}, *edges = NULL;
     ps_svg_series s[3];
-    char desc[600] = "";
+    char desc[700] = "";
+    int err = 0;
+    if (n > 3)
+        n = 3;
+    double x = 1;
+    for (size_t k = 0; k < n; k++) {
+        dist_add(&d[k], in[k].len, 1, &err);
+        if (in[k].neg)
+            dist_add(&d[k], in[k].neg, -1, &err);
+        if (d[k].total > 0) {
+            double q = signed_axis ? fmax(fabs(dist_q(&d[k], 0.005)), fabs(dist_q(&d[k], 0.995)))
+                                   : fmax(dist_q(&d[k], 0.99), 1.5 * dist_q(&d[k], 0.5));
+            if (q > x)
+                x = q;
+        }
+    }
+    double w = nice_step(x * 1.05 / (signed_axis ? DISPLAY_BINS / 2 : DISPLAY_BINS));
+    size_t half = (size_t)ceil(x * 1.05 / w);
+    if (half < 1)
+        half = 1;
+    size_t nb = signed_axis ? 2 * half : half;
+    double x0 = signed_axis ? -w * (double)half : 0;
+    edges = malloc((nb + 1) * sizeof *edges);
+    for (size_t k = 0; k < n && edges; k++)
+        cnt[k] = calloc(nb + 1, sizeof(double));
+    if (!edges || (n && !cnt[n - 1]) || err) {
+        h->err = PS_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i <= nb; i++)
+        edges[i] = x0 + w * (double)i;
     size_t dl = 0;
-    for (size_t k = 0; k < n && k < 3; k++) {
-        hdata_load(&d[k], in[k].len);
-        s[k] = (ps_svg_series){in[k].name, d[k].edges, d[k].ne, d[k].counts, d[k].nc, in[k].style};
-        put_desc_stats(desc + dl, sizeof desc - dl, in[k].name, in[k].len);
+    for (size_t k = 0; k < n; k++) {
+        dist_rebin(&d[k], x0, w, nb, cnt[k], signed_axis);
+        bool overflow = !signed_axis && cnt[k][nb] > 0;
+        s[k] = (ps_svg_series){in[k].name, edges, overflow ? nb + 1 : nb + 1, cnt[k],
+                               overflow ? nb + 1 : nb, in[k].style};
+        double c, m, p50, p90, mx;
+        json_t *L = in[k].len;
+        if (!signed_axis && (jnum(jget(L, "n"), &c) || jnum(jget(L, "count"), &c)) && jnum(jget(L, "mean"), &m) &&
+            jnum(jget(L, "p50"), &p50) && jnum(jget(L, "p90"), &p90) && jnum(jget(L, "max"), &mx))
+            snprintf(desc + dl, sizeof desc - dl, "%s: %.0f records, mean %.1f, median %.0f, p90 %.0f, max %.0f. ",
+                     in[k].name, c, m, p50, p90, mx);
+        else
+            snprintf(desc + dl, sizeof desc - dl, "%s: %.0f records%s. ", in[k].name, d[k].total,
+                     d[k].total > 0 ? "" : " (not available)");
         dl = strlen(desc);
     }
+    /* an overflow bin shares the edges array: n_edges == n_counts marks it open */
+    for (size_t k = 0; k < n; k++)
+        if (!signed_axis && cnt[k][nb] > 0)
+            s[k].n_edges = nb + 1, s[k].n_counts = nb + 1;
+        else
+            s[k].n_edges = nb + 1, s[k].n_counts = nb;
     ps_html_raw(h, "<figure>");
     ps_svg_histogram(h, id, title, xlabel, desc, s, n);
-    ps_html_raw(h, "<figcaption><table><thead><tr><th></th><th class=\"n\">records</th><th class=\"n\">mean</th>"
-                   "<th class=\"n\">p50</th><th class=\"n\">p90</th><th class=\"n\">p99</th><th class=\"n\">max</th>"
-                   "</tr></thead><tbody>");
-    static const char *const K[] = {"count", "mean", "p50", "p90", "p99", "max"};
-    for (size_t k = 0; k < n && k < 3; k++) {
-        ps_html_raw(h, "<tr><td>");
-        ps_html_printf(h, "<svg width=\"10\" height=\"10\" aria-hidden=\"true\"><rect class=\"s%d\" x=\"1\" y=\"1\" "
-                          "width=\"8\" height=\"8\"/></svg> ", in[k].style % 3);
-        ps_html_text(h, in[k].name);
-        ps_html_raw(h, "</td>");
-        for (size_t q = 0; q < 6; q++) {
-            double v;
-            ps_html_raw(h, "<td class=\"n\">");
-            if (jnum(jget(in[k].len, K[q]), &v))
-                ps_html_num(h, q == 1 ? round(v * 10) / 10 : v, 6);
-            else
-                ps_html_raw(h, "<span class=\"na\">n/a</span>");
+    ps_html_raw(h, "<figcaption>");
+    if (caption) {
+        ps_html_raw(h, "<p>");
+        ps_html_raw(h, caption); /* built from numbers by the caller */
+        ps_html_raw(h, "</p>");
+    } else {
+        ps_html_raw(h, "<table><thead><tr><th></th><th class=\"n\">records</th><th class=\"n\">mean</th>"
+                       "<th class=\"n\">p50</th><th class=\"n\">p90</th><th class=\"n\">p99</th>"
+                       "<th class=\"n\">max</th></tr></thead><tbody>");
+        for (size_t k = 0; k < n; k++) {
+            json_t *L = in[k].len;
+            ps_html_printf(h, "<tr><td><svg width=\"10\" height=\"10\" aria-hidden=\"true\"><rect class=\"s%d\" "
+                              "x=\"1\" y=\"1\" width=\"8\" height=\"8\"/></svg> ", in[k].style % 3);
+            ps_html_text(h, in[k].name);
             ps_html_raw(h, "</td>");
+            put_stat_cell(h, L, jget(L, "n") ? "n" : "count", false);
+            put_stat_cell(h, L, "mean", true);
+            put_stat_cell(h, L, "p50", false);
+            put_stat_cell(h, L, "p90", false);
+            put_stat_cell(h, L, "p99", false);
+            put_stat_cell(h, L, "max", false);
+            ps_html_raw(h, "</tr>");
         }
-        ps_html_raw(h, "</tr>");
-        free(d[k].edges);
-        free(d[k].counts);
+        ps_html_raw(h, "</tbody></table>");
     }
-    ps_html_raw(h, "</tbody></table></figcaption></figure>");
+    ps_html_raw(h, "</figcaption></figure>");
+out:
+    for (size_t k = 0; k < 3; k++) {
+        free(d[k].v);
+        free(cnt[k]);
+    }
+    free(edges);
+}
+
+/* The paired change of one field: a signed chart of the records whose
+ * length changed, and how many did not. */
+static void change_chart(page *pg, const char *id, const char *title, json_t *ch)
+{
+    ps_html cap = {0};
+    double zero = 0, shr = 0, gro = 0;
+    bool have = jnum(jget(ch, "zero"), &zero);
+    json_t *parts[2] = {jget(ch, "shrink"), jget(ch, "grow")};
+    double *sum[2] = {&shr, &gro};
+    for (int i = 0; i < 2; i++) {
+        json_t *a = json_is_array(parts[i]) ? parts[i] : jget(parts[i], "hist");
+        for (size_t k = 0; k < json_array_size(a); k++) {
+            double c;
+            if (jnum(json_array_get(json_array_get(a, k), 1), &c) && c > 0)
+                *sum[i] += c;
+        }
+    }
+    double all = zero + shr + gro;
+    if (have && all > 0) {
+        ps_html_raw(&cap, "Of ");
+        ps_html_num(&cap, all, 6);
+        ps_html_raw(&cap, " kept records, <b>");
+        ps_html_num(&cap, zero, 6);
+        ps_html_raw(&cap, "</b> (");
+        ps_html_pct(&cap, zero / all);
+        ps_html_raw(&cap, ") kept their length; <b>");
+        ps_html_num(&cap, shr, 6);
+        ps_html_raw(&cap, "</b> got shorter and <b>");
+        ps_html_num(&cap, gro, 6);
+        ps_html_raw(&cap, "</b> longer (the chart shows these, left shorter, right longer).");
+    } else
+        ps_html_raw(&cap, "<span class=\"na\">counts not available</span>");
+    if (cap.err)
+        pg->h.err = cap.err;
+    chart_in c[] = {{"records whose length changed", parts[1], parts[0], 1}};
+    chart(pg, id, title, "characters after \xE2\x88\x92 before", c, 1, true, cap.b.data ? cap.b.data : "");
+    ps_buf_free(&cap.b);
 }
 
 static void lengths(page *pg)
 {
     ps_html *h = &pg->h;
     json_t *pts = jget(pg->r, "points");
-    json_t *raw = jpath(pts, "raw", "lengths", NULL), *cl = jpath(pts, "cleaned", "lengths", NULL),
-           *tk = jpath(pts, "tokenized", "lengths", NULL);
+    bool compare = !jget(pts, "raw") && (jget(pts, "baseline") || jget(pts, "current"));
+    const char *an = compare ? "baseline" : "raw", *bn = compare ? "current" : "cleaned";
+    json_t *A = jpath(pts, an, "lengths", NULL), *B = jpath(pts, bn, "lengths", NULL),
+           *T = jpath(pts, "tokenized", "lengths", NULL);
     ps_html_raw(h, "<section id=\"lengths\"><h2>Lengths before and after</h2>"
                    "<p class=\"mu\">Each curve is a share of its own records, so distributions of different "
-                   "sizes compare; lengths are in characters (Unicode code points) or tokens.</p><div class=\"charts\">");
-    chart_in q[] = {{"raw", jget(raw, "question_chars"), 0}, {"cleaned", jget(cl, "question_chars"), 1}};
-    chart(pg, "h-q", "Question length: raw vs cleaned", "characters", q, 2);
-    chart_in s[] = {{"raw", jget(raw, "sql_chars"), 0}, {"cleaned", jget(cl, "sql_chars"), 1}};
-    chart(pg, "h-s", "SQL length: raw vs cleaned", "characters", s, 2);
-    if (json_is_object(jget(cl, "tokens"))) {
-        chart_in t[] = {{"cleaned", jget(cl, "tokens"), 1}, {"tokenized", jget(tk, "tokens"), 2}};
-        chart(pg, "h-t", "Tokens per pair: cleaned vs tokenized", "tokens", t, 2);
+                   "sizes compare. Lengths are in characters (Unicode code points) or tokens; the last bar "
+                   "(marked +) collects the long tail.</p><div class=\"charts\">");
+    char t[96];
+    snprintf(t, sizeof t, "Question length: %s vs %s", an, bn);
+    chart_in q[] = {{an, jget(A, "question_chars"), NULL, 0}, {bn, jget(B, "question_chars"), NULL, 1}};
+    chart(pg, "h-q", t, "characters", q, 2, false, NULL);
+    snprintf(t, sizeof t, "SQL length: %s vs %s", an, bn);
+    chart_in s[] = {{an, jget(A, "sql_chars"), NULL, 0}, {bn, jget(B, "sql_chars"), NULL, 1}};
+    chart(pg, "h-s", t, "characters", s, 2, false, NULL);
+    if (compare) {
+        chart_in tk[] = {{an, jget(A, "tokens"), NULL, 0}, {bn, jget(B, "tokens"), NULL, 1}};
+        chart(pg, "h-t", "Tokens per pair: baseline vs current", "tokens", tk, 2, false, NULL);
+    } else if (json_is_object(jget(B, "tokens"))) {
+        chart_in tk[] = {{"cleaned", jget(B, "tokens"), NULL, 1}, {"tokenized", jget(T, "tokens"), NULL, 2}};
+        chart(pg, "h-t", "Tokens per pair: cleaned vs tokenized", "tokens", tk, 2, false, NULL);
     } else {
-        chart_in t[] = {{"tokenized", jget(tk, "tokens"), 2}};
-        chart(pg, "h-t", "Tokens per pair (tokenized)", "tokens", t, 1);
+        chart_in tk[] = {{"tokenized", jget(T, "tokens"), NULL, 2}};
+        chart(pg, "h-t", "Tokens per pair ([CLS] question [SEP] sql [SEP], after truncation)", "tokens", tk, 1,
+              false, NULL);
     }
-    chart_in qt[] = {{"cleaned", jget(cl, "question_chars"), 1}, {"tokenized", jget(tk, "question_chars"), 2}};
-    chart(pg, "h-qt", "Question length: cleaned vs tokenized", "characters", qt, 2);
-    json_t *lc = jpath(pg->r, "paired", "length_change", NULL);
-    chart_in cq[] = {{"change per record", jget(lc, "question"), 1}};
-    chart(pg, "h-cq", "Question length change by cleaning", "characters after \xE2\x88\x92 before", cq, 1);
-    chart_in cs[] = {{"change per record", jget(lc, "sql"), 1}};
-    chart(pg, "h-cs", "SQL length change by cleaning", "characters after \xE2\x88\x92 before", cs, 1);
+    json_t *pch = jpath(pg->r, "paired", "change", NULL), *lc = jpath(pg->r, "paired", "length_change", NULL);
+    if (pch) {
+        change_chart(pg, "h-cq", "Question length change by cleaning", jget(pch, "question_chars"));
+        change_chart(pg, "h-cs", "SQL length change by cleaning", jget(pch, "sql_chars"));
+    } else if (lc) {
+        chart_in cq[] = {{"change per record", jget(lc, "question"), NULL, 1}};
+        chart(pg, "h-cq", "Question length change by cleaning", "characters after \xE2\x88\x92 before", cq, 1, true,
+              "");
+        chart_in cs[] = {{"change per record", jget(lc, "sql"), NULL, 1}};
+        chart(pg, "h-cs", "SQL length change by cleaning", "characters after \xE2\x88\x92 before", cs, 1, true, "");
+    }
     ps_html_raw(h, "</div></section>");
 }
 
@@ -984,7 +1281,12 @@ static void labels(page *pg)
 {
     ps_html *h = &pg->h;
     ps_html_raw(h, "<section id=\"labels\"><h2>Labels: counts and retention</h2>");
-    json_t *arr = jpath(pg->r, "paired", "retention", "labels", NULL);
+    json_t *arr = jpath(pg->r, "paired", "labels", NULL);
+    const char *in_key = "records_in";
+    if (!json_is_array(arr)) {
+        arr = jpath(pg->r, "paired", "retention", "labels", NULL);
+        in_key = "in";
+    }
     json_t *rawc = jpath(pg->r, "points", "raw", "labels", "counts", NULL);
     json_t *clc = jpath(pg->r, "points", "cleaned", "labels", "counts", NULL);
     size_t cap = json_is_array(arr) ? json_array_size(arr) : json_is_object(rawc) ? json_object_size(rawc) : 0;
@@ -1000,7 +1302,7 @@ static void labels(page *pg)
             json_t *e = json_array_get(arr, i);
             lab l = {0};
             double x;
-            if (!jnum(jget(e, "in"), &l.in) || !jnum(jget(e, "kept"), &l.kept) || l.in < 0 || l.kept < 0)
+            if (!jnum(jget(e, in_key), &l.in) || !jnum(jget(e, "kept"), &l.kept) || l.in < 0 || l.kept < 0)
                 continue;
             l.name = jstr(jget(e, "label"), &l.len);
             if (!l.name) {
@@ -1116,9 +1418,38 @@ static void rejections(page *pg)
     json_t *rr = jget(p, "rejected_by_reason");
     double in = 0;
     bool have_in = jnum(jget(p, "records_in"), &in) && in > 0;
+    json_t *rb = jget(p, "rejected_by");
     ps_html_raw(h, "<section id=\"rejections\"><h2>Rejections and rules</h2><div class=\"charts\"><div>"
                    "<h3>Rejected records by reason</h3>");
-    if (json_is_object(rr) && json_object_size(rr)) {
+    if (json_is_array(rb) && json_array_size(rb)) {
+        size_t n = json_array_size(rb);
+        ps_html_raw(h, "<table><thead><tr><th>reason</th><th>rule</th><th class=\"n\">records</th>"
+                       "<th class=\"n\">share of input</th></tr></thead><tbody>");
+        for (size_t i = 0; i < n && i < MAX_ROWS; i++) {
+            json_t *e = json_array_get(rb, i);
+            double c;
+            ps_html_raw(h, "<tr><td class=\"mono\">");
+            put_field_text(h, e, "reason", CAP_SHORT);
+            ps_html_raw(h, "</td><td class=\"mono\">");
+            if (jstr(jget(e, "rule"), NULL))
+                put_field_text(h, e, "rule", CAP_SHORT);
+            else
+                ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>");
+            ps_html_raw(h, "</td><td class=\"n\">");
+            put_count(h, jget(e, "count"));
+            ps_html_raw(h, "</td><td class=\"n\">");
+            if (have_in && jnum(jget(e, "count"), &c))
+                ps_html_pct(h, c / in);
+            else
+                na(h);
+            ps_html_raw(h, "</td></tr>");
+        }
+        ps_html_raw(h, "</tbody></table>");
+        if (n > MAX_ROWS)
+            ps_html_printf(h, "<p class=\"mu\">%zu more not shown.</p>", n - MAX_ROWS);
+    } else if (json_is_array(rb))
+        ps_html_raw(h, "<p>No record was rejected.</p>");
+    else if (json_is_object(rr) && json_object_size(rr)) {
         size_t n = json_object_size(rr), m = 0;
         kv *v = calloc(n, sizeof *v);
         if (!v) {
@@ -1156,8 +1487,30 @@ static void rejections(page *pg)
         ps_html_raw(h, "<p>No record was rejected.</p>");
     else
         ps_html_raw(h, "<p class=\"na\">not available</p>");
-    ps_html_raw(h, "</div><div><h3>Cleaning rules</h3>");
     json_t *rules = jget(p, "rules");
+    ps_html_raw(h, "</div><div>");
+    double cq, cs, kept;
+    if (jnum(jget(p, "changed_question"), &cq) && jnum(jget(p, "changed_sql"), &cs) && jnum(jget(p, "kept"), &kept)) {
+        ps_html_raw(h, "<h3>Records changed by cleaning</h3><table><thead><tr><th>field</th>"
+                       "<th class=\"n\">records changed</th><th class=\"n\">share of kept</th></tr></thead><tbody>"
+                       "<tr><td>question</td><td class=\"n\">");
+        ps_html_num(h, cq, 6);
+        ps_html_raw(h, "</td><td class=\"n\">");
+        if (kept > 0)
+            ps_html_pct(h, cq / kept);
+        else
+            na(h);
+        ps_html_raw(h, "</td></tr><tr><td>sql</td><td class=\"n\">");
+        ps_html_num(h, cs, 6);
+        ps_html_raw(h, "</td><td class=\"n\">");
+        if (kept > 0)
+            ps_html_pct(h, cs / kept);
+        else
+            na(h);
+        ps_html_raw(h, "</td></tr></tbody></table>");
+    }
+    if (rules || !jget(p, "rejected_by"))
+        ps_html_raw(h, "<h3>Cleaning rules</h3>");
     if (json_is_array(rules) && json_array_size(rules)) {
         ps_html_raw(h, "<table><thead><tr><th>rule</th><th class=\"n\">matched</th><th class=\"n\">changed</th>"
                        "<th class=\"n\">dropped</th></tr></thead><tbody>");
@@ -1178,7 +1531,7 @@ static void rejections(page *pg)
             ps_html_printf(h, "<p class=\"mu\">%zu more rules not shown.</p>", n - MAX_ROWS);
     } else if (json_is_array(rules))
         ps_html_raw(h, "<p>No user rules.</p>");
-    else
+    else if (!jget(p, "rejected_by"))
         ps_html_raw(h, "<p class=\"na\">not available</p>");
     ps_html_raw(h, "</div></div></section>");
 }
@@ -1186,14 +1539,22 @@ static void rejections(page *pg)
 static void health(page *pg)
 {
     ps_html *h = &pg->h;
-    static const char *const P[] = {"raw", "cleaned", "tokenized"};
-    json_t *hs[3];
+    json_t *pts = jget(pg->r, "points");
+    const char *pn[4];
+    json_t *hs[4];
+    size_t np = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(pts, k, v)
+    {
+        if (np < 4 && json_is_object(jget(v, "health"))) {
+            pn[np] = k;
+            hs[np++] = jget(v, "health");
+        }
+    }
     const char *keys[MAX_ROWS];
     size_t nk = 0, more = 0;
-    for (int i = 0; i < 3; i++) {
-        hs[i] = jpath(pg->r, "points", P[i], "health", NULL);
-        const char *k;
-        json_t *v;
+    for (size_t i = 0; i < np; i++) {
         json_object_foreach(hs[i], k, v)
         {
             bool seen = false;
@@ -1212,16 +1573,25 @@ static void health(page *pg)
         ps_html_raw(h, "<p class=\"na\">not available</p></section>");
         return;
     }
-    ps_html_raw(h, "<div class=\"tw\"><table><thead><tr><th>counter</th><th class=\"n\">raw</th>"
-                   "<th class=\"n\">cleaned</th><th class=\"n\">tokenized</th></tr></thead><tbody>");
+    ps_html_raw(h, "<div class=\"tw\"><table><thead><tr><th>counter</th>");
+    for (size_t i = 0; i < np; i++) {
+        ps_html_raw(h, "<th class=\"n\">");
+        ps_html_text_capped(h, pn[i], strlen(pn[i]), 40);
+        ps_html_raw(h, "</th>");
+    }
+    ps_html_raw(h, "</tr></thead><tbody>");
     for (size_t j = 0; j < nk; j++) {
         ps_html_raw(h, "<tr><td class=\"mono\">");
         ps_html_text_capped(h, keys[j], strlen(keys[j]), CAP_SHORT);
-        for (int i = 0; i < 3; i++) {
+        bool rate = strlen(keys[j]) > 5 && !strcmp(keys[j] + strlen(keys[j]) - 5, "_rate");
+        for (size_t i = 0; i < np; i++) {
             ps_html_raw(h, "</td><td class=\"n\">");
-            json_t *v = jget(hs[i], keys[j]);
-            if (v)
-                put_val(h, v, 40);
+            json_t *x = jget(hs[i], keys[j]);
+            double d;
+            if (rate && jnum(x, &d))
+                ps_html_pct(h, d);
+            else if (x)
+                put_val(h, x, 40);
             else
                 ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>");
         }
@@ -1236,29 +1606,59 @@ static void health(page *pg)
 static void thresholds(page *pg)
 {
     ps_html *h = &pg->h;
-    json_t *t = jget(pg->r, "thresholds");
-    ps_html_raw(h, "<section id=\"thresholds\"><h2>Thresholds in effect</h2>");
+    json_t *t = jget(pg->r, "thresholds"), *modes = jget(pg->r, "modes");
+    ps_html_raw(h, "<section id=\"thresholds\"><h2>Thresholds and parameters in effect</h2>");
     if (!json_is_object(t) || !json_object_size(t)) {
         ps_html_raw(h, "<p class=\"na\">not available</p></section>");
         return;
     }
-    ps_html_raw(h, "<div class=\"tw\"><table><thead><tr><th>name</th><th>value</th></tr></thead><tbody>");
-    size_t i = 0, n = json_object_size(t);
+    ps_html_raw(h, "<div class=\"tw\"><table><thead><tr><th>check or parameter</th><th>fail threshold / value</th>"
+                   "<th>warn threshold</th><th>mode</th></tr></thead><tbody>");
+    size_t i = 0, skipped = 0;
     const char *k;
     json_t *v;
     json_object_foreach(t, k, v)
     {
-        if (i++ >= MAX_THRESHOLDS)
-            break;
+        size_t kl = strlen(k);
+        if (kl > 5 && !strcmp(k + kl - 5, "_warn")) {
+            char base[256];
+            if (kl - 5 < sizeof base) {
+                memcpy(base, k, kl - 5);
+                base[kl - 5] = '\0';
+                if (jget(t, base))
+                    continue; /* shown with its check */
+            }
+        }
+        if (i++ >= MAX_THRESHOLDS) {
+            skipped++;
+            continue;
+        }
         ps_html_raw(h, "<tr><td class=\"mono\">");
-        ps_html_text_capped(h, k, strlen(k), CAP_SHORT);
+        ps_html_text_capped(h, k, kl, CAP_SHORT);
         ps_html_raw(h, "</td><td>");
         put_val(h, v, CAP_SHORT);
+        ps_html_raw(h, "</td><td>");
+        char wk[300];
+        json_t *w = NULL;
+        if (kl + 6 < sizeof wk) {
+            snprintf(wk, sizeof wk, "%s_warn", k);
+            w = jget(t, wk);
+        }
+        if (w)
+            put_val(h, w, CAP_SHORT);
+        else
+            ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>");
+        ps_html_raw(h, "</td><td>");
+        json_t *m = jget(modes, k);
+        if (m)
+            put_val(h, m, 16);
+        else
+            ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>");
         ps_html_raw(h, "</td></tr>");
     }
     ps_html_raw(h, "</tbody></table></div>");
-    if (n > MAX_THRESHOLDS)
-        ps_html_printf(h, "<p class=\"mu\">%zu more not shown.</p>", n - MAX_THRESHOLDS);
+    if (skipped)
+        ps_html_printf(h, "<p class=\"mu\">%zu more not shown.</p>", skipped);
     ps_html_raw(h, "</section>");
 }
 

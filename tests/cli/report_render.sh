@@ -99,12 +99,13 @@ render() { # name html verdict-text r g b
 # 1. the fixtures, through the unit test
 PS_REPORT_HTML_OUT="$TMP/fixture.html" CMOCKA_MESSAGE_OUTPUT=STDOUT "$UT" >"$TMP/ut.log" 2>&1
 check "the unit test renders the fixtures" $?
-[ -s "$TMP/fixture.html" ] && [ -s "$TMP/fixture.html.pass.html" ]
+[ -s "$TMP/fixture.html" ] && [ -s "$TMP/fixture.html.warn.html" ] && [ -s "$TMP/fixture.html.pass.html" ]
 check "the fixture pages exist" $?
 size=$(wc -c <"$TMP/fixture.html")
 [ "$size" -lt 2097152 ]
 check "the failing fixture's page is under 2 MB ($size bytes)" $?
 render fail "$TMP/fixture.html" "Verdict: FAIL" 179 38 30
+render warn "$TMP/fixture.html.warn.html" "Verdict: WARN" 138 83 0
 render pass "$TMP/fixture.html.pass.html" "Verdict: PASS" 26 127 55
 
 # 2. a real build's report.html, once the build writes one
