@@ -441,6 +441,12 @@ static void test_stats_hostile_json(void **state)
     };
     for (size_t i = 0; i < sizeof E / sizeof E[0]; i++)
         expect_refused(good, E[i].f, E[i].what);
+    /* more labels than a statistics file may hold: refused before reading them */
+    json_t *big = json_loads(good, 0, NULL);
+    json_object_set_new(big, "label_count", json_integer(300000));
+    ps_vstats *bs = NULL;
+    assert_int_equal(ps_vstats_from_json(big, &bs, NULL), PS_ELIMIT);
+    json_decref(big);
     /* random byte damage: refused or loaded, never a crash */
     size_t n = strlen(good);
     for (int t = 0; t < 300; t++) {

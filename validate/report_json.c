@@ -7,9 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define DUMP_FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
-#define STATS_FILE_MAX ((size_t)1 << 30)
+#define STATS_FILE_MAX ((long long)1 << 29) /* 512 MiB: refuse larger files unread */
 
 static json_t *num_or_null(double v)
 {
@@ -175,6 +176,12 @@ int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
     if (!f)
         return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: cannot open: %s", path,
                             strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && (long long)st.st_size > STATS_FILE_MAX) {
+        fclose(f);
+        return ps_error_set(err, PS_ELIMIT, "%s: %lld bytes, more than a statistics file may hold (%lld)",
+                            path, (long long)st.st_size, STATS_FILE_MAX);
+    }
     json_error_t je;
     json_t *j = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     int ioerr = ferror(f);

@@ -646,6 +646,11 @@ int ps_vstats_from_json(json_t *j, ps_vstats **out, ps_error *err)
         }
     }
     json_t *labels = json_object_get(j, "labels");
+    if (label_count > PS_VSTATS_MAX_LABELS) {
+        rc = ps_error_set(err, PS_ELIMIT, "%s: %llu labels, more than %u", ctx,
+                          (unsigned long long)label_count, PS_VSTATS_MAX_LABELS);
+        goto fail;
+    }
     if (!json_is_array(labels) || json_array_size(labels) != label_count)
         FAILF("%s: 'labels' must be an array of label_count entries", ctx);
     size_t i;
@@ -677,6 +682,23 @@ int ps_vstats_from_json(json_t *j, ps_vstats **out, ps_error *err)
         if (__builtin_add_overflow(lsum, l->records, &lsum))
             FAILF("%s: label counts overflow", ctx);
     }
+    /* the labels' histograms add up to at most the overall ones */
+    ps_vdist *acc = calloc(1, sizeof *acc);
+    if (!acc) {
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t k = 0; k < s->nlabels; k++)
+        for (int f = 0; f < PS_VF_N; f++)
+            for (uint32_t b = 0; b < PS_VBINS; b++)
+                acc->hist[f][b] += s->labels[k].d.hist[f][b]; /* each <= parsed: no overflow */
+    bool over = false;
+    for (int f = 0; f < PS_VF_N; f++)
+        for (uint32_t b = 0; b < PS_VBINS; b++)
+            over |= acc->hist[f][b] > s->all.hist[f][b];
+    free(acc);
+    if (over)
+        FAILF("%s: the labels' length histograms exceed the overall ones", ctx);
     if (lsum + s->unlabeled != parsed)
         FAILF("%s: label records (%llu) + unlabeled (%llu) != parsed (%llu)", ctx,
               (unsigned long long)lsum, (unsigned long long)s->unlabeled,

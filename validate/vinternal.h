@@ -25,6 +25,9 @@ typedef struct ps_vlabel {
     ps_vdist d;
 } ps_vlabel;
 
+/* A statistics file with more labels is refused (each costs ~9 KiB). */
+#define PS_VSTATS_MAX_LABELS 200000u
+
 /* Exact token-length counts kept for the padding rate (overall only). */
 #define PS_VTOK_EXACT 1024u
 
