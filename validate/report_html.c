@@ -282,7 +282,7 @@ static const char CSS[] =
     "pre.tx{margin:0;white-space:pre-wrap;word-break:break-word;background:var(--alt);"
     "border:1px solid var(--bd);border-radius:6px;padding:6px 8px;max-height:260px;overflow:auto}"
     "del{background:#ffd7d5;color:#82071e;text-decoration:line-through}"
-    "ins{background:#ccf2d4;color:#055d20;text-decoration:underline}"
+    "ins{background:#ccf2d4;color:#055d20;text-decoration:none;box-shadow:inset 0 -2px #2da44e}"
     ".el{color:var(--mu);font-style:italic}"
     ".charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:18px}"
     "figure{margin:0;border:1px solid var(--bd);border-radius:8px;padding:10px}"
@@ -293,11 +293,12 @@ static const char CSS[] =
     "svg .yt{font-size:11px;fill:var(--mu);text-anchor:end}svg .xt{font-size:11px;fill:var(--mu);text-anchor:middle}"
     "svg .xl,svg .yl{font-size:12px;fill:var(--fg);text-anchor:middle}"
     "svg .nd{font-size:14px;fill:var(--mu);text-anchor:middle}"
-    "svg path.s0,svg rect.s0{fill:rgba(230,120,20,.22);stroke:#c45800;stroke-width:1.6}"
-    "svg path.s1,svg rect.s1{fill:rgba(9,105,218,.22);stroke:#0550ae;stroke-width:1.6}"
+    "svg path.s0{fill:none;stroke:#d46000;stroke-width:2;stroke-dasharray:5 2}"
+    "svg rect.s0{fill:#fff;stroke:#d46000;stroke-width:2}"
+    "svg path.s1,svg rect.s1{fill:rgba(9,105,218,.28);stroke:#0550ae;stroke-width:1.6}"
     "svg path.s2,svg rect.s2{fill:rgba(130,80,223,.22);stroke:#6639ba;stroke-width:1.6}"
     "svg .bl{font-size:12px;fill:var(--fg);text-anchor:end}svg .bn{font-size:11.5px;fill:var(--mu)}"
-    "svg rect.b0{fill:#d8dee4}svg rect.b1{fill:#0969da}"
+    "svg rect.b0{fill:#d8dee4}svg rect.b1{fill:#0969da}svg rect.b1.lw{fill:#d4a72c}svg rect.b1.lf{fill:#cf222e}"
     "details{margin:6px 0}summary{cursor:pointer;color:#0550ae;font-size:13.5px}"
     "footer{margin-top:36px;font-size:12.5px;color:var(--mu);border-top:1px solid var(--bd);padding-top:10px}"
     "@media print{.pair{grid-template-columns:60px 1fr 1fr}pre.tx{max-height:none}}";
@@ -796,7 +797,7 @@ static void examples(page *pg)
     }
     size_t n = json_array_size(ex), shown = n < MAX_EXAMPLES ? n : MAX_EXAMPLES;
     ps_html_printf(h, "<p class=\"mu\">The %zu record%s with the largest change (of %zu in the report; at most %d "
-                      "are shown). Removed text is <del>struck through</del>, added text is <ins>underlined</ins>; "
+                      "are shown). Removed text is <del>struck through in red</del>, added text is <ins>marked in green</ins>; "
                       "long unchanged stretches are elided.</p>",
                    shown, shown == 1 ? "" : "s", n, MAX_EXAMPLES);
     for (size_t i = 0; i < shown; i++) {
@@ -1240,17 +1241,32 @@ static int cmp_by_ret(const void *a, const void *b)
     return cmp_by_count(a, b);
 }
 
-static void label_rows(ps_html *h, const lab *v, size_t n, ps_svg_bar *bars, char (*notes)[64], bool shares)
+/* Retention against overall retention, coloured with the label_retention
+ * thresholds (ratio of a label's retention to the overall one). */
+typedef struct ret_levels {
+    double overall, fail, warn;
+    bool ok;
+} ret_levels;
+
+static int ret_level(const ret_levels *rl, const lab *l)
+{
+    if (!rl->ok || rl->overall <= 0)
+        return 0;
+    double ratio = l->ret / rl->overall;
+    return ratio < rl->fail ? 2 : ratio < rl->warn ? 1 : 0;
+}
+
+static void label_rows(ps_html *h, const lab *v, size_t n, ps_svg_bar *bars, char (*notes)[64], bool shares,
+                       const ret_levels *rl)
 {
     for (size_t i = 0; i < n; i++) {
         ps_html b = {0};
         if (shares) {
             ps_html_pct(&b, v[i].ret);
-            ps_html_raw(&b, " (");
+            ps_html_raw(&b, " \xC2\xB7 ");
             ps_html_num(&b, v[i].kept, 6);
-            ps_html_raw(&b, " of ");
+            ps_html_raw(&b, "/");
             ps_html_num(&b, v[i].in, 6);
-            ps_html_raw(&b, ")");
         } else {
             ps_html_num(&b, v[i].kept, 6);
             ps_html_raw(&b, "/");
@@ -1273,7 +1289,7 @@ static void label_rows(ps_html *h, const lab *v, size_t n, ps_svg_bar *bars, cha
             h->err = b.err;
         ps_buf_free(&b.b);
         bars[i] = (ps_svg_bar){v[i].name, v[i].len, shares ? 1.0 : v[i].in, shares ? v[i].ret : v[i].kept,
-                               notes[i]};
+                               notes[i], ret_level(rl, &v[i])};
     }
 }
 
@@ -1345,9 +1361,26 @@ static void labels(page *pg)
         h->err = PS_ENOMEM;
         goto out;
     }
-    ps_html_raw(h, "<div class=\"charts\"><figure>");
     qsort(v, n, sizeof *v, cmp_by_count);
-    label_rows(h, v, top, bars, notes, false);
+    ret_levels rl = {0};
+    json_t *pr = jpath(pg->r, "paired", "retention", NULL);
+    rl.ok = (jnum(pr, &rl.overall) || jnum(jget(pr, "overall"), &rl.overall)) &&
+            jnum(jpath(pg->r, "thresholds", "label_retention", NULL), &rl.fail);
+    if (rl.ok && !jnum(jpath(pg->r, "thresholds", "label_retention_warn", NULL), &rl.warn))
+        rl.warn = rl.fail;
+    if (rl.ok) {
+        ps_html_raw(h, "<p class=\"mu\">Bars are <span style=\"color:#cf222e;font-weight:650\">red</span> where a "
+                       "label kept less than ");
+        ps_html_num(h, rl.fail, 3);
+        ps_html_raw(h, " \xC3\x97 the overall retention (");
+        ps_html_pct(h, rl.overall);
+        ps_html_raw(h, "), <span style=\"color:#9a6700;font-weight:650\">amber</span> below ");
+        ps_html_num(h, rl.warn, 3);
+        ps_html_raw(h, " \xC3\x97 (the label_retention thresholds; the check judges only labels with enough "
+                       "records).</p>");
+    }
+    ps_html_raw(h, "<div class=\"charts\"><figure>");
+    label_rows(h, v, top, bars, notes, false, &rl);
     char title[96], desc[160];
     snprintf(title, sizeof title, n > TOP_LABELS ? "Top %zu labels by raw count" : "All %zu labels by raw count", top);
     snprintf(desc, sizeof desc,
@@ -1369,7 +1402,7 @@ static void labels(page *pg)
     }
     ps_html_raw(h, "</tbody></table></details></figure><figure>");
     qsort(v, n, sizeof *v, cmp_by_ret);
-    label_rows(h, v, worst, bars + top, notes + top, true);
+    label_rows(h, v, worst, bars + top, notes + top, true, &rl);
     snprintf(title, sizeof title, n > WORST_LABELS ? "Worst %zu labels by retention" : "Retention of all %zu labels",
              worst);
     snprintf(desc, sizeof desc, "For each label, the share of its raw records kept after cleaning (dark bar, "

@@ -470,7 +470,7 @@ void ps_svg_bars(ps_html *h, const char *id, const char *title, const char *desc
                  const char *total_name, const char *part_name, const ps_svg_bar *rows,
                  size_t n, bool shares)
 {
-    enum { W = 600, ROW = 20, TOPM = 44, LABW = 190, NOTEW = 112 };
+    enum { W = 600, ROW = 20, TOPM = 44, LABW = 180, NOTEW = 118 };
     const double bx = LABW + 8, bw = W - bx - NOTEW;
     int H = TOPM + (int)n * ROW + 8;
     double max = 0;
@@ -516,12 +516,12 @@ void ps_svg_bars(ps_html *h, const char *id, const char *title, const char *desc
         ps_html_text(h, r->note);
         ps_html_raw(h, "</title>");
         ps_html_printf(h, "<text class=\"bl\" x=\"%d\" y=\"%.1f\">", LABW, y + 14);
-        ps_html_text_capped(h, lab, r->label_len, 30);
+        ps_html_text_capped(h, lab, r->label_len, 26);
         ps_html_raw(h, "</text>");
         ps_html_printf(h, "<rect class=\"b0\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\"/>", bx,
                        y + 3, shares ? bw : wt, ROW - 6);
-        ps_html_printf(h, "<rect class=\"b1\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\"/>", bx,
-                       y + 3, wp, ROW - 6);
+        ps_html_printf(h, "<rect class=\"b1%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\"/>",
+                       r->level == 2 ? " lf" : r->level == 1 ? " lw" : "", bx, y + 3, wp, ROW - 6);
         ps_html_printf(h, "<text class=\"bn\" x=\"%.1f\" y=\"%.1f\">", bx + bw + 6, y + 14);
         ps_html_text(h, r->note);
         ps_html_raw(h, "</text></g>");

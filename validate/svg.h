@@ -72,6 +72,7 @@ typedef struct ps_svg_bar {
     size_t label_len;
     double total, part;
     const char *note;  /* escaped */
+    int level;         /* 0 normal, 1 warning colour, 2 failure colour */
 } ps_svg_bar;
 
 /* Horizontal bars. With `shares`, every row's full width is its own total
