@@ -221,13 +221,21 @@ static void check_fixture(const char *name, const char *verdict_text)
     if (strcmp(name, "pass"))
         assert_non_null(strstr(html, "&lt;script&gt;alert(&#39;label&#39;)&lt;/script&gt;"));
     /* charts with text alternatives; labels chart; retention */
-    assert_non_null(strstr(html, "<title id=\"h-q-t\">Question length: raw vs cleaned</title>"));
-    assert_non_null(strstr(html, "<title id=\"h-cq-t\">"));
-    assert_non_null(strstr(html, "<title id=\"h-cs-t\">"));
-    assert_non_null(strstr(html, "<title id=\"h-s-t\">SQL length: raw vs cleaned</title>"));
-    assert_non_null(strstr(html, "<title id=\"h-t-t\">"));
-    assert_non_null(strstr(html, "<title id=\"b-top-t\">"));
-    assert_non_null(strstr(html, "<title id=\"b-ret-t\">"));
+    if (!strcmp(name, "compare")) {
+        /* two statistics files: no paired data, labels as shares */
+        assert_non_null(strstr(html, "<title id=\"h-q-t\">Question length: baseline vs current</title>"));
+        assert_non_null(strstr(html, "<title id=\"h-s-t\">SQL length: baseline vs current</title>"));
+        assert_non_null(strstr(html, "Labels: shares, baseline vs current"));
+        assert_non_null(strstr(html, "<td>dog_kennels</td>"));
+    } else {
+        assert_non_null(strstr(html, "<title id=\"h-q-t\">Question length: raw vs cleaned</title>"));
+        assert_non_null(strstr(html, "<title id=\"h-cq-t\">"));
+        assert_non_null(strstr(html, "<title id=\"h-cs-t\">"));
+        assert_non_null(strstr(html, "<title id=\"h-s-t\">SQL length: raw vs cleaned</title>"));
+        assert_non_null(strstr(html, "<title id=\"h-t-t\">"));
+        assert_non_null(strstr(html, "<title id=\"b-top-t\">"));
+        assert_non_null(strstr(html, "<title id=\"b-ret-t\">"));
+    }
     assert_null(strstr(html, ">no data<"));
 
     const char *out = getenv("PS_REPORT_HTML_OUT");
@@ -251,6 +259,12 @@ static void test_warn_fixture(void **state)
 {
     (void)state;
     check_fixture("warn", "Verdict: WARN");
+}
+
+static void test_compare_fixture(void **state)
+{
+    (void)state;
+    check_fixture("compare", "Verdict: FAIL");
 }
 
 static void test_pass_fixture(void **state)
@@ -445,10 +459,13 @@ static void test_hostile_shapes(void **state)
         free(html);
         json_decref(odd[i]);
     }
-    json_t *r = load_fixture("fail");
-    mutate_all(r, r, 0);
+    static const char *const FX[] = {"fail", "compare"};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *r = load_fixture(FX[i]);
+        mutate_all(r, r, 0);
+        json_decref(r);
+    }
     print_message("# %zu mutated reports rendered\n", renders);
-    json_decref(r);
 
     /* truncated texts that still parse as JSON objects */
     const char *odd_texts[] = {
@@ -478,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_fail_fixture),
         cmocka_unit_test(test_warn_fixture),
         cmocka_unit_test(test_pass_fixture),
+        cmocka_unit_test(test_compare_fixture),
         cmocka_unit_test(test_diff_marks_changes),
         cmocka_unit_test(test_size_bound),
         cmocka_unit_test(test_hostile_shapes),

@@ -258,12 +258,12 @@ static const char CSS[] =
     ".kpis dt{font-size:12px;color:var(--mu);text-transform:uppercase;letter-spacing:.04em}"
     ".kpis dd{margin:0;font-size:20px;font-weight:650}"
     "nav{font-size:14px;margin:6px 0 0;color:var(--mu)}nav a{color:#0550ae;margin-right:14px}"
-    ".badge{display:inline-block;min-width:46px;text-align:center;font-size:12px;font-weight:700;"
+    ".badge{display:inline-block;white-space:nowrap;min-width:46px;text-align:center;font-size:12px;font-weight:700;"
     "letter-spacing:.05em;padding:1px 7px;border-radius:10px;border:1px solid}"
     ".badge.fail{color:#fff;background:var(--fail);border-color:var(--fail)}"
     ".badge.warn{color:#3b2300;background:#f5c451;border-color:#d4a72c}"
     ".badge.pass{color:var(--pass);background:var(--passbg);border-color:#8fd19e}"
-    ".badge.other{color:var(--mu);background:var(--alt);border-color:var(--bd)}"
+    ".badge.other{color:var(--mu);background:var(--alt);border-color:var(--bd);font-size:10.5px}"
     ".card{border:1px solid var(--bd);border-left:6px solid;border-radius:8px;padding:12px 16px;margin:10px 0}"
     ".card.fail{border-left-color:var(--fail)}.card.warn{border-left-color:#d4a72c}"
     ".card .expl{font-size:15px}.card .meta{font-size:13px;color:var(--mu)}"
@@ -366,6 +366,30 @@ static void banner(page *pg)
 
     json_t *p = jget(r, "paired");
     ps_html_raw(h, "<dl class=\"kpis\">");
+    json_t *pts = jget(r, "points");
+    if (compare || (!jget(pts, "raw") && jget(pts, "baseline"))) {
+        static const char *const S[] = {"baseline", "current"};
+        for (int i = 0; i < 2; i++) {
+            json_t *st = jget(pts, S[i]);
+            size_t pl;
+            const char *pn = jstr(jget(st, "point"), &pl);
+            ps_html_printf(h, "<div><dt>%s records", S[i]);
+            if (pn) {
+                ps_html_raw(h, " (");
+                ps_html_text_capped(h, pn, pl, 16);
+                ps_html_raw(h, ")");
+            }
+            ps_html_raw(h, "</dt><dd>");
+            put_count(h, jget(st, "records"));
+            ps_html_raw(h, "</dd></div>");
+        }
+        ps_html_raw(h, "<div><dt>labels baseline \xE2\x86\x92 current</dt><dd>");
+        put_count(h, jpath(pts, "baseline", "label_count", NULL));
+        ps_html_raw(h, " \xE2\x86\x92 ");
+        put_count(h, jpath(pts, "current", "label_count", NULL));
+        ps_html_raw(h, "</dd></div></dl>");
+        goto nav;
+    }
     kpi(h, "records in", jget(p, "records_in") ? jget(p, "records_in") : jpath(r, "points", "raw", "records", NULL), false);
     kpi(h, "kept", jget(p, "kept") ? jget(p, "kept") : jpath(r, "points", "cleaned", "records", NULL), false);
     kpi(h, "rejected", jget(p, "rejected"), false);
@@ -384,6 +408,7 @@ static void banner(page *pg)
     else
         na(h);
     ps_html_raw(h, "</dd></div></dl>");
+nav:
     ps_html_raw(h, "<nav aria-label=\"sections\"><a href=\"#attention\">Why</a><a href=\"#checks\">All checks</a>"
                    "<a href=\"#examples\">Examples</a><a href=\"#lengths\">Lengths</a><a href=\"#labels\">Labels</a>"
                    "<a href=\"#rejections\">Rejections &amp; rules</a><a href=\"#health\">Health</a>"
@@ -790,6 +815,11 @@ static void examples(page *pg)
     ps_html *h = &pg->h;
     json_t *ex = jpath(pg->r, "paired", "examples", NULL);
     ps_html_raw(h, "<section id=\"examples\"><h2>Records most changed by cleaning: before \xE2\x86\x92 after</h2>");
+    if (!jget(pg->r, "paired") || json_is_null(jget(pg->r, "paired"))) {
+        ps_html_raw(h, "<p class=\"na\">not available (a comparison of two statistics files has no "
+                       "before/after records)</p></section>");
+        return;
+    }
     if (!json_is_array(ex) || !json_array_size(ex)) {
         ps_html_raw(h, json_is_array(ex) ? "<p>No record was changed by cleaning.</p></section>"
                                          : "<p class=\"na\">not available</p></section>");
@@ -1190,7 +1220,9 @@ static void lengths(page *pg)
     snprintf(t, sizeof t, "SQL length: %s vs %s", an, bn);
     chart_in s[] = {{an, jget(A, "sql_chars"), NULL, 0}, {bn, jget(B, "sql_chars"), NULL, 1}};
     chart(pg, "h-s", t, "characters", s, 2, false, NULL);
-    if (compare) {
+    if (compare && !json_is_object(jget(A, "tokens")) && !json_is_object(jget(B, "tokens"))) {
+        /* compared at a point without tokens */
+    } else if (compare) {
         chart_in tk[] = {{an, jget(A, "tokens"), NULL, 0}, {bn, jget(B, "tokens"), NULL, 1}};
         chart(pg, "h-t", "Tokens per pair: baseline vs current", "tokens", tk, 2, false, NULL);
     } else if (json_is_object(jget(B, "tokens"))) {
@@ -1293,10 +1325,114 @@ static void label_rows(ps_html *h, const lab *v, size_t n, ps_svg_bar *bars, cha
     }
 }
 
+typedef struct lshare {
+    const char *name;
+    size_t len;
+    double a, b; /* shares */
+    double ra, rb;
+} lshare;
+
+static int cmp_lshare(const void *x, const void *y)
+{
+    const lshare *p = x, *q = y;
+    double dp = fabs(p->b - p->a), dq = fabs(q->b - q->a);
+    return (dp < dq) - (dp > dq);
+}
+
+/* Compare reports: the labels whose share moved most, baseline vs current. */
+static void compare_labels(page *pg)
+{
+    ps_html *h = &pg->h;
+    json_t *A = jpath(pg->r, "points", "baseline", "labels", NULL), *B = jpath(pg->r, "points", "current", "labels", NULL);
+    if (!json_is_array(A) || !json_is_array(B)) {
+        ps_html_raw(h, "<p class=\"na\">not available</p>");
+        return;
+    }
+    size_t na_ = json_array_size(A), nb = json_array_size(B);
+    lshare *v = calloc(na_ + nb + 1, sizeof *v);
+    if (!v) {
+        h->err = PS_ENOMEM;
+        return;
+    }
+    double ta = 0, tb = 0;
+    size_t n = 0, ia = 0, jb = 0;
+    /* both lists are sorted by label (docs/REPORT.md): merge them */
+    while (ia < na_ || jb < nb) {
+        json_t *ea = ia < na_ ? json_array_get(A, ia) : NULL, *eb = jb < nb ? json_array_get(B, jb) : NULL;
+        size_t la = 0, lb = 0;
+        const char *sa = ea ? jstr(jget(ea, "label"), &la) : NULL, *sb = eb ? jstr(jget(eb, "label"), &lb) : NULL;
+        double ra = 0, rb = 0;
+        bool oka = sa && jnum(jget(ea, "records"), &ra) && ra >= 0;
+        bool okb = sb && jnum(jget(eb, "records"), &rb) && rb >= 0;
+        if (ea && !oka) {
+            ia++;
+            continue;
+        }
+        if (eb && !okb) {
+            jb++;
+            continue;
+        }
+        int c;
+        if (!ea)
+            c = 1;
+        else if (!eb)
+            c = -1;
+        else {
+            size_t m = la < lb ? la : lb;
+            c = memcmp(sa, sb, m);
+            if (!c)
+                c = (la > lb) - (la < lb);
+        }
+        lshare *x = &v[n++];
+        if (c <= 0) {
+            x->name = sa;
+            x->len = la;
+            x->ra = ra;
+            ta += ra;
+            ia++;
+        }
+        if (c >= 0) {
+            x->name = sb;
+            x->len = lb;
+            x->rb = rb;
+            tb += rb;
+            jb++;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        v[i].a = ta > 0 ? v[i].ra / ta : 0;
+        v[i].b = tb > 0 ? v[i].rb / tb : 0;
+    }
+    qsort(v, n, sizeof *v, cmp_lshare);
+    size_t top = n < TOP_LABELS ? n : TOP_LABELS;
+    ps_html_printf(h, "<p class=\"mu\">%zu labels over both sides; the %zu whose share of records moved most.</p>", n, top);
+    ps_html_raw(h, "<div class=\"tw\"><table><thead><tr><th>label</th><th class=\"n\">baseline records</th>"
+                   "<th class=\"n\">baseline share</th><th class=\"n\">current records</th><th class=\"n\">current share</th>"
+                   "<th class=\"n\">change (points)</th></tr></thead><tbody>");
+    for (size_t i = 0; i < top; i++) {
+        ps_html_raw(h, "<tr><td>");
+        ps_html_text_capped(h, v[i].name, v[i].len, CAP_SHORT);
+        ps_html_raw(h, "</td><td class=\"n\">");
+        ps_html_num(h, v[i].ra, 6);
+        ps_html_raw(h, "</td><td class=\"n\">");
+        ps_html_pct(h, v[i].a);
+        ps_html_raw(h, "</td><td class=\"n\">");
+        ps_html_num(h, v[i].rb, 6);
+        ps_html_raw(h, "</td><td class=\"n\">");
+        ps_html_pct(h, v[i].b);
+        ps_html_printf(h, "</td><td class=\"n\">%+.2f</td></tr>", 100 * (v[i].b - v[i].a));
+    }
+    ps_html_raw(h, "</tbody></table></div>");
+    free(v);
+}
+
 static void labels(page *pg)
 {
     ps_html *h = &pg->h;
-    ps_html_raw(h, "<section id=\"labels\"><h2>Labels: counts and retention</h2>");
+    bool cmp_mode = !jpath(pg->r, "paired", "labels", NULL) && !jpath(pg->r, "paired", "retention", "labels", NULL) &&
+                    jpath(pg->r, "points", "baseline", NULL);
+    ps_html_raw(h, cmp_mode ? "<section id=\"labels\"><h2>Labels: shares, baseline vs current</h2>"
+                            : "<section id=\"labels\"><h2>Labels: counts and retention</h2>");
     json_t *arr = jpath(pg->r, "paired", "labels", NULL);
     const char *in_key = "records_in";
     if (!json_is_array(arr)) {
@@ -1344,8 +1480,9 @@ static void labels(page *pg)
         }
     }
     if (!n) {
-        ps_html_raw(h, "<p class=\"na\">not available</p></section>");
         free(v);
+        compare_labels(pg);
+        ps_html_raw(h, "</section>");
         return;
     }
     size_t top = n < TOP_LABELS ? n : TOP_LABELS, worst = n < WORST_LABELS ? n : WORST_LABELS;

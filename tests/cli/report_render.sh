@@ -108,7 +108,19 @@ render fail "$TMP/fixture.html" "Verdict: FAIL" 179 38 30
 render warn "$TMP/fixture.html.warn.html" "Verdict: WARN" 138 83 0
 render pass "$TMP/fixture.html.pass.html" "Verdict: PASS" 26 127 55
 
-# 2. a real build's report.html, once the build writes one
+# 2. pairshard validate --html: two builds' statistics compared (a report.json
+# is accepted as a statistics file)
+if "$PAIRSHARD" validate --help 2>&1 | grep -q -- "--html"; then
+    "$PAIRSHARD" validate -q --baseline "$DATA/report/pass.json" --current "$DATA/report/fail.json" \
+        --html "$TMP/compare.html" >/dev/null 2>"$TMP/validate.err"
+    [ $? -eq 1 ] && [ -s "$TMP/compare.html" ]
+    check "validate --html: a failing comparison writes report.html (exit 1)" $?
+    render compare "$TMP/compare.html" "Verdict: FAIL" 179 38 30
+else
+    echo "# pairshard validate has no --html in this build"
+fi
+
+# 3. a real build's report.html, once the build writes one
 VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
 if "$PAIRSHARD" build -q --vocab "$VOCAB" --label-field db_id --max-length 128 \
     -o "$TMP/set" "$DATA/spider/dev.json" >"$TMP/build.log" 2>&1 && [ -f "$TMP/set/report.html" ]; then
