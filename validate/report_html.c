@@ -13,14 +13,17 @@
  * (it renders as "not available"), and every string is HTML-escaped.
  *
  * Size bound, independent of the number of records and labels: every list
- * is capped (constants below) and every string is cut at a byte bound
- * before escaping (escaping grows a byte to at most 8). Worst case, with
- * every cap reached by hostile input: checks 200 rows x ~3.5 KB + 50 cards
- * x ~6 KB; examples 20 x 4 texts x 1.6 KB x 8; 7 charts x ~12 KB; labels
- * 40 rows x 2 (chart and table); small tables ~200 rows. That is under
- * 2.5 MB in the worst case and a few hundred KB for real reports
- * (tests/test_report_html.c checks a hostile 10,000-label, 1,000-check
- * report stays under 2 MB).
+ * is capped (the constants below) and every string is cut at a byte bound
+ * before escaping (an escaped byte is at most 8 bytes, "&#xFFFD;"). With
+ * every cap reached: 30 explained checks and 60 table rows (names 80,
+ * metrics 150/120, explanations 600/300 bytes, details 450), 20 examples
+ * of 4 texts x 1000 bytes, 7 charts of at most 96 bars, 25 + 15 labels,
+ * 40 rows of rejections, rules and health counters, 80 thresholds. The
+ * worst case — a hostile report whose every string is at its cap and made
+ * of control characters (each escaping to 8 bytes): 10,000 labels, 1,000
+ * checks and examples of 70 KB strings, 4096-bin histograms — renders to
+ * 1.6 MB (tests/test_report_html.c asserts < 2 MB); real build reports are
+ * 50-90 KB.
  */
 #include "validate/validate.h"
 #include "validate/stat_math.h"
@@ -31,18 +34,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CHECKS 100     /* rows of the checks table */
+#define MAX_CHECKS 60      /* rows of the checks table (27 checks exist) */
 #define MAX_CARDS 30       /* explained failing/warning checks */
 #define MAX_EXAMPLES 20    /* before -> after records */
-#define TEXT_BUDGET 1200   /* source bytes shown per example text */
+#define TEXT_BUDGET 1000   /* source bytes shown per example text */
 #define TOP_LABELS 25      /* labels by raw count */
 #define WORST_LABELS 15    /* labels by retention */
 #define MAX_ROWS 40        /* reasons, rules, health keys */
 #define MAX_THRESHOLDS 80
 #define MAX_BINS 4096      /* a series with more bins is not drawn */
 #define CAP_SHORT 80       /* names, metrics, labels in tables */
-#define CAP_TEXT 1000      /* explanations, summary */
-#define CAP_JSON 400       /* details and other structured values */
+#define CAP_TEXT 600       /* explanations, summary */
+#define CAP_JSON 300       /* details and other structured values */
 
 /* ---- JSON access (tolerant) ----------------------------------------------- */
 
@@ -531,8 +534,9 @@ static void checks_table(page *pg)
         return;
     }
     ps_html_printf(h, "<p class=\"mu\">%zu checks: %zu failed, %zu warned, %zu passed, %zu other "
-                      "(not enough data or off). Failures first. The p-value is information only; "
-                      "verdicts come from the metric and its threshold.</p>",
+                      "(not enough data or off). Failures first. The value is judged against the fail and warn "
+                      "thresholds in the direction shown (&gt; : above is bad, &lt; : below is bad); mode "
+                      "<b>fail</b> can stop the build, <b>warn</b> only warns. The p-value is information only.</p>",
                    pg->n_checks, pg->counts[V_FAIL], pg->counts[V_WARN], pg->counts[V_PASS],
                    pg->counts[V_OTHER]);
     ps_html_raw(h, "<div class=\"tw\"><table><thead><tr><th>verdict</th><th>check</th><th>compares</th>"
@@ -568,7 +572,7 @@ static void checks_table(page *pg)
         else
             ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>");
         ps_html_raw(h, "</td><td>");
-        put_field_text(h, c, "explanation", CAP_TEXT * 3 / 10);
+        put_field_text(h, c, "explanation", CAP_TEXT / 2);
         ps_html_raw(h, "</td></tr>");
     }
     ps_html_raw(h, "</tbody></table></div>");
