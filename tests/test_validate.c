@@ -240,6 +240,46 @@ static void test_quantiles_exact_below_256(void **state)
     assert_true(ps_sm_quantile(h, 0, 0.5, 0) == 0);
 }
 
+static void test_quantile_groups(void **state)
+{
+    (void)state;
+    static uint64_t base[PS_VBINS], cur[PS_VBINS];
+    uint32_t first[128];
+    /* one length only: a group below, the bin itself, a group above */
+    memset(base, 0, sizeof base);
+    base[50] = 1000;
+    size_t ng = ps_sm_quantile_groups(base, PS_VBINS, 10, first);
+    assert_int_equal(ng, 3);
+    assert_int_equal(first[1], 50);
+    assert_int_equal(first[2], 51);
+    for (int t = 0; t < 200; t++) {
+        memset(base, 0, sizeof base);
+        memset(cur, 0, sizeof cur);
+        size_t n = 1 + rnd() % 3000;
+        for (size_t i = 0; i < n; i++)
+            base[ps_vbin_of(rnd() % (1 + rnd() % 5000))]++;
+        size_t want = 2 + rnd() % 20;
+        ng = ps_sm_quantile_groups(base, PS_VBINS, want, first);
+        assert_true(ng >= 1 && ng <= want + 2);
+        assert_int_equal(first[0], 0);
+        uint64_t tot = 0;
+        for (size_t g = 0; g < ng; g++) {
+            if (g)
+                assert_true(first[g] > first[g - 1]);
+            uint32_t end = g + 1 < ng ? first[g + 1] : PS_VBINS;
+            uint64_t m = 0;
+            for (uint32_t b = first[g]; b < end; b++)
+                m += base[b];
+            tot += m;
+            /* only the outer groups (below / above the baseline) are empty */
+            bool outer = (g == 0 && !base[0] && m == 0) || (g == ng - 1 && m == 0);
+            if (!outer)
+                assert_true(m > 0);
+        }
+        assert_int_equal(tot, n);
+    }
+}
+
 /* ---- stats: merge, JSON ------------------------------------------------------ */
 
 static void fill_random(ps_vstats *a, ps_vstats *b, ps_vstats *all, size_t n, bool tokens)
@@ -1359,6 +1399,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bins),
         cmocka_unit_test(test_quantiles_exact_below_256),
+        cmocka_unit_test(test_quantile_groups),
         cmocka_unit_test(test_stats_merge_is_union),
         cmocka_unit_test(test_stats_json_roundtrip),
         cmocka_unit_test(test_padding_exact),

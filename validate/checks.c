@@ -584,7 +584,7 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
     size_t want = (size_t)x->c->param[P_PSI_BINS];
     uint32_t first[128];
     size_t ng = ps_sm_quantile_groups(h1, PS_VBINS, want, first);
-    double ga[128] = {0}, gb[128] = {0};
+    double ga[128] = {0}, gb[128] = {0}; /* psi_bins <= 100, + 2 outer groups */
     for (size_t g = 0; g < ng; g++) {
         uint32_t end = g + 1 < ng ? first[g + 1] : PS_VBINS;
         for (uint32_t b = first[g]; b < end; b++) {
@@ -600,7 +600,7 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
     push(x, PSI[f], psi, NAN,
          json_pack("{sIsosf}", "groups", (json_int_t)ng, "group_lower_edges",
                    edges ? edges : json_array(), "epsilon", x->c->param[P_PSI_EPS]),
-         "%s PSI %.4f over %zu baseline quantile groups (warn %.3g, fail %.3g): %s", fname, psi, ng,
+         "%s PSI %.4f over %zu length groups (baseline quantiles; warn %.3g, fail %.3g): %s", fname, psi, ng,
          x->c->warn[PSI[f]], x->c->fail[PSI[f]], vword(vd));
 
     /* quantile shifts */

@@ -634,16 +634,29 @@ size_t ps_sm_quantile_groups(const uint64_t *base, size_t nbins, size_t groups, 
         N += base[b];
     size_t ng = 1;
     first[0] = 0;
-    if (!N || groups < 2)
+    if (!N)
         return ng;
+    size_t lo = 0, hi = nbins - 1;
+    while (!base[lo])
+        lo++;
+    while (!base[hi])
+        hi--;
+    /* below the baseline's smallest length: a group of its own */
+    if (lo > 0)
+        first[ng++] = (uint32_t)lo;
+    size_t inner = 1;
     unsigned __int128 cum = 0, t = 1;
-    for (size_t b = 0; b + 1 < nbins && ng < groups; b++) {
+    for (size_t b = lo; b < hi && groups >= 2 && inner < groups; b++) {
         cum += base[b];
         if (cum * groups >= t * N && cum < N) {
             first[ng++] = (uint32_t)(b + 1);
+            inner++;
             t = cum * groups / N + 1;
         }
     }
+    /* above the baseline's largest length: a group of its own */
+    if (hi + 1 < nbins)
+        first[ng++] = (uint32_t)(hi + 1);
     return ng;
 }
 

@@ -79,11 +79,13 @@ double ps_sm_js_distance(const double *p, const double *q, size_t k);
 #define PS_SM_PSI_EPS 1e-4
 double ps_sm_psi(const double *base, const double *cur, size_t k, double eps);
 
-/* Groups the fixed bins into at most `groups` contiguous groups of about
- * equal mass of `base` (its quantile bins), for PSI on lengths: writes the
- * first bin of each group to first[] and returns the group count (>= 1).
- * A group never splits a bin, so a bin holding more than 1/groups of the
- * mass makes one group of its own. */
+/* Groups the fixed bins into contiguous groups for PSI on lengths: at most
+ * `groups` of about equal mass of `base` (its quantile bins) over the bins
+ * from its smallest to its largest value, plus one group below and one above
+ * that range when there are bins there (mass the baseline never had).
+ * Writes the first bin of each group to first[] (room for groups + 2) and
+ * returns the count (>= 1). A group never splits a bin, so a bin holding more
+ * than 1/groups of the mass makes one group of its own. */
 size_t ps_sm_quantile_groups(const uint64_t *base, size_t nbins, size_t groups, uint32_t *first);
 
 /* The q-quantile (0 < q <= 1) of a histogram over the fixed bins: the
