@@ -558,8 +558,7 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
         if (!la || (double)la->d.n[f] < mlk || (double)lb->d.n[f] < mlk)
             continue;
         double dl = ps_sm_ks_d(la->d.hist[f], lb->d.hist[f], PS_VBINS);
-        ls[nl++] = (kslab){lb->name, dl, ps_sm_ks_2samp_p(dl, la->d.n[f], lb->d.n[f]), la->d.n[f],
-                           lb->d.n[f]};
+        ls[nl++] = (kslab){lb->name, dl, NAN, la->d.n[f], lb->d.n[f]};
     }
     if (!nl) {
         push(x, KSL[f], NAN, NAN, NULL,
@@ -567,6 +566,9 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
              mlk, fname);
     } else {
         qsort(ls, nl, sizeof *ls, cmp_kslab);
+        /* p-values (information only) for the labels reported */
+        for (size_t i = 0; i < nl && i < 10; i++)
+            ls[i].p = ps_sm_ks_2samp_p(ls[i].d, ls[i].n1, ls[i].n2);
         json_t *arr = json_array();
         for (size_t i = 0; arr && i < nl && i < 10; i++)
             json_array_append_new(arr, json_pack("{sssfsfsIsI}", "label", ls[i].name, "d", ls[i].d,
