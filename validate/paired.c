@@ -671,6 +671,15 @@ int ps_vpaired_from_json(json_t *j, ps_vpaired **out, ps_error *err)
     }
     if (lin + p->unlabeled != p->records_in)
         FAILF("%s: label records_in + unlabeled != records_in", ctx);
+    uint64_t lk = 0, lr = 0, ld = 0, le = 0;
+    for (size_t k = 0; k < p->nlabels; k++) { /* each <= its records_in: sums cannot overflow */
+        lk += p->labels[k].kept;
+        lr += p->labels[k].rejected;
+        ld += p->labels[k].duplicates;
+        le += p->labels[k].empty_after_cleaning;
+    }
+    if (lk > p->kept || lr > p->rejected || ld > p->duplicates || le > p->empty_after_cleaning)
+        FAILF("%s: the labels' counts exceed the totals", ctx);
     json_t *ea = json_object_get(j, "examples");
     if (!json_is_array(ea) || json_array_size(ea) > p->max_examples)
         FAILF("%s: 'examples' must be an array of at most max_examples", ctx);
