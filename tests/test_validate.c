@@ -882,6 +882,56 @@ static void test_checks_empty_and_duplicates(void **state)
     synth_free(&s);
 }
 
+/* The sql and token sides of the length checks, and padding. */
+static void test_checks_sql_tokens_padding(void **state)
+{
+    (void)state;
+    synth s;
+    synth_init(&s);
+    for (size_t i = 0; i < 1000; i++) {
+        synth_rec r = plain(i);
+        if (!strcmp(r.label, "L2"))
+            r.sa = r.sb / 2;
+        synth_add(&s, &r);
+    }
+    ps_vreport *r = synth_build(&s, NULL);
+    assert_int_equal(verdict(r, "sql_length_change"), PS_VV_FAIL);
+    assert_explains(r, "sql_length_change", "'L2'");
+    assert_int_equal(verdict(r, "sql_chars_ks_label"), PS_VV_FAIL);
+    assert_explains(r, "sql_chars_ks_label", "'L2'");
+    assert_int_equal(verdict(r, "question_length_change"), PS_VV_PASS);
+    ps_vreport_free(r);
+    /* bounds far above the lengths: padding warns (warn mode, even above its fail level) */
+    uint32_t wide[] = {1000};
+    assert_int_equal(ps_vstats_set_padding(s.tok, wide, 1), 0);
+    ps_vreport *r2 = NULL;
+    assert_int_equal(ps_validate_build(NULL, s.raw, s.cl, s.tok, s.p, &r2, NULL), 0);
+    assert_int_equal(verdict(r2, "padding_rate"), PS_VV_WARN);
+    assert_true(check_of(r2, "padding_rate")->value > 0.9);
+    ps_vreport_free(r2);
+    synth_free(&s);
+
+    /* tokens: the current encodes every pair 30 tokens longer */
+    ps_vstats *a = ps_vstats_new("tokenized"), *b = ps_vstats_new("tokenized");
+    for (size_t i = 0; i < 2000; i++) {
+        synth_rec q = plain(i);
+        ps_vrecord x = rec(q.label, q.qb, q.sb, q.tokens);
+        assert_int_equal(ps_vstats_add(a, &x), 0);
+        x.tokens += 30;
+        assert_int_equal(ps_vstats_add(b, &x), 0);
+    }
+    assert_int_equal(ps_validate_compare(NULL, a, b, &r, NULL), 0);
+    static const char *const T[] = {"tokens_ks", "tokens_ks_label", "tokens_psi", "tokens_quantiles"};
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(verdict(r, T[i]), PS_VV_FAIL);
+    assert_int_equal(verdict(r, "question_chars_ks"), PS_VV_PASS);
+    assert_int_equal(verdict(r, "sql_chars_quantiles"), PS_VV_PASS);
+    assert_int_equal(verdict(r, "unk_rate_increase"), PS_VV_PASS);
+    ps_vreport_free(r);
+    ps_vstats_free(a);
+    ps_vstats_free(b);
+}
+
 static void test_compare(void **state)
 {
     (void)state;
@@ -1419,6 +1469,7 @@ int main(void)
         cmocka_unit_test(test_checks_distribution_shift),
         cmocka_unit_test(test_checks_health),
         cmocka_unit_test(test_checks_empty_and_duplicates),
+        cmocka_unit_test(test_checks_sql_tokens_padding),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_stats_file),
