@@ -300,6 +300,7 @@ static const char CSS[] =
     "svg rect.s0{fill:#fff;stroke:#d46000;stroke-width:2}"
     "svg path.s1,svg rect.s1{fill:rgba(9,105,218,.28);stroke:#0550ae;stroke-width:1.6}"
     "svg path.s2,svg rect.s2{fill:rgba(130,80,223,.22);stroke:#6639ba;stroke-width:1.6}"
+    "svg .mk{stroke:#57606a;stroke-width:1.2;stroke-dasharray:3 3}"
     "svg .bl{font-size:12px;fill:var(--fg);text-anchor:end}svg .bn{font-size:11.5px;fill:var(--mu)}"
     "svg rect.b0{fill:#d8dee4}svg rect.b1{fill:#0969da}svg rect.b1.lw{fill:#d4a72c}svg rect.b1.lf{fill:#cf222e}"
     "details{margin:6px 0}summary{cursor:pointer;color:#0550ae;font-size:13.5px}"
@@ -1069,9 +1070,25 @@ static void put_stat_cell(ps_html *h, json_t *len, const char *k, bool one_decim
 
 /* One figure: the chart and a caption table. Signed charts (length
  * changes) get a symmetric axis and no LEN statistics. */
+static void chart_marked(page *pg, const char *id, const char *title, const char *xlabel, const chart_in *in,
+                         size_t n, bool signed_axis, const char *caption, json_t *marks, const char *marks_name);
+
 static void chart(page *pg, const char *id, const char *title, const char *xlabel, const chart_in *in,
                   size_t n, bool signed_axis, const char *caption)
 {
+    chart_marked(pg, id, title, xlabel, in, n, signed_axis, caption, NULL, NULL);
+}
+
+/* `marks`: a JSON array of values drawn as vertical lines (inclusive upper
+ * bounds: drawn at value + 1, the edge after them). */
+static void chart_marked(page *pg, const char *id, const char *title, const char *xlabel, const chart_in *in,
+                         size_t n, bool signed_axis, const char *caption, json_t *marks, const char *marks_name)
+{
+    double mk[64];
+    size_t nmk = 0;
+    for (size_t i = 0; i < json_array_size(marks) && nmk < 64; i++)
+        if (jnum(json_array_get(marks, i), &mk[nmk]))
+            mk[nmk] += 1, nmk++;
     ps_html *h = &pg->h;
     dist d[3] = {{0}, {0}, {0}};
     double *cnt[3] = {NULL, NULL, NULL}, *edges = NULL;
@@ -1131,7 +1148,7 @@ static void chart(page *pg, const char *id, const char *title, const char *xlabe
         else
             s[k].n_edges = nb + 1, s[k].n_counts = nb;
     ps_html_raw(h, "<figure>");
-    ps_svg_histogram(h, id, title, xlabel, desc, s, n);
+    ps_svg_histogram_marked(h, id, title, xlabel, desc, s, n, mk, nmk, marks_name);
     ps_html_raw(h, "<figcaption>");
     if (caption) {
         ps_html_raw(h, "<p>");
@@ -1234,8 +1251,9 @@ static void lengths(page *pg)
         chart(pg, "h-t", "Tokens per pair: cleaned vs tokenized", "tokens", tk, 2, false, NULL);
     } else {
         chart_in tk[] = {{"tokenized", jget(T, "tokens"), NULL, 2}};
-        chart(pg, "h-t", "Tokens per pair ([CLS] question [SEP] sql [SEP], after truncation)", "tokens", tk, 1,
-              false, NULL);
+        json_t *pad = jpath(pts, "tokenized", "padding", NULL);
+        chart_marked(pg, "h-t", "Tokens per pair ([CLS] question [SEP] sql [SEP], after truncation)", "tokens", tk,
+                     1, false, NULL, jget(pad, "bounds"), "bucket bounds");
     }
     json_t *pch = jpath(pg->r, "paired", "change", NULL), *lc = jpath(pg->r, "paired", "length_change", NULL);
     if (pch) {

@@ -238,6 +238,13 @@ static void nice_axis(double m, double *top, double *step)
 void ps_svg_histogram(ps_html *h, const char *id, const char *title, const char *xlabel,
                       const char *desc, const ps_svg_series *s, size_t n)
 {
+    ps_svg_histogram_marked(h, id, title, xlabel, desc, s, n, NULL, 0, NULL);
+}
+
+void ps_svg_histogram_marked(ps_html *h, const char *id, const char *title, const char *xlabel,
+                             const char *desc, const ps_svg_series *s, size_t n, const double *marks,
+                             size_t n_marks, const char *marks_name)
+{
     enum { W = 600, H = 270, ML = 58, MR = 14, MT = 40, MB = 50 };
     const double pw = W - ML - MR, ph = H - MT - MB;
     hseries *hs = calloc(n ? n : 1, sizeof *hs);
@@ -380,6 +387,16 @@ void ps_svg_histogram(ps_html *h, const char *id, const char *title, const char 
     /* legend, right-aligned on the title line */
     {
         double x = W - MR;
+        if (n_marks && marks_name) {
+            size_t len = strlen(marks_name), cut = ps_utf8_cut(marks_name, len, 40);
+            x -= 6.2 * (double)cut;
+            ps_html_printf(h, "<text class=\"lg\" x=\"%.1f\" y=\"32\">", x);
+            ps_html_text_capped(h, marks_name, len, 40);
+            ps_html_raw(h, "</text>");
+            x -= 18;
+            ps_html_printf(h, "<line class=\"mk\" x1=\"%.1f\" x2=\"%.1f\" y1=\"23\" y2=\"34\"/>", x + 6, x + 6);
+            x -= 10;
+        }
         for (size_t k = n; k-- > 0;) {
             size_t len = s[k].name ? strlen(s[k].name) : 0;
             size_t cut = ps_utf8_cut(s[k].name ? s[k].name : "", len, 40);
@@ -429,6 +446,22 @@ void ps_svg_histogram(ps_html *h, const char *id, const char *title, const char 
             ps_html_printf(h, "L%.1f %.1fL%.1f %.1f", ML + gw * (double)g, y, ML + gw * (double)(g + 1), y);
         }
         ps_html_printf(h, "L%.1f %.1fZ\"/>", ML + pw, MT + ph);
+    }
+    /* markers: value -> position inside its union slot */
+    for (size_t m = 0; m < n_marks && m < 64; m++) {
+        double v = marks[m];
+        if (!isfinite(v) || v < uni[lo] || v > uni[hi])
+            continue;
+        size_t j = lower_bound(uni, nu, v);
+        if (j > lo && (j >= nu || uni[j] > v))
+            j--;
+        if (j >= hi)
+            j = hi - 1;
+        double span_w = uni[j + 1] - uni[j];
+        double frac = span_w > 0 ? (v - uni[j]) / span_w : 0;
+        double x = ML + gw * (((double)(j - lo) + frac) / (double)group);
+        ps_html_printf(h, "<line class=\"mk\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.0f\"/>", x, x, MT,
+                       MT + ph);
     }
     /* x labels at group boundaries, at most 9 */
     size_t every = (ng + 7) / 8;

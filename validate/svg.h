@@ -64,6 +64,12 @@ typedef struct ps_svg_series {
  * escaped. Draws a "no data" panel when every series is empty. */
 void ps_svg_histogram(ps_html *h, const char *id, const char *title, const char *xlabel,
                       const char *desc, const ps_svg_series *s, size_t n);
+/* The same with vertical markers at values `marks` (e.g. bucket bounds),
+ * named `marks_name` in the legend; marks outside the drawn range are
+ * left out. */
+void ps_svg_histogram_marked(ps_html *h, const char *id, const char *title, const char *xlabel,
+                             const char *desc, const ps_svg_series *s, size_t n, const double *marks,
+                             size_t n_marks, const char *marks_name);
 
 /* One row of a horizontal bar chart: a light bar of `total` with a dark bar
  * of `part` over it, and `note` at its end. */
