@@ -58,32 +58,14 @@ LABEL_NONE = 0xFFFFFFFF
 
 def stage_clean(inputs, label_field):
     """Returns (ids, pairs, labels, counts)."""
-    clean = clean_baseline.clean
-    seen = set()
     ids, pairs, labels = [], [], []
-    counts = {"records_in": 0, "kept": 0, "rejected": 0, "duplicates": 0}
-    for path in inputs:
-        for _source, rid, rec in clean_baseline.records(path):
-            counts["records_in"] += 1
-            q = rec.get("question")
-            s = rec.get("sql") if isinstance(rec.get("sql"), str) else rec.get("query")
-            if not isinstance(q, str) or not isinstance(s, str):
-                counts["rejected"] += 1
-                continue
-            q, s = clean(q, False), clean(s, True)
-            if not q or not s:
-                counts["rejected"] += 1
-                continue
-            key = (q, s)
-            if key in seen:
-                counts["duplicates"] += 1
-                continue
-            seen.add(key)
-            label = rec.get(label_field)
-            ids.append(str(rec.get("id", rid)))
-            pairs.append([q, s])
-            labels.append(None if label is None or label == "" else str(label))
-            counts["kept"] += 1
+    c = {"in": 0, "kept": 0, "rejected": 0, "duplicates": 0}
+    for _source, rid, q, s, label in clean_baseline.cleaned_records(inputs, label_field, c):
+        ids.append(rid)
+        pairs.append([q, s])
+        labels.append(label)
+    counts = {"records_in": c["in"], "kept": c["kept"], "rejected": c["rejected"],
+              "duplicates": c["duplicates"]}
     return ids, pairs, labels, counts
 
 

@@ -75,6 +75,32 @@ def records(path):
             if line.strip():
                 yield f"{path}:{n}", f"{os.path.basename(path)}:{n}", json.loads(line)
 
+def cleaned_records(inputs, label_field, counts):
+    """Yields (source, id, question, sql, label) of every kept record, in
+    input order, counting in, kept, rejected and duplicates."""
+    seen = set()
+    for path in inputs:
+        for source, rid, rec in records(path):
+            counts["in"] += 1
+            q = rec.get("question")
+            s = rec.get("sql") if isinstance(rec.get("sql"), str) else rec.get("query")
+            if not isinstance(q, str) or not isinstance(s, str):
+                counts["rejected"] += 1
+                continue
+            q, s = clean(q, False), clean(s, True)
+            if not q or not s:
+                counts["rejected"] += 1
+                continue
+            if (q, s) in seen:
+                counts["duplicates"] += 1
+                continue
+            seen.add((q, s))
+            label = rec.get(label_field)
+            counts["kept"] += 1
+            yield (source, str(rec.get("id", rid)), q, s,
+                   None if label is None or label == "" else str(label))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("inputs", nargs="+")
@@ -82,32 +108,12 @@ def main():
     ap.add_argument("--label-field", default="label")
     a = ap.parse_args()
     t0 = time.perf_counter()
-    seen = set()
     counts = {"in": 0, "kept": 0, "rejected": 0, "duplicates": 0}
     with open(a.output, "w", encoding="utf-8") as out:
-        for path in a.inputs:
-            for source, rid, rec in records(path):
-                counts["in"] += 1
-                q = rec.get("question")
-                s = rec.get("sql") if isinstance(rec.get("sql"), str) else rec.get("query")
-                if not isinstance(q, str) or not isinstance(s, str):
-                    counts["rejected"] += 1
-                    continue
-                q, s = clean(q, False), clean(s, True)
-                if not q or not s:
-                    counts["rejected"] += 1
-                    continue
-                key = (q, s)
-                if key in seen:
-                    counts["duplicates"] += 1
-                    continue
-                seen.add(key)
-                label = rec.get(a.label_field)
-                out.write(json.dumps({"id": str(rec.get("id", rid)), "question": q, "sql": s,
-                                      "label": None if label is None else str(label),
-                                      "source": source}, ensure_ascii=False,
-                                     separators=(",", ":")) + "\n")
-                counts["kept"] += 1
+        for source, rid, q, s, label in cleaned_records(a.inputs, a.label_field, counts):
+            out.write(json.dumps({"id": rid, "question": q, "sql": s, "label": label,
+                                  "source": source}, ensure_ascii=False,
+                                 separators=(",", ":")) + "\n")
     counts["seconds"] = time.perf_counter() - t0  # processing only, not start-up
     print(json.dumps(counts), file=sys.stderr)
 
