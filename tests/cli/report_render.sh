@@ -10,10 +10,13 @@
 
 CHROME=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROME" ]; then
-    if [ "$(id -u)" -eq 0 ]; then
-        timeout 300 apt-get install -y chromium >"$TMP/apt.log" 2>&1
-    elif command -v sudo >/dev/null 2>&1; then
-        timeout 300 sudo -n apt-get install -y chromium >"$TMP/apt.log" 2>&1
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo -n"
+    if [ -z "$SUDO" ] || command -v sudo >/dev/null 2>&1; then
+        # stale package lists: update once and retry
+        timeout 300 $SUDO apt-get install -y chromium >"$TMP/apt.log" 2>&1 ||
+            { timeout 300 $SUDO apt-get update >>"$TMP/apt.log" 2>&1 &&
+                timeout 300 $SUDO apt-get install -y chromium >>"$TMP/apt.log" 2>&1; }
     fi
     CHROME=$(command -v chromium || true)
 fi
