@@ -106,9 +106,10 @@ size_t ps_bucket_of(const uint32_t *bounds, size_t n, uint32_t len);
 
 /* ---- publish.c ------------------------------------------------------------ */
 
-/* Creates an empty staging directory beside `dir` ("<parent>/.<name>.tmp.<pid>")
- * into *staging (malloc'ed), first removing stale ones left by dead
- * processes. Returns 0 or PS_EIO. */
+/* Creates an empty staging directory beside `dir`
+ * ("<parent>/.<name>.tmp.<pid>.<process start time>") into *staging
+ * (malloc'ed), first removing stale ones left by dead processes (the start
+ * time tells a reused pid apart). Returns 0 or PS_EIO. */
 int ps_staging_create(const char *dir, char **staging, ps_error *err);
 /* fsyncs every file in `staging` and the directory itself, then replaces
  * `dir` with it atomically (renameat2 RENAME_EXCHANGE when `dir` exists,

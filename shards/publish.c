@@ -63,7 +63,32 @@ void ps_remove_tree(const char *path)
     rmdir(path);
 }
 
-/* Removes ".<name>.tmp.<pid>" directories whose process is gone. */
+/* The start time (clock ticks since boot) of process `pid`, or 0 when it
+ * does not exist. With the pid it names a process uniquely: a pid alone
+ * may have been reused by the time a stale staging directory is found. */
+static unsigned long long process_start(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (!p)
+        return 0;
+    unsigned long long start = 0;
+    /* after ") ": state is field 3; starttime is field 22 */
+    int field = 2;
+    for (char *tok = p + 1; *tok && field < 22; tok++)
+        if (*tok == ' ')
+            field++, start = strtoull(tok + 1, NULL, 10);
+    return field == 22 ? start : 0;
+}
+
+/* Removes ".<name>.tmp.<pid>.<start>" directories whose process is gone. */
 static void remove_stale(const char *parent, const char *name)
 {
     DIR *d = opendir(parent);
@@ -78,8 +103,13 @@ static void remove_stale(const char *parent, const char *name)
             continue;
         char *end;
         long pid = strtol(e->d_name + pl, &end, 10);
-        if (*end || pid <= 0 || (kill((pid_t)pid, 0) == 0 || errno == EPERM))
-            continue; /* not ours, or its builder still runs */
+        if (pid <= 0 || *end != '.')
+            continue; /* not a staging directory of ours */
+        unsigned long long start = strtoull(end + 1, &end, 10);
+        if (*end && strcmp(end, ".old") != 0)
+            continue;
+        if (process_start(pid) == start)
+            continue; /* its builder still runs */
         char sub[4096];
         if (snprintf(sub, sizeof sub, "%s/%s", parent, e->d_name) < (int)sizeof sub)
             ps_remove_tree(sub);
@@ -104,11 +134,12 @@ int ps_staging_create(const char *dir, char **staging, ps_error *err)
     }
     mkdir(parent, 0755);
     remove_stale(parent, name);
-    size_t n = strlen(parent) + strlen(name) + 40;
+    size_t n = strlen(parent) + strlen(name) + 64;
     char *s = malloc(n);
     if (!s)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    snprintf(s, n, "%s/.%s.tmp.%ld", parent, name, (long)getpid());
+    long pid = (long)getpid();
+    snprintf(s, n, "%s/.%s.tmp.%ld.%llu", parent, name, pid, process_start(pid));
     ps_remove_tree(s);
     if (mkdir(s, 0755) != 0) {
         int e = errno;
