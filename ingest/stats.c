@@ -3,13 +3,13 @@
  * and per cleaning step, serialised with jansson in a fixed key order so
  * that the same input always gives the same bytes.
  */
+#define _GNU_SOURCE /* qsort_r */
+#include "common/strmap.h"
 #include "ingest/ingest.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 static const char *const REASONS[] = {
     "invalid_utf8", "bad_json",     "bad_csv",         "wrong_type",
@@ -22,10 +22,6 @@ typedef struct counts {
     uint64_t in, kept, rejected, duplicates;
 } counts;
 
-typedef struct label_entry {
-    char *label; /* NULL: empty slot */
-    counts c;
-} label_entry;
 
 typedef struct input_entry {
     char *path;
@@ -38,8 +34,9 @@ struct ps_stats {
     uint64_t by_reason[NREASONS];
     counts unlabeled;  /* parsed, no label */
     counts unparsed;   /* rejected before the label could be read */
-    label_entry *labels;
-    size_t label_cap, label_n;
+    ps_strmap labels;    /* label -> index into label_counts */
+    counts *label_counts;
+    size_t label_cap;
     input_entry *inputs;
     size_t input_n;
     ps_step_counts steps;
@@ -50,12 +47,6 @@ int ps_stats_create(ps_stats **out)
     ps_stats *s = calloc(1, sizeof *s);
     if (!s)
         return PS_ENOMEM;
-    s->label_cap = 64;
-    s->labels = calloc(s->label_cap, sizeof *s->labels);
-    if (!s->labels) {
-        free(s);
-        return PS_ENOMEM;
-    }
     *out = s;
     return 0;
 }
@@ -64,9 +55,8 @@ void ps_stats_free(ps_stats *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->label_cap; i++)
-        free(s->labels[i].label);
-    free(s->labels);
+    ps_strmap_free(&s->labels);
+    free(s->label_counts);
     for (size_t i = 0; i < s->input_n; i++)
         free(s->inputs[i].path);
     free(s->inputs);
@@ -75,36 +65,23 @@ void ps_stats_free(ps_stats *s)
 
 ps_step_counts *ps_stats_steps(ps_stats *s) { return &s->steps; }
 
-static label_entry *label_slot(label_entry *v, size_t cap, const char *label)
-{
-    size_t i = (size_t)XXH3_64bits(label, strlen(label)) & (cap - 1);
-    while (v[i].label && strcmp(v[i].label, label) != 0)
-        i = (i + 1) & (cap - 1);
-    return &v[i];
-}
-
 static counts *label_counts(ps_stats *s, const char *label)
 {
-    if ((s->label_n + 1) * 2 > s->label_cap) {
-        size_t ncap = s->label_cap * 2;
-        label_entry *nv = calloc(ncap, sizeof *nv);
-        if (!nv)
+    if (s->labels.n == s->label_cap) { /* room first: map and array stay in step */
+        size_t nc = s->label_cap ? s->label_cap * 2 : 64;
+        counts *nl = realloc(s->label_counts, nc * sizeof *nl);
+        if (!nl)
             return NULL;
-        for (size_t i = 0; i < s->label_cap; i++)
-            if (s->labels[i].label)
-                *label_slot(nv, ncap, s->labels[i].label) = s->labels[i];
-        free(s->labels);
-        s->labels = nv;
-        s->label_cap = ncap;
+        s->label_counts = nl;
+        s->label_cap = nc;
     }
-    label_entry *e = label_slot(s->labels, s->label_cap, label);
-    if (!e->label) {
-        e->label = strdup(label);
-        if (!e->label)
-            return NULL;
-        s->label_n++;
-    }
-    return &e->c;
+    bool added;
+    long i = ps_strmap_add(&s->labels, label, &added);
+    if (i < 0)
+        return NULL;
+    if (added)
+        memset(&s->label_counts[i], 0, sizeof *s->label_counts);
+    return &s->label_counts[i];
 }
 
 static input_entry *input_of(ps_stats *s, const char *path)
@@ -192,9 +169,10 @@ static json_t *counts_json(const counts *c)
                      (json_int_t)c->duplicates);
 }
 
-static int cmp_label(const void *a, const void *b)
+static int cmp_label(const void *a, const void *b, void *keys)
 {
-    return strcmp((*(const label_entry *const *)a)->label, (*(const label_entry *const *)b)->label);
+    char *const *k = keys;
+    return strcmp(k[*(const size_t *)a], k[*(const size_t *)b]);
 }
 
 #define I(x) ((json_int_t)(x))
@@ -225,16 +203,16 @@ char *ps_stats_to_json(const ps_stats *s, ps_rules *rules)
     }
     json_object_set_new(root, "rules", jr);
 
-    const label_entry **sorted = malloc((s->label_n + 1) * sizeof *sorted);
-    size_t k = 0;
-    for (size_t i = 0; sorted && i < s->label_cap; i++)
-        if (s->labels[i].label)
-            sorted[k++] = &s->labels[i];
+    size_t k = s->labels.n;
+    size_t *sorted = malloc((k + 1) * sizeof *sorted);
+    for (size_t i = 0; sorted && i < k; i++)
+        sorted[i] = i;
     if (sorted)
-        qsort(sorted, k, sizeof *sorted, cmp_label);
+        qsort_r(sorted, k, sizeof *sorted, cmp_label, s->labels.keys);
     json_t *labels = json_object();
-    for (size_t i = 0; i < k; i++)
-        json_object_set_new(labels, sorted[i]->label, counts_json(&sorted[i]->c));
+    for (size_t i = 0; sorted && i < k; i++)
+        json_object_set_new(labels, s->labels.keys[sorted[i]],
+                            counts_json(&s->label_counts[sorted[i]]));
     free(sorted);
     json_object_set_new(root, "label_count", json_integer(I(k)));
     json_object_set_new(root, "labels", labels);

@@ -2,6 +2,7 @@
 #ifndef PS_SHARDS_BUILD_INTERNAL_H
 #define PS_SHARDS_BUILD_INTERNAL_H
 
+#include "common/strmap.h"
 #include "ingest/ingest.h"
 #include "shards/build.h"
 #include "shards/shards.h"
@@ -41,11 +42,9 @@ typedef struct ps_build_state {
     uint64_t *hist;            /* token-length histogram, [0..hist_max] */
     size_t hist_max;
     /* labels in first-seen order; sorted and renumbered in phase 2 */
-    char **labels;
-    size_t n_labels, labels_cap;
-    uint32_t *label_slots;     /* open addressing: index + 1, 0 empty */
-    size_t label_slots_cap;
-    uint32_t *label_final;     /* first-seen index -> final id */
+    ps_strmap labels;
+    const char **sorted_labels; /* final id -> name (into `labels`) */
+    uint32_t *label_final;      /* first-seen index -> final id */
     uint32_t bounds[PS_BUILD_MAX_BUCKETS];
     size_t n_bounds;
     int id_width;

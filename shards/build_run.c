@@ -11,52 +11,17 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 /* Returns the first-seen index of `label`, registering it when new. */
 static int label_index(ps_build_state *st, const char *label, uint32_t *out)
 {
-    if ((st->n_labels + 1) * 2 > st->label_slots_cap) {
-        size_t ncap = st->label_slots_cap ? st->label_slots_cap * 2 : 256;
-        uint32_t *ns = calloc(ncap, sizeof *ns);
-        if (!ns)
-            return PS_ENOMEM;
-        for (size_t i = 0; i < st->n_labels; i++) {
-            size_t h = (size_t)XXH3_64bits(st->labels[i], strlen(st->labels[i])) & (ncap - 1);
-            while (ns[h])
-                h = (h + 1) & (ncap - 1);
-            ns[h] = (uint32_t)i + 1;
-        }
-        free(st->label_slots);
-        st->label_slots = ns;
-        st->label_slots_cap = ncap;
-    }
-    size_t len = strlen(label);
-    size_t h = (size_t)XXH3_64bits(label, len) & (st->label_slots_cap - 1);
-    while (st->label_slots[h]) {
-        uint32_t i = st->label_slots[h] - 1;
-        if (strcmp(st->labels[i], label) == 0) {
-            *out = i;
-            return 0;
-        }
-        h = (h + 1) & (st->label_slots_cap - 1);
-    }
-    if (st->n_labels == st->labels_cap) {
-        size_t ncap = st->labels_cap ? st->labels_cap * 2 : 64;
-        char **nl = realloc(st->labels, ncap * sizeof *nl);
-        if (!nl)
-            return PS_ENOMEM;
-        st->labels = nl;
-        st->labels_cap = ncap;
-    }
-    if (st->n_labels >= PS_LABEL_NONE - 1)
-        return PS_ELIMIT;
-    st->labels[st->n_labels] = strdup(label);
-    if (!st->labels[st->n_labels])
+    bool added;
+    long i = ps_strmap_add(&st->labels, label, &added);
+    if (i < 0)
         return PS_ENOMEM;
-    st->label_slots[h] = (uint32_t)st->n_labels + 1;
-    *out = (uint32_t)st->n_labels++;
+    if (i >= (long)PS_LABEL_NONE)
+        return PS_ELIMIT;
+    *out = (uint32_t)i;
     return 0;
 }
 
@@ -158,10 +123,8 @@ static void state_free(ps_build_state *st)
         free(st->spools[i].path);
     }
     free(st->spools);
-    for (size_t i = 0; i < st->n_labels; i++)
-        free(st->labels[i]);
-    free(st->labels);
-    free(st->label_slots);
+    ps_strmap_free(&st->labels);
+    free(st->sorted_labels);
     free(st->label_final);
     free(st->hist);
     free(st->results);
@@ -352,7 +315,7 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         }
         summary->n_buckets = st.n_bounds;
         memcpy(summary->buckets, st.bounds, sizeof st.bounds);
-        summary->n_labels = st.n_labels;
+        summary->n_labels = st.labels.n;
         summary->seconds = ps_build_now() - st.start;
         snprintf(summary->verdict, sizeof summary->verdict, "%s",
                  ps_vreport_verdict(st.report));

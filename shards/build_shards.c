@@ -250,28 +250,21 @@ int ps_build_plan(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
     /* Labels: sorted by their bytes, so ids do not depend on input order. */
-    uint32_t *order = malloc((st->n_labels + 1) * sizeof *order);
-    st->label_final = malloc((st->n_labels + 1) * sizeof *st->label_final);
-    if (!order || !st->label_final) {
+    size_t nl = st->labels.n;
+    uint32_t *order = malloc((nl + 1) * sizeof *order);
+    st->label_final = malloc((nl + 1) * sizeof *st->label_final);
+    st->sorted_labels = malloc((nl + 1) * sizeof *st->sorted_labels);
+    if (!order || !st->label_final || !st->sorted_labels) {
         free(order);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
-    for (uint32_t i = 0; i < st->n_labels; i++)
+    for (uint32_t i = 0; i < nl; i++)
         order[i] = i;
-    qsort_r(order, st->n_labels, sizeof *order, cmp_label, st->labels);
-    for (uint32_t i = 0; i < st->n_labels; i++)
+    qsort_r(order, nl, sizeof *order, cmp_label, st->labels.keys);
+    for (uint32_t i = 0; i < nl; i++) {
         st->label_final[order[i]] = i;
-    /* keep the sorted names for the manifest */
-    char **sorted = malloc((st->n_labels + 1) * sizeof *sorted);
-    if (!sorted) {
-        free(order);
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
+        st->sorted_labels[i] = st->labels.keys[order[i]];
     }
-    for (uint32_t i = 0; i < st->n_labels; i++)
-        sorted[i] = st->labels[order[i]];
-    free(st->labels);
-    st->labels = sorted;
-    st->labels_cap = st->n_labels + 1;
     free(order);
 
     if (cfg->n_buckets) {

@@ -66,8 +66,8 @@ char *ps_build_manifest(ps_build_state *st, ps_error *err)
     }
     json_object_set_new(m, "tokenizer", tok);
     json_t *labels = json_array();
-    for (size_t i = 0; i < st->n_labels; i++)
-        json_array_append_new(labels, json_string(st->labels[i]));
+    for (size_t i = 0; i < st->labels.n; i++)
+        json_array_append_new(labels, json_string(st->sorted_labels[i]));
     json_object_set_new(m, "labels", labels);
     json_t *bounds = json_array();
     for (size_t b = 0; b < st->n_bounds; b++)

@@ -45,10 +45,8 @@ void ps_vpaired_free(ps_vpaired *p)
 {
     if (!p)
         return;
-    for (size_t i = 0; i < p->nlabels; i++)
-        free(p->labels[i].name);
     free(p->labels);
-    free(p->slots);
+    ps_strmap_free(&p->names);
     for (size_t i = 0; i < p->nreasons; i++) {
         free(p->reasons[i].reason);
         free(p->reasons[i].rule);
@@ -60,49 +58,15 @@ void ps_vpaired_free(ps_vpaired *p)
     free(p);
 }
 
-static uint64_t hash_str(const char *k)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *k; k++)
-        h = (h ^ (unsigned char)*k) * 1099511628211ull;
-    return h;
-}
-
-static size_t find_slot(size_t *slots, size_t nslots, const ps_vplabel *labels, const char *name)
-{
-    size_t i = (size_t)hash_str(name) & (nslots - 1);
-    while (slots[i] && strcmp(labels[slots[i] - 1].name, name))
-        i = (i + 1) & (nslots - 1);
-    return i;
-}
-
 const ps_vplabel *ps_vpaired_find_label(const ps_vpaired *p, const char *name)
 {
-    if (!p->nslots || !name)
-        return NULL;
-    size_t i = find_slot(p->slots, p->nslots, p->labels, name);
-    return p->slots[i] ? &p->labels[p->slots[i] - 1] : NULL;
+    long i = name ? ps_strmap_find(&p->names, name) : -1;
+    return i < 0 ? NULL : &p->labels[i];
 }
 
 static ps_vplabel *get_label(ps_vpaired *p, const char *name)
 {
-    if (p->nslots) {
-        size_t i = find_slot(p->slots, p->nslots, p->labels, name);
-        if (p->slots[i])
-            return &p->labels[p->slots[i] - 1];
-    }
-    if ((p->nlabels + 1) * 10 > p->nslots * 7) {
-        size_t ns = p->nslots ? p->nslots * 2 : 64;
-        size_t *sl = calloc(ns, sizeof *sl);
-        if (!sl)
-            return NULL;
-        for (size_t j = 0; j < p->nlabels; j++)
-            sl[find_slot(sl, ns, p->labels, p->labels[j].name)] = j + 1;
-        free(p->slots);
-        p->slots = sl;
-        p->nslots = ns;
-    }
-    if (p->nlabels == p->cap) {
+    if (p->nlabels == p->cap) { /* room first: the map and the array stay in step */
         size_t nc = p->cap ? p->cap * 2 : 16;
         ps_vplabel *nl = realloc(p->labels, nc * sizeof *nl);
         if (!nl)
@@ -110,13 +74,16 @@ static ps_vplabel *get_label(ps_vpaired *p, const char *name)
         p->labels = nl;
         p->cap = nc;
     }
-    ps_vplabel *l = &p->labels[p->nlabels];
-    memset(l, 0, sizeof *l);
-    l->name = strdup(name);
-    if (!l->name)
+    bool added;
+    long i = ps_strmap_add(&p->names, name, &added);
+    if (i < 0)
         return NULL;
-    p->slots[find_slot(p->slots, p->nslots, p->labels, name)] = ++p->nlabels;
-    return l;
+    if (added) {
+        ps_vplabel *l = &p->labels[p->nlabels++];
+        memset(l, 0, sizeof *l);
+        l->name = p->names.keys[i];
+    }
+    return &p->labels[i];
 }
 
 static int add_reason(ps_vpaired *p, const char *reason, const char *rule, uint64_t count)

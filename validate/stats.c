@@ -34,57 +34,21 @@ void ps_vstats_free(ps_vstats *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->nlabels; i++)
-        free(s->labels[i].name);
     free(s->labels);
-    free(s->slots);
+    ps_strmap_free(&s->names);
     free(s->bounds);
     free(s);
 }
 
-static uint64_t hash_str(const char *k)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *k; k++)
-        h = (h ^ (unsigned char)*k) * 1099511628211ull;
-    return h;
-}
-
-static size_t find_slot(size_t *slots, size_t nslots, const ps_vlabel *labels, const char *name)
-{
-    size_t i = (size_t)hash_str(name) & (nslots - 1);
-    while (slots[i] && strcmp(labels[slots[i] - 1].name, name))
-        i = (i + 1) & (nslots - 1);
-    return i;
-}
-
 const ps_vlabel *ps_vstats_find_label(const ps_vstats *s, const char *name)
 {
-    if (!s->nslots || !name)
-        return NULL;
-    size_t i = find_slot(s->slots, s->nslots, s->labels, name);
-    return s->slots[i] ? &s->labels[s->slots[i] - 1] : NULL;
+    long i = name ? ps_strmap_find(&s->names, name) : -1;
+    return i < 0 ? NULL : &s->labels[i];
 }
 
 static ps_vlabel *get_label(ps_vstats *s, const char *name)
 {
-    if (s->nslots) {
-        size_t i = find_slot(s->slots, s->nslots, s->labels, name);
-        if (s->slots[i])
-            return &s->labels[s->slots[i] - 1];
-    }
-    if ((s->nlabels + 1) * 10 > s->nslots * 7) {
-        size_t ns = s->nslots ? s->nslots * 2 : 64;
-        size_t *sl = calloc(ns, sizeof *sl);
-        if (!sl)
-            return NULL;
-        for (size_t j = 0; j < s->nlabels; j++)
-            sl[find_slot(sl, ns, s->labels, s->labels[j].name)] = j + 1;
-        free(s->slots);
-        s->slots = sl;
-        s->nslots = ns;
-    }
-    if (s->nlabels == s->cap) {
+    if (s->nlabels == s->cap) { /* room first: the map and the array stay in step */
         size_t nc = s->cap ? s->cap * 2 : 16;
         ps_vlabel *nl = realloc(s->labels, nc * sizeof *nl);
         if (!nl)
@@ -92,13 +56,16 @@ static ps_vlabel *get_label(ps_vstats *s, const char *name)
         s->labels = nl;
         s->cap = nc;
     }
-    ps_vlabel *l = &s->labels[s->nlabels];
-    memset(l, 0, sizeof *l);
-    l->name = strdup(name);
-    if (!l->name)
+    bool added;
+    long i = ps_strmap_add(&s->names, name, &added);
+    if (i < 0)
         return NULL;
-    s->slots[find_slot(s->slots, s->nslots, s->labels, name)] = ++s->nlabels;
-    return l;
+    if (added) {
+        ps_vlabel *l = &s->labels[s->nlabels++];
+        memset(l, 0, sizeof *l);
+        l->name = s->names.keys[i];
+    }
+    return &s->labels[i];
 }
 
 static void dist_add(ps_vdist *d, int f, uint32_t v)

@@ -6,6 +6,7 @@
 #define PS_VALIDATE_VINTERNAL_H
 
 #include "validate/stat_math.h"
+#include "common/strmap.h"
 #include "validate/validate.h"
 
 /* Length fields of one group of records (all, or one label). */
@@ -39,10 +40,9 @@ struct ps_vstats {
     uint64_t records_with_tokens, tokens, unk_tokens, records_with_unk, truncated;
     ps_vdist all;
     uint64_t tok_exact[PS_VTOK_EXACT];
-    ps_vlabel *labels; /* unsorted; insertion order */
+    ps_vlabel *labels; /* unsorted; insertion order; names owned by `names` */
     size_t nlabels, cap;
-    size_t *slots;     /* open addressing: index + 1, 0 = empty */
-    size_t nslots;
+    ps_strmap names;   /* label -> index into labels */
     uint32_t *bounds;  /* padding bucket bounds (ps_vstats_set_padding) */
     size_t nbounds;
 };
@@ -87,10 +87,9 @@ struct ps_vpaired {
     uint64_t zero[2];
     uint64_t shrink[2][PS_VBINS], grow[2][PS_VBINS];
     uint64_t rel[2][PS_VREL_BINS];
-    ps_vplabel *labels;
+    ps_vplabel *labels; /* names owned by `names` */
     size_t nlabels, cap;
-    size_t *slots;
-    size_t nslots;
+    ps_strmap names;
     ps_vreason *reasons;
     size_t nreasons, rcap;
     ps_vexample *ex;

@@ -1,0 +1,72 @@
+/* A set of strings numbered in insertion order (see strmap.h). */
+#include "common/strmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+void ps_strmap_free(ps_strmap *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->keys[i]);
+    free(m->keys);
+    free(m->slots);
+    memset(m, 0, sizeof *m);
+}
+
+static size_t slot_of(const ps_strmap *m, const char *key, size_t len)
+{
+    size_t mask = m->nslots - 1, i = (size_t)XXH3_64bits(key, len) & mask;
+    while (m->slots[i] && strcmp(m->keys[m->slots[i] - 1], key) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
+
+long ps_strmap_find(const ps_strmap *m, const char *key)
+{
+    if (!m->nslots)
+        return -1;
+    size_t i = slot_of(m, key, strlen(key));
+    return m->slots[i] ? (long)m->slots[i] - 1 : -1;
+}
+
+long ps_strmap_add(ps_strmap *m, const char *key, bool *added)
+{
+    size_t len = strlen(key);
+    *added = false;
+    if (m->nslots) {
+        size_t i = slot_of(m, key, len);
+        if (m->slots[i])
+            return (long)m->slots[i] - 1;
+    }
+    if (m->n >= UINT32_MAX - 1)
+        return -1;
+    if ((m->n + 1) * 2 > m->nslots) { /* keep the table at most half full */
+        size_t ns = m->nslots ? m->nslots * 2 : 64;
+        uint32_t *sl = calloc(ns, sizeof *sl);
+        if (!sl)
+            return -1;
+        free(m->slots);
+        m->slots = sl;
+        m->nslots = ns;
+        for (size_t k = 0; k < m->n; k++)
+            m->slots[slot_of(m, m->keys[k], strlen(m->keys[k]))] = (uint32_t)k + 1;
+    }
+    if (m->n == m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 16;
+        char **nk = realloc(m->keys, nc * sizeof *nk);
+        if (!nk)
+            return -1;
+        m->keys = nk;
+        m->cap = nc;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, key, len + 1);
+    m->keys[m->n] = copy;
+    m->slots[slot_of(m, key, len)] = (uint32_t)m->n + 1;
+    *added = true;
+    return (long)m->n++;
+}

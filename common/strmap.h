@@ -1,0 +1,28 @@
+/*
+ * A set of strings numbered in insertion order: the label registries of
+ * the accounting, the build and the validation statistics all map a label
+ * to a dense index, and keep their per-label data in arrays by that index.
+ */
+#ifndef PS_COMMON_STRMAP_H
+#define PS_COMMON_STRMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ps_strmap {
+    char **keys;      /* keys[i]: the i-th string added (owned, stable) */
+    size_t n, cap;
+    uint32_t *slots;  /* open addressing: index + 1, 0 empty */
+    size_t nslots;
+} ps_strmap;
+
+/* A zeroed ps_strmap is empty and ready. */
+void ps_strmap_free(ps_strmap *m);
+/* Returns the index of `key`, or -1 when absent. */
+long ps_strmap_find(const ps_strmap *m, const char *key);
+/* Returns the index of `key`, copying it in as the next index when new
+ * (*added then true); -1 when out of memory or past UINT32_MAX - 1 keys. */
+long ps_strmap_add(ps_strmap *m, const char *key, bool *added);
+
+#endif
