@@ -1310,6 +1310,26 @@ static int ret_level(const ret_levels *rl, const lab *l)
     return ratio < rl->fail ? 2 : ratio < rl->warn ? 1 : 0;
 }
 
+/* The data of a label chart as a table (in a <details>, for screen
+ * readers and exact numbers). */
+static void retention_table(ps_html *h, const lab *v, size_t n)
+{
+    ps_html_raw(h, "<details><summary>as a table</summary><table><thead><tr><th>label</th><th class=\"n\">in</th>"
+                   "<th class=\"n\">kept</th><th class=\"n\">retention</th></tr></thead><tbody>");
+    for (size_t i = 0; i < n; i++) {
+        ps_html_raw(h, "<tr><td>");
+        ps_html_text_capped(h, v[i].name, v[i].len, CAP_SHORT);
+        ps_html_raw(h, "</td><td class=\"n\">");
+        ps_html_num(h, v[i].in, 6);
+        ps_html_raw(h, "</td><td class=\"n\">");
+        ps_html_num(h, v[i].kept, 6);
+        ps_html_raw(h, "</td><td class=\"n\">");
+        ps_html_pct(h, v[i].ret);
+        ps_html_raw(h, "</td></tr>");
+    }
+    ps_html_raw(h, "</tbody></table></details>");
+}
+
 static void label_rows(ps_html *h, const lab *v, size_t n, ps_svg_bar *bars, char (*notes)[64], bool shares,
                        const ret_levels *rl)
 {
@@ -1546,20 +1566,8 @@ static void labels(page *pg)
              "For each label, records in the raw input (light bar) and records kept after cleaning (dark bar), "
              "with kept/in and the retention share.");
     ps_svg_bars(h, "b-top", title, desc, "records in (raw)", "kept after cleaning", bars, top, false);
-    ps_html_raw(h, "<details><summary>as a table</summary><table><thead><tr><th>label</th><th class=\"n\">in</th>"
-                   "<th class=\"n\">kept</th><th class=\"n\">retention</th></tr></thead><tbody>");
-    for (size_t i = 0; i < top; i++) {
-        ps_html_raw(h, "<tr><td>");
-        ps_html_text_capped(h, v[i].name, v[i].len, CAP_SHORT);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_num(h, v[i].in, 6);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_num(h, v[i].kept, 6);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_pct(h, v[i].ret);
-        ps_html_raw(h, "</td></tr>");
-    }
-    ps_html_raw(h, "</tbody></table></details></figure><figure>");
+    retention_table(h, v, top);
+    ps_html_raw(h, "</figure><figure>");
     qsort(v, n, sizeof *v, cmp_by_ret);
     label_rows(h, v, worst, bars + top, notes + top, true, &rl);
     snprintf(title, sizeof title, n > WORST_LABELS ? "Worst %zu labels by retention" : "Retention of all %zu labels",
@@ -1567,20 +1575,8 @@ static void labels(page *pg)
     snprintf(desc, sizeof desc, "For each label, the share of its raw records kept after cleaning (dark bar, "
                                 "full width is 100%%), lowest first.");
     ps_svg_bars(h, "b-ret", title, desc, "100% of the label's records", "kept share", bars + top, worst, true);
-    ps_html_raw(h, "<details><summary>as a table</summary><table><thead><tr><th>label</th><th class=\"n\">in</th>"
-                   "<th class=\"n\">kept</th><th class=\"n\">retention</th></tr></thead><tbody>");
-    for (size_t i = 0; i < worst; i++) {
-        ps_html_raw(h, "<tr><td>");
-        ps_html_text_capped(h, v[i].name, v[i].len, CAP_SHORT);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_num(h, v[i].in, 6);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_num(h, v[i].kept, 6);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_pct(h, v[i].ret);
-        ps_html_raw(h, "</td></tr>");
-    }
-    ps_html_raw(h, "</tbody></table></details></figure></div>");
+    retention_table(h, v, worst);
+    ps_html_raw(h, "</figure></div>");
 out:
     ps_html_raw(h, "</section>");
     free(bars);
