@@ -362,6 +362,19 @@ static int merge_parts(part *ps, size_t n, const char *staging, json_t **manifes
                                                (json_int_t)tt, "blocks", (json_int_t)tbk,
                                                "buckets", tb));
     if (json_is_object(acct)) {
+        /* every part read every input whole: the bytes are not summed */
+        json_t *in0 = json_object_get(json_object_get(ps[0].m, "accounting"), "inputs");
+        size_t k;
+        json_t *e;
+        json_array_foreach(json_object_get(acct, "inputs"), k, e)
+        {
+            json_t *b0 = json_object_get(json_array_get(in0, k), "bytes");
+            if (b0)
+                json_object_set(e, "bytes", b0);
+        }
+        json_object_set(acct, "blank_lines_skipped",
+                        json_object_get(json_object_get(ps[0].m, "accounting"),
+                                        "blank_lines_skipped"));
         json_int_t in = json_integer_value(json_object_get(acct, "records_in"));
         json_int_t sum = json_integer_value(json_object_get(acct, "kept")) +
                          json_integer_value(json_object_get(acct, "rejected")) +
