@@ -17,4 +17,4 @@ echo "pairshard demo: building $DATA/spider/dev.json into $OUT/shards"
 echo
 "$PS" inspect --verify "$OUT/shards" | awk '/^labels/ { n = 0 } { if (n++ < 40) print }'
 echo
-echo "pairshard demo: the manifest, rejects and shards are in $OUT/shards/"
+echo "pairshard demo: the shards, manifest, rejects and the validation report (report.html) are in $OUT/shards/"
