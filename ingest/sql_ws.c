@@ -74,8 +74,11 @@ int ps_sql_fold_whitespace(const char *in, size_t n, bool backslash_escapes, ps_
     while (i < n) {
         unsigned char c = p[i];
         if (st == ST_NORMAL && pend == PEND_NONE && !special(c)) {
+            /* A single space between two plain bytes stays as it is, so it
+             * is copied with them rather than folded. */
             size_t j = i + 1;
-            while (j < n && !special(p[j]))
+            while (j < n && (!special(p[j]) ||
+                             (p[j] == ' ' && j + 1 < n && !special(p[j + 1]))))
                 j++;
             memcpy(o + len, p + i, j - i);
             len += j - i;
