@@ -51,6 +51,11 @@ typedef struct ps_build_state {
     ps_shard_result *results;
     double start, last_progress;
     uint64_t total_input_bytes;
+    /* inputs' SHA-256, computed by a thread of its own during phase 1 */
+    char (*input_sha)[65];
+    uint64_t *input_bytes;
+    int input_hash_rc;
+    ps_error input_hash_err;
     /* validation */
     ps_vstats *v_raw, *v_clean, *v_tok;
     ps_vpaired *paired;

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -109,8 +110,24 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
     return 0;
 }
 
+/* Hashes every input file (not stdin) for the manifest; runs beside
+ * phase 1, which reads the same files (the second read hits the page
+ * cache). */
+static void *hash_inputs(void *arg)
+{
+    ps_build_state *st = arg;
+    const ps_build_config *cfg = st->cfg;
+    for (size_t i = 0; i < cfg->n_inputs && !st->input_hash_rc; i++)
+        if (strcmp(cfg->inputs[i], "-") != 0)
+            st->input_hash_rc = ps_sha256_file(cfg->inputs[i], st->input_sha[i],
+                                               &st->input_bytes[i], &st->input_hash_err);
+    return NULL;
+}
+
 static void state_free(ps_build_state *st)
 {
+    free(st->input_sha);
+    free(st->input_bytes);
     if (st->rejects)
         fclose(st->rejects);
     if (st->duplicates)
@@ -256,8 +273,22 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         snprintf(name, sizeof name, ".spool-%05zu", i);
         rc = open_in(st.staging, name, &st.spools[i].f, &st.spools[i].path, err);
     }
+    pthread_t hasher;
+    bool hashing = false;
+    if (!rc) {
+        st.input_sha = calloc(cfg->n_inputs, sizeof *st.input_sha);
+        st.input_bytes = calloc(cfg->n_inputs, sizeof *st.input_bytes);
+        if (!st.input_sha || !st.input_bytes)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        else if (pthread_create(&hasher, NULL, hash_inputs, &st) == 0)
+            hashing = true;
+        else
+            hash_inputs(&st);
+    }
     if (!rc)
         rc = ps_build_phase1(&st, err);
+    if (hashing)
+        pthread_join(hasher, NULL);
     if (!rc)
         rc = close_checked(&st.rejects, "rejects.jsonl", err);
     if (!rc)

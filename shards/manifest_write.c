@@ -114,17 +114,17 @@ char *ps_build_manifest(ps_build_state *st, ps_error *err)
     json_object_set_new(m, "totals", json_pack("{sIsIsIso}", "records", I(tr), "tokens", I(tt),
                                                "blocks", I(tb), "buckets", tbk));
     json_t *inputs = json_array();
-    for (size_t i = 0; i < cfg->n_inputs; i++) {
-        char sha[65] = "";
-        uint64_t bytes = 0;
-        if (strcmp(cfg->inputs[i], "-") != 0 && ps_sha256_file(cfg->inputs[i], sha, &bytes, err)) {
-            json_decref(inputs);
-            json_decref(m);
-            return NULL;
-        }
-        json_array_append_new(inputs, json_pack("{sssIss}", "path", cfg->inputs[i], "bytes",
-                                                I(bytes), "sha256", sha));
+    if (st->input_hash_rc) { /* hashed while phase 1 ran (build_run.c) */
+        if (err)
+            *err = st->input_hash_err;
+        json_decref(inputs);
+        json_decref(m);
+        return NULL;
     }
+    for (size_t i = 0; i < cfg->n_inputs; i++)
+        json_array_append_new(inputs, json_pack("{sssIss}", "path", cfg->inputs[i], "bytes",
+                                                I(st->input_bytes[i]), "sha256",
+                                                st->input_sha[i]));
     json_object_set_new(m, "inputs", inputs);
     char *acct = ps_cleaner_stats_json(st->cleaner);
     json_t *a = acct ? json_loads(acct, 0, &je) : NULL;
