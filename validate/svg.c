@@ -241,6 +241,25 @@ void ps_svg_histogram(ps_html *h, const char *id, const char *title, const char 
     ps_svg_histogram_marked(h, id, title, xlabel, desc, s, n, NULL, 0, NULL);
 }
 
+/* Opens an accessible chart: <svg> labelled by its <title> and <desc>. */
+static void svg_open(ps_html *h, const char *id, const char *title, const char *desc, int W,
+                     int H)
+{
+    ps_html_printf(h, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" aria-labelledby=\"", W, H);
+    ps_html_text(h, id);
+    ps_html_raw(h, "-t ");
+    ps_html_text(h, id);
+    ps_html_raw(h, "-d\"><title id=\"");
+    ps_html_text(h, id);
+    ps_html_raw(h, "-t\">");
+    ps_html_text(h, title);
+    ps_html_raw(h, "</title><desc id=\"");
+    ps_html_text(h, id);
+    ps_html_raw(h, "-d\">");
+    ps_html_text(h, desc);
+    ps_html_raw(h, "</desc>");
+}
+
 void ps_svg_histogram_marked(ps_html *h, const char *id, const char *title, const char *xlabel,
                              const char *desc, const ps_svg_series *s, size_t n, const double *marks,
                              size_t n_marks, const char *marks_name)
@@ -368,19 +387,7 @@ void ps_svg_histogram_marked(ps_html *h, const char *id, const char *title, cons
         if (hs[k].ok && hs[k].open_end && any && hs[k].edges[hs[k].n] >= uni[hi])
             open_end = true;
 
-    ps_html_printf(h, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" aria-labelledby=\"", W, H);
-    ps_html_text(h, id);
-    ps_html_raw(h, "-t ");
-    ps_html_text(h, id);
-    ps_html_raw(h, "-d\"><title id=\"");
-    ps_html_text(h, id);
-    ps_html_raw(h, "-t\">");
-    ps_html_text(h, title);
-    ps_html_raw(h, "</title><desc id=\"");
-    ps_html_text(h, id);
-    ps_html_raw(h, "-d\">");
-    ps_html_text(h, desc);
-    ps_html_raw(h, "</desc>");
+    svg_open(h, id, title, desc, W, H);
     ps_html_printf(h, "<text class=\"ct\" x=\"%d\" y=\"16\">", ML);
     ps_html_text(h, title);
     ps_html_raw(h, "</text>");
@@ -510,19 +517,8 @@ void ps_svg_bars(ps_html *h, const char *id, const char *title, const char *desc
     for (size_t i = 0; i < n; i++)
         if (isfinite(rows[i].total) && rows[i].total > max)
             max = rows[i].total;
-    ps_html_printf(h, "<svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" aria-labelledby=\"", W, H);
-    ps_html_text(h, id);
-    ps_html_raw(h, "-t ");
-    ps_html_text(h, id);
-    ps_html_raw(h, "-d\"><title id=\"");
-    ps_html_text(h, id);
-    ps_html_raw(h, "-t\">");
-    ps_html_text(h, title);
-    ps_html_raw(h, "</title><desc id=\"");
-    ps_html_text(h, id);
-    ps_html_raw(h, "-d\">");
-    ps_html_text(h, desc);
-    ps_html_raw(h, "</desc><text class=\"ct\" x=\"4\" y=\"16\">");
+    svg_open(h, id, title, desc, W, H);
+    ps_html_raw(h, "<text class=\"ct\" x=\"4\" y=\"16\">");
     ps_html_text(h, title);
     ps_html_raw(h, "</text>");
     ps_html_printf(h, "<rect class=\"sw b0\" x=\"%.0f\" y=\"24\" width=\"11\" height=\"11\"/>", bx);
