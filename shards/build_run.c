@@ -212,20 +212,6 @@ static int validate_and_report(ps_build_state *st, const char *dir, const char *
     return rc;
 }
 
-void ps_path_beside(const char *dir, char *parent, size_t psz, char *prefix, size_t nsz)
-{
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/')
-        n--;
-    size_t cut = n;
-    while (cut > 0 && dir[cut - 1] != '/')
-        cut--;
-    if (cut == 0)
-        snprintf(parent, psz, ".");
-    else
-        snprintf(parent, psz, "%.*s", (int)(cut > 1 ? cut - 1 : 1), dir);
-    snprintf(prefix, nsz, "%.*s.", (int)(n - cut), dir + cut);
-}
 
 int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error *err)
 {

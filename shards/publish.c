@@ -19,26 +19,28 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* dirname/basename without modifying the argument. */
-static void split_path(const char *dir, char *parent, size_t psz, const char **name)
+/* dirname and basename of `dir` without modifying it; trailing slashes
+ * ("out/") are ignored. */
+static void split_path(const char *dir, char *parent, size_t psz, char *name, size_t nsz)
 {
     size_t n = strlen(dir);
     while (n > 1 && dir[n - 1] == '/')
         n--;
-    const char *slash = NULL;
-    for (size_t i = 0; i < n; i++)
-        if (dir[i] == '/')
-            slash = dir + i;
-    if (!slash) {
+    size_t cut = n; /* start of the last component */
+    while (cut > 0 && dir[cut - 1] != '/')
+        cut--;
+    if (cut == 0)
         snprintf(parent, psz, ".");
-        *name = dir;
-    } else if (slash == dir) {
-        snprintf(parent, psz, "/");
-        *name = slash + 1;
-    } else {
-        snprintf(parent, psz, "%.*s", (int)(slash - dir), dir);
-        *name = slash + 1;
-    }
+    else
+        snprintf(parent, psz, "%.*s", (int)(cut > 1 ? cut - 1 : 1), dir);
+    snprintf(name, nsz, "%.*s", (int)(n - cut), dir + cut);
+}
+
+void ps_path_beside(const char *dir, char *parent, size_t psz, char *prefix, size_t nsz)
+{
+    char name[512];
+    split_path(dir, parent, psz, name, sizeof name);
+    snprintf(prefix, nsz, "%s.", name);
 }
 
 void ps_remove_tree(const char *path)
@@ -94,7 +96,7 @@ static void remove_stale(const char *parent, const char *name)
     DIR *d = opendir(parent);
     if (!d)
         return;
-    char prefix[512];
+    char prefix[600];
     snprintf(prefix, sizeof prefix, ".%s.tmp.", name);
     size_t pl = strlen(prefix);
     struct dirent *e;
@@ -119,9 +121,8 @@ static void remove_stale(const char *parent, const char *name)
 
 int ps_staging_create(const char *dir, char **staging, ps_error *err)
 {
-    char parent[4096];
-    const char *name;
-    split_path(dir, parent, sizeof parent, &name);
+    char parent[4096], name[512];
+    split_path(dir, parent, sizeof parent, name, sizeof name);
     if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
         return ps_error_set(err, PS_EINVAL, "%s: not a usable output directory name", dir);
     /* Create missing parents, as `mkdir -p` would (a build into a/b/c). */
@@ -205,9 +206,8 @@ int ps_staging_publish(const char *staging, const char *dir, ps_error *err)
     if (bad || fsync_path(staging, O_RDONLY | O_DIRECTORY) != 0)
         return ps_error_set(err, PS_EIO, "%s: fsync failed: %s", staging, strerror(errno));
 
-    char parent[4096];
-    const char *name;
-    split_path(dir, parent, sizeof parent, &name);
+    char parent[4096], name[512];
+    split_path(dir, parent, sizeof parent, name, sizeof name);
     struct stat st;
     if (lstat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))

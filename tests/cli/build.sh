@@ -73,6 +73,11 @@ assert m['accounting']['kept']==1034
 "
 check "config values apply and flags win" $?
 
+# DIR may end in a slash, and missing parents are created.
+B -o "$TMP/deep/er/slash/" "$DATA/spider/dev.json" && complete "$TMP/deep/er/slash" &&
+    [ -z "$(ls -a "$TMP/deep/er" | grep '\.tmp\.')" ]
+check "-o a/b/c/ (trailing slash, missing parents) builds the set there" $?
+
 # Failures publish nothing and keep the previous set.
 cp "$TMP/t1/manifest.json" "$TMP/old-manifest"
 B -o "$TMP/t1" "$TMP/absent.json" 2>"$TMP/err"
