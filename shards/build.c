@@ -300,7 +300,7 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
     return 0;
 }
 
-static double now_seconds(void)
+double ps_build_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -309,7 +309,7 @@ static double now_seconds(void)
 
 static void progress(ps_build_state *st, uint64_t bytes, bool final)
 {
-    double t = now_seconds();
+    double t = ps_build_now();
     if (!final && t - st->last_progress < 0.5)
         return;
     st->last_progress = t;
@@ -482,4 +482,3 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     return rc;
 }
 
-double ps_build_now(void) { return now_seconds(); }

@@ -195,21 +195,25 @@ int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *repo
     return rc;
 }
 
-/* Runs the checks on the statistics of phase 1 and writes the reports
- * into `dir`. Sets *failed when the gate must stop the build. */
-static int validate_and_report(ps_build_state *st, const char *dir, const char *prefix,
-                               bool *failed, ps_error *err)
+/* The summary the CLI prints; `dir`/`prefix` locate the report. */
+static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const char *dir,
+                         const char *prefix)
 {
-    *failed = false;
-    int rc = st->report ? 0
-                        : ps_build_validate(st->cfg->validate_json, st->v_raw, st->v_clean,
-                                            st->v_tok, st->paired, st->bounds, st->n_bounds,
-                                            &st->report, err);
-    if (!rc)
-        rc = ps_write_reports(dir, prefix, st->report, st->v_raw, st->v_clean, st->v_tok,
-                              st->paired, err);
-    *failed = !rc && strcmp(ps_vreport_verdict(st->report), "fail") == 0 && !st->cfg->no_gate;
-    return rc;
+    memset(sum, 0, sizeof *sum);
+    ps_cleaner_counts(st->cleaner, &sum->counts);
+    for (size_t i = 0; st->results && i < st->cfg->shards; i++) {
+        sum->tokens += st->results[i].tokens;
+        sum->bytes_on_disk += st->results[i].bytes;
+    }
+    sum->n_buckets = st->n_bounds;
+    memcpy(sum->buckets, st->bounds, sizeof st->bounds);
+    sum->n_labels = st->labels.n;
+    sum->seconds = ps_build_now() - st->start;
+    snprintf(sum->verdict, sizeof sum->verdict, "%s", ps_vreport_verdict(st->report));
+    if (snprintf(sum->report_path, sizeof sum->report_path, "%s/%sreport.json", dir, prefix) >=
+        (int)sizeof sum->report_path)
+        sum->report_path[0] = '\0';
+    sum->report_summary = ps_vreport_summary(st->report);
 }
 
 
@@ -283,25 +287,21 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = close_checked(&st.spools[i].f, st.spools[i].path, err);
     if (!rc)
         rc = ps_build_plan(&st, err);
-    bool gate_failed = false;
     if (!rc)
-        rc = validate_and_report(&st, st.staging, "", &gate_failed, err);
-    if (!rc && gate_failed) {
-        /* Publish nothing; leave the report beside the output. */
-        char parent[4096], prefix[512];
+        rc = ps_build_validate(cfg->validate_json, st.v_raw, st.v_clean, st.v_tok, st.paired,
+                               st.bounds, st.n_bounds, &st.report, err);
+    bool gate_failed = !rc && strcmp(ps_vreport_verdict(st.report), "fail") == 0 && !cfg->no_gate;
+    /* The reports go into the set, or beside DIR when the gate stops it. */
+    char parent[4096], prefix[512] = "";
+    if (gate_failed)
         ps_path_beside(cfg->out_dir, parent, sizeof parent, prefix, sizeof prefix);
-        bool dummy;
-        rc = validate_and_report(&st, parent, prefix, &dummy, err);
-        if (!rc && summary) {
-            memset(summary, 0, sizeof *summary);
-            ps_cleaner_counts(st.cleaner, &summary->counts);
+    if (!rc)
+        rc = ps_write_reports(gate_failed ? parent : st.staging, prefix, st.report, st.v_raw,
+                              st.v_clean, st.v_tok, st.paired, err);
+    if (!rc && gate_failed) { /* publish nothing */
+        if (summary) {
+            fill_summary(&st, summary, parent, prefix);
             summary->gate_failed = 1;
-            snprintf(summary->verdict, sizeof summary->verdict, "fail");
-            if (snprintf(summary->report_path, sizeof summary->report_path, "%s/%sreport.json",
-                         parent, prefix) >= (int)sizeof summary->report_path)
-                summary->report_path[0] = '\0';
-            summary->report_summary = ps_vreport_summary(st.report);
-            summary->seconds = ps_build_now() - st.start;
         }
         ps_remove_tree(st.staging);
         free(st.staging);
@@ -323,23 +323,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_staging_publish(st.staging, cfg->out_dir, err);
     if (rc)
         ps_remove_tree(st.staging);
-    if (!rc && summary) {
-        memset(summary, 0, sizeof *summary);
-        ps_cleaner_counts(st.cleaner, &summary->counts);
-        for (size_t i = 0; i < cfg->shards; i++) {
-            summary->tokens += st.results[i].tokens;
-            summary->bytes_on_disk += st.results[i].bytes;
-        }
-        summary->n_buckets = st.n_bounds;
-        memcpy(summary->buckets, st.bounds, sizeof st.bounds);
-        summary->n_labels = st.labels.n;
-        summary->seconds = ps_build_now() - st.start;
-        snprintf(summary->verdict, sizeof summary->verdict, "%s",
-                 ps_vreport_verdict(st.report));
-        snprintf(summary->report_path, sizeof summary->report_path, "%s/report.json",
-                 cfg->out_dir);
-        summary->report_summary = ps_vreport_summary(st.report);
-    }
+    if (!rc && summary)
+        fill_summary(&st, summary, cfg->out_dir, "");
     free(st.staging);
     state_free(&st);
     return rc;

@@ -57,11 +57,7 @@ static int check_same(part *ps, size_t n, ps_error *err)
                 return ps_error_set(err, PS_EUSAGE,
                                     "%s and %s differ in \"%s\": parts must come from one build",
                                     ps[0].dir, ps[i].dir, keys[k]);
-        json_t *c0 = json_deep_copy(json_object_get(ps[0].m, "config"));
-        json_t *ci = json_object_get(ps[i].m, "config");
-        bool same = json_equal(c0, ci);
-        json_decref(c0);
-        if (!same)
+        if (!json_equal(json_object_get(ps[0].m, "config"), json_object_get(ps[i].m, "config")))
             return ps_error_set(err, PS_EUSAGE, "%s and %s were built with different options",
                                 ps[0].dir, ps[i].dir);
     }
