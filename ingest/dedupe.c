@@ -89,14 +89,6 @@ ps_pair_hash ps_dedupe_hash(const char *q, size_t qn, const char *s, size_t sn)
     return out;
 }
 
-int ps_dedupe_insert(ps_dedupe *d, const char *q, size_t qn, const char *s, size_t sn,
-                     const char *id, uint32_t label_hash, const char **first_id,
-                     bool *label_conflict)
-{
-    return ps_dedupe_insert_hash(d, ps_dedupe_hash(q, qn, s, sn), id, label_hash, first_id,
-                                 label_conflict);
-}
-
 int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash ph, const char *id, uint32_t label_hash,
                           const char **first_id, bool *label_conflict)
 {

@@ -37,7 +37,6 @@ int ps_source_open(ps_source **out, const char *path, ps_error *err);
  * code (PS_EIO, PS_EDECOMPRESS) with a message naming the file. */
 ssize_t ps_source_read(ps_source *s, void *buf, size_t n, ps_error *err);
 void ps_source_close(ps_source *s);
-ps_compression ps_source_compression(const ps_source *s);
 const char *ps_source_path(const ps_source *s);
 uint64_t ps_source_bytes_decoded(const ps_source *s);
 
@@ -194,13 +193,9 @@ ps_pair_hash ps_dedupe_hash(const char *q, size_t qn, const char *s, size_t sn);
 
 int ps_dedupe_create(ps_dedupe **out);
 void ps_dedupe_free(ps_dedupe *d);
-/* Looks up the (question, sql) pair. If new, remembers it with `id` and
+/* Looks up the pair whose hash is `h`. If new, remembers it with `id` and
  * `label_hash` and returns 0. If seen, returns 1 and sets *first_id to the
  * kept record's id and *label_conflict when the labels differ. PS_ENOMEM. */
-int ps_dedupe_insert(ps_dedupe *d, const char *q, size_t qn, const char *s, size_t sn,
-                     const char *id, uint32_t label_hash, const char **first_id,
-                     bool *label_conflict);
-/* The same with the pair's hash already computed. */
 int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash h, const char *id, uint32_t label_hash,
                           const char **first_id, bool *label_conflict);
 
@@ -295,6 +290,5 @@ int ps_input_next(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error 
 /* Closes the input and adds its bytes and blank lines to the accounting. */
 void ps_input_close(ps_cleaner *c, ps_input_ctx *in);
 const ps_rules *ps_cleaner_rules(const ps_cleaner *c);
-const ps_clean_options *ps_cleaner_options(const ps_cleaner *c);
 
 #endif /* PS_INGEST_H */

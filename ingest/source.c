@@ -258,6 +258,5 @@ void ps_source_close(ps_source *s)
     free(s);
 }
 
-ps_compression ps_source_compression(const ps_source *s) { return s->comp; }
 const char *ps_source_path(const ps_source *s) { return s->path; }
 uint64_t ps_source_bytes_decoded(const ps_source *s) { return s->decoded; }
