@@ -4,6 +4,9 @@
 #   make demo        run the main job on the bundled Spider sample
 #   make test        build and run the whole test suite
 #   make check-asan  the whole suite under AddressSanitizer + UBSan
+#   make check-tsan  the reader's tests under ThreadSanitizer
+#   make check-faults  crash, disk-full, corruption and concurrency campaigns
+#   make fuzz        libFuzzer targets on every parser of untrusted bytes
 #   make bench       benchmarks, each against a peer measured in the same run
 #   make install PREFIX=/usr/local
 #   make V=1         show the full compiler command lines
@@ -54,7 +57,10 @@ endif
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2
 OPT     := -O2 -g
-ifneq ($(SANITIZE),)
+ifeq ($(SANITIZE),thread)
+OPT     := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+SAN_LDFLAGS := -fsanitize=thread
+else ifneq ($(SANITIZE),)
 OPT     := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_LDFLAGS := -fsanitize=address,undefined
 endif
@@ -63,6 +69,14 @@ CPPFLAGS_ALL := -Iinclude -I. -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 CFLAGS_ALL   := -std=c11 $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread $(CFLAGS)
 LDFLAGS_ALL  := -pthread $(SAN_LDFLAGS) $(LDFLAGS)
 LIBS_ALL     := $(PKG_LIBS) -lm
+# With CUDA the reader's device path (reader/cuda.c) is compiled against the
+# toolkit's runtime headers and linked with libcudart; at run time it falls
+# back to host memory when no GPU is present.
+ifeq ($(HAVE_CUDA),1)
+CUDA_CPPFLAGS := -isystem $(CUDA_HOME)/include
+CUDA_LIBS     := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+LIBS_ALL      += $(CUDA_LIBS)
+endif
 
 LIB_SRCS := $(sort $(wildcard common/*.c ingest/*.c tokenize/*.c validate/*.c shards/*.c reader/*.c))
 CLI_SRCS := $(sort $(wildcard cli/*.c))
@@ -84,7 +98,7 @@ BIN        := $(BUILD)/bin/pairshard
 # Keep objects make would see as intermediate (test support objects).
 .SECONDARY:
 
-.PHONY: all lib test check-asan bench demo install uninstall clean help print-config
+.PHONY: all lib test check-asan check-tsan check-faults fuzz bench demo install uninstall clean help print-config
 .DEFAULT_GOAL := all
 
 all: $(STATIC_LIB) $(SHARED_LIB) $(BIN)
@@ -94,6 +108,11 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@[ "$(V)" != 0 ] || echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/reader/cuda.o: reader/cuda.c
+	@mkdir -p $(dir $@)
+	@[ "$(V)" != 0 ] || echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CUDA_CPPFLAGS) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
@@ -129,6 +148,19 @@ test: all $(TEST_BINS)
 
 check-asan:
 	$(MAKE) BUILD=$(BUILD)/asan SANITIZE=1 test
+
+# ThreadSanitizer: a separate build of everything, then the reader's tests.
+check-tsan:
+	$(MAKE) BUILD=$(BUILD)/tsan SANITIZE=thread all $(BUILD)/tsan/tests/test_reader
+	@sh tests/tsan/run.sh $(BUILD)/tsan
+
+check-faults: all
+	@sh tests/faults/run.sh $(BUILD)
+
+# libFuzzer (clang) targets, built with ASan + UBSan into $(BUILD)/fuzz and
+# run for FUZZ_SECONDS each (default 20).
+fuzz:
+	@sh tests/fuzz/run.sh $(BUILD)/fuzz
 
 bench: all
 	@sh bench/run.sh $(BUILD)

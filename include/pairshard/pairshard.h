@@ -5,6 +5,7 @@
  *   pairshard/common.h     version, error codes, ps_error, ps_strerror
  *   pairshard/clean.h      ingest + cleaning (stage 1)
  *   pairshard/tokenizer.h  BERT WordPiece tokenizer (stage 2)
+ *   pairshard/reader.h     streaming shards into training batches (stage 5)
  */
 #ifndef PAIRSHARD_H
 #define PAIRSHARD_H
@@ -12,5 +13,6 @@
 #include "pairshard/common.h"
 #include "pairshard/clean.h"
 #include "pairshard/tokenizer.h"
+#include "pairshard/reader.h"
 
 #endif /* PAIRSHARD_H */

@@ -1,0 +1,251 @@
+/*
+ * pairshard/reader.h — stage 5: streaming a shard set into padded training
+ * batches (docs/READER.md has the full semantics).
+ *
+ *   ps_reader_options o;
+ *   ps_reader_options_init(&o);          // batch_size 32, shuffle on, seed 0
+ *   o.batch_size = 64;
+ *   ps_reader *r;
+ *   ps_error err;
+ *   if (ps_reader_open(&r, "shards/", &o, NULL, &err) < 0) { puts(err.message); ... }
+ *   for (;;) {
+ *       const ps_batch *b;
+ *       int rc = ps_reader_next(r, &b, &err);
+ *       if (rc == 0) break;                 // end of this rank's epoch
+ *       if (rc < 0) { puts(err.message); break; }
+ *       train(b->input_ids, b->attention_mask, b->B, b->T);
+ *       ps_batch_release(r, b);
+ *   }
+ *   ps_reader_set_epoch(r, 1, &err);        // next epoch, a new shuffle
+ *   ps_reader_close(r);
+ *
+ * The plan. An epoch's batches are a pure function of (the manifest, seed,
+ * epoch, rank, world_size, batching options): within each bucket the blocks
+ * are permuted, grouped into windows of `shuffle_window` blocks and the
+ * records of each window permuted; the bucket's records are cut into
+ * batches in that order; the batches of all buckets are interleaved in a
+ * random order (no sawtooth of lengths); the global sequence is dealt
+ * round-robin to ranks (global batch g goes to rank g % world_size). Thread
+ * count, prefetch depth, device and timing never change it. Computing the
+ * plan reads the manifest only, never a shard.
+ *
+ * Every rank gets the same number of batches. With drop_last off every
+ * record is delivered exactly once per epoch across all ranks (to make the
+ * batch count divisible by world_size, the last full batches of the
+ * buckets with the largest batches are split in two); with drop_last on
+ * every batch is full (each bucket's partial batch is dropped, and then the
+ * last batches of the global order so the count divides evenly), and
+ * ps_reader_info says how many records were dropped.
+ *
+ * Threads. A pool of worker threads decodes blocks (one read of each block
+ * per epoch per rank: a window is decoded once and shared by the batches
+ * that need it) into a ring of `prefetch` batch slots; batches come out of
+ * ps_reader_next in plan order whatever the timing. Memory is the slots
+ * plus a few decoded windows per bucket: flat in the size of the set.
+ * A ps_reader is used by one consumer thread (next, release, state,
+ * set_epoch, stats from the same thread, or with the caller's own lock).
+ *
+ * Memory and devices. Slots are pinned host memory (cudaHostAlloc) when
+ * pairshard was built with CUDA and a GPU is present, and ordinary
+ * (optionally mlocked) memory otherwise. With `device` >= 0 and a GPU,
+ * each ready slot is also copied to device buffers with cudaMemcpyAsync on
+ * a stream of the reader's own, `prefetch` batches ahead; the batch then
+ * carries device pointers and a CUDA event that the trainer's stream waits
+ * on (cudaStreamWaitEvent) before reading them. Without CUDA or without a
+ * GPU, asking for a device is not an error: the reader runs on the host
+ * and ps_reader_info's `device` says -1 (unless `require_device` is set).
+ *
+ * Errors follow pairshard/common.h: negative PS_E* codes and a message in
+ * the optional ps_error. A damaged block is reported as
+ * "DIR/shard-00003.mdb: bucket 2 block 17: corrupt block: ..." by the next
+ * call that would deliver a batch needing it (or skipped and counted, with
+ * `skip_corrupt`); nothing exits or aborts.
+ */
+#ifndef PAIRSHARD_READER_H
+#define PAIRSHARD_READER_H
+
+#include "pairshard/common.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ps_reader ps_reader;
+
+/* Padding: to the longest sequence of the batch (rounded up to
+ * `pad_multiple`), or to the bucket's bound (every batch of a bucket has
+ * the same T). */
+#define PS_PAD_LONGEST 0
+#define PS_PAD_BUCKET 1
+
+/* Element type of the batch arrays. */
+#define PS_DTYPE_INT32 0
+#define PS_DTYPE_INT64 1
+
+/* `device` value for host-only batches. */
+#define PS_DEVICE_HOST (-1)
+/* `rank` / `world_size` value meaning "from the environment": RANK and
+ * WORLD_SIZE as torchrun sets them, else 0 and 1. */
+#define PS_FROM_ENV (-1)
+
+typedef struct ps_reader_options {
+    /* Batching: exactly one of the two is non-zero. batch_size: sequences
+     * per batch. max_tokens: a padded-token budget, B * T <= max_tokens
+     * (fairseq's --max-tokens); the batch size of bucket b is
+     * max(1, max_tokens / padded_bound(b)), so the plan needs no lengths
+     * and every batch keeps the budget (a sequence longer than the budget
+     * on its own still gets a batch of 1). Default: batch_size 32. */
+    uint32_t batch_size;
+    uint64_t max_tokens;
+    int32_t pad_id;         /* input_ids padding; default 0 ([PAD] in BERT) */
+    int pad_mode;           /* PS_PAD_LONGEST (default) or PS_PAD_BUCKET */
+    uint32_t pad_multiple;  /* round T up to a multiple of this; default 1 */
+    int shuffle;            /* 1 (default): shuffle as above; 0: bucket by
+                               bucket, records in stored order */
+    uint64_t seed;          /* default 0 */
+    uint64_t epoch;         /* default 0 */
+    uint32_t shuffle_window; /* blocks per record-shuffle window; 0: 16.
+                               Raised to hold at least one batch. */
+    int rank;               /* 0 .. world_size-1, or PS_FROM_ENV (default) */
+    int world_size;         /* >= 1, or PS_FROM_ENV (default) */
+    int drop_last;          /* 0 (default) or 1, see above */
+    int threads;            /* worker threads; 0: 2 */
+    int prefetch;           /* batch slots in the ring; 0: 4 (minimum 2) */
+    int dtype;              /* PS_DTYPE_INT64 (default, what PyTorch wants) or
+                               PS_DTYPE_INT32 */
+    int device;             /* PS_DEVICE_HOST (default) or a CUDA ordinal */
+    int require_device;     /* 1: fail (PS_EUSAGE) when `device` cannot be used */
+    int mlock;              /* 1: mlock host slots (best effort) */
+    int skip_corrupt;       /* 1: a batch needing a damaged block is skipped
+                               and counted instead of failing next() */
+} ps_reader_options;
+
+/* Fills `o` with the defaults above. */
+PS_API void ps_reader_options_init(ps_reader_options *o);
+
+/* A delivered batch. Arrays are row-major B x T (input_ids, attention_mask,
+ * token_type_ids) or [B] (labels, lengths), each element `dtype` (int32_t
+ * or int64_t). attention_mask is 1 on the sequence and 0 on padding;
+ * token_type_ids 0 up to the record's type boundary, 1 after, 0 on
+ * padding; labels are label ids (ps_reader_label) or -1 for unlabeled
+ * records. Everything stays valid until ps_batch_release. */
+typedef struct ps_batch {
+    uint64_t epoch;
+    uint64_t step;          /* index of the batch in this rank's epoch */
+    uint32_t bucket;        /* bucket index (manifest "buckets") */
+    uint32_t B, T;
+    int dtype;
+    void *input_ids, *attention_mask, *token_type_ids, *labels, *lengths;
+    const char *const *ids; /* B record ids, NUL-terminated */
+    uint64_t real_tokens;   /* sum of lengths */
+    /* Device copies (NULL when the batch is host only), same layout. */
+    int device;             /* CUDA ordinal, or PS_DEVICE_HOST */
+    void *d_input_ids, *d_attention_mask, *d_token_type_ids, *d_labels, *d_lengths;
+    void *ready_event;      /* cudaEvent_t recorded after the copies */
+} ps_batch;
+
+/* Opaque resumption state: a few dozen bytes (fixed size), safe to store
+ * and send anywhere (no pointers, little-endian, with a magic, a version
+ * and a checksum). */
+#define PS_READER_STATE_BYTES 64
+typedef struct ps_reader_state {
+    unsigned char bytes[PS_READER_STATE_BYTES];
+} ps_reader_state;
+
+/* Opens the shard set in `dir` (its manifest; shards are opened lazily, as
+ * their blocks are first needed) and starts the workers. `opt` may be NULL
+ * (defaults). With `resume` non-NULL, continues exactly where the reader
+ * that produced it stood: its seed, epoch and position replace the
+ * options' (which must otherwise describe the same batching, rank and
+ * world size, and the set must be the same: PS_EINVAL naming what
+ * differs). Returns 0, PS_ENOENT / PS_EIO / PS_EFORMAT / PS_EVERSION (the
+ * manifest), PS_EUSAGE (options out of range, or a world too large for the
+ * records without drop_last), PS_EFORMAT (a damaged state) or PS_ENOMEM. */
+PS_API int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *opt,
+                          const ps_reader_state *resume, ps_error *err);
+
+/* Delivers the next batch of this rank's epoch. Returns 1 and sets *batch,
+ * 0 at the end of the epoch (call ps_reader_set_epoch to go on), or a
+ * negative code: PS_ECORRUPT (a damaged block: the message names the shard,
+ * bucket and block; the reader stays usable and the next call goes on with
+ * the following batch), PS_EIO, PS_ENOMEM, PS_ELIMIT (every slot is held
+ * by the caller: release one first). Blocks while the batch is not ready;
+ * the time spent waiting is counted in the statistics. */
+PS_API int ps_reader_next(ps_reader *r, const ps_batch **batch, ps_error *err);
+
+/* Gives a delivered batch's slot back for reuse. Batches may be released
+ * in any order; with device buffers, release only after the work that
+ * reads them has completed (or been ordered after, on the reader's
+ * stream). */
+PS_API void ps_batch_release(ps_reader *r, const ps_batch *batch);
+
+/* Saves where the reader stands: the next batch ps_reader_next would
+ * deliver (batches delivered so far count as consumed, released or not). A
+ * reader opened with this state delivers exactly the batches this one
+ * would have delivered next, without reading any data to get there.
+ * Returns 0. */
+PS_API int ps_reader_state_get(const ps_reader *r, ps_reader_state *out);
+
+/* Starts epoch `epoch` from its first batch (a new plan; undelivered
+ * batches of the current epoch are abandoned). Batches still held stay
+ * valid until released. Returns 0 or a negative code. */
+PS_API int ps_reader_set_epoch(ps_reader *r, uint64_t epoch, ps_error *err);
+
+/* What the reader is doing, for trainers and benchmarks. */
+typedef struct ps_reader_info {
+    uint64_t epoch;
+    int rank, world_size;
+    uint64_t batches_per_epoch;   /* this rank's */
+    uint64_t records_per_epoch;   /* delivered to this rank per epoch */
+    uint64_t records_total;       /* in the set */
+    uint64_t records_dropped;     /* by drop_last, all ranks, per epoch */
+    uint32_t n_buckets;
+    uint32_t n_labels;
+    uint32_t slots;               /* prefetch depth */
+    int threads;
+    int device;                   /* the CUDA ordinal in use, or -1 */
+    int pinned;                   /* 1: slots are cudaHostAlloc'ed */
+    int mlocked;                  /* 1: slots are mlocked */
+} ps_reader_info;
+
+/* Counters since open (epochs included). */
+typedef struct ps_reader_stats {
+    uint64_t batches, records;
+    uint64_t tokens;              /* sum of B * T delivered (with padding) */
+    uint64_t real_tokens;         /* sum of lengths delivered */
+    uint64_t wait_ns;             /* time ps_reader_next spent blocked */
+    uint64_t waits;               /* calls that found their batch not ready */
+    uint64_t blocks_decoded, block_bytes, raw_bytes;
+    uint64_t skipped_batches, skipped_records; /* skip_corrupt */
+    uint64_t h2d_bytes;           /* copied to the device */
+    uint32_t ready;               /* batches ready and waiting now */
+    uint32_t slots;
+} ps_reader_stats;
+
+/* Fill *out. Return 0. */
+PS_API int ps_reader_info_get(const ps_reader *r, ps_reader_info *out);
+PS_API int ps_reader_stats_get(const ps_reader *r, ps_reader_stats *out);
+
+/* Name of label `id` (manifest "labels"), or NULL when out of range. Owned
+ * by the reader. */
+PS_API const char *ps_reader_label(const ps_reader *r, uint32_t id);
+/* Inclusive token-length bound of bucket `b`, or 0 when out of range. */
+PS_API uint32_t ps_reader_bucket_bound(const ps_reader *r, uint32_t b);
+
+/* Stops the workers and frees everything, held batches included. NULL is
+ * allowed. */
+PS_API void ps_reader_close(ps_reader *r);
+
+/* Checks a state blob from an untrusted place (magic, version, checksum,
+ * ranges) without opening a set. Returns 0 or PS_EFORMAT / PS_EVERSION
+ * with the reason. */
+PS_API int ps_reader_state_check(const void *bytes, size_t len, ps_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAIRSHARD_READER_H */
