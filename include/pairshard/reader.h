@@ -23,7 +23,8 @@
  * epoch, rank, world_size, batching options): within each bucket the blocks
  * are permuted, grouped into windows of `shuffle_window` blocks and the
  * records of each window permuted; the bucket's records are cut into
- * batches in that order; the batches of all buckets are interleaved in a
+ * batches in that order, and each run of `sort_pool` batches shares its
+ * records sorted by length (less padding); the batches of all buckets are interleaved in a
  * random order (no sawtooth of lengths); the global sequence is dealt
  * round-robin to ranks (global batch g goes to rank g % world_size). Thread
  * count, prefetch depth, device and timing never change it. Computing the
@@ -121,6 +122,11 @@ typedef struct ps_reader_options {
     int mlock;              /* 1: mlock host slots (best effort) */
     int skip_corrupt;       /* 1: a batch needing a damaged block is skipped
                                and counted instead of failing next() */
+    uint32_t sort_pool;     /* batches per length-sorting pool; 0: 8; 1: off.
+                               Consecutive batches of a bucket form a pool
+                               whose records are sorted by length before they
+                               are dealt to its batches (in a shuffled order),
+                               so a batch holds records of similar length. */
 } ps_reader_options;
 
 /* Fills `o` with the defaults above. */

@@ -1,0 +1,471 @@
+/*
+ * The epoch plan (docs/READER.md, "The plan"). Everything random comes
+ * from counter-keyed streams: each permutation draws from its own stream
+ * keyed by (seed, epoch, purpose, bucket, window), so a plan is the same
+ * on every machine, whatever the threads, and no permutation depends on
+ * how many numbers another one drew.
+ */
+#include "reader/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+enum { TAG_BLOCKS = 1, TAG_WINDOW = 2, TAG_ORDER = 3, TAG_POOL = 4 };
+
+/* splitmix64 over a state seeded by hashing the stream's key. */
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static void rng_init(rng *r, uint64_t seed, uint64_t epoch, uint64_t tag, uint64_t a, uint64_t b)
+{
+    unsigned char key[40];
+    uint64_t v[5] = {seed, epoch, tag, a, b};
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 8; j++)
+            key[i * 8 + j] = (unsigned char)(v[i] >> (8 * j));
+    r->s = XXH64(key, sizeof key, 0x7061697273686172ull /* "pairshar" */);
+}
+
+static uint64_t rng_next(rng *r)
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n), n > 0, without modulo bias (Lemire's method). */
+static uint64_t rng_below(rng *r, uint64_t n)
+{
+    unsigned __int128 m = (unsigned __int128)rng_next(r) * n;
+    uint64_t low = (uint64_t)m;
+    if (low < n) {
+        uint64_t threshold = (0 - n) % n;
+        while (low < threshold) {
+            m = (unsigned __int128)rng_next(r) * n;
+            low = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+#define FISHER_YATES(arr, n, r, T)                                                            \
+    do {                                                                                      \
+        for (uint64_t i_ = (n); i_ > 1; i_--) {                                               \
+            uint64_t j_ = rng_below((r), i_);                                                 \
+            T t_ = (arr)[i_ - 1];                                                             \
+            (arr)[i_ - 1] = (arr)[j_];                                                        \
+            (arr)[j_] = t_;                                                                   \
+        }                                                                                     \
+    } while (0)
+
+void ps_plan_free(ps_plan *p)
+{
+    if (!p)
+        return;
+    for (size_t b = 0; b < p->n_buckets && p->buckets; b++) {
+        free(p->buckets[b].blocks);
+        free(p->buckets[b].window_first);
+        free(p->buckets[b].window_users);
+    }
+    free(p->buckets);
+    free(p->batches);
+    memset(p, 0, sizeof *p);
+}
+
+uint32_t ps_plan_window_of(const ps_plan_bucket *b, uint64_t pos)
+{
+    uint32_t lo = 0, hi = b->n_windows; /* window_first[lo] <= pos < window_first[hi] */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->window_first[mid] <= pos)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void ps_plan_window_perm(const ps_plan *p, uint32_t bucket, uint32_t w, uint32_t *perm,
+                         uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        perm[i] = i;
+    if (p->opt.shuffle) {
+        rng r;
+        rng_init(&r, p->opt.seed, p->opt.epoch, TAG_WINDOW, bucket, w);
+        FISHER_YATES(perm, n, &r, uint32_t);
+    }
+}
+
+uint64_t ps_plan_options_hash(const ps_plan_options *o, uint64_t manifest_hash)
+{
+    uint64_t v[10] = {o->batch_size,     o->max_tokens,         o->pad_multiple,
+                      (uint64_t)o->shuffle, o->shuffle_window, (uint64_t)o->drop_last,
+                      o->rank,           o->world_size,        o->sort_pool,
+                      manifest_hash};
+    unsigned char key[sizeof v];
+    for (size_t i = 0; i < 10; i++)
+        for (int j = 0; j < 8; j++)
+            key[i * 8 + j] = (unsigned char)(v[i] >> (8 * j));
+    return XXH64(key, sizeof key, 1);
+}
+
+/* The stored blocks of bucket b, in shard order, with their record counts
+ * (every block of a (shard, bucket) holds block_records but the last). */
+static int collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
+                          uint64_t *budget, ps_error *err)
+{
+    uint64_t total = 0;
+    for (size_t s = 0; s < m->n_shards; s++) {
+        const ps_mf_count *c = &m->shards[s].buckets[b];
+        uint64_t R = m->block_records;
+        /* A block takes more than 16 bytes of its file (key, node header,
+         * zstd frame): a count beyond that is a lie, and is refused before
+         * anything is allocated (or multiplied) from it. */
+        if (c->blocks > m->shards[s].bytes / 16 || c->blocks > UINT32_MAX - total)
+            return ps_error_set(err, PS_EFORMAT,
+                                "manifest.json: %s bucket %zu: %llu blocks cannot fit in a "
+                                "%llu-byte file",
+                                m->shards[s].file, b, (unsigned long long)c->blocks,
+                                (unsigned long long)m->shards[s].bytes);
+        if ((c->blocks == 0) != (c->records == 0) ||
+            (c->blocks && (c->records > c->blocks * R || c->records <= (c->blocks - 1) * R)))
+            return ps_error_set(err, PS_EFORMAT,
+                                "manifest.json: %s bucket %zu: %llu records cannot fill %llu "
+                                "blocks of %llu",
+                                m->shards[s].file, b, (unsigned long long)c->records,
+                                (unsigned long long)c->blocks, (unsigned long long)R);
+        total += c->blocks;
+        if (*budget != UINT64_MAX && c->blocks > *budget)
+            return ps_error_set(err, PS_EFORMAT,
+                                "manifest.json: claims more blocks than its shard files can "
+                                "hold (at %s bucket %zu)",
+                                m->shards[s].file, b);
+        if (*budget != UINT64_MAX)
+            *budget -= c->blocks;
+        pb->records += c->records;
+    }
+    pb->n_blocks = (uint32_t)total;
+    pb->blocks = malloc((total ? total : 1) * sizeof *pb->blocks);
+    if (!pb->blocks)
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for %llu blocks",
+                            (unsigned long long)total);
+    size_t k = 0;
+    for (size_t s = 0; s < m->n_shards; s++) {
+        const ps_mf_count *c = &m->shards[s].buckets[b];
+        for (uint64_t q = 0; q < c->blocks; q++, k++) {
+            pb->blocks[k].shard = (uint32_t)s;
+            pb->blocks[k].seq = (uint32_t)q;
+            pb->blocks[k].records = q + 1 < c->blocks
+                                        ? (uint32_t)m->block_records
+                                        : (uint32_t)(c->records - q * m->block_records);
+        }
+    }
+    return PS_OK;
+}
+
+static int make_windows(ps_plan_bucket *pb, uint32_t window_blocks, ps_error *err)
+{
+    pb->window_blocks = window_blocks;
+    pb->n_windows = (pb->n_blocks + window_blocks - 1) / window_blocks;
+    pb->window_first = malloc(((size_t)pb->n_windows + 1) * sizeof *pb->window_first);
+    pb->window_users = calloc(pb->n_windows ? pb->n_windows : 1, sizeof *pb->window_users);
+    if (!pb->window_first || !pb->window_users)
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
+    uint64_t first = 0;
+    for (uint32_t w = 0; w < pb->n_windows; w++) {
+        pb->window_first[w] = first;
+        uint32_t end = (w + 1) * window_blocks;
+        if (end > pb->n_blocks)
+            end = pb->n_blocks;
+        for (uint32_t k = w * window_blocks; k < end; k++)
+            first += pb->blocks[k].records;
+    }
+    pb->window_first[pb->n_windows] = first;
+    return PS_OK;
+}
+
+/* A bucket's batches before dealing: `n` cuts, and which were split. */
+typedef struct cuts {
+    uint64_t n_full, rem;  /* full batches, records of the partial one */
+    uint64_t n;            /* batches (full + partial when kept) */
+    uint64_t next_full;    /* full batches not yet split, counted from the front */
+    int partial_split;
+    uint8_t *split;        /* per batch */
+} cuts;
+
+/* The batches of a bucket in order, splits expanded, written to out
+ * (each its own pool for now). */
+static uint64_t emit_cuts(const cuts *c, uint32_t bucket, uint32_t B, ps_plan_batch *out)
+{
+    uint64_t k = 0, start = 0;
+    for (uint64_t i = 0; i < c->n; i++) {
+        uint32_t count = i < c->n_full ? B : (uint32_t)c->rem;
+        if (c->split[i]) {
+            uint32_t first = (count + 1) / 2;
+            out[k++] = (ps_plan_batch){start, first, 0, bucket, first};
+            out[k++] = (ps_plan_batch){start + first, count - first, 0, bucket, count - first};
+        } else {
+            out[k++] = (ps_plan_batch){start, count, 0, bucket, count};
+        }
+        start += count;
+    }
+    return k;
+}
+
+/* Groups runs of `pool` consecutive batches of a bucket into sorting
+ * pools and gives each batch its chunk of the sorted pool, the chunks in
+ * a shuffled order of the pool's batches (so a bucket's batches do not
+ * grow in length from one to the next). */
+static int make_pools(ps_plan_batch *bt, uint64_t n, const ps_plan_options *o, uint32_t bucket,
+                      ps_error *err)
+{
+    if (o->sort_pool <= 1)
+        return PS_OK;
+    uint32_t *order = malloc(o->sort_pool * sizeof *order);
+    if (!order)
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
+    for (uint64_t p0 = 0, pi = 0; p0 < n; p0 += o->sort_pool, pi++) {
+        uint32_t k = (uint32_t)(n - p0 < o->sort_pool ? n - p0 : o->sort_pool);
+        uint64_t count = 0;
+        for (uint32_t j = 0; j < k; j++)
+            count += bt[p0 + j].count;
+        if (count > UINT32_MAX)
+            continue; /* cannot happen with batches of at most 2^24 */
+        for (uint32_t j = 0; j < k; j++)
+            order[j] = j;
+        if (o->shuffle) {
+            rng r;
+            rng_init(&r, o->seed, o->epoch, TAG_POOL, bucket, pi);
+            FISHER_YATES(order, (uint64_t)k, &r, uint32_t);
+        }
+        uint32_t chunk = 0;
+        uint64_t start = bt[p0].pool_start;
+        for (uint32_t j = 0; j < k; j++) {
+            ps_plan_batch *b = &bt[p0 + order[j]];
+            b->pool_start = start;
+            b->pool_count = (uint32_t)count;
+            b->chunk = chunk;
+            chunk += b->count;
+        }
+    }
+    free(order);
+    return PS_OK;
+}
+
+/* Splits `extra` batches in two so the batch count divides among the
+ * ranks: each time the largest remaining unsplit batch (the last full one
+ * of the bucket with the largest batches; ties: the lowest bucket), then
+ * partial batches. Returns 0 or PS_EUSAGE when too few records. */
+static int split_for_ranks(cuts *c, const ps_plan *p, uint64_t extra, uint64_t records,
+                           uint64_t batches, ps_error *err)
+{
+    for (uint64_t e = 0; e < extra; e++) {
+        size_t best = SIZE_MAX;
+        uint64_t best_count = 1;
+        for (size_t b = 0; b < p->n_buckets; b++) {
+            uint64_t cand = 0;
+            if (c[b].next_full > 0)
+                cand = p->buckets[b].batch_size;
+            else if (c[b].n > c[b].n_full && !c[b].partial_split)
+                cand = c[b].rem;
+            if (cand > best_count) {
+                best_count = cand;
+                best = b;
+            }
+        }
+        if (best == SIZE_MAX)
+            return ps_error_set(err, PS_EUSAGE,
+                                "reader: %llu records in %llu batches cannot give %u ranks the "
+                                "same number of batches without repeating records; use "
+                                "drop_last, a smaller batch or fewer ranks",
+                                (unsigned long long)records, (unsigned long long)batches,
+                                p->opt.world_size);
+        cuts *cb = &c[best];
+        if (cb->next_full > 0)
+            cb->split[--cb->next_full] = 1;
+        else {
+            cb->split[cb->n_full] = 1;
+            cb->partial_split = 1;
+        }
+    }
+    return PS_OK;
+}
+
+static int check_options(const ps_plan_options *o, ps_error *err)
+{
+    if ((o->batch_size == 0) == (o->max_tokens == 0))
+        return ps_error_set(err, PS_EUSAGE,
+                            "reader: give exactly one of batch_size and max_tokens");
+    if (o->batch_size > (1u << 24))
+        return ps_error_set(err, PS_EUSAGE, "reader: batch_size %u is above %u", o->batch_size,
+                            1u << 24);
+    if (o->world_size < 1 || o->rank >= o->world_size)
+        return ps_error_set(err, PS_EUSAGE, "reader: rank %u is not below world_size %u",
+                            o->rank, o->world_size);
+    if (o->pad_multiple < 1 || o->pad_multiple > 4096)
+        return ps_error_set(err, PS_EUSAGE, "reader: pad_multiple %u is not in 1..4096",
+                            o->pad_multiple);
+    if (o->shuffle_window < 1)
+        return ps_error_set(err, PS_EUSAGE, "reader: shuffle_window must be at least 1");
+    if (o->sort_pool < 1 || o->sort_pool > 1024)
+        return ps_error_set(err, PS_EUSAGE, "reader: sort_pool %u is not in 1..1024",
+                            o->sort_pool);
+    return PS_OK;
+}
+
+int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
+                  uint64_t block_budget, ps_error *err)
+{
+    uint64_t budget = block_budget ? block_budget : UINT64_MAX;
+    memset(p, 0, sizeof *p);
+    int rc = check_options(opt, err);
+    if (rc)
+        return rc;
+    p->opt = *opt;
+    p->n_buckets = m->n_buckets;
+    p->buckets = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *p->buckets);
+    cuts *c = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *c);
+    uint32_t *order = NULL;
+    ps_plan_batch **per = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *per);
+    if (!p->buckets || !c || !per) {
+        rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
+        goto done;
+    }
+    uint64_t batches = 0;
+    for (size_t b = 0; b < m->n_buckets; b++) {
+        ps_plan_bucket *pb = &p->buckets[b];
+        pb->bound = m->bounds[b];
+        pb->lower = b ? m->bounds[b - 1] : 0;
+        uint64_t padded = ((uint64_t)pb->bound + opt->pad_multiple - 1) / opt->pad_multiple *
+                          opt->pad_multiple;
+        if (padded > UINT32_MAX) {
+            rc = ps_error_set(err, PS_EFORMAT, "manifest.json: bucket bound %u is too large",
+                              pb->bound);
+            goto done;
+        }
+        pb->padded_bound = (uint32_t)(padded ? padded : 1);
+        uint64_t B = opt->batch_size ? opt->batch_size : opt->max_tokens / pb->padded_bound;
+        if (B < 1)
+            B = 1;
+        if (B > (1u << 24))
+            B = 1u << 24;
+        pb->batch_size = (uint32_t)B;
+        if (pb->batch_size > p->max_batch)
+            p->max_batch = pb->batch_size;
+        if ((uint64_t)pb->batch_size * pb->padded_bound > p->max_batch_tokens)
+            p->max_batch_tokens = (uint64_t)pb->batch_size * pb->padded_bound;
+        if ((rc = collect_blocks(pb, m, b, &budget, err)))
+            goto done;
+        if (opt->shuffle) {
+            rng r;
+            rng_init(&r, opt->seed, opt->epoch, TAG_BLOCKS, b, 0);
+            FISHER_YATES(pb->blocks, (uint64_t)pb->n_blocks, &r, ps_plan_block);
+        }
+        uint64_t pool_records = B * (opt->sort_pool ? opt->sort_pool : 1);
+        uint64_t wb = (pool_records + m->block_records - 1) / m->block_records;
+        if (wb < opt->shuffle_window)
+            wb = opt->shuffle_window;
+        if ((rc = make_windows(pb, (uint32_t)(wb < UINT32_MAX ? wb : UINT32_MAX), err)))
+            goto done;
+        p->records_total += pb->records;
+
+        c[b].n_full = pb->records / B;
+        c[b].rem = pb->records % B;
+        c[b].n = c[b].n_full + (!opt->drop_last && c[b].rem);
+        c[b].next_full = c[b].n_full;
+        c[b].split = calloc(c[b].n ? c[b].n : 1, 1);
+        if (!c[b].split) {
+            rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
+            goto done;
+        }
+        if (opt->drop_last)
+            p->records_dropped += c[b].rem;
+        batches += c[b].n;
+    }
+
+    uint64_t W = opt->world_size, tail = 0;
+    if (opt->drop_last)
+        tail = batches % W;
+    else if (batches % W) {
+        uint64_t extra = W - batches % W;
+        if ((rc = split_for_ranks(c, p, extra, p->records_total, batches, err)))
+            goto done;
+        batches += extra;
+    }
+    p->global_batches = batches - tail;
+
+    /* Each bucket's batches in order, then the interleaving of buckets. */
+    for (size_t b = 0; b < m->n_buckets; b++) {
+        uint64_t nb = c[b].n;
+        for (uint64_t i = 0; i < c[b].n; i++)
+            nb += c[b].split[i];
+        per[b] = malloc((nb ? nb : 1) * sizeof **per);
+        if (!per[b]) {
+            rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
+            goto done;
+        }
+        c[b].n = emit_cuts(&c[b], (uint32_t)b, p->buckets[b].batch_size, per[b]);
+        if ((rc = make_pools(per[b], c[b].n, opt, (uint32_t)b, err)))
+            goto done;
+    }
+    order = malloc((batches ? batches : 1) * sizeof *order);
+    p->batches = malloc((batches / W + 1) * sizeof *p->batches);
+    if (!order || !p->batches) {
+        rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for %llu batches",
+                          (unsigned long long)batches);
+        goto done;
+    }
+    uint64_t k = 0;
+    for (size_t b = 0; b < m->n_buckets; b++)
+        for (uint64_t i = 0; i < c[b].n; i++)
+            order[k++] = (uint32_t)b;
+    if (opt->shuffle) {
+        rng r;
+        rng_init(&r, opt->seed, opt->epoch, TAG_ORDER, 0, 0);
+        FISHER_YATES(order, batches, &r, uint32_t);
+    }
+    uint64_t *next = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *next);
+    if (!next) {
+        rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
+        goto done;
+    }
+    for (uint64_t g = 0; g < batches; g++) {
+        uint32_t b = order[g];
+        const ps_plan_batch *pbat = &per[b][next[b]++];
+        if (g >= batches - tail) {
+            p->records_dropped += pbat->count;
+            continue;
+        }
+        if (g % W != opt->rank)
+            continue;
+        p->batches[p->n_batches++] = *pbat;
+        p->records_rank += pbat->count;
+        if (pbat->pool_count > p->max_pool)
+            p->max_pool = pbat->pool_count;
+        ps_plan_bucket *pb = &p->buckets[b];
+        uint32_t w0 = ps_plan_window_of(pb, pbat->pool_start);
+        uint32_t w1 = ps_plan_window_of(pb, pbat->pool_start + pbat->pool_count - 1);
+        for (uint32_t w = w0; w <= w1; w++)
+            pb->window_users[w]++;
+    }
+    free(next);
+
+done:
+    if (c)
+        for (size_t b = 0; b < m->n_buckets; b++)
+            free(c[b].split);
+    if (per)
+        for (size_t b = 0; b < m->n_buckets; b++)
+            free(per[b]);
+    free(per);
+    free(c);
+    free(order);
+    if (rc)
+        ps_plan_free(p);
+    return rc;
+}

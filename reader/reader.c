@@ -1,0 +1,784 @@
+/*
+ * The reader: options, the slot ring, the worker pool and the consumer
+ * side (ps_reader_next / ps_batch_release).
+ *
+ * Workers claim steps of this rank's plan in order, each into a free slot,
+ * at most `prefetch` steps ahead of the consumer; they may finish in any
+ * order, and the consumer takes the slot whose step is the next one, so
+ * batches come out in plan order whatever the timing. One mutex guards the
+ * ring and the window table; the work (decompression, padding, the copy
+ * to the device) happens outside it.
+ */
+#include "reader/reader_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zstd.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#define DEFAULT_BATCH 32
+#define DEFAULT_THREADS 2
+#define DEFAULT_PREFETCH 4
+#define DEFAULT_WINDOW 16
+#define DEFAULT_SORT_POOL 8
+
+void ps_reader_options_init(ps_reader_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->batch_size = DEFAULT_BATCH;
+    o->pad_mode = PS_PAD_LONGEST;
+    o->pad_multiple = 1;
+    o->shuffle = 1;
+    o->rank = PS_FROM_ENV;
+    o->world_size = PS_FROM_ENV;
+    o->dtype = PS_DTYPE_INT64;
+    o->device = PS_DEVICE_HOST;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* RANK / WORLD_SIZE as torchrun sets them. */
+static int env_int(const char *name, long dflt, long *out, ps_error *err)
+{
+    const char *s = getenv(name);
+    if (!s || !*s) {
+        *out = dflt;
+        return PS_OK;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < 0 || v > 1000000)
+        return ps_error_set(err, PS_EUSAGE, "reader: %s=\"%s\" is not a valid number", name, s);
+    *out = v;
+    return PS_OK;
+}
+
+static int resolve_options(const ps_reader_options *in, ps_reader_options *o, ps_error *err)
+{
+    if (in)
+        *o = *in;
+    else
+        ps_reader_options_init(o);
+    long rank = o->rank, world = o->world_size;
+    int rc;
+    if (o->rank == PS_FROM_ENV && (rc = env_int("RANK", 0, &rank, err)))
+        return rc;
+    if (o->world_size == PS_FROM_ENV && (rc = env_int("WORLD_SIZE", 1, &world, err)))
+        return rc;
+    if (world < 1 || rank < 0 || rank >= world)
+        return ps_error_set(err, PS_EUSAGE, "reader: rank %ld is not in 0..world_size-1 (%ld)",
+                            rank, world);
+    o->rank = (int)rank;
+    o->world_size = (int)world;
+    if (o->threads == 0)
+        o->threads = DEFAULT_THREADS;
+    if (o->prefetch == 0)
+        o->prefetch = DEFAULT_PREFETCH;
+    if (o->shuffle_window == 0)
+        o->shuffle_window = DEFAULT_WINDOW;
+    if (o->pad_multiple == 0)
+        o->pad_multiple = 1;
+    if (o->sort_pool == 0)
+        o->sort_pool = DEFAULT_SORT_POOL;
+    if (o->threads < 1 || o->threads > 256)
+        return ps_error_set(err, PS_EUSAGE, "reader: threads %d is not in 1..256", o->threads);
+    if (o->prefetch < 2 || o->prefetch > 4096)
+        return ps_error_set(err, PS_EUSAGE, "reader: prefetch %d is not in 2..4096",
+                            o->prefetch);
+    if (o->pad_mode != PS_PAD_LONGEST && o->pad_mode != PS_PAD_BUCKET)
+        return ps_error_set(err, PS_EUSAGE, "reader: unknown pad_mode %d", o->pad_mode);
+    if (o->dtype != PS_DTYPE_INT32 && o->dtype != PS_DTYPE_INT64)
+        return ps_error_set(err, PS_EUSAGE, "reader: unknown dtype %d", o->dtype);
+    if (o->device < PS_DEVICE_HOST)
+        return ps_error_set(err, PS_EUSAGE, "reader: device %d is not valid", o->device);
+    return PS_OK;
+}
+
+/* ---- filling a slot (a worker, no lock held except where said) ----------- */
+
+/* Where record `pos` of bucket b sits: its window's view and index. */
+typedef struct rec_ref {
+    const ps_block_view *v;
+    uint32_t i;
+    uint32_t pos; /* in the pool, to break ties: the sort must not depend on qsort */
+} rec_ref;
+
+static int by_length(const void *a, const void *b)
+{
+    const rec_ref *x = a, *y = b;
+    uint32_t lx = x->v->length[x->i], ly = y->v->length[y->i];
+    if (lx != ly)
+        return lx < ly ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static void put_elem(void *base, size_t elem, size_t k, int64_t v)
+{
+    if (elem == 8)
+        ((int64_t *)base)[k] = v;
+    else
+        ((int32_t *)base)[k] = (int32_t)v;
+}
+
+static int fill_arrays(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, const rec_ref *refs)
+{
+    const ps_plan_bucket *bk = &r->plan.buckets[pb->bucket];
+    uint32_t B = pb->count, maxlen = 0;
+    uint64_t real = 0;
+    for (uint32_t i = 0; i < B; i++) {
+        uint32_t len = refs[i].v->length[refs[i].i];
+        maxlen = len > maxlen ? len : maxlen;
+        real += len;
+    }
+    uint32_t m = r->opt.pad_multiple, T;
+    if (r->opt.pad_mode == PS_PAD_BUCKET)
+        T = bk->padded_bound;
+    else
+        T = (uint32_t)(((uint64_t)maxlen + m - 1) / m * m);
+    if (T == 0)
+        T = m;
+    size_t elem = r->elem, BT = (size_t)B * T;
+    char *h = sl->host;
+    void *ids = h, *mask = h + BT * elem, *types = h + 2 * BT * elem;
+    void *labels = h + 3 * BT * elem, *lengths = h + (3 * BT + B) * elem;
+    for (uint32_t i = 0; i < B; i++) {
+        const ps_block_view *v = refs[i].v;
+        uint32_t ri = refs[i].i, len = v->length[ri], tb = v->type_boundary[ri];
+        uint64_t t0 = v->token_start[ri];
+        size_t row = (size_t)i * T;
+        if (elem == 8) {
+            int64_t *o = (int64_t *)ids + row, *mk = (int64_t *)mask + row,
+                    *ty = (int64_t *)types + row;
+            if (v->id_width == 2) {
+                const uint16_t *t = (const uint16_t *)v->tokens + t0;
+                for (uint32_t k = 0; k < len; k++)
+                    o[k] = t[k];
+            } else {
+                const uint32_t *t = (const uint32_t *)v->tokens + t0;
+                for (uint32_t k = 0; k < len; k++)
+                    o[k] = t[k];
+            }
+            for (uint32_t k = len; k < T; k++)
+                o[k] = r->opt.pad_id;
+            for (uint32_t k = 0; k < T; k++) {
+                mk[k] = k < len;
+                ty[k] = k >= tb && k < len;
+            }
+        } else {
+            int32_t *o = (int32_t *)ids + row, *mk = (int32_t *)mask + row,
+                    *ty = (int32_t *)types + row;
+            if (v->id_width == 2) {
+                const uint16_t *t = (const uint16_t *)v->tokens + t0;
+                for (uint32_t k = 0; k < len; k++)
+                    o[k] = t[k];
+            } else {
+                const uint32_t *t = (const uint32_t *)v->tokens + t0;
+                for (uint32_t k = 0; k < len; k++)
+                    o[k] = (int32_t)t[k];
+            }
+            for (uint32_t k = len; k < T; k++)
+                o[k] = r->opt.pad_id;
+            for (uint32_t k = 0; k < T; k++) {
+                mk[k] = k < len;
+                ty[k] = k >= tb && k < len;
+            }
+        }
+        uint32_t lab = v->label[ri];
+        put_elem(labels, elem, i, lab == PS_LABEL_NONE ? -1 : (int64_t)lab);
+        put_elem(lengths, elem, i, len);
+    }
+    /* Record ids: copied (the window may be freed before the batch is). */
+    ps_buf_reset(&sl->idbuf);
+    for (uint32_t i = 0; i < B; i++) {
+        const ps_block_view *v = refs[i].v;
+        uint32_t ri = refs[i].i;
+        sl->id_off[i] = sl->idbuf.len;
+        if (ps_buf_append(&sl->idbuf, v->ids + v->id_offset[ri],
+                          v->id_offset[ri + 1] - v->id_offset[ri]) ||
+            ps_buf_putc(&sl->idbuf, '\0'))
+            return PS_ENOMEM;
+    }
+    for (uint32_t i = 0; i < B; i++)
+        sl->ids[i] = sl->idbuf.data + sl->id_off[i];
+
+    ps_batch *bt = &sl->batch;
+    bt->epoch = r->popt.epoch;
+    bt->step = sl->step;
+    bt->bucket = pb->bucket;
+    bt->B = B;
+    bt->T = T;
+    bt->dtype = r->opt.dtype;
+    bt->input_ids = ids;
+    bt->attention_mask = mask;
+    bt->token_type_ids = types;
+    bt->labels = labels;
+    bt->lengths = lengths;
+    bt->ids = sl->ids;
+    bt->real_tokens = real;
+    bt->device = PS_DEVICE_HOST;
+    bt->d_input_ids = bt->d_attention_mask = bt->d_token_type_ids = NULL;
+    bt->d_labels = bt->d_lengths = bt->ready_event = NULL;
+    return PS_OK;
+}
+
+/* Copies the filled slot to its device buffers (same layout). */
+static int copy_to_device(ps_reader *r, rd_slot *sl, ps_error *err)
+{
+    ps_batch *bt = &sl->batch;
+    size_t BT = (size_t)bt->B * bt->T, elem = r->elem;
+    size_t bytes = (3 * BT + 2 * (size_t)bt->B) * elem;
+    int rc = ps_dev_copy_async(r->stream, sl->dev, sl->host, bytes, sl->event, err);
+    if (rc)
+        return rc;
+    sl->event_pending = 1;
+    char *d = sl->dev;
+    bt->device = r->device;
+    bt->d_input_ids = d;
+    bt->d_attention_mask = d + BT * elem;
+    bt->d_token_type_ids = d + 2 * BT * elem;
+    bt->d_labels = d + 3 * BT * elem;
+    bt->d_lengths = d + (3 * BT + bt->B) * elem;
+    bt->ready_event = sl->event;
+    return PS_OK;
+}
+
+/* Fills sl with step sl->step. Called with r->mu held; returns with it
+ * held; drops it for the work. Sets the slot's final state. */
+static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
+{
+    const ps_plan_batch *pb = &r->plan.batches[sl->step];
+    const ps_plan_bucket *bk = &r->plan.buckets[pb->bucket];
+    uint32_t w0 = ps_plan_window_of(bk, pb->pool_start);
+    uint32_t w1 = ps_plan_window_of(bk, pb->pool_start + pb->pool_count - 1);
+    int rc = PS_OK;
+    const char *msg = NULL;
+    for (uint32_t w = w0; w <= w1; w++) {
+        rd_window *win = rd_window_acquire(r, pb->bucket, w, dctx);
+        if (!win) {
+            rc = PS_ENOMEM;
+            msg = "reader: out of memory for a window";
+        } else if (win->state == WIN_FAILED && !rc) {
+            rc = win->err_code;
+            msg = win->err_msg;
+        }
+    }
+    if (rc) {
+        snprintf(sl->err_msg, sizeof sl->err_msg, "%s", msg ? msg : ps_strerror(rc));
+    } else {
+        uint32_t w = w0;
+        for (uint32_t i = 0; i < pb->pool_count; i++) {
+            uint64_t pos = pb->pool_start + i;
+            while (pos >= bk->window_first[w + 1])
+                w++;
+            const rd_window *win = r->win[pb->bucket][w];
+            uint32_t local = (uint32_t)(pos - bk->window_first[w]);
+            refs[i].v = &win->views[win->rec_block[local]];
+            refs[i].i = win->rec_index[local];
+            refs[i].pos = i;
+        }
+        pthread_mutex_unlock(&r->mu);
+        if (pb->pool_count > pb->count)
+            qsort(refs, pb->pool_count, sizeof *refs, by_length);
+        ps_error e = {0};
+        if (sl->event_pending) {
+            /* The previous copy out of this host buffer must be done. */
+            rc = ps_dev_event_wait(sl->event, &e);
+            sl->event_pending = 0;
+        }
+        if (!rc && (rc = fill_arrays(r, sl, pb, refs + pb->chunk)))
+            ps_error_set(&e, rc, "reader: out of memory for record ids");
+        if (!rc && r->device >= 0)
+            rc = copy_to_device(r, sl, &e);
+        if (rc)
+            snprintf(sl->err_msg, sizeof sl->err_msg, "%s", e.message);
+        pthread_mutex_lock(&r->mu);
+    }
+    for (uint32_t w = w0; w <= w1; w++)
+        rd_window_release(r, pb->bucket, w);
+    if (!rc) {
+        sl->state = SLOT_READY;
+    } else if (rc == PS_ECORRUPT && r->opt.skip_corrupt) {
+        sl->state = SLOT_SKIP;
+        sl->skipped_records = pb->count;
+    } else {
+        sl->state = SLOT_ERROR;
+        sl->err_code = rc;
+    }
+}
+
+static rd_slot *free_slot(ps_reader *r)
+{
+    for (int i = 0; i < r->n_slots; i++)
+        if (r->slots[i].state == SLOT_FREE)
+            return &r->slots[i];
+    return NULL;
+}
+
+static void *worker_main(void *arg)
+{
+    ps_reader *r = arg;
+    ZSTD_DCtx *dctx = ZSTD_createDCtx();
+    size_t nrefs = r->plan.max_batch > r->plan.max_pool ? r->plan.max_batch : r->plan.max_pool;
+    rec_ref *refs = malloc((nrefs ? nrefs : 1) * sizeof *refs);
+    if (r->device >= 0)
+        ps_dev_select(r->device, NULL);
+    pthread_mutex_lock(&r->mu);
+    while (!r->stop) {
+        rd_slot *sl = NULL;
+        if (r->next_claim < r->plan.n_batches &&
+            r->next_claim < r->next_deliver + (uint64_t)r->n_slots)
+            sl = free_slot(r);
+        if (!sl) {
+            pthread_cond_wait(&r->cv_work, &r->mu);
+            continue;
+        }
+        sl->state = SLOT_BUSY;
+        sl->step = r->next_claim++;
+        sl->err_code = 0;
+        sl->err_msg[0] = '\0';
+        sl->skipped_records = 0;
+        if (!dctx || !refs) {
+            sl->state = SLOT_ERROR;
+            sl->err_code = PS_ENOMEM;
+            snprintf(sl->err_msg, sizeof sl->err_msg, "reader: out of memory in a worker");
+        } else {
+            fill_slot(r, sl, dctx, refs);
+        }
+        pthread_cond_broadcast(&r->cv_ready);
+    }
+    pthread_mutex_unlock(&r->mu);
+    free(refs);
+    ZSTD_freeDCtx(dctx);
+    return NULL;
+}
+
+static void workers_stop(ps_reader *r)
+{
+    if (!r->running)
+        return;
+    pthread_mutex_lock(&r->mu);
+    r->stop = 1;
+    pthread_cond_broadcast(&r->cv_work);
+    pthread_cond_broadcast(&r->cv_window);
+    pthread_mutex_unlock(&r->mu);
+    for (int i = 0; i < r->running; i++)
+        pthread_join(r->threads[i], NULL);
+    r->running = 0;
+    r->stop = 0;
+}
+
+static int workers_start(ps_reader *r, ps_error *err)
+{
+    for (int i = 0; i < r->n_threads; i++) {
+        if (pthread_create(&r->threads[i], NULL, worker_main, r)) {
+            workers_stop(r);
+            return ps_error_set(err, PS_ENOMEM, "reader: cannot start worker threads");
+        }
+        r->running = i + 1;
+    }
+    return PS_OK;
+}
+
+/* ---- the epoch ------------------------------------------------------------ */
+
+/* Plans epoch `epoch` and positions the reader at `position` (workers
+ * stopped). The batches before `position` are not read: only their share
+ * of each window's users is taken off. */
+static int epoch_begin(ps_reader *r, uint64_t epoch, uint64_t position, ps_error *err)
+{
+    rd_windows_free(r);
+    ps_plan_free(&r->plan);
+    r->popt.epoch = epoch;
+    int rc = ps_plan_build(&r->plan, r->m, &r->popt, r->block_budget, err);
+    if (rc)
+        return rc;
+    if (position > r->plan.n_batches)
+        return ps_error_set(err, PS_EINVAL,
+                            "reader: position %llu is past the epoch's %llu batches",
+                            (unsigned long long)position,
+                            (unsigned long long)r->plan.n_batches);
+    for (uint64_t s = 0; s < position; s++) {
+        const ps_plan_batch *pb = &r->plan.batches[s];
+        ps_plan_bucket *bk = &r->plan.buckets[pb->bucket];
+        uint32_t w0 = ps_plan_window_of(bk, pb->pool_start);
+        uint32_t w1 = ps_plan_window_of(bk, pb->pool_start + pb->pool_count - 1);
+        for (uint32_t w = w0; w <= w1; w++)
+            bk->window_users[w]--;
+    }
+    if ((rc = rd_windows_alloc(r, err)))
+        return rc;
+    for (int i = 0; r->slots && i < r->n_slots; i++) {
+        int st = r->slots[i].state;
+        if (st == SLOT_READY || st == SLOT_ERROR || st == SLOT_SKIP)
+            r->slots[i].state = SLOT_FREE;
+    }
+    r->next_claim = r->next_deliver = position;
+    return PS_OK;
+}
+
+/* ---- slots ---------------------------------------------------------------- */
+
+static int slots_alloc(ps_reader *r, ps_error *err)
+{
+    r->slots = calloc((size_t)r->n_slots, sizeof *r->slots);
+    if (!r->slots)
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for slots");
+    size_t maxB = r->plan.max_batch ? r->plan.max_batch : 1;
+    size_t tok = (size_t)r->plan.max_batch_tokens;
+    size_t elems, bytes;
+    if (!ps_size_mul(tok, 3, &elems) || !ps_size_add(elems, 2 * maxB, &elems) ||
+        !ps_size_mul(elems, r->elem, &bytes) || bytes > ((size_t)1 << 36))
+        return ps_error_set(err, PS_EUSAGE, "reader: a batch of %zu x %llu tokens is too large",
+                            maxB, (unsigned long long)r->plan.max_batch_tokens);
+    int want_pin = r->device >= 0 || ps_dev_count() > 0;
+    r->pinned = 1;
+    r->mlocked = 1;
+    for (int i = 0; i < r->n_slots; i++) {
+        rd_slot *sl = &r->slots[i];
+        sl->host_bytes = bytes;
+        sl->host = ps_dev_host_alloc(bytes, want_pin, r->opt.mlock, &sl->how);
+        sl->ids = malloc(maxB * sizeof *sl->ids);
+        sl->id_off = malloc(maxB * sizeof *sl->id_off);
+        ps_buf_init(&sl->idbuf);
+        if (!sl->host || !sl->ids || !sl->id_off)
+            return ps_error_set(err, PS_ENOMEM, "reader: out of memory for %d slots of %zu bytes",
+                                r->n_slots, bytes);
+        r->pinned &= sl->how == 2;
+        r->mlocked &= sl->how == 1;
+        if (r->device >= 0) {
+            int rc = ps_dev_malloc(&sl->dev, bytes, err);
+            if (!rc)
+                rc = ps_dev_event_create(&sl->event, err);
+            if (rc)
+                return rc;
+        }
+    }
+    return PS_OK;
+}
+
+static void slots_free(ps_reader *r)
+{
+    if (!r->slots)
+        return;
+    for (int i = 0; i < r->n_slots; i++) {
+        rd_slot *sl = &r->slots[i];
+        if (sl->event_pending)
+            ps_dev_event_wait(sl->event, NULL);
+        ps_dev_host_free(sl->host, sl->host_bytes, sl->how);
+        ps_dev_free(sl->dev);
+        ps_dev_event_destroy(sl->event);
+        free(sl->ids);
+        free(sl->id_off);
+        ps_buf_free(&sl->idbuf);
+    }
+    free(r->slots);
+    r->slots = NULL;
+}
+
+/* ---- open / close --------------------------------------------------------- */
+
+static int hash_manifest(const char *dir, uint64_t *out, ps_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
+                            strerror(errno));
+    XXH64_state_t *h = XXH64_createState();
+    if (!h) {
+        fclose(f);
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory");
+    }
+    XXH64_reset(h, 0);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        XXH64_update(h, buf, n);
+    int bad = ferror(f);
+    fclose(f);
+    *out = XXH64_digest(h);
+    XXH64_freeState(h);
+    return bad ? ps_error_set(err, PS_EIO, "%s: read error", path) : PS_OK;
+}
+
+static int choose_device(ps_reader *r, ps_error *err)
+{
+    r->device = -1;
+    if (r->opt.device < 0)
+        return PS_OK;
+    int n = ps_dev_count();
+    if (r->opt.device >= n) {
+        if (r->opt.require_device)
+            return ps_error_set(err, PS_EUSAGE,
+                                "reader: CUDA device %d is not available (%d device%s%s)",
+                                r->opt.device, n, n == 1 ? "" : "s",
+                                PS_HAVE_CUDA ? "" : "; built without CUDA");
+        return PS_OK; /* host fallback, reported by ps_reader_info */
+    }
+    int rc = ps_dev_stream_create(&r->stream, r->opt.device, err);
+    if (rc) {
+        if (r->opt.require_device)
+            return rc;
+        return PS_OK;
+    }
+    r->device = r->opt.device;
+    return PS_OK;
+}
+
+int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *opt,
+                   const ps_reader_state *resume, ps_error *err)
+{
+    *out = NULL;
+    if (!dir)
+        return ps_error_set(err, PS_EINVAL, "reader: no directory");
+    ps_reader *r = calloc(1, sizeof *r);
+    if (!r || !(r->dir = strdup(dir))) {
+        free(r);
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory");
+    }
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv_work, NULL);
+    pthread_cond_init(&r->cv_ready, NULL);
+    pthread_cond_init(&r->cv_window, NULL);
+    int rc = resolve_options(opt, &r->opt, err);
+    rd_state st = {0};
+    if (!rc && resume)
+        rc = rd_state_decode(resume->bytes, sizeof resume->bytes, &st, err);
+    if (!rc)
+        rc = hash_manifest(dir, &r->manifest_hash, err);
+    if (!rc)
+        rc = ps_manifest_read(dir, &r->m, err);
+    if (rc)
+        goto fail;
+    r->elem = r->opt.dtype == PS_DTYPE_INT64 ? 8 : 4;
+    r->popt = (ps_plan_options){
+        .batch_size = r->opt.batch_size,
+        .max_tokens = r->opt.max_tokens,
+        .pad_multiple = r->opt.pad_multiple,
+        .shuffle = r->opt.shuffle != 0,
+        .shuffle_window = r->opt.shuffle_window,
+        .sort_pool = r->opt.sort_pool,
+        .drop_last = r->opt.drop_last != 0,
+        .rank = (uint32_t)r->opt.rank,
+        .world_size = (uint32_t)r->opt.world_size,
+        .seed = r->opt.seed,
+        .epoch = r->opt.epoch,
+    };
+    uint64_t position = 0;
+    if (resume) {
+        const char *what = NULL;
+        if (st.set_hash != r->manifest_hash)
+            what = "a different shard set (manifest.json differs)";
+        else if (st.rank != r->popt.rank || st.world_size != r->popt.world_size)
+            what = "a different rank or world size";
+        else if (st.plan_hash != ps_plan_options_hash(&r->popt, r->manifest_hash))
+            what = "different batching options";
+        if (what) {
+            rc = ps_error_set(err, PS_EINVAL, "reader: the state was saved for %s", what);
+            goto fail;
+        }
+        r->popt.seed = st.seed;
+        position = st.position;
+        r->opt.seed = st.seed;
+        r->opt.epoch = st.epoch;
+        r->popt.epoch = st.epoch;
+    }
+    if ((rc = rd_shards_open(r, err)) || (rc = choose_device(r, err)))
+        goto fail;
+    r->n_threads = r->opt.threads;
+    r->n_slots = r->opt.prefetch;
+    r->threads = calloc((size_t)r->n_threads, sizeof *r->threads);
+    if (!r->threads) {
+        rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory");
+        goto fail;
+    }
+    if ((rc = epoch_begin(r, r->popt.epoch, position, err)) || (rc = slots_alloc(r, err)) ||
+        (rc = workers_start(r, err)))
+        goto fail;
+    *out = r;
+    return PS_OK;
+fail:
+    ps_reader_close(r);
+    return rc;
+}
+
+void ps_reader_close(ps_reader *r)
+{
+    if (!r)
+        return;
+    workers_stop(r);
+    slots_free(r);
+    rd_windows_free(r);
+    ps_plan_free(&r->plan);
+    if (r->stream)
+        ps_dev_stream_destroy(r->stream);
+    if (r->m)
+        rd_shards_close(r);
+    ps_manifest_free(r->m);
+    free(r->threads);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv_work);
+    pthread_cond_destroy(&r->cv_ready);
+    pthread_cond_destroy(&r->cv_window);
+    free(r->dir);
+    free(r);
+}
+
+/* ---- the consumer ---------------------------------------------------------- */
+
+static rd_slot *slot_of_step(ps_reader *r, uint64_t step, int *claimed)
+{
+    *claimed = 0;
+    for (int i = 0; i < r->n_slots; i++) {
+        rd_slot *sl = &r->slots[i];
+        if (sl->state == SLOT_BUSY && sl->step == step)
+            *claimed = 1;
+        if ((sl->state == SLOT_READY || sl->state == SLOT_ERROR || sl->state == SLOT_SKIP) &&
+            sl->step == step)
+            return sl;
+    }
+    return NULL;
+}
+
+int ps_reader_next(ps_reader *r, const ps_batch **batch, ps_error *err)
+{
+    *batch = NULL;
+    uint64_t t0 = 0;
+    int waited = 0, rc = 0;
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        if (r->next_deliver >= r->plan.n_batches) {
+            rc = 0;
+            break;
+        }
+        int claimed;
+        rd_slot *sl = slot_of_step(r, r->next_deliver, &claimed);
+        if (sl && sl->state == SLOT_READY) {
+            sl->state = SLOT_HELD;
+            r->next_deliver++;
+            r->st.batches++;
+            r->st.records += sl->batch.B;
+            r->st.tokens += (uint64_t)sl->batch.B * sl->batch.T;
+            r->st.real_tokens += sl->batch.real_tokens;
+            if (sl->batch.device >= 0)
+                r->st.h2d_bytes += (3 * (uint64_t)sl->batch.B * sl->batch.T +
+                                    2 * (uint64_t)sl->batch.B) * r->elem;
+            *batch = &sl->batch;
+            rc = 1;
+            break;
+        }
+        if (sl && sl->state == SLOT_SKIP) {
+            r->st.skipped_batches++;
+            r->st.skipped_records += sl->skipped_records;
+            sl->state = SLOT_FREE;
+            r->next_deliver++;
+            pthread_cond_broadcast(&r->cv_work);
+            continue;
+        }
+        if (sl && sl->state == SLOT_ERROR) {
+            rc = ps_error_set(err, sl->err_code, "%s", sl->err_msg);
+            sl->state = SLOT_FREE;
+            r->next_deliver++;
+            pthread_cond_broadcast(&r->cv_work);
+            break;
+        }
+        if (!claimed && !free_slot(r)) {
+            rc = ps_error_set(err, PS_ELIMIT,
+                              "reader: all %d batch slots are held; release a batch before "
+                              "asking for the next (or open with a larger prefetch)",
+                              r->n_slots);
+            break;
+        }
+        if (!waited) {
+            waited = 1;
+            t0 = now_ns();
+            r->st.waits++;
+        }
+        pthread_cond_wait(&r->cv_ready, &r->mu);
+    }
+    if (waited)
+        r->st.wait_ns += now_ns() - t0;
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+void ps_batch_release(ps_reader *r, const ps_batch *batch)
+{
+    if (!r || !batch)
+        return;
+    pthread_mutex_lock(&r->mu);
+    for (int i = 0; i < r->n_slots; i++)
+        if (&r->slots[i].batch == batch && r->slots[i].state == SLOT_HELD) {
+            r->slots[i].state = SLOT_FREE;
+            pthread_cond_broadcast(&r->cv_work);
+            pthread_cond_broadcast(&r->cv_ready);
+            break;
+        }
+    pthread_mutex_unlock(&r->mu);
+}
+
+int ps_reader_set_epoch(ps_reader *r, uint64_t epoch, ps_error *err)
+{
+    workers_stop(r);
+    int rc = epoch_begin(r, epoch, 0, err);
+    if (rc)
+        return rc;
+    r->opt.epoch = epoch;
+    return workers_start(r, err);
+}
+
+/* ---- introspection ---------------------------------------------------------- */
+
+int ps_reader_info_get(const ps_reader *r, ps_reader_info *o)
+{
+    memset(o, 0, sizeof *o);
+    o->epoch = r->popt.epoch;
+    o->rank = (int)r->popt.rank;
+    o->world_size = (int)r->popt.world_size;
+    o->batches_per_epoch = r->plan.n_batches;
+    o->records_per_epoch = r->plan.records_rank;
+    o->records_total = r->plan.records_total;
+    o->records_dropped = r->plan.records_dropped;
+    o->n_buckets = (uint32_t)r->m->n_buckets;
+    o->n_labels = (uint32_t)r->m->n_labels;
+    o->slots = (uint32_t)r->n_slots;
+    o->threads = r->n_threads;
+    o->device = r->device;
+    o->pinned = r->pinned;
+    o->mlocked = r->mlocked;
+    return PS_OK;
+}
+
+int ps_reader_stats_get(const ps_reader *r, ps_reader_stats *o)
+{
+    ps_reader *w = (ps_reader *)r; /* the lock only */
+    pthread_mutex_lock(&w->mu);
+    *o = r->st;
+    o->slots = (uint32_t)r->n_slots;
+    o->ready = 0;
+    for (int i = 0; i < r->n_slots; i++)
+        o->ready += r->slots[i].state == SLOT_READY;
+    pthread_mutex_unlock(&w->mu);
+    return PS_OK;
+}
+
+const char *ps_reader_label(const ps_reader *r, uint32_t id)
+{
+    return id < r->m->n_labels ? r->m->labels[id] : NULL;
+}
+
+uint32_t ps_reader_bucket_bound(const ps_reader *r, uint32_t b)
+{
+    return b < r->m->n_buckets ? r->m->bounds[b] : 0;
+}

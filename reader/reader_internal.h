@@ -1,0 +1,110 @@
+/*
+ * reader/reader_internal.h — the reader's insides, shared by reader.c (the
+ * API and the worker pool), window.c (shards and decoded windows) and
+ * state.c (resumption blobs). Not installed.
+ */
+#ifndef PS_READER_INTERNAL_H
+#define PS_READER_INTERNAL_H
+
+#include "pairshard/reader.h"
+#include "reader/device.h"
+#include "reader/plan.h"
+#include "shards/inspect.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+/* A shard of the set, opened when its first block is needed. The file
+ * descriptor taken at open pins the file the manifest named: a build that
+ * publishes a new set at the same path meanwhile does not change what
+ * this reader reads. */
+typedef struct rd_shard {
+    pthread_mutex_t mu;   /* one LMDB lookup at a time per shard */
+    int fd;               /* -1 once LMDB has its own, or when unavailable */
+    int state;            /* 0 closed, 1 open, 2 unusable (err_msg says why) */
+    ps_shard *sh;
+    int err_code;
+    char *err_msg;
+} rd_shard;
+
+/* The decoded records of one window of a bucket. */
+enum { WIN_LOADING = 1, WIN_READY = 2, WIN_FAILED = 3 };
+typedef struct rd_window {
+    int state;
+    uint32_t users_left;  /* this rank's batches still to be filled from it */
+    uint32_t n;           /* records */
+    uint32_t n_blocks;
+    ps_buf *bufs;         /* decompressed block contents */
+    ps_block_view *views;
+    uint32_t *rec_block;  /* per position (permuted): block within window */
+    uint32_t *rec_index;  /* ... and record within that block */
+    int err_code;
+    char *err_msg;
+} rd_window;
+
+enum { SLOT_FREE, SLOT_BUSY, SLOT_READY, SLOT_HELD, SLOT_ERROR, SLOT_SKIP };
+typedef struct rd_slot {
+    int state;
+    uint64_t step;
+    ps_batch batch;
+    void *host;           /* input_ids | attention_mask | token_type_ids | labels | lengths */
+    size_t host_bytes;
+    int how;              /* ps_dev_host_alloc's */
+    void *dev;            /* same layout on the device, or NULL */
+    void *event;
+    int event_pending;
+    const char **ids;
+    ps_buf idbuf;
+    size_t *id_off;
+    int err_code;
+    char err_msg[PS_ERROR_MESSAGE_MAX];
+    uint32_t skipped_records;
+} rd_slot;
+
+struct ps_reader {
+    char *dir;
+    ps_manifest *m;
+    uint64_t manifest_hash;
+    uint64_t block_budget;
+    ps_reader_options opt;
+    ps_plan_options popt;
+    ps_plan plan;
+    rd_shard *shards;
+    rd_window ***win;     /* [bucket][window], NULL when not loaded */
+
+    int device;           /* in use, or -1 */
+    ps_dev_stream *stream;
+    int pinned, mlocked;
+    size_t elem;          /* 4 or 8 */
+    rd_slot *slots;
+    int n_slots;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_ready, cv_window;
+    pthread_t *threads;
+    int n_threads, running, stop;
+    uint64_t next_claim, next_deliver;
+    ps_reader_stats st;
+};
+
+/* window.c */
+int rd_shards_open(ps_reader *r, ps_error *err);
+void rd_shards_close(ps_reader *r);
+/* Makes window w of bucket b available to the caller (loading it with the
+ * caller's decompression context when nobody has); called and returns
+ * with r->mu held. Returns the window (which may be WIN_FAILED). */
+rd_window *rd_window_acquire(ps_reader *r, uint32_t b, uint32_t w, void *dctx);
+/* One batch done with the window; frees it after its last. r->mu held. */
+void rd_window_release(ps_reader *r, uint32_t b, uint32_t w);
+void rd_windows_free(ps_reader *r);
+int rd_windows_alloc(ps_reader *r, ps_error *err);
+
+/* state.c */
+void rd_state_encode(const ps_reader *r, ps_reader_state *out);
+typedef struct rd_state {
+    uint64_t seed, epoch, position, plan_hash, set_hash;
+    uint32_t rank, world_size;
+} rd_state;
+int rd_state_decode(const void *bytes, size_t len, rd_state *out, ps_error *err);
+
+#endif /* PS_READER_INTERNAL_H */

@@ -1,0 +1,103 @@
+/*
+ * Resumption state: 64 bytes, little-endian, no pointers.
+ *
+ *   0  "PSRS"       magic
+ *   4  u32 version  1
+ *   8  u64 seed
+ *  16  u64 epoch
+ *  24  u64 position  the next batch to deliver (0-based in the epoch)
+ *  32  u64 plan_hash what the plan depends on: batching options, rank,
+ *                    world size, and the manifest's bytes
+ *  40  u64 set_hash  XXH64 of manifest.json
+ *  48  u32 rank
+ *  52  u32 world_size
+ *  56  u64 checksum  XXH64 of bytes 0..55
+ *
+ * The blob is untrusted on the way back in (it may have crossed a network
+ * or a file system): every field is checked before it is used.
+ */
+#include "reader/reader_internal.h"
+
+#include <string.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#define STATE_MAGIC "PSRS"
+#define STATE_VERSION 1u
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get64(const unsigned char *p)
+{
+    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+void rd_state_encode(const ps_reader *r, ps_reader_state *out)
+{
+    unsigned char *b = out->bytes;
+    memset(b, 0, PS_READER_STATE_BYTES);
+    memcpy(b, STATE_MAGIC, 4);
+    put32(b + 4, STATE_VERSION);
+    put64(b + 8, r->popt.seed);
+    put64(b + 16, r->popt.epoch);
+    put64(b + 24, r->next_deliver);
+    put64(b + 32, ps_plan_options_hash(&r->popt, r->manifest_hash));
+    put64(b + 40, r->manifest_hash);
+    put32(b + 48, r->popt.rank);
+    put32(b + 52, r->popt.world_size);
+    put64(b + 56, XXH64(b, 56, 0));
+}
+
+int rd_state_decode(const void *bytes, size_t len, rd_state *out, ps_error *err)
+{
+    const unsigned char *b = bytes;
+    if (!bytes || len != PS_READER_STATE_BYTES)
+        return ps_error_set(err, PS_EFORMAT, "reader state: %zu bytes, expected %d", len,
+                            PS_READER_STATE_BYTES);
+    if (memcmp(b, STATE_MAGIC, 4))
+        return ps_error_set(err, PS_EFORMAT, "reader state: not a pairshard reader state "
+                                             "(bad magic)");
+    uint32_t version = get32(b + 4);
+    if (version > STATE_VERSION)
+        return ps_error_set(err, PS_EVERSION,
+                            "reader state: version %u is newer than this pairshard supports "
+                            "(%u)",
+                            version, STATE_VERSION);
+    if (version < 1)
+        return ps_error_set(err, PS_EFORMAT, "reader state: version 0 is not valid");
+    if (get64(b + 56) != XXH64(b, 56, 0))
+        return ps_error_set(err, PS_EFORMAT, "reader state: checksum mismatch (damaged)");
+    rd_state s = {get64(b + 8),  get64(b + 16), get64(b + 24), get64(b + 32),
+                  get64(b + 40), get32(b + 48), get32(b + 52)};
+    if (s.world_size < 1 || s.rank >= s.world_size)
+        return ps_error_set(err, PS_EFORMAT, "reader state: rank %u of world size %u", s.rank,
+                            s.world_size);
+    if (out)
+        *out = s;
+    return PS_OK;
+}
+
+int ps_reader_state_check(const void *bytes, size_t len, ps_error *err)
+{
+    return rd_state_decode(bytes, len, NULL, err);
+}
+
+int ps_reader_state_get(const ps_reader *r, ps_reader_state *out)
+{
+    pthread_mutex_lock((pthread_mutex_t *)&r->mu);
+    rd_state_encode(r, out);
+    pthread_mutex_unlock((pthread_mutex_t *)&r->mu);
+    return PS_OK;
+}

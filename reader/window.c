@@ -1,0 +1,405 @@
+/*
+ * Shards and windows. A window is the unit of decoding: `window_blocks`
+ * consecutive blocks of a bucket's (permuted) block order, decoded once
+ * and shared by every batch of this rank that draws records from it, then
+ * freed after the last one. Batches of a bucket come in order, so each
+ * bucket has only a window or two alive at a time.
+ *
+ * Every decoded block is checked against the manifest before a record of
+ * it is used: its record count, id width, each length within its bucket's
+ * bounds, each token below the vocabulary size, each label known. A block
+ * that fails (or whose shard cannot be opened) fails its window, and the
+ * batches that need the window report it.
+ */
+#include "reader/reader_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A new string a + sep + b (NULL when out of memory). */
+static char *join3(const char *a, const char *sep, const char *b)
+{
+    size_t n = strlen(a) + strlen(sep) + strlen(b) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s%s%s", a, sep, b);
+    return s;
+}
+
+/* Lets the process hold one descriptor per shard (sets of thousands). */
+static void raise_fd_limit(size_t need)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need + 64)
+        return;
+    rlim_t want = need + 256;
+    if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max)
+        want = rl.rlim_max;
+    rl.rlim_cur = want;
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+int rd_shards_open(ps_reader *r, ps_error *err)
+{
+    const ps_manifest *m = r->m;
+    r->shards = calloc(m->n_shards ? m->n_shards : 1, sizeof *r->shards);
+    if (!r->shards)
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for %zu shards", m->n_shards);
+    raise_fd_limit(m->n_shards * 2);
+    uint64_t real_bytes = 0;
+    for (size_t s = 0; s < m->n_shards; s++) {
+        rd_shard *sh = &r->shards[s];
+        pthread_mutex_init(&sh->mu, NULL);
+        sh->fd = -1;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", r->dir, m->shards[s].file);
+        /* O_NOFOLLOW: a shard is a file of the set, not a link out of it. */
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        struct stat st;
+        if (fd < 0) {
+            int e = errno;
+            sh->state = 2;
+            sh->err_code = e == ENOENT || e == ELOOP ? PS_ECORRUPT : PS_EIO;
+            sh->err_msg = join3(path, ": cannot open: ", strerror(e));
+            if (e == EMFILE || e == ENFILE) {
+                int code = ps_error_set(err, PS_ELIMIT, "%s: too many open files (%zu shards)",
+                                        path, m->n_shards);
+                return code;
+            }
+        } else if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+            close(fd);
+            sh->state = 2;
+            sh->err_code = PS_ECORRUPT;
+            sh->err_msg = join3(path, ": ", "not a regular file");
+        } else if ((uint64_t)st.st_size != m->shards[s].bytes) {
+            char what[96];
+            snprintf(what, sizeof what, "%lld bytes, the manifest says %llu",
+                     (long long)st.st_size, (unsigned long long)m->shards[s].bytes);
+            close(fd);
+            sh->state = 2;
+            sh->err_code = PS_ECORRUPT;
+            sh->err_msg = join3(path, ": ", what);
+            real_bytes += (uint64_t)st.st_size;
+        } else {
+            sh->fd = fd;
+            real_bytes += (uint64_t)st.st_size;
+        }
+        if (sh->state == 2 && !sh->err_msg)
+            return ps_error_set(err, PS_ENOMEM, "reader: out of memory");
+    }
+    /* Counts from the manifest are trusted only as far as bytes on disk
+     * could hold them (plus room for damaged files): see ps_plan_build. */
+    r->block_budget = (real_bytes + (64u << 20)) / 16;
+    return PS_OK;
+}
+
+void rd_shards_close(ps_reader *r)
+{
+    if (!r->shards)
+        return;
+    for (size_t s = 0; s < r->m->n_shards; s++) {
+        rd_shard *sh = &r->shards[s];
+        if (sh->sh)
+            ps_shard_close(sh->sh);
+        if (sh->fd >= 0)
+            close(sh->fd);
+        free(sh->err_msg);
+        pthread_mutex_destroy(&sh->mu);
+    }
+    free(r->shards);
+    r->shards = NULL;
+}
+
+/* Checks the shard's meta/format names its place in this set. */
+static int check_shard_meta(ps_reader *r, size_t s, const char *path, ps_error *err)
+{
+    json_error_t je;
+    json_t *root = json_loads(ps_shard_meta(r->shards[s].sh), 0, &je);
+    json_t *k = json_object_get(root, "shard"), *n = json_object_get(root, "shards");
+    int ok = json_is_integer(k) && json_is_integer(n) &&
+             json_integer_value(k) == (json_int_t)s &&
+             json_integer_value(n) == (json_int_t)r->m->n_shards;
+    json_decref(root);
+    if (!ok)
+        return ps_error_set(err, PS_ECORRUPT,
+                            "%s: meta/format does not name it shard %zu of %zu (a file from "
+                            "another set?)",
+                            path, s, r->m->n_shards);
+    return PS_OK;
+}
+
+/* Opens shard s (sh->mu held). LMDB opens the file through the descriptor
+ * taken at reader open (/proc/self/fd), so a set replaced meanwhile does
+ * not leak into this one. */
+static void shard_open(ps_reader *r, size_t s)
+{
+    rd_shard *sh = &r->shards[s];
+    char path[4096], via[64];
+    snprintf(path, sizeof path, "%s/%s", r->dir, r->m->shards[s].file);
+    const char *open_path = path;
+    snprintf(via, sizeof via, "/proc/self/fd/%d", sh->fd);
+    if (sh->fd >= 0 && access(via, R_OK) == 0)
+        open_path = via;
+    ps_error e = {0};
+    int rc = ps_shard_open(&sh->sh, open_path, &e);
+    if (!rc)
+        rc = check_shard_meta(r, s, path, &e);
+    if (rc) {
+        if (sh->sh)
+            ps_shard_close(sh->sh);
+        sh->sh = NULL;
+        sh->state = 2;
+        sh->err_code = rc;
+        /* Messages name the set's file, not the descriptor it came through. */
+        size_t vl = strlen(via);
+        const char *msg = e.message;
+        if (open_path == via && !strncmp(msg, via, vl))
+            sh->err_msg = join3(path, "", msg + vl);
+        else
+            sh->err_msg = strdup(msg);
+        return;
+    }
+    sh->state = 1;
+    if (sh->fd >= 0) {
+        close(sh->fd);
+        sh->fd = -1;
+    }
+}
+
+/* The bytes of block (b, seq) of shard s, valid while the shard is open
+ * (a read-only LMDB map). */
+static int shard_block(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const void **data,
+                       size_t *len, ps_error *err)
+{
+    rd_shard *sh = &r->shards[s];
+    pthread_mutex_lock(&sh->mu);
+    if (sh->state == 0)
+        shard_open(r, s);
+    int rc;
+    if (sh->state == 2) {
+        rc = ps_error_set(err, sh->err_code, "%s", sh->err_msg ? sh->err_msg : "unusable shard");
+    } else {
+        rc = ps_shard_get(sh->sh, b, seq, data, len, err);
+        if (rc == 0)
+            rc = ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: missing", r->dir,
+                              r->m->shards[s].file, b, seq);
+        else if (rc == 1)
+            rc = PS_OK;
+    }
+    pthread_mutex_unlock(&sh->mu);
+    return rc;
+}
+
+/* Checks a decoded block against what the manifest says it holds. */
+static int check_block(const ps_reader *r, const ps_plan_bucket *pb, const ps_block_view *v,
+                       uint32_t want, const char *where, ps_error *err)
+{
+    if (v->n != want)
+        return ps_error_set(err, PS_ECORRUPT, "%s: holds %u records, the manifest says %u",
+                            where, v->n, want);
+    if (v->id_width != r->m->id_width)
+        return ps_error_set(err, PS_ECORRUPT, "%s: id width %d, the manifest says %d", where,
+                            v->id_width, r->m->id_width);
+    uint64_t vocab = r->m->vocab_size;
+    for (uint32_t i = 0; i < v->n; i++) {
+        if (v->length[i] <= pb->lower || v->length[i] > pb->bound)
+            return ps_error_set(err, PS_ECORRUPT,
+                                "%s: record %u has %u tokens, outside the bucket's (%u, %u]",
+                                where, i, v->length[i], pb->lower, pb->bound);
+        if (v->label[i] != PS_LABEL_NONE && v->label[i] >= r->m->n_labels)
+            return ps_error_set(err, PS_ECORRUPT, "%s: record %u has label %u of %zu", where, i,
+                                v->label[i], r->m->n_labels);
+    }
+    if (vocab) {
+        uint64_t n = v->token_start[v->n];
+        if (v->id_width == 2) {
+            const uint16_t *t = v->tokens;
+            uint16_t mx = 0;
+            for (uint64_t k = 0; k < n; k++)
+                mx = t[k] > mx ? t[k] : mx;
+            if (n && mx >= vocab)
+                return ps_error_set(err, PS_ECORRUPT, "%s: token id %u >= vocabulary size %llu",
+                                    where, mx, (unsigned long long)vocab);
+        } else {
+            const uint32_t *t = v->tokens;
+            uint32_t mx = 0;
+            for (uint64_t k = 0; k < n; k++)
+                mx = t[k] > mx ? t[k] : mx;
+            if (n && mx >= vocab)
+                return ps_error_set(err, PS_ECORRUPT, "%s: token id %u >= vocabulary size %llu",
+                                    where, mx, (unsigned long long)vocab);
+        }
+    }
+    return PS_OK;
+}
+
+static void window_free(rd_window *w)
+{
+    if (!w)
+        return;
+    for (uint32_t k = 0; k < w->n_blocks && w->bufs; k++)
+        ps_buf_free(&w->bufs[k]);
+    free(w->bufs);
+    free(w->views);
+    free(w->rec_block);
+    free(w->rec_index);
+    free(w->err_msg);
+    free(w);
+}
+
+/* Decodes window wi of bucket b into w (no lock held). */
+static int window_load(ps_reader *r, uint32_t b, uint32_t wi, rd_window *w, void *dctx,
+                       uint64_t *block_bytes, uint64_t *raw_bytes, ps_error *err)
+{
+    const ps_plan_bucket *pb = &r->plan.buckets[b];
+    uint32_t first = wi * pb->window_blocks;
+    uint32_t nb = pb->n_blocks - first < pb->window_blocks ? pb->n_blocks - first
+                                                            : pb->window_blocks;
+    w->n_blocks = nb;
+    w->n = (uint32_t)(pb->window_first[wi + 1] - pb->window_first[wi]);
+    w->bufs = calloc(nb, sizeof *w->bufs);
+    w->views = calloc(nb, sizeof *w->views);
+    w->rec_block = malloc((w->n ? w->n : 1) * sizeof *w->rec_block);
+    w->rec_index = malloc((w->n ? w->n : 1) * sizeof *w->rec_index);
+    uint32_t *perm = malloc((w->n ? w->n : 1) * sizeof *perm);
+    if (!w->bufs || !w->views || !w->rec_block || !w->rec_index || !perm) {
+        free(perm);
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for a window");
+    }
+    for (uint32_t k = 0; k < nb; k++) {
+        const ps_plan_block *blk = &pb->blocks[first + k];
+        char where[4400];
+        snprintf(where, sizeof where, "%s/%s: bucket %u block %u", r->dir,
+                 r->m->shards[blk->shard].file, b, blk->seq);
+        const void *data;
+        size_t len;
+        ps_error e = {0};
+        int rc = shard_block(r, blk->shard, b, blk->seq, &data, &len, &e);
+        if (!rc) {
+            rc = ps_block_decode(data, len, dctx, &w->bufs[k], &w->views[k], &e);
+            if (rc) {
+                free(perm);
+                return ps_error_set(err, rc, "%s: %s", where, e.message);
+            }
+        }
+        if (rc) {
+            free(perm);
+            return ps_error_set(err, rc, "%s (reading bucket %u block %u)", e.message, b,
+                                blk->seq);
+        }
+        if ((rc = check_block(r, pb, &w->views[k], blk->records, where, err))) {
+            free(perm);
+            return rc;
+        }
+        *block_bytes += len;
+        *raw_bytes += w->views[k].raw_bytes;
+    }
+    /* Stored position j -> (block, record), then permuted. */
+    uint32_t j = 0;
+    for (uint32_t k = 0; k < nb; k++)
+        for (uint32_t i = 0; i < w->views[k].n; i++, j++) {
+            w->rec_block[j] = k;
+            w->rec_index[j] = i;
+        }
+    ps_plan_window_perm(&r->plan, b, wi, perm, w->n);
+    uint32_t *rb = malloc((w->n ? w->n : 1) * sizeof *rb);
+    uint32_t *ri = malloc((w->n ? w->n : 1) * sizeof *ri);
+    if (!rb || !ri) {
+        free(rb);
+        free(ri);
+        free(perm);
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for a window");
+    }
+    for (uint32_t i = 0; i < w->n; i++) {
+        rb[i] = w->rec_block[perm[i]];
+        ri[i] = w->rec_index[perm[i]];
+    }
+    free(w->rec_block);
+    free(w->rec_index);
+    w->rec_block = rb;
+    w->rec_index = ri;
+    free(perm);
+    return PS_OK;
+}
+
+rd_window *rd_window_acquire(ps_reader *r, uint32_t b, uint32_t wi, void *dctx)
+{
+    rd_window *w = r->win[b][wi];
+    if (w) {
+        while (w->state == WIN_LOADING)
+            pthread_cond_wait(&r->cv_window, &r->mu);
+        return w;
+    }
+    w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->state = WIN_LOADING;
+    w->users_left = r->plan.buckets[b].window_users[wi];
+    r->win[b][wi] = w;
+    pthread_mutex_unlock(&r->mu);
+    ps_error e = {0};
+    uint64_t cbytes = 0, rbytes = 0;
+    int rc = window_load(r, b, wi, w, dctx, &cbytes, &rbytes, &e);
+    pthread_mutex_lock(&r->mu);
+    if (rc) {
+        w->state = WIN_FAILED;
+        w->err_code = rc;
+        w->err_msg = strdup(e.message);
+    } else {
+        w->state = WIN_READY;
+        r->st.blocks_decoded += w->n_blocks;
+        r->st.block_bytes += cbytes;
+        r->st.raw_bytes += rbytes;
+    }
+    pthread_cond_broadcast(&r->cv_window);
+    return w;
+}
+
+void rd_window_release(ps_reader *r, uint32_t b, uint32_t wi)
+{
+    rd_window *w = r->win[b][wi];
+    if (!w)
+        return;
+    if (w->users_left > 0)
+        w->users_left--;
+    if (w->users_left == 0) {
+        window_free(w);
+        r->win[b][wi] = NULL;
+    }
+}
+
+int rd_windows_alloc(ps_reader *r, ps_error *err)
+{
+    r->win = calloc(r->plan.n_buckets ? r->plan.n_buckets : 1, sizeof *r->win);
+    if (!r->win)
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory");
+    for (size_t b = 0; b < r->plan.n_buckets; b++) {
+        uint32_t n = r->plan.buckets[b].n_windows;
+        r->win[b] = calloc(n ? n : 1, sizeof **r->win);
+        if (!r->win[b])
+            return ps_error_set(err, PS_ENOMEM, "reader: out of memory");
+    }
+    return PS_OK;
+}
+
+void rd_windows_free(ps_reader *r)
+{
+    if (!r->win)
+        return;
+    for (size_t b = 0; b < r->plan.n_buckets; b++) {
+        if (!r->win[b])
+            continue;
+        for (uint32_t w = 0; w < r->plan.buckets[b].n_windows; w++)
+            window_free(r->win[b][w]);
+        free(r->win[b]);
+    }
+    free(r->win);
+    r->win = NULL;
+}
