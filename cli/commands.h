@@ -11,6 +11,8 @@ int ps_cmd_clean(int argc, char **argv);
 int ps_cmd_build(int argc, char **argv);
 int ps_cmd_merge(int argc, char **argv);
 int ps_cmd_inspect(int argc, char **argv);
+int ps_cmd_read(int argc, char **argv);
+int ps_cmd_bench_read(int argc, char **argv);
 int ps_cmd_validate(int argc, char **argv);
 int ps_cmd_tokenize(int argc, char **argv);
 int ps_cmd_bench_tokenize(int argc, char **argv);

@@ -15,6 +15,8 @@ static const command commands[] = {
     {"build", ps_cmd_build, "clean, tokenize and write length-bucketed LMDB shards"},
     {"merge", ps_cmd_merge, "join the partial sets of a --part build into one set"},
     {"inspect", ps_cmd_inspect, "summarise a shard set; --verify checks every block"},
+    {"read", ps_cmd_read, "stream a shard set as padded batches, one JSON line each"},
+    {"bench-read", ps_cmd_bench_read, "measure the reader's throughput against a memcpy bound"},
     {"validate", ps_cmd_validate, "compare two saved statistics files with the checks"},
     {"clean", ps_cmd_clean, "ingest raw pairs and write cleaned JSONL records"},
     {"tokenize", ps_cmd_tokenize, "encode cleaned records with a BERT WordPiece vocabulary"},

@@ -1,0 +1,444 @@
+/* pairshard bench-read: how fast the reader delivers batches, against the
+ * fastest anything could deliver the same bytes (a plain memcpy of them),
+ * with the padding the length buckets save over random batching. */
+#include "cli/commands.h"
+#include "pairshard/reader.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+/* Shared with 'pairshard read' (cli/cmd_read.c), so that both commands
+ * take the same batching flags and mean the same batches by them. */
+#define PS_READ_BATCHING_OPT 1
+extern const struct option ps_read_batching_longopts[];
+extern const size_t ps_read_batching_longopts_count;
+extern const char ps_read_batching_help[];
+int ps_read_batching_option(const char *cmd, const char *name, const char *v,
+                            ps_reader_options *o, unsigned *seen);
+int ps_read_batching_finish(const char *cmd, ps_reader_options *o, unsigned seen);
+int ps_read_open_status(int rc);
+
+static const char USAGE[] =
+    "usage: pairshard bench-read DIR [options]\n"
+    "\n"
+    "Reads --epochs epochs of this rank's batches of the shard set in DIR with the\n"
+    "reader trainers use, touching nothing but the batch headers, and reports:\n"
+    "  - batches, records, tokens (B*T, padding included) and real tokens (the\n"
+    "    records' lengths) per second of wall time, and per second of CPU time of\n"
+    "    the whole process (every thread; 'per core');\n"
+    "  - the padding waste, 1 - real/padded tokens, and what it would be with\n"
+    "    random batching: the delivered lengths of the first epoch shuffled (fixed\n"
+    "    seed) and cut into batches of the same sizes, each padded to its longest;\n"
+    "  - the time the consumer waited in ps_reader_next for a batch not yet ready;\n"
+    "  - start-up: ps_reader_open alone, and from calling it to the first batch;\n"
+    "  - a memcpy bound, measured in the same run after the reader is closed:\n"
+    "    each batch's bytes (input_ids, attention_mask, token_type_ids: B*T each;\n"
+    "    labels and lengths: B each; times the element size) copied with memcpy\n"
+    "    from a batch-sized source (warm in cache, as decoded blocks are) into a\n"
+    "    ring of --prefetch destination buffers (as the reader's slots), batch after\n"
+    "    batch in the same sizes; and the reader's bytes per second as a share of it.\n"
+    "\n"
+    "%s"
+    "Benchmark:\n"
+    "  --epochs N             epochs to read (default 1), epochs E, E+1, ...\n"
+    "  --json                 print one JSON object instead of text\n"
+    "  -h, --help             this help\n"
+    "\n"
+    "Exit status: 0 done, 1 a read error (the message names the shard, bucket and\n"
+    "block), 2 usage error or a set that cannot be read.\n";
+
+enum { O_EPOCHS = 300, O_JSON };
+
+static const struct option OWN_OPTS[] = {
+    {"epochs", required_argument, NULL, O_EPOCHS},
+    {"json", no_argument, NULL, O_JSON},
+    {"help", no_argument, NULL, 'h'},
+};
+#define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cpu_ns(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru))
+        return 0;
+    return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
+           ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+}
+
+/* What the benchmark keeps per batch: its shape, for the memcpy replay and
+ * the random-batching figure. */
+typedef struct shape {
+    uint32_t B, T;
+} shape;
+
+typedef struct growing {
+    void *p;
+    size_t n, cap, size;
+} growing;
+
+static void *grow(growing *g)
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 1024;
+        void *np = realloc(g->p, cap * g->size);
+        if (!np)
+            return NULL;
+        g->p = np;
+        g->cap = cap;
+    }
+    return (char *)g->p + g->n++ * g->size;
+}
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t round_up(uint64_t x, uint64_t m)
+{
+    return m > 1 ? (x + m - 1) / m * m : x;
+}
+
+/* Padded tokens of the first epoch's records batched at random: lengths
+ * shuffled (Fisher-Yates, fixed seed), cut into batches of the delivered
+ * sizes in delivered order, each padded to its longest (rounded up to the
+ * pad multiple). */
+static uint64_t random_padded(uint32_t *len, size_t n, const shape *sh, size_t nb,
+                              uint32_t multiple)
+{
+    uint64_t s = 0x5eed;
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(splitmix64(&s) % i);
+        uint32_t t = len[i - 1];
+        len[i - 1] = len[j];
+        len[j] = t;
+    }
+    uint64_t padded = 0;
+    size_t at = 0;
+    for (size_t b = 0; b < nb && at < n; b++) {
+        uint32_t mx = 0;
+        size_t end = at + sh[b].B < n ? at + sh[b].B : n;
+        for (size_t i = at; i < end; i++)
+            mx = len[i] > mx ? len[i] : mx;
+        padded += (uint64_t)(end - at) * round_up(mx, multiple);
+        at = end;
+    }
+    return padded;
+}
+
+static uint64_t batch_bytes(const shape *s, size_t elem)
+{
+    return ((uint64_t)s->B * s->T * 3 + (uint64_t)s->B * 2) * elem;
+}
+
+/* The memcpy bound: copies every batch's bytes, in order, from a warm
+ * batch-sized source into a ring of `slots` destinations, repeating the
+ * whole sequence until at least 0.2 s have gone by. Returns bytes/s, or a
+ * negative value when memory ran out. */
+static double memcpy_bound(const shape *sh, size_t nb, size_t elem, uint32_t slots,
+                           uint64_t *bytes_out, double *seconds_out)
+{
+    uint64_t max = 0, total = 0;
+    for (size_t b = 0; b < nb; b++) {
+        uint64_t x = batch_bytes(&sh[b], elem);
+        max = x > max ? x : max;
+        total += x;
+    }
+    *bytes_out = 0;
+    *seconds_out = 0;
+    if (!nb || !max)
+        return 0;
+    if (slots < 2)
+        slots = 2;
+    unsigned char *src = malloc(max);
+    unsigned char **dst = calloc(slots, sizeof *dst);
+    int ok = src && dst;
+    for (uint32_t k = 0; ok && k < slots; k++) {
+        dst[k] = malloc(max);
+        ok = dst[k] != NULL;
+        if (ok)
+            memset(dst[k], 0, max); /* fault the pages in before timing */
+    }
+    double rate = -1;
+    if (ok) {
+        for (uint64_t i = 0; i < max; i++)
+            src[i] = (unsigned char)(i * 131u + 7u);
+        uint64_t copied = 0, t0 = now_ns(), t1;
+        do {
+            for (size_t b = 0; b < nb; b++)
+                memcpy(dst[b % slots], src, batch_bytes(&sh[b], elem));
+            copied += total;
+            t1 = now_ns();
+        } while (t1 - t0 < 200000000u);
+        volatile unsigned char sink = 0;
+        for (uint32_t k = 0; k < slots; k++)
+            sink ^= dst[k][max - 1];
+        (void)sink;
+        *bytes_out = copied;
+        *seconds_out = (double)(t1 - t0) / 1e9;
+        rate = (double)copied / *seconds_out;
+    }
+    for (uint32_t k = 0; dst && k < slots; k++)
+        free(dst[k]);
+    free(dst);
+    free(src);
+    return rate;
+}
+
+int ps_cmd_bench_read(int argc, char **argv)
+{
+    ps_reader_options o;
+    ps_reader_options_init(&o);
+    unsigned seen = 0;
+    uint64_t epochs = 1;
+    int as_json = 0;
+
+    struct option longopts[32];
+    memcpy(longopts, ps_read_batching_longopts,
+           ps_read_batching_longopts_count * sizeof *longopts);
+    memcpy(longopts + ps_read_batching_longopts_count, OWN_OPTS, sizeof OWN_OPTS);
+    memset(&longopts[ps_read_batching_longopts_count + N_OWN], 0, sizeof *longopts);
+
+    int c, idx = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+        switch (c) {
+        case PS_READ_BATCHING_OPT:
+            if (ps_read_batching_option("bench-read", longopts[idx].name, optarg, &o, &seen))
+                return PS_EXIT_USAGE;
+            break;
+        case O_EPOCHS: {
+            char *end;
+            errno = 0;
+            unsigned long long x = optarg[0] == '-' ? 0 : strtoull(optarg, &end, 10);
+            if (optarg[0] == '-' || errno || end == optarg || *end || x < 1 || x > 1000000) {
+                fprintf(stderr,
+                        "pairshard bench-read: --epochs needs an integer in [1, 1000000], got "
+                        "'%s'\n", optarg);
+                return PS_EXIT_USAGE;
+            }
+            epochs = x;
+            break;
+        }
+        case O_JSON:
+            as_json = 1;
+            break;
+        case 'h':
+            printf(USAGE, ps_read_batching_help);
+            return PS_EXIT_OK;
+        default:
+            fprintf(stderr, "pairshard bench-read: unknown option or missing value: '%s'\n"
+                            "see 'pairshard bench-read --help'\n", argv[optind - 1]);
+            return PS_EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 1) {
+        fputs("pairshard bench-read: expected one DIR\nsee 'pairshard bench-read --help'\n",
+              stderr);
+        return PS_EXIT_USAGE;
+    }
+    if (ps_read_batching_finish("bench-read", &o, seen))
+        return PS_EXIT_USAGE;
+    const char *dir = argv[optind];
+
+    ps_error err;
+    ps_error_clear(&err);
+    ps_reader *r = NULL;
+    uint64_t cpu0 = cpu_ns(), t0 = now_ns();
+    int rc = ps_reader_open(&r, dir, &o, NULL, &err);
+    uint64_t t_open = now_ns();
+    if (rc < 0) {
+        fprintf(stderr, "pairshard bench-read: %s\n", err.code ? err.message : ps_strerror(rc));
+        return ps_read_open_status(rc);
+    }
+    ps_reader_info info;
+    ps_reader_info_get(r, &info);
+
+    growing shapes = {.size = sizeof(shape)}, lens = {.size = sizeof(uint32_t)};
+    uint64_t t_first = 0, batches = 0, records = 0, tokens = 0, real = 0;
+    int status = PS_EXIT_OK, elem_size = o.dtype == PS_DTYPE_INT32 ? 4 : 8;
+    for (uint64_t e = 0; e < epochs && status == PS_EXIT_OK; e++) {
+        if (e && (rc = ps_reader_set_epoch(r, o.epoch + e, &err)) < 0) {
+            fprintf(stderr, "pairshard bench-read: %s\n", err.code ? err.message : ps_strerror(rc));
+            status = PS_EXIT_FAIL;
+            break;
+        }
+        for (;;) {
+            const ps_batch *b;
+            rc = ps_reader_next(r, &b, &err);
+            if (rc == 0)
+                break;
+            if (rc < 0) {
+                fprintf(stderr, "pairshard bench-read: %s\n",
+                        err.code ? err.message : ps_strerror(rc));
+                status = PS_EXIT_FAIL;
+                break;
+            }
+            if (!t_first)
+                t_first = now_ns();
+            batches++;
+            records += b->B;
+            tokens += (uint64_t)b->B * b->T;
+            real += b->real_tokens;
+            elem_size = b->dtype == PS_DTYPE_INT32 ? 4 : 8;
+            shape *s = grow(&shapes);
+            int oom = !s;
+            if (s) {
+                s->B = b->B;
+                s->T = b->T;
+            }
+            for (uint32_t i = 0; e == 0 && !oom && i < b->B; i++) {
+                uint32_t *l = grow(&lens);
+                if (!l) {
+                    oom = 1;
+                    break;
+                }
+                *l = b->dtype == PS_DTYPE_INT32 ? (uint32_t)((const int32_t *)b->lengths)[i]
+                                                : (uint32_t)((const int64_t *)b->lengths)[i];
+            }
+            ps_batch_release(r, b);
+            if (oom) {
+                fputs("pairshard bench-read: out of memory\n", stderr);
+                status = PS_EXIT_FAIL;
+                break;
+            }
+        }
+    }
+    uint64_t t_end = now_ns(), cpu_end = cpu_ns();
+    ps_reader_stats st;
+    ps_reader_stats_get(r, &st);
+    size_t epoch0_batches = 0;
+    {
+        /* The first epoch's batches are the first ones with its records. */
+        uint64_t n = 0;
+        const shape *sh = shapes.p;
+        while (epoch0_batches < shapes.n && n < lens.n)
+            n += sh[epoch0_batches++].B;
+    }
+    ps_reader_close(r);
+    if (status != PS_EXIT_OK) {
+        free(shapes.p);
+        free(lens.p);
+        return status;
+    }
+
+    uint64_t random_pad = random_padded(lens.p, lens.n, shapes.p, epoch0_batches,
+                                        o.pad_multiple ? o.pad_multiple : 1);
+    uint64_t epoch0_real = 0;
+    for (size_t i = 0; i < lens.n; i++)
+        epoch0_real += ((uint32_t *)lens.p)[i];
+    uint64_t mc_bytes;
+    double mc_seconds;
+    double mc_rate = memcpy_bound(shapes.p, shapes.n, (size_t)elem_size, info.slots, &mc_bytes,
+                                  &mc_seconds);
+    uint64_t bytes = 0;
+    for (size_t b = 0; b < shapes.n; b++)
+        bytes += batch_bytes(&((shape *)shapes.p)[b], (size_t)elem_size);
+    free(shapes.p);
+    free(lens.p);
+    if (mc_rate < 0) {
+        fputs("pairshard bench-read: out of memory\n", stderr);
+        return PS_EXIT_FAIL;
+    }
+
+    double secs = (double)(t_end - t0) / 1e9, cpu = (double)(cpu_end - cpu0) / 1e9;
+    if (secs <= 0)
+        secs = 1e-9;
+    if (cpu <= 0)
+        cpu = 1e-9;
+    double open_ms = (double)(t_open - t0) / 1e6;
+    double first_ms = t_first ? (double)(t_first - t0) / 1e6 : 0;
+    double waste = tokens ? 1.0 - (double)real / (double)tokens : 0;
+    double rwaste = random_pad ? 1.0 - (double)epoch0_real / (double)random_pad : 0;
+    double rate = (double)bytes / secs;
+    double share = mc_rate > 0 ? rate / mc_rate : 0;
+
+    if (as_json) {
+        json_t *j = json_pack(
+            "{ss sI sI sI si si sI si si si"
+            " sI sI sI sI sI sf sf"
+            " sf sf sf sf sf sf sf sf"
+            " sf sf sI sI sf sf"
+            " sI sf sf sf sI sI sI}",
+            "dir", dir, "epochs", (json_int_t)epochs, "rank", (json_int_t)info.rank, "world_size",
+            (json_int_t)info.world_size, "threads", info.threads, "prefetch", (int)info.slots,
+            "batch_size", (json_int_t)o.batch_size, "dtype_bytes", elem_size, "device",
+            info.device, "pinned", info.pinned,
+            "batches", (json_int_t)batches, "records", (json_int_t)records, "tokens",
+            (json_int_t)tokens, "real_tokens", (json_int_t)real, "bytes", (json_int_t)bytes,
+            "seconds", secs, "cpu_seconds", cpu,
+            "batches_per_s", batches / secs, "records_per_s", records / secs, "tokens_per_s",
+            tokens / secs, "real_tokens_per_s", real / secs, "tokens_per_cpu_s", tokens / cpu,
+            "real_tokens_per_cpu_s", real / cpu, "bytes_per_s", rate, "cpu_cores_busy",
+            cpu / secs,
+            "padding_waste", waste, "random_padding_waste", rwaste, "wait_ns",
+            (json_int_t)st.wait_ns, "waits", (json_int_t)st.waits, "open_ms", open_ms,
+            "first_batch_ms", first_ms,
+            "memcpy_bytes", (json_int_t)mc_bytes, "memcpy_seconds", mc_seconds,
+            "memcpy_bytes_per_s", mc_rate, "reader_vs_memcpy", share, "blocks_decoded",
+            (json_int_t)st.blocks_decoded, "skipped_batches", (json_int_t)st.skipped_batches,
+            "skipped_records", (json_int_t)st.skipped_records);
+        if (j) {
+            json_t *plan = json_pack("{sIsIsIsIsI}", "records_total", (json_int_t)info.records_total,
+                                     "records_per_epoch", (json_int_t)info.records_per_epoch,
+                                     "batches_per_epoch", (json_int_t)info.batches_per_epoch,
+                                     "records_dropped", (json_int_t)info.records_dropped,
+                                     "buckets", (json_int_t)info.n_buckets);
+            if (!plan || json_object_update(j, plan)) {
+                json_decref(j);
+                j = NULL;
+            }
+            json_decref(plan);
+        }
+        char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(j);
+        if (!text) {
+            fputs("pairshard bench-read: out of memory\n", stderr);
+            return PS_EXIT_FAIL;
+        }
+        printf("%s\n", text);
+        free(text);
+    } else {
+        printf("bench-read %s: %llu epoch(s), rank %d of %d, %d thread(s), %u slots, %s, "
+               "device %d%s\n",
+               dir, (unsigned long long)epochs, info.rank, info.world_size, info.threads,
+               info.slots, elem_size == 4 ? "int32" : "int64", info.device,
+               info.pinned ? " (pinned)" : "");
+        printf("  %llu batches, %llu records, %llu tokens (padded), %llu real tokens in %.3f s"
+               " (%.3f s CPU, %.2f cores busy)\n",
+               (unsigned long long)batches, (unsigned long long)records,
+               (unsigned long long)tokens, (unsigned long long)real, secs, cpu, cpu / secs);
+        printf("  %.0f batches/s  %.0f records/s  %.0f tokens/s  %.0f real tokens/s\n",
+               batches / secs, records / secs, tokens / secs, real / secs);
+        printf("  per CPU second: %.0f tokens, %.0f real tokens\n", tokens / cpu, real / cpu);
+        printf("  padding waste %.2f%% (random batching of the same records: %.2f%%)\n",
+               100 * waste, 100 * rwaste);
+        printf("  consumer waited %.3f ms in %llu of %llu calls\n", st.wait_ns / 1e6,
+               (unsigned long long)st.waits, (unsigned long long)batches);
+        printf("  start-up: open %.3f ms, open to first batch %.3f ms\n", open_ms, first_ms);
+        printf("  memcpy bound %.2f GB/s; reader %.2f GB/s = %.1f%% of it\n", mc_rate / 1e9,
+               rate / 1e9, 100 * share);
+    }
+    if (fflush(stdout)) {
+        fputs("pairshard bench-read: write error\n", stderr);
+        return PS_EXIT_USAGE;
+    }
+    return PS_EXIT_OK;
+}

@@ -1,0 +1,613 @@
+/* pairshard read: streams a shard set through the reader (pairshard/reader.h)
+ * and prints each batch as one JSON line, so the epoch plan, sharding over
+ * ranks, resumption and padding can be looked at and compared from a shell.
+ *
+ * The batching options are shared with 'pairshard bench-read'
+ * (cmd_bench_read.c), which must measure exactly what this prints. */
+#include "cli/commands.h"
+#include "pairshard/reader.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- options shared with bench-read -------------------------------------- */
+
+/* getopt_long value of every shared option: the caller looks the option up
+ * by its long name (longopts[idx].name) with ps_read_batching_option. */
+#define PS_READ_BATCHING_OPT 1
+
+const struct option ps_read_batching_longopts[] = {
+    {"batch-size", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"max-tokens", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"pad", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"pad-multiple", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"pad-id", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"seed", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"epoch", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"shuffle-window", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"rank", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"world-size", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"no-shuffle", no_argument, NULL, PS_READ_BATCHING_OPT},
+    {"drop-last", no_argument, NULL, PS_READ_BATCHING_OPT},
+    {"threads", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"prefetch", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"int32", no_argument, NULL, PS_READ_BATCHING_OPT},
+    {"device", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"require-device", no_argument, NULL, PS_READ_BATCHING_OPT},
+    {"mlock", no_argument, NULL, PS_READ_BATCHING_OPT},
+    {"skip-corrupt", no_argument, NULL, PS_READ_BATCHING_OPT},
+};
+const size_t ps_read_batching_longopts_count =
+    sizeof ps_read_batching_longopts / sizeof ps_read_batching_longopts[0];
+
+const char ps_read_batching_help[] =
+    "Batching (the same flags give the same batches in 'read' and 'bench-read'):\n"
+    "  --batch-size N         sequences per batch (default 32)\n"
+    "  --max-tokens N         instead of --batch-size: a padded-token budget per batch,\n"
+    "                         B * T <= N (a bucket's B is N / its padded bound; a\n"
+    "                         sequence longer than N alone still gets a batch of 1)\n"
+    "  --pad longest|bucket   pad to the batch's longest sequence (default) or to the\n"
+    "                         bucket's bound (every batch of a bucket has the same T)\n"
+    "  --pad-multiple M       round T up to a multiple of M (default 1)\n"
+    "  --pad-id ID            input_ids value on padding (default 0, BERT's [PAD])\n"
+    "  --seed S               shuffle seed (default 0)\n"
+    "  --epoch E              epoch number: each epoch is a new shuffle (default 0)\n"
+    "  --shuffle-window K     blocks per record-shuffle window (default 16)\n"
+    "  --no-shuffle           bucket by bucket, records in stored order\n"
+    "  --rank R, --world-size W\n"
+    "                         this rank's share: global batch g goes to rank g %% W\n"
+    "                         (default: RANK and WORLD_SIZE from the environment, as\n"
+    "                         torchrun sets them, else 0 and 1)\n"
+    "  --drop-last            every batch full; partial batches (and the last batches\n"
+    "                         needed to make the count divisible by W) are dropped\n"
+    "Reading (never changes the batches):\n"
+    "  --threads T            decoding threads (default 2)\n"
+    "  --prefetch P           batch slots ahead of the consumer (default 4, at least 2)\n"
+    "  --int32                int32 arrays instead of int64\n"
+    "  --device N             also copy each batch to CUDA device N (host-only when\n"
+    "                         pairshard has no CUDA or there is no GPU)\n"
+    "  --require-device       fail instead of falling back to the host\n"
+    "  --mlock                lock the batch slots in memory (best effort)\n"
+    "  --skip-corrupt         skip (and count) batches that need a damaged block\n"
+    "                         instead of stopping\n";
+
+enum {
+    SEEN_BATCH_SIZE = 1u << 0,
+    SEEN_MAX_TOKENS = 1u << 1,
+};
+
+static int parse_u64(const char *cmd, const char *name, const char *v, uint64_t lo, uint64_t hi,
+                     uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = 0;
+    int bad = !v || !*v || *v == '-';
+    if (!bad) {
+        x = strtoull(v, &end, 10);
+        bad = errno || end == v || *end || x < lo || x > hi;
+    }
+    if (bad) {
+        fprintf(stderr, "pairshard %s: --%s needs an integer in [%llu, %llu], got '%s'\n", cmd,
+                name, (unsigned long long)lo, (unsigned long long)hi, v ? v : "");
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* Applies one shared option by long name. Returns 0, or -1 after printing
+ * why. `seen` collects what was given, for ps_read_batching_finish. */
+int ps_read_batching_option(const char *cmd, const char *name, const char *v,
+                            ps_reader_options *o, unsigned *seen);
+int ps_read_batching_option(const char *cmd, const char *name, const char *v,
+                            ps_reader_options *o, unsigned *seen)
+{
+    uint64_t x;
+    if (!strcmp(name, "batch-size")) {
+        if (parse_u64(cmd, name, v, 1, UINT32_MAX, &x))
+            return -1;
+        o->batch_size = (uint32_t)x;
+        *seen |= SEEN_BATCH_SIZE;
+    } else if (!strcmp(name, "max-tokens")) {
+        if (parse_u64(cmd, name, v, 1, UINT64_MAX >> 1, &x))
+            return -1;
+        o->max_tokens = x;
+        *seen |= SEEN_MAX_TOKENS;
+    } else if (!strcmp(name, "pad")) {
+        if (!strcmp(v, "longest"))
+            o->pad_mode = PS_PAD_LONGEST;
+        else if (!strcmp(v, "bucket"))
+            o->pad_mode = PS_PAD_BUCKET;
+        else {
+            fprintf(stderr, "pairshard %s: --pad wants 'longest' or 'bucket', got '%s'\n", cmd,
+                    v);
+            return -1;
+        }
+    } else if (!strcmp(name, "pad-multiple")) {
+        if (parse_u64(cmd, name, v, 1, 1u << 20, &x))
+            return -1;
+        o->pad_multiple = (uint32_t)x;
+    } else if (!strcmp(name, "pad-id")) {
+        if (parse_u64(cmd, name, v, 0, INT32_MAX, &x))
+            return -1;
+        o->pad_id = (int32_t)x;
+    } else if (!strcmp(name, "seed")) {
+        if (parse_u64(cmd, name, v, 0, UINT64_MAX, &x))
+            return -1;
+        o->seed = x;
+    } else if (!strcmp(name, "epoch")) {
+        if (parse_u64(cmd, name, v, 0, UINT64_MAX >> 1, &x))
+            return -1;
+        o->epoch = x;
+    } else if (!strcmp(name, "shuffle-window")) {
+        if (parse_u64(cmd, name, v, 1, UINT32_MAX, &x))
+            return -1;
+        o->shuffle_window = (uint32_t)x;
+    } else if (!strcmp(name, "rank")) {
+        if (parse_u64(cmd, name, v, 0, 1u << 20, &x))
+            return -1;
+        o->rank = (int)x;
+    } else if (!strcmp(name, "world-size")) {
+        if (parse_u64(cmd, name, v, 1, 1u << 20, &x))
+            return -1;
+        o->world_size = (int)x;
+    } else if (!strcmp(name, "no-shuffle")) {
+        o->shuffle = 0;
+    } else if (!strcmp(name, "drop-last")) {
+        o->drop_last = 1;
+    } else if (!strcmp(name, "threads")) {
+        if (parse_u64(cmd, name, v, 1, 1024, &x))
+            return -1;
+        o->threads = (int)x;
+    } else if (!strcmp(name, "prefetch")) {
+        if (parse_u64(cmd, name, v, 2, 4096, &x))
+            return -1;
+        o->prefetch = (int)x;
+    } else if (!strcmp(name, "int32")) {
+        o->dtype = PS_DTYPE_INT32;
+    } else if (!strcmp(name, "device")) {
+        if (parse_u64(cmd, name, v, 0, 1024, &x))
+            return -1;
+        o->device = (int)x;
+    } else if (!strcmp(name, "require-device")) {
+        o->require_device = 1;
+    } else if (!strcmp(name, "mlock")) {
+        o->mlock = 1;
+    } else if (!strcmp(name, "skip-corrupt")) {
+        o->skip_corrupt = 1;
+    } else {
+        fprintf(stderr, "pairshard %s: unknown option '--%s'\n", cmd, name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Checks the combination. Returns 0 or -1 after printing why. */
+int ps_read_batching_finish(const char *cmd, ps_reader_options *o, unsigned seen);
+int ps_read_batching_finish(const char *cmd, ps_reader_options *o, unsigned seen)
+{
+    if ((seen & SEEN_BATCH_SIZE) && (seen & SEEN_MAX_TOKENS)) {
+        fprintf(stderr, "pairshard %s: give --batch-size or --max-tokens, not both\n", cmd);
+        return -1;
+    }
+    if (seen & SEEN_MAX_TOKENS)
+        o->batch_size = 0;
+    if (o->require_device && o->device < 0) {
+        fprintf(stderr, "pairshard %s: --require-device needs --device N\n", cmd);
+        return -1;
+    }
+    return 0;
+}
+
+/* Exit status for a failed ps_reader_open: a set or state that cannot be
+ * used as asked is the caller's to fix (2); running out of memory is not. */
+int ps_read_open_status(int rc);
+int ps_read_open_status(int rc)
+{
+    return rc == PS_ENOMEM ? PS_EXIT_FAIL : PS_EXIT_USAGE;
+}
+
+/* ---- pairshard read -------------------------------------------------------- */
+
+static const char USAGE[] =
+    "usage: pairshard read DIR [options]\n"
+    "\n"
+    "Reads this rank's epoch of the shard set in DIR (written by 'pairshard build')\n"
+    "through the reader trainers use and prints one JSON line per batch:\n"
+    "  {\"step\":S,\"epoch\":E,\"bucket\":K,\"B\":B,\"T\":T,\"ids\":[record ids],\n"
+    "   \"lengths\":[tokens of each record]}\n"
+    "The batches are a function of the set and the batching options only: the\n"
+    "same flags print the same bytes whatever --threads, --prefetch or --device.\n"
+    "\n"
+    "%s"
+    "Output and resumption:\n"
+    "  --limit K              stop after K batches\n"
+    "  --save-state FILE      after the last printed batch, write the reader's\n"
+    "                         position (64 bytes) to FILE\n"
+    "  --resume FILE          continue from a saved position: prints exactly the\n"
+    "                         batches the saving run would have printed next (its\n"
+    "                         seed and epoch apply; the other batching flags and the\n"
+    "                         set must be the same)\n"
+    "  --labels               add \"labels\" (label ids, -1 = none) and \"label_names\"\n"
+    "                         (the manifest's names, null = none)\n"
+    "  --tokens               add \"input_ids\" and \"token_type_ids\": one row per\n"
+    "                         record, trimmed to its length\n"
+    "  --check                check every batch against its lengths: attention mask 1\n"
+    "                         on the sequence and 0 on padding, padding ids and types,\n"
+    "                         types 0 then 1, T as --pad says, lengths within the\n"
+    "                         bucket, the token budget; exit 1 at the first mismatch\n"
+    "  -h, --help             this help\n"
+    "\n"
+    "Exit status: 0 done, 1 a damaged block (the message names the shard, bucket and\n"
+    "block) or another read error, 2 usage error or a set or state that cannot be\n"
+    "used (no manifest, a newer format version, a state saved with other options).\n";
+
+enum { O_LIMIT = 300, O_SAVE, O_RESUME, O_LABELS, O_TOKENS, O_CHECK };
+
+static const struct option OWN_OPTS[] = {
+    {"limit", required_argument, NULL, O_LIMIT},
+    {"save-state", required_argument, NULL, O_SAVE},
+    {"resume", required_argument, NULL, O_RESUME},
+    {"labels", no_argument, NULL, O_LABELS},
+    {"tokens", no_argument, NULL, O_TOKENS},
+    {"check", no_argument, NULL, O_CHECK},
+    {"help", no_argument, NULL, 'h'},
+};
+#define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
+
+static int64_t elem(const void *a, int dtype, size_t i)
+{
+    return dtype == PS_DTYPE_INT32 ? ((const int32_t *)a)[i] : ((const int64_t *)a)[i];
+}
+
+static json_t *int_row(const void *a, int dtype, size_t from, size_t n)
+{
+    json_t *row = json_array();
+    for (size_t i = 0; i < n && row; i++)
+        if (json_array_append_new(row, json_integer(elem(a, dtype, from + i))))
+            return json_decref(row), NULL;
+    return row;
+}
+
+/* The batch as one JSON object; NULL (and *bad_id set) when an id is not
+ * valid UTF-8 or memory ran out. */
+static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int tokens,
+                          uint32_t *bad_id)
+{
+    json_t *o = json_pack("{sIsIsIsIsI}", "step", (json_int_t)b->step, "epoch",
+                          (json_int_t)b->epoch, "bucket", (json_int_t)b->bucket, "B",
+                          (json_int_t)b->B, "T", (json_int_t)b->T);
+    json_t *ids = json_array();
+    if (!o || !ids)
+        goto fail;
+    json_object_set_new(o, "ids", ids);
+    for (uint32_t i = 0; i < b->B; i++) {
+        json_t *s = json_string(b->ids[i]);
+        if (!s) {
+            *bad_id = i;
+            goto fail;
+        }
+        json_array_append_new(ids, s);
+    }
+    json_t *lens = int_row(b->lengths, b->dtype, 0, b->B);
+    if (!lens)
+        goto fail;
+    json_object_set_new(o, "lengths", lens);
+    if (labels) {
+        json_t *l = int_row(b->labels, b->dtype, 0, b->B);
+        json_t *names = json_array();
+        if (!l || !names) {
+            json_decref(l);
+            json_decref(names);
+            goto fail;
+        }
+        json_object_set_new(o, "labels", l);
+        json_object_set_new(o, "label_names", names);
+        for (uint32_t i = 0; i < b->B; i++) {
+            int64_t id = elem(b->labels, b->dtype, i);
+            const char *name = id >= 0 && id <= UINT32_MAX ? ps_reader_label(r, (uint32_t)id) : NULL;
+            json_array_append_new(names, name ? json_string(name) : json_null());
+        }
+    }
+    if (tokens) {
+        json_t *rows = json_array(), *types = json_array();
+        if (!rows || !types) {
+            json_decref(rows);
+            json_decref(types);
+            goto fail;
+        }
+        json_object_set_new(o, "input_ids", rows);
+        json_object_set_new(o, "token_type_ids", types);
+        for (uint32_t i = 0; i < b->B; i++) {
+            int64_t len = elem(b->lengths, b->dtype, i);
+            size_t n = len < 0 ? 0 : len > (int64_t)b->T ? b->T : (size_t)len;
+            json_t *row = int_row(b->input_ids, b->dtype, (size_t)i * b->T, n);
+            json_t *trow = int_row(b->token_type_ids, b->dtype, (size_t)i * b->T, n);
+            if (!row || !trow) {
+                json_decref(row);
+                json_decref(trow);
+                goto fail;
+            }
+            json_array_append_new(rows, row);
+            json_array_append_new(types, trow);
+        }
+    }
+    return o;
+fail:
+    json_decref(o);
+    if (!o)
+        json_decref(ids);
+    return NULL;
+}
+
+static uint64_t round_up(uint64_t x, uint64_t m)
+{
+    return m > 1 ? (x + m - 1) / m * m : x;
+}
+
+/* --check: what the header promises about a delivered batch, from its own
+ * lengths. Returns 0, or -1 with the reason in msg. */
+static int check_batch(const ps_reader *r, const ps_reader_options *o, const ps_batch *b,
+                       char *msg, size_t msgn)
+{
+    const int dt = b->dtype;
+    uint32_t bound = ps_reader_bucket_bound(r, b->bucket);
+    uint32_t lower = b->bucket ? ps_reader_bucket_bound(r, b->bucket - 1) : 0;
+    uint64_t mult = o->pad_multiple ? o->pad_multiple : 1;
+    ps_reader_info info;
+    ps_reader_info_get(r, &info);
+    if (b->B == 0 || b->T == 0 || bound == 0) {
+        snprintf(msg, msgn, "B %u, T %u, bucket %u (bound %u)", b->B, b->T, b->bucket, bound);
+        return -1;
+    }
+    if (dt != o->dtype) {
+        snprintf(msg, msgn, "dtype %d, asked for %d", dt, o->dtype);
+        return -1;
+    }
+    int64_t maxlen = 0;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < b->B; i++) {
+        int64_t len = elem(b->lengths, dt, i);
+        if (len <= (int64_t)lower || len > (int64_t)bound || len > (int64_t)b->T) {
+            snprintf(msg, msgn, "row %u: length %lld outside bucket %u (%u, %u] or T %u", i,
+                     (long long)len, b->bucket, lower, bound, b->T);
+            return -1;
+        }
+        if (len > maxlen)
+            maxlen = len;
+        sum += (uint64_t)len;
+        int64_t label = elem(b->labels, dt, i);
+        if (label < -1 || label >= (int64_t)info.n_labels) {
+            snprintf(msg, msgn, "row %u: label %lld with %u labels", i, (long long)label,
+                     info.n_labels);
+            return -1;
+        }
+        int64_t prev_type = 0;
+        for (uint32_t t = 0; t < b->T; t++) {
+            size_t k = (size_t)i * b->T + t;
+            int64_t m = elem(b->attention_mask, dt, k), ty = elem(b->token_type_ids, dt, k);
+            int64_t id = elem(b->input_ids, dt, k);
+            int on = (int64_t)t < len;
+            if (m != on || (!on && (ty != 0 || id != o->pad_id)) ||
+                (on && (ty < prev_type || ty > 1 || id < 0))) {
+                snprintf(msg, msgn,
+                         "row %u position %u (length %lld): input_id %lld, mask %lld, type %lld",
+                         i, t, (long long)len, (long long)id, (long long)m, (long long)ty);
+                return -1;
+            }
+            if (on)
+                prev_type = ty;
+        }
+    }
+    if (sum != b->real_tokens) {
+        snprintf(msg, msgn, "real_tokens %llu, lengths add up to %llu",
+                 (unsigned long long)b->real_tokens, (unsigned long long)sum);
+        return -1;
+    }
+    uint64_t want = o->pad_mode == PS_PAD_BUCKET ? round_up(bound, mult)
+                                                 : round_up((uint64_t)maxlen, mult);
+    if (b->T != want) {
+        snprintf(msg, msgn, "T %u, expected %llu (%s padding, longest %lld, bound %u)", b->T,
+                 (unsigned long long)want, o->pad_mode == PS_PAD_BUCKET ? "bucket" : "longest",
+                 (long long)maxlen, bound);
+        return -1;
+    }
+    if (o->max_tokens && b->B > 1 && (uint64_t)b->B * b->T > o->max_tokens) {
+        snprintf(msg, msgn, "B %u x T %u over --max-tokens %llu", b->B, b->T,
+                 (unsigned long long)o->max_tokens);
+        return -1;
+    }
+    if (o->batch_size && b->B > o->batch_size) {
+        snprintf(msg, msgn, "B %u over --batch-size %u", b->B, o->batch_size);
+        return -1;
+    }
+    if (o->drop_last && o->batch_size && b->B != o->batch_size) {
+        snprintf(msg, msgn, "B %u with --drop-last and --batch-size %u", b->B, o->batch_size);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_state(const char *path, ps_reader_state *st)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "pairshard read: %s: cannot open: %s\n", path, strerror(errno));
+        return -1;
+    }
+    unsigned char buf[PS_READER_STATE_BYTES + 1];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    int rerr = ferror(f);
+    fclose(f);
+    if (rerr) {
+        fprintf(stderr, "pairshard read: %s: read error\n", path);
+        return -1;
+    }
+    if (n != PS_READER_STATE_BYTES) {
+        fprintf(stderr, "pairshard read: %s: %s%zu bytes, a reader state is %d bytes\n", path,
+                n > PS_READER_STATE_BYTES ? "more than " : "", n > PS_READER_STATE_BYTES ? n - 1 : n,
+                PS_READER_STATE_BYTES);
+        return -1;
+    }
+    ps_error err;
+    ps_error_clear(&err);
+    if (ps_reader_state_check(buf, n, &err) < 0) {
+        fprintf(stderr, "pairshard read: %s: %s\n", path, err.message);
+        return -1;
+    }
+    memcpy(st->bytes, buf, PS_READER_STATE_BYTES);
+    return 0;
+}
+
+static int save_state(const char *path, const ps_reader *r)
+{
+    ps_reader_state st;
+    ps_reader_state_get(r, &st);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "pairshard read: %s: cannot create: %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t n = fwrite(st.bytes, 1, sizeof st.bytes, f);
+    if (fclose(f) || n != sizeof st.bytes) {
+        fprintf(stderr, "pairshard read: %s: write error\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+int ps_cmd_read(int argc, char **argv)
+{
+    ps_reader_options o;
+    ps_reader_options_init(&o);
+    unsigned seen = 0;
+    uint64_t limit = UINT64_MAX;
+    const char *save_path = NULL, *resume_path = NULL;
+    int labels = 0, tokens = 0, check = 0;
+
+    struct option longopts[32];
+    memcpy(longopts, ps_read_batching_longopts,
+           ps_read_batching_longopts_count * sizeof *longopts);
+    memcpy(longopts + ps_read_batching_longopts_count, OWN_OPTS, sizeof OWN_OPTS);
+    memset(&longopts[ps_read_batching_longopts_count + N_OWN], 0, sizeof *longopts);
+
+    int c, idx = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+        switch (c) {
+        case PS_READ_BATCHING_OPT:
+            if (ps_read_batching_option("read", longopts[idx].name, optarg, &o, &seen))
+                return PS_EXIT_USAGE;
+            break;
+        case O_LIMIT:
+            if (parse_u64("read", "limit", optarg, 0, UINT64_MAX >> 1, &limit))
+                return PS_EXIT_USAGE;
+            break;
+        case O_SAVE:
+            save_path = optarg;
+            break;
+        case O_RESUME:
+            resume_path = optarg;
+            break;
+        case O_LABELS:
+            labels = 1;
+            break;
+        case O_TOKENS:
+            tokens = 1;
+            break;
+        case O_CHECK:
+            check = 1;
+            break;
+        case 'h':
+            printf(USAGE, ps_read_batching_help);
+            return PS_EXIT_OK;
+        default:
+            fprintf(stderr, "pairshard read: unknown option or missing value: '%s'\n"
+                            "see 'pairshard read --help'\n", argv[optind - 1]);
+            return PS_EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 1) {
+        fputs("pairshard read: expected one DIR\nsee 'pairshard read --help'\n", stderr);
+        return PS_EXIT_USAGE;
+    }
+    if (ps_read_batching_finish("read", &o, seen))
+        return PS_EXIT_USAGE;
+    const char *dir = argv[optind];
+
+    ps_reader_state resume;
+    if (resume_path && load_state(resume_path, &resume))
+        return PS_EXIT_USAGE;
+
+    ps_error err;
+    ps_error_clear(&err);
+    ps_reader *r = NULL;
+    int rc = ps_reader_open(&r, dir, &o, resume_path ? &resume : NULL, &err);
+    if (rc < 0) {
+        fprintf(stderr, "pairshard read: %s\n", err.code ? err.message : ps_strerror(rc));
+        return ps_read_open_status(rc);
+    }
+
+    int status = PS_EXIT_OK;
+    uint64_t printed = 0;
+    char msg[PS_ERROR_MESSAGE_MAX];
+    while (printed < limit) {
+        const ps_batch *b;
+        ps_error_clear(&err);
+        rc = ps_reader_next(r, &b, &err);
+        if (rc == 0)
+            break;
+        if (rc < 0) {
+            fprintf(stderr, "pairshard read: %s\n", err.code ? err.message : ps_strerror(rc));
+            status = PS_EXIT_FAIL;
+            break;
+        }
+        if (check && check_batch(r, &o, b, msg, sizeof msg)) {
+            fprintf(stderr, "pairshard read: --check: epoch %llu step %llu bucket %u: %s\n",
+                    (unsigned long long)b->epoch, (unsigned long long)b->step, b->bucket, msg);
+            ps_batch_release(r, b);
+            status = PS_EXIT_FAIL;
+            break;
+        }
+        uint32_t bad_id = UINT32_MAX;
+        json_t *j = batch_json(r, b, labels, tokens, &bad_id);
+        char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(j);
+        if (!text) {
+            if (bad_id != UINT32_MAX)
+                fprintf(stderr, "pairshard read: step %llu row %u: record id is not valid UTF-8\n",
+                        (unsigned long long)b->step, bad_id);
+            else
+                fputs("pairshard read: out of memory\n", stderr);
+            ps_batch_release(r, b);
+            status = PS_EXIT_FAIL;
+            break;
+        }
+        fputs(text, stdout);
+        fputc('\n', stdout);
+        free(text);
+        ps_batch_release(r, b);
+        printed++;
+    }
+    if (status == PS_EXIT_OK && save_path && save_state(save_path, r))
+        status = PS_EXIT_USAGE;
+    ps_reader_stats st;
+    ps_reader_stats_get(r, &st);
+    if (st.skipped_batches)
+        fprintf(stderr,
+                "pairshard read: skipped %llu batch(es), %llu record(s), that needed damaged "
+                "blocks\n",
+                (unsigned long long)st.skipped_batches, (unsigned long long)st.skipped_records);
+    ps_reader_close(r);
+    if (fflush(stdout) && status == PS_EXIT_OK) {
+        fputs("pairshard read: write error\n", stderr);
+        status = PS_EXIT_USAGE;
+    }
+    return status;
+}
