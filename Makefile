@@ -183,6 +183,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' \
 	    -e 's|@VERSION@|$(VERSION)|g' \
 	    -e 's|@REQUIRES@|$(PKGS)|g' \
+	    -e 's|@CUDA_LIBS@|$(CUDA_LIBS)|g' \
 	    pairshard.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc
 
 uninstall:
