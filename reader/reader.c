@@ -122,6 +122,32 @@ static int by_length(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* Writes records [chunk, chunk + count) of the pool sorted by (length,
+ * position) to out. Lengths lie in the bucket's (lower, bound], usually a
+ * narrow range: a stable counting sort, touching each record twice; a
+ * full sort for wide buckets. */
+static void sorted_chunk(rec_ref *pool, uint32_t n, uint32_t lower, uint32_t bound,
+                         uint32_t chunk, uint32_t count, rec_ref *out)
+{
+    uint32_t range = bound - lower;
+    uint32_t counts[1025];
+    if (range > 1024) {
+        qsort(pool, n, sizeof *pool, by_length);
+        memcpy(out, pool + chunk, (size_t)count * sizeof *out);
+        return;
+    }
+    memset(counts, 0, (range + 1) * sizeof *counts);
+    for (uint32_t i = 0; i < n; i++)
+        counts[pool[i].v->length[pool[i].i] - lower - 1 + 1]++;
+    for (uint32_t k = 1; k <= range; k++) /* counts[k] = records shorter than lower+1+k */
+        counts[k] += counts[k - 1];
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t at = counts[pool[i].v->length[pool[i].i] - lower - 1]++;
+        if (at >= chunk && at < chunk + count)
+            out[at - chunk] = pool[i];
+    }
+}
+
 static void put_elem(void *base, size_t elem, size_t k, int64_t v)
 {
     if (elem == 8)
@@ -129,6 +155,41 @@ static void put_elem(void *base, size_t elem, size_t k, int64_t v)
     else
         ((int32_t *)base)[k] = (int32_t)v;
 }
+
+/* One padded row of each array. Separate runs with no per-element
+ * branches, so the compiler vectorises them: this is the reader's
+ * inner loop. */
+#define FILL_ROW(name, T_)                                                                    \
+    __attribute__((optimize("O3"))) static void name(                                      \
+        T_ *restrict o, T_ *restrict mk, T_ *restrict ty, const void *tok, int width,         \
+        uint32_t len, uint32_t tb, uint32_t T, int32_t pad)                                   \
+    {                                                                                         \
+        if (width == 2) {                                                                     \
+            const uint16_t *restrict t = tok;                                                 \
+            for (uint32_t k = 0; k < len; k++)                                                \
+                o[k] = (T_)t[k];                                                              \
+        } else {                                                                              \
+            const uint32_t *restrict t = tok;                                                 \
+            for (uint32_t k = 0; k < len; k++)                                                \
+                o[k] = (T_)t[k];                                                              \
+        }                                                                                     \
+        for (uint32_t k = len; k < T; k++)                                                    \
+            o[k] = (T_)pad;                                                                   \
+        for (uint32_t k = 0; k < len; k++)                                                    \
+            mk[k] = 1;                                                                        \
+        for (uint32_t k = len; k < T; k++)                                                    \
+            mk[k] = 0;                                                                        \
+        if (tb > len)                                                                         \
+            tb = len;                                                                         \
+        for (uint32_t k = 0; k < tb; k++)                                                     \
+            ty[k] = 0;                                                                        \
+        for (uint32_t k = tb; k < len; k++)                                                   \
+            ty[k] = 1;                                                                        \
+        for (uint32_t k = len; k < T; k++)                                                    \
+            ty[k] = 0;                                                                        \
+    }
+FILL_ROW(fill_row_i64, int64_t)
+FILL_ROW(fill_row_i32, int32_t)
 
 static int fill_arrays(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, const rec_ref *refs)
 {
@@ -154,45 +215,14 @@ static int fill_arrays(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, const
     for (uint32_t i = 0; i < B; i++) {
         const ps_block_view *v = refs[i].v;
         uint32_t ri = refs[i].i, len = v->length[ri], tb = v->type_boundary[ri];
-        uint64_t t0 = v->token_start[ri];
+        const void *t = (const char *)v->tokens + v->token_start[ri] * (size_t)v->id_width;
         size_t row = (size_t)i * T;
-        if (elem == 8) {
-            int64_t *o = (int64_t *)ids + row, *mk = (int64_t *)mask + row,
-                    *ty = (int64_t *)types + row;
-            if (v->id_width == 2) {
-                const uint16_t *t = (const uint16_t *)v->tokens + t0;
-                for (uint32_t k = 0; k < len; k++)
-                    o[k] = t[k];
-            } else {
-                const uint32_t *t = (const uint32_t *)v->tokens + t0;
-                for (uint32_t k = 0; k < len; k++)
-                    o[k] = t[k];
-            }
-            for (uint32_t k = len; k < T; k++)
-                o[k] = r->opt.pad_id;
-            for (uint32_t k = 0; k < T; k++) {
-                mk[k] = k < len;
-                ty[k] = k >= tb && k < len;
-            }
-        } else {
-            int32_t *o = (int32_t *)ids + row, *mk = (int32_t *)mask + row,
-                    *ty = (int32_t *)types + row;
-            if (v->id_width == 2) {
-                const uint16_t *t = (const uint16_t *)v->tokens + t0;
-                for (uint32_t k = 0; k < len; k++)
-                    o[k] = t[k];
-            } else {
-                const uint32_t *t = (const uint32_t *)v->tokens + t0;
-                for (uint32_t k = 0; k < len; k++)
-                    o[k] = (int32_t)t[k];
-            }
-            for (uint32_t k = len; k < T; k++)
-                o[k] = r->opt.pad_id;
-            for (uint32_t k = 0; k < T; k++) {
-                mk[k] = k < len;
-                ty[k] = k >= tb && k < len;
-            }
-        }
+        if (elem == 8)
+            fill_row_i64((int64_t *)ids + row, (int64_t *)mask + row, (int64_t *)types + row, t,
+                         v->id_width, len, tb, T, r->opt.pad_id);
+        else
+            fill_row_i32((int32_t *)ids + row, (int32_t *)mask + row, (int32_t *)types + row, t,
+                         v->id_width, len, tb, T, r->opt.pad_id);
         uint32_t lab = v->label[ri];
         put_elem(labels, elem, i, lab == PS_LABEL_NONE ? -1 : (int64_t)lab);
         put_elem(lengths, elem, i, len);
@@ -287,15 +317,18 @@ static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
             refs[i].pos = i;
         }
         pthread_mutex_unlock(&r->mu);
-        if (pb->pool_count > pb->count)
-            qsort(refs, pb->pool_count, sizeof *refs, by_length);
+        rec_ref *mine = refs;
+        if (pb->pool_count > pb->count) {
+            mine = refs + pb->pool_count;
+            sorted_chunk(refs, pb->pool_count, bk->lower, bk->bound, pb->chunk, pb->count, mine);
+        }
         ps_error e = {0};
         if (sl->event_pending) {
             /* The previous copy out of this host buffer must be done. */
             rc = ps_dev_event_wait(sl->event, &e);
             sl->event_pending = 0;
         }
-        if (!rc && (rc = fill_arrays(r, sl, pb, refs + pb->chunk)))
+        if (!rc && (rc = fill_arrays(r, sl, pb, mine)))
             ps_error_set(&e, rc, "reader: out of memory for record ids");
         if (!rc && r->device >= 0)
             rc = copy_to_device(r, sl, &e);
@@ -328,7 +361,7 @@ static void *worker_main(void *arg)
 {
     ps_reader *r = arg;
     ZSTD_DCtx *dctx = ZSTD_createDCtx();
-    size_t nrefs = r->plan.max_batch > r->plan.max_pool ? r->plan.max_batch : r->plan.max_pool;
+    size_t nrefs = (size_t)r->plan.max_batch + r->plan.max_pool; /* a pool + a sorted chunk */
     rec_ref *refs = malloc((nrefs ? nrefs : 1) * sizeof *refs);
     if (r->device >= 0)
         ps_dev_select(r->device, NULL);

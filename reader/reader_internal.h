@@ -30,6 +30,9 @@ typedef struct rd_shard {
 /* The decoded records of one window of a bucket. */
 enum { WIN_LOADING = 1, WIN_READY = 2, WIN_FAILED = 3 };
 typedef struct rd_window {
+    struct rd_window *next_free; /* in the reader's spare list */
+    uint32_t cap_blocks, cap_recs;
+    uint32_t *perm;       /* scratch for the record permutation */
     int state;
     uint32_t users_left;  /* this rank's batches still to be filled from it */
     uint32_t n;           /* records */
@@ -71,6 +74,8 @@ struct ps_reader {
     ps_plan plan;
     rd_shard *shards;
     rd_window ***win;     /* [bucket][window], NULL when not loaded */
+    rd_window *spare;     /* freed windows kept with their buffers for reuse */
+    int n_spare;
 
     int device;           /* in use, or -1 */
     ps_dev_stream *stream;

@@ -199,8 +199,11 @@ static int shard_block(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const v
 
 /* Checks a decoded block against what the manifest says it holds. */
 static int check_block(const ps_reader *r, const ps_plan_bucket *pb, const ps_block_view *v,
-                       uint32_t want, const char *where, ps_error *err)
+                       uint32_t want, const char *dir, const char *file, uint32_t bucket,
+                       uint32_t seq, ps_error *err)
 {
+    char where[4400];
+    snprintf(where, sizeof where, "%s/%s: bucket %u block %u", dir, file, bucket, seq);
     if (v->n != want)
         return ps_error_set(err, PS_ECORRUPT, "%s: holds %u records, the manifest says %u",
                             where, v->n, want);
@@ -240,18 +243,86 @@ static int check_block(const ps_reader *r, const ps_plan_bucket *pb, const ps_bl
     return PS_OK;
 }
 
-static void window_free(rd_window *w)
+static void window_destroy(rd_window *w)
 {
     if (!w)
         return;
-    for (uint32_t k = 0; k < w->n_blocks && w->bufs; k++)
+    for (uint32_t k = 0; k < w->cap_blocks && w->bufs; k++)
         ps_buf_free(&w->bufs[k]);
     free(w->bufs);
     free(w->views);
     free(w->rec_block);
     free(w->rec_index);
+    free(w->perm);
     free(w->err_msg);
     free(w);
+}
+
+/* Spare windows kept for reuse (their decoded-block buffers stay
+ * allocated, so steady-state decoding allocates nothing). Bounded: a few
+ * per bucket, plus one per slot and worker. */
+static int spare_limit(const ps_reader *r)
+{
+    return (int)r->plan.n_buckets * 2 + r->n_slots + r->n_threads;
+}
+
+static void window_retire(ps_reader *r, rd_window *w)
+{
+    free(w->err_msg);
+    w->err_msg = NULL;
+    if (r->n_spare >= spare_limit(r)) {
+        window_destroy(w);
+        return;
+    }
+    w->next_free = r->spare;
+    r->spare = w;
+    r->n_spare++;
+}
+
+static rd_window *window_get(ps_reader *r)
+{
+    rd_window *w = r->spare;
+    if (w) {
+        r->spare = w->next_free;
+        r->n_spare--;
+        w->next_free = NULL;
+        w->err_code = 0;
+        return w;
+    }
+    return calloc(1, sizeof *w);
+}
+
+/* Room for nb blocks and n records. */
+static int window_reserve(rd_window *w, uint32_t nb, uint32_t n)
+{
+    if (nb > w->cap_blocks) {
+        ps_buf *bufs = realloc(w->bufs, nb * sizeof *bufs);
+        if (!bufs)
+            return PS_ENOMEM;
+        w->bufs = bufs;
+        for (uint32_t k = w->cap_blocks; k < nb; k++)
+            ps_buf_init(&bufs[k]);
+        ps_block_view *views = realloc(w->views, nb * sizeof *views);
+        if (!views)
+            return PS_ENOMEM;
+        w->views = views;
+        w->cap_blocks = nb;
+    }
+    if (n > w->cap_recs) {
+        uint32_t *a = realloc(w->rec_block, n * sizeof *a);
+        if (a)
+            w->rec_block = a;
+        uint32_t *b = realloc(w->rec_index, n * sizeof *b);
+        if (b)
+            w->rec_index = b;
+        uint32_t *c = realloc(w->perm, n * sizeof *c);
+        if (c)
+            w->perm = c;
+        if (!a || !b || !c)
+            return PS_ENOMEM;
+        w->cap_recs = n;
+    }
+    return PS_OK;
 }
 
 /* Decodes window wi of bucket b into w (no lock held). */
@@ -264,68 +335,51 @@ static int window_load(ps_reader *r, uint32_t b, uint32_t wi, rd_window *w, void
                                                             : pb->window_blocks;
     w->n_blocks = nb;
     w->n = (uint32_t)(pb->window_first[wi + 1] - pb->window_first[wi]);
-    w->bufs = calloc(nb, sizeof *w->bufs);
-    w->views = calloc(nb, sizeof *w->views);
-    w->rec_block = malloc((w->n ? w->n : 1) * sizeof *w->rec_block);
-    w->rec_index = malloc((w->n ? w->n : 1) * sizeof *w->rec_index);
-    uint32_t *perm = malloc((w->n ? w->n : 1) * sizeof *perm);
-    if (!w->bufs || !w->views || !w->rec_block || !w->rec_index || !perm) {
-        free(perm);
+    if (window_reserve(w, nb ? nb : 1, w->n ? w->n : 1))
         return ps_error_set(err, PS_ENOMEM, "reader: out of memory for a window");
-    }
     for (uint32_t k = 0; k < nb; k++) {
         const ps_plan_block *blk = &pb->blocks[first + k];
-        char where[4400];
-        snprintf(where, sizeof where, "%s/%s: bucket %u block %u", r->dir,
-                 r->m->shards[blk->shard].file, b, blk->seq);
         const void *data;
         size_t len;
         ps_error e = {0};
         int rc = shard_block(r, blk->shard, b, blk->seq, &data, &len, &e);
-        if (!rc) {
-            rc = ps_block_decode(data, len, dctx, &w->bufs[k], &w->views[k], &e);
-            if (rc) {
-                free(perm);
-                return ps_error_set(err, rc, "%s: %s", where, e.message);
-            }
-        }
-        if (rc) {
-            free(perm);
+        if (rc)
             return ps_error_set(err, rc, "%s (reading bucket %u block %u)", e.message, b,
                                 blk->seq);
+        rc = ps_block_decode(data, len, dctx, &w->bufs[k], &w->views[k], &e);
+        if (!rc) {
+            *block_bytes += len;
+            *raw_bytes += w->views[k].raw_bytes;
         }
-        if ((rc = check_block(r, pb, &w->views[k], blk->records, where, err))) {
-            free(perm);
+        if (rc)
+            return ps_error_set(err, rc, "%s/%s: bucket %u block %u: %s", r->dir,
+                                r->m->shards[blk->shard].file, b, blk->seq, e.message);
+        if ((rc = check_block(r, pb, &w->views[k], blk->records, r->dir, r->m->shards[blk->shard].file,
+                              b, blk->seq, err)))
             return rc;
-        }
-        *block_bytes += len;
-        *raw_bytes += w->views[k].raw_bytes;
     }
-    /* Stored position j -> (block, record), then permuted. */
+    /* Position i of the window's permuted order -> (block, record). */
+    ps_plan_window_perm(&r->plan, b, wi, w->perm, w->n);
+    uint32_t *block_first = w->rec_index; /* first stored index of each block, briefly */
     uint32_t j = 0;
-    for (uint32_t k = 0; k < nb; k++)
-        for (uint32_t i = 0; i < w->views[k].n; i++, j++) {
-            w->rec_block[j] = k;
-            w->rec_index[j] = i;
-        }
-    ps_plan_window_perm(&r->plan, b, wi, perm, w->n);
-    uint32_t *rb = malloc((w->n ? w->n : 1) * sizeof *rb);
-    uint32_t *ri = malloc((w->n ? w->n : 1) * sizeof *ri);
-    if (!rb || !ri) {
-        free(rb);
-        free(ri);
-        free(perm);
-        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for a window");
+    for (uint32_t k = 0; k < nb; k++) {
+        block_first[k] = j;
+        j += w->views[k].n;
     }
+    /* Invert stored index -> block with a walk, keeping perm order. */
     for (uint32_t i = 0; i < w->n; i++) {
-        rb[i] = w->rec_block[perm[i]];
-        ri[i] = w->rec_index[perm[i]];
+        uint32_t s = w->perm[i], lo = 0, hi = nb;
+        while (hi - lo > 1) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (block_first[mid] <= s)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        w->rec_block[i] = lo;
+        w->perm[i] = s - block_first[lo];
     }
-    free(w->rec_block);
-    free(w->rec_index);
-    w->rec_block = rb;
-    w->rec_index = ri;
-    free(perm);
+    memcpy(w->rec_index, w->perm, (size_t)w->n * sizeof *w->perm);
     return PS_OK;
 }
 
@@ -337,7 +391,7 @@ rd_window *rd_window_acquire(ps_reader *r, uint32_t b, uint32_t wi, void *dctx)
             pthread_cond_wait(&r->cv_window, &r->mu);
         return w;
     }
-    w = calloc(1, sizeof *w);
+    w = window_get(r);
     if (!w)
         return NULL;
     w->state = WIN_LOADING;
@@ -370,7 +424,7 @@ void rd_window_release(ps_reader *r, uint32_t b, uint32_t wi)
     if (w->users_left > 0)
         w->users_left--;
     if (w->users_left == 0) {
-        window_free(w);
+        window_retire(r, w);
         r->win[b][wi] = NULL;
     }
 }
@@ -397,9 +451,15 @@ void rd_windows_free(ps_reader *r)
         if (!r->win[b])
             continue;
         for (uint32_t w = 0; w < r->plan.buckets[b].n_windows; w++)
-            window_free(r->win[b][w]);
+            window_destroy(r->win[b][w]);
         free(r->win[b]);
     }
     free(r->win);
     r->win = NULL;
+    while (r->spare) {
+        rd_window *w = r->spare;
+        r->spare = w->next_free;
+        window_destroy(w);
+    }
+    r->n_spare = 0;
 }
