@@ -29,6 +29,7 @@ const struct option ps_read_batching_longopts[] = {
     {"seed", required_argument, NULL, PS_READ_BATCHING_OPT},
     {"epoch", required_argument, NULL, PS_READ_BATCHING_OPT},
     {"shuffle-window", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"sort-pool", required_argument, NULL, PS_READ_BATCHING_OPT},
     {"rank", required_argument, NULL, PS_READ_BATCHING_OPT},
     {"world-size", required_argument, NULL, PS_READ_BATCHING_OPT},
     {"no-shuffle", no_argument, NULL, PS_READ_BATCHING_OPT},
@@ -57,6 +58,9 @@ const char ps_read_batching_help[] =
     "  --seed S               shuffle seed (default 0)\n"
     "  --epoch E              epoch number: each epoch is a new shuffle (default 0)\n"
     "  --shuffle-window K     blocks per record-shuffle window (default 16)\n"
+    "  --sort-pool K          consecutive batches of a bucket whose records are sorted\n"
+    "                         by length before they are dealt out, so that a batch\n"
+    "                         holds similar lengths (default 8; 1: off)\n"
     "  --no-shuffle           bucket by bucket, records in stored order\n"
     "  --rank R, --world-size W\n"
     "                         this rank's share: global batch g goes to rank g %% W\n"
@@ -148,6 +152,10 @@ int ps_read_batching_option(const char *cmd, const char *name, const char *v,
         if (parse_u64(cmd, name, v, 1, UINT32_MAX, &x))
             return -1;
         o->shuffle_window = (uint32_t)x;
+    } else if (!strcmp(name, "sort-pool")) {
+        if (parse_u64(cmd, name, v, 1, UINT32_MAX, &x))
+            return -1;
+        o->sort_pool = (uint32_t)x;
     } else if (!strcmp(name, "rank")) {
         if (parse_u64(cmd, name, v, 0, 1u << 20, &x))
             return -1;
