@@ -1,0 +1,321 @@
+/* gpu_check: the reader's CUDA path on a machine with a GPU.
+ *
+ *   gpu_check DIR [--epochs E] [--batch-size N] [--step-ms MS] [--device D]
+ *
+ * 1. Correctness: opens DIR twice with the same plan, once with `device`
+ *    (require_device: falling back to the host is a failure here) and once
+ *    host-only. For every batch of E epochs, in both dtypes, the consumer's
+ *    own stream waits on the batch's ready_event, copies the five device
+ *    arrays back, and they must equal the host reader's arrays byte for
+ *    byte (and the device reader's host slot too, with the same ids).
+ * 2. Throughput: the device reader alone, first consumed as fast as
+ *    possible, then under a simulated training step (wait on the event,
+ *    a device-side memset over a scratch buffer, then a host sleep of
+ *    MS milliseconds as the rest of the step): H2D bytes / wall time from
+ *    the reader's statistics, and the consumer's stall time (wait_ns).
+ * Prints one JSON object. Exits 0 when every batch matched and the reader
+ * really used the device with pinned slots, 1 otherwise, 77 when there is
+ * no CUDA device, 2 on bad usage. */
+#include "pairshard/reader.h"
+
+#include <cuda_runtime.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(double ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)((ms - 1000.0 * (long)(ms / 1000)) * 1e6)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+#define CU(call)                                                                          \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            fprintf(stderr, "gpu_check: %s: %s\n", #call, cudaGetErrorString(e_));        \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+
+static ps_reader *open_or_die(const char *dir, const ps_reader_options *o)
+{
+    ps_reader *r = NULL;
+    ps_error err;
+    ps_error_clear(&err);
+    if (ps_reader_open(&r, dir, o, NULL, &err) != 0) {
+        fprintf(stderr, "gpu_check: open %s (device %d): %s\n", dir, o->device, err.message);
+        exit(1);
+    }
+    return r;
+}
+
+typedef struct host_copy {
+    void *p[5];
+    size_t cap[5];
+} host_copy;
+
+/* Compares one device batch with the host reader's batch; returns the
+ * number of differing arrays (0 when equal). */
+static int compare(const ps_batch *d, const ps_batch *h, cudaStream_t s, host_copy *hc,
+                   uint64_t *bytes)
+{
+    int bad = 0;
+    if (d->B != h->B || d->T != h->T || d->bucket != h->bucket || d->step != h->step ||
+        d->dtype != h->dtype || d->real_tokens != h->real_tokens) {
+        fprintf(stderr, "gpu_check: epoch %llu step %llu: shape differs (%ux%u vs %ux%u)\n",
+                (unsigned long long)h->epoch, (unsigned long long)h->step, d->B, d->T, h->B,
+                h->T);
+        return 1;
+    }
+    for (uint32_t i = 0; i < h->B; i++)
+        if (strcmp(d->ids[i], h->ids[i]) != 0) {
+            fprintf(stderr, "gpu_check: step %llu: id %u differs\n",
+                    (unsigned long long)h->step, i);
+            return 1;
+        }
+    if (d->device < 0 || !d->ready_event || !d->d_input_ids) {
+        fprintf(stderr, "gpu_check: step %llu: batch has no device copy\n",
+                (unsigned long long)h->step);
+        return 1;
+    }
+    size_t es = h->dtype == PS_DTYPE_INT32 ? 4 : 8;
+    size_t n2 = (size_t)h->B * h->T * es, n1 = (size_t)h->B * es;
+    const size_t sz[5] = {n2, n2, n2, n1, n1};
+    void *dev[5] = {d->d_input_ids, d->d_attention_mask, d->d_token_type_ids, d->d_labels,
+                    d->d_lengths};
+    void *host_d[5] = {d->input_ids, d->attention_mask, d->token_type_ids, d->labels,
+                       d->lengths};
+    void *host_h[5] = {h->input_ids, h->attention_mask, h->token_type_ids, h->labels,
+                       h->lengths};
+    static const char *const names[5] = {"input_ids", "attention_mask", "token_type_ids",
+                                         "labels", "lengths"};
+    /* The trainer's protocol: its stream waits on the reader's event. */
+    CU(cudaStreamWaitEvent(s, (cudaEvent_t)d->ready_event, 0));
+    for (int k = 0; k < 5; k++) {
+        if (hc->cap[k] < sz[k]) {
+            free(hc->p[k]);
+            hc->p[k] = malloc(sz[k]);
+            hc->cap[k] = sz[k];
+            if (!hc->p[k]) {
+                fputs("gpu_check: out of memory\n", stderr);
+                exit(1);
+            }
+        }
+        CU(cudaMemcpyAsync(hc->p[k], dev[k], sz[k], cudaMemcpyDeviceToHost, s));
+    }
+    CU(cudaStreamSynchronize(s));
+    for (int k = 0; k < 5; k++) {
+        *bytes += sz[k];
+        if (memcmp(hc->p[k], host_h[k], sz[k]) != 0) {
+            fprintf(stderr, "gpu_check: epoch %llu step %llu: device %s differs from the host "
+                    "reader's\n",
+                    (unsigned long long)h->epoch, (unsigned long long)h->step, names[k]);
+            bad++;
+        }
+        if (memcmp(host_d[k], host_h[k], sz[k]) != 0) {
+            fprintf(stderr, "gpu_check: epoch %llu step %llu: host slot %s differs\n",
+                    (unsigned long long)h->epoch, (unsigned long long)h->step, names[k]);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+typedef struct perf {
+    double seconds, h2d_gbps, stall_ms, stall_fraction;
+    uint64_t batches, h2d_bytes, waits;
+} perf;
+
+static perf run_perf(const char *dir, const ps_reader_options *o, int epochs, double step_ms,
+                     void *scratch, size_t scratch_bytes, cudaStream_t s)
+{
+    ps_reader *r = open_or_die(dir, o);
+    perf p;
+    memset(&p, 0, sizeof p);
+    double t0 = now_s();
+    for (int e = 0; e < epochs; e++) {
+        if (e)
+            ps_reader_set_epoch(r, (uint64_t)e, NULL);
+        for (;;) {
+            const ps_batch *b = NULL;
+            ps_error err;
+            int rc = ps_reader_next(r, &b, &err);
+            if (rc == 0)
+                break;
+            if (rc < 0) {
+                fprintf(stderr, "gpu_check: next: %s\n", err.message);
+                exit(1);
+            }
+            CU(cudaStreamWaitEvent(s, (cudaEvent_t)b->ready_event, 0));
+            if (step_ms > 0) {
+                /* the step's device work, ordered after the batch's copies */
+                CU(cudaMemsetAsync(scratch, (int)(b->step & 0xFF), scratch_bytes, s));
+                sleep_ms(step_ms);
+            }
+            CU(cudaStreamSynchronize(s));
+            ps_batch_release(r, b);
+            p.batches++;
+        }
+    }
+    p.seconds = now_s() - t0;
+    ps_reader_stats st;
+    ps_reader_stats_get(r, &st);
+    ps_reader_close(r);
+    p.h2d_bytes = st.h2d_bytes;
+    p.waits = st.waits;
+    p.h2d_gbps = p.seconds > 0 ? st.h2d_bytes / p.seconds / 1e9 : 0;
+    p.stall_ms = st.wait_ns / 1e6;
+    p.stall_fraction = p.seconds > 0 ? st.wait_ns / 1e9 / p.seconds : 0;
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = NULL;
+    int epochs = 2, device = 0;
+    long batch = 64;
+    double step_ms = 2.0;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] != '-') {
+            dir = argv[i];
+        } else if (i + 1 < argc && strcmp(argv[i], "--epochs") == 0) {
+            epochs = atoi(argv[++i]);
+        } else if (i + 1 < argc && strcmp(argv[i], "--batch-size") == 0) {
+            batch = atol(argv[++i]);
+        } else if (i + 1 < argc && strcmp(argv[i], "--step-ms") == 0) {
+            step_ms = atof(argv[++i]);
+        } else if (i + 1 < argc && strcmp(argv[i], "--device") == 0) {
+            device = atoi(argv[++i]);
+        } else {
+            fprintf(stderr, "gpu_check: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!dir || epochs < 1 || batch < 1) {
+        fputs("usage: gpu_check DIR [--epochs E] [--batch-size N] [--step-ms MS] [--device D]\n",
+              stderr);
+        return 2;
+    }
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev <= device) {
+        puts("no CUDA device");
+        return 77;
+    }
+    struct cudaDeviceProp prop;
+    CU(cudaGetDeviceProperties(&prop, device));
+    CU(cudaSetDevice(device));
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+
+    /* ---- 1. every device batch equals the host reader's -------------------- */
+    uint64_t checked = 0, mismatches = 0, compared_bytes = 0;
+    int used_device = 1, pinned = 1;
+    host_copy hc;
+    memset(&hc, 0, sizeof hc);
+    static const int dtypes[2] = {PS_DTYPE_INT64, PS_DTYPE_INT32};
+    for (int t = 0; t < 2; t++) {
+        ps_reader_options o;
+        ps_reader_options_init(&o);
+        o.batch_size = (uint32_t)batch;
+        o.rank = 0;
+        o.world_size = 1;
+        o.seed = 17;
+        o.dtype = dtypes[t];
+        o.threads = 4;
+        o.prefetch = 4;
+        ps_reader_options od = o;
+        od.device = device;
+        od.require_device = 1;
+        ps_reader *rd = open_or_die(dir, &od), *rh = open_or_die(dir, &o);
+        ps_reader_info in;
+        ps_reader_info_get(rd, &in);
+        if (in.device != device)
+            used_device = 0;
+        if (!in.pinned)
+            pinned = 0;
+        for (int e = 0; e < (t ? 1 : epochs); e++) {
+            if (e) {
+                ps_reader_set_epoch(rd, (uint64_t)e, NULL);
+                ps_reader_set_epoch(rh, (uint64_t)e, NULL);
+            }
+            for (;;) {
+                const ps_batch *bd = NULL, *bh = NULL;
+                ps_error err;
+                int a = ps_reader_next(rd, &bd, &err);
+                if (a < 0) {
+                    fprintf(stderr, "gpu_check: device reader: %s\n", err.message);
+                    return 1;
+                }
+                int b = ps_reader_next(rh, &bh, &err);
+                if (b < 0) {
+                    fprintf(stderr, "gpu_check: host reader: %s\n", err.message);
+                    return 1;
+                }
+                if (a != b) {
+                    fprintf(stderr, "gpu_check: the device reader's epoch %s\n",
+                            a ? "is longer" : "ended first");
+                    mismatches++;
+                }
+                if (a == 1 && b == 1) {
+                    mismatches += compare(bd, bh, s, &hc, &compared_bytes) != 0;
+                    checked++;
+                }
+                if (a == 1)
+                    ps_batch_release(rd, bd);
+                if (b == 1)
+                    ps_batch_release(rh, bh);
+                if (a != 1 || b != 1)
+                    break;
+            }
+        }
+        ps_reader_close(rd);
+        ps_reader_close(rh);
+    }
+    for (int k = 0; k < 5; k++)
+        free(hc.p[k]);
+
+    /* ---- 2. throughput and stalls ------------------------------------------ */
+    ps_reader_options o;
+    ps_reader_options_init(&o);
+    o.batch_size = (uint32_t)batch;
+    o.rank = 0;
+    o.world_size = 1;
+    o.threads = 4;
+    o.prefetch = 4;
+    o.device = device;
+    o.require_device = 1;
+    size_t scratch_bytes = 64u << 20;
+    void *scratch = NULL;
+    CU(cudaMalloc(&scratch, scratch_bytes));
+    perf fast = run_perf(dir, &o, epochs * 4, 0, scratch, scratch_bytes, s);
+    perf step = run_perf(dir, &o, epochs, step_ms, scratch, scratch_bytes, s);
+    CU(cudaFree(scratch));
+    CU(cudaStreamDestroy(s));
+
+    int ok = mismatches == 0 && checked > 0 && used_device && pinned && fast.h2d_bytes > 0;
+    printf("{\"device\":\"%s\",\"ordinal\":%d,\"used_device\":%s,\"pinned\":%s,"
+           "\"batches_checked\":%llu,\"bytes_compared\":%llu,\"mismatches\":%llu,"
+           "\"fast\":{\"batches\":%llu,\"seconds\":%.3f,\"h2d_bytes\":%llu,\"h2d_gbps\":%.3f,"
+           "\"stall_ms\":%.3f,\"waits\":%llu},"
+           "\"step\":{\"step_ms\":%.3f,\"batches\":%llu,\"seconds\":%.3f,\"h2d_gbps\":%.3f,"
+           "\"stall_ms\":%.3f,\"stall_fraction\":%.4f,\"waits\":%llu},\"ok\":%s}\n",
+           prop.name, device, used_device ? "true" : "false", pinned ? "true" : "false",
+           (unsigned long long)checked, (unsigned long long)compared_bytes,
+           (unsigned long long)mismatches, (unsigned long long)fast.batches, fast.seconds,
+           (unsigned long long)fast.h2d_bytes, fast.h2d_gbps, fast.stall_ms,
+           (unsigned long long)fast.waits, step_ms, (unsigned long long)step.batches,
+           step.seconds, step.h2d_gbps, step.stall_ms, step.stall_fraction,
+           (unsigned long long)step.waits, ok ? "true" : "false");
+    return ok ? 0 : 1;
+}
