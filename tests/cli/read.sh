@@ -320,6 +320,16 @@ check "--sort-pool 1: the same records, other batches" $?
     python3 -c 'import json,sys; a,b=(json.load(open(p))["padding_waste"] for p in sys.argv[1:]); print("# padding waste, sort pool 1: %.4f, default: %.4f" % (a, b)); sys.exit(not b < a)' "$TMP/sp1.json" "$TMP/sp8.json"
 check "the default length-sorting pool pads less than --sort-pool 1" $?
 
+all=0
+for v in "--pad bucket --pad-multiple 8" "--max-tokens 1000 --pad-multiple 8" "--int32 --pad-id 7" \
+    "--drop-last --max-tokens 2000 --world-size 3 --rank 2" "--no-shuffle --batch-size 7" \
+    "--shuffle-window 1 --sort-pool 3 --batch-size 5" "--threads 3 --prefetch 3 --world-size 2 --rank 1"; do
+    # shellcheck disable=SC2086
+    R --world-size 1 --check $v "$DEV" >"$TMP/chk" 2>"$TMP/err" && [ -s "$TMP/chk" ] ||
+        { echo "# --check $v:"; sed 's/^/#   /' "$TMP/err"; all=1; }
+done
+check "--check passes (arrays agree with lengths, T, budgets) under 7 option mixes" $all
+
 # Padding waste: bucketed against random batching of the same records.
 "$PAIRSHARD" bench-read --world-size 1 --batch-size 32 --json "$DEV" >"$TMP/bench.json" 2>"$TMP/err"
 check "bench-read --json on dev exits 0" $?
