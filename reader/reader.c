@@ -377,6 +377,11 @@ static void *worker_main(void *arg)
         }
         sl->state = SLOT_BUSY;
         sl->step = r->next_claim++;
+        /* More claimable work: pass the wake-up on to another worker
+         * (releases wake one worker each, not all). */
+        if (r->n_threads > 1 && r->next_claim < r->plan.n_batches &&
+            r->next_claim < r->next_deliver + (uint64_t)r->n_slots && free_slot(r))
+            pthread_cond_signal(&r->cv_work);
         sl->err_code = 0;
         sl->err_msg[0] = '\0';
         sl->skipped_records = 0;
@@ -387,7 +392,9 @@ static void *worker_main(void *arg)
         } else {
             fill_slot(r, sl, dctx, refs);
         }
-        pthread_cond_broadcast(&r->cv_ready);
+        /* Only the consumer waits on cv_ready, and only for next_deliver. */
+        if (sl->step == r->next_deliver)
+            pthread_cond_signal(&r->cv_ready);
     }
     pthread_mutex_unlock(&r->mu);
     free(refs);
@@ -716,14 +723,14 @@ int ps_reader_next(ps_reader *r, const ps_batch **batch, ps_error *err)
             r->st.skipped_records += sl->skipped_records;
             sl->state = SLOT_FREE;
             r->next_deliver++;
-            pthread_cond_broadcast(&r->cv_work);
+            pthread_cond_signal(&r->cv_work);
             continue;
         }
         if (sl && sl->state == SLOT_ERROR) {
             rc = ps_error_set(err, sl->err_code, "%s", sl->err_msg);
             sl->state = SLOT_FREE;
             r->next_deliver++;
-            pthread_cond_broadcast(&r->cv_work);
+            pthread_cond_signal(&r->cv_work);
             break;
         }
         if (!claimed && !free_slot(r)) {
@@ -754,8 +761,7 @@ void ps_batch_release(ps_reader *r, const ps_batch *batch)
     for (int i = 0; i < r->n_slots; i++)
         if (&r->slots[i].batch == batch && r->slots[i].state == SLOT_HELD) {
             r->slots[i].state = SLOT_FREE;
-            pthread_cond_broadcast(&r->cv_work);
-            pthread_cond_broadcast(&r->cv_ready);
+            pthread_cond_signal(&r->cv_work);
             break;
         }
     pthread_mutex_unlock(&r->mu);
