@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -117,21 +118,25 @@ uint64_t ps_plan_options_hash(const ps_plan_options *o, uint64_t manifest_hash)
 /* The stored blocks of bucket b, in shard order, with their record counts
  * (every block of a (shard, bucket) holds block_records but the last). */
 static int collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
-                          uint64_t *budget, ps_error *err)
+                          const uint64_t *trusted, uint64_t *used_blocks, uint64_t *used_records,
+                          ps_error *err)
 {
     uint64_t total = 0;
     for (size_t s = 0; s < m->n_shards; s++) {
         const ps_mf_count *c = &m->shards[s].buckets[b];
         uint64_t R = m->block_records;
+        uint64_t bytes = trusted ? trusted[s] : m->shards[s].bytes;
         /* A block takes more than 16 bytes of its file (key, node header,
-         * zstd frame): a count beyond that is a lie, and is refused before
-         * anything is allocated (or multiplied) from it. */
-        if (c->blocks > m->shards[s].bytes / 16 || c->blocks > UINT32_MAX - total)
+         * zstd frame), and no zstd frame expands more than 32768-fold, so
+         * a file holds at most bytes * 2048 records of 18 bytes or more:
+         * counts beyond that are lies, refused before anything is
+         * allocated (or multiplied) from them. */
+        if (c->blocks > bytes / 16 - used_blocks[s] || c->blocks > UINT32_MAX - total)
             return ps_error_set(err, PS_EFORMAT,
                                 "manifest.json: %s bucket %zu: %llu blocks cannot fit in a "
                                 "%llu-byte file",
                                 m->shards[s].file, b, (unsigned long long)c->blocks,
-                                (unsigned long long)m->shards[s].bytes);
+                                (unsigned long long)bytes);
         if ((c->blocks == 0) != (c->records == 0) ||
             (c->blocks && (c->records > c->blocks * R || c->records <= (c->blocks - 1) * R)))
             return ps_error_set(err, PS_EFORMAT,
@@ -139,14 +144,15 @@ static int collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
                                 "blocks of %llu",
                                 m->shards[s].file, b, (unsigned long long)c->records,
                                 (unsigned long long)c->blocks, (unsigned long long)R);
-        total += c->blocks;
-        if (*budget != UINT64_MAX && c->blocks > *budget)
+        if (c->records > bytes * 2048 - used_records[s])
             return ps_error_set(err, PS_EFORMAT,
-                                "manifest.json: claims more blocks than its shard files can "
-                                "hold (at %s bucket %zu)",
-                                m->shards[s].file, b);
-        if (*budget != UINT64_MAX)
-            *budget -= c->blocks;
+                                "manifest.json: %s bucket %zu: %llu records cannot fit in a "
+                                "%llu-byte file",
+                                m->shards[s].file, b, (unsigned long long)c->records,
+                                (unsigned long long)bytes);
+        used_blocks[s] += c->blocks;
+        used_records[s] += c->records;
+        total += c->blocks;
         pb->records += c->records;
     }
     pb->n_blocks = (uint32_t)total;
@@ -319,9 +325,8 @@ static int check_options(const ps_plan_options *o, ps_error *err)
 }
 
 int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
-                  uint64_t block_budget, ps_error *err)
+                  const uint64_t *trusted_bytes, ps_error *err)
 {
-    uint64_t budget = block_budget ? block_budget : UINT64_MAX;
     memset(p, 0, sizeof *p);
     int rc = check_options(opt, err);
     if (rc)
@@ -332,7 +337,8 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
     cuts *c = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *c);
     uint32_t *order = NULL;
     ps_plan_batch **per = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *per);
-    if (!p->buckets || !c || !per) {
+    uint64_t *used = calloc(2 * (m->n_shards ? m->n_shards : 1), sizeof *used);
+    if (!p->buckets || !c || !per || !used) {
         rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
         goto done;
     }
@@ -359,7 +365,7 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
             p->max_batch = pb->batch_size;
         if ((uint64_t)pb->batch_size * pb->padded_bound > p->max_batch_tokens)
             p->max_batch_tokens = (uint64_t)pb->batch_size * pb->padded_bound;
-        if ((rc = collect_blocks(pb, m, b, &budget, err)))
+        if ((rc = collect_blocks(pb, m, b, trusted_bytes, used, used + m->n_shards, err)))
             goto done;
         if (opt->shuffle) {
             rng r;
@@ -388,6 +394,18 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
         batches += c[b].n;
     }
 
+    /* What the plan itself will take (bucket labels, cuts, this rank's
+     * share): refused when beyond half of this machine's memory rather
+     * than left to the allocator's overcommit. */
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    uint64_t phys = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
+    if (phys && (batches + opt->world_size) > phys / 2 / 48) {
+        rc = ps_error_set(err, PS_ELIMIT,
+                          "reader: %llu batches would need more memory for the plan than this "
+                          "machine has (use larger batches)",
+                          (unsigned long long)batches);
+        goto done;
+    }
     uint64_t W = opt->world_size, tail = 0;
     if (opt->drop_last)
         tail = batches % W;
@@ -464,6 +482,7 @@ done:
             free(per[b]);
     free(per);
     free(c);
+    free(used);
     free(order);
     if (rc)
         ps_plan_free(p);

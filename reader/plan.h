@@ -69,14 +69,15 @@ typedef struct ps_plan {
 } ps_plan;
 
 /* Computes the plan of epoch opt->epoch for rank opt->rank. The manifest
- * is untrusted: `block_budget` (0: none) caps the blocks it may claim in
- * all (the reader derives it from the shard files' real sizes), so a small
- * lying manifest cannot make the plan allocate much. Returns 0, PS_EUSAGE
- * (a world too large for the records without drop_last, or an option out
- * of range: the message says which), PS_EFORMAT (counts that do not add
- * up or exceed the budget) or PS_ENOMEM. */
+ * is untrusted: the blocks and records it claims for shard s must fit in
+ * trusted_bytes[s] bytes (the reader passes the files' real sizes; NULL:
+ * the manifest's own `bytes`), so a small lying manifest cannot make the
+ * plan allocate much. Returns 0, PS_EUSAGE (a world too large for the
+ * records without drop_last, or an option out of range: the message says
+ * which), PS_EFORMAT (counts that do not add up or cannot fit), PS_ELIMIT
+ * (a plan larger than half of physical memory) or PS_ENOMEM. */
 int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
-                  uint64_t block_budget, ps_error *err);
+                  const uint64_t *trusted_bytes, ps_error *err);
 void ps_plan_free(ps_plan *p);
 
 /* Index of the window of bucket `b` holding record offset `pos`. */

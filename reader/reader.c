@@ -439,7 +439,17 @@ static int epoch_begin(ps_reader *r, uint64_t epoch, uint64_t position, ps_error
     rd_windows_free(r);
     ps_plan_free(&r->plan);
     r->popt.epoch = epoch;
-    int rc = ps_plan_build(&r->plan, r->m, &r->popt, r->block_budget, err);
+    int rc = ps_plan_build(&r->plan, r->m, &r->popt, r->trusted_bytes, err);
+    if (rc == PS_EFORMAT) {
+        /* Often the claims of a missing or damaged shard: say so first. */
+        for (size_t s = 0; s < r->m->n_shards; s++)
+            if (r->shards[s].state == 2 && r->shards[s].err_msg) {
+                char plan_msg[PS_ERROR_MESSAGE_MAX];
+                snprintf(plan_msg, sizeof plan_msg, "%s", err ? err->message : "");
+                return ps_error_set(err, PS_ECORRUPT, "%s; the set cannot be planned: %s",
+                                    r->shards[s].err_msg, plan_msg);
+            }
+    }
     if (rc)
         return rc;
     if (position > r->plan.n_batches)

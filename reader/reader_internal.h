@@ -68,7 +68,7 @@ struct ps_reader {
     char *dir;
     ps_manifest *m;
     uint64_t manifest_hash;
-    uint64_t block_budget;
+    uint64_t *trusted_bytes; /* per shard: what the plan may believe (window.c) */
     ps_reader_options opt;
     ps_plan_options popt;
     ps_plan plan;

@@ -53,7 +53,10 @@ int rd_shards_open(ps_reader *r, ps_error *err)
     if (!r->shards)
         return ps_error_set(err, PS_ENOMEM, "reader: out of memory for %zu shards", m->n_shards);
     raise_fd_limit(m->n_shards * 2);
-    uint64_t real_bytes = 0;
+    r->trusted_bytes = calloc(m->n_shards ? m->n_shards : 1, sizeof *r->trusted_bytes);
+    if (!r->trusted_bytes)
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for %zu shards", m->n_shards);
+    uint64_t largest_good = 0;
     for (size_t s = 0; s < m->n_shards; s++) {
         rd_shard *sh = &r->shards[s];
         pthread_mutex_init(&sh->mu, NULL);
@@ -86,17 +89,24 @@ int rd_shards_open(ps_reader *r, ps_error *err)
             sh->state = 2;
             sh->err_code = PS_ECORRUPT;
             sh->err_msg = join3(path, ": ", what);
-            real_bytes += (uint64_t)st.st_size;
         } else {
             sh->fd = fd;
-            real_bytes += (uint64_t)st.st_size;
+            r->trusted_bytes[s] = (uint64_t)st.st_size;
+            if ((uint64_t)st.st_size > largest_good)
+                largest_good = (uint64_t)st.st_size;
         }
         if (sh->state == 2 && !sh->err_msg)
             return ps_error_set(err, PS_ENOMEM, "reader: out of memory");
     }
-    /* Counts from the manifest are trusted only as far as bytes on disk
-     * could hold them (plus room for damaged files): see ps_plan_build. */
-    r->block_budget = (real_bytes + (64u << 20)) / 16;
+    /* Counts from the manifest are believed only as far as bytes on disk
+     * could hold them (ps_plan_build). A damaged or missing shard still
+     * gets its place in the plan (its batches report the damage), with its
+     * claims capped by the largest intact shard of the set: a manifest
+     * whose every file is missing plans nothing. */
+    for (size_t s = 0; s < m->n_shards; s++)
+        if (r->shards[s].state == 2)
+            r->trusted_bytes[s] =
+                m->shards[s].bytes < largest_good ? m->shards[s].bytes : largest_good;
     return PS_OK;
 }
 
@@ -115,6 +125,8 @@ void rd_shards_close(ps_reader *r)
     }
     free(r->shards);
     r->shards = NULL;
+    free(r->trusted_bytes);
+    r->trusted_bytes = NULL;
 }
 
 /* Checks the shard's meta/format names its place in this set. */
