@@ -276,6 +276,11 @@ R --seed 11 --world-size 1 --batch-size 16 "$TRAIN" >"$TMP/full" &&
 check "resume, save, resume again: the pieces make the uninterrupted run" $?
 
 R --seed 11 --world-size 1 --batch-size 16 --limit 3 --save-state "$TMP/st" "$TRAIN" >/dev/null 2>&1
+R --seed 11 --world-size 1 --batch-size 16 --resume "$TMP/st" --limit 0 --save-state "$TMP/st0" "$TRAIN" &&
+    cmp -s "$TMP/st" "$TMP/st0" &&
+    R --seed 11 --world-size 1 --batch-size 16 --threads 1 --prefetch 9 --limit 3 --save-state "$TMP/stt" "$TRAIN" >/dev/null &&
+    cmp -s "$TMP/st" "$TMP/stt"
+check "the state is a function of the position: resume + save at once, or other threads, give the same 64 bytes" $?
 for v in "--batch-size 32 --world-size 1" "--batch-size 16 --world-size 2" \
     "--batch-size 16 --world-size 1 --drop-last" "--max-tokens 2048 --world-size 1"; do
     # shellcheck disable=SC2086
@@ -357,6 +362,11 @@ check "bench-read text output" $?
 check "clean and tokenize Spider dev" $?
 Q tokens "$TMP/t2" "$TMP/dev.tok" "$TMP/dev.jsonl"
 check "--tokens: every record's ids and types equal 'pairshard tokenize', labels equal db_id" $?
+
+"$PAIRSHARD" build -q --vocab "$VOCAB" --max-length 128 -o "$TMP/nolabel" "$DATA/spider/dev.json" &&
+    R --world-size 1 --labels --check "$TMP/nolabel" >"$TMP/nl" 2>"$TMP/err" &&
+    python3 -c 'import json,sys; L=[json.loads(l) for l in open(sys.argv[1])]; sys.exit(not (L and all(set(b["labels"]) == {-1} and set(b["label_names"]) == {None} for b in L)))' "$TMP/nl"
+check "a set without labels: --labels gives -1 and null for every record" $?
 
 # ---- damage and versions -------------------------------------------------------------
 fresh() { rm -rf "$TMP/bad"; cp -r "$DEV" "$TMP/bad"; }
