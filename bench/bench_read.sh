@@ -134,8 +134,10 @@ for t in (1, 2):
              r["wait_ns"] / 1e6, r["bytes_per_s"] / 1e9, r["memcpy_bytes_per_s"] / 1e9,
              100 * r["reader_vs_memcpy"]))
 for k in sorted(peer):
-    print("  DataLoader %d workers: padding waste %.2f%%, pinned memory %s"
-          % (k, 100 * peer[k]["padding_waste"], "yes" if peer[k]["pinned"] else "no (no GPU)"))
+    print("  DataLoader %d workers: padding waste %.2f%%, pinned memory %s%s"
+          % (k, 100 * peer[k]["padding_waste"], "yes" if peer[k]["pinned"] else "no (no GPU)",
+             ", every batch's 5 tensors handed from a worker process to the main one"
+             " (torch's default file_descriptor sharing)" if k else ""))
 if peer:
     for t, k in ((1, 0), (2, 2)):
         if k in peer:
