@@ -596,6 +596,8 @@ static void test_world_sizes(void **state)
             assert_int_equal(runs[k].errors, 0);
             assert_int_equal(runs[k].n, in.batches_per_epoch);
             assert_int_equal(runs[k].records, in.records_per_epoch);
+            for (size_t i = 0; i < runs[k].n; i++)
+                assert_int_equal(runs[k].v[i].step, i);
             if (k == 0)
                 per_rank = runs[k].n;
             if (runs[k].n != per_rank)
@@ -1073,6 +1075,196 @@ static void expect_resume_fails(const char *what, const char *dir, const ps_read
                  ps_err_name(want));
     assert_null(r);
     assert_true(err.message[0] != 0);
+}
+
+static uint64_t bucket_records(uint32_t b)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < g_ref.n; i++)
+        n += g_ref.v[i].bucket == b;
+    return n;
+}
+
+/* The batch counts the contract implies, for many batch sizes and worlds:
+ * without drop_last G0 = sum over buckets of ceil(records / B) batches,
+ * split until divisible, so ceil(G0 / W) a rank (possible while there are
+ * records enough: otherwise PS_EUSAGE); with drop_last the full batches
+ * only, F = sum of floor(records / B), floor(F / W) a rank. */
+static void test_batch_counts(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[] = {1, 7, 16, 100, 1000, 5000};
+    static const int worlds[] = {1, 2, 3, 5, 8, 13};
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        uint32_t bs = sizes[si];
+        uint64_t g0 = 0, full = 0;
+        for (uint32_t b = 0; b < g_ref.n_buckets; b++) {
+            uint64_t rb = bucket_records(b);
+            g0 += (rb + bs - 1) / bs;
+            full += rb / bs;
+        }
+        for (size_t wi = 0; wi < sizeof worlds / sizeof *worlds; wi++) {
+            int W = worlds[wi];
+            for (int drop = 0; drop <= 1; drop++) {
+                uint64_t want = drop ? full / (uint64_t)W : (g0 + (uint64_t)W - 1) / (uint64_t)W;
+                bool feasible = drop || want * (uint64_t)W <= g_ref.n;
+                run runs[13];
+                uint64_t records = 0;
+                for (int k = 0; k < W; k++) {
+                    ps_reader_options o;
+                    base_opts(&o);
+                    o.batch_size = bs;
+                    o.world_size = W;
+                    o.rank = k;
+                    o.drop_last = drop;
+                    o.seed = bs + (uint64_t)W;
+                    memset(&runs[k], 0, sizeof runs[k]);
+                    ps_reader *r = NULL;
+                    ps_error err;
+                    ps_error_clear(&err);
+                    int rc = ps_reader_open(&r, g_ref.dir, &o, NULL, &err);
+                    if (!feasible) {
+                        if (rc != PS_EUSAGE)
+                            fail_msg("batch %u world %d: %s, expected PS_EUSAGE (%llu batches "
+                                     "a rank need more than %zu records)",
+                                     bs, W, ps_err_name(rc), (unsigned long long)want, g_ref.n);
+                        break;
+                    }
+                    if (rc != 0)
+                        fail_msg("batch %u world %d drop_last %d rank %d: %s: %s", bs, W, drop,
+                                 k, ps_err_name(rc), err.message);
+                    drain(r, &o, &runs[k], ALL);
+                    ps_reader_close(r);
+                    if (runs[k].n != want)
+                        fail_msg("batch %u world %d drop_last %d rank %d: %zu batches, expected "
+                                 "%llu",
+                                 bs, W, drop, k, runs[k].n, (unsigned long long)want);
+                    for (size_t i = 0; i < runs[k].n; i++) {
+                        assert_int_equal(runs[k].v[i].step, i);
+                        assert_true(runs[k].v[i].B <= bs);
+                        if (drop)
+                            assert_int_equal(runs[k].v[i].B, bs);
+                    }
+                    records += runs[k].records;
+                }
+                if (!feasible)
+                    continue;
+                if (drop) {
+                    assert_int_equal(records, want * (uint64_t)W * bs);
+                } else {
+                    expect_exact(runs, (size_t)W);
+                }
+                for (int k = 0; k < W; k++)
+                    run_free(&runs[k]);
+            }
+        }
+    }
+}
+
+/* max_tokens: bucket b's batches hold max(1, budget / padded bound)
+ * records, all full but the last of each bucket (world 1). */
+static void test_max_tokens_sizes(void **state)
+{
+    (void)state;
+    static const uint64_t budgets[] = {2048, 700, 64};
+    static const uint32_t multiples[] = {1, 8, 48};
+    for (size_t k = 0; k < 3; k++) {
+        ps_reader_options o;
+        base_opts(&o);
+        o.batch_size = 0;
+        o.max_tokens = budgets[k];
+        o.pad_multiple = multiples[k];
+        run a;
+        epoch_run(g_ref.dir, &o, &a);
+        expect_exact(&a, 1);
+        for (uint32_t b = 0; b < g_ref.n_buckets; b++) {
+            uint64_t bs = budgets[k] / round_up(g_ref.bounds[b], multiples[k]);
+            if (bs == 0)
+                bs = 1;
+            uint64_t rb = bucket_records(b), batches = 0, partial = 0;
+            for (size_t i = 0; i < a.n; i++) {
+                if (a.v[i].bucket != b)
+                    continue;
+                batches++;
+                assert_true(a.v[i].B <= bs);
+                partial += a.v[i].B < bs;
+            }
+            if (batches != (rb + bs - 1) / bs || partial > 1)
+                fail_msg("max_tokens %llu pad_multiple %u bucket %u (bound %u, %llu records): "
+                         "%llu batches (%llu partial), expected %llu of %llu",
+                         (unsigned long long)budgets[k], multiples[k], b, g_ref.bounds[b],
+                         (unsigned long long)rb, (unsigned long long)batches,
+                         (unsigned long long)partial, (unsigned long long)((rb + bs - 1) / bs),
+                         (unsigned long long)bs);
+        }
+        run_free(&a);
+    }
+}
+
+/* Resumption at every position of a small plan, with batches still held
+ * when the state is taken, after set_epoch, and after a damaged block. */
+static void test_state_every_position(void **state)
+{
+    (void)state;
+    ps_reader_options o;
+    base_opts(&o);
+    o.batch_size = 64;
+    o.world_size = 2;
+    o.rank = 1;
+    o.seed = 21;
+    run full;
+    epoch_run(g_ref.dir, &o, &full);
+    for (size_t K = 0; K <= full.n; K++) {
+        ps_reader *r = open_ok(g_ref.dir, &o, NULL);
+        /* hold up to two of the delivered batches: they count as consumed */
+        const ps_batch *held[2] = {NULL, NULL};
+        for (size_t i = 0; i < K; i++) {
+            const ps_batch *b = NULL;
+            assert_int_equal(ps_reader_next(r, &b, NULL), 1);
+            if (i + 2 >= K)
+                held[i + 2 - K] = b;
+            else
+                ps_batch_release(r, b);
+        }
+        ps_reader_state st;
+        assert_int_equal(ps_reader_state_get(r, &st), 0);
+        for (int h = 0; h < 2; h++)
+            if (held[h])
+                ps_batch_release(r, held[h]);
+        ps_reader_close(r);
+        r = open_ok(g_ref.dir, &o, &st);
+        run tail;
+        memset(&tail, 0, sizeof tail);
+        drain(r, &o, &tail, ALL);
+        ps_reader_close(r);
+        if (tail.n != full.n - K || !same_digests(&tail, 0, &full, K, full.n - K))
+            fail_msg("resume at %zu of %zu (two batches held): %zu batches follow", K, full.n,
+                     tail.n);
+        run_free(&tail);
+    }
+    /* set_epoch, then the state before any batch: epoch 4 from its start */
+    ps_reader *r = open_ok(g_ref.dir, &o, NULL);
+    run junk;
+    memset(&junk, 0, sizeof junk);
+    drain(r, &o, &junk, 2);
+    assert_int_equal(ps_reader_set_epoch(r, 4, NULL), 0);
+    ps_reader_state st;
+    assert_int_equal(ps_reader_state_get(r, &st), 0);
+    ps_reader_close(r);
+    ps_reader_options o4 = o;
+    o4.epoch = 4;
+    run e4, t4;
+    epoch_run(g_ref.dir, &o4, &e4);
+    r = open_ok(g_ref.dir, &o, &st);
+    memset(&t4, 0, sizeof t4);
+    drain(r, &o, &t4, ALL);
+    ps_reader_close(r);
+    assert_int_equal(t4.n, e4.n);
+    assert_true(same_digests(&t4, 0, &e4, 0, e4.n));
+    run_free(&junk);
+    run_free(&e4);
+    run_free(&t4);
+    run_free(&full);
 }
 
 static void test_state_mismatch(void **state)
@@ -1554,6 +1746,19 @@ static void test_env_rank(void **state)
     r = NULL;
     assert_int_equal(ps_reader_open(&r, g_ref.dir, &o, NULL, &err), PS_EUSAGE);
     assert_true(err.message[0] != 0);
+    /* not numbers */
+    static const char *const junk[][2] = {{"abc", "3"}, {"1", "4x"}, {"-1", "3"}, {"1", "two"}};
+    for (size_t i = 0; i < sizeof junk / sizeof *junk; i++) {
+        setenv("RANK", junk[i][0], 1);
+        setenv("WORLD_SIZE", junk[i][1], 1);
+        ps_error_clear(&err);
+        r = NULL;
+        int rc = ps_reader_open(&r, g_ref.dir, &o, NULL, &err);
+        if (rc != PS_EUSAGE)
+            fail_msg("RANK='%s' WORLD_SIZE='%s': %s, expected PS_EUSAGE", junk[i][0], junk[i][1],
+                     ps_err_name(rc));
+        assert_true(strstr(err.message, "RANK") != NULL || strstr(err.message, "WORLD_SIZE"));
+    }
     /* unset: rank 0 of 1 */
     unsetenv("RANK");
     unsetenv("WORLD_SIZE");
@@ -1727,11 +1932,14 @@ int main(void)
         cmocka_unit_test(test_padding_modes),
         cmocka_unit_test(test_sort_pool),
         cmocka_unit_test(test_max_tokens),
+        cmocka_unit_test(test_max_tokens_sizes),
+        cmocka_unit_test(test_batch_counts),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_shuffle_off),
         cmocka_unit_test(test_epochs_and_seeds),
         cmocka_unit_test(test_set_epoch_while_holding),
         cmocka_unit_test(test_state_resume),
+        cmocka_unit_test(test_state_every_position),
         cmocka_unit_test(test_state_mismatch),
         cmocka_unit_test(test_state_check),
         cmocka_unit_test(test_elimit),

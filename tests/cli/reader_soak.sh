@@ -3,7 +3,10 @@
 # process. Every epoch must deliver each record of the set exactly once,
 # and the resident set must stay flat: VmRSS at the end may exceed VmRSS
 # after epoch 5 by at most RSS_SLACK_KB (a leak of one slot, window or
-# plan per epoch would add far more over hundreds of epochs).
+# plan per epoch would add far more over hundreds of epochs). Under a
+# sanitizer build the allocator keeps freed memory and its own metadata
+# grows, so there the bound is skipped (LeakSanitizer checks leaks at exit
+# instead) and only the coverage is checked.
 . "$PS_ROOT/tests/tap.sh"
 . "$PS_ROOT/tests/tools/build_tool.sh"
 
@@ -14,6 +17,8 @@ B() { "$PAIRSHARD" build -q --vocab "$VOCAB" --label-field db_id --max-length 12
 
 build_tool read_all "$PS_BUILD" "$TMP/read_all"
 check "read_all builds against the library" $?
+SANITIZED=0
+nm "$PS_BUILD/lib/libpairshard.a" 2>/dev/null | grep -q ' U __[at]san_' && SANITIZED=1
 
 B --shards 2 --block-records 16 -o "$TMP/small" "$DATA/spider/dev.json"
 check "build a small set (Spider dev, 16-record blocks)" $?
@@ -33,11 +38,11 @@ soak() {
     echo "# $name: $(cat "$TMP/$name.json") (${secs} s)"
     [ "$rc" -eq 0 ] && [ ! -s "$TMP/$name.err" ]
     check "$name: $epochs epochs, each delivers every record exactly once" $?
-    "$PY" - "$TMP/$name.json" "$dir" "$epochs" "$RSS_SLACK_KB" <<'PY'
+    "$PY" - "$TMP/$name.json" "$dir" "$epochs" >"$TMP/$name.rss" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 m = json.load(open(sys.argv[2] + "/manifest.json"))
-epochs, slack = int(sys.argv[3]), int(sys.argv[4])
+epochs = int(sys.argv[3])
 n = m["totals"]["records"]
 assert s["records_total"] == n and s["records_per_epoch"] == n, s
 assert s["records"] == epochs * n and s["bad_epochs"] == 0, s
@@ -45,11 +50,17 @@ assert s["records"] == epochs * n and s["bad_epochs"] == 0, s
 assert s["blocks_decoded"] == epochs * m["totals"]["blocks"], (s, m["totals"])
 early, end = s["rss_kb_after_epoch5"], s["rss_kb_end"]
 assert early > 0 and end > 0
-if end - early > slack:
-    sys.exit("VmRSS grew %d kB over %d epochs (after epoch 5: %d kB, end: %d kB)"
-             % (end - early, epochs - 6, early, end))
+print(early, end)
 PY
-    check "$name: counts match the manifest; VmRSS flat (<= $RSS_SLACK_KB kB growth)" $?
+    check "$name: record, epoch and block counts match the manifest" $?
+    read -r early end <"$TMP/$name.rss"
+    echo "# $name: VmRSS after epoch 5 ${early:-?} kB, at the end ${end:-?} kB"
+    if [ "$SANITIZED" -eq 1 ]; then
+        check "$name: VmRSS flat # SKIP sanitizer build" 0
+    else
+        [ -n "$early" ] && [ $((end - early)) -le "$RSS_SLACK_KB" ]
+        check "$name: VmRSS flat: grew $((${end:-0} - ${early:-0})) kB (bound $RSS_SLACK_KB kB)" $?
+    fi
 }
 
 soak small-2threads "$TMP/small" 1000 --threads 2 --prefetch 4 --batch-size 16
