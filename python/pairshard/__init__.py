@@ -1,0 +1,13 @@
+"""pairshard: training batches from pairshard shard sets for Python and
+PyTorch (python/README.md). The reader itself is libpairshard's
+(docs/READER.md); this package binds it with ctypes, nothing compiled."""
+
+from .loader import Batch, Loader, PairshardError, SlotsExhaustedError
+
+__all__ = ["Batch", "Loader", "PairshardError", "SlotsExhaustedError", "version"]
+
+
+def version():
+    """libpairshard's version string ("0.1.0")."""
+    from . import _lib
+    return _lib.load().ps_version_string().decode()

@@ -1,0 +1,232 @@
+"""ctypes declarations of libpairshard's reader (include/pairshard/reader.h
+and the error model of include/pairshard/common.h).
+
+The structures below mirror the C headers field for field, in order, with
+the same fixed-width types; ctypes lays them out with the platform's C
+alignment rules, so the offsets match what the C compiler produces
+(tests/python/test_loader.py compares them against a program compiled
+from the headers). Keep them in step with the headers.
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+# ---- constants (reader.h, common.h) ----------------------------------------
+
+PS_PAD_LONGEST = 0
+PS_PAD_BUCKET = 1
+PS_DTYPE_INT32 = 0
+PS_DTYPE_INT64 = 1
+PS_DEVICE_HOST = -1
+PS_FROM_ENV = -1
+PS_READER_STATE_BYTES = 64
+PS_ERROR_MESSAGE_MAX = 512
+
+PS_OK = 0
+PS_ENOMEM = -1
+PS_EIO = -2
+PS_EINVAL = -3
+PS_ENOENT = -4
+PS_EFORMAT = -5
+PS_EUTF8 = -6
+PS_ERANGE = -7
+PS_ECORRUPT = -8
+PS_EVERSION = -9
+PS_EUSAGE = -10
+PS_ERULE = -11
+PS_EDECOMPRESS = -12
+PS_ELIMIT = -13
+PS_EEOF = -14
+
+# ---- structures --------------------------------------------------------------
+
+
+class ps_error(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_int),
+        ("message", ctypes.c_char * PS_ERROR_MESSAGE_MAX),
+    ]
+
+
+class ps_reader_options(ctypes.Structure):
+    _fields_ = [
+        ("batch_size", ctypes.c_uint32),
+        ("max_tokens", ctypes.c_uint64),
+        ("pad_id", ctypes.c_int32),
+        ("pad_mode", ctypes.c_int),
+        ("pad_multiple", ctypes.c_uint32),
+        ("shuffle", ctypes.c_int),
+        ("seed", ctypes.c_uint64),
+        ("epoch", ctypes.c_uint64),
+        ("shuffle_window", ctypes.c_uint32),
+        ("rank", ctypes.c_int),
+        ("world_size", ctypes.c_int),
+        ("drop_last", ctypes.c_int),
+        ("threads", ctypes.c_int),
+        ("prefetch", ctypes.c_int),
+        ("dtype", ctypes.c_int),
+        ("device", ctypes.c_int),
+        ("require_device", ctypes.c_int),
+        ("mlock", ctypes.c_int),
+        ("skip_corrupt", ctypes.c_int),
+        ("sort_pool", ctypes.c_uint32),
+    ]
+
+
+class ps_batch(ctypes.Structure):
+    _fields_ = [
+        ("epoch", ctypes.c_uint64),
+        ("step", ctypes.c_uint64),
+        ("bucket", ctypes.c_uint32),
+        ("B", ctypes.c_uint32),
+        ("T", ctypes.c_uint32),
+        ("dtype", ctypes.c_int),
+        ("input_ids", ctypes.c_void_p),
+        ("attention_mask", ctypes.c_void_p),
+        ("token_type_ids", ctypes.c_void_p),
+        ("labels", ctypes.c_void_p),
+        ("lengths", ctypes.c_void_p),
+        ("ids", ctypes.POINTER(ctypes.c_char_p)),
+        ("real_tokens", ctypes.c_uint64),
+        ("device", ctypes.c_int),
+        ("d_input_ids", ctypes.c_void_p),
+        ("d_attention_mask", ctypes.c_void_p),
+        ("d_token_type_ids", ctypes.c_void_p),
+        ("d_labels", ctypes.c_void_p),
+        ("d_lengths", ctypes.c_void_p),
+        ("ready_event", ctypes.c_void_p),
+    ]
+
+
+class ps_reader_state(ctypes.Structure):
+    _fields_ = [("bytes", ctypes.c_ubyte * PS_READER_STATE_BYTES)]
+
+
+class ps_reader_info(ctypes.Structure):
+    _fields_ = [
+        ("epoch", ctypes.c_uint64),
+        ("rank", ctypes.c_int),
+        ("world_size", ctypes.c_int),
+        ("batches_per_epoch", ctypes.c_uint64),
+        ("records_per_epoch", ctypes.c_uint64),
+        ("records_total", ctypes.c_uint64),
+        ("records_dropped", ctypes.c_uint64),
+        ("n_buckets", ctypes.c_uint32),
+        ("n_labels", ctypes.c_uint32),
+        ("slots", ctypes.c_uint32),
+        ("threads", ctypes.c_int),
+        ("device", ctypes.c_int),
+        ("pinned", ctypes.c_int),
+        ("mlocked", ctypes.c_int),
+    ]
+
+
+class ps_reader_stats(ctypes.Structure):
+    _fields_ = [
+        ("batches", ctypes.c_uint64),
+        ("records", ctypes.c_uint64),
+        ("tokens", ctypes.c_uint64),
+        ("real_tokens", ctypes.c_uint64),
+        ("wait_ns", ctypes.c_uint64),
+        ("waits", ctypes.c_uint64),
+        ("blocks_decoded", ctypes.c_uint64),
+        ("block_bytes", ctypes.c_uint64),
+        ("raw_bytes", ctypes.c_uint64),
+        ("skipped_batches", ctypes.c_uint64),
+        ("skipped_records", ctypes.c_uint64),
+        ("h2d_bytes", ctypes.c_uint64),
+        ("ready", ctypes.c_uint32),
+        ("slots", ctypes.c_uint32),
+    ]
+
+
+# Every structure, by its C name: the layout test walks this.
+STRUCTS = {
+    "ps_error": ps_error,
+    "ps_reader_options": ps_reader_options,
+    "ps_batch": ps_batch,
+    "ps_reader_state": ps_reader_state,
+    "ps_reader_info": ps_reader_info,
+    "ps_reader_stats": ps_reader_stats,
+}
+
+# ---- finding and loading the library -------------------------------------------
+
+
+def candidates():
+    """Where the library is looked for, in order: $PAIRSHARD_LIB, the
+    source tree's build/lib (this file is python/pairshard/_lib.py), then
+    the system's search path."""
+    out = []
+    env = os.environ.get("PAIRSHARD_LIB")
+    if env:
+        out.append(env)
+    here = os.path.dirname(os.path.abspath(__file__))
+    out.append(os.path.join(here, "..", "..", "build", "lib", "libpairshard.so"))
+    sys_name = ctypes.util.find_library("pairshard")
+    if sys_name:
+        out.append(sys_name)
+    return out
+
+
+def _declare(lib):
+    c_reader_p = ctypes.c_void_p
+    err_p = ctypes.POINTER(ps_error)
+    sigs = {
+        "ps_reader_options_init": (None, [ctypes.POINTER(ps_reader_options)]),
+        "ps_reader_open": (ctypes.c_int, [ctypes.POINTER(c_reader_p), ctypes.c_char_p,
+                                          ctypes.POINTER(ps_reader_options),
+                                          ctypes.POINTER(ps_reader_state), err_p]),
+        "ps_reader_next": (ctypes.c_int, [c_reader_p, ctypes.POINTER(ctypes.POINTER(ps_batch)),
+                                          err_p]),
+        "ps_batch_release": (None, [c_reader_p, ctypes.POINTER(ps_batch)]),
+        "ps_reader_state_get": (ctypes.c_int, [c_reader_p, ctypes.POINTER(ps_reader_state)]),
+        "ps_reader_set_epoch": (ctypes.c_int, [c_reader_p, ctypes.c_uint64, err_p]),
+        "ps_reader_info_get": (ctypes.c_int, [c_reader_p, ctypes.POINTER(ps_reader_info)]),
+        "ps_reader_stats_get": (ctypes.c_int, [c_reader_p, ctypes.POINTER(ps_reader_stats)]),
+        "ps_reader_label": (ctypes.c_char_p, [c_reader_p, ctypes.c_uint32]),
+        "ps_reader_bucket_bound": (ctypes.c_uint32, [c_reader_p, ctypes.c_uint32]),
+        "ps_reader_close": (None, [c_reader_p]),
+        "ps_reader_state_check": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, err_p]),
+        "ps_strerror": (ctypes.c_char_p, [ctypes.c_int]),
+        "ps_err_name": (ctypes.c_char_p, [ctypes.c_int]),
+        "ps_version_string": (ctypes.c_char_p, []),
+    }
+    for name, (res, args) in sigs.items():
+        f = getattr(lib, name)
+        f.restype = res
+        f.argtypes = args
+    return lib
+
+
+_lib = None
+_lib_path = None
+
+
+def load():
+    """The loaded library (loaded once). Raises OSError naming every place
+    tried when none holds a usable libpairshard."""
+    global _lib, _lib_path
+    if _lib is not None:
+        return _lib
+    tried = []
+    for path in candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append("%s (not found)" % path)
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+            _lib = _declare(lib)
+        except (OSError, AttributeError) as e:
+            tried.append("%s (%s)" % (path, e))
+            continue
+        _lib_path = os.path.realpath(path) if os.sep in path else path
+        return _lib
+    raise OSError("libpairshard not found; set PAIRSHARD_LIB to the path of libpairshard.so "
+                  "or run `make` in the source tree. Tried: " + "; ".join(tried))
+
+
+def path():
+    """The file the library was loaded from (after load())."""
+    return _lib_path

@@ -1,0 +1,451 @@
+"""pairshard.Loader: the reader (include/pairshard/reader.h) as a Python
+iterable of numpy arrays or PyTorch tensors, through ctypes.
+
+Zero copies. Every array of a batch is a view of the reader's slot memory:
+np.frombuffer over a ctypes array placed at the C pointer, and
+torch.from_numpy on top of that. The slot goes back to the reader
+(ps_batch_release) when the last array or tensor viewing it is garbage
+collected: each batch has one _Slot holder, which the ctypes arrays (the
+arrays' .base) keep alive, and whose finalizer releases the slot. Holders
+keep the native reader alive in turn, so Loader.close() with live batches
+is safe: the reader is closed when the last of them goes.
+"""
+
+import ctypes
+import gc
+import threading
+
+import numpy as np
+
+from . import _lib as L
+
+
+class PairshardError(Exception):
+    """A libpairshard error: `code` is the negative PS_E* code, `name` its
+    symbol ("PS_ENOENT"), `message` the library's text (it names the file,
+    record or option)."""
+
+    def __init__(self, code, message):
+        self.code = int(code)
+        self.message = message
+        try:
+            self.name = L.load().ps_err_name(self.code).decode()
+        except OSError:
+            self.name = "PS_E%d" % -self.code
+        super().__init__(code, message)
+
+    def __str__(self):
+        return "%s: %s" % (self.name, self.message)
+
+
+class SlotsExhaustedError(PairshardError):
+    """Every batch slot is held by live arrays/tensors (PS_ELIMIT)."""
+
+
+def _raise(code, err, what=None):
+    msg = err.message.decode("utf-8", "replace") if err is not None else ""
+    if not msg:
+        msg = L.load().ps_strerror(code).decode()
+    if what:
+        msg = "%s: %s" % (what, msg)
+    raise PairshardError(code, msg)
+
+
+class _Reader:
+    """Owns one ps_reader. Every call into it is serialised by an RLock
+    (re-entrant: a holder's finalizer can run in the middle of our own
+    Python code on this thread). close() is deferred while batches are
+    alive, since closing frees the slots their arrays view."""
+
+    def __init__(self, lib, path, opts, state):
+        self.lib = lib
+        self.lock = threading.RLock()
+        self.live = 0
+        self.closing = False
+        self.ptr = ctypes.c_void_p()
+        err = L.ps_error()
+        rc = lib.ps_reader_open(ctypes.byref(self.ptr), path.encode(), ctypes.byref(opts),
+                                ctypes.byref(state) if state is not None else None,
+                                ctypes.byref(err))
+        if rc < 0:
+            self.ptr = None
+            _raise(rc, err)
+
+    def close(self):
+        with self.lock:
+            self.closing = True
+            if self.live == 0 and self.ptr:
+                ptr, self.ptr = self.ptr, None
+                self.lib.ps_reader_close(ptr)
+
+    def release(self, batch):
+        with self.lock:
+            if self.ptr:
+                self.lib.ps_batch_release(self.ptr, batch)
+            self.live -= 1
+            if self.live == 0 and self.closing and self.ptr:
+                ptr, self.ptr = self.ptr, None
+                self.lib.ps_reader_close(ptr)
+
+    def __del__(self):
+        # Holders reference the reader, so none is alive here.
+        try:
+            if self.ptr:
+                self.lib.ps_reader_close(self.ptr)
+                self.ptr = None
+        except Exception:
+            pass
+
+
+class _Slot:
+    """One delivered batch's slot, alive while any array viewing it is."""
+
+    __slots__ = ("reader", "batch", "sync", "__weakref__")
+
+    def __init__(self, reader, batch):
+        self.reader = reader
+        self.batch = batch
+        self.sync = None
+
+    def __del__(self):
+        try:
+            if self.sync is not None:
+                self.sync()
+            self.reader.release(self.batch)
+        except Exception:
+            pass
+
+
+_DTYPES = {"int64": (L.PS_DTYPE_INT64, np.int64, ctypes.c_int64),
+           "int32": (L.PS_DTYPE_INT32, np.int32, ctypes.c_int32)}
+_ARRAYS = ("input_ids", "attention_mask", "token_type_ids", "labels", "lengths")
+
+
+def _host_view(addr, n, ctype, npdtype, holder, shape):
+    """A numpy array over n elements at addr, kept alive by holder."""
+    if n == 0:
+        buf = (ctype * 1)()  # no slot memory to view; still tie the holder
+        buf._pairshard_slot = holder
+        return np.frombuffer(buf, dtype=npdtype, count=0).reshape(shape)
+    buf = (ctype * n).from_address(addr)
+    buf._pairshard_slot = holder
+    return np.frombuffer(buf, dtype=npdtype).reshape(shape)
+
+
+class _CudaView:
+    """__cuda_array_interface__ over device memory; torch.as_tensor keeps
+    the object (and so the holder) alive for the tensor's lifetime."""
+
+    def __init__(self, addr, shape, typestr, holder):
+        self._pairshard_slot = holder
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr,
+                                         "data": (addr, False), "version": 2, "strides": None}
+
+
+class _Cuda:
+    """The few CUDA runtime calls device batches need, from the libcudart
+    the process already has (loaded by libpairshard or torch)."""
+
+    _rt = None
+
+    @classmethod
+    def runtime(cls):
+        if cls._rt is None:
+            import ctypes.util
+            names = ["libcudart.so", ctypes.util.find_library("cudart") or "libcudart.so.12"]
+            for name in names:
+                try:
+                    rt = ctypes.CDLL(name)
+                    rt.cudaStreamWaitEvent.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                                       ctypes.c_uint]
+                    rt.cudaStreamWaitEvent.restype = ctypes.c_int
+                    cls._rt = rt
+                    break
+                except (OSError, AttributeError):
+                    continue
+            else:
+                cls._rt = False
+        return cls._rt or None
+
+
+def _options(lib, **kw):
+    o = L.ps_reader_options()
+    lib.ps_reader_options_init(ctypes.byref(o))
+    for k, v in kw.items():
+        setattr(o, k, v)
+    return o
+
+
+class Loader:
+    """Batches of a pairshard shard set (docs/READER.md; python/README.md
+    for this binding's semantics: epochs, resumption, lifetimes)."""
+
+    def __init__(self, path, batch_size=None, max_tokens=None, pad_id=0, pad="longest",
+                 pad_multiple=1, shuffle=True, seed=0, epoch=0, rank=None, world_size=None,
+                 drop_last=False, threads=2, prefetch=4, dtype="int64", device=None,
+                 skip_corrupt=False, as_torch=None, shuffle_window=0, sort_pool=0):
+        self._lib = L.load()
+        self.path = str(path)
+        if batch_size is not None and max_tokens is not None:
+            raise ValueError("give batch_size or max_tokens, not both")
+        if pad not in ("longest", "bucket"):
+            raise ValueError("pad must be 'longest' or 'bucket', not %r" % (pad,))
+        dname = np.dtype(dtype).name
+        if dname not in _DTYPES:
+            raise ValueError("dtype must be int64 or int32, not %r" % (dtype,))
+        self._dtype = _DTYPES[dname]
+        if as_torch is None:
+            try:
+                import torch  # noqa: F401
+                as_torch = True
+            except ImportError:
+                as_torch = False
+        if as_torch:
+            import torch
+            self._torch = torch
+        else:
+            self._torch = None
+        self._opts = dict(
+            batch_size=0 if max_tokens is not None else (32 if batch_size is None else batch_size),
+            max_tokens=max_tokens or 0,
+            pad_id=pad_id,
+            pad_mode=L.PS_PAD_BUCKET if pad == "bucket" else L.PS_PAD_LONGEST,
+            pad_multiple=pad_multiple,
+            shuffle=1 if shuffle else 0,
+            seed=seed,
+            epoch=epoch,
+            shuffle_window=shuffle_window,
+            sort_pool=sort_pool,
+            rank=L.PS_FROM_ENV if rank is None else rank,
+            world_size=L.PS_FROM_ENV if world_size is None else world_size,
+            drop_last=1 if drop_last else 0,
+            threads=threads,
+            prefetch=prefetch,
+            dtype=self._dtype[0],
+            device=L.PS_DEVICE_HOST if device is None else device,
+            skip_corrupt=1 if skip_corrupt else 0,
+        )
+        self._reader = None
+        self._open(None)
+        self._labels = None
+
+    # ---- the native reader ----------------------------------------------------
+
+    def _open(self, state):
+        new = _Reader(self._lib, self.path, _options(self._lib, **self._opts), state)
+        if self._reader is not None:
+            self._reader.close()
+        self._reader = new
+        self._ended = False     # the last next() said: end of this epoch
+        self._fresh = True      # nothing yielded since open / resume / set_epoch
+        self._gen = getattr(self, "_gen", 0) + 1
+
+    def _live(self):
+        if self._reader is None or self._reader.ptr is None or self._reader.closing:
+            raise PairshardError(L.PS_EUSAGE, "pairshard.Loader(%r) is closed" % self.path)
+        return self._reader
+
+    def _next(self):
+        """The next native batch as a dict, or None at the end of the epoch."""
+        r = self._live()
+        bp = ctypes.POINTER(L.ps_batch)()
+        err = L.ps_error()
+        for attempt in (0, 1):
+            with r.lock:
+                rc = self._lib.ps_reader_next(r.ptr, ctypes.byref(bp), ctypes.byref(err))
+                if rc == 1:
+                    r.live += 1
+                    holder = _Slot(r, bp)
+                    break
+            if rc == 0:
+                self._ended = True
+                return None
+            if rc == L.PS_ELIMIT and attempt == 0:
+                # Batches in reference cycles are only freed by the collector.
+                gc.collect()
+                continue
+            if rc == L.PS_ELIMIT:
+                raise SlotsExhaustedError(
+                    rc, "all %d batch slots are held by batches still referenced (their "
+                    "arrays or tensors view the reader's memory): drop references to earlier "
+                    "batches, copy what you keep (.copy() / .clone()), or open the Loader "
+                    "with a larger prefetch (%s)" % (self._opts["prefetch"] or 4,
+                                                     err.message.decode("utf-8", "replace")))
+            _raise(rc, err)
+        self._fresh = False
+        return self._wrap(bp.contents, holder)
+
+    def _wrap(self, b, holder):
+        _, npdtype, ctype = self._dtype
+        B, T = b.B, b.T
+        shapes = ((B, T), (B, T), (B, T), (B,), (B,))
+        out = Batch()
+        torch = self._torch
+        if b.device >= 0 and torch is not None and torch.cuda.is_available():
+            rt = _Cuda.runtime()
+            dev = torch.device("cuda", b.device)
+            stream = torch.cuda.current_stream(dev)
+            if rt is not None and b.ready_event:
+                # The trainer's stream waits for the reader's copy.
+                rt.cudaStreamWaitEvent(ctypes.c_void_p(stream.cuda_stream),
+                                       ctypes.c_void_p(b.ready_event), 0)
+                # Before the slot is reused, work queued on it must be done.
+                holder.sync = stream.synchronize
+                typestr = "<i8" if npdtype is np.int64 else "<i4"
+                for name, shape in zip(_ARRAYS, shapes):
+                    out[name] = torch.as_tensor(
+                        _CudaView(getattr(b, "d_" + name), shape, typestr, holder), device=dev)
+                out.device = b.device
+        if not out:
+            n = {(B, T): B * T, (B,): B}
+            for name, shape in zip(_ARRAYS, shapes):
+                a = _host_view(getattr(b, name), n[shape], ctype, npdtype, holder, shape)
+                out[name] = torch.from_numpy(a) if torch is not None else a
+            out.device = -1
+        out["ids"] = [b.ids[i].decode("utf-8", "surrogateescape") for i in range(B)]
+        out["bucket"] = b.bucket
+        out["step"] = b.step
+        out["epoch"] = b.epoch
+        out["real_tokens"] = b.real_tokens
+        out.slot_address = b.input_ids
+        return out
+
+    # ---- iteration ------------------------------------------------------------------
+
+    def __iter__(self):
+        self._live()
+        if self._ended:
+            # The previous pass ran this epoch to its end: go on to the next.
+            self._set_epoch(self.info()["epoch"] + 1)
+        self._gen += 1
+        return self._iterate(self._gen)
+
+    def _iterate(self, gen):
+        while gen == self._gen:
+            b = self._next()
+            if b is None:
+                return
+            yield b
+
+    def __len__(self):
+        return self.info()["batches_per_epoch"]
+
+    def _set_epoch(self, epoch):
+        r = self._live()
+        err = L.ps_error()
+        with r.lock:
+            rc = self._lib.ps_reader_set_epoch(r.ptr, int(epoch), ctypes.byref(err))
+        if rc < 0:
+            _raise(rc, err)
+        self._ended = False
+        self._fresh = True
+        self._gen += 1
+
+    def set_epoch(self, epoch):
+        """Starts epoch `epoch` from its first batch (a new shuffle) for the
+        next iteration. Does nothing when the loader already stands at that
+        epoch and has yielded nothing since it was opened, resumed or set,
+        so that load_state_dict() followed by the usual set_epoch(epoch) keeps
+        the resumed position."""
+        if self._fresh and not self._ended and int(epoch) == self.info()["epoch"]:
+            return
+        self._set_epoch(epoch)
+
+    @property
+    def epoch(self):
+        return self.info()["epoch"]
+
+    # ---- resumption ------------------------------------------------------------------
+
+    def state_dict(self):
+        """Where the loader stands: after the last batch it yielded."""
+        r = self._live()
+        st = L.ps_reader_state()
+        with r.lock:
+            self._lib.ps_reader_state_get(r.ptr, ctypes.byref(st))
+        return {"version": 1, "reader_state": bytes(st.bytes), "epoch_ended": self._ended}
+
+    def load_state_dict(self, d):
+        """Reopens the reader where state_dict() was taken (the same set and
+        batching options; the state's seed and epoch apply)."""
+        if not isinstance(d, dict) or d.get("version") != 1:
+            raise PairshardError(L.PS_EVERSION, "pairshard.Loader.load_state_dict: expected "
+                                 "a version 1 state dict, got %r" % (
+                                     d.get("version") if isinstance(d, dict) else type(d)))
+        blob = bytes(d["reader_state"])
+        err = L.ps_error()
+        buf = ctypes.create_string_buffer(blob, len(blob))
+        rc = self._lib.ps_reader_state_check(buf, len(blob), ctypes.byref(err))
+        if rc < 0:
+            _raise(rc, err, "pairshard.Loader.load_state_dict")
+        st = L.ps_reader_state()
+        ctypes.memmove(st.bytes, blob, L.PS_READER_STATE_BYTES)
+        self._live()
+        self._open(st)
+        self._ended = bool(d.get("epoch_ended", False))
+
+    # ---- introspection ------------------------------------------------------------
+
+    def info(self):
+        r = self._live()
+        i = L.ps_reader_info()
+        with r.lock:
+            self._lib.ps_reader_info_get(r.ptr, ctypes.byref(i))
+        return {k: getattr(i, k) for k, _ in L.ps_reader_info._fields_}
+
+    def stats(self):
+        r = self._live()
+        s = L.ps_reader_stats()
+        with r.lock:
+            self._lib.ps_reader_stats_get(r.ptr, ctypes.byref(s))
+        return {k: getattr(s, k) for k, _ in L.ps_reader_stats._fields_}
+
+    @property
+    def labels(self):
+        """Label names; a batch's labels are indices into this (-1: none)."""
+        if self._labels is None:
+            r = self._live()
+            n = self.info()["n_labels"]
+            with r.lock:
+                self._labels = [self._lib.ps_reader_label(r.ptr, k).decode("utf-8", "replace")
+                                for k in range(n)]
+        return list(self._labels)
+
+    def bucket_bounds(self):
+        r = self._live()
+        n = self.info()["n_buckets"]
+        with r.lock:
+            return [self._lib.ps_reader_bucket_bound(r.ptr, k) for k in range(n)]
+
+    # ---- closing ---------------------------------------------------------------------
+
+    def close(self):
+        """Closes the loader. Batches still referenced stay valid; the
+        native reader (threads and slot memory) is freed when the last of
+        them is garbage collected."""
+        if self._reader is not None:
+            self._reader.close()
+            self._gen += 1
+
+    @property
+    def closed(self):
+        return self._reader is None or self._reader.closing
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        return "pairshard.Loader(%r%s)" % (self.path, ", closed" if self.closed else "")
+
+
+class Batch(dict):
+    """A batch: a dict of arrays/tensors and metadata. `slot_address` is the
+    address of the reader's slot its input_ids view (for zero-copy checks);
+    `device` the CUDA ordinal of its tensors, or -1 on the host."""
+
+    slot_address = 0
+    device = -1

@@ -1,0 +1,65 @@
+#!/bin/sh
+# The Python/PyTorch binding (python/pairshard, ctypes over libpairshard):
+# tests/python/test_loader.py checks every delivered record against an
+# independent decode of the shards (python3-lmdb, python3-zstandard), zero
+# copies, slot lifetimes, coverage across ranks, resumption and errors;
+# tests/python/train_tiny.py trains a tiny classifier with python3-torch,
+# checkpoints it mid-epoch and resumes it in a fresh process to the same
+# batches and bit-identical weights. Both print TAP, renumbered here.
+. "$(dirname "$0")/../tap.sh"
+
+PY=/usr/bin/python3
+PKGS="python3-numpy python3-lmdb python3-zstandard python3-torch"
+have() { [ -x "$PY" ] && "$PY" -c "import $1" 2>/dev/null; }
+if ! have numpy || ! have lmdb || ! have zstandard || ! have torch; then
+    if [ "$(id -u)" = 0 ]; then
+        (apt-get install -y --no-install-recommends $PKGS ||
+            { apt-get update && apt-get install -y --no-install-recommends $PKGS; }) >"$TMP/apt.log" 2>&1
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        (sudo -n apt-get install -y --no-install-recommends $PKGS ||
+            { sudo -n apt-get update && sudo -n apt-get install -y --no-install-recommends $PKGS; }) >"$TMP/apt.log" 2>&1
+    fi
+fi
+if ! have numpy || ! have lmdb || ! have zstandard; then
+    echo "ok 1 # SKIP python3-numpy, python3-lmdb or python3-zstandard is not installed and apt-get could not install it"
+    echo "1..1"
+    exit 0
+fi
+
+# The library of the build under test. A sanitizer build's needs its
+# runtimes loaded first, since python3 itself is not instrumented (and
+# leaks by design, so leak checking is off there).
+export PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so"
+export TMPDIR="$TMP"
+PRELOAD=
+for rt in asan ubsan tsan; do
+    so=$(ldd "$PAIRSHARD_LIB" 2>/dev/null | awk -v rt="lib$rt.so" 'index($1, rt) == 1 { print $3 }')
+    [ -n "$so" ] && PRELOAD="$PRELOAD${PRELOAD:+ }$so"
+done
+run_py() { # script: its TAP lines, renumbered into this script's
+    if [ -n "$PRELOAD" ]; then
+        LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY" "$@"
+    else
+        "$PY" "$@"
+    fi >"$TMP/py.out" 2>"$TMP/py.err"
+    rc=$?
+    while IFS= read -r line; do
+        case $line in
+        "not ok "*) check "${line#not ok * - }" 1 ;;
+        "ok "*"# SKIP"*) n=$((n + 1)); echo "ok $n # SKIP ${line#*# SKIP }" ;;
+        "ok "*) check "${line#ok * - }" 0 ;;
+        "#"*) echo "$line" ;;
+        esac
+    done <"$TMP/py.out"
+    grep -q '^1\.\.[0-9]' "$TMP/py.out"
+    check "$(basename "$1") ran to its end and exited 0" $(( rc == 0 && $? == 0 ? 0 : 1 ))
+    [ "$rc" -eq 0 ] || sed 's/^/# /' "$TMP/py.err" | tail -20
+}
+
+run_py "$PS_ROOT/tests/python/test_loader.py"
+if have torch; then
+    run_py "$PS_ROOT/tests/python/train_tiny.py"
+else
+    n=$((n + 1)); echo "ok $n # SKIP python3-torch is not installed: the training resumption test"
+fi
+done_testing
