@@ -4,7 +4,8 @@
 # (bench/dataloader_baseline.py: an IterableDataset that opens the LMDB
 # shards read-only, decompresses the blocks with zstandard and parses them
 # with numpy; a padding collate_fn; num_workers 0 and 2; pin_memory=True),
-# and against a memcpy of the same bytes (inside bench-read), all in the
+# and against a memcpy of the same bytes (inside bench-read: into a warm
+# ring of batch buffers, and streamed through cold memory), all in the
 # same run on the same set: Spider train+dev replicated to JSONL (each
 # copy's questions made distinct so dedupe keeps them), label db_id, max
 # length 128, automatic buckets, 4 shards. Batches of 32, int64 arrays,
@@ -108,6 +109,11 @@ fi
 import glob, json, os, sys
 w, copies, t0, t1, runs, note = sys.argv[1:7]
 ps = {t: json.load(open(os.path.join(w, "ps%d.json" % t))) for t in (1, 2)}
+# The memcpy bounds do not depend on the reader's threads: the best of all
+# runs (the machine is shared; a slow run says nothing about the bound).
+every = [json.load(open(p)) for p in glob.glob(os.path.join(w, "r[12].*.json"))]
+warm = max(o["memcpy_bytes_per_s"] for o in every)
+cold = max(o["memcpy_stream_bytes_per_s"] for o in every)
 starts = [json.load(open(p)) for p in glob.glob(os.path.join(w, "s.*.json"))]
 peer = {r["workers"]: r for r in json.load(open(os.path.join(w, "peer.json")))["runs"]}
 m = json.load(open(os.path.join(w, "set", "manifest.json")))
@@ -128,11 +134,13 @@ for k in sorted(peer):
     row("DataLoader, %d workers" % k, r, r["cpu_seconds"] / r["seconds"])
 for t in (1, 2):
     r = ps[t]
-    print("  pairshard %d thread%s: padding waste %.2f%% (random batching %.2f%%), consumer wait %.1f ms,"
-          " reader %.2f GB/s vs memcpy %.2f GB/s = %.1f%% (goal >= 40%%)"
+    print("  pairshard %d thread%s: padding waste %.2f%% (random batching %.2f%%), consumer wait %.1f ms"
           % (t, "s" if t > 1 else " ", 100 * r["padding_waste"], 100 * r["random_padding_waste"],
-             r["wait_ns"] / 1e6, r["bytes_per_s"] / 1e9, r["memcpy_bytes_per_s"] / 1e9,
-             100 * r["reader_vs_memcpy"]))
+             r["wait_ns"] / 1e6))
+    print("    reader %.2f GB/s vs memcpy of the same batches (best of all runs) %.2f GB/s warm (a ring of slots) = %.1f%%,"
+          " %.2f GB/s streamed through cold memory = %.1f%% (goal >= 40%%)"
+          % (r["bytes_per_s"] / 1e9, warm / 1e9, 100 * r["bytes_per_s"] / warm,
+             cold / 1e9, 100 * r["bytes_per_s"] / cold))
 for k in sorted(peer):
     print("  DataLoader %d workers: padding waste %.2f%%, pinned memory %s%s"
           % (k, 100 * peer[k]["padding_waste"], "yes" if peer[k]["pinned"] else "no (no GPU)",
