@@ -10,6 +10,7 @@
 #include "shards/shards.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -612,6 +613,42 @@ static void test_world_sizes(void **state)
     }
 }
 
+/* Without splits (the world-1 batch count divisible by W), rank k's batch i
+ * is global batch i * W + k: the world-1 sequence dealt round-robin. */
+static void test_round_robin(void **state)
+{
+    (void)state;
+    size_t tried = 0;
+    for (uint32_t bs = 8; bs <= 40 && tried < 8; bs++) {
+        ps_reader_options o;
+        base_opts(&o);
+        o.batch_size = bs;
+        o.seed = 77;
+        run one;
+        epoch_run(g_ref.dir, &o, &one);
+        for (int W = 2; W <= 7; W++) {
+            if (one.n % (size_t)W)
+                continue;
+            tried++;
+            for (int k = 0; k < W; k++) {
+                ps_reader_options ok = o;
+                ok.world_size = W;
+                ok.rank = k;
+                run rk;
+                epoch_run(g_ref.dir, &ok, &rk);
+                assert_int_equal(rk.n, one.n / (size_t)W);
+                for (size_t i = 0; i < rk.n; i++)
+                    if (rk.v[i].digest != one.v[i * (size_t)W + (size_t)k].digest)
+                        fail_msg("batch %u world %d rank %d: batch %zu is not global batch %zu",
+                                 bs, W, k, i, i * (size_t)W + (size_t)k);
+                run_free(&rk);
+            }
+        }
+        run_free(&one);
+    }
+    assert_true(tried >= 3);
+}
+
 static void test_drop_last(void **state)
 {
     (void)state;
@@ -862,7 +899,7 @@ static void test_shuffle_off(void **state)
     ps_reader_options o;
     base_opts(&o);
     o.shuffle = 0;
-    o.sort_pool = 1; /* stored order, not sorted by length */
+    o.sort_pool = 1; /* sorting pools apply without shuffle too (docs/READER.md) */
     run a, b;
     epoch_run(g_ref.dir, &o, &a);
     o.epoch = 3;
@@ -896,6 +933,56 @@ static void test_shuffle_off(void **state)
             last_pos[r->shard] = r->pos;
         }
     }
+    run_free(&a);
+    run_free(&b);
+}
+
+/* Blocks a batch's records come from. */
+static size_t blocks_of(const cap *c)
+{
+    uint64_t keys[256];
+    size_t n = 0;
+    for (uint32_t j = 0; j < c->B && n < 256; j++) {
+        const ref_rec *r = &g_ref.v[c->idx[j]];
+        uint64_t k = (uint64_t)r->shard << 40 | (uint64_t)r->bucket << 32 | r->seq;
+        size_t i = 0;
+        while (i < n && keys[i] != k)
+            i++;
+        if (i == n)
+            keys[n++] = k;
+    }
+    return n;
+}
+
+/* shuffle_window bounds the mixing: with one block a window (and no
+ * sorting pools), a batch of 8 consecutive records of the bucket's
+ * sequence spans few blocks (at most 4: partial blocks are one a shard and
+ * bucket); with the default 16-block windows, records of many blocks
+ * meet in one batch. */
+static void test_shuffle_window(void **state)
+{
+    (void)state;
+    ps_reader_options o;
+    base_opts(&o);
+    o.batch_size = 8;
+    o.sort_pool = 1;
+    o.shuffle_window = 1;
+    run a, b;
+    epoch_run(g_ref.dir, &o, &a);
+    o.shuffle_window = 0;
+    epoch_run(g_ref.dir, &o, &b);
+    expect_exact(&a, 1);
+    expect_exact(&b, 1);
+    size_t max_a = 0, max_b = 0;
+    for (size_t i = 0; i < a.n; i++)
+        if (blocks_of(&a.v[i]) > max_a)
+            max_a = blocks_of(&a.v[i]);
+    for (size_t i = 0; i < b.n; i++)
+        if (blocks_of(&b.v[i]) > max_b)
+            max_b = blocks_of(&b.v[i]);
+    if (max_a > 4 || max_b <= 4)
+        fail_msg("blocks in one batch: at most %zu with 1-block windows, %zu with 16", max_a,
+                 max_b);
     run_free(&a);
     run_free(&b);
 }
@@ -1659,33 +1746,217 @@ static void test_corrupt_block(void **state)
     free(dir);
 }
 
-static void test_missing_shard(void **state)
+/* A copy of set A whose manifest is edited by `edit`. */
+static char *copy_set_edited(const char *name, void (*edit)(json_t *m))
+{
+    char *dir = copy_set(name, NULL);
+    char *mf = path_join(dir, "manifest.json");
+    json_error_t je;
+    json_t *m = json_load_file(mf, 0, &je);
+    assert_non_null(m);
+    edit(m);
+    assert_int_equal(json_dump_file(m, mf, JSON_COMPACT | JSON_PRESERVE_ORDER), 0);
+    json_decref(m);
+    free(mf);
+    return dir;
+}
+
+static void edit_vocab(json_t *m)
+{
+    json_object_set_new(json_object_get(m, "tokenizer"), "vocab_size", json_integer(1000));
+}
+
+static void edit_labels(json_t *m)
+{
+    json_t *l = json_object_get(m, "labels");
+    while (json_array_size(l) > 5)
+        json_array_remove(l, json_array_size(l) - 1);
+}
+
+static void edit_bound(json_t *m)
+{
+    json_array_set_new(json_object_get(m, "buckets"), 0, json_integer(20));
+    json_t *tb = json_array_get(json_object_get(json_object_get(m, "totals"), "buckets"), 0);
+    json_object_set_new(tb, "bound", json_integer(20));
+}
+
+static void edit_count(json_t *m)
+{
+    json_t *b = json_array_get(
+        json_object_get(json_array_get(json_object_get(m, "shards"), 0), "buckets"), 0);
+    json_object_set_new(b, "records",
+                        json_integer(json_integer_value(json_object_get(b, "records")) + 1));
+}
+
+static void scale(json_t *o, const char *key, json_int_t f)
+{
+    json_object_set_new(o, key, json_integer(json_integer_value(json_object_get(o, key)) * f));
+}
+
+/* Claims a billion times the records in a million times the blocks,
+ * consistently everywhere. */
+static void edit_huge(json_t *m)
+{
+    json_t *objs[2] = {json_object_get(m, "totals"), NULL};
+    size_t i;
+    json_t *sh;
+    json_array_foreach(json_object_get(m, "shards"), i, sh) {
+        objs[1] = sh;
+        for (int k = 0; k < 2; k++) {
+            if (k == 0 && i > 0)
+                continue;
+            scale(objs[k], "records", 1000000000);
+            scale(objs[k], "blocks", 1000000);
+            size_t j;
+            json_t *b;
+            json_array_foreach(json_object_get(objs[k], "buckets"), j, b) {
+                scale(b, "records", 1000000000);
+                scale(b, "blocks", 1000000);
+            }
+        }
+    }
+}
+
+/* A manifest claiming far more blocks than its files can hold is refused
+ * at open, before anything is allocated for the claim. */
+static void test_manifest_huge(void **state)
 {
     (void)state;
-    char *dir = copy_set("missing", "shard-00001.mdb");
+    char *dir = copy_set_edited("huge", edit_huge);
     ps_reader_options o;
     base_opts(&o);
     ps_reader *r = NULL;
     ps_error err;
     ps_error_clear(&err);
     int rc = ps_reader_open(&r, dir, &o, NULL, &err);
-    if (rc == 0) {
-        run rn;
-        memset(&rn, 0, sizeof rn);
-        drain(r, &o, &rn, ALL);
-        ps_reader_close(r);
-        assert_true(rn.errors >= 1);
-        if (!strstr(rn.first_message, "shard-00001.mdb"))
-            fail_msg("missing shard: message '%s' does not name it", rn.first_message);
-        for (size_t i = 0; i < rn.n; i++)
-            for (uint32_t j = 0; j < rn.v[i].B; j++)
-                assert_int_equal(g_ref.v[rn.v[i].idx[j]].shard, 0);
-        run_free(&rn);
-    } else {
-        assert_true(strstr(err.message, "shard-00001.mdb") != NULL);
-    }
+    if (rc >= 0 || !strstr(err.message, "shard-0000"))
+        fail_msg("a manifest claiming 10^12 records: %s '%s'", ps_err_name(rc), err.message);
+    assert_null(r);
     ps_remove_tree(dir);
     free(dir);
+}
+
+/* The reader checks every decoded block against the manifest's claims
+ * (vocabulary size, labels, bucket bounds): a manifest that lies makes
+ * the batches needing a contradicting block fail, naming it and why. */
+static void test_manifest_claims(void **state)
+{
+    (void)state;
+    struct {
+        const char *name;
+        void (*edit)(json_t *);
+        const char *why;
+        bool all_fail;
+    } cases[] = {
+        {"vocab", edit_vocab, "vocabulary size 1000", true},
+        {"labels", edit_labels, "label", true},
+        {"bound", edit_bound, "outside the bucket", false},
+        {"count", edit_count, "the manifest says", false},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char *dir = copy_set_edited(cases[c].name, cases[c].edit);
+        ps_reader_options o;
+        base_opts(&o);
+        ps_reader *r = open_ok(dir, &o, NULL);
+        ps_reader_info in;
+        ps_reader_info_get(r, &in);
+        size_t errors = 0, delivered = 0;
+        for (size_t guard = 0;; guard++) {
+            assert_true(guard < 100000);
+            const ps_batch *b = NULL;
+            ps_error err;
+            ps_error_clear(&err);
+            int rc = ps_reader_next(r, &b, &err);
+            if (rc == 0)
+                break;
+            if (rc == 1) {
+                long idx[64];
+                assert_true(b->B <= 64);
+                check_batch(b, &o, idx);
+                if (cases[c].edit == edit_bound)
+                    assert_int_not_equal(b->bucket, 0);
+                delivered++;
+                ps_batch_release(r, b);
+                continue;
+            }
+            if (rc != PS_ECORRUPT || !strstr(err.message, dir) ||
+                !strstr(err.message, "/shard-0000") || !strstr(err.message, ": bucket ") ||
+                !strstr(err.message, " block ") || !strstr(err.message, cases[c].why))
+                fail_msg("manifest edit %s: %s '%s'", cases[c].name, ps_err_name(rc), err.message);
+            if (cases[c].edit == edit_bound)
+                assert_non_null(strstr(err.message, ": bucket 0 block "));
+            errors++;
+        }
+        ps_reader_close(r);
+        assert_int_equal(errors + delivered, in.batches_per_epoch);
+        if (cases[c].all_fail)
+            assert_int_equal(delivered, 0);
+        else
+            assert_true(delivered > 0 && errors > 0);
+        /* skip_corrupt: the epoch completes, everything counted */
+        o.skip_corrupt = 1;
+        run sk;
+        memset(&sk, 0, sizeof sk);
+        r = open_ok(dir, &o, NULL);
+        drain(r, &o, &sk, ALL);
+        ps_reader_stats st;
+        ps_reader_stats_get(r, &st);
+        ps_reader_close(r);
+        assert_int_equal(sk.errors, 0);
+        assert_int_equal(sk.n, delivered);
+        assert_int_equal(st.skipped_batches, errors);
+        assert_int_equal(st.skipped_records + sk.records, in.records_total);
+        run_free(&sk);
+        ps_remove_tree(dir);
+        free(dir);
+    }
+}
+
+static void truncate_half(const char *dir, const char *name)
+{
+    char *p = path_join(dir, name);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(truncate(p, st.st_size / 2), 0);
+    free(p);
+}
+
+/* A missing or truncated shard: the batches needing it fail (naming it),
+ * the others are delivered intact. */
+static void test_missing_shard(void **state)
+{
+    (void)state;
+    for (int trunc = 0; trunc <= 1; trunc++) {
+        char *dir = copy_set(trunc ? "truncated" : "missing", trunc ? NULL : "shard-00001.mdb");
+        if (trunc)
+            truncate_half(dir, "shard-00001.mdb");
+        ps_reader_options o;
+        base_opts(&o);
+        ps_reader *r = NULL;
+        ps_error err;
+        ps_error_clear(&err);
+        int rc = ps_reader_open(&r, dir, &o, NULL, &err);
+        if (rc == 0) {
+            run rn;
+            memset(&rn, 0, sizeof rn);
+            drain(r, &o, &rn, ALL);
+            ps_reader_close(r);
+            assert_true(rn.errors >= 1);
+            if (!strstr(rn.first_message, "shard-00001.mdb"))
+                fail_msg("%s shard: message '%s' does not name it", trunc ? "truncated" : "missing",
+                         rn.first_message);
+            for (size_t i = 0; i < rn.n; i++)
+                for (uint32_t j = 0; j < rn.v[i].B; j++)
+                    assert_int_equal(g_ref.v[rn.v[i].idx[j]].shard, 0);
+            run_free(&rn);
+        } else {
+            /* refusing at open is allowed too, if it says which file */
+            assert_true(rc < 0);
+            assert_non_null(strstr(err.message, "shard-00001.mdb"));
+        }
+        ps_remove_tree(dir);
+        free(dir);
+    }
 }
 
 static void test_bad_dir(void **state)
@@ -1926,6 +2197,7 @@ int main(void)
         cmocka_unit_test(test_open_close),
         cmocka_unit_test(test_cover_world1),
         cmocka_unit_test(test_world_sizes),
+        cmocka_unit_test(test_round_robin),
         cmocka_unit_test(test_drop_last),
         cmocka_unit_test(test_threads_prefetch_invariance),
         cmocka_unit_test(test_arrays_dtypes),
@@ -1936,6 +2208,7 @@ int main(void)
         cmocka_unit_test(test_batch_counts),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_shuffle_off),
+        cmocka_unit_test(test_shuffle_window),
         cmocka_unit_test(test_epochs_and_seeds),
         cmocka_unit_test(test_set_epoch_while_holding),
         cmocka_unit_test(test_state_resume),
@@ -1945,6 +2218,8 @@ int main(void)
         cmocka_unit_test(test_elimit),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_corrupt_block),
+        cmocka_unit_test(test_manifest_claims),
+        cmocka_unit_test(test_manifest_huge),
         cmocka_unit_test(test_missing_shard),
         cmocka_unit_test(test_bad_dir),
         cmocka_unit_test(test_env_rank),
