@@ -259,7 +259,7 @@ resume_case() { # SET W K extra-args...
 }
 for w in 1 3; do
     for k in 0 1 9 last; do
-        resume_case "$TRAIN" $w $k --batch-size 16
+        resume_case "$TRAIN" "$w" "$k" --batch-size 16
         check "train, world size $w: --save-state after $k batches, --resume gives exactly the rest" $?
     done
 done
@@ -282,13 +282,20 @@ R --seed 11 --world-size 1 --batch-size 16 --resume "$TMP/st" --limit 0 --save-s
     cmp -s "$TMP/st" "$TMP/stt"
 check "the state is a function of the position: resume + save at once, or other threads, give the same 64 bytes" $?
 for v in "--batch-size 32 --world-size 1" "--batch-size 16 --world-size 2" \
-    "--batch-size 16 --world-size 1 --drop-last" "--max-tokens 2048 --world-size 1"; do
+    "--batch-size 16 --world-size 1 --drop-last" "--max-tokens 2048 --world-size 1" \
+    "--batch-size 16 --world-size 1 --sort-pool 2" "--batch-size 16 --world-size 1 --shuffle-window 4" \
+    "--batch-size 16 --world-size 1 --no-shuffle"; do
     # shellcheck disable=SC2086
     R --seed 11 $v --resume "$TMP/st" "$TRAIN" >/dev/null 2>"$TMP/err"
     rc=$?
     { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && [ -s "$TMP/err" ]
     check "resume with other options ($v): exit $rc with a message" $?
 done
+R --seed 11 --world-size 1 --max-tokens 2048 --limit 3 --save-state "$TMP/stm" "$TRAIN" >/dev/null 2>&1
+R --seed 11 --world-size 1 --max-tokens 2048 --pad-multiple 64 --resume "$TMP/stm" "$TRAIN" >/dev/null 2>"$TMP/err"
+rc=$?
+{ [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && [ -s "$TMP/err" ]
+check "resume under --max-tokens with another --pad-multiple (other batch sizes): exit $rc with a message" $?
 R --seed 11 --world-size 1 --batch-size 16 --resume "$TMP/st" "$DEV" >/dev/null 2>"$TMP/err"
 rc=$?
 { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && [ -s "$TMP/err" ]
