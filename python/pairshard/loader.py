@@ -265,12 +265,12 @@ class Loader:
                 gc.collect()
                 continue
             if rc == L.PS_ELIMIT:
+                slots = self._opts["prefetch"] or 4
                 raise SlotsExhaustedError(
                     rc, "all %d batch slots are held by batches still referenced (their "
                     "arrays or tensors view the reader's memory): drop references to earlier "
-                    "batches, copy what you keep (.copy() / .clone()), or open the Loader "
-                    "with a larger prefetch (%s)" % (self._opts["prefetch"] or 4,
-                                                     err.message.decode("utf-8", "replace")))
+                    "batches or copy what you keep (.copy() / .clone()), or open the Loader "
+                    "with a larger prefetch (now %d)" % (slots, slots))
             _raise(rc, err)
         self._fresh = False
         return self._wrap(bp.contents, holder)
@@ -437,6 +437,10 @@ class Loader:
     def __exit__(self, *exc):
         self.close()
         return False
+
+    def __reduce__(self):
+        raise TypeError("a pairshard.Loader holds a native reader and its threads and cannot be "
+                        "pickled; open one in each process (state_dict() is picklable)")
 
     def __repr__(self):
         return "pairshard.Loader(%r%s)" % (self.path, ", closed" if self.closed else "")

@@ -127,7 +127,8 @@ def decode_set(d):
 
 def batch_mismatch(b, recs, pad_id):
     """None when every row of the batch is the decoded record, else why."""
-    arr = {k: np.asarray(b[k].numpy() if torch is not None and hasattr(b[k], "numpy") else b[k])
+    arr = {k: np.asarray(b[k].cpu().numpy() if torch is not None and torch.is_tensor(b[k])
+                         else b[k])
            for k in ("input_ids", "attention_mask", "token_type_ids", "labels", "lengths")}
     B, T = arr["input_ids"].shape
     if len(b["ids"]) != B or arr["labels"].shape != (B,) or arr["lengths"].shape != (B,):
@@ -403,6 +404,53 @@ def lifetimes():
 
 
 @test
+def held_across_epochs_and_threads():
+    """A batch held across set_epoch stays valid (reader.h); slots released
+    by another thread (a batch dropped there) are reused correctly."""
+    import queue
+    import threading
+    with pairshard.Loader(SET3, batch_size=8, prefetch=3, threads=3, rank=0, world_size=1,
+                          as_torch=False) as ld:
+        held = next(iter(ld))
+        snap = held["input_ids"].copy()
+        ld.set_epoch(1)
+        n = sum(1 for _ in ld)
+        check("a batch held across set_epoch stays valid while the next epoch runs in the "
+              "other slots", n == len(ld) and np.array_equal(held["input_ids"], snap)
+              and batch_mismatch(held, RECS3, 0) is None)
+        del held
+    # Held at most: 2 queued, 1 blocked in put, 1 with the consumer, 1 being filled.
+    with pairshard.Loader(SET3, batch_size=8, prefetch=6, threads=3, rank=0, world_size=1,
+                          as_torch=False) as ld:
+        q = queue.Queue(maxsize=2)
+        bad = []
+
+        def consume():
+            while True:
+                b = q.get()
+                if b is None:
+                    return
+                why = batch_mismatch(b, RECS3, 0)
+                if why:
+                    bad.append(why)
+                del b  # the slot is released on this thread
+
+        t = threading.Thread(target=consume)
+        t.start()
+        seen = 0
+        for _ in range(3):
+            for b in ld:
+                q.put(b)
+                seen += 1
+            del b
+        q.put(None)
+        t.join()
+        check("batches handed to another thread and dropped there: %d batches, all equal to "
+              "the decoded records, no slot lost" % seen,
+              not bad and seen == 3 * len(ld) and ld._reader.live == 0, bad[:3])
+
+
+@test
 def coverage():
     for world in (2, 3):
         for drop_last in (False, True):
@@ -610,6 +658,12 @@ def introspection():
               and i["threads"] == 3 and i["device"] == -1 and len(ld) == i["batches_per_epoch"],
               i)
         check("labels are the manifest's", ld.labels == MAN["labels"])
+        try:
+            pickle.dumps(ld)
+            check("pickling a Loader is refused", False)
+        except TypeError as e:
+            check("pickling a Loader is refused with a TypeError saying why",
+                  "cannot be pickled" in str(e), e)
         check("bucket bounds are the manifest's", ld.bucket_bounds() == MAN["buckets"])
         recs = real = 0
         for b in ld:
@@ -619,6 +673,24 @@ def introspection():
         check("stats(): batches, records and real tokens of the epoch",
               s["batches"] == len(ld) and s["records"] == recs == len(RECS)
               and s["real_tokens"] == real == MAN["totals"]["tokens"], s)
+
+
+@test
+def device_fallback():
+    """device=0 without a usable GPU (or without CUDA in the build): host
+    batches, reported by info() and each batch; require_device is the C
+    option for failing instead."""
+    with pairshard.Loader(SET, batch_size=16, rank=0, world_size=1, device=0) as ld:
+        i = ld.info()
+        b = next(iter(ld))
+        if i["device"] >= 0:
+            check("device=0 with a GPU: batches equal the decoded records (tensors on device "
+                  "%d)" % b.device, b.device in (-1, i["device"])
+                  and batch_mismatch(b, RECS, 0) is None)
+        else:
+            check("device=0 without a usable GPU: host batches (info device -1, batch.device "
+                  "-1) with the right content", b.device == -1
+                  and batch_mismatch(b, RECS, 0) is None)
 
 
 @test
