@@ -105,17 +105,27 @@ for k in 0 1 2 3 4 5 6 7; do cmp -s "$TMP/ids.$k" "$TMP/again.$k" || same=1; don
 check "a second run at 1 thread each: every rank's batches identical, in order" $?
 
 # ---- reading while the set is replaced ----------------------------------------
-B --shards 8 --block-records 16 -o "$TMP/live" "$DATA/spider/dev.json"
+# The old reader stops after its first batch (its workers fill the rest of
+# a 2-slot ring), the directory is rebuilt from another input, then it
+# reads on. 16 shards, 8-record blocks, one block a window: most shards
+# are first opened after the new set was published, through the
+# descriptors taken at open.
+B --shards 16 --block-records 8 -o "$TMP/live" "$DATA/spider/dev.json"
 set_ids "$TMP/live" >"$TMP/old_ids"
-# batches of 8 with 30 ms per batch: about 4 s for dev, the rebuild ~0.2 s
-"$TMP/read_all" "$TMP/live" --threads 1 --prefetch 2 --batch-size 8 --sleep-ms 30 \
-    --ids "$TMP/live_ids" >"$TMP/live_sum" 2>"$TMP/live_err" &
+"$TMP/read_all" "$TMP/live" --threads 2 --prefetch 2 --batch-size 8 --shuffle-window 1 \
+    --sort-pool 1 --pause-after 1 \
+    --paused-file "$TMP/paused" --resume-file "$TMP/go" --ids "$TMP/live_ids" \
+    >"$TMP/live_sum" 2>"$TMP/live_err" &
 slow=$!
-sleep 0.5
+i=0
+while [ ! -f "$TMP/paused" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+[ -f "$TMP/paused" ]
+check "the old reader is mid-epoch (paused after its first batch)" $?
 B --shards 3 -o "$TMP/live" "$DATA/spider/train.json"
 check "rebuild the directory with another input while it is being read" $?
 kill -0 "$slow" 2>/dev/null
-check "the old reader was still reading when the new set was published" $?
+check "the old reader was still open when the new set was published" $?
+: >"$TMP/go"
 wait "$slow"
 check "the old reader finishes with exit 0" $?
 [ ! -s "$TMP/live_err" ]

@@ -3,7 +3,9 @@
  *
  *   read_all DIR [--rank R] [--world-size W] [--threads T] [--prefetch P]
  *            [--batch-size N] [--seed S] [--epochs E] [--first-epoch E0]
+ *            [--shuffle-window K] [--sort-pool K]
  *            [--sleep-ms MS] [--ids FILE] [--check-epochs] [--rss]
+ *            [--pause-after N --paused-file P --resume-file F]
  *
  * Every epoch e in E0 .. E0+E-1 is read to its end (ps_reader_set_epoch
  * between epochs, one reader for the whole run). With --ids, each delivered
@@ -11,7 +13,10 @@
  * only) every epoch must deliver each of the set's records exactly once
  * (compared as 64-bit hashes of the ids, in memory allocated once, so the
  * check itself does not grow the process). With --rss, VmRSS is sampled
- * after epoch 5 (or the last, if fewer) and at the end. Prints one JSON
+ * after epoch 5 (or the last, if fewer) and at the end. With --pause-after,
+ * after N batches of the first epoch it creates P and waits (up to 60 s)
+ * until F exists, so that a test can change the world at a known point of
+ * the epoch. Prints one JSON
  * summary line on stdout; exits 0 only when no call failed and every check
  * held, 1 otherwise, 2 on bad usage. */
 #include "pairshard/reader.h"
@@ -21,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t hash_id(const char *s)
 {
@@ -65,6 +71,24 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Announces the pause by creating `paused`, then waits for `resume`. */
+static int wait_for_go(const char *paused, const char *resume)
+{
+    FILE *f = fopen(paused, "w");
+    if (!f || fclose(f) != 0) {
+        fprintf(stderr, "read_all: %s: cannot create\n", paused);
+        return -1;
+    }
+    for (int i = 0; i < 6000; i++) {
+        if (access(resume, F_OK) == 0)
+            return 0;
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+    }
+    fprintf(stderr, "read_all: %s never appeared\n", resume);
+    return -1;
+}
+
 static int num(const char *flag, const char *v, long long lo, long long *out)
 {
     char *end;
@@ -82,8 +106,8 @@ int main(int argc, char **argv)
 {
     ps_reader_options o;
     ps_reader_options_init(&o);
-    const char *dir = NULL, *ids_path = NULL;
-    long long epochs = 1, first = 0, sleep_ms = 0;
+    const char *dir = NULL, *ids_path = NULL, *paused_file = NULL, *resume_file = NULL;
+    long long epochs = 1, first = 0, sleep_ms = 0, pause_after = -1;
     int check = 0, want_rss = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -109,6 +133,14 @@ int main(int argc, char **argv)
             ids_path = val;
             continue;
         }
+        if (strcmp(a, "--paused-file") == 0) {
+            paused_file = val;
+            continue;
+        }
+        if (strcmp(a, "--resume-file") == 0) {
+            resume_file = val;
+            continue;
+        }
         if (num(a, val, 0, &v))
             return 2;
         if (strcmp(a, "--rank") == 0)
@@ -121,6 +153,10 @@ int main(int argc, char **argv)
             o.prefetch = (int)v;
         else if (strcmp(a, "--batch-size") == 0)
             o.batch_size = (uint32_t)v;
+        else if (strcmp(a, "--sort-pool") == 0)
+            o.sort_pool = (uint32_t)v;
+        else if (strcmp(a, "--shuffle-window") == 0)
+            o.shuffle_window = (uint32_t)v;
         else if (strcmp(a, "--seed") == 0)
             o.seed = (uint64_t)v;
         else if (strcmp(a, "--epochs") == 0)
@@ -129,12 +165,14 @@ int main(int argc, char **argv)
             first = v;
         else if (strcmp(a, "--sleep-ms") == 0)
             sleep_ms = v;
+        else if (strcmp(a, "--pause-after") == 0)
+            pause_after = v;
         else {
             fprintf(stderr, "read_all: unknown option %s\n", a);
             return 2;
         }
     }
-    if (!dir || epochs < 1) {
+    if (!dir || epochs < 1 || (pause_after >= 0 && (!paused_file || !resume_file))) {
         fputs("usage: read_all DIR [options] (see the source)\n", stderr);
         return 2;
     }
@@ -205,6 +243,8 @@ int main(int argc, char **argv)
             records += b->B;
             batches++;
             ps_batch_release(r, b);
+            if (e == 0 && (long long)batches == pause_after && wait_for_go(paused_file, resume_file))
+                failed = 1;
             if (sleep_ms) {
                 struct timespec ts = {(time_t)(sleep_ms / 1000), (long)(sleep_ms % 1000) * 1000000L};
                 nanosleep(&ts, NULL);
