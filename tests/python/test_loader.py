@@ -579,6 +579,21 @@ def resume():
         except pairshard.PairshardError as e:
             check("a state from other batching options is refused (PS_EINVAL naming it)",
                   e.code == L.PS_EINVAL and "batching" in e.message, e)
+    with pairshard.Loader(SET, batch_size=16, rank=1, world_size=2) as ld:
+        try:
+            ld.load_state_dict(sd)
+            check("a state from another rank is refused", False)
+        except pairshard.PairshardError as e:
+            check("a state from another rank / world size is refused (PS_EINVAL naming it)",
+                  e.code == L.PS_EINVAL and "rank" in e.message, e)
+    with pairshard.Loader(SET3, batch_size=16, rank=0, world_size=1) as ld:
+        try:
+            ld.load_state_dict(sd)
+            check("a state from another set is refused", False)
+        except pairshard.PairshardError as e:
+            check("a state from another shard set is refused (PS_EINVAL naming it)",
+                  e.code == L.PS_EINVAL and "set" in e.message, e)
+    with pairshard.Loader(SET, batch_size=8, rank=0, world_size=1) as ld:
         bad = bytearray(sd["reader_state"])
         bad[20] ^= 1
         try:
