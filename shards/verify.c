@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zstd.h>
 
 typedef struct vstate {
@@ -200,6 +201,14 @@ static int verify_shard(vstate *v, const char *dir)
     char hex[65];
     uint64_t bytes = 0;
     ps_error e;
+    /* Only a regular file of the set itself: hashing a FIFO would block
+     * forever and a device would never end, and a symlink leads out of
+     * the set (the reader refuses one too). */
+    struct stat st;
+    if (lstat(v->path, &st) == 0 && !S_ISREG(st.st_mode))
+        return bad(v, "lmdb", -1, -1, "not a regular file (%s)",
+                   S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                   : S_ISDIR(st.st_mode) ? "a directory" : "a device or socket");
     int rc = ps_sha256_file(v->path, hex, &bytes, &e);
     if (rc == PS_ENOENT)
         return bad(v, "missing", -1, -1, "missing from %s", dir);
