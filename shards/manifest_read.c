@@ -8,11 +8,13 @@
 #include "shards/inspect.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 bool ps_shard_name_ok(const char *name)
 {
@@ -48,10 +50,17 @@ void ps_manifest_free(ps_manifest *m)
 /* Reads the whole file (at most PS_MANIFEST_MAX_BYTES). */
 static int slurp(const char *path, char **text, size_t *len, ps_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
-                            errno == ENOENT ? "no manifest (not a shard set?)" : strerror(errno));
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is then
+     * refused as not a regular file); it changes nothing for a file. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return ps_error_set(err, e == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
+                            e == ENOENT ? "no manifest (not a shard set?)" : strerror(e));
+    }
     struct stat st;
     if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
         fclose(f);
