@@ -190,6 +190,9 @@ class Loader:
             raise ValueError("give batch_size or max_tokens, not both")
         if pad not in ("longest", "bucket"):
             raise ValueError("pad must be 'longest' or 'bucket', not %r" % (pad,))
+        for name, v in (("seed", seed), ("epoch", epoch)):
+            if int(v) < 0 or int(v) >= 1 << 64:
+                raise ValueError("%s must be in 0 .. 2**64-1, not %r" % (name, v))
         dname = np.dtype(dtype).name
         if dname not in _DTYPES:
             raise ValueError("dtype must be int64 or int32, not %r" % (dtype,))
@@ -331,6 +334,8 @@ class Loader:
         return self.info()["batches_per_epoch"]
 
     def _set_epoch(self, epoch):
+        if int(epoch) < 0 or int(epoch) >= 1 << 64:
+            raise ValueError("epoch must be in 0 .. 2**64-1, not %r" % (epoch,))
         r = self._live()
         err = L.ps_error()
         with r.lock:
