@@ -451,6 +451,30 @@ def held_across_epochs_and_threads():
 
 
 @test
+def no_leaks():
+    """Loaders closed, dropped without close(), or closed with a batch
+    alive leave no reader threads behind once their batches are gone."""
+    def tasks():
+        return len(os.listdir("/proc/self/task"))
+    gc.collect()
+    base = tasks()
+    for k in range(30):
+        ld = pairshard.Loader(SET, batch_size=8, threads=3, rank=0, world_size=1)
+        it = iter(ld)
+        b = next(it)
+        if k % 3 == 0:
+            ld.close()
+        elif k % 3 == 1:
+            ld.close()
+            del it, b
+        del ld  # k % 3 == 2: never closed, only dropped
+        it = b = None
+    gc.collect()
+    check("30 loaders closed or dropped: the thread count is back to %d" % base,
+          tasks() == base, tasks())
+
+
+@test
 def coverage():
     for world in (2, 3):
         for drop_last in (False, True):
