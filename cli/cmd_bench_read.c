@@ -44,7 +44,7 @@ static const char USAGE[] =
     "    ring of --prefetch destination buffers (as the reader's slots), batch after\n"
     "    batch in the same sizes; and the reader's bytes per second as a share of it;\n"
     "    for context, the same copies streamed through buffers as large as all the\n"
-    "    batches (up to 256 MiB, so no copy finds its memory in cache).\n"
+    "    batches (up to 256 MiB: on a large set, no copy finds its memory in cache).\n"
     "\n"
     "%s"
     "Benchmark:\n"
@@ -442,9 +442,10 @@ int ps_cmd_bench_read(int argc, char **argv)
             (json_int_t)st.blocks_decoded, "skipped_batches", (json_int_t)st.skipped_batches,
             "skipped_records", (json_int_t)st.skipped_records);
         if (j) {
-            json_t *plan = json_pack("{sfsfsIsIsIsIsI}", "memcpy_stream_bytes_per_s", stream_rate,
+            json_t *plan = json_pack("{sfsfsIsIsIsIsIsI}", "memcpy_stream_bytes_per_s", stream_rate,
                                      "reader_vs_memcpy_stream",
                                      stream_rate > 0 ? rate / stream_rate : 0.0,
+                                     "h2d_bytes", (json_int_t)st.h2d_bytes,
                                      "records_total", (json_int_t)info.records_total,
                                      "records_per_epoch", (json_int_t)info.records_per_epoch,
                                      "batches_per_epoch", (json_int_t)info.batches_per_epoch,
@@ -482,9 +483,15 @@ int ps_cmd_bench_read(int argc, char **argv)
         printf("  consumer waited %.3f ms in %llu of %llu calls\n", st.wait_ns / 1e6,
                (unsigned long long)st.waits, (unsigned long long)batches);
         printf("  start-up: open %.3f ms, open to first batch %.3f ms\n", open_ms, first_ms);
+        if (st.skipped_batches)
+            printf("  skipped %llu batch(es), %llu record(s), that needed damaged blocks\n",
+                   (unsigned long long)st.skipped_batches, (unsigned long long)st.skipped_records);
+        if (st.h2d_bytes)
+            printf("  copied %.1f MB to device %d\n", st.h2d_bytes / 1e6, info.device);
         printf("  memcpy bound %.2f GB/s; reader %.2f GB/s = %.1f%% of it\n", mc_rate / 1e9,
                rate / 1e9, 100 * share);
-        printf("  (the same copies streamed through cold memory: %.2f GB/s; reader = %.1f%%)\n",
+        printf("  (the same copies streamed through buffers as large as all the batches, up to\n"
+               "  256 MiB: %.2f GB/s; reader = %.1f%%)\n",
                stream_rate / 1e9, stream_rate > 0 ? 100 * rate / stream_rate : 0.0);
     }
     if (fflush(stdout)) {
