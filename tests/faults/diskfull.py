@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""Disk full and I/O errors: `pairshard build` into too little space.
+
+Two ways, each at several sizes spanning the set's size (Spider train, 4
+shards): a tmpfs of that size (needs root and mount; skipped otherwise),
+where writes fail with ENOSPC, and RLIMIT_FSIZE (`ulimit -f`, SIGXFSZ
+ignored), where writing past the limit fails with EFBIG. Each build either
+fits (exit 0, the reference bytes, verifies) or fails cleanly: exit 1..127
+(no signal), a message naming the failed write and its reason, nothing
+published at DIR (absent, or the previous set unchanged), and nothing left
+beside it (no staging directory, no temporary file).
+"""
+import os
+import resource
+import shutil
+import signal
+import subprocess
+
+from faultlib import (TMP, DEV, TRAIN, build_args, diff_trees, finish, fresh_dir, note, run,
+                      tap, tree_bytes, verify)
+
+REASONS = ("No space left on device", "File too large", "Disk quota exceeded")
+
+ref_dir = os.path.join(fresh_dir("disk-ref"), "set")
+r = run(build_args(ref_dir, [TRAIN], 4))
+ref = tree_bytes(ref_dir)
+prev_dir = os.path.join(fresh_dir("disk-prev"), "set")
+r2 = run(build_args(prev_dir, [DEV], 1))
+prev = tree_bytes(prev_dir)
+set_bytes = sum(len(v) for v in ref.values()) if ref else 0
+prev_bytes = sum(len(v) for v in prev.values()) if prev else 0
+tap(r.rc == 0 and r2.rc == 0, "reference sets build (Spider train %d bytes, dev %d bytes)"
+    % (set_bytes, prev_bytes))
+largest = max(len(v) for v in ref.values())
+
+trials = failed_clean = fitted = 0
+
+
+def judge(label, parent, res, previous):
+    """One build into `parent`/set: fits, or fails cleanly."""
+    global trials, failed_clean, fitted
+    trials += 1
+    d = os.path.join(parent, "set")
+    after = tree_bytes(d)
+    beside = sorted(n for n in os.listdir(parent) if n not in ("set", "lost+found"))
+    if res.rc == 0:
+        ok = not diff_trees(after, ref) and not beside and verify(d).rc == 0
+        fitted += ok
+        return tap(ok, "%s: fits; the set is complete and verifies%s" % (
+            label, "" if ok else " -- NOT: %s, beside DIR: %s" % (diff_trees(after, ref)[:5], beside)))
+    msg = res.err.strip().splitlines()[-1] if res.err.strip() else ""
+    problems = []
+    if res.crashed():
+        problems.append(res.why())
+    if not any(x in res.err for x in REASONS):
+        problems.append("no clear reason in the message")
+    if previous is None and after is not None:
+        problems.append("DIR was published")
+    if previous is not None and diff_trees(after, previous):
+        problems.append("the previous set changed: %s" % diff_trees(after, previous)[:5])
+    if beside:
+        problems.append("left beside DIR: %s" % beside)
+    failed_clean += not problems
+    return tap(not problems, "%s: %s, \"%s\"%s" % (label, res.why(), msg[:150],
+                                                   "" if not problems else " -- " + "; ".join(problems)))
+
+
+# --- RLIMIT_FSIZE ------------------------------------------------------------
+def fsize_limit(n):
+    def pre():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # inherited across exec
+        resource.setrlimit(resource.RLIMIT_FSIZE, (n, n))
+    return pre
+
+
+sizes = sorted({4096, 16384, 32768, 65536, 98304, 131072, 196608, 262144, largest // 2,
+                largest * 3 // 4, largest - 1, largest + 4096})
+for n in sizes:
+    parent = fresh_dir("fsize-%d" % n)
+    res = run(build_args(os.path.join(parent, "set"), [TRAIN], 4), preexec=fsize_limit(n))
+    judge("ulimit -f %d bytes, fresh DIR" % n, parent, res, None)
+for n in (16384, largest // 2):
+    parent = fresh_dir("fsize-prev-%d" % n)
+    shutil.copytree(prev_dir, os.path.join(parent, "set"))
+    res = run(build_args(os.path.join(parent, "set"), [TRAIN], 4), preexec=fsize_limit(n))
+    judge("ulimit -f %d bytes, DIR held a set" % n, parent, res, prev)
+
+# --- a tmpfs that fills up -----------------------------------------------------
+def try_mount(path, size):
+    if os.getuid() != 0:
+        return False
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%d" % size, "tmpfs", path],
+                          capture_output=True).returncode == 0
+
+
+mounted_any = False
+kib = 1024
+fs_sizes = [64 * kib, 128 * kib, 256 * kib, 512 * kib] + [
+    int(set_bytes * f) for f in (0.5, 1, 1.25, 1.5, 1.75, 2, 2.25, 2.5, 2.75, 3, 4)]
+for k, size in enumerate(fs_sizes + [prev_bytes + set_bytes // 2, prev_bytes + set_bytes * 3]):
+    with_prev = k >= len(fs_sizes)
+    mnt = fresh_dir("tmpfs-%d" % k)
+    if not try_mount(mnt, size):
+        break
+    mounted_any = True
+    try:
+        if with_prev:
+            shutil.copytree(prev_dir, os.path.join(mnt, "set"))
+        res = run(build_args(os.path.join(mnt, "set"), [TRAIN], 4))
+        judge("tmpfs of %d KiB, %s DIR" % (size // kib, "previous" if with_prev else "fresh"),
+              mnt, res, prev if with_prev else None)
+    finally:
+        subprocess.run(["umount", mnt], capture_output=True)
+if not mounted_any:
+    print("ok - # SKIP tmpfs: mount -t tmpfs needs root and a mount-capable environment", flush=True)
+
+note("disk: %d builds with too little space: %d failed cleanly, %d fitted; sizes %s (ulimit -f) "
+     "and tmpfs %s" % (trials, failed_clean, fitted, sizes,
+                       "not available" if not mounted_any else "up to %d KiB" % (fs_sizes[-1] // kib)))
+print("# TOTAL disk trials=%d survived=%d" % (trials, failed_clean + fitted))
+finish()

@@ -1,0 +1,89 @@
+#!/bin/sh
+# Fault campaigns (`make check-faults`):
+#   crash     pairshard build killed with SIGKILL at random moments
+#   disk      builds into a full filesystem (tmpfs) and under RLIMIT_FSIZE
+#   corrupt   damaged shard files against inspect --verify and read
+#   hostile   symlinks, special files, lying counts and odd versions in a set
+#
+#   sh tests/faults/run.sh [BUILD]     (default build; uses BUILD/bin/pairshard)
+#
+# Each campaign is a script here (tests/faults/<name>.py) printing "ok" /
+# "not ok" lines; this numbers them as TAP, prints each campaign's totals
+# ("# crash: 48 trials, 48 survived") and a last line
+# "N passed, N failed", and exits 1 when anything failed.
+# Seeded and reproducible: FAULT_SEED (default 20261202); trial counts:
+# FAULT_CRASH_TRIALS (per scenario, default 30), FAULT_CORRUPT_TRIALS (300).
+# FAULT_ONLY="crash corrupt" runs a subset.
+set -u
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+case $BUILD in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+export PAIRSHARD="$BUILD/bin/pairshard"
+export PS_ROOT="$ROOT"
+PY=/usr/bin/python3
+if [ ! -x "$PAIRSHARD" ]; then
+    echo "check-faults: $PAIRSHARD is not built (make all first)" >&2
+    exit 2
+fi
+
+# python3-lmdb locates the blocks inside shard files for the corruption
+# campaign (a Debian package; installed when missing).
+if ! "$PY" -c 'import lmdb' 2>/dev/null; then
+    if [ "$(id -u)" = 0 ]; then
+        (apt-get install -y --no-install-recommends python3-lmdb ||
+            { apt-get update && apt-get install -y --no-install-recommends python3-lmdb; }) >/dev/null 2>&1
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        (sudo -n apt-get install -y --no-install-recommends python3-lmdb ||
+            { sudo -n apt-get update && sudo -n apt-get install -y --no-install-recommends python3-lmdb; }) >/dev/null 2>&1
+    fi
+fi
+
+FAULT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pairshard-faults.XXXXXX")
+export FAULT_TMP
+cleanup() {
+    # A failed campaign may leave a tmpfs mounted under FAULT_TMP.
+    for m in $(awk -v t="$FAULT_TMP" 'index($2, t) == 1 { print $2 }' /proc/mounts 2>/dev/null); do
+        umount "$m" 2>/dev/null
+    done
+    rm -rf "$FAULT_TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+LOGS="$BUILD/fault-logs"
+mkdir -p "$LOGS"
+n=0 passed=0 failed=0 summary=""
+for c in ${FAULT_ONLY:-crash disk corrupt hostile}; do
+    script="$ROOT/tests/faults/$c.py"
+    case $c in disk) script="$ROOT/tests/faults/diskfull.py" ;; esac
+    start=$(date +%s)
+    "$PY" "$script" >"$LOGS/$c.log" 2>&1
+    rc=$?
+    secs=$(( $(date +%s) - start ))
+    p=0 f=0
+    while IFS= read -r line; do
+        case $line in
+            "ok "*)
+                n=$((n + 1)) p=$((p + 1))
+                echo "ok $n - $c: ${line#ok - }" ;;
+            "not ok "*)
+                n=$((n + 1)) f=$((f + 1))
+                echo "not ok $n - $c: ${line#not ok - }" ;;
+            "# TOTAL "*)
+                summary="$summary
+# $c: ${line#\# TOTAL $c } (${secs}s)" ;;
+            "#"*) echo "$line" ;;
+        esac
+    done <"$LOGS/$c.log"
+    if [ $rc -ne 0 ] && [ $f -eq 0 ]; then
+        # The campaign itself broke (a Python error): one failure, its tail.
+        n=$((n + 1)) f=1
+        echo "not ok $n - $c: the campaign exited with status $rc"
+        tail -n 15 "$LOGS/$c.log" | sed 's/^/#   /'
+    fi
+    passed=$((passed + p)) failed=$((failed + f))
+done
+echo "1..$n"
+echo "# totals:$summary"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
