@@ -237,7 +237,7 @@ static const char USAGE[] =
     "Output and resumption:\n"
     "  --limit K              stop after K batches\n"
     "  --save-state FILE      after the last printed batch, write the reader's\n"
-    "                         position (64 bytes) to FILE\n"
+    "                         position (128 bytes) to FILE\n"
     "  --resume FILE          continue from a saved position: prints exactly the\n"
     "                         batches the saving run would have printed next (its\n"
     "                         seed and epoch apply; the other batching flags and the\n"

@@ -195,32 +195,96 @@ static int make_windows(ps_plan_bucket *pb, uint32_t window_blocks, ps_error *er
     return PS_OK;
 }
 
-/* A bucket's batches before dealing: `n` cuts, and which were split. */
+/* A bucket's batches before dealing: n_full batches of B records and a
+ * partial one of `rem` (kept unless drop_last), each cut into pieces when
+ * the ranks need more batches: full batches have full_p pieces, the last
+ * full_k of them one more; the partial one has part_p. */
 typedef struct cuts {
-    uint64_t n_full, rem;  /* full batches, records of the partial one */
-    uint64_t n;            /* batches (full + partial when kept) */
-    uint64_t next_full;    /* full batches not yet split, counted from the front */
-    int partial_split;
-    uint8_t *split;        /* per batch */
+    uint64_t n_full, rem;
+    int partial;           /* the partial batch is kept */
+    uint64_t full_p, full_k, part_p;
 } cuts;
 
-/* The batches of a bucket in order, splits expanded, written to out
+static uint64_t cuts_count(const cuts *c)
+{
+    return c->n_full * c->full_p + c->full_k + (c->partial ? c->part_p : 0);
+}
+
+/* Emits the pieces of a batch of `count` records from `start`. */
+static uint64_t emit_pieces(ps_plan_batch *out, uint64_t start, uint32_t count, uint64_t pieces,
+                            uint32_t bucket)
+{
+    uint64_t k = 0;
+    uint32_t each = (uint32_t)(count / pieces), more = (uint32_t)(count % pieces);
+    for (uint64_t j = 0; j < pieces; j++) {
+        uint32_t n = each + (j < more);
+        out[k++] = (ps_plan_batch){start, n, 0, bucket, n};
+        start += n;
+    }
+    return k;
+}
+
+/* The batches of a bucket in order, pieces expanded, written to out
  * (each its own pool for now). */
 static uint64_t emit_cuts(const cuts *c, uint32_t bucket, uint32_t B, ps_plan_batch *out)
 {
     uint64_t k = 0, start = 0;
-    for (uint64_t i = 0; i < c->n; i++) {
-        uint32_t count = i < c->n_full ? B : (uint32_t)c->rem;
-        if (c->split[i]) {
-            uint32_t first = (count + 1) / 2;
-            out[k++] = (ps_plan_batch){start, first, 0, bucket, first};
-            out[k++] = (ps_plan_batch){start + first, count - first, 0, bucket, count - first};
-        } else {
-            out[k++] = (ps_plan_batch){start, count, 0, bucket, count};
-        }
-        start += count;
-    }
+    for (uint64_t i = 0; i < c->n_full; i++, start += B)
+        k += emit_pieces(out + k, start, B, c->full_p + (i >= c->n_full - c->full_k), bucket);
+    if (c->partial)
+        k += emit_pieces(out + k, start, (uint32_t)c->rem, c->part_p, bucket);
     return k;
+}
+
+/* Cuts `extra` more batches so the batch count divides among the ranks:
+ * each time the batch whose largest piece is the largest is cut into one
+ * more piece (full batches before a partial one, then the lowest bucket;
+ * among a bucket's full batches the last ones first), while every piece
+ * keeps at least one record. Returns 0 or PS_EUSAGE when too few records. */
+static int split_for_ranks(cuts *c, const ps_plan *p, uint64_t extra, uint64_t records,
+                           uint64_t batches, ps_error *err)
+{
+    for (uint64_t e = 0; e < extra; e++) {
+        size_t best = SIZE_MAX;
+        int best_full = 0;
+        uint64_t best_piece = 1;
+        for (size_t b = 0; b < p->n_buckets; b++) {
+            uint64_t B = p->buckets[b].batch_size;
+            if (c[b].n_full && B >= c[b].full_p + 1) {
+                uint64_t piece = (B + c[b].full_p - 1) / c[b].full_p;
+                if (piece > best_piece || (piece == best_piece && best != SIZE_MAX && !best_full)) {
+                    best_piece = piece;
+                    best = b;
+                    best_full = 1;
+                }
+            }
+            if (c[b].partial && c[b].rem >= c[b].part_p + 1) {
+                uint64_t piece = (c[b].rem + c[b].part_p - 1) / c[b].part_p;
+                if (piece > best_piece) {
+                    best_piece = piece;
+                    best = b;
+                    best_full = 0;
+                }
+            }
+        }
+        if (best == SIZE_MAX)
+            return ps_error_set(err, PS_EUSAGE,
+                                "reader: %llu records in %llu batches cannot give %u ranks the "
+                                "same number of batches without repeating records; use "
+                                "drop_last, a smaller batch or fewer ranks",
+                                (unsigned long long)records, (unsigned long long)batches,
+                                p->opt.world_size);
+        cuts *cb = &c[best];
+        if (best_full) {
+            if (++cb->full_k == cb->n_full) {
+                cb->full_p++;
+                cb->full_k = 0;
+            }
+        } else {
+            cb->part_p++;
+        }
+    }
+    return PS_OK;
 }
 
 /* Groups runs of `pool` consecutive batches of a bucket into sorting
@@ -263,45 +327,6 @@ static int make_pools(ps_plan_batch *bt, uint64_t n, const ps_plan_options *o, u
     return PS_OK;
 }
 
-/* Splits `extra` batches in two so the batch count divides among the
- * ranks: each time the largest remaining unsplit batch (the last full one
- * of the bucket with the largest batches; ties: the lowest bucket), then
- * partial batches. Returns 0 or PS_EUSAGE when too few records. */
-static int split_for_ranks(cuts *c, const ps_plan *p, uint64_t extra, uint64_t records,
-                           uint64_t batches, ps_error *err)
-{
-    for (uint64_t e = 0; e < extra; e++) {
-        size_t best = SIZE_MAX;
-        uint64_t best_count = 1;
-        for (size_t b = 0; b < p->n_buckets; b++) {
-            uint64_t cand = 0;
-            if (c[b].next_full > 0)
-                cand = p->buckets[b].batch_size;
-            else if (c[b].n > c[b].n_full && !c[b].partial_split)
-                cand = c[b].rem;
-            if (cand > best_count) {
-                best_count = cand;
-                best = b;
-            }
-        }
-        if (best == SIZE_MAX)
-            return ps_error_set(err, PS_EUSAGE,
-                                "reader: %llu records in %llu batches cannot give %u ranks the "
-                                "same number of batches without repeating records; use "
-                                "drop_last, a smaller batch or fewer ranks",
-                                (unsigned long long)records, (unsigned long long)batches,
-                                p->opt.world_size);
-        cuts *cb = &c[best];
-        if (cb->next_full > 0)
-            cb->split[--cb->next_full] = 1;
-        else {
-            cb->split[cb->n_full] = 1;
-            cb->partial_split = 1;
-        }
-    }
-    return PS_OK;
-}
-
 static int check_options(const ps_plan_options *o, ps_error *err)
 {
     if ((o->batch_size == 0) == (o->max_tokens == 0))
@@ -336,6 +361,7 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
     p->buckets = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *p->buckets);
     cuts *c = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *c);
     uint32_t *order = NULL;
+    uint64_t *nper = NULL;
     ps_plan_batch **per = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *per);
     uint64_t *used = calloc(2 * (m->n_shards ? m->n_shards : 1), sizeof *used);
     if (!p->buckets || !c || !per || !used) {
@@ -382,16 +408,11 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
 
         c[b].n_full = pb->records / B;
         c[b].rem = pb->records % B;
-        c[b].n = c[b].n_full + (!opt->drop_last && c[b].rem);
-        c[b].next_full = c[b].n_full;
-        c[b].split = calloc(c[b].n ? c[b].n : 1, 1);
-        if (!c[b].split) {
-            rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
-            goto done;
-        }
+        c[b].partial = !opt->drop_last && c[b].rem;
+        c[b].full_p = c[b].part_p = 1;
         if (opt->drop_last)
             p->records_dropped += c[b].rem;
-        batches += c[b].n;
+        batches += cuts_count(&c[b]);
     }
 
     /* What the plan itself will take (bucket labels, cuts, this rank's
@@ -407,9 +428,17 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
         goto done;
     }
     uint64_t W = opt->world_size, tail = 0;
-    if (opt->drop_last)
+    if (opt->drop_last) {
         tail = batches % W;
-    else if (batches % W) {
+        if (p->records_total && batches - tail == 0) {
+            rc = ps_error_set(err, PS_EUSAGE,
+                              "reader: with drop_last, %llu full batches leave nothing for %u "
+                              "ranks (%llu records); use smaller batches or fewer ranks",
+                              (unsigned long long)batches, opt->world_size,
+                              (unsigned long long)p->records_total);
+            goto done;
+        }
+    } else if (batches % W) {
         uint64_t extra = W - batches % W;
         if ((rc = split_for_ranks(c, p, extra, p->records_total, batches, err)))
             goto done;
@@ -418,17 +447,20 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
     p->global_batches = batches - tail;
 
     /* Each bucket's batches in order, then the interleaving of buckets. */
+    nper = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *nper);
+    if (!nper) {
+        rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
+        goto done;
+    }
     for (size_t b = 0; b < m->n_buckets; b++) {
-        uint64_t nb = c[b].n;
-        for (uint64_t i = 0; i < c[b].n; i++)
-            nb += c[b].split[i];
+        uint64_t nb = cuts_count(&c[b]);
         per[b] = malloc((nb ? nb : 1) * sizeof **per);
         if (!per[b]) {
             rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
             goto done;
         }
-        c[b].n = emit_cuts(&c[b], (uint32_t)b, p->buckets[b].batch_size, per[b]);
-        if ((rc = make_pools(per[b], c[b].n, opt, (uint32_t)b, err)))
+        nper[b] = emit_cuts(&c[b], (uint32_t)b, p->buckets[b].batch_size, per[b]);
+        if ((rc = make_pools(per[b], nper[b], opt, (uint32_t)b, err)))
             goto done;
     }
     order = malloc((batches ? batches : 1) * sizeof *order);
@@ -440,7 +472,7 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
     }
     uint64_t k = 0;
     for (size_t b = 0; b < m->n_buckets; b++)
-        for (uint64_t i = 0; i < c[b].n; i++)
+        for (uint64_t i = 0; i < nper[b]; i++)
             order[k++] = (uint32_t)b;
     if (opt->shuffle) {
         rng r;
@@ -474,15 +506,13 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
     free(next);
 
 done:
-    if (c)
-        for (size_t b = 0; b < m->n_buckets; b++)
-            free(c[b].split);
     if (per)
         for (size_t b = 0; b < m->n_buckets; b++)
             free(per[b]);
     free(per);
     free(c);
     free(used);
+    free(nper);
     free(order);
     if (rc)
         ps_plan_free(p);

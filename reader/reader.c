@@ -108,15 +108,22 @@ static int resolve_options(const ps_reader_options *in, ps_reader_options *o, ps
 
 /* Where record `pos` of bucket b sits: its window's view and index. */
 typedef struct rec_ref {
-    const ps_block_view *v;
-    uint32_t i;
-    uint32_t pos; /* in the pool, to break ties: the sort must not depend on qsort */
+    const ps_block_view *v; /* NULL: the record's block is damaged */
+    uint32_t i;             /* record in the block (damaged: the block in its window) */
+    uint32_t pos;           /* in the pool, to break ties: the sort must not depend on qsort */
+    const rd_window *w;
 } rec_ref;
+
+/* Sort key: length, damaged records last (their lengths are unknown). */
+static uint64_t ref_key(const rec_ref *x)
+{
+    return x->v ? x->v->length[x->i] : UINT64_MAX;
+}
 
 static int by_length(const void *a, const void *b)
 {
     const rec_ref *x = a, *y = b;
-    uint32_t lx = x->v->length[x->i], ly = y->v->length[y->i];
+    uint64_t lx = ref_key(x), ly = ref_key(y);
     if (lx != ly)
         return lx < ly ? -1 : 1;
     return x->pos < y->pos ? -1 : x->pos > y->pos;
@@ -137,12 +144,17 @@ static void sorted_chunk(rec_ref *pool, uint32_t n, uint32_t lower, uint32_t bou
         return;
     }
     memset(counts, 0, (range + 1) * sizeof *counts);
+    uint32_t good = 0;
     for (uint32_t i = 0; i < n; i++)
-        counts[pool[i].v->length[pool[i].i] - lower - 1 + 1]++;
+        if (pool[i].v) {
+            counts[pool[i].v->length[pool[i].i] - lower - 1 + 1]++;
+            good++;
+        }
     for (uint32_t k = 1; k <= range; k++) /* counts[k] = records shorter than lower+1+k */
         counts[k] += counts[k - 1];
+    uint32_t bad_at = good;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t at = counts[pool[i].v->length[pool[i].i] - lower - 1]++;
+        uint32_t at = pool[i].v ? counts[pool[i].v->length[pool[i].i] - lower - 1]++ : bad_at++;
         if (at >= chunk && at < chunk + count)
             out[at - chunk] = pool[i];
     }
@@ -191,10 +203,11 @@ static void put_elem(void *base, size_t elem, size_t k, int64_t v)
 FILL_ROW(fill_row_i64, int64_t)
 FILL_ROW(fill_row_i32, int32_t)
 
-static int fill_arrays(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, const rec_ref *refs)
+static int fill_arrays(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, const rec_ref *refs,
+                       uint32_t B)
 {
     const ps_plan_bucket *bk = &r->plan.buckets[pb->bucket];
-    uint32_t B = pb->count, maxlen = 0;
+    uint32_t maxlen = 0;
     uint64_t real = 0;
     for (uint32_t i = 0; i < B; i++) {
         uint32_t len = refs[i].v->length[refs[i].i];
@@ -206,8 +219,10 @@ static int fill_arrays(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, const
         T = bk->padded_bound;
     else
         T = (uint32_t)(((uint64_t)maxlen + m - 1) / m * m);
-    if (T == 0)
+    if (T == 0 && B)
         T = m;
+    if (B == 0)
+        T = 0; /* every record of the batch was damaged (skip_corrupt) */
     size_t elem = r->elem, BT = (size_t)B * T;
     char *h = sl->host;
     void *ids = h, *mask = h + BT * elem, *types = h + 2 * BT * elem;
@@ -312,9 +327,11 @@ static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
                 w++;
             const rd_window *win = r->win[pb->bucket][w];
             uint32_t local = (uint32_t)(pos - bk->window_first[w]);
-            refs[i].v = &win->views[win->rec_block[local]];
-            refs[i].i = win->rec_index[local];
+            uint32_t blk = win->rec_block[local];
+            refs[i].v = win->blk_code[blk] ? NULL : &win->views[blk];
+            refs[i].i = win->blk_code[blk] ? blk : win->rec_index[local];
             refs[i].pos = i;
+            refs[i].w = win;
         }
         pthread_mutex_unlock(&r->mu);
         rec_ref *mine = refs;
@@ -322,13 +339,29 @@ static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
             mine = refs + pb->pool_count;
             sorted_chunk(refs, pb->pool_count, bk->lower, bk->bound, pb->chunk, pb->count, mine);
         }
+        /* Records of damaged blocks: the batch fails, or goes without them. */
+        uint32_t B = 0;
+        const rec_ref *bad = NULL;
+        for (uint32_t i = 0; i < pb->count; i++) {
+            if (mine[i].v)
+                mine[B++] = mine[i];
+            else if (!bad)
+                bad = &mine[i];
+        }
         ps_error e = {0};
-        if (sl->event_pending) {
+        if (bad) {
+            int code = bad->w->blk_code[bad->i];
+            if (!r->opt.skip_corrupt || code != PS_ECORRUPT)
+                rc = ps_error_set(&e, code, "%s", bad->w->blk_msg[bad->i]);
+            else
+                sl->skipped_records = pb->count - B;
+        }
+        if (!rc && sl->event_pending) {
             /* The previous copy out of this host buffer must be done. */
             rc = ps_dev_event_wait(sl->event, &e);
             sl->event_pending = 0;
         }
-        if (!rc && (rc = fill_arrays(r, sl, pb, mine)))
+        if (!rc && (rc = fill_arrays(r, sl, pb, mine, B)))
             ps_error_set(&e, rc, "reader: out of memory for record ids");
         if (!rc && r->device >= 0)
             rc = copy_to_device(r, sl, &e);
@@ -340,9 +373,6 @@ static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
         rd_window_release(r, pb->bucket, w);
     if (!rc) {
         sl->state = SLOT_READY;
-    } else if (rc == PS_ECORRUPT && r->opt.skip_corrupt) {
-        sl->state = SLOT_SKIP;
-        sl->skipped_records = pb->count;
     } else {
         sl->state = SLOT_ERROR;
         sl->err_code = rc;
@@ -469,7 +499,7 @@ static int epoch_begin(ps_reader *r, uint64_t epoch, uint64_t position, ps_error
         return rc;
     for (int i = 0; r->slots && i < r->n_slots; i++) {
         int st = r->slots[i].state;
-        if (st == SLOT_READY || st == SLOT_ERROR || st == SLOT_SKIP)
+        if (st == SLOT_READY || st == SLOT_ERROR)
             r->slots[i].state = SLOT_FREE;
     }
     r->next_claim = r->next_deliver = position;
@@ -586,6 +616,35 @@ static int choose_device(ps_reader *r, ps_error *err)
     return PS_OK;
 }
 
+/* A state resumes only the plan it was saved from: the same set, rank,
+ * world and batching. Names the first difference. */
+static int state_matches(const ps_reader *r, const rd_state *st, ps_error *err)
+{
+    const ps_plan_options *o = &r->popt;
+    char what[160] = "";
+#define DIFF(name, a, b)                                                                      \
+    if (!what[0] && (uint64_t)(a) != (uint64_t)(b))                                            \
+    snprintf(what, sizeof what, "%s %llu (this reader has %llu)", name,                        \
+             (unsigned long long)(a), (unsigned long long)(b))
+    if (st->set_hash != r->manifest_hash)
+        snprintf(what, sizeof what, "another shard set (manifest.json differs)");
+    DIFF("rank", st->rank, o->rank);
+    DIFF("world_size", st->world_size, o->world_size);
+    DIFF("batch_size", st->batch_size, o->batch_size);
+    DIFF("max_tokens", st->max_tokens, o->max_tokens);
+    DIFF("pad_multiple", st->pad_multiple, o->pad_multiple);
+    DIFF("shuffle", st->shuffle, o->shuffle != 0);
+    DIFF("shuffle_window", st->shuffle_window, o->shuffle_window);
+    DIFF("sort_pool", st->sort_pool, o->sort_pool);
+    DIFF("drop_last", st->drop_last, o->drop_last != 0);
+#undef DIFF
+    if (!what[0] && st->plan_hash != ps_plan_options_hash(o, r->manifest_hash))
+        snprintf(what, sizeof what, "a plan this reader cannot reproduce");
+    if (what[0])
+        return ps_error_set(err, PS_EINVAL, "reader: the state was saved for %s", what);
+    return PS_OK;
+}
+
 int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *opt,
                    const ps_reader_state *resume, ps_error *err)
 {
@@ -627,17 +686,8 @@ int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *op
     };
     uint64_t position = 0;
     if (resume) {
-        const char *what = NULL;
-        if (st.set_hash != r->manifest_hash)
-            what = "a different shard set (manifest.json differs)";
-        else if (st.rank != r->popt.rank || st.world_size != r->popt.world_size)
-            what = "a different rank or world size";
-        else if (st.plan_hash != ps_plan_options_hash(&r->popt, r->manifest_hash))
-            what = "different batching options";
-        if (what) {
-            rc = ps_error_set(err, PS_EINVAL, "reader: the state was saved for %s", what);
+        if ((rc = state_matches(r, &st, err)))
             goto fail;
-        }
         r->popt.seed = st.seed;
         position = st.position;
         r->opt.seed = st.seed;
@@ -694,7 +744,7 @@ static rd_slot *slot_of_step(ps_reader *r, uint64_t step, int *claimed)
         rd_slot *sl = &r->slots[i];
         if (sl->state == SLOT_BUSY && sl->step == step)
             *claimed = 1;
-        if ((sl->state == SLOT_READY || sl->state == SLOT_ERROR || sl->state == SLOT_SKIP) &&
+        if ((sl->state == SLOT_READY || sl->state == SLOT_ERROR) &&
             sl->step == step)
             return sl;
     }
@@ -721,20 +771,16 @@ int ps_reader_next(ps_reader *r, const ps_batch **batch, ps_error *err)
             r->st.records += sl->batch.B;
             r->st.tokens += (uint64_t)sl->batch.B * sl->batch.T;
             r->st.real_tokens += sl->batch.real_tokens;
+            if (sl->skipped_records) {
+                r->st.skipped_batches++;
+                r->st.skipped_records += sl->skipped_records;
+            }
             if (sl->batch.device >= 0)
                 r->st.h2d_bytes += (3 * (uint64_t)sl->batch.B * sl->batch.T +
                                     2 * (uint64_t)sl->batch.B) * r->elem;
             *batch = &sl->batch;
             rc = 1;
             break;
-        }
-        if (sl && sl->state == SLOT_SKIP) {
-            r->st.skipped_batches++;
-            r->st.skipped_records += sl->skipped_records;
-            sl->state = SLOT_FREE;
-            r->next_deliver++;
-            pthread_cond_signal(&r->cv_work);
-            continue;
         }
         if (sl && sl->state == SLOT_ERROR) {
             rc = ps_error_set(err, sl->err_code, "%s", sl->err_msg);

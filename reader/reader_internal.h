@@ -27,7 +27,10 @@ typedef struct rd_shard {
     char *err_msg;
 } rd_shard;
 
-/* The decoded records of one window of a bucket. */
+/* The decoded records of one window of a bucket. A damaged block (or a
+ * block of a shard that cannot be opened) does not fail the window: its
+ * records are marked, and only the batches that hold one of them report
+ * it (or, with skip_corrupt, go without them). */
 enum { WIN_LOADING = 1, WIN_READY = 2, WIN_FAILED = 3 };
 typedef struct rd_window {
     struct rd_window *next_free; /* in the reader's spare list */
@@ -38,14 +41,17 @@ typedef struct rd_window {
     uint32_t n;           /* records */
     uint32_t n_blocks;
     ps_buf *bufs;         /* decompressed block contents */
-    ps_block_view *views;
+    ps_block_view *views; /* a damaged block's view has only n set */
+    int *blk_code;        /* per block: 0, or why it cannot be used */
+    char **blk_msg;       /* ... and the message naming shard, bucket and block */
+    uint32_t n_bad;       /* damaged blocks */
     uint32_t *rec_block;  /* per position (permuted): block within window */
     uint32_t *rec_index;  /* ... and record within that block */
     int err_code;
     char *err_msg;
 } rd_window;
 
-enum { SLOT_FREE, SLOT_BUSY, SLOT_READY, SLOT_HELD, SLOT_ERROR, SLOT_SKIP };
+enum { SLOT_FREE, SLOT_BUSY, SLOT_READY, SLOT_HELD, SLOT_ERROR };
 typedef struct rd_slot {
     int state;
     uint64_t step;
@@ -109,6 +115,9 @@ void rd_state_encode(const ps_reader *r, ps_reader_state *out);
 typedef struct rd_state {
     uint64_t seed, epoch, position, plan_hash, set_hash;
     uint32_t rank, world_size;
+    uint32_t batch_size, pad_multiple, shuffle_window, sort_pool;
+    uint64_t max_tokens;
+    uint8_t shuffle, drop_last;
 } rd_state;
 int rd_state_decode(const void *bytes, size_t len, rd_state *out, ps_error *err);
 

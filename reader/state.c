@@ -1,20 +1,29 @@
 /*
- * Resumption state: 64 bytes, little-endian, no pointers.
+ * Resumption state: 128 bytes, little-endian, no pointers.
  *
- *   0  "PSRS"       magic
- *   4  u32 version  1
+ *   0  "PSRS"         magic
+ *   4  u32 version    1
  *   8  u64 seed
  *  16  u64 epoch
- *  24  u64 position  the next batch to deliver (0-based in the epoch)
- *  32  u64 plan_hash what the plan depends on: batching options, rank,
- *                    world size, and the manifest's bytes
- *  40  u64 set_hash  XXH64 of manifest.json
+ *  24  u64 position   the next batch to deliver (0-based in the epoch)
+ *  32  u64 plan_hash  every plan input but seed and epoch, manifest included
+ *  40  u64 set_hash   XXH64 of manifest.json
  *  48  u32 rank
  *  52  u32 world_size
- *  56  u64 checksum  XXH64 of bytes 0..55
+ *  56  u32 batch_size
+ *  60  u32 pad_multiple
+ *  64  u64 max_tokens
+ *  72  u32 shuffle_window
+ *  76  u32 sort_pool
+ *  80  u8  shuffle
+ *  81  u8  drop_last
+ *  82  zero to 119    reserved
+ * 120  u64 checksum   XXH64 of bytes 0..119
  *
- * The blob is untrusted on the way back in (it may have crossed a network
- * or a file system): every field is checked before it is used.
+ * The options are stored (beside their hash) so that a refused resume can
+ * say which one differs. The blob is untrusted on the way back in (it may
+ * have crossed a network or a file system): every field is checked before
+ * it is used.
  */
 #include "reader/reader_internal.h"
 
@@ -57,7 +66,14 @@ void rd_state_encode(const ps_reader *r, ps_reader_state *out)
     put64(b + 40, r->manifest_hash);
     put32(b + 48, r->popt.rank);
     put32(b + 52, r->popt.world_size);
-    put64(b + 56, XXH64(b, 56, 0));
+    put32(b + 56, r->popt.batch_size);
+    put32(b + 60, r->popt.pad_multiple);
+    put64(b + 64, r->popt.max_tokens);
+    put32(b + 72, r->popt.shuffle_window);
+    put32(b + 76, r->popt.sort_pool);
+    b[80] = (unsigned char)(r->popt.shuffle != 0);
+    b[81] = (unsigned char)(r->popt.drop_last != 0);
+    put64(b + 120, XXH64(b, 120, 0));
 }
 
 int rd_state_decode(const void *bytes, size_t len, rd_state *out, ps_error *err)
@@ -77,13 +93,32 @@ int rd_state_decode(const void *bytes, size_t len, rd_state *out, ps_error *err)
                             version, STATE_VERSION);
     if (version < 1)
         return ps_error_set(err, PS_EFORMAT, "reader state: version 0 is not valid");
-    if (get64(b + 56) != XXH64(b, 56, 0))
+    if (get64(b + 120) != XXH64(b, 120, 0))
         return ps_error_set(err, PS_EFORMAT, "reader state: checksum mismatch (damaged)");
-    rd_state s = {get64(b + 8),  get64(b + 16), get64(b + 24), get64(b + 32),
-                  get64(b + 40), get32(b + 48), get32(b + 52)};
+    rd_state s = {
+        .seed = get64(b + 8),
+        .epoch = get64(b + 16),
+        .position = get64(b + 24),
+        .plan_hash = get64(b + 32),
+        .set_hash = get64(b + 40),
+        .rank = get32(b + 48),
+        .world_size = get32(b + 52),
+        .batch_size = get32(b + 56),
+        .pad_multiple = get32(b + 60),
+        .max_tokens = get64(b + 64),
+        .shuffle_window = get32(b + 72),
+        .sort_pool = get32(b + 76),
+        .shuffle = b[80],
+        .drop_last = b[81],
+    };
     if (s.world_size < 1 || s.rank >= s.world_size)
         return ps_error_set(err, PS_EFORMAT, "reader state: rank %u of world size %u", s.rank,
                             s.world_size);
+    if (s.shuffle > 1 || s.drop_last > 1)
+        return ps_error_set(err, PS_EFORMAT, "reader state: flags out of range");
+    for (int i = 82; i < 120; i++)
+        if (b[i])
+            return ps_error_set(err, PS_EFORMAT, "reader state: reserved bytes are not zero");
     if (out)
         *out = s;
     return PS_OK;

@@ -263,6 +263,10 @@ static void window_destroy(rd_window *w)
         ps_buf_free(&w->bufs[k]);
     free(w->bufs);
     free(w->views);
+    for (uint32_t k = 0; k < w->cap_blocks && w->blk_msg; k++)
+        free(w->blk_msg[k]);
+    free(w->blk_msg);
+    free(w->blk_code);
     free(w->rec_block);
     free(w->rec_index);
     free(w->perm);
@@ -318,6 +322,16 @@ static int window_reserve(rd_window *w, uint32_t nb, uint32_t n)
         if (!views)
             return PS_ENOMEM;
         w->views = views;
+        int *codes = realloc(w->blk_code, nb * sizeof *codes);
+        if (!codes)
+            return PS_ENOMEM;
+        w->blk_code = codes;
+        char **msgs = realloc(w->blk_msg, nb * sizeof *msgs);
+        if (!msgs)
+            return PS_ENOMEM;
+        w->blk_msg = msgs;
+        for (uint32_t k = w->cap_blocks; k < nb; k++)
+            msgs[k] = NULL;
         w->cap_blocks = nb;
     }
     if (n > w->cap_recs) {
@@ -349,26 +363,42 @@ static int window_load(ps_reader *r, uint32_t b, uint32_t wi, rd_window *w, void
     w->n = (uint32_t)(pb->window_first[wi + 1] - pb->window_first[wi]);
     if (window_reserve(w, nb ? nb : 1, w->n ? w->n : 1))
         return ps_error_set(err, PS_ENOMEM, "reader: out of memory for a window");
+    w->n_bad = 0;
     for (uint32_t k = 0; k < nb; k++) {
         const ps_plan_block *blk = &pb->blocks[first + k];
+        const char *file = r->m->shards[blk->shard].file;
         const void *data;
         size_t len;
         ps_error e = {0};
+        free(w->blk_msg[k]);
+        w->blk_msg[k] = NULL;
+        w->blk_code[k] = 0;
         int rc = shard_block(r, blk->shard, b, blk->seq, &data, &len, &e);
-        if (rc)
-            return ps_error_set(err, rc, "%s (reading bucket %u block %u)", e.message, b,
-                                blk->seq);
-        rc = ps_block_decode(data, len, dctx, &w->bufs[k], &w->views[k], &e);
-        if (!rc) {
+        if (rc) {
+            char msg[PS_ERROR_MESSAGE_MAX];
+            snprintf(msg, sizeof msg, "%s", e.message);
+            ps_error_set(&e, rc, "%s (needed for bucket %u block %u)", msg, b, blk->seq);
+        } else if ((rc = ps_block_decode(data, len, dctx, &w->bufs[k], &w->views[k], &e))) {
+            char msg[PS_ERROR_MESSAGE_MAX];
+            snprintf(msg, sizeof msg, "%s", e.message);
+            ps_error_set(&e, rc, "%s/%s: bucket %u block %u: %s", r->dir, file, b, blk->seq,
+                         msg);
+        } else {
             *block_bytes += len;
             *raw_bytes += w->views[k].raw_bytes;
+            rc = check_block(r, pb, &w->views[k], blk->records, r->dir, file, b, blk->seq, &e);
         }
-        if (rc)
-            return ps_error_set(err, rc, "%s/%s: bucket %u block %u: %s", r->dir,
-                                r->m->shards[blk->shard].file, b, blk->seq, e.message);
-        if ((rc = check_block(r, pb, &w->views[k], blk->records, r->dir, r->m->shards[blk->shard].file,
-                              b, blk->seq, err)))
-            return rc;
+        if (rc == PS_ENOMEM)
+            return ps_error_set(err, rc, "%s", e.message);
+        if (rc) {
+            /* The block's records keep their places (the manifest's count),
+             * marked damaged for the batches that hold them. */
+            memset(&w->views[k], 0, sizeof w->views[k]);
+            w->views[k].n = blk->records;
+            w->blk_code[k] = rc;
+            w->blk_msg[k] = strdup(e.message);
+            w->n_bad++;
+        }
     }
     /* Position i of the window's permuted order -> (block, record). */
     ps_plan_window_perm(&r->plan, b, wi, w->perm, w->n);

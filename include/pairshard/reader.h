@@ -58,9 +58,10 @@
  *
  * Errors follow pairshard/common.h: negative PS_E* codes and a message in
  * the optional ps_error. A damaged block is reported as
- * "DIR/shard-00003.mdb: bucket 2 block 17: corrupt block: ..." by the next
- * call that would deliver a batch needing it (or skipped and counted, with
- * `skip_corrupt`); nothing exits or aborts.
+ * "DIR/shard-00003.mdb: bucket 2 block 17: corrupt block: ..." by the call
+ * that would deliver a batch holding one of its records (with
+ * `skip_corrupt`, the batch comes without those records, and they are
+ * counted); nothing exits or aborts.
  */
 #ifndef PAIRSHARD_READER_H
 #define PAIRSHARD_READER_H
@@ -120,8 +121,10 @@ typedef struct ps_reader_options {
     int device;             /* PS_DEVICE_HOST (default) or a CUDA ordinal */
     int require_device;     /* 1: fail (PS_EUSAGE) when `device` cannot be used */
     int mlock;              /* 1: mlock host slots (best effort) */
-    int skip_corrupt;       /* 1: a batch needing a damaged block is skipped
-                               and counted instead of failing next() */
+    int skip_corrupt;       /* 1: a batch holding records of a damaged block
+                               is delivered without them (B smaller, 0 when
+                               none is left, so ranks stay in step) and they
+                               are counted, instead of failing next() */
     uint32_t sort_pool;     /* batches per length-sorting pool; 0: 8; 1: off.
                                Consecutive batches of a bucket form a pool
                                whose records are sorted by length before they
@@ -153,10 +156,10 @@ typedef struct ps_batch {
     void *ready_event;      /* cudaEvent_t recorded after the copies */
 } ps_batch;
 
-/* Opaque resumption state: a few dozen bytes (fixed size), safe to store
- * and send anywhere (no pointers, little-endian, with a magic, a version
- * and a checksum). */
-#define PS_READER_STATE_BYTES 64
+/* Opaque resumption state: 128 bytes, safe to store and send anywhere (no
+ * pointers, little-endian, with a magic, a version and a checksum;
+ * docs/READER.md has the layout). */
+#define PS_READER_STATE_BYTES 128
 typedef struct ps_reader_state {
     unsigned char bytes[PS_READER_STATE_BYTES];
 } ps_reader_state;
@@ -225,7 +228,8 @@ typedef struct ps_reader_stats {
     uint64_t wait_ns;             /* time ps_reader_next spent blocked */
     uint64_t waits;               /* calls that found their batch not ready */
     uint64_t blocks_decoded, block_bytes, raw_bytes;
-    uint64_t skipped_batches, skipped_records; /* skip_corrupt */
+    uint64_t skipped_batches;     /* skip_corrupt: batches delivered short */
+    uint64_t skipped_records;     /* ... and the damaged records they lacked */
     uint64_t h2d_bytes;           /* copied to the device */
     uint32_t ready;               /* batches ready and waiting now */
     uint32_t slots;

@@ -251,7 +251,7 @@ resume_case() { # SET W K extra-args...
     [ "$k" = last ] && k=$nl
     R --seed 11 --rank $((w - 1)) --world-size "$w" "$@" --limit "$k" --save-state "$TMP/st" \
         "$set_" >"$TMP/head" 2>"$TMP/err" || return 1
-    [ "$(wc -c <"$TMP/st")" -eq 64 ] || return 1
+    [ "$(wc -c <"$TMP/st")" -eq 128 ] || return 1
     head -n "$k" "$TMP/full" | cmp -s - "$TMP/head" || { echo "# --limit $k: not the first $k lines"; return 1; }
     R --seed 11 --rank $((w - 1)) --world-size "$w" "$@" --resume "$TMP/st" "$set_" >"$TMP/tail" 2>"$TMP/err" ||
         { sed 's/^/# /' "$TMP/err"; return 1; }
@@ -280,7 +280,7 @@ R --seed 11 --world-size 1 --batch-size 16 --resume "$TMP/st" --limit 0 --save-s
     cmp -s "$TMP/st" "$TMP/st0" &&
     R --seed 11 --world-size 1 --batch-size 16 --threads 1 --prefetch 9 --limit 3 --save-state "$TMP/stt" "$TRAIN" >/dev/null &&
     cmp -s "$TMP/st" "$TMP/stt"
-check "the state is a function of the position: resume + save at once, or other threads, give the same 64 bytes" $?
+check "the state is a function of the position: resume + save at once, or other threads, give the same 128 bytes" $?
 for v in "--batch-size 32 --world-size 1" "--batch-size 16 --world-size 2" \
     "--batch-size 16 --world-size 1 --drop-last" "--max-tokens 2048 --world-size 1" \
     "--batch-size 16 --world-size 1 --sort-pool 2" "--batch-size 16 --world-size 1 --shuffle-window 4" \
@@ -307,7 +307,7 @@ R --seed 11 --world-size 1 --batch-size 16 --resume "$TMP/st.bad" "$TRAIN" >/dev
 check "a damaged state file: exit 2 with a message" $?
 head -c 40 "$TMP/st" >"$TMP/st.short"
 R --seed 11 --world-size 1 --batch-size 16 --resume "$TMP/st.short" "$TRAIN" >/dev/null 2>"$TMP/err"
-[ $? -eq 2 ] && grep -q "64 bytes" "$TMP/err"
+[ $? -eq 2 ] && grep -q "128 bytes" "$TMP/err"
 check "a short state file: exit 2 naming the size" $?
 
 # ---- batching promises -------------------------------------------------------------

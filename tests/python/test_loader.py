@@ -219,8 +219,8 @@ def layouts():
             bad.append("%s.%s: C %s %s, ctypes %s %s" % (sname, field, a, b, *got))
     check("ctypes layouts of ps_error, ps_reader_options, ps_batch, ps_reader_state, "
           "ps_reader_info, ps_reader_stats equal the compiler's", not bad, "\n".join(bad))
-    check("ps_reader_state is 64 bytes, ps_error 4 + 512",
-          ctypes.sizeof(L.ps_reader_state) == 64 and ctypes.sizeof(L.ps_error) == 516)
+    check("ps_reader_state is 128 bytes, ps_error 4 + 512",
+          ctypes.sizeof(L.ps_reader_state) == 128 and ctypes.sizeof(L.ps_error) == 516)
 
 
 @test
@@ -593,16 +593,16 @@ def resume():
     with pairshard.Loader(SET, batch_size=16, rank=0, world_size=1) as ld:
         next(iter(ld))
         sd = ld.state_dict()
-    check("state_dict: version 1 and a 64-byte reader_state",
+    check("state_dict: version 1 and a 128-byte reader_state",
           sd["version"] == 1 and isinstance(sd["reader_state"], bytes)
-          and len(sd["reader_state"]) == 64)
+          and len(sd["reader_state"]) == 128)
     with pairshard.Loader(SET, batch_size=8, rank=0, world_size=1) as ld:
         try:
             ld.load_state_dict(sd)
             check("a state from other batching options is refused", False)
         except pairshard.PairshardError as e:
             check("a state from other batching options is refused (PS_EINVAL naming it)",
-                  e.code == L.PS_EINVAL and "batching" in e.message, e)
+                  e.code == L.PS_EINVAL and "batch_size" in e.message, e)
     with pairshard.Loader(SET, batch_size=16, rank=1, world_size=2) as ld:
         try:
             ld.load_state_dict(sd)
