@@ -293,7 +293,13 @@ static uint32_t round_up(uint32_t v, uint32_t m)
  * failed checks (0) and records the record indices in idx[] (B entries). */
 static void check_batch(const ps_batch *b, const ps_reader_options *o, long *idx)
 {
-    assert_true(b->B >= 1);
+    /* skip_corrupt may deliver a batch emptied of damaged records */
+    if (b->B == 0) {
+        assert_true(o->skip_corrupt);
+        assert_int_equal(b->T, 0);
+        assert_int_equal(b->real_tokens, 0);
+        return;
+    }
     assert_true(b->T >= 1);
     assert_int_equal(b->dtype, o->dtype);
     assert_true(b->bucket < g_ref.n_buckets);
@@ -1695,97 +1701,154 @@ static void test_corrupt_block(void **state)
     ZSTD_freeDCtx(dctx);
     ps_shard_close(sh);
 
-    ps_reader_options o;
-    base_opts(&o);
-    o.seed = 3;
-    run clean;
-    epoch_run(g_ref.dir, &o, &clean);
-
-    /* without skip_corrupt: errors naming the block, and the epoch goes on */
-    run dmg;
-    memset(&dmg, 0, sizeof dmg);
-    ps_reader *r = open_ok(dir, &o, NULL);
-    size_t guard = 0;
-    char want[128];
-    snprintf(want, sizeof want, "shard-00000.mdb: bucket %u block %u", big.bucket, big.seq);
-    for (;;) {
-        assert_true(guard++ < 10000);
-        const ps_batch *b = NULL;
-        ps_error_clear(&err);
-        int rc = ps_reader_next(r, &b, &err);
-        if (rc == 0)
-            break;
-        if (rc < 0) {
-            if (rc != PS_ECORRUPT)
-                fail_msg("damaged block: %s: %s", ps_err_name(rc), err.message);
-            if (!strstr(err.message, want) || !strstr(err.message, dir))
-                fail_msg("damaged block: message '%s' does not say '%s/%s'", err.message, dir,
-                         want);
-            dmg.errors++;
-            continue;
-        }
-        run_add(&dmg, b, &o);
-        ps_batch_release(r, b);
-    }
-    ps_reader_close(r);
-    assert_true(dmg.errors >= 1);
-    /* each delivered batch is the clean run's batch at its step; the
-     * missing steps are exactly as many as the errors, and hold every
-     * record of the damaged block */
-    bool *present = calloc(clean.n, sizeof *present);
-    for (size_t i = 0; i < dmg.n; i++) {
-        assert_true(dmg.v[i].step < clean.n);
-        assert_int_equal(dmg.v[i].digest, clean.v[dmg.v[i].step].digest);
-        present[dmg.v[i].step] = true;
-    }
-    size_t missing = 0, missing_records = 0;
-    unsigned *lost = calloc(g_ref.n, sizeof *lost);
-    for (size_t i = 0; i < clean.n; i++)
-        if (!present[i]) {
-            missing++;
-            missing_records += clean.v[i].B;
-            for (uint32_t j = 0; j < clean.v[i].B; j++)
-                lost[clean.v[i].idx[j]] = 1;
-        }
-    assert_int_equal(missing, dmg.errors);
-    assert_int_equal(dmg.records + missing_records, g_ref.n);
     size_t in_block = 0;
+    bool *damaged = calloc(g_ref.n, sizeof *damaged);
     for (size_t i = 0; i < g_ref.n; i++)
         if (g_ref.v[i].shard == 0 && g_ref.v[i].bucket == big.bucket && g_ref.v[i].seq == big.seq) {
-            assert_int_equal(lost[i], 1);
+            damaged[i] = true;
             in_block++;
         }
     assert_true(in_block > 0);
+    char want[128];
+    snprintf(want, sizeof want, "shard-00000.mdb: bucket %u block %u", big.bucket, big.seq);
 
-    /* with skip_corrupt: no errors, the same batches, the rest counted */
-    o.skip_corrupt = 1;
-    run sk;
-    memset(&sk, 0, sizeof sk);
-    r = open_ok(dir, &o, NULL);
-    drain(r, &o, &sk, ALL);
-    ps_reader_stats st;
-    ps_reader_stats_get(r, &st);
-    assert_int_equal(sk.errors, 0);
-    assert_int_equal(sk.n, dmg.n);
-    for (size_t i = 0; i < sk.n; i++)
-        assert_int_equal(sk.v[i].digest, dmg.v[i].digest);
-    assert_int_equal(st.skipped_batches, missing);
-    assert_int_equal(st.skipped_records, missing_records);
-    assert_int_equal(st.records, sk.records);
-    /* and the next epoch runs too */
-    assert_int_equal(ps_reader_set_epoch(r, 1, NULL), 0);
-    run sk1;
-    memset(&sk1, 0, sizeof sk1);
-    drain(r, &o, &sk1, ALL);
-    assert_int_equal(sk1.errors, 0);
-    assert_true(sk1.n > 0);
-    ps_reader_close(r);
-    run_free(&sk1);
-    run_free(&sk);
-    free(lost);
-    free(present);
-    run_free(&dmg);
-    run_free(&clean);
+    /* sort_pool 1 first: every record keeps its place, so the damage
+     * touches exactly the batches holding the block's records; then the
+     * default pools, where damaged records sort last in their pool */
+    for (int pools = 0; pools <= 1; pools++) {
+        ps_reader_options o;
+        base_opts(&o);
+        o.seed = 3;
+        o.sort_pool = pools ? 0 : 1;
+        run clean;
+        epoch_run(g_ref.dir, &o, &clean);
+        bool *hit = calloc(clean.n, sizeof *hit); /* clean batches with damaged records */
+        size_t n_hit = 0;
+        for (size_t i = 0; i < clean.n; i++) {
+            for (uint32_t j = 0; j < clean.v[i].B; j++)
+                hit[i] |= damaged[clean.v[i].idx[j]];
+            n_hit += hit[i];
+        }
+        assert_true(n_hit > 0);
+
+        /* without skip_corrupt: errors naming the block, and the epoch
+         * goes on */
+        run dmg;
+        memset(&dmg, 0, sizeof dmg);
+        ps_reader *r = open_ok(dir, &o, NULL);
+        ps_reader_info in;
+        ps_reader_info_get(r, &in);
+        for (size_t guard = 0;; guard++) {
+            assert_true(guard < 10000);
+            const ps_batch *b = NULL;
+            ps_error_clear(&err);
+            int rc = ps_reader_next(r, &b, &err);
+            if (rc == 0)
+                break;
+            if (rc < 0) {
+                if (rc != PS_ECORRUPT)
+                    fail_msg("damaged block: %s: %s", ps_err_name(rc), err.message);
+                if (!strstr(err.message, want) || !strstr(err.message, dir))
+                    fail_msg("damaged block: message '%s' does not say '%s/%s'", err.message,
+                             dir, want);
+                dmg.errors++;
+                continue;
+            }
+            run_add(&dmg, b, &o);
+            ps_batch_release(r, b);
+        }
+        ps_reader_close(r);
+        assert_int_equal(dmg.n + dmg.errors, in.batches_per_epoch);
+        unsigned *seen = calloc(g_ref.n, sizeof *seen);
+        for (size_t i = 0; i < dmg.n; i++)
+            for (uint32_t j = 0; j < dmg.v[i].B; j++) {
+                assert_false(damaged[dmg.v[i].idx[j]]);
+                assert_int_equal(seen[dmg.v[i].idx[j]]++, 0);
+            }
+        if (!pools) {
+            /* exactly the batches with damaged records fail; the others
+             * are the clean run's, at their steps */
+            for (size_t i = 0; i < dmg.n; i++)
+                if (hit[dmg.v[i].step])
+                    fail_msg("damaged block, sort_pool 1: step %llu holds records of the damaged "
+                             "block in the clean run, yet came without an error (%u records, "
+                             "%u in the clean run)",
+                             (unsigned long long)dmg.v[i].step, dmg.v[i].B,
+                             clean.v[dmg.v[i].step].B);
+            assert_int_equal(dmg.errors, n_hit);
+            for (size_t i = 0; i < dmg.n; i++) {
+                assert_true(dmg.v[i].step < clean.n);
+                assert_false(hit[dmg.v[i].step]);
+                if (dmg.v[i].digest != clean.v[dmg.v[i].step].digest)
+                    fail_msg("damaged block, sort_pool 1: batch %llu differs from the clean run's",
+                             (unsigned long long)dmg.v[i].step);
+            }
+        } else {
+            assert_true(dmg.errors >= 1);
+        }
+        free(seen);
+
+        /* with skip_corrupt: every batch comes, without the damaged
+         * records; every intact record exactly once */
+        o.skip_corrupt = 1;
+        run sk;
+        memset(&sk, 0, sizeof sk);
+        r = open_ok(dir, &o, NULL);
+        drain(r, &o, &sk, ALL);
+        ps_reader_stats st;
+        ps_reader_stats_get(r, &st);
+        assert_int_equal(sk.errors, 0);
+        assert_int_equal(sk.n, in.batches_per_epoch);
+        assert_int_equal(st.skipped_records, in_block);
+        assert_int_equal(sk.records + in_block, g_ref.n);
+        assert_int_equal(st.records, sk.records);
+        seen = calloc(g_ref.n, sizeof *seen);
+        for (size_t i = 0; i < sk.n; i++) {
+            assert_int_equal(sk.v[i].step, i);
+            for (uint32_t j = 0; j < sk.v[i].B; j++)
+                seen[sk.v[i].idx[j]]++;
+        }
+        for (size_t i = 0; i < g_ref.n; i++)
+            if (seen[i] != (damaged[i] ? 0u : 1u))
+                fail_msg("skip_corrupt: record %s delivered %u times", g_ref.v[i].id, seen[i]);
+        free(seen);
+        if (!pools) {
+            assert_int_equal(st.skipped_batches, n_hit);
+            for (size_t i = 0; i < sk.n; i++) {
+                if (!hit[i]) {
+                    assert_int_equal(sk.v[i].digest, clean.v[i].digest);
+                    continue;
+                }
+                /* the clean batch less its damaged records */
+                uint32_t left = 0;
+                for (uint32_t j = 0; j < clean.v[i].B; j++)
+                    left += !damaged[clean.v[i].idx[j]];
+                assert_int_equal(sk.v[i].B, left);
+                for (uint32_t j = 0; j < sk.v[i].B; j++) {
+                    bool found = false;
+                    for (uint32_t k = 0; k < clean.v[i].B && !found; k++)
+                        found = clean.v[i].idx[k] == sk.v[i].idx[j];
+                    assert_true(found);
+                }
+            }
+        } else {
+            assert_true(st.skipped_batches >= 1);
+        }
+        /* and the next epoch runs too */
+        assert_int_equal(ps_reader_set_epoch(r, 1, NULL), 0);
+        run sk1;
+        memset(&sk1, 0, sizeof sk1);
+        drain(r, &o, &sk1, ALL);
+        assert_int_equal(sk1.errors, 0);
+        assert_int_equal(sk1.records + in_block, g_ref.n);
+        ps_reader_close(r);
+        run_free(&sk1);
+        run_free(&sk);
+        run_free(&dmg);
+        run_free(&clean);
+        free(hit);
+    }
+    free(damaged);
     free(shard);
     ps_remove_tree(dir);
     free(dir);
@@ -1948,7 +2011,7 @@ static void test_manifest_claims(void **state)
         ps_reader_stats_get(r, &st);
         ps_reader_close(r);
         assert_int_equal(sk.errors, 0);
-        assert_int_equal(sk.n, delivered);
+        assert_int_equal(sk.n, in.batches_per_epoch); /* short or empty, never missing */
         assert_int_equal(st.skipped_batches, errors);
         assert_int_equal(st.skipped_records + sk.records, in.records_total);
         run_free(&sk);
