@@ -106,6 +106,10 @@ json.dump(d[:40], open(sys.argv[2], "w"))' tests/data/spider/dev.json "$SETS/sma
         [ -f "$SETS/$d/manifest.json" ] && cp "$SETS/$d/manifest.json" "$SEEDS/fuzz_manifest/$d.json"
     done
     [ -f "$SETS/small/shard-00000.mdb" ] && cp "$SETS/small/shard-00000.mdb" "$SEEDS/fuzz_lmdb/small.mdb"
+    if echo " $TARGETS " | grep -q " fuzz_reader_open "; then
+        mkdir -p "$SEEDS/fuzz_reader_open"
+        cp "$SETS/small/manifest.json" "$SEEDS/fuzz_reader_open/small.json" 2>/dev/null
+    fi
     if echo " $TARGETS " | grep -q " fuzz_reader_state "; then
         mkdir -p "$SEEDS/fuzz_reader_state"
         "$FB/bin/seeds" state "$SETS/dev" "$SEEDS/fuzz_reader_state" >/dev/null 2>&1 ||
@@ -124,7 +128,7 @@ done
 max_len() {
     case $1 in
         fuzz_lmdb) echo 65536 ;;
-        fuzz_tokenizer_json | fuzz_manifest) echo 65536 ;;
+        fuzz_tokenizer_json | fuzz_manifest | fuzz_reader_open) echo 65536 ;;
         fuzz_clean_*) echo 16384 ;;
         fuzz_block | fuzz_block_content) echo 16384 ;;
         fuzz_reader_state) echo 256 ;;
@@ -133,6 +137,7 @@ max_len() {
 }
 
 export PS_FUZZ_VOCAB="$VOCAB"
+[ -f "$SETS/small/shard-00000.mdb" ] && export PS_FUZZ_SHARD="$SETS/small/shard-00000.mdb"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 LOGS="$FB/logs"
