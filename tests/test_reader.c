@@ -2328,15 +2328,16 @@ int main(void)
         cmocka_unit_test(test_state_check),
         cmocka_unit_test(test_elimit),
         cmocka_unit_test(test_stats),
-        cmocka_unit_test(test_corrupt_block),
-        cmocka_unit_test(test_manifest_claims),
         cmocka_unit_test(test_manifest_huge),
-        cmocka_unit_test(test_missing_shard),
         cmocka_unit_test(test_bad_dir),
         cmocka_unit_test(test_env_rank),
         cmocka_unit_test(test_device_fallback),
         cmocka_unit_test(test_readers_in_threads),
         cmocka_unit_test(test_open_close_churn),
+        /* damaged data last: a crash there loses no other result */
+        cmocka_unit_test(test_missing_shard),
+        cmocka_unit_test(test_manifest_claims),
+        cmocka_unit_test(test_corrupt_block),
     };
     return cmocka_run_group_tests_name("reader", tests, group_setup, group_teardown);
 }
