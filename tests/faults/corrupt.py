@@ -97,7 +97,7 @@ else:
           flush=True)
 
 work = os.path.join(TMP, "corrupt-work")
-caught = read_runs = read_ok = read_exit0 = 0
+caught = survived = read_runs = read_ok = read_exit0 = 0
 kinds = {}
 for trial in range(TRIALS):
     name = rng.choice(shards)
@@ -150,7 +150,10 @@ for trial in range(TRIALS):
         problems.append("inspect exit %d, want 1" % v.rc)
     if name not in v.err:
         problems.append("message does not name %s" % name)
-    if where and ("bucket %d block %d" % where) not in v.err:
+    # A changed bit the zstd decoder never uses (it decodes to the same
+    # content, checksum and all) leaves the block intact: then only the
+    # file's SHA-256 can tell, and the message names the shard alone.
+    if where and ("bucket %d block %d" % where) not in v.err and "SHA-256" not in v.err:
         problems.append("message does not name bucket %d block %d" % where)
     caught += not problems
     line = "corrupt %d: %s: %s: inspect --verify %s" % (trial + 1, name, desc, v.why())
@@ -159,6 +162,7 @@ for trial in range(TRIALS):
         for skip in (False, True):
             rd = run(read_args(work, skip), timeout=TIMEOUT)
             read_runs += 1
+            before = len(problems)
             tag = "read%s" % (" --skip-corrupt" if skip else "")
             seen.append("%s %s" % (tag, rd.why()))
             if rd.crashed() or rd.rc not in (0, 1):
@@ -179,15 +183,16 @@ for trial in range(TRIALS):
                 elif not skip and len(got) != len(ref_records):
                     problems.append("%s exit 0 but delivered %d of %d records"
                                     % (tag, len(got), len(ref_records)))
-            read_ok += 1
+            read_ok += len(problems) == before
         line += "; " + ", ".join(seen)
+    survived += not problems
     if problems:
         line += " -- " + "; ".join(problems) + " | " + v.err.strip()[-200:]
     tap(not problems, line)
 
-note("corrupt: %d trials (%s): inspect --verify caught %d exactly; read: %d runs, %d exited 0 "
-     "with correct tokens or 1, %d of them exited 0" % (
+note("corrupt: %d trials (%s): inspect --verify caught %d as required; read: %d runs, %d "
+     "as required (exit 1, or exit 0 with every record's tokens intact), %d exited 0" % (
          TRIALS, ", ".join("%d %s" % (kinds[k], k) for k in sorted(kinds)), caught, read_runs,
          read_ok, read_exit0))
-print("# TOTAL corrupt trials=%d survived=%d" % (TRIALS, caught))
+print("# TOTAL corrupt trials=%d survived=%d" % (TRIALS, survived))
 finish()
