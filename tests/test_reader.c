@@ -1198,7 +1198,7 @@ static void state_after(const ps_reader_options *o, size_t k, ps_reader_state *s
 }
 
 static void expect_resume_fails(const char *what, const char *dir, const ps_reader_options *o,
-                                const ps_reader_state *st, int want)
+                                const ps_reader_state *st, int want, const char *needle)
 {
     ps_reader *r = NULL;
     ps_error err;
@@ -1209,6 +1209,8 @@ static void expect_resume_fails(const char *what, const char *dir, const ps_read
                  ps_err_name(want));
     assert_null(r);
     assert_true(err.message[0] != 0);
+    if (needle && !strstr(err.message, needle))
+        fail_msg("resume with %s: message '%s' does not name '%s'", what, err.message, needle);
 }
 
 static uint64_t bucket_records(uint32_t b)
@@ -1413,29 +1415,65 @@ static void test_state_mismatch(void **state)
     o.world_size = 2;
     ps_reader_state st;
     state_after(&o, 3, &st);
+    struct {
+        const char *what, *needle;
+        void (*edit)(ps_reader_options *);
+    } diffs[] = {
+        {"another batch size", "batch_size 16", NULL},
+        {"another world size", "world_size 2", NULL},
+        {"another rank", "rank 0", NULL},
+        {"drop_last", "drop_last", NULL},
+        {"shuffle off", "shuffle", NULL},
+        {"another shuffle window", "shuffle_window", NULL},
+        {"another sort pool", "sort_pool", NULL},
+        {"another pad multiple", "pad_multiple", NULL},
+    };
+    for (size_t i = 0; i < sizeof diffs / sizeof *diffs; i++) {
+        ps_reader_options x = o;
+        switch (i) {
+        case 0: x.batch_size = 32; break;
+        case 1: x.world_size = 3; break;
+        case 2: x.rank = 1; break;
+        case 3: x.drop_last = 1; break;
+        case 4: x.shuffle = 0; break;
+        case 5: x.shuffle_window = 3; break;
+        case 6: x.sort_pool = 2; break;
+        case 7: x.pad_multiple = 8; break;
+        }
+        expect_resume_fails(diffs[i].what, g_ref.dir, &x, &st, PS_EINVAL, diffs[i].needle);
+    }
     ps_reader_options x = o;
-    x.batch_size = 32;
-    expect_resume_fails("another batch size", g_ref.dir, &x, &st, PS_EINVAL);
-    x = o;
-    x.world_size = 3;
-    expect_resume_fails("another world size", g_ref.dir, &x, &st, PS_EINVAL);
-    x = o;
-    x.rank = 1;
-    expect_resume_fails("another rank", g_ref.dir, &x, &st, PS_EINVAL);
-    x = o;
-    x.drop_last = 1;
-    expect_resume_fails("drop_last", g_ref.dir, &x, &st, PS_EINVAL);
-    x = o;
-    x.shuffle = 0;
-    expect_resume_fails("shuffle off", g_ref.dir, &x, &st, PS_EINVAL);
-    expect_resume_fails("another set", g_dir_b, &o, &st, PS_EINVAL);
+    x.batch_size = 0;
+    x.max_tokens = 512;
+    expect_resume_fails("max_tokens instead of batch_size", g_ref.dir, &x, &st, PS_EINVAL, NULL);
+    expect_resume_fails("another set", g_dir_b, &o, &st, PS_EINVAL, "set");
     /* a damaged state is refused before anything else */
     ps_reader_state bad = st;
     bad.bytes[PS_READER_STATE_BYTES / 2] ^= 0x10;
-    expect_resume_fails("a damaged state", g_ref.dir, &o, &bad, PS_EFORMAT);
-    /* and the good one still works */
-    ps_reader *r = open_ok(g_ref.dir, &o, &st);
+    expect_resume_fails("a damaged state", g_ref.dir, &o, &bad, PS_EFORMAT, NULL);
+
+    /* what does not decide the plan may differ: the same records in the
+     * same batches, in the other dtype, padding value and mode */
+    run full;
+    epoch_run(g_ref.dir, &o, &full);
+    ps_reader_options y = o;
+    y.dtype = PS_DTYPE_INT32;
+    y.pad_id = 9;
+    y.pad_mode = PS_PAD_BUCKET;
+    y.threads = 3;
+    y.prefetch = 9;
+    ps_reader *r = open_ok(g_ref.dir, &y, &st);
+    run tail;
+    memset(&tail, 0, sizeof tail);
+    drain(r, &y, &tail, ALL);
     ps_reader_close(r);
+    assert_int_equal(tail.n, full.n - 3);
+    for (size_t i = 0; i < tail.n; i++) {
+        assert_int_equal(tail.v[i].B, full.v[3 + i].B);
+        assert_memory_equal(tail.v[i].idx, full.v[3 + i].idx, tail.v[i].B * sizeof *tail.v[i].idx);
+    }
+    run_free(&tail);
+    run_free(&full);
 }
 
 static void test_state_check(void **state)
