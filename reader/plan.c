@@ -462,6 +462,10 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
         nper[b] = emit_cuts(&c[b], (uint32_t)b, p->buckets[b].batch_size, per[b]);
         if ((rc = make_pools(per[b], nper[b], opt, (uint32_t)b, err)))
             goto done;
+        /* Over every rank's batches, so that it is the same every epoch. */
+        for (uint64_t i = 0; i < nper[b]; i++)
+            if (per[b][i].pool_count > p->max_pool)
+                p->max_pool = per[b][i].pool_count;
     }
     order = malloc((batches ? batches : 1) * sizeof *order);
     p->batches = malloc((batches / W + 1) * sizeof *p->batches);
@@ -495,8 +499,6 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
             continue;
         p->batches[p->n_batches++] = *pbat;
         p->records_rank += pbat->count;
-        if (pbat->pool_count > p->max_pool)
-            p->max_pool = pbat->pool_count;
         ps_plan_bucket *pb = &p->buckets[b];
         uint32_t w0 = ps_plan_window_of(pb, pbat->pool_start);
         uint32_t w1 = ps_plan_window_of(pb, pbat->pool_start + pbat->pool_count - 1);

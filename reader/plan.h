@@ -64,7 +64,8 @@ typedef struct ps_plan {
     uint64_t global_batches; /* all ranks */
     uint64_t records_total, records_rank, records_dropped;
     uint32_t max_batch;      /* largest batch_size of any bucket */
-    uint32_t max_pool;       /* largest pool_count of any batch */
+    uint32_t max_pool;       /* largest pool_count of any batch of any rank
+                                (the same every epoch) */
     uint64_t max_batch_tokens; /* largest B * padded_bound of any batch */
 } ps_plan;
 

@@ -341,18 +341,18 @@ static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
         }
         /* Records of damaged blocks: the batch fails, or goes without them. */
         uint32_t B = 0;
-        const rec_ref *bad = NULL;
+        rec_ref bad = {0}; /* a copy: compaction overwrites the array */
         for (uint32_t i = 0; i < pb->count; i++) {
             if (mine[i].v)
                 mine[B++] = mine[i];
-            else if (!bad)
-                bad = &mine[i];
+            else if (!bad.w)
+                bad = mine[i];
         }
         ps_error e = {0};
-        if (bad) {
-            int code = bad->w->blk_code[bad->i];
+        if (bad.w) {
+            int code = bad.w->blk_code[bad.i];
             if (!r->opt.skip_corrupt || code != PS_ECORRUPT)
-                rc = ps_error_set(&e, code, "%s", bad->w->blk_msg[bad->i]);
+                rc = ps_error_set(&e, code, "%s", bad.w->blk_msg[bad.i]);
             else
                 sl->skipped_records = pb->count - B;
         }
@@ -387,44 +387,62 @@ static rd_slot *free_slot(ps_reader *r)
     return NULL;
 }
 
+/* The next step a free slot may take, at most prefetch ahead of the
+ * consumer, or NULL (r->mu held). */
+static rd_slot *claimable(ps_reader *r)
+{
+    if (r->next_claim < r->plan.n_batches &&
+        r->next_claim < r->next_deliver + (uint64_t)r->n_slots)
+        return free_slot(r);
+    return NULL;
+}
+
+/* Claims the next step into `sl` and fills it (r->mu held; dropped during
+ * the work). Used by the workers, and by the consumer while it would
+ * otherwise sleep. */
+static void claim_and_fill(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
+{
+    sl->state = SLOT_BUSY;
+    sl->step = r->next_claim++;
+    /* More claimable work: pass the wake-up on to another worker
+     * (releases wake one worker each, not all). */
+    if (r->n_threads > 1 && claimable(r))
+        pthread_cond_signal(&r->cv_work);
+    sl->err_code = 0;
+    sl->err_msg[0] = '\0';
+    sl->skipped_records = 0;
+    if (!dctx || !refs) {
+        sl->state = SLOT_ERROR;
+        sl->err_code = PS_ENOMEM;
+        snprintf(sl->err_msg, sizeof sl->err_msg, "reader: out of memory in a worker");
+    } else {
+        fill_slot(r, sl, dctx, refs);
+    }
+    /* Only the consumer waits on cv_ready, and only for next_deliver. */
+    if (sl->step == r->next_deliver)
+        pthread_cond_signal(&r->cv_ready);
+}
+
+static rec_ref *refs_alloc(const ps_reader *r)
+{
+    size_t n = (size_t)r->plan.max_batch + r->plan.max_pool; /* a pool + a sorted chunk */
+    return malloc((n ? n : 1) * sizeof(rec_ref));
+}
+
 static void *worker_main(void *arg)
 {
     ps_reader *r = arg;
     ZSTD_DCtx *dctx = ZSTD_createDCtx();
-    size_t nrefs = (size_t)r->plan.max_batch + r->plan.max_pool; /* a pool + a sorted chunk */
-    rec_ref *refs = malloc((nrefs ? nrefs : 1) * sizeof *refs);
+    rec_ref *refs = refs_alloc(r);
     if (r->device >= 0)
         ps_dev_select(r->device, NULL);
     pthread_mutex_lock(&r->mu);
     while (!r->stop) {
-        rd_slot *sl = NULL;
-        if (r->next_claim < r->plan.n_batches &&
-            r->next_claim < r->next_deliver + (uint64_t)r->n_slots)
-            sl = free_slot(r);
-        if (!sl) {
+        rd_slot *sl = claimable(r);
+        if (sl)
+            claim_and_fill(r, sl, dctx, refs);
+        else
             pthread_cond_wait(&r->cv_work, &r->mu);
-            continue;
-        }
-        sl->state = SLOT_BUSY;
-        sl->step = r->next_claim++;
-        /* More claimable work: pass the wake-up on to another worker
-         * (releases wake one worker each, not all). */
-        if (r->n_threads > 1 && r->next_claim < r->plan.n_batches &&
-            r->next_claim < r->next_deliver + (uint64_t)r->n_slots && free_slot(r))
-            pthread_cond_signal(&r->cv_work);
-        sl->err_code = 0;
-        sl->err_msg[0] = '\0';
-        sl->skipped_records = 0;
-        if (!dctx || !refs) {
-            sl->state = SLOT_ERROR;
-            sl->err_code = PS_ENOMEM;
-            snprintf(sl->err_msg, sizeof sl->err_msg, "reader: out of memory in a worker");
-        } else {
-            fill_slot(r, sl, dctx, refs);
-        }
-        /* Only the consumer waits on cv_ready, and only for next_deliver. */
-        if (sl->step == r->next_deliver)
-            pthread_cond_signal(&r->cv_ready);
     }
     pthread_mutex_unlock(&r->mu);
     free(refs);
@@ -703,8 +721,13 @@ int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *op
         rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory");
         goto fail;
     }
-    if ((rc = epoch_begin(r, r->popt.epoch, position, err)) || (rc = slots_alloc(r, err)) ||
-        (rc = workers_start(r, err)))
+    if ((rc = epoch_begin(r, r->popt.epoch, position, err)) || (rc = slots_alloc(r, err)))
+        goto fail;
+    /* The consumer's own decoding context (it helps while it waits); the
+     * plan's batch and pool sizes do not change across epochs. */
+    r->c_dctx = ZSTD_createDCtx();
+    r->c_refs = r->c_dctx ? refs_alloc(r) : NULL;
+    if ((rc = workers_start(r, err)))
         goto fail;
     *out = r;
     return PS_OK;
@@ -718,6 +741,8 @@ void ps_reader_close(ps_reader *r)
     if (!r)
         return;
     workers_stop(r);
+    free(r->c_refs);
+    ZSTD_freeDCtx(r->c_dctx);
     slots_free(r);
     rd_windows_free(r);
     ps_plan_free(&r->plan);
@@ -800,6 +825,14 @@ int ps_reader_next(ps_reader *r, const ps_batch **batch, ps_error *err)
             waited = 1;
             t0 = now_ns();
             r->st.waits++;
+        }
+        /* Rather than sleep (a futex wait and wake-up cost more than a small
+         * batch), fill the next claimable batch here. Host batches only:
+         * device copies would need this thread's current device. */
+        rd_slot *help = r->device < 0 && r->c_refs ? claimable(r) : NULL;
+        if (help) {
+            claim_and_fill(r, help, r->c_dctx, r->c_refs);
+            continue;
         }
         pthread_cond_wait(&r->cv_ready, &r->mu);
     }

@@ -95,6 +95,8 @@ struct ps_reader {
     pthread_t *threads;
     int n_threads, running, stop;
     uint64_t next_claim, next_deliver;
+    void *c_dctx;         /* the consumer's, for filling while it waits */
+    void *c_refs;
     ps_reader_stats st;
 };
 
