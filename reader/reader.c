@@ -57,7 +57,7 @@ static int env_int(const char *name, long dflt, long *out, ps_error *err)
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || *end || v < 0 || v > 1000000)
+    if (errno || *end || *s < '0' || *s > '9' || v > 1000000)
         return ps_error_set(err, PS_EUSAGE, "reader: %s=\"%s\" is not a valid number", name, s);
     *out = v;
     return PS_OK;
@@ -75,6 +75,12 @@ static int resolve_options(const ps_reader_options *in, ps_reader_options *o, ps
         return rc;
     if (o->world_size == PS_FROM_ENV && (rc = env_int("WORLD_SIZE", 1, &world, err)))
         return rc;
+    /* Several processes that all default to rank 0 would each read rank
+     * 0's share: a world from the environment needs its rank too. */
+    if (o->rank == PS_FROM_ENV && o->world_size == PS_FROM_ENV && world > 1 &&
+        !(getenv("RANK") && *getenv("RANK")))
+        return ps_error_set(err, PS_EUSAGE,
+                            "reader: WORLD_SIZE is %ld but RANK is not set", world);
     if (world < 1 || rank < 0 || rank >= world)
         return ps_error_set(err, PS_EUSAGE, "reader: rank %ld is not in 0..world_size-1 (%ld)",
                             rank, world);

@@ -58,7 +58,7 @@
  *
  * Errors follow pairshard/common.h: negative PS_E* codes and a message in
  * the optional ps_error. A damaged block is reported as
- * "DIR/shard-00003.mdb: bucket 2 block 17: corrupt block: ..." by the call
+ * "DIR/shard-00003.mdb: bucket 2 block 17: <what is wrong>" by the call
  * that would deliver a batch holding one of its records (with
  * `skip_corrupt`, the batch comes without those records, and they are
  * counted); nothing exits or aborts.
@@ -106,7 +106,9 @@ typedef struct ps_reader_options {
     int pad_mode;           /* PS_PAD_LONGEST (default) or PS_PAD_BUCKET */
     uint32_t pad_multiple;  /* round T up to a multiple of this; default 1 */
     int shuffle;            /* 1 (default): shuffle as above; 0: bucket by
-                               bucket, records in stored order */
+                               bucket, records in stored order (each sorting
+                               pool still sorted by length unless sort_pool
+                               is 1) */
     uint64_t seed;          /* default 0 */
     uint64_t epoch;         /* default 0 */
     uint32_t shuffle_window; /* blocks per record-shuffle window; 0: 16.
@@ -171,8 +173,10 @@ typedef struct ps_reader_state {
  * options' (which must otherwise describe the same batching, rank and
  * world size, and the set must be the same: PS_EINVAL naming what
  * differs). Returns 0, PS_ENOENT / PS_EIO / PS_EFORMAT / PS_EVERSION (the
- * manifest), PS_EUSAGE (options out of range, or a world too large for the
- * records without drop_last), PS_EFORMAT (a damaged state) or PS_ENOMEM. */
+ * manifest), PS_EUSAGE (options or RANK/WORLD_SIZE out of range, a world
+ * too large for the records without drop_last, or one that drop_last
+ * leaves without a batch), PS_EFORMAT (a damaged state), PS_ELIMIT (a plan
+ * beyond half of physical memory) or PS_ENOMEM. */
 PS_API int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *opt,
                           const ps_reader_state *resume, ps_error *err);
 
@@ -227,7 +231,7 @@ typedef struct ps_reader_stats {
     uint64_t real_tokens;         /* sum of lengths delivered */
     uint64_t wait_ns;             /* time ps_reader_next spent blocked */
     uint64_t waits;               /* calls that found their batch not ready */
-    uint64_t blocks_decoded, block_bytes, raw_bytes;
+    uint64_t blocks_decoded, block_bytes, raw_bytes; /* intact blocks */
     uint64_t skipped_batches;     /* skip_corrupt: batches delivered short */
     uint64_t skipped_records;     /* ... and the damaged records they lacked */
     uint64_t h2d_bytes;           /* copied to the device */
