@@ -13,7 +13,8 @@
 # "N passed, N failed", and exits 1 when anything failed.
 # Seeded and reproducible: FAULT_SEED (default 20261202); trial counts:
 # FAULT_CRASH_TRIALS (per scenario, default 30), FAULT_CORRUPT_TRIALS (300).
-# FAULT_ONLY="crash corrupt" runs a subset.
+# FAULT_ONLY="crash corrupt" runs a subset. Against a sanitized binary
+# (ASan reserves terabytes of address space) set FAULT_VMEM_MB=0.
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,6 +38,11 @@ if ! "$PY" -c 'import lmdb' 2>/dev/null; then
             { sudo -n apt-get update && sudo -n apt-get install -y --no-install-recommends python3-lmdb; }) >/dev/null 2>&1
     fi
 fi
+
+# With a sanitized pairshard (sh tests/faults/run.sh build/fuzz, or
+# build/asan): a sanitizer report must not pass for "exit 1".
+export ASAN_OPTIONS="${ASAN_OPTIONS:-exitcode=86:detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:exitcode=87:print_stacktrace=1}"
 
 FAULT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pairshard-faults.XXXXXX")
 export FAULT_TMP
