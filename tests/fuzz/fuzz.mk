@@ -30,10 +30,10 @@ TARGETS ?= $(FORMATS:%=fuzz_clean_%) fuzz_vocab fuzz_tokenizer_json fuzz_encode 
            $(if $(filter 1,$(HAVE_STATE)),fuzz_reader_state) \
            $(if $(filter 1,$(HAVE_READER)),fuzz_reader_open)
 
-.PHONY: all targets tools print-targets
-all: targets tools
+.PHONY: all targets seedbins print-targets
+all: targets seedbins
 targets: $(TARGETS:%=$(FB)/bin/%)
-tools: $(FB)/bin/pairshard $(FB)/bin/seeds
+seedbins: $(FB)/bin/pairshard $(FB)/bin/seeds
 print-targets:
 	@echo $(TARGETS)
 

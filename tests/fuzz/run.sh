@@ -73,7 +73,7 @@ mkdir -p "$SEEDS"
 # A real shard set: built with this tree's pairshard (the sanitized one of
 # this build when it links, else the regular build's).
 PS_BIN=""
-if $MK -j"$JOBS" tools >>"$FB/build.log" 2>&1; then
+if $MK -j"$JOBS" seedbins >>"$FB/build.log" 2>&1; then
     PS_BIN="$FB/bin/pairshard"
 elif [ -x "$(dirname "$FB")/bin/pairshard" ]; then
     PS_BIN="$(dirname "$FB")/bin/pairshard"
