@@ -63,8 +63,9 @@ int rd_shards_open(ps_reader *r, ps_error *err)
         sh->fd = -1;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", r->dir, m->shards[s].file);
-        /* O_NOFOLLOW: a shard is a file of the set, not a link out of it. */
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        /* O_NOFOLLOW: a shard is a file of the set, not a link out of it;
+         * O_NONBLOCK: a FIFO in its place must not block the open. */
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         struct stat st;
         if (fd < 0) {
             int e = errno;
