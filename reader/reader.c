@@ -17,8 +17,6 @@
 #include <string.h>
 #include <time.h>
 #include <zstd.h>
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #define DEFAULT_BATCH 32
 #define DEFAULT_THREADS 2
@@ -598,31 +596,6 @@ static void slots_free(ps_reader *r)
 
 /* ---- open / close --------------------------------------------------------- */
 
-static int hash_manifest(const char *dir, uint64_t *out, ps_error *err)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/manifest.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
-                            strerror(errno));
-    XXH64_state_t *h = XXH64_createState();
-    if (!h) {
-        fclose(f);
-        return ps_error_set(err, PS_ENOMEM, "reader: out of memory");
-    }
-    XXH64_reset(h, 0);
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        XXH64_update(h, buf, n);
-    int bad = ferror(f);
-    fclose(f);
-    *out = XXH64_digest(h);
-    XXH64_freeState(h);
-    return bad ? ps_error_set(err, PS_EIO, "%s: read error", path) : PS_OK;
-}
-
 static int choose_device(ps_reader *r, ps_error *err)
 {
     r->device = -1;
@@ -695,14 +668,12 @@ int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *op
     rd_state st = {0};
     if (!rc && resume)
         rc = rd_state_decode(resume->bytes, sizeof resume->bytes, &st, err);
-    /* The manifest reader refuses what is not a regular file (a FIFO would
-     * block a plain read forever) and bounds the size; hash it after. */
     if (!rc)
         rc = ps_manifest_read(dir, &r->m, err);
-    if (!rc)
-        rc = hash_manifest(dir, &r->manifest_hash, err);
     if (rc)
         goto fail;
+    /* The hash of the very bytes parsed: a state names this set. */
+    r->manifest_hash = r->m->xxh64;
     r->elem = r->opt.dtype == PS_DTYPE_INT64 ? 8 : 4;
     r->popt = (ps_plan_options){
         .batch_size = r->opt.batch_size,

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 bool ps_shard_name_ok(const char *name)
 {
@@ -332,6 +333,7 @@ int ps_manifest_read(const char *dir, ps_manifest **out, ps_error *err)
     }
     json_error_t je;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    uint64_t digest = XXH64(text, len, 0);
     free(text);
     if (!root) {
         rc = ps_error_set(err, PS_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
@@ -344,6 +346,7 @@ int ps_manifest_read(const char *dir, ps_manifest **out, ps_error *err)
         free(path);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
+    m->xxh64 = digest;
     ctx c = {path, err};
     rc = parse(&c, m, root);
     json_decref(root);
