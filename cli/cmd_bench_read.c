@@ -2,6 +2,7 @@
  * fastest anything could deliver the same bytes (a plain memcpy of them),
  * with the padding the length buckets save over random batching. */
 #include "cli/commands.h"
+#include "cli/read_args.h"
 #include "pairshard/reader.h"
 
 #include <errno.h>
@@ -12,17 +13,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-
-/* Shared with 'pairshard read' (cli/cmd_read.c), so that both commands
- * take the same batching flags and mean the same batches by them. */
-#define PS_READ_BATCHING_OPT 1
-extern const struct option ps_read_batching_longopts[];
-extern const size_t ps_read_batching_longopts_count;
-extern const char ps_read_batching_help[];
-int ps_read_batching_option(const char *cmd, const char *name, const char *v,
-                            ps_reader_options *o, unsigned *seen);
-int ps_read_batching_finish(const char *cmd, ps_reader_options *o, unsigned seen);
-int ps_read_open_status(int rc);
 
 static const char USAGE[] =
     "usage: pairshard bench-read DIR [options]\n"
@@ -255,10 +245,7 @@ int ps_cmd_bench_read(int argc, char **argv)
     int as_json = 0;
 
     struct option longopts[32];
-    memcpy(longopts, ps_read_batching_longopts,
-           ps_read_batching_longopts_count * sizeof *longopts);
-    memcpy(longopts + ps_read_batching_longopts_count, OWN_OPTS, sizeof OWN_OPTS);
-    memset(&longopts[ps_read_batching_longopts_count + N_OWN], 0, sizeof *longopts);
+    ps_read_longopts(longopts, 32, OWN_OPTS, N_OWN);
 
     int c, idx = 0;
     optind = 1;
@@ -269,19 +256,10 @@ int ps_cmd_bench_read(int argc, char **argv)
             if (ps_read_batching_option("bench-read", longopts[idx].name, optarg, &o, &seen))
                 return PS_EXIT_USAGE;
             break;
-        case O_EPOCHS: {
-            char *end;
-            errno = 0;
-            unsigned long long x = optarg[0] == '-' ? 0 : strtoull(optarg, &end, 10);
-            if (optarg[0] == '-' || errno || end == optarg || *end || x < 1 || x > 1000000) {
-                fprintf(stderr,
-                        "pairshard bench-read: --epochs needs an integer in [1, 1000000], got "
-                        "'%s'\n", optarg);
+        case O_EPOCHS:
+            if (ps_read_parse_u64("bench-read", "epochs", optarg, 1, 1000000, &epochs))
                 return PS_EXIT_USAGE;
-            }
-            epochs = x;
             break;
-        }
         case O_JSON:
             as_json = 1;
             break;

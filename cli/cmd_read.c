@@ -2,9 +2,10 @@
  * and prints each batch as one JSON line, so the epoch plan, sharding over
  * ranks, resumption and padding can be looked at and compared from a shell.
  *
- * The batching options are shared with 'pairshard bench-read'
- * (cmd_bench_read.c), which must measure exactly what this prints. */
+ * The batching options (cli/read_args.c) are shared with 'pairshard
+ * bench-read', which must measure exactly what this prints. */
 #include "cli/commands.h"
+#include "cli/read_args.h"
 #include "pairshard/reader.h"
 
 #include <errno.h>
@@ -13,213 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- options shared with bench-read -------------------------------------- */
-
-/* getopt_long value of every shared option: the caller looks the option up
- * by its long name (longopts[idx].name) with ps_read_batching_option. */
-#define PS_READ_BATCHING_OPT 1
-
-const struct option ps_read_batching_longopts[] = {
-    {"batch-size", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"max-tokens", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"pad", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"pad-multiple", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"pad-id", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"seed", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"epoch", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"shuffle-window", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"sort-pool", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"rank", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"world-size", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"no-shuffle", no_argument, NULL, PS_READ_BATCHING_OPT},
-    {"drop-last", no_argument, NULL, PS_READ_BATCHING_OPT},
-    {"threads", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"prefetch", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"int32", no_argument, NULL, PS_READ_BATCHING_OPT},
-    {"device", required_argument, NULL, PS_READ_BATCHING_OPT},
-    {"require-device", no_argument, NULL, PS_READ_BATCHING_OPT},
-    {"mlock", no_argument, NULL, PS_READ_BATCHING_OPT},
-    {"skip-corrupt", no_argument, NULL, PS_READ_BATCHING_OPT},
-};
-const size_t ps_read_batching_longopts_count =
-    sizeof ps_read_batching_longopts / sizeof ps_read_batching_longopts[0];
-
-const char ps_read_batching_help[] =
-    "Batching (the same flags give the same batches in 'read' and 'bench-read'):\n"
-    "  --batch-size N         sequences per batch (default 32)\n"
-    "  --max-tokens N         instead of --batch-size: a padded-token budget per batch,\n"
-    "                         B * T <= N (a bucket's B is N / its padded bound; a\n"
-    "                         sequence longer than N alone still gets a batch of 1)\n"
-    "  --pad longest|bucket   pad to the batch's longest sequence (default) or to the\n"
-    "                         bucket's bound (every batch of a bucket has the same T)\n"
-    "  --pad-multiple M       round T up to a multiple of M (default 1)\n"
-    "  --pad-id ID            input_ids value on padding (default 0, BERT's [PAD])\n"
-    "  --seed S               shuffle seed (default 0)\n"
-    "  --epoch E              epoch number: each epoch is a new shuffle (default 0)\n"
-    "  --shuffle-window K     blocks per record-shuffle window (default 16)\n"
-    "  --sort-pool K          consecutive batches of a bucket whose records are sorted\n"
-    "                         by length before they are dealt out, so that a batch\n"
-    "                         holds similar lengths (default 8; 1: off)\n"
-    "  --no-shuffle           bucket by bucket, blocks and records in stored order\n"
-    "                         (each sort pool still sorted by length)\n"
-    "  --rank R, --world-size W\n"
-    "                         this rank's share: global batch g goes to rank g % W\n"
-    "                         (default: RANK and WORLD_SIZE from the environment, as\n"
-    "                         torchrun sets them, else 0 and 1)\n"
-    "  --drop-last            every batch full; partial batches (and the last batches\n"
-    "                         needed to make the count divisible by W) are dropped\n"
-    "Reading (never changes the batches):\n"
-    "  --threads T            decoding threads (default 2)\n"
-    "  --prefetch P           batch slots ahead of the consumer (default 4, at least 2)\n"
-    "  --int32                int32 arrays instead of int64\n"
-    "  --device N             also copy each batch to CUDA device N (host-only when\n"
-    "                         pairshard has no CUDA or there is no GPU)\n"
-    "  --require-device       fail instead of falling back to the host\n"
-    "  --mlock                lock the batch slots in memory (best effort)\n"
-    "  --skip-corrupt         skip (and count) batches that need a damaged block\n"
-    "                         instead of stopping\n";
-
-enum {
-    SEEN_BATCH_SIZE = 1u << 0,
-    SEEN_MAX_TOKENS = 1u << 1,
-};
-
-static int parse_u64(const char *cmd, const char *name, const char *v, uint64_t lo, uint64_t hi,
-                     uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long x = 0;
-    int bad = !v || !*v || *v == '-';
-    if (!bad) {
-        x = strtoull(v, &end, 10);
-        bad = errno || end == v || *end || x < lo || x > hi;
-    }
-    if (bad) {
-        fprintf(stderr, "pairshard %s: --%s needs an integer in [%llu, %llu], got '%s'\n", cmd,
-                name, (unsigned long long)lo, (unsigned long long)hi, v ? v : "");
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-/* Applies one shared option by long name. Returns 0, or -1 after printing
- * why. `seen` collects what was given, for ps_read_batching_finish. */
-int ps_read_batching_option(const char *cmd, const char *name, const char *v,
-                            ps_reader_options *o, unsigned *seen);
-int ps_read_batching_option(const char *cmd, const char *name, const char *v,
-                            ps_reader_options *o, unsigned *seen)
-{
-    uint64_t x;
-    if (!strcmp(name, "batch-size")) {
-        if (parse_u64(cmd, name, v, 1, UINT32_MAX, &x))
-            return -1;
-        o->batch_size = (uint32_t)x;
-        *seen |= SEEN_BATCH_SIZE;
-    } else if (!strcmp(name, "max-tokens")) {
-        if (parse_u64(cmd, name, v, 1, UINT64_MAX >> 1, &x))
-            return -1;
-        o->max_tokens = x;
-        *seen |= SEEN_MAX_TOKENS;
-    } else if (!strcmp(name, "pad")) {
-        if (!strcmp(v, "longest"))
-            o->pad_mode = PS_PAD_LONGEST;
-        else if (!strcmp(v, "bucket"))
-            o->pad_mode = PS_PAD_BUCKET;
-        else {
-            fprintf(stderr, "pairshard %s: --pad wants 'longest' or 'bucket', got '%s'\n", cmd,
-                    v);
-            return -1;
-        }
-    } else if (!strcmp(name, "pad-multiple")) {
-        if (parse_u64(cmd, name, v, 1, 1u << 20, &x))
-            return -1;
-        o->pad_multiple = (uint32_t)x;
-    } else if (!strcmp(name, "pad-id")) {
-        if (parse_u64(cmd, name, v, 0, INT32_MAX, &x))
-            return -1;
-        o->pad_id = (int32_t)x;
-    } else if (!strcmp(name, "seed")) {
-        if (parse_u64(cmd, name, v, 0, UINT64_MAX, &x))
-            return -1;
-        o->seed = x;
-    } else if (!strcmp(name, "epoch")) {
-        if (parse_u64(cmd, name, v, 0, UINT64_MAX >> 1, &x))
-            return -1;
-        o->epoch = x;
-    } else if (!strcmp(name, "shuffle-window")) {
-        if (parse_u64(cmd, name, v, 1, UINT32_MAX, &x))
-            return -1;
-        o->shuffle_window = (uint32_t)x;
-    } else if (!strcmp(name, "sort-pool")) {
-        if (parse_u64(cmd, name, v, 1, UINT32_MAX, &x))
-            return -1;
-        o->sort_pool = (uint32_t)x;
-    } else if (!strcmp(name, "rank")) {
-        if (parse_u64(cmd, name, v, 0, 1u << 20, &x))
-            return -1;
-        o->rank = (int)x;
-    } else if (!strcmp(name, "world-size")) {
-        if (parse_u64(cmd, name, v, 1, 1u << 20, &x))
-            return -1;
-        o->world_size = (int)x;
-    } else if (!strcmp(name, "no-shuffle")) {
-        o->shuffle = 0;
-    } else if (!strcmp(name, "drop-last")) {
-        o->drop_last = 1;
-    } else if (!strcmp(name, "threads")) {
-        if (parse_u64(cmd, name, v, 1, 1024, &x))
-            return -1;
-        o->threads = (int)x;
-    } else if (!strcmp(name, "prefetch")) {
-        if (parse_u64(cmd, name, v, 2, 4096, &x))
-            return -1;
-        o->prefetch = (int)x;
-    } else if (!strcmp(name, "int32")) {
-        o->dtype = PS_DTYPE_INT32;
-    } else if (!strcmp(name, "device")) {
-        if (parse_u64(cmd, name, v, 0, 1024, &x))
-            return -1;
-        o->device = (int)x;
-    } else if (!strcmp(name, "require-device")) {
-        o->require_device = 1;
-    } else if (!strcmp(name, "mlock")) {
-        o->mlock = 1;
-    } else if (!strcmp(name, "skip-corrupt")) {
-        o->skip_corrupt = 1;
-    } else {
-        fprintf(stderr, "pairshard %s: unknown option '--%s'\n", cmd, name);
-        return -1;
-    }
-    return 0;
-}
-
-/* Checks the combination. Returns 0 or -1 after printing why. */
-int ps_read_batching_finish(const char *cmd, ps_reader_options *o, unsigned seen);
-int ps_read_batching_finish(const char *cmd, ps_reader_options *o, unsigned seen)
-{
-    if ((seen & SEEN_BATCH_SIZE) && (seen & SEEN_MAX_TOKENS)) {
-        fprintf(stderr, "pairshard %s: give --batch-size or --max-tokens, not both\n", cmd);
-        return -1;
-    }
-    if (seen & SEEN_MAX_TOKENS)
-        o->batch_size = 0;
-    if (o->require_device && o->device < 0) {
-        fprintf(stderr, "pairshard %s: --require-device needs --device N\n", cmd);
-        return -1;
-    }
-    return 0;
-}
-
-/* Exit status for a failed ps_reader_open: a set or state that cannot be
- * used as asked is the caller's to fix (2); running out of memory is not. */
-int ps_read_open_status(int rc);
-int ps_read_open_status(int rc)
-{
-    return rc == PS_ENOMEM ? PS_EXIT_FAIL : PS_EXIT_USAGE;
-}
 
 /* ---- pairshard read -------------------------------------------------------- */
 
@@ -500,10 +294,7 @@ int ps_cmd_read(int argc, char **argv)
     int labels = 0, tokens = 0, check = 0;
 
     struct option longopts[32];
-    memcpy(longopts, ps_read_batching_longopts,
-           ps_read_batching_longopts_count * sizeof *longopts);
-    memcpy(longopts + ps_read_batching_longopts_count, OWN_OPTS, sizeof OWN_OPTS);
-    memset(&longopts[ps_read_batching_longopts_count + N_OWN], 0, sizeof *longopts);
+    ps_read_longopts(longopts, 32, OWN_OPTS, N_OWN);
 
     int c, idx = 0;
     optind = 1;
@@ -515,7 +306,7 @@ int ps_cmd_read(int argc, char **argv)
                 return PS_EXIT_USAGE;
             break;
         case O_LIMIT:
-            if (parse_u64("read", "limit", optarg, 0, UINT64_MAX >> 1, &limit))
+            if (ps_read_parse_u64("read", "limit", optarg, 0, UINT64_MAX >> 1, &limit))
                 return PS_EXIT_USAGE;
             break;
         case O_SAVE:

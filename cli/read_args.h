@@ -1,0 +1,46 @@
+/*
+ * Shared by `pairshard read` and `pairshard bench-read`: the batching and
+ * reading flags (the same flags give the same batches in both), their
+ * help text, and number parsing. Errors are printed to stderr prefixed
+ * with "pairshard CMD: ".
+ */
+#ifndef PS_CLI_READ_ARGS_H
+#define PS_CLI_READ_ARGS_H
+
+#include "pairshard/reader.h"
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* getopt_long value of every shared option: the caller looks the option up
+ * by its long name (longopts[idx].name) with ps_read_batching_option. */
+#define PS_READ_BATCHING_OPT 1
+
+extern const struct option ps_read_batching_longopts[];
+extern const size_t ps_read_batching_longopts_count;
+/* The "Batching" and "Reading" sections of both commands' --help. */
+extern const char ps_read_batching_help[];
+
+/* Writes the shared options, then the command's own `n_own`, then the
+ * terminating zero entry into `out` (room for `cap`). Returns the number
+ * of options, or 0 when they do not fit. */
+size_t ps_read_longopts(struct option *out, size_t cap, const struct option *own, size_t n_own);
+
+/* Applies one shared option by long name. Returns 0, or -1 after printing
+ * why. `seen` collects what was given, for ps_read_batching_finish. */
+int ps_read_batching_option(const char *cmd, const char *name, const char *v,
+                            ps_reader_options *o, unsigned *seen);
+
+/* Checks the combination. Returns 0 or -1 after printing why. */
+int ps_read_batching_finish(const char *cmd, ps_reader_options *o, unsigned seen);
+
+/* Exit status for a failed ps_reader_open. */
+int ps_read_open_status(int rc);
+
+/* Parses a decimal in [lo, hi] for --name; returns 0, or -1 after printing
+ * why. */
+int ps_read_parse_u64(const char *cmd, const char *name, const char *v, uint64_t lo, uint64_t hi,
+                      uint64_t *out);
+
+#endif
