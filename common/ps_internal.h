@@ -50,6 +50,28 @@ static inline void ps_buf_reset(ps_buf *b)
         b->data[0] = '\0';
 }
 
+/* Little-endian integers in byte buffers (the block and state formats). */
+static inline void ps_put_le32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+static inline uint32_t ps_get_le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline void ps_put_le64(unsigned char *p, uint64_t v)
+{
+    ps_put_le32(p, (uint32_t)v);
+    ps_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint64_t ps_get_le64(const unsigned char *p)
+{
+    return (uint64_t)ps_get_le32(p) | (uint64_t)ps_get_le32(p + 4) << 32;
+}
+
 /* Overflow-checked size arithmetic: returns false on overflow. */
 static inline bool ps_size_mul(size_t a, size_t b, size_t *out)
 {

@@ -34,46 +34,27 @@
 #define STATE_MAGIC "PSRS"
 #define STATE_VERSION 1u
 
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t get64(const unsigned char *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 void rd_state_encode(const ps_reader *r, ps_reader_state *out)
 {
     unsigned char *b = out->bytes;
     memset(b, 0, PS_READER_STATE_BYTES);
     memcpy(b, STATE_MAGIC, 4);
-    put32(b + 4, STATE_VERSION);
-    put64(b + 8, r->popt.seed);
-    put64(b + 16, r->popt.epoch);
-    put64(b + 24, r->next_deliver);
-    put64(b + 32, ps_plan_options_hash(&r->popt, r->manifest_hash));
-    put64(b + 40, r->manifest_hash);
-    put32(b + 48, r->popt.rank);
-    put32(b + 52, r->popt.world_size);
-    put32(b + 56, r->popt.batch_size);
-    put32(b + 60, r->popt.pad_multiple);
-    put64(b + 64, r->popt.max_tokens);
-    put32(b + 72, r->popt.shuffle_window);
-    put32(b + 76, r->popt.sort_pool);
+    ps_put_le32(b + 4, STATE_VERSION);
+    ps_put_le64(b + 8, r->popt.seed);
+    ps_put_le64(b + 16, r->popt.epoch);
+    ps_put_le64(b + 24, r->next_deliver);
+    ps_put_le64(b + 32, ps_plan_options_hash(&r->popt, r->manifest_hash));
+    ps_put_le64(b + 40, r->manifest_hash);
+    ps_put_le32(b + 48, r->popt.rank);
+    ps_put_le32(b + 52, r->popt.world_size);
+    ps_put_le32(b + 56, r->popt.batch_size);
+    ps_put_le32(b + 60, r->popt.pad_multiple);
+    ps_put_le64(b + 64, r->popt.max_tokens);
+    ps_put_le32(b + 72, r->popt.shuffle_window);
+    ps_put_le32(b + 76, r->popt.sort_pool);
     b[80] = (unsigned char)(r->popt.shuffle != 0);
     b[81] = (unsigned char)(r->popt.drop_last != 0);
-    put64(b + 120, XXH64(b, 120, 0));
+    ps_put_le64(b + 120, XXH64(b, 120, 0));
 }
 
 int rd_state_decode(const void *bytes, size_t len, rd_state *out, ps_error *err)
@@ -85,7 +66,7 @@ int rd_state_decode(const void *bytes, size_t len, rd_state *out, ps_error *err)
     if (memcmp(b, STATE_MAGIC, 4))
         return ps_error_set(err, PS_EFORMAT, "reader state: not a pairshard reader state "
                                              "(bad magic)");
-    uint32_t version = get32(b + 4);
+    uint32_t version = ps_get_le32(b + 4);
     if (version > STATE_VERSION)
         return ps_error_set(err, PS_EVERSION,
                             "reader state: version %u is newer than this pairshard supports "
@@ -93,21 +74,21 @@ int rd_state_decode(const void *bytes, size_t len, rd_state *out, ps_error *err)
                             version, STATE_VERSION);
     if (version < 1)
         return ps_error_set(err, PS_EFORMAT, "reader state: version 0 is not valid");
-    if (get64(b + 120) != XXH64(b, 120, 0))
+    if (ps_get_le64(b + 120) != XXH64(b, 120, 0))
         return ps_error_set(err, PS_EFORMAT, "reader state: checksum mismatch (damaged)");
     rd_state s = {
-        .seed = get64(b + 8),
-        .epoch = get64(b + 16),
-        .position = get64(b + 24),
-        .plan_hash = get64(b + 32),
-        .set_hash = get64(b + 40),
-        .rank = get32(b + 48),
-        .world_size = get32(b + 52),
-        .batch_size = get32(b + 56),
-        .pad_multiple = get32(b + 60),
-        .max_tokens = get64(b + 64),
-        .shuffle_window = get32(b + 72),
-        .sort_pool = get32(b + 76),
+        .seed = ps_get_le64(b + 8),
+        .epoch = ps_get_le64(b + 16),
+        .position = ps_get_le64(b + 24),
+        .plan_hash = ps_get_le64(b + 32),
+        .set_hash = ps_get_le64(b + 40),
+        .rank = ps_get_le32(b + 48),
+        .world_size = ps_get_le32(b + 52),
+        .batch_size = ps_get_le32(b + 56),
+        .pad_multiple = ps_get_le32(b + 60),
+        .max_tokens = ps_get_le64(b + 64),
+        .shuffle_window = ps_get_le32(b + 72),
+        .sort_pool = ps_get_le32(b + 76),
         .shuffle = b[80],
         .drop_last = b[81],
     };

@@ -20,19 +20,6 @@
 #define ZSTD_MAGIC 0xFD2FB528u
 #define ZSTD_BLOCK_MAX ((uint64_t)128 << 10)
 
-static inline void put_u32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16);
-    p[3] = (unsigned char)(v >> 24);
-}
-
-static inline uint32_t get_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* Size of the uncompressed content, or 0 when a size overflows. */
 static size_t content_size(const ps_shard_record *recs, size_t n, int w, uint64_t *ids_bytes)
 {
@@ -84,22 +71,22 @@ int ps_block_encode(const ps_shard_record *recs, size_t n, int id_width, int lev
      * frame is then moved down, so repeated calls reuse one buffer. */
     unsigned char *p = (unsigned char *)out->data;
     memcpy(p, PS_BLOCK_MAGIC, 4);
-    put_u32(p + 4, (uint32_t)n);
+    ps_put_le32(p + 4, (uint32_t)n);
     p[8] = (unsigned char)id_width;
     p[9] = p[10] = p[11] = 0;
     unsigned char *len_a = p + HDR_BYTES, *tb_a = len_a + 4 * n, *lab_a = tb_a + 4 * n,
                   *off_a = lab_a + 4 * n, *ids = off_a + 4 * (n + 1);
     uint32_t off = 0;
     for (size_t i = 0; i < n; i++) {
-        put_u32(len_a + 4 * i, recs[i].length);
-        put_u32(tb_a + 4 * i, recs[i].type_boundary);
-        put_u32(lab_a + 4 * i, recs[i].label);
-        put_u32(off_a + 4 * i, off);
+        ps_put_le32(len_a + 4 * i, recs[i].length);
+        ps_put_le32(tb_a + 4 * i, recs[i].type_boundary);
+        ps_put_le32(lab_a + 4 * i, recs[i].label);
+        ps_put_le32(off_a + 4 * i, off);
         if (recs[i].id_len)
             memcpy(ids + off, recs[i].id, recs[i].id_len);
         off += recs[i].id_len;
     }
-    put_u32(off_a + 4 * n, off);
+    ps_put_le32(off_a + 4 * n, off);
     unsigned char *t = ids + off;
     while ((size_t)(t - p) % (size_t)id_width)
         *t++ = 0;
@@ -112,7 +99,7 @@ int ps_block_encode(const ps_shard_record *recs, size_t n, int id_width, int lev
             }
         else
             for (uint32_t k = 0; k < recs[i].length; k++, t += 4)
-                put_u32(t, (uint32_t)v[k]);
+                ps_put_le32(t, (uint32_t)v[k]);
     }
 
     ZSTD_CCtx *cc = cctx ? cctx : ZSTD_createCCtx();
@@ -145,7 +132,7 @@ int ps_block_encode(const ps_shard_record *recs, size_t n, int id_width, int lev
  */
 static int frame_bound(const unsigned char *p, size_t len, uint64_t *bound, ps_error *err)
 {
-    if (len < 6 || get_u32(p) != ZSTD_MAGIC)
+    if (len < 6 || ps_get_le32(p) != ZSTD_MAGIC)
         return ps_error_set(err, PS_ECORRUPT, "not a zstd frame (%zu bytes)", len);
     unsigned fhd = p[4];
     if (fhd & 0x08)
@@ -243,7 +230,7 @@ int ps_block_decode(const void *data, size_t len, void *dctx, ps_buf *scratch,
     unsigned char *p = (unsigned char *)scratch->data;
     if (memcmp(p, PS_BLOCK_MAGIC, 4))
         return ps_error_set(err, PS_ECORRUPT, "bad block magic (not PSB1)");
-    uint64_t n = get_u32(p + 4);
+    uint64_t n = ps_get_le32(p + 4);
     int w = p[8];
     if (w != 2 && w != 4)
         return ps_error_set(err, PS_ECORRUPT, "block id width %d (must be 2 or 4)", w);
