@@ -56,19 +56,7 @@ if [ "$PEER" != 0 ]; then
 fi
 
 # ---- corpus ----------------------------------------------------------------
-"$PY" - "$PS_ROOT/tests/data/spider" "$COPIES" >"$W/corpus.jsonl" <<'PY'
-import json, sys
-d, copies = sys.argv[1], int(sys.argv[2])
-recs = json.load(open(d + "/train.json")) + json.load(open(d + "/dev.json"))
-recs = [{"db_id": r["db_id"], "question": r["question"], "query": r["query"]} for r in recs]
-out = sys.stdout
-for i in range(copies):
-    for r in recs:
-        r = dict(r)
-        if i:
-            r["question"] += " (v%d)" % i
-        out.write(json.dumps(r, ensure_ascii=False) + "\n")
-PY
+"$PY" "$PS_ROOT/bench/spider_corpus.py" "$PS_ROOT/tests/data/spider" "$COPIES" >"$W/corpus.jsonl"
 bytes=$(wc -c <"$W/corpus.jsonl")
 records=$(wc -l <"$W/corpus.jsonl")
 

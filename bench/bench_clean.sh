@@ -13,18 +13,7 @@ trap 'rm -rf "$W"' EXIT
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
-"$PY" - "$PS_ROOT/tests/data/spider" "$COPIES" >"$W/corpus.jsonl" <<'PY'
-import json, sys
-d, copies = sys.argv[1], int(sys.argv[2])
-recs = json.load(open(d + "/train.json")) + json.load(open(d + "/dev.json"))
-recs = [{"db_id": r["db_id"], "question": r["question"], "query": r["query"]} for r in recs]
-for i in range(copies):
-    for r in recs:
-        r = dict(r)
-        if i:
-            r["question"] += " (v%d)" % i
-        print(json.dumps(r, ensure_ascii=False))
-PY
+"$PY" "$PS_ROOT/bench/spider_corpus.py" "$PS_ROOT/tests/data/spider" "$COPIES" >"$W/corpus.jsonl"
 bytes=$(wc -c <"$W/corpus.jsonl")
 
 now() { date +%s.%N; }

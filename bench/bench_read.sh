@@ -51,18 +51,7 @@ if [ "$PEER" != 0 ] && ! "$PY" -c "$PEER_IMPORTS" 2>/dev/null; then
 fi
 
 # ---- the sets -----------------------------------------------------------------
-"$PY" - "$PS_ROOT/tests/data/spider" "$COPIES" >"$W/corpus.jsonl" <<'PY'
-import json, sys
-d, copies = sys.argv[1], int(sys.argv[2])
-recs = json.load(open(d + "/train.json")) + json.load(open(d + "/dev.json"))
-recs = [{"db_id": r["db_id"], "question": r["question"], "query": r["query"]} for r in recs]
-for i in range(copies):
-    for r in recs:
-        r = dict(r)
-        if i:
-            r["question"] += " (v%d)" % i
-        sys.stdout.write(json.dumps(r, ensure_ascii=False) + "\n")
-PY
+"$PY" "$PS_ROOT/bench/spider_corpus.py" "$PS_ROOT/tests/data/spider" "$COPIES" >"$W/corpus.jsonl"
 BOPTS="-q --vocab $VOCAB --label-field db_id --max-length 128"
 # shellcheck disable=SC2086
 "$PAIRSHARD" build $BOPTS --shards 4 -o "$W/set" "$W/corpus.jsonl"
