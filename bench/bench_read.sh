@@ -38,14 +38,8 @@ peer_missing=""
 PEER_IMPORTS='import torch, numpy, lmdb, zstandard'
 if [ "$PEER" != 0 ] && ! "$PY" -c "$PEER_IMPORTS" 2>/dev/null; then
     echo "read: installing python3-torch python3-numpy python3-lmdb python3-zstandard (Debian) for the peer" >&2
-    SUDO=""
-    [ "$(id -u)" = 0 ] || SUDO="sudo -n"
-    export DEBIAN_FRONTEND=noninteractive
-    pkgs="python3-torch python3-numpy python3-lmdb python3-zstandard"
-    # shellcheck disable=SC2086
-    $SUDO apt-get install -y -qq --no-install-recommends $pkgs >"$W/apt.log" 2>&1 ||
-        { $SUDO apt-get update -qq >>"$W/apt.log" 2>&1 &&
-          $SUDO apt-get install -y -qq --no-install-recommends $pkgs >>"$W/apt.log" 2>&1; } || true
+    sh "$PS_ROOT/scripts/apt-install.sh" "$W/apt.log" python3-torch python3-numpy python3-lmdb \
+        python3-zstandard || true
     "$PY" -c "$PEER_IMPORTS" 2>/dev/null ||
         peer_missing="python3-torch/numpy/lmdb/zstandard could not be installed ($(tail -n 1 "$W/apt.log"))"
 fi

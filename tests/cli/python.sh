@@ -12,13 +12,8 @@ PY=/usr/bin/python3
 PKGS="python3-numpy python3-lmdb python3-zstandard python3-torch"
 have() { [ -x "$PY" ] && "$PY" -c "import $1" 2>/dev/null; }
 if ! have numpy || ! have lmdb || ! have zstandard || ! have torch; then
-    if [ "$(id -u)" = 0 ]; then
-        (apt-get install -y --no-install-recommends $PKGS ||
-            { apt-get update && apt-get install -y --no-install-recommends $PKGS; }) >"$TMP/apt.log" 2>&1
-    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-        (sudo -n apt-get install -y --no-install-recommends $PKGS ||
-            { sudo -n apt-get update && sudo -n apt-get install -y --no-install-recommends $PKGS; }) >"$TMP/apt.log" 2>&1
-    fi
+    # shellcheck disable=SC2086
+    sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" $PKGS
 fi
 if ! have numpy || ! have lmdb || ! have zstandard; then
     echo "ok 1 # SKIP python3-numpy, python3-lmdb or python3-zstandard is not installed and apt-get could not install it"

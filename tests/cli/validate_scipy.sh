@@ -10,13 +10,7 @@
 PY=/usr/bin/python3
 have_scipy() { [ -x "$PY" ] && "$PY" -c 'import scipy, numpy' 2>/dev/null; }
 if ! have_scipy; then
-    if [ "$(id -u)" = 0 ]; then
-        (apt-get install -y --no-install-recommends python3-scipy ||
-            { apt-get update && apt-get install -y --no-install-recommends python3-scipy; }) >"$TMP/apt.log" 2>&1
-    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-        (sudo -n apt-get install -y --no-install-recommends python3-scipy ||
-            { sudo -n apt-get update && sudo -n apt-get install -y --no-install-recommends python3-scipy; }) >"$TMP/apt.log" 2>&1
-    fi
+    sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" python3-scipy
 fi
 UNIT="$PS_BUILD/tests/test_validate"
 if ! have_scipy; then

@@ -30,13 +30,7 @@ fi
 # python3-lmdb locates the blocks inside shard files for the corruption
 # campaign (a Debian package; installed when missing).
 if ! "$PY" -c 'import lmdb' 2>/dev/null; then
-    if [ "$(id -u)" = 0 ]; then
-        (apt-get install -y --no-install-recommends python3-lmdb ||
-            { apt-get update && apt-get install -y --no-install-recommends python3-lmdb; }) >/dev/null 2>&1
-    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-        (sudo -n apt-get install -y --no-install-recommends python3-lmdb ||
-            { sudo -n apt-get update && sudo -n apt-get install -y --no-install-recommends python3-lmdb; }) >/dev/null 2>&1
-    fi
+    sh "$ROOT/scripts/apt-install.sh" /dev/null python3-lmdb
 fi
 
 # With a sanitized pairshard (sh tests/faults/run.sh build/fuzz, or

@@ -40,13 +40,8 @@ have_toolchain() {
 if ! have_toolchain; then
     pkgs="clang-14 libclang-rt-14-dev"
     mkdir -p "$FB"
-    if [ "$(id -u)" = 0 ]; then
-        (apt-get install -y --no-install-recommends $pkgs ||
-            { apt-get update && apt-get install -y --no-install-recommends $pkgs; }) >"$FB/apt.log" 2>&1
-    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-        (sudo -n apt-get install -y --no-install-recommends $pkgs ||
-            { sudo -n apt-get update && sudo -n apt-get install -y --no-install-recommends $pkgs; }) >"$FB/apt.log" 2>&1
-    fi
+    # shellcheck disable=SC2086
+    sh "$ROOT/scripts/apt-install.sh" "$FB/apt.log" $pkgs
     if ! have_toolchain; then
         echo "fuzz: $CLANG with libFuzzer (Debian clang-14 libclang-rt-14-dev) is not installed" \
              "and apt-get could not install it (see $FB/apt.log)" >&2
