@@ -99,10 +99,11 @@ int ps_clean_args_apply(ps_clean_args *a, const char *cmd, const char *name, con
     switch ((arg_id)i) {
     case A_FORMAT:
         return ps_format_parse(v ? v : "", &o->format) ? bad(cmd, opt, v, "auto, jsonl, json, csv, tsv") : 1;
-    case A_QFIELD: o->question_field = v; return 1;
-    case A_SFIELD: o->sql_field = v; return 1;
-    case A_LFIELD: o->label_field = v; return 1;
-    case A_IFIELD: o->id_field = v; return 1;
+    /* A field named here must exist in each input (ps_clean_options.named_fields). */
+    case A_QFIELD: o->question_field = v; o->named_fields |= PS_NAMED_QUESTION; return 1;
+    case A_SFIELD: o->sql_field = v; o->named_fields |= PS_NAMED_SQL; return 1;
+    case A_LFIELD: o->label_field = v; o->named_fields |= PS_NAMED_LABEL; return 1;
+    case A_IFIELD: o->id_field = v; o->named_fields |= PS_NAMED_ID; return 1;
     case A_UTF8:
         return ps_utf8_policy_parse(v ? v : "", &o->utf8_policy) ? bad(cmd, opt, v, "reject, replace") : 1;
     case A_NORMALIZE:

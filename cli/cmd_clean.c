@@ -121,7 +121,9 @@ int ps_cmd_clean(int argc, char **argv)
         fprintf(stderr, "pairshard clean: %s\n", err.message);
         return PS_EXIT_USAGE;
     }
-    if (rules_path && ps_cleaner_load_rules(cl, rules_path, &err)) {
+    if (ps_cleaner_declare_inputs(cl, (const char *const *)argv + optind,
+                                  (size_t)(argc - optind), &err) ||
+        (rules_path && ps_cleaner_load_rules(cl, rules_path, &err))) {
         fprintf(stderr, "pairshard clean: %s\n", err.message);
         ps_cleaner_free(cl);
         return PS_EXIT_USAGE;

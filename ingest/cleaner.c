@@ -5,6 +5,7 @@
  */
 #include "ingest/fields.h"
 #include "ingest/ingest.h"
+#include "common/strmap.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,10 +17,15 @@
 struct ps_cleaner {
     ps_clean_options opts;
     ps_field_names names;
-    char *name_store[4];
+    char *name_store[4], *shown_store[4];
     ps_rules *rules;
     ps_dedupe *dedupe;
+    ps_dedupe *ids;            /* ids of kept records, for collisions */
     ps_stats *stats;
+    ps_named_inputs *named;
+    ps_strmap bases;           /* base names of the inputs declared or opened */
+    char **base_path;          /* bases.keys[i] -> the first path with it */
+    bool *base_clash;          /* two declared paths share bases.keys[i] */
     ps_clean_worker *worker; /* for ps_cleaner_run, made on first use */
 };
 
@@ -35,7 +41,8 @@ struct ps_clean_worker {
     void *match_data;
     ps_fields fields;
     ps_csv_row row;
-    char detail[240];
+    ps_buf keys;   /* a record's keys, for the named-field check */
+    char detail[600];
 };
 
 void ps_clean_options_init(ps_clean_options *o)
@@ -53,6 +60,40 @@ void ps_clean_options_init(ps_clean_options *o)
     o->max_field_bytes = 64u << 10;
 }
 
+/* Splits the field options into candidate lists (the cleaner keeps its
+ * own copies) and the names messages show ("'SQL' or 'query'"). */
+static int set_names(ps_cleaner *c)
+{
+    ps_clean_options *o = &c->opts;
+    const char *given[4] = {o->question_field ? o->question_field : "question", o->sql_field,
+                            o->label_field ? o->label_field : "label",
+                            o->id_field ? o->id_field : "id"};
+    ps_field_spec *specs[4] = {&c->names.question, &c->names.sql, &c->names.label, &c->names.id};
+    for (int i = 0; i < 4; i++) {
+        if (!given[i]) { /* the default sql */
+            memset(specs[i], 0, sizeof *specs[i]);
+            specs[i]->text = "sql' or 'query";
+            continue;
+        }
+        c->name_store[i] = strdup(given[i]);
+        c->shown_store[i] = malloc(strlen(given[i]) * 7 + 1);
+        if (!c->name_store[i] || !c->shown_store[i])
+            return PS_ENOMEM;
+        if (ps_field_spec_parse(specs[i], c->name_store[i], c->shown_store[i]))
+            return PS_EINVAL;
+        char *sh = c->shown_store[i];
+        sh[0] = '\0';
+        for (size_t k = 0; k < specs[i]->n; k++) {
+            if (k)
+                strcat(sh, "' or '");
+            strcat(sh, specs[i]->cand[k]);
+        }
+    }
+    /* From here on c->names is read; the caller's strings may go. */
+    o->question_field = o->sql_field = o->label_field = o->id_field = NULL;
+    return 0;
+}
+
 int ps_cleaner_create(ps_cleaner **out, const ps_clean_options *opts, ps_error *err)
 {
     *out = NULL;
@@ -68,25 +109,17 @@ int ps_cleaner_create(ps_cleaner **out, const ps_clean_options *opts, ps_error *
         free(c);
         return ps_error_set(err, PS_EINVAL, "max_record_bytes and max_field_bytes must be > 0");
     }
-    const char *given[4] = {o->question_field ? o->question_field : "question", o->sql_field,
-                            o->label_field ? o->label_field : "label",
-                            o->id_field ? o->id_field : "id"};
-    for (int i = 0; i < 4; i++) {
-        if (given[i] && !(c->name_store[i] = strdup(given[i]))) {
-            ps_cleaner_free(c);
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-        }
+    int rc = set_names(c);
+    if (rc) {
+        ps_cleaner_free(c);
+        return ps_error_set(err, rc, rc == PS_EINVAL ? "a field name list is empty, has an empty "
+                                                       "name or more than %d names"
+                                                     : "out of memory",
+                            PS_FIELD_CANDIDATES);
     }
-    c->names.question = c->name_store[0];
-    c->names.sql = c->name_store[1];
-    c->names.label = c->name_store[2];
-    c->names.id = c->name_store[3];
-    o->question_field = c->names.question;
-    o->sql_field = c->names.sql;
-    o->label_field = c->names.label;
-    o->id_field = c->names.id;
     if (ps_rules_create(&c->rules) || ps_dedupe_create(&c->dedupe) ||
-        ps_stats_create(&c->stats)) {
+        ps_dedupe_create(&c->ids) || ps_stats_create(&c->stats) ||
+        ps_named_inputs_create(&c->named)) {
         ps_cleaner_free(c);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
@@ -98,8 +131,17 @@ void ps_cleaner_free(ps_cleaner *c)
 {
     if (!c)
         return;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         free(c->name_store[i]);
+        free(c->shown_store[i]);
+    }
+    for (size_t i = 0; i < c->bases.n; i++)
+        free(c->base_path[i]);
+    free(c->base_path);
+    free(c->base_clash);
+    ps_strmap_free(&c->bases);
+    ps_dedupe_free(c->ids);
+    ps_named_inputs_free(c->named);
     ps_clean_worker_free(c->worker);
     ps_rules_free(c->rules);
     ps_dedupe_free(c->dedupe);
@@ -130,7 +172,7 @@ void ps_clean_worker_free(ps_clean_worker *w)
 {
     if (!w)
         return;
-    ps_buf *bufs[] = {&w->fixed, &w->q, &w->s, &w->tmp, &w->source, &w->id};
+    ps_buf *bufs[] = {&w->fixed, &w->q, &w->s, &w->tmp, &w->source, &w->id, &w->keys};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         ps_buf_free(bufs[i]);
     ps_fields_free(&w->fields);
@@ -267,6 +309,29 @@ static int reject(ps_clean_item *it, const char *reason, const char *detail)
     return 0;
 }
 
+/* What the named-field check needs from a record: which fields it had and,
+ * from an input's first records when a named field is missing, its keys
+ * (JSON; a CSV header's columns are noted once, by ps_input_next). */
+static void note_presence(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_record *rec,
+                          ps_fields *f, const char *data, size_t len, ps_clean_item *it)
+{
+    const ps_cleaner *c = w->c;
+    it->examined = f->examined;
+    it->present = f->present;
+    unsigned named = c->opts.named_fields, has = 0;
+    has |= (named & PS_NAMED_QUESTION) && !(f->present & PS_HAS_QUESTION);
+    has |= (named & PS_NAMED_SQL) && !(f->present & PS_HAS_SQL);
+    has |= (named & PS_NAMED_LABEL) && !(f->present & PS_HAS_LABEL);
+    has |= (named & PS_NAMED_ID) && !(f->present & PS_HAS_ID);
+    if (!has || !f->examined || rec->index >= 8 ||
+        (in->fmt != PS_FORMAT_JSON && in->fmt != PS_FORMAT_JSONL))
+        return;
+    if (ps_fields_json_keys(f, data, len, &w->keys) == 0) {
+        it->keys = w->keys.data;
+        it->keys_len = w->keys.len;
+    }
+}
+
 int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_record *rec,
                     ps_clean_item *it, ps_error *err)
 {
@@ -321,6 +386,7 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
             return ps_error_set(err, PS_ENOMEM, "out of memory");
         ps_fields_from_row(f, w->row.fields, w->row.lens, w->row.n, in->ncols, &in->map);
     }
+    note_presence(w, in, rec, f, data, len, it);
     if (f->reason) {
         snprintf(detail, dsz, "%s", f->detail);
         return reject(it, f->reason, detail);
@@ -387,6 +453,20 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
     return 0;
 }
 
+/* Kept records that share an id (an --id-field that is not unique, or two
+ * inputs numbering their records alike) are counted, with examples: a
+ * trainer keying anything by id would mix them up. */
+static int note_id(ps_cleaner *c, const ps_clean_result *res, ps_error *err)
+{
+    ps_pair_hash h = ps_dedupe_hash(res->id, strlen(res->id), "", 0);
+    const char *first = NULL;
+    bool unused;
+    int d = ps_dedupe_insert_hash(c->ids, h, res->source, 0, &first, &unused);
+    if (d == 1)
+        d = ps_stats_id_collision(c->stats, res->id, first, res->source);
+    return d < 0 ? ps_error_set(err, PS_ENOMEM, "out of memory checking ids") : 0;
+}
+
 int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_error *err)
 {
     ps_step_counts *st = ps_stats_steps(c->stats);
@@ -430,11 +510,75 @@ int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_er
             st->label_conflicts += conflict;
         }
     }
-    if (res->outcome == PS_OUTCOME_KEPT)
+    if (res->outcome == PS_OUTCOME_KEPT) {
         st->changed_records += it->changed;
+        if (note_id(c, res, err))
+            return PS_ENOMEM;
+    }
     if (ps_stats_record(c->stats, input, res->outcome, res->reason, res->label))
         return ps_error_set(err, PS_ENOMEM, "out of memory in the accounting");
     return 0;
+}
+
+int ps_cleaner_note_fields(ps_cleaner *c, const char *input, const ps_clean_item *it)
+{
+    return ps_named_inputs_note(c->named, input, it->examined, it->present, it->keys,
+                                it->keys_len);
+}
+
+int ps_cleaner_check_fields(const ps_cleaner *c, const char *input, ps_error *err)
+{
+    return ps_named_inputs_check(c->named, &c->names, c->opts.named_fields, input, err);
+}
+
+/* Registers the base name of `path`; a second path with the same base name
+ * marks it as clashing when `declared`. Returns the base's index or -1. */
+static long add_base(ps_cleaner *c, const char *path, bool declared)
+{
+    if (c->bases.n % 16 == 0) { /* room first: map and arrays stay in step */
+        size_t cap = c->bases.n + 16;
+        char **np = realloc(c->base_path, cap * sizeof *np);
+        if (np)
+            c->base_path = np;
+        bool *nc = np ? realloc(c->base_clash, cap * sizeof *nc) : NULL;
+        if (!nc)
+            return -1;
+        c->base_clash = nc;
+    }
+    bool added;
+    long i = ps_strmap_add(&c->bases, ps_path_basename(path), &added);
+    if (i < 0)
+        return -1;
+    if (added) {
+        c->base_clash[i] = false;
+        if (!(c->base_path[i] = strdup(path)))
+            return -1;
+    } else if (declared && strcmp(c->base_path[i], path) != 0) {
+        c->base_clash[i] = true;
+    }
+    return i;
+}
+
+int ps_cleaner_declare_inputs(ps_cleaner *c, const char *const *paths, size_t n, ps_error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (add_base(c, strcmp(paths[i], "-") == 0 ? "<stdin>" : paths[i], true) < 0)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* The name default ids start with: the base name, or the path as given
+ * when another input of the run has the same base name. */
+static const char *id_prefix(ps_cleaner *c, const char *path)
+{
+    const char *base = ps_path_basename(path);
+    long i = ps_strmap_find(&c->bases, base);
+    if (i < 0)
+        i = add_base(c, path, false);
+    if (i < 0)
+        return base;
+    bool clash = c->base_clash[i] || strcmp(c->base_path[i], path) != 0;
+    return clash ? path : base;
 }
 
 int ps_input_open(ps_cleaner *c, ps_input_ctx *in, const char *path, ps_error *err)
@@ -444,7 +588,7 @@ int ps_input_open(ps_cleaner *c, ps_input_ctx *in, const char *path, ps_error *e
     if (rc)
         return rc;
     in->path = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    in->base = ps_path_basename(in->path);
+    in->base = id_prefix(c, in->path);
     in->fmt = c->opts.format;
     if (in->fmt == PS_FORMAT_AUTO && (rc = ps_format_detect(in->src, &in->fmt, err)) != 0)
         goto fail;
@@ -468,6 +612,16 @@ int ps_input_next(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error 
         if (ps_fields_map_columns(&in->map, cols, in->ncols, &c->names, d, sizeof d))
             return ps_error_set(err, PS_EFORMAT, "%s:1: %s", in->path, d);
         in->mapped = true;
+        ps_buf keys; /* the header's columns, for the named-field check */
+        ps_buf_init(&keys);
+        int nrc = 0;
+        for (size_t i = 0; !nrc && i < in->ncols; i++)
+            nrc = ps_buf_append(&keys, cols[i], strlen(cols[i]) + 1);
+        if (!nrc)
+            nrc = ps_named_inputs_note(c->named, in->path, false, 0, keys.data, keys.len);
+        ps_buf_free(&keys);
+        if (nrc)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
     return rc;
 }
@@ -498,6 +652,8 @@ int ps_cleaner_run(ps_cleaner *c, const char *path, ps_clean_sink sink, void *us
     ps_clean_item it;
     while ((rc = ps_input_next(c, &in, &rec, err)) == 1) {
         rc = ps_clean_record(c->worker, &in, &rec, &it, err);
+        if (!rc && ps_cleaner_note_fields(c, in.path, &it))
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         if (!rc)
             rc = ps_cleaner_commit(c, in.path, &it, err);
         if (!rc && sink)
@@ -505,6 +661,8 @@ int ps_cleaner_run(ps_cleaner *c, const char *path, ps_clean_sink sink, void *us
         if (rc)
             break;
     }
+    if (rc == 0)
+        rc = ps_cleaner_check_fields(c, in.path, err);
     ps_input_close(c, &in);
     return rc < 0 ? rc : 0;
 }

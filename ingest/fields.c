@@ -4,6 +4,7 @@
  */
 #include "ingest/fields.h"
 #include "ingest/json_fast.h"
+#include "common/nearest.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -127,54 +128,122 @@ static const char *scalar_text(const value *v, ps_buf *store, size_t *len, bool 
     return store->data;
 }
 
-/* The decisions shared by both parsers. `vals`: question, sql, query,
- * label, id (sql/query: the configured sql field is in "sql" when set). */
-static int extract(ps_fields *f, const ps_field_names *names, const value *q, const value *sql,
-                   const value *query, const value *label, const value *id)
-{
-    if (q->kind == V_ABSENT || q->kind == V_NULL)
-        return reject(f, "missing_field", "no field '%s'%s", names->question,
-                      q->kind == V_NULL ? " (it is null)" : "");
-    if (q->kind != V_STRING)
-        return reject(f, "wrong_type", "field '%s' is %s, expected a string", names->question,
-                      type_name(q));
-    f->question = q->str;
-    f->question_len = q->len;
+/* The values of one field's candidates (or, for the default sql, of
+ * "sql" and "query"), and the one chosen. */
+typedef struct picked {
+    const value *v;   /* the chosen value (kind V_ABSENT when none) */
+    const char *name; /* its name */
+} picked;
 
-    const value *s = sql;
-    const char *sql_name = names->sql ? names->sql : "sql";
-    if (!names->sql && sql->kind != V_STRING && query->kind != V_ABSENT) {
+static const value absent_value = {0};
+
+/* The first candidate that exists and is not null; failing that the first
+ * that exists (null, for the message); failing that none. Sets the
+ * field's PS_HAS_* bit when any candidate exists. */
+static picked pick(const ps_field_spec *s, const value *vals, unsigned bit, unsigned *present)
+{
+    picked p = {&absent_value, s->n ? s->cand[0] : "sql"};
+    if (s->n == 0) {
         /* Default: "sql" when it is a string, else "query" (Spider keeps the
          * SQL text in "query" and a parsed tree in "sql"). */
-        s = query;
-        sql_name = "query";
+        p.v = &vals[0];
+        if (vals[0].kind != V_STRING && vals[1].kind != V_ABSENT) {
+            p.v = &vals[1];
+            p.name = "query";
+        }
+        if (vals[0].kind != V_ABSENT || vals[1].kind != V_ABSENT)
+            *present |= bit;
+        return p;
     }
-    if (s->kind == V_ABSENT || s->kind == V_NULL)
-        return reject(f, "missing_field", "no field '%s'%s",
-                      names->sql ? names->sql : "sql' or 'query",
-                      s->kind == V_NULL ? " (it is null)" : "");
-    if (s->kind != V_STRING)
-        return reject(f, "wrong_type", "field '%s' is %s, expected a string", sql_name,
-                      type_name(s));
-    f->sql = s->str;
-    f->sql_len = s->len;
+    const value *null_one = NULL;
+    const char *null_name = NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        if (vals[i].kind == V_ABSENT)
+            continue;
+        *present |= bit;
+        if (vals[i].kind != V_NULL) {
+            p.v = &vals[i];
+            p.name = s->cand[i];
+            return p;
+        }
+        if (!null_one) {
+            null_one = &vals[i];
+            null_name = s->cand[i];
+        }
+    }
+    if (null_one) {
+        p.v = null_one;
+        p.name = null_name;
+    }
+    return p;
+}
+
+/* The decisions shared by both parsers. `vals` holds, in order, the
+ * values of the question's, the sql's (default: "sql" and "query"), the
+ * label's and the id's candidates. */
+static int extract(ps_fields *f, const ps_field_names *names, const value *vals)
+{
+    const value *at = vals;
+    picked q = pick(&names->question, at, PS_HAS_QUESTION, &f->present);
+    at += names->question.n;
+    picked sql = pick(&names->sql, at, PS_HAS_SQL, &f->present);
+    at += names->sql.n ? names->sql.n : 2;
+    picked label = pick(&names->label, at, PS_HAS_LABEL, &f->present);
+    at += names->label.n;
+    picked id = pick(&names->id, at, PS_HAS_ID, &f->present);
+    f->examined = true;
+
+    if (q.v->kind == V_ABSENT || q.v->kind == V_NULL)
+        return reject(f, "missing_field", "no field '%s'%s", names->question.text,
+                      q.v->kind == V_NULL ? " (it is null)" : "");
+    if (q.v->kind != V_STRING)
+        return reject(f, "wrong_type", "field '%s' is %s, expected a string", q.name,
+                      type_name(q.v));
+    f->question = q.v->str;
+    f->question_len = q.v->len;
+
+    if (sql.v->kind == V_ABSENT || sql.v->kind == V_NULL)
+        return reject(f, "missing_field", "no field '%s'%s", names->sql.text,
+                      sql.v->kind == V_NULL ? " (it is null)" : "");
+    if (sql.v->kind != V_STRING)
+        return reject(f, "wrong_type", "field '%s' is %s, expected a string", sql.name,
+                      type_name(sql.v));
+    f->sql = sql.v->str;
+    f->sql_len = sql.v->len;
 
     bool usable = false;
-    if (label->kind != V_ABSENT && label->kind != V_NULL) {
-        const char *t = scalar_text(label, &f->label_store, &f->label_len, &usable);
+    if (label.v->kind != V_ABSENT && label.v->kind != V_NULL) {
+        const char *t = scalar_text(label.v, &f->label_store, &f->label_len, &usable);
         if (!t)
             return reject(f, "wrong_type", "label field '%s' is %s, expected a string or number",
-                          names->label, type_name(label));
+                          label.name, type_name(label.v));
         f->label = usable ? t : NULL; /* "" is no label; NUL bytes cannot name one */
     }
-    if (id->kind != V_ABSENT && id->kind != V_NULL) {
-        if (id->kind != V_STRING && id->kind != V_INTEGER)
+    if (id.v->kind != V_ABSENT && id.v->kind != V_NULL) {
+        if (id.v->kind != V_STRING && id.v->kind != V_INTEGER)
             return reject(f, "wrong_type", "id field '%s' is %s, expected a string or integer",
-                          names->id, type_name(id));
-        const char *t = scalar_text(id, &f->id_store, &f->id_len, &usable);
+                          id.name, type_name(id.v));
+        const char *t = scalar_text(id.v, &f->id_store, &f->id_len, &usable);
         f->id = usable ? t : NULL;
     }
     return 0;
+}
+
+int ps_field_spec_parse(ps_field_spec *s, char *text, const char *shown)
+{
+    memset(s, 0, sizeof *s);
+    s->text = shown;
+    for (char *p = text;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (*p == '\0' || s->n == PS_FIELD_CANDIDATES)
+            return -1;
+        s->cand[s->n++] = p;
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
 }
 
 void ps_fields_clear(ps_fields *f)
@@ -186,6 +255,8 @@ void ps_fields_clear(ps_fields *f)
     f->question_len = f->sql_len = f->label_len = f->id_len = 0;
     f->reason = NULL;
     f->detail[0] = '\0';
+    f->present = 0;
+    f->examined = false;
 }
 
 void ps_fields_free(ps_fields *f)
@@ -196,41 +267,111 @@ void ps_fields_free(ps_fields *f)
     ps_buf_free(&f->id_store);
 }
 
+/* The names asked of a record, in extract()'s order. */
+static size_t wanted_names(const ps_field_names *names, const char **want)
+{
+    size_t n = 0;
+    const ps_field_spec *specs[4] = {&names->question, &names->sql, &names->label, &names->id};
+    for (int k = 0; k < 4; k++) {
+        if (specs[k]->n == 0) { /* the default sql */
+            want[n++] = "sql";
+            want[n++] = "query";
+        }
+        for (size_t i = 0; i < specs[k]->n; i++)
+            want[n++] = specs[k]->cand[i];
+    }
+    return n;
+}
+
+#define MAX_WANTED (4 * PS_FIELD_CANDIDATES + 2)
+
+/* Appends " (fields: a, b, c)" to a missing_field detail, so that the
+ * message shows what the record does have. */
+static void append_keys(ps_fields *f, const char *data, size_t len)
+{
+    ps_buf keys;
+    ps_buf_init(&keys);
+    if (ps_fields_json_keys(f, data, len, &keys) == 0) {
+        size_t used = strlen(f->detail);
+        int w = snprintf(f->detail + used, sizeof f->detail - used, " (fields: ");
+        for (size_t off = 0; w > 0 && off < keys.len; off += strlen(keys.data + off) + 1) {
+            used = strlen(f->detail);
+            if (sizeof f->detail - used < 16 + strlen(keys.data + off)) {
+                snprintf(f->detail + used, sizeof f->detail - used, "%s...", off ? ", " : "");
+                break;
+            }
+            snprintf(f->detail + used, sizeof f->detail - used, "%s%s", off ? ", " : "",
+                     keys.data + off);
+        }
+        used = strlen(f->detail);
+        if (used + 2 <= sizeof f->detail)
+            snprintf(f->detail + used, sizeof f->detail - used, ")");
+    }
+    ps_buf_free(&keys);
+}
+
+int ps_fields_json_keys(ps_fields *f, const char *data, size_t len, ps_buf *out)
+{
+    ps_buf_reset(out);
+    json_t *root = f->root;
+    if (!root) {
+        json_error_t jerr;
+        root = json_loadb(data, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+    }
+    int rc = json_is_object(root) ? 0 : -1;
+    const char *key;
+    json_t *v;
+    if (!rc)
+        json_object_foreach(root, key, v)
+        {
+            (void)v;
+            if (ps_buf_append(out, key, strlen(key) + 1))
+                rc = -1;
+        }
+    if (root != f->root)
+        json_decref(root);
+    return rc;
+}
+
 int ps_fields_from_json(ps_fields *f, const char *data, size_t len, const ps_field_names *names)
 {
     ps_fields_clear(f);
+    const char *want[MAX_WANTED];
+    size_t n = wanted_names(names, want);
+    value v[MAX_WANTED];
     /* Fast path: flat records, no DOM. */
-    const char *want[5] = {names->question, names->sql ? names->sql : "sql", "query",
-                           names->label, names->id};
-    ps_json_value fv[5];
-    int rc = ps_json_fast_extract(data, len, want, 5, fv, &f->scratch);
+    ps_json_value fv[MAX_WANTED];
+    int rc = ps_json_fast_extract(data, len, want, n, fv, &f->scratch);
     if (rc < 0)
         return rc;
     if (rc == 1) {
-        value v[5];
-        for (int i = 0; i < 5; i++)
+        for (size_t i = 0; i < n; i++)
             v[i] = from_fast(&fv[i]);
-        return extract(f, names, &v[0], &v[1], &v[2], &v[3], &v[4]);
+    } else {
+        json_error_t jerr;
+        f->root = json_loadb(data, len,
+                             JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+        if (!f->root) {
+            f->reason = "bad_json";
+            snprintf(f->detail, sizeof f->detail, "invalid JSON at column %d: %s", jerr.column,
+                     jerr.text);
+            return 1;
+        }
+        if (!json_is_object(f->root)) {
+            value r = from_jansson(f->root);
+            return reject(f, "wrong_type", "the record is %s, expected a JSON object",
+                          type_name(&r));
+        }
+        /* "query" (the default sql's fallback) is only ever a literal key. */
+        for (size_t i = 0; i < n; i++)
+            v[i] = from_jansson(names->sql.n == 0 && i == names->question.n + 1
+                                    ? json_object_get(f->root, want[i])
+                                    : lookup(f->root, want[i]));
     }
-    json_error_t jerr;
-    f->root = json_loadb(data, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY,
-                         &jerr);
-    if (!f->root) {
-        f->reason = "bad_json";
-        snprintf(f->detail, sizeof f->detail, "invalid JSON at column %d: %s", jerr.column,
-                 jerr.text);
-        return 1;
-    }
-    if (!json_is_object(f->root)) {
-        value r = from_jansson(f->root);
-        return reject(f, "wrong_type", "the record is %s, expected a JSON object", type_name(&r));
-    }
-    value q = from_jansson(lookup(f->root, names->question));
-    value sql = from_jansson(lookup(f->root, want[1]));
-    value query = from_jansson(json_object_get(f->root, "query"));
-    value label = from_jansson(lookup(f->root, names->label));
-    value id = from_jansson(lookup(f->root, names->id));
-    return extract(f, names, &q, &sql, &query, &label, &id);
+    rc = extract(f, names, v);
+    if (rc == 1 && strcmp(f->reason, "missing_field") == 0)
+        append_keys(f, data, len);
+    return rc;
 }
 
 static ssize_t column_of(const char *const *cols, size_t ncols, const char *name)
@@ -241,22 +382,38 @@ static ssize_t column_of(const char *const *cols, size_t ncols, const char *name
     return -1;
 }
 
+/* The column of the first candidate the header has, or -1. */
+static ssize_t spec_column(const char *const *cols, size_t ncols, const ps_field_spec *s)
+{
+    if (s->n == 0) { /* the default sql */
+        ssize_t c = column_of(cols, ncols, "sql");
+        return c >= 0 ? c : column_of(cols, ncols, "query");
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        ssize_t c = column_of(cols, ncols, s->cand[i]);
+        if (c >= 0)
+            return c;
+    }
+    return -1;
+}
+
 int ps_fields_map_columns(ps_column_map *m, const char *const *cols, size_t ncols,
                           const ps_field_names *names, char *detail, size_t dsz)
 {
-    m->question = column_of(cols, ncols, names->question);
-    if (names->sql) {
-        m->sql = column_of(cols, ncols, names->sql);
-    } else {
-        m->sql = column_of(cols, ncols, "sql");
-        if (m->sql < 0)
-            m->sql = column_of(cols, ncols, "query");
-    }
-    m->label = column_of(cols, ncols, names->label);
-    m->id = column_of(cols, ncols, names->id);
+    m->question = spec_column(cols, ncols, &names->question);
+    m->sql = spec_column(cols, ncols, &names->sql);
+    m->label = spec_column(cols, ncols, &names->label);
+    m->id = spec_column(cols, ncols, &names->id);
     if (m->question < 0 || m->sql < 0) {
-        snprintf(detail, dsz, "the header has no column '%s'",
-                 m->question < 0 ? names->question : (names->sql ? names->sql : "sql' or 'query"));
+        const ps_field_spec *s = m->question < 0 ? &names->question : &names->sql;
+        int w = snprintf(detail, dsz, "the header has no column '%s' (columns: ", s->text);
+        for (size_t i = 0; w > 0 && i < ncols && (size_t)w < dsz; i++)
+            w += snprintf(detail + w, dsz - (size_t)w, "%s%s", i ? ", " : "", cols[i]);
+        if (w > 0 && (size_t)w < dsz)
+            w += snprintf(detail + w, dsz - (size_t)w, ")");
+        const char *near = ps_nearest_name(s->n ? s->cand[0] : "sql", cols, ncols);
+        if (near && w > 0 && (size_t)w < dsz)
+            snprintf(detail + w, dsz - (size_t)w, "; did you mean '%s'?", near);
         return -1;
     }
     return 0;
@@ -272,6 +429,9 @@ int ps_fields_from_row(ps_fields *f, const char *const *vals, const size_t *lens
                  ncols);
         return 1;
     }
+    f->examined = true;
+    f->present = PS_HAS_QUESTION | PS_HAS_SQL | (m->label >= 0 ? PS_HAS_LABEL : 0) |
+                 (m->id >= 0 ? PS_HAS_ID : 0);
     f->question = vals[m->question];
     f->question_len = lens[m->question];
     f->sql = vals[m->sql];

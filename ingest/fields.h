@@ -6,9 +6,27 @@
 
 #include <jansson.h>
 
+/* One field's candidate names, from a comma-separated option
+ * ("SQL,query"): the first one a record has (and that is not null) wins. */
+#define PS_FIELD_CANDIDATES 8
+typedef struct ps_field_spec {
+    const char *cand[PS_FIELD_CANDIDATES];
+    size_t n;         /* 0 only for the default sql: "sql", then "query" */
+    const char *text; /* as given, for messages ("sql' or 'query" by default) */
+} ps_field_spec;
+
 typedef struct ps_field_names {
-    const char *question, *sql, *label, *id; /* sql NULL: "sql" then "query" */
+    ps_field_spec question, sql, label, id;
 } ps_field_names;
+
+/* Splits `text` (a writable copy the spec then points into) at commas into
+ * the spec's candidates; `shown` is what messages call the field. Returns 0,
+ * or -1 when a name is empty or there are more than PS_FIELD_CANDIDATES. */
+int ps_field_spec_parse(ps_field_spec *s, char *text, const char *shown);
+
+/* Bits of ps_fields.present: a candidate of the field exists in the record
+ * (even null). */
+enum { PS_HAS_QUESTION = 1, PS_HAS_SQL = 2, PS_HAS_LABEL = 4, PS_HAS_ID = 8 };
 
 /* The fields of one record. Zero-initialise before first use. Pointers are
  * into the record, `root` or the stores, and stay valid until the next
@@ -17,7 +35,9 @@ typedef struct ps_fields {
     const char *question, *sql, *label, *id; /* label/id NULL when absent */
     size_t question_len, sql_len, label_len, id_len;
     const char *reason; /* set when the record is rejected */
-    char detail[200];
+    char detail[512];
+    unsigned present;   /* PS_HAS_* (JSON objects and CSV rows) */
+    bool examined;      /* the record was an object or a row: present is valid */
     json_t *root;       /* jansson's tree when the fast path deferred */
     ps_buf scratch;     /* fast path: unescaped strings */
     ps_buf label_store, id_store; /* NUL-terminated label and id */
@@ -26,6 +46,10 @@ typedef struct ps_fields {
 
 /* Returns 0 with the fields set, or 1 with reason/detail set. */
 int ps_fields_from_json(ps_fields *f, const char *data, size_t len, const ps_field_names *names);
+/* The top-level keys of the JSON object data[0..len) (or of f->root when
+ * set), NUL-separated, into `out` (reset first). 0, or -1 when the record
+ * is not an object. */
+int ps_fields_json_keys(ps_fields *f, const char *data, size_t len, ps_buf *out);
 /* Resolves the header; returns 0, or -1 with a message when the question
  * or sql column is missing. */
 int ps_fields_map_columns(ps_column_map *m, const char *const *cols, size_t ncols,

@@ -221,10 +221,30 @@ ps_step_counts *ps_stats_steps(ps_stats *s);
 /* Records one outcome. `label` may be NULL (no label, or not parsed). */
 int ps_stats_record(ps_stats *s, const char *input, ps_outcome outcome, const char *reason,
                     const char *label);
+/* Counts a kept record whose id an earlier kept record (first_source)
+ * has. 0 or PS_ENOMEM. */
+int ps_stats_id_collision(ps_stats *s, const char *id, const char *first_source,
+                          const char *source);
 void ps_stats_add_input_bytes(ps_stats *s, const char *input, uint64_t bytes);
 void ps_stats_counts(const ps_stats *s, ps_clean_counts *out);
 /* Builds the stats JSON (see ps_cleaner_stats_json); rules may be NULL. */
 char *ps_stats_to_json(const ps_stats *s, ps_rules *rules);
+
+/* ---- named.c: fields the user named that an input lacks ------------------ */
+
+typedef struct ps_named_inputs ps_named_inputs;
+struct ps_field_names;
+int ps_named_inputs_create(ps_named_inputs **out);
+void ps_named_inputs_free(ps_named_inputs *t);
+/* Notes one record of `input`: whether it was an object or a row
+ * (`examined`), the PS_HAS_* bits of the fields it had, and (optionally)
+ * its keys, NUL-separated. 0 or PS_ENOMEM. */
+int ps_named_inputs_note(ps_named_inputs *t, const char *input, bool examined, unsigned present,
+                         const char *keys, size_t keys_len);
+/* PS_EUSAGE with a message when a field in `named` (PS_NAMED_*) is in no
+ * examined record of `input` (NULL: of any input noted), else 0. */
+int ps_named_inputs_check(const ps_named_inputs *t, const struct ps_field_names *names,
+                          unsigned named, const char *input, ps_error *err);
 
 /* ---- cleaner.c: the record pipeline, split for threads -------------------
  * ps_cleaner_run = for each raw record: ps_clean_record (any thread, with
@@ -255,6 +275,11 @@ typedef struct ps_clean_item {
     const char *raw_question, *raw_sql;
     size_t raw_question_len, raw_sql_len;
     size_t label_len;
+    bool examined;        /* an object or row: `present` is valid */
+    unsigned present;     /* PS_HAS_* of the fields the record had */
+    const char *keys;     /* its keys (NUL-separated) when a named field was
+                             absent from one of the input's first records */
+    size_t keys_len;
     ps_pair_hash hash;    /* kept: of the cleaned pair */
     uint32_t label_hash;
 } ps_clean_item;
@@ -284,6 +309,12 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
 /* Dedupes and accounts one item, in input order (one thread). A kept item
  * may become a duplicate (res.duplicate_of set). */
 int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_error *err);
+/* Notes which named fields a record had (every record, in input order,
+ * before any --part slicing, so that every part decides alike). */
+int ps_cleaner_note_fields(ps_cleaner *c, const char *input, const ps_clean_item *it);
+/* PS_EUSAGE when a named field is in no record of `input` (NULL: of any
+ * input so far). */
+int ps_cleaner_check_fields(const ps_cleaner *c, const char *input, ps_error *err);
 int ps_input_open(ps_cleaner *c, ps_input_ctx *in, const char *path, ps_error *err);
 /* 1 and a record, 0 at the end, or a negative code. */
 int ps_input_next(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error *err);

@@ -40,6 +40,8 @@ struct ps_stats {
     input_entry *inputs;
     size_t input_n;
     ps_step_counts steps;
+    uint64_t id_collisions;  /* kept records whose id an earlier kept one has */
+    json_t *id_examples;     /* the first few: [{id, source, first_source}] */
 };
 
 int ps_stats_create(ps_stats **out)
@@ -56,6 +58,7 @@ void ps_stats_free(ps_stats *s)
     if (!s)
         return;
     ps_strmap_free(&s->labels);
+    json_decref(s->id_examples);
     free(s->label_counts);
     for (size_t i = 0; i < s->input_n; i++)
         free(s->inputs[i].path);
@@ -141,6 +144,21 @@ int ps_stats_record(ps_stats *s, const char *input, ps_outcome outcome, const ch
     if (!ie)
         return PS_ENOMEM;
     bump(&ie->c, outcome);
+    return 0;
+}
+
+#define ID_EXAMPLES 5
+
+int ps_stats_id_collision(ps_stats *s, const char *id, const char *first_source,
+                          const char *source)
+{
+    s->id_collisions++;
+    if (!s->id_examples && !(s->id_examples = json_array()))
+        return PS_ENOMEM;
+    if (json_array_size(s->id_examples) < ID_EXAMPLES &&
+        json_array_append_new(s->id_examples, json_pack("{ssssss}", "id", id, "source", source,
+                                                        "first_source", first_source)))
+        return PS_ENOMEM;
     return 0;
 }
 
@@ -249,6 +267,10 @@ char *ps_stats_to_json(const ps_stats *s, ps_rules *rules)
         json_array_append_new(inputs, o);
     }
     json_object_set_new(root, "inputs", inputs);
+    if (s->id_collisions) /* only then: builds with unique ids keep their bytes */
+        json_object_set_new(root, "id_collisions",
+                            json_pack("{sIsO}", "count", I(s->id_collisions), "examples",
+                                      s->id_examples));
     char *out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     return out;

@@ -38,6 +38,7 @@ typedef struct packed {
     ps_clean_item it;
     size_t o_source, o_id, o_q, o_s, o_label, o_detail, o_orig, o_touched, o_tokens;
     size_t o_rq, o_rs; /* the fields as read, for the paired statistics */
+    size_t o_keys;     /* the record's keys, for the named-field check */
     uint32_t ntokens, type_boundary, unk_tokens;
     uint32_t raw_q_chars, raw_s_chars, q_chars, s_chars;
     bool truncated;
@@ -118,6 +119,7 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
         pk->o_touched = nrules ? arena_put(&ch->out, pk->it.touched, nrules, &arc) : NOOFF;
         pk->o_tokens = NOOFF;
         pk->o_rq = pk->o_rs = NOOFF;
+        pk->o_keys = pk->it.keys ? arena_put(&ch->out, pk->it.keys, pk->it.keys_len, &arc) : NOOFF;
         if (pk->it.parsed) {
             pk->o_rq = arena_put(&ch->out, pk->it.raw_question, pk->it.raw_question_len, &arc);
             pk->o_rs = arena_put(&ch->out, pk->it.raw_sql, pk->it.raw_sql_len, &arc);
@@ -207,6 +209,7 @@ static void unpack(chunk *ch)
         pk->it.touched = (const unsigned char *)at(&ch->out, pk->o_touched);
         pk->it.raw_question = at(&ch->out, pk->o_rq);
         pk->it.raw_sql = at(&ch->out, pk->o_rs);
+        pk->it.keys = at(&ch->out, pk->o_keys);
     }
 }
 
@@ -272,6 +275,8 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         packed *pk = &ch->items[i];
         ps_clean_item *it = &pk->it;
         uint64_t ordinal = st->ordinal++;
+        if (ps_cleaner_note_fields(st->cleaner, ch->in.path, it))
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
         if (cfg->part_count) {
             /* Kept records go to the part of their cleaned pair's hash, so
              * every duplicate meets its original in the same part; others

@@ -232,6 +232,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
             st.total_input_bytes += (uint64_t)sb.st_size;
     }
     rc = ps_cleaner_create(&st.cleaner, &cfg->clean, err);
+    if (!rc)
+        rc = ps_cleaner_declare_inputs(st.cleaner, cfg->inputs, cfg->n_inputs, err);
     if (!rc && cfg->rules_path)
         rc = ps_cleaner_load_rules(st.cleaner, cfg->rules_path, err);
     if (!rc)
@@ -279,6 +281,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_build_phase1(&st, err);
     if (hashing)
         pthread_join(hasher, NULL);
+    if (!rc) /* a field named but in no record of an input: a usage error */
+        rc = ps_cleaner_check_fields(st.cleaner, NULL, err);
     if (!rc)
         rc = close_checked(&st.rejects, "rejects.jsonl", err);
     if (!rc)

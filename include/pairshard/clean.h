@@ -67,12 +67,16 @@ typedef enum ps_utf8_policy {
 
 typedef struct ps_clean_options {
     ps_format format;
-    /* Field names. JSON accepts dotted paths ("meta.label") when no key with
-     * the literal name exists. sql_field NULL means "sql", falling back to
-     * "query" when "sql" is absent or not a string (Spider's "sql" is the
-     * parsed query object). label_field NULL means "label"; a record without
-     * it has no label. id_field NULL means "id"; without it the id is
-     * "<basename>:<line>" or "<basename>:#<index>". */
+    /* Field names. Each may be a comma-separated list of candidates
+     * ("SQL,query"): the first one a record has (and that is not null) is
+     * used, so differently shaped inputs go into one run. JSON accepts
+     * dotted paths ("meta.label") when no key with the literal name exists.
+     * sql_field NULL means "sql", falling back to "query" when "sql" is
+     * absent or not a string (Spider's "sql" is the parsed query object).
+     * label_field NULL means "label"; a record without it has no label.
+     * id_field NULL means "id"; without it the id is "<basename>:<line>" or
+     * "<basename>:#<index>" (the path as given instead of the base name
+     * when two inputs share a base name, see ps_cleaner_declare_inputs). */
     const char *question_field;
     const char *sql_field;
     const char *label_field;
@@ -85,7 +89,21 @@ typedef struct ps_clean_options {
     int keep_duplicates;        /* do not drop exact duplicates */
     size_t max_record_bytes;    /* raw record larger: too_long (default 1 MiB) */
     size_t max_field_bytes;     /* cleaned field larger: too_long (default 64 KiB) */
+    /* PS_NAMED_* bits: the fields the user named (a flag, a config key).
+     * An input in which no record has a named field (none of its
+     * candidates) is an error, PS_EUSAGE, naming the field, the input, the
+     * fields its records do have and the nearest one, rather than a run
+     * whose every record is rejected or silently unlabelled. Unnamed
+     * (default) fields keep the per-record behaviour. Default 0. */
+    unsigned named_fields;
 } ps_clean_options;
+
+enum {
+    PS_NAMED_QUESTION = 1,
+    PS_NAMED_SQL = 2,
+    PS_NAMED_LABEL = 4,
+    PS_NAMED_ID = 8
+};
 
 /* Fills `opts` with the defaults documented above. */
 PS_API void ps_clean_options_init(ps_clean_options *opts);
@@ -152,13 +170,25 @@ PS_API int ps_cleaner_add_rules(ps_cleaner *c, const char *json_text, size_t len
  * PS_ENOENT / PS_EIO if it cannot be read, or an error from add_rules. */
 PS_API int ps_cleaner_load_rules(ps_cleaner *c, const char *path, ps_error *err);
 
+/* Declares every input of the run (their paths as they will be passed to
+ * ps_cleaner_run) before the first run, so that default ids are unique:
+ * inputs whose base names clash ("spider/dev.json", "bird/dev.json") get
+ * ids from their path as given ("bird/dev.json:#0"); the others keep
+ * "<basename>:#<index>". Without it, an input whose base name clashes with
+ * an earlier input's gets path ids. Returns 0 or PS_ENOMEM. */
+PS_API int ps_cleaner_declare_inputs(ps_cleaner *c, const char *const *paths, size_t n,
+                                     ps_error *err);
+
 /* Ingests and cleans one input (`path`, or "-" for stdin), calling `sink` for
  * every record. Record-level problems are rejections, not errors. Returns 0,
  * or a negative code for what stops the whole input: PS_ENOENT / PS_EIO (the
  * file cannot be read), PS_EDECOMPRESS (a corrupt or truncated gzip/zstd
  * stream: records before the damage have been reported), PS_EFORMAT (the
  * format cannot be detected, or a CSV/TSV header is unusable), PS_ENOMEM, or
- * whatever the sink returned. */
+ * whatever the sink returned; PS_EUSAGE, after the whole input was read and
+ * reported, when a field named in opts.named_fields is in none of its
+ * records (the message names the input, the fields its records have and the
+ * nearest one: "did you mean 'db_id'?"). */
 PS_API int ps_cleaner_run(ps_cleaner *c, const char *path, ps_clean_sink sink, void *user,
                           ps_error *err);
 
@@ -170,7 +200,8 @@ PS_API void ps_cleaner_counts(const ps_cleaner *c, ps_clean_counts *counts);
  *   records_in, kept, rejected, duplicates, balanced (the identity holds),
  *   rejected_by_reason, rules (per rule: matched, changed, dropped),
  *   labels (per label: records_in, kept, rejected, duplicates), steps (what
- *   each cleaning step changed), inputs (per input file). */
+ *   each cleaning step changed), inputs (per input file); "id_collisions" ({count,
+ *   examples: [{id, source}]}) only when kept records share an id. */
 PS_API char *ps_cleaner_stats_json(const ps_cleaner *c);
 
 /* Serialises one outcome as a single JSON line (no newline):
