@@ -56,8 +56,9 @@ static const char USAGE[] =
     "rejects.jsonl and duplicates.jsonl; the manifest holds the accounting\n"
     "(records_in = kept + rejected + duplicates).\n"
     "Exit status: 0 built, 1 a check failed (nothing is published; the report is\n"
-    "written beside DIR as DIR.report.json and DIR.report.html), 2 usage or input\n"
-    "error (nothing is published).\n";
+    "written beside DIR as DIR.report.json and DIR.report.html, the rejected records\n"
+    "as DIR.rejects.jsonl), 2 usage or input error (nothing is published), such as\n"
+    "a field named by a --*-field flag that no record of an input has.\n";
 
 enum {
     O_VOCAB = 300, O_TOKJSON, O_LOWER, O_NOLOWER, O_MAXLEN, O_SHARDS, O_BUCKETS, O_AUTOB,
@@ -434,10 +435,12 @@ int ps_cmd_build(int argc, char **argv)
     if (sum.report_summary && (!a.quiet || sum.gate_failed))
         fputs(sum.report_summary, stderr);
     if (sum.gate_failed) {
+        /* The rejects lie beside the report: DIR.report.json, DIR.rejects.jsonl. */
+        size_t plen = strlen(sum.report_path), slen = strlen("report.json");
         fprintf(stderr,
-                "pairshard build: validation failed: nothing was published; report in %s "
-                "(--no-gate publishes anyway)\n",
-                sum.report_path);
+                "pairshard build: validation failed: nothing was published; report in %s, "
+                "rejected records in %.*srejects.jsonl (--no-gate publishes anyway)\n",
+                sum.report_path, (int)(plen >= slen ? plen - slen : 0), sum.report_path);
         free(sum.report_summary);
         status = PS_EXIT_FAIL;
         goto done;

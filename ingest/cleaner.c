@@ -456,12 +456,14 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
 /* Kept records that share an id (an --id-field that is not unique, or two
  * inputs numbering their records alike) are counted, with examples: a
  * trainer keying anything by id would mix them up. */
-static int note_id(ps_cleaner *c, const ps_clean_result *res, ps_error *err)
+static int note_id(ps_cleaner *c, ps_clean_item *it, ps_error *err)
 {
+    const ps_clean_result *res = &it->res;
     ps_pair_hash h = ps_dedupe_hash(res->id, strlen(res->id), "", 0);
     const char *first = NULL;
     bool unused;
     int d = ps_dedupe_insert_hash(c->ids, h, res->source, 0, &first, &unused);
+    it->id_collision = d == 1;
     if (d == 1)
         d = ps_stats_id_collision(c->stats, res->id, first, res->source);
     return d < 0 ? ps_error_set(err, PS_ENOMEM, "out of memory checking ids") : 0;
@@ -512,7 +514,7 @@ int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_er
     }
     if (res->outcome == PS_OUTCOME_KEPT) {
         st->changed_records += it->changed;
-        if (note_id(c, res, err))
+        if (note_id(c, it, err))
             return PS_ENOMEM;
     }
     if (ps_stats_record(c->stats, input, res->outcome, res->reason, res->label))

@@ -227,7 +227,7 @@ static int writer_line(FILE *f, const ps_clean_result *r, ps_error *err)
 
 /* Feeds one committed record to the validation statistics: raw (as
  * read), cleaned and tokenized (kept records), and the paired view. */
-static int observe(ps_build_state *st, const packed *pk)
+static int observe(ps_build_state *st, const char *input, const packed *pk)
 {
     const ps_clean_item *it = &pk->it;
     const ps_clean_result *r = &it->res;
@@ -256,7 +256,8 @@ static int observe(ps_build_state *st, const packed *pk)
         ps_vpair pr = {r->id, r->source, r->label, r->outcome, r->reason, r->rule,
                        it->raw_question, it->raw_sql, it->raw_question_len, it->raw_sql_len,
                        after ? r->question : NULL, after ? r->sql : NULL,
-                       after ? r->question_len : 0, after ? r->sql_len : 0};
+                       after ? r->question_len : 0, after ? r->sql_len : 0,
+                       input, r->detail, it->id_collision};
         rc = ps_vpaired_add(st->paired, &pr);
     }
     return rc;
@@ -287,7 +288,7 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         }
         int rc = ps_cleaner_commit(st->cleaner, ch->in.path, it, err);
         if (!rc)
-            rc = observe(st, pk);
+            rc = observe(st, ch->in.path, pk);
         if (rc)
             return ps_error_set(err, rc, "out of memory in the statistics");
         ps_clean_result *r = &it->res;

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,24 @@ int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *repo
     return rc;
 }
 
+/* Moves the staging set's rejects.jsonl (closed) beside DIR as
+ * "<DIR>.rejects.jsonl", fsynced, when the gate stops the build. */
+static int move_rejects_beside(const char *staging, const char *parent, const char *prefix,
+                               ps_error *err)
+{
+    char from[4096], to[4096];
+    if (snprintf(from, sizeof from, "%s/rejects.jsonl", staging) >= (int)sizeof from ||
+        snprintf(to, sizeof to, "%s/%srejects.jsonl", parent, prefix) >= (int)sizeof to)
+        return ps_error_set(err, PS_EIO, "%s: path too long", staging);
+    int fd = open(from, O_RDONLY | O_CLOEXEC);
+    int bad = fd < 0 || fsync(fd) != 0;
+    if (fd >= 0)
+        close(fd);
+    if (bad || rename(from, to) != 0)
+        return ps_error_set(err, PS_EIO, "%s: cannot write the rejects: %s", to, strerror(errno));
+    return 0;
+}
+
 /* The summary the CLI prints; `dir`/`prefix` locate the report. */
 static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const char *dir,
                          const char *prefix)
@@ -302,6 +321,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     if (!rc)
         rc = ps_write_reports(gate_failed ? parent : st.staging, prefix, st.report, st.v_raw,
                               st.v_clean, st.v_tok, st.paired, err);
+    if (!rc && gate_failed) /* the rejects explain a failed check as much as the report */
+        rc = move_rejects_beside(st.staging, parent, prefix, err);
     if (!rc && gate_failed) { /* publish nothing */
         if (summary) {
             fill_summary(&st, summary, parent, prefix);

@@ -45,6 +45,7 @@ enum {
     C_UNK_INCREASE,
     C_TRUNCATION,
     C_PADDING,
+    C_ID_COLLISIONS,
     C_N
 };
 
@@ -108,6 +109,8 @@ static const checkdef DEFS[C_N] = {
      "records longer than max_length (truncated) / tokenized records"},
     {"padding_rate", "health", ">", 0.8, 0.5, M_WARN,
      "(padded slots - tokens) / padded slots, each record padded to its bucket's bound"},
+    {"id_collisions", "paired", ">", 0, 0, M_WARN,
+     "kept records whose id an earlier kept record has (an id field that is not unique)"},
 };
 
 /* Parameters that are not a check's threshold. */
@@ -713,6 +716,23 @@ static int cmp_lret(const void *p, const void *q)
     return strcmp(a->name, b->name);
 }
 
+/* Ids that kept records share: whatever keys by id (evaluation joins,
+ * resumed jobs) would mix the records up. Any is worth a warning. */
+static void id_collision_check(ctx *x, const ps_vpaired *P)
+{
+    json_t *ex = json_array();
+    for (size_t i = 0; ex && i < P->nid_examples; i++)
+        json_array_append_new(ex, json_string(P->id_examples[i]));
+    double v = (double)P->id_collisions;
+    int vd = verdict_of(x, C_ID_COLLISIONS, v);
+    push(x, C_ID_COLLISIONS, v, NAN,
+         json_pack("{sIso}", "id_collisions", (json_int_t)P->id_collisions, "examples",
+                   ex ? ex : json_array()),
+         "%llu kept records have an id an earlier kept record has%s%s%s: %s",
+         (unsigned long long)P->id_collisions, P->nid_examples ? " (e.g. '" : "",
+         P->nid_examples ? P->id_examples[0] : "", P->nid_examples ? "')" : "", vword(vd));
+}
+
 static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, const ps_vstats *cl)
 {
     double mr = pmin(x), mlr = x->c->param[P_MIN_LABEL_RECORDS], mlost = x->c->param[P_RETENTION_MIN_LOST];
@@ -725,6 +745,7 @@ static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, con
         push(x, C_QUESTION_LENGTH_CHANGE, NAN, NAN, NULL, "%s", nop);
         push(x, C_SQL_LENGTH_CHANGE, NAN, NAN, NULL, "%s", nop);
         push(x, C_DUPLICATE_RATE, NAN, NAN, NULL, "%s", nop);
+        push(x, C_ID_COLLISIONS, NAN, NAN, NULL, "%s", nop);
         return;
     }
     /* accounting */
@@ -827,14 +848,20 @@ static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, con
         json_t *d = json_pack("{sfso}", "rejected_share",
                               (double)P->rejected / (double)P->records_in, "by_reason_and_rule",
                               arr ? arr : json_array());
+        /* The cause's first example names the input and says why
+         * ("bird/dev.json:#0: no field 'sql' or 'query' (fields: ..., SQL)"). */
+        const ps_vinput_reason *ex = wr ? ps_vrejections_example(P, wr->reason, wr->rule) : NULL;
+        bool show = ex && ex->source && ex->detail;
         if (!wr)
             push(x, C_REJECTED_SHARE, 0, NAN, d, "no record was rejected");
         else
             push(x, C_REJECTED_SHARE, worst, NAN, d,
-                 "largest rejection cause: %s%s%s%s, %.2f%% of records (warn %.3g%%, fail %.3g%%): %s",
+                 "largest rejection cause: %s%s%s%s, %.2f%% of records (warn %.3g%%, fail %.3g%%): "
+                 "%s%s%s%s%s",
                  wr->reason, wr->rule ? " (rule '" : "", wr->rule ? wr->rule : "",
                  wr->rule ? "')" : "", 100 * worst, 100 * x->c->warn[C_REJECTED_SHARE],
-                 100 * x->c->fail[C_REJECTED_SHARE], vword(vd));
+                 100 * x->c->fail[C_REJECTED_SHARE], vword(vd), show ? "; e.g. " : "",
+                 show ? ex->source : "", show ? ": " : "", show ? ex->detail : "");
         double e = (double)P->empty_after_cleaning / (double)P->records_in;
         vd = verdict_of(x, C_EMPTY_AFTER_CLEANING, e);
         push(x, C_EMPTY_AFTER_CLEANING, e, NAN,
@@ -919,6 +946,7 @@ static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, con
              "%.2f%% of records were exact duplicates after cleaning (warn %.3g%%): %s", 100 * dr,
              100 * x->c->warn[C_DUPLICATE_RATE], vword(vd));
     }
+    id_collision_check(x, P);
 }
 
 /* ---- entry points -------------------------------------------------------- */

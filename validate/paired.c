@@ -52,6 +52,8 @@ void ps_vpaired_free(ps_vpaired *p)
         free(p->reasons[i].rule);
     }
     free(p->reasons);
+    ps_vrejections_free(p);
+    ps_vids_free(p);
     for (size_t i = 0; i < p->nex; i++)
         ex_free(&p->ex[i]);
     free(p->ex);
@@ -221,6 +223,8 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
     bool empty_after = false;
     switch (r->outcome) {
     case PS_OUTCOME_KEPT:
+        if (r->id_collision && ps_vids_add(p, r->id, 1))
+            return PS_ENOMEM;
         p->kept++;
         if (l)
             l->kept++;
@@ -235,6 +239,9 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
         if (l)
             l->rejected++;
         if (add_reason(p, r->reason ? r->reason : "unknown", r->rule, 1))
+            return PS_ENOMEM;
+        if (r->input && ps_vrejections_add(p, r->input, r->reason ? r->reason : "unknown",
+                                           r->rule, 1, r->source, r->detail))
             return PS_ENOMEM;
         if (r->reason && !strcmp(r->reason, "empty_after_cleaning")) {
             empty_after = true;
@@ -359,6 +366,8 @@ int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from)
     for (size_t i = 0; i < from->nreasons; i++)
         if (add_reason(into, from->reasons[i].reason, from->reasons[i].rule, from->reasons[i].count))
             return PS_ENOMEM;
+    if (ps_vrejections_merge(into, from) || ps_vids_merge(into, from))
+        return PS_ENOMEM;
     into->records_in += from->records_in;
     into->kept += from->kept;
     into->rejected += from->rejected;
@@ -449,6 +458,10 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
                                                    ps_vjson_u(rs[i].count)));
     free(rs);
     bad |= json_object_set_new(o, "rejected_by", ra);
+    json_t *rbi = ps_vrejections_to_json(p);
+    bad |= rbi ? json_object_set_new(o, "rejected_by_input", rbi) : -1;
+    json_t *ids = ps_vids_to_json(p);
+    bad |= ids ? json_object_set_new(o, "id_collisions", ids) : -1;
     json_t *ch = json_object();
     for (int f = 0; ch && f < 2; f++)
         bad |= json_object_set_new(
@@ -580,6 +593,9 @@ int ps_vpaired_from_json(json_t *j, ps_vpaired **out, ps_error *err)
     if (rsum != p->rejected)
         FAILF("%s: rejected_by sums to %llu, rejected is %llu", ctx, (unsigned long long)rsum,
               (unsigned long long)p->rejected);
+    if ((rc = ps_vrejections_from_json(p, json_object_get(j, "rejected_by_input"), ctx, err)) ||
+        (rc = ps_vids_from_json(p, json_object_get(j, "id_collisions"), ctx, err)))
+        goto fail;
     json_t *ch = json_object_get(j, "change");
     if (!json_is_object(ch))
         FAILF("%s: 'change' must be an object", ctx);

@@ -85,6 +85,8 @@ typedef struct ps_vpair {
     size_t question_before_len, sql_before_len;
     const char *question_after, *sql_after;
     size_t question_after_len, sql_after_len;
+    const char *input, *detail;         /* rejected: the input file, the reason's detail */
+    bool id_collision;                  /* kept: an earlier kept record has this id */
 } ps_vpair;
 
 ps_vpaired *ps_vpaired_new(size_t max_examples);

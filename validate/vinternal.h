@@ -71,6 +71,16 @@ typedef struct ps_vreason {
     uint64_t count;
 } ps_vreason;
 
+/* Rejections of one input for one reason (and rule), with the first
+ * example (rejections.c). */
+typedef struct ps_vinput_reason {
+    char *input, *reason, *rule; /* rule may be NULL */
+    uint64_t count;
+    char *source, *detail;       /* the first such record; may be NULL */
+} ps_vinput_reason;
+
+#define PS_VID_EXAMPLES 5
+
 typedef struct ps_vexample {
     double score;  /* the larger relative change of question and sql */
     uint64_t seq;  /* input order */
@@ -94,7 +104,31 @@ struct ps_vpaired {
     size_t nreasons, rcap;
     ps_vexample *ex;
     size_t nex, max_examples;
+    ps_vinput_reason *inr;   /* rejections per input, in input order */
+    size_t ninr, inrcap, last_inr;
+    uint64_t id_collisions;  /* kept records whose id an earlier kept one has */
+    char *id_examples[PS_VID_EXAMPLES];
+    size_t nid_examples;
 };
+
+/* rejections.c: paired.rejected_by_input */
+int ps_vrejections_add(ps_vpaired *p, const char *input, const char *reason, const char *rule,
+                       uint64_t count, const char *source, const char *detail);
+void ps_vrejections_free(ps_vpaired *p);
+int ps_vrejections_merge(ps_vpaired *into, const ps_vpaired *from);
+/* The first input's entry for (reason, rule), or NULL. */
+const ps_vinput_reason *ps_vrejections_example(const ps_vpaired *p, const char *reason,
+                                               const char *rule);
+json_t *ps_vrejections_to_json(const ps_vpaired *p);
+/* Reads what ps_vrejections_to_json wrote; `a` NULL (absent) is fine. */
+int ps_vrejections_from_json(ps_vpaired *p, json_t *a, const char *ctx, ps_error *err);
+/* rejections.c: paired.id_collisions ({count, examples}); `id` NULL adds
+ * to the count only. */
+int ps_vids_add(ps_vpaired *p, const char *id, uint64_t count);
+void ps_vids_free(ps_vpaired *p);
+int ps_vids_merge(ps_vpaired *into, const ps_vpaired *from);
+json_t *ps_vids_to_json(const ps_vpaired *p);
+int ps_vids_from_json(ps_vpaired *p, json_t *o, const char *ctx, ps_error *err);
 
 const ps_vplabel *ps_vpaired_find_label(const ps_vpaired *p, const char *name);
 
