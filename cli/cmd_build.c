@@ -2,6 +2,7 @@
 #include "cli/clean_args.h"
 #include "cli/commands.h"
 #include "cli/tok_args.h"
+#include "common/nearest.h"
 #include "shards/build.h"
 
 #include <errno.h>
@@ -96,6 +97,8 @@ typedef struct build_args {
     const char **inputs;
     size_t n_inputs, inputs_cap;
     int quiet;
+    char **owned;           /* config paths resolved against its folder */
+    size_t n_owned;
 } build_args;
 
 static int parse_num(const char *opt, const char *v, size_t lo, size_t hi, size_t *out)
@@ -228,9 +231,69 @@ static int apply(build_args *a, const char *name, const char *v)
     return 0;
 }
 
+/* Options whose values are paths: in a config file, relative ones are
+ * relative to the file's folder, so a config works from any directory. */
+static bool is_path_option(const char *key)
+{
+    static const char *const P[] = {"output", "vocab", "tokenizer-json", "tokenizer_json",
+                                    "rules"};
+    for (size_t i = 0; i < sizeof P / sizeof P[0]; i++)
+        if (!strcmp(key, P[i]))
+            return true;
+    return false;
+}
+
+/* `value` resolved against the config's folder (kept in a->owned), or
+ * `value` itself when absolute, '-' or the config is in the current folder. */
+static const char *config_path_value(build_args *a, const char *config, const char *value)
+{
+    const char *slash = strrchr(config, '/');
+    if (!value || value[0] == '/' || !strcmp(value, "-") || !slash)
+        return value;
+    size_t dlen = (size_t)(slash - config) + 1, vlen = strlen(value);
+    char *p = malloc(dlen + vlen + 1);
+    char **no = p ? realloc(a->owned, (a->n_owned + 1) * sizeof *no) : NULL;
+    if (!no) {
+        free(p);
+        return NULL;
+    }
+    a->owned = no;
+    memcpy(p, config, dlen);
+    memcpy(p + dlen, value, vlen + 1);
+    a->owned[a->n_owned++] = p;
+    return p;
+}
+
+/* Every key a config may hold: the options' long names (either '-' or
+ * '_'), "inputs" and "validate". */
+static bool config_key_known(const char *key, const struct option *opts, size_t n,
+                             const char **nearest)
+{
+    char norm[64];
+    snprintf(norm, sizeof norm, "%s", key);
+    for (char *c = norm; *c; c++)
+        *c = *c == '_' ? '-' : *c;
+    const char *names[N_OWN + 48];
+    size_t k = 0;
+    names[k++] = "inputs";
+    names[k++] = "validate";
+    for (size_t i = 0; i < n && k < sizeof names / sizeof names[0]; i++)
+        if (strcmp(opts[i].name, "config") != 0 && strcmp(opts[i].name, "help") != 0)
+            names[k++] = opts[i].name;
+    for (size_t i = 0; i < k; i++)
+        if (!strcmp(norm, names[i]))
+            return true;
+    *nearest = ps_nearest_name(norm, names, k);
+    return false;
+}
+
 /* Applies a --config file: every key is an option's long name. */
 static int apply_config(build_args *a, json_t *root, const char *path)
 {
+    struct option known[N_OWN + 32];
+    memcpy(known, OWN_OPTS, sizeof OWN_OPTS);
+    memcpy(known + N_OWN, ps_clean_longopts, ps_clean_longopts_count * sizeof *known);
+    size_t nknown = N_OWN + ps_clean_longopts_count;
     if (!json_is_object(root)) {
         fprintf(stderr, "pairshard build: %s: the config must be a JSON object\n", path);
         return -1;
@@ -239,6 +302,17 @@ static int apply_config(build_args *a, json_t *root, const char *path)
     json_t *v;
     json_object_foreach(root, key, v)
     {
+        const char *nearest = NULL;
+        if (!config_key_known(key, known, nknown, &nearest)) {
+            char sugg[80] = "";
+            if (nearest) { /* in the key's own spelling: '_' if it used '_' */
+                snprintf(sugg, sizeof sugg, "; did you mean \"%s\"?", nearest);
+                for (char *c = sugg; strchr(key, '_') && *c; c++)
+                    *c = *c == '-' ? '_' : *c;
+            }
+            fprintf(stderr, "pairshard build: %s: unknown key \"%s\"%s\n", path, key, sugg);
+            return -1;
+        }
         if (!strcmp(key, "inputs")) {
             size_t i;
             json_t *e;
@@ -246,7 +320,8 @@ static int apply_config(build_args *a, json_t *root, const char *path)
                 goto bad;
             json_array_foreach(v, i, e)
             {
-                if (!json_is_string(e) || add_input(a, json_string_value(e)))
+                const char *in = json_is_string(e) ? json_string_value(e) : NULL;
+                if (!in || !(in = config_path_value(a, path, in)) || add_input(a, in))
                     goto bad;
             }
             continue;
@@ -286,6 +361,8 @@ static int apply_config(build_args *a, json_t *root, const char *path)
         } else {
             goto bad;
         }
+        if (text && is_path_option(key) && !(text = config_path_value(a, path, text)))
+            goto bad;
         if (apply(a, key, text))
             return -1;
         continue;
@@ -465,5 +542,8 @@ done:
     ps_tokenizer_free(tok);
     json_decref(config);
     free(a.inputs);
+    for (size_t i = 0; i < a.n_owned; i++)
+        free(a.owned[i]);
+    free(a.owned);
     return status;
 }
