@@ -1724,6 +1724,48 @@ static void rejections(page *pg)
     ps_html_raw(h, "</div></div></section>");
 }
 
+/* paired.rejected_by_input: which input each cause came from, and why,
+ * with its first record ("bird/dev.json:#0: no field 'sql' or 'query'
+ * (fields: ..., SQL, ...)"). Absent from reports written before it. */
+static void rejections_by_input(page *pg)
+{
+    ps_html *h = &pg->h;
+    json_t *rbi = jget(jget(pg->r, "paired"), "rejected_by_input");
+    if (!json_is_array(rbi) || json_array_size(rbi) == 0)
+        return;
+    size_t n = json_array_size(rbi);
+    ps_html_raw(h, "<section id=\"rejections-by-input\"><h2>Rejections by input</h2>"
+                   "<table><thead><tr><th>input</th><th>reason</th><th>rule</th>"
+                   "<th class=\"n\">records</th><th>first record</th><th>why</th></tr></thead>"
+                   "<tbody>");
+    for (size_t i = 0; i < n && i < MAX_ROWS; i++) {
+        json_t *e = json_array_get(rbi, i), *ex = jget(e, "example");
+        static const char *const K[] = {"input", "reason", "rule"};
+        ps_html_raw(h, "<tr>");
+        for (size_t k = 0; k < 3; k++) {
+            ps_html_raw(h, "<td class=\"mono\">");
+            if (jstr(jget(e, K[k]), NULL))
+                put_field_text(h, e, K[k], CAP_SHORT);
+            else
+                ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>");
+            ps_html_raw(h, "</td>");
+        }
+        ps_html_raw(h, "<td class=\"n\">");
+        put_count(h, jget(e, "count"));
+        ps_html_raw(h, "</td><td class=\"mono\">");
+        if (jstr(jget(ex, "source"), NULL))
+            put_field_text(h, ex, "source", CAP_SHORT);
+        ps_html_raw(h, "</td><td>");
+        if (jstr(jget(ex, "detail"), NULL))
+            put_field_text(h, ex, "detail", CAP_TEXT);
+        ps_html_raw(h, "</td></tr>");
+    }
+    ps_html_raw(h, "</tbody></table>");
+    if (n > MAX_ROWS)
+        ps_html_printf(h, "<p class=\"mu\">%zu more not shown.</p>", n - MAX_ROWS);
+    ps_html_raw(h, "</section>");
+}
+
 static void health(page *pg)
 {
     ps_html *h = &pg->h;
@@ -1889,6 +1931,7 @@ char *ps_report_html(json_t *report)
     lengths(&pg);
     labels(&pg);
     rejections(&pg);
+    rejections_by_input(&pg);
     health(&pg);
     thresholds(&pg);
     double ver;
