@@ -33,6 +33,18 @@ size_t ps_edit_distance_nocase(const char *a, const char *b)
     return d;
 }
 
+/* `word` is an abbreviation of `name`: same first letter, and its letters
+ * appear in `name` in order ("db_id" of "database_id"), without case. */
+static int abbreviates(const char *word, const char *name)
+{
+    if (!*word || tolower((unsigned char)*word) != tolower((unsigned char)*name))
+        return 0;
+    for (; *name && *word; name++)
+        if (tolower((unsigned char)*name) == tolower((unsigned char)*word))
+            word++;
+    return *word == '\0';
+}
+
 const char *ps_nearest_name(const char *word, const char *const *names, size_t n)
 {
     size_t len = strlen(word);
@@ -48,5 +60,12 @@ const char *ps_nearest_name(const char *word, const char *const *names, size_t n
             best = names[i];
         }
     }
-    return best && best_d <= limit && best_d < len ? best : NULL;
+    if (best && best_d <= limit && best_d < len)
+        return best;
+    /* Too far to be a typo: perhaps an abbreviation; the shortest wins. */
+    best = NULL;
+    for (size_t i = 0; len >= 2 && i < n; i++)
+        if (names[i] && abbreviates(word, names[i]) && (!best || strlen(names[i]) < strlen(best)))
+            best = names[i];
+    return best;
 }
