@@ -77,10 +77,10 @@ int ps_named_inputs_note(ps_named_inputs *t, const char *input, bool examined, u
     struct named_input *e = entry(t, input);
     if (!e)
         return PS_ENOMEM;
-    if (!examined)
-        return 0;
-    e->examined++;
-    e->present |= present;
+    if (examined) {
+        e->examined++;
+        e->present |= present;
+    }
     for (size_t off = 0; off < keys_len && e->nkeys < MAX_KEYS; off += strlen(keys + off) + 1) {
         if (has_key(e, keys + off))
             continue;

@@ -615,6 +615,179 @@ static void test_mutated_inputs_never_lose_records(void **state)
         free(base[f]);
 }
 
+/* ---- field names across the published text-to-SQL formats ---------------- */
+
+/* Cleans `paths` with one cleaner, declared first when `declare`. */
+static void clean_paths(ps_test_run *run, const char *const *paths, size_t n,
+                        const ps_clean_options *o, bool declare)
+{
+    memset(run, 0, sizeof *run);
+    ps_cleaner *c;
+    assert_int_equal(ps_cleaner_create(&c, o, &run->err), 0);
+    if (declare)
+        assert_int_equal(ps_cleaner_declare_inputs(c, paths, n, &run->err), 0);
+    for (size_t i = 0; i < n && run->rc == 0; i++)
+        run->rc = ps_cleaner_run(c, paths[i], ps_test_collect, run, &run->err);
+    ps_cleaner_counts(c, &run->counts);
+    run->stats_json = ps_cleaner_stats_json(c);
+    assert_int_equal(run->counts.records_in,
+                     run->counts.kept + run->counts.rejected + run->counts.duplicates);
+    ps_cleaner_free(c);
+}
+
+static void test_named_field_absent_from_every_record(void **state)
+{
+    (void)state;
+    ps_clean_options o;
+    ps_clean_options_init(&o);
+    o.label_field = "dbid";
+    o.named_fields = PS_NAMED_LABEL;
+    ps_test_run run;
+    ps_test_clean_file(&run, ps_test_data("spider/dev.json"), &o, NULL);
+    assert_int_equal(run.rc, PS_EUSAGE);
+    assert_non_null(strstr(run.err.message, "spider/dev.json: no record has the label field 'dbid'"));
+    assert_non_null(strstr(run.err.message, "did you mean 'db_id'?"));
+    assert_non_null(strstr(run.err.message, "question_toks"));
+    ps_test_run_free(&run);
+
+    /* Not named (the default "label"): records simply have no label. */
+    ps_clean_options_init(&o);
+    ps_test_clean_file(&run, ps_test_data("spider/dev.json"), &o, NULL);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.kept, 1034);
+    assert_null(run.v[0].label);
+    ps_test_run_free(&run);
+
+    /* Named and present in some records only: per record, no error. */
+    ps_clean_options_init(&o);
+    o.label_field = "db_id";
+    o.named_fields = PS_NAMED_LABEL;
+    ps_test_clean_mem(&run, S("{\"question\":\"q\",\"sql\":\"SELECT 1\"}\n"
+                              "{\"question\":\"r\",\"sql\":\"SELECT 2\",\"db_id\":\"d\"}\n"),
+                      ".jsonl", &o, NULL);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.kept, 2);
+    ps_test_run_free(&run);
+
+    /* CSV: the header's columns are the fields. */
+    ps_clean_options_init(&o);
+    o.id_field = "qid";
+    o.named_fields = PS_NAMED_ID;
+    ps_test_clean_mem(&run, S("question,sql,question_id\nq,SELECT 1,7\n"), ".csv", &o, NULL);
+    assert_int_equal(run.rc, PS_EUSAGE);
+    assert_non_null(strstr(run.err.message, "its records have: question, sql, question_id"));
+    ps_test_run_free(&run);
+}
+
+static void test_field_candidate_lists(void **state)
+{
+    (void)state;
+    const char *paths[2] = {NULL, NULL};
+    char spider[4096];
+    snprintf(spider, sizeof spider, "%s", ps_test_data("spider/dev.json"));
+    paths[0] = spider;
+    paths[1] = ps_test_data("formats/bird/dev.json");
+    ps_clean_options o;
+    ps_clean_options_init(&o);
+    o.sql_field = "SQL,query";
+    o.label_field = "db_id";
+    ps_test_run run;
+    clean_paths(&run, paths, 2, &o, true);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.kept, 1040);
+    assert_string_equal(run.v[0].sql, "SELECT count(*) FROM singer"); /* Spider: query */
+    assert_non_null(strstr(run.v[1034].sql, "FROM frpm"));              /* BIRD: SQL */
+    assert_string_equal(run.v[1039].label, "formula_1");
+    ps_test_run_free(&run);
+
+    /* The first candidate present and not null wins; messages name them all. */
+    ps_clean_options_init(&o);
+    o.question_field = "utterance,question";
+    ps_test_clean_mem(&run, S("{\"utterance\":null,\"question\":\"q\",\"sql\":\"SELECT 1\"}\n"
+                              "{\"text\":\"q\",\"sql\":\"SELECT 1\"}\n"),
+                      ".jsonl", &o, NULL);
+    assert_int_equal(run.kept, 1);
+    assert_string_equal(run.v[0].question, "q");
+    assert_string_equal(run.v[1].reason, "missing_field");
+    assert_string_equal(run.v[1].detail, "no field 'utterance' or 'question' (fields: text, sql)");
+    ps_test_run_free(&run);
+
+    ps_clean_options_init(&o);
+    o.sql_field = "SQL,,query";
+    ps_cleaner *c = NULL;
+    ps_error err;
+    assert_int_equal(ps_cleaner_create(&c, &o, &err), PS_EINVAL);
+    assert_null(c);
+}
+
+static void test_default_ids_unique_across_inputs(void **state)
+{
+    (void)state;
+    char spider[4096], bird[4096], want[4200];
+    snprintf(spider, sizeof spider, "%s", ps_test_data("spider/dev.json"));
+    snprintf(bird, sizeof bird, "%s", ps_test_data("formats/bird/dev.json"));
+    const char *paths[2] = {spider, bird};
+    ps_clean_options o;
+    ps_clean_options_init(&o);
+    o.sql_field = "SQL,query";
+    for (int declare = 0; declare < 2; declare++) {
+        ps_test_run run;
+        clean_paths(&run, paths, 2, &o, declare);
+        assert_int_equal(run.rc, 0);
+        assert_int_equal(run.kept, 1040);
+        /* declared: both inputs by their path; undeclared: the later one */
+        snprintf(want, sizeof want, "%s:#0", spider);
+        assert_string_equal(run.v[0].id, declare ? want : "dev.json:#0");
+        snprintf(want, sizeof want, "%s:#0", bird);
+        assert_string_equal(run.v[1034].id, want);
+        json_t *st = stats_of(&run);
+        assert_null(json_object_get(st, "id_collisions"));
+        json_decref(st);
+        ps_test_run_free(&run);
+    }
+}
+
+static void test_id_collisions_counted(void **state)
+{
+    (void)state;
+    ps_clean_options o;
+    ps_clean_options_init(&o);
+    o.id_field = "question_id";
+    o.named_fields = PS_NAMED_ID;
+    ps_test_run run;
+    ps_test_clean_mem(&run, S("{\"question_id\":1,\"question\":\"a\",\"sql\":\"SELECT 1\"}\n"
+                              "{\"question_id\":2,\"question\":\"b\",\"sql\":\"SELECT 2\"}\n"
+                              "{\"question_id\":1,\"question\":\"c\",\"sql\":\"SELECT 3\"}\n"
+                              "{\"question_id\":1,\"question\":\"a\",\"sql\":\"SELECT 1\"}\n"),
+                      ".jsonl", &o, NULL);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.kept, 3);
+    assert_int_equal(run.duplicates, 1); /* a duplicate is no collision: it is dropped */
+    json_t *st = stats_of(&run);
+    json_t *ic = json_object_get(st, "id_collisions");
+    assert_non_null(ic);
+    assert_int_equal(jint(ic, "count"), 1);
+    json_t *ex = json_array_get(json_object_get(ic, "examples"), 0);
+    assert_string_equal(json_string_value(json_object_get(ex, "id")), "1");
+    assert_non_null(strstr(json_string_value(json_object_get(ex, "source")), ":3"));
+    assert_non_null(strstr(json_string_value(json_object_get(ex, "first_source")), ":1"));
+    json_decref(st);
+    ps_test_run_free(&run);
+}
+
+static void test_missing_field_detail_lists_fields(void **state)
+{
+    (void)state;
+    ps_test_run run;
+    ps_test_clean_file(&run, ps_test_data("formats/bird/dev.json"), NULL, NULL);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.rejected, 6);
+    assert_string_equal(run.v[0].reason, "missing_field");
+    assert_string_equal(run.v[0].detail, "no field 'sql' or 'query' (fields: question_id, db_id, "
+                                         "question, evidence, SQL, difficulty)");
+    ps_test_run_free(&run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -635,6 +808,11 @@ int main(void)
         cmocka_unit_test(test_label_conflicts_counted),
         cmocka_unit_test(test_result_json_round_trip),
         cmocka_unit_test(test_mutated_inputs_never_lose_records),
+        cmocka_unit_test(test_named_field_absent_from_every_record),
+        cmocka_unit_test(test_field_candidate_lists),
+        cmocka_unit_test(test_default_ids_unique_across_inputs),
+        cmocka_unit_test(test_id_collisions_counted),
+        cmocka_unit_test(test_missing_field_detail_lists_fields),
     };
     return cmocka_run_group_tests_name("ingest", tests, NULL, NULL);
 }
