@@ -280,6 +280,7 @@ typedef struct ps_clean_item {
     const char *keys;     /* its keys (NUL-separated) when a named field was
                              absent from one of the input's first records */
     size_t keys_len;
+    bool id_from_field;   /* the id is the record's (else a default, unique by making) */
     bool id_collision;    /* kept, after commit: an earlier kept record has its id */
     ps_pair_hash hash;    /* kept: of the cleaned pair */
     uint32_t label_hash;
