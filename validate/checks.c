@@ -110,7 +110,7 @@ static const checkdef DEFS[C_N] = {
     {"padding_rate", "health", ">", 0.8, 0.5, M_WARN,
      "(padded slots - tokens) / padded slots, each record padded to its bucket's bound"},
     {"id_collisions", "paired", ">", 0, 0, M_WARN,
-     "kept records whose id an earlier kept record has (an id field that is not unique)"},
+     "kept records whose id (from the id field) an earlier kept record has"},
 };
 
 /* Parameters that are not a check's threshold. */
