@@ -140,6 +140,7 @@ int ps_vrejections_from_json(ps_vpaired *p, json_t *a, const char *ctx, ps_error
         return ps_error_set(err, PS_EFORMAT, "%s: 'rejected_by_input' must be an array", ctx);
     size_t i;
     json_t *e;
+    uint64_t sum = 0;
     json_array_foreach(a, i, e)
     {
         bool ok = json_is_object(e);
@@ -153,6 +154,11 @@ int ps_vrejections_from_json(ps_vpaired *p, json_t *a, const char *ctx, ps_error
         if (!ok || !input || !reason || !json_is_integer(cnt) || json_integer_value(cnt) < 0)
             return ps_error_set(err, PS_EFORMAT, "%s: rejected_by_input entry %zu is malformed",
                                 ctx, i);
+        /* (untrusted: the per-input counts cannot exceed the rejections) */
+        if (__builtin_add_overflow(sum, (uint64_t)json_integer_value(cnt), &sum) ||
+            sum > p->rejected)
+            return ps_error_set(err, PS_EFORMAT, "%s: rejected_by_input counts exceed rejected",
+                                ctx);
         if (ps_vrejections_add(p, input, reason, rule, (uint64_t)json_integer_value(cnt), source,
                                detail))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -204,7 +210,8 @@ int ps_vids_from_json(ps_vpaired *p, json_t *o, const char *ctx, ps_error *err)
     if (!o) /* statistics written before this member existed */
         return 0;
     json_t *cnt = json_object_get(o, "count"), *ex = json_object_get(o, "examples");
-    if (!json_is_integer(cnt) || json_integer_value(cnt) < 0 || !json_is_array(ex))
+    if (!json_is_integer(cnt) || json_integer_value(cnt) < 0 || !json_is_array(ex) ||
+        (uint64_t)json_integer_value(cnt) > p->kept)
         return ps_error_set(err, PS_EFORMAT, "%s: 'id_collisions' is malformed", ctx);
     p->id_collisions += (uint64_t)json_integer_value(cnt);
     size_t i;
