@@ -135,6 +135,36 @@ PY
     grep -q "question_id, db_id, question, evidence, SQL, difficulty" "$TMP/stopped.report.html"
 check "report.json and report.html list rejections per input with the example" $?
 
+# --part: the parts' per-input rejections add up in the merged report.
+B --buckets 32,64,512 --part 1/2 --sql-field sql,query --label-field db_id -o "$TMP/part1" \
+    "$SPIDER" "$F/bird/dev.json" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "did you mean 'SQL'" "$TMP/err" && [ ! -e "$TMP/part1" ]
+check "--part: a named field no record of an input has stops the part (every part decides alike)" $?
+for k in 0 1; do
+    B --buckets 32,64,512 --part $k/2 --label-field db_id -o "$TMP/part$k" "$SPIDER" "$F/bird/dev.json"
+done
+"$PAIRSHARD" merge -q -o "$TMP/merged" "$TMP/part0" "$TMP/part1" 2>/dev/null
+python3 - "$TMP/merged/report.json" "$TMP/merged/manifest.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+rbi = r["paired"]["rejected_by_input"]
+assert len(rbi) == 1 and rbi[0]["count"] == 6 and rbi[0]["input"].endswith("bird/dev.json"), rbi
+a = json.load(open(sys.argv[2]))["accounting"]
+assert a["records_in"] == 1040 == a["kept"] + a["rejected"] + a["duplicates"] and a["rejected"] == 6, a
+PY
+check "merge of two --part sets: rejections per input add up (6 from bird/dev.json), accounting balances" $?
+
+python3 - "$TMP/part1/stats.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for e in s["paired"]["rejected_by_input"]:
+    e["count"] = 99
+json.dump(s, open(sys.argv[1], "w"))
+PY
+"$PAIRSHARD" merge -q -o "$TMP/merged2" "$TMP/part0" "$TMP/part1" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "rejected_by_input counts exceed rejected" "$TMP/err" && [ ! -e "$TMP/merged2" ]
+check "a part whose stats.json counts more rejections per input than rejections is refused" $?
+
 "$PAIRSHARD" clean -q "$F/nl2sql/train.json" -o "$TMP/nl.jsonl" --rejects "$TMP/nl.rej" --stats "$TMP/nl.stats"
 [ "$(grep -c '"reason":"wrong_type","detail":"field '"'"'sql'"'"' is an object, expected a string"' "$TMP/nl.rej")" -eq 3 ] &&
     balanced "$TMP/nl.stats"
