@@ -26,7 +26,8 @@ static const char USAGE[] =
     "      --rejects FILE         rejected records with source, reason, detail, original\n"
     "      --duplicates FILE      dropped duplicates with the id they duplicate\n"
     "      --stats FILE           accounting JSON (records_in = kept + rejected + duplicates)\n"
-    "  -q, --quiet                no summary on stderr\n"
+    "  -q, --quiet                no summary on stderr (the counts, and the largest\n"
+    "                             rejection cause with its first record and why)\n"
     "\n"
     "%s"
     "\n"
@@ -44,10 +45,50 @@ static const struct option OWN_OPTS[] = {
 };
 #define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
 
+/* Rejections by reason, with the first record of each, for the summary:
+ * the counts alone do not say why nor where. */
+#define MAX_CAUSES 16
+typedef struct cause {
+    char reason[32];
+    unsigned long long count;
+    char *example; /* "source: detail" of the first such record */
+} cause;
+
 typedef struct sinks {
     ps_outfile out, rejects, duplicates;
     int write_error;
+    cause causes[MAX_CAUSES];
+    size_t ncauses;
 } sinks;
+
+static void note_cause(sinks *s, const ps_clean_result *r)
+{
+    size_t i = 0;
+    while (i < s->ncauses && strcmp(s->causes[i].reason, r->reason) != 0)
+        i++;
+    if (i == s->ncauses) {
+        if (i == MAX_CAUSES)
+            return;
+        snprintf(s->causes[i].reason, sizeof s->causes[i].reason, "%s", r->reason);
+        size_t n = strlen(r->source) + strlen(r->detail ? r->detail : "") + 3;
+        if ((s->causes[i].example = malloc(n)) != NULL)
+            snprintf(s->causes[i].example, n, "%s: %s", r->source, r->detail ? r->detail : "");
+        s->ncauses++;
+    }
+    s->causes[i].count++;
+}
+
+/* "largest rejection cause: missing_field (6 records), e.g. bird/dev.json:#0: no field ..." */
+static void print_largest_cause(const sinks *s)
+{
+    const cause *best = NULL;
+    for (size_t i = 0; i < s->ncauses; i++)
+        if (!best || s->causes[i].count > best->count)
+            best = &s->causes[i];
+    if (best)
+        fprintf(stderr, "pairshard clean: largest rejection cause: %s (%llu records), e.g. %s\n",
+                best->reason, best->count, best->example ? best->example : "");
+}
 
 static int write_line(ps_outfile *o, const ps_clean_result *r)
 {
@@ -65,6 +106,8 @@ static int write_line(ps_outfile *o, const ps_clean_result *r)
 static int sink(void *user, const ps_clean_result *r)
 {
     sinks *s = user;
+    if (r->outcome == PS_OUTCOME_REJECTED && r->reason)
+        note_cause(s, r);
     ps_outfile *o = r->outcome == PS_OUTCOME_KEPT       ? &s->out
                     : r->outcome == PS_OUTCOME_REJECTED ? &s->rejects
                                                         : &s->duplicates;
@@ -178,11 +221,14 @@ int ps_cmd_clean(int argc, char **argv)
                 "pairshard clean: %llu records in = %llu kept + %llu rejected + %llu duplicates\n",
                 (unsigned long long)k.records_in, (unsigned long long)k.kept,
                 (unsigned long long)k.rejected, (unsigned long long)k.duplicates);
+        print_largest_cause(&s);
     }
 done:
     ps_outfile_abort(&s.out);
     ps_outfile_abort(&s.rejects);
     ps_outfile_abort(&s.duplicates);
+    for (size_t i = 0; i < s.ncauses; i++)
+        free(s.causes[i].example);
     ps_cleaner_free(cl);
     return status;
 }

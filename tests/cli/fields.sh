@@ -112,7 +112,9 @@ py=$?
 check "  ... and the build's report warns (check id_collisions)" $?
 
 # 8. Rejections with their reason, input and an example.
-"$PAIRSHARD" clean -q "$F/bird/dev.json" -o "$TMP/bird.jsonl" --rejects "$TMP/bird.rej" --stats "$TMP/bird.stats"
+"$PAIRSHARD" clean "$F/bird/dev.json" -o "$TMP/bird.jsonl" --rejects "$TMP/bird.rej" --stats "$TMP/bird.stats" 2>"$TMP/err"
+grep -q "largest rejection cause: missing_field (6 records), e.g. .*bird/dev.json:#0: no field 'sql' or 'query' (fields: .*SQL" "$TMP/err"
+check "clean's summary names the largest rejection cause, its input and why" $?
 head -1 "$TMP/bird.rej" | grep -q "no field 'sql' or 'query' (fields: question_id, db_id, question, evidence, SQL, difficulty)" &&
     balanced "$TMP/bird.stats"
 check "BIRD with the default sql field: each rejection lists the fields the record has (SQL)" $?
