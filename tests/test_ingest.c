@@ -775,6 +775,17 @@ static void test_id_collisions_counted(void **state)
     ps_test_run_free(&run);
 }
 
+static void test_csv_header_names_its_columns(void **state)
+{
+    (void)state;
+    ps_test_run run;
+    ps_test_clean_mem(&run, S("Question,SQL,db_id\nHow many?,SELECT 1,x\n"), ".csv", NULL, NULL);
+    assert_int_equal(run.rc, PS_EFORMAT);
+    assert_non_null(strstr(run.err.message, "the header has no column 'question' (columns: "
+                                            "Question, SQL, db_id); did you mean 'Question'?"));
+    ps_test_run_free(&run);
+}
+
 static void test_missing_field_detail_lists_fields(void **state)
 {
     (void)state;
@@ -813,6 +824,7 @@ int main(void)
         cmocka_unit_test(test_default_ids_unique_across_inputs),
         cmocka_unit_test(test_id_collisions_counted),
         cmocka_unit_test(test_missing_field_detail_lists_fields),
+        cmocka_unit_test(test_csv_header_names_its_columns),
     };
     return cmocka_run_group_tests_name("ingest", tests, NULL, NULL);
 }
