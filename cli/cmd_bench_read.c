@@ -29,7 +29,7 @@ static const char USAGE[] =
     "  - start-up: ps_reader_open alone, and from calling it to the first batch;\n"
     "  - a memcpy bound, measured in the same run after the reader is closed:\n"
     "    each batch's bytes (input_ids, attention_mask, token_type_ids: B*T each;\n"
-    "    labels and lengths: B each; times the element size) copied with memcpy\n"
+    "    lengths: B; times the element size; labels: B int64) copied with memcpy\n"
     "    from a batch-sized source (warm in cache, as decoded blocks are) into a\n"
     "    ring of --prefetch destination buffers (as the reader's slots), batch after\n"
     "    batch in the same sizes; and the reader's bytes per second as a share of it;\n"
@@ -136,7 +136,7 @@ static uint64_t random_padded(uint32_t *len, size_t n, const shape *sh, size_t n
 
 static uint64_t batch_bytes(const shape *s, size_t elem)
 {
-    return ((uint64_t)s->B * s->T * 3 + (uint64_t)s->B * 2) * elem;
+    return ((uint64_t)s->B * s->T * 3 + (uint64_t)s->B) * elem + (uint64_t)s->B * 8;
 }
 
 /* The memcpy bound: copies every batch's bytes, in order, from a warm

@@ -102,7 +102,7 @@ static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int
         goto fail;
     json_object_set_new(o, "lengths", lens);
     if (labels) {
-        json_t *l = int_row(b->labels, b->dtype, 0, b->B);
+        json_t *l = int_row(b->labels, PS_DTYPE_INT64, 0, b->B);
         json_t *names = json_array();
         if (!l || !names) {
             json_decref(l);
@@ -112,7 +112,7 @@ static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int
         json_object_set_new(o, "labels", l);
         json_object_set_new(o, "label_names", names);
         for (uint32_t i = 0; i < b->B; i++) {
-            int64_t id = elem(b->labels, b->dtype, i);
+            int64_t id = elem(b->labels, PS_DTYPE_INT64, i);
             const char *name = id >= 0 && id <= UINT32_MAX ? ps_reader_label(r, (uint32_t)id) : NULL;
             json_array_append_new(names, name ? json_string(name) : json_null());
         }
@@ -184,7 +184,7 @@ static int check_batch(const ps_reader *r, const ps_reader_options *o, const ps_
         if (len > maxlen)
             maxlen = len;
         sum += (uint64_t)len;
-        int64_t label = elem(b->labels, dt, i);
+        int64_t label = elem(b->labels, PS_DTYPE_INT64, i);
         if (label < -1 || label >= (int64_t)info.n_labels) {
             snprintf(msg, msgn, "row %u: label %lld with %u labels", i, (long long)label,
                      info.n_labels);

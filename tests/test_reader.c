@@ -253,6 +253,13 @@ static int64_t el(const ps_batch *b, const void *arr, size_t i)
     return b->dtype == PS_DTYPE_INT32 ? ((const int32_t *)arr)[i] : ((const int64_t *)arr)[i];
 }
 
+/* Labels are int64_t whatever the batch's dtype (losses take them so). */
+static int64_t label_at(const ps_batch *b, size_t i)
+{
+    assert_true((uintptr_t)b->labels % sizeof(int64_t) == 0);
+    return ((const int64_t *)b->labels)[i];
+}
+
 static uint64_t fnv(uint64_t h, int64_t v)
 {
     for (int i = 0; i < 8; i++) {
@@ -273,7 +280,7 @@ static uint64_t batch_digest(const ps_batch *b)
         for (const char *p = b->ids[i]; *p; p++)
             h = fnv(h, (unsigned char)*p);
         h = fnv(h, el(b, b->lengths, i));
-        h = fnv(h, el(b, b->labels, i));
+        h = fnv(h, label_at(b, i));
     }
     size_t n = (size_t)b->B * b->T;
     for (size_t k = 0; k < n; k++) {
@@ -318,7 +325,7 @@ static void check_batch(const ps_batch *b, const ps_reader_options *o, long *idx
         assert_int_equal(r->bucket, b->bucket);
         assert_true(r->len > lower && r->len <= bound);
         assert_int_equal(el(b, b->lengths, i), r->len);
-        assert_int_equal(el(b, b->labels, i),
+        assert_int_equal(label_at(b, i),
                          r->label == PS_LABEL_NONE || g_unlabeled ? -1 : (int64_t)r->label);
         if (r->len > maxlen)
             maxlen = r->len;
