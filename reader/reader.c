@@ -728,7 +728,18 @@ int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *op
         rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory");
         goto fail;
     }
-    if ((rc = epoch_begin(r, r->popt.epoch, position, err)) || (rc = slots_alloc(r, err)))
+    if ((rc = epoch_begin(r, r->popt.epoch, position, err)))
+        goto fail;
+    if (r->plan.records_total == 0) {
+        /* A reader that yields nothing makes a trainer run zero steps and
+         * report success; an empty set is almost always a mistake upstream. */
+        rc = ps_error_set(err, PS_EEMPTY,
+                          "%s: the shard set holds no records (every input record was rejected "
+                          "or a duplicate, or it is an empty --part; see its stats.json)",
+                          dir);
+        goto fail;
+    }
+    if ((rc = slots_alloc(r, err)))
         goto fail;
     /* The consumer's own decoding context (it helps while it waits); the
      * plan's batch and pool sizes do not change across epochs. */

@@ -173,11 +173,12 @@ static long ref_find(const ref_set *s, const char *id)
 
 /* ---- building the sets --------------------------------------------------- */
 
-static void build_set(const char *out, size_t shards, size_t block_records, const char *label)
+static void build_set_of(const char *in, const char *out, size_t shards, size_t block_records,
+                         const char *label)
 {
     ps_build_config cfg;
     ps_build_config_init(&cfg);
-    char *input = xstrdup(ps_test_data("spider/dev.json"));
+    char *input = xstrdup(in);
     char *vocab = xstrdup(ps_test_data("vocab/bert-base-uncased.vocab.txt"));
     const char *inputs[1] = {input};
     ps_error err;
@@ -208,6 +209,11 @@ static void build_set(const char *out, size_t shards, size_t block_records, cons
     ps_tokenizer_free(tok);
     free(input);
     free(vocab);
+}
+
+static void build_set(const char *out, size_t shards, size_t block_records, const char *label)
+{
+    build_set_of(ps_test_data("spider/dev.json"), out, shards, block_records, label);
 }
 
 static int group_setup(void **state)
@@ -945,6 +951,31 @@ static void test_usage_errors(void **state)
         assert_null(r);
         assert_true(err.message[0] != 0);
     }
+}
+
+/* A set whose every record was rejected: opening it fails, naming the set,
+ * instead of giving an epoch of zero batches. */
+static void test_empty_set(void **state)
+{
+    (void)state;
+    const char bad[] = "{\"question\": \"how many singers?\", \"sql\": 1}\n"
+                       "{\"question\": \"no sql at all\"}\n";
+    char *input = ps_test_tmpfile(bad, sizeof bad - 1, ".jsonl");
+    char *dir = path_join(g_tmp, "empty");
+    build_set_of(input, dir, 1, 16, "db_id");
+    ps_reader_options o;
+    base_opts(&o);
+    ps_reader *r = NULL;
+    ps_error err;
+    ps_error_clear(&err);
+    assert_int_equal(ps_reader_open(&r, dir, &o, NULL, &err), PS_EEMPTY);
+    assert_null(r);
+    assert_non_null(strstr(err.message, dir));
+    assert_non_null(strstr(err.message, "no records"));
+    assert_string_equal(ps_err_name(PS_EEMPTY), "PS_EEMPTY");
+    unlink(input);
+    free(input);
+    free(dir);
 }
 
 static void test_shuffle_off(void **state)
@@ -2363,6 +2394,7 @@ int main(void)
         cmocka_unit_test(test_max_tokens_sizes),
         cmocka_unit_test(test_batch_counts),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_empty_set),
         cmocka_unit_test(test_shuffle_off),
         cmocka_unit_test(test_shuffle_window),
         cmocka_unit_test(test_epochs_and_seeds),

@@ -42,13 +42,21 @@ class SlotsExhaustedError(PairshardError):
     """Every batch slot is held by live arrays/tensors (PS_ELIMIT)."""
 
 
+class EmptySetError(PairshardError):
+    """The shard set holds no records (PS_EEMPTY): a Loader over it would
+    yield nothing and a training loop would run zero steps."""
+
+
+_ERROR_CLASSES = {L.PS_ELIMIT: SlotsExhaustedError, L.PS_EEMPTY: EmptySetError}
+
+
 def _raise(code, err, what=None):
     msg = err.message.decode("utf-8", "replace") if err is not None else ""
     if not msg:
         msg = L.load().ps_strerror(code).decode()
     if what:
         msg = "%s: %s" % (what, msg)
-    raise PairshardError(code, msg)
+    raise _ERROR_CLASSES.get(code, PairshardError)(code, msg)
 
 
 class _Reader:

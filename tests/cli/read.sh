@@ -12,11 +12,8 @@ TRAIN="$TMP/train"
 R() { "$PAIRSHARD" read "$@"; }
 B() { "$PAIRSHARD" build -q --vocab "$VOCAB" --label-field db_id --max-length 128 "$@"; }
 
-if ! R --help >"$TMP/help" 2>&1; then
-    echo "ok 1 # SKIP pairshard read is not dispatched by cli/main.c in this build"
-    echo "1..1"
-    exit 0
-fi
+R --help >"$TMP/help" 2>&1
+check "read --help exits 0" $?
 
 # q.py: the JSON-line checks, one subcommand each (exit 0 = as expected).
 cat >"$TMP/q.py" <<'PY'
@@ -424,5 +421,17 @@ R --world-size 1 "$TMP/bad" >/dev/null 2>"$TMP/err"
 rc=$?
 { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && grep -q "shard-00001.mdb" "$TMP/err"
 check "a missing shard: exit $rc naming it" $?
+
+# An empty set (every record rejected): read and bench-read refuse it, naming
+# the set, instead of an epoch of no batches (a trainer would run no steps).
+printf '{"question": "how many singers?", "sql": 1}\n{"question": "no sql"}\n' >"$TMP/rejected.jsonl"
+B -o "$TMP/empty" "$TMP/rejected.jsonl" 2>/dev/null
+check "a build whose every record is rejected publishes its (empty) set" $?
+R "$TMP/empty" >"$TMP/empty.out" 2>"$TMP/err"
+[ $? -eq 2 ] && [ ! -s "$TMP/empty.out" ] && grep -q "$TMP/empty: the shard set holds no records" "$TMP/err"
+check "read of a set with 0 records: exit 2, naming the set" $?
+"$PAIRSHARD" bench-read "$TMP/empty" >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "no records" "$TMP/err"
+check "bench-read of a set with 0 records: exit 2" $?
 
 done_testing

@@ -675,6 +675,20 @@ def errors():
         check("a bad path raises PairshardError(PS_ENOENT) naming manifest.json",
               e.code == L.PS_ENOENT and e.name == "PS_ENOENT"
               and missing + "/manifest.json" in e.message, e)
+    # A set whose every record was rejected: opening it is the error, not
+    # an epoch of zero batches (a trainer would run zero steps).
+    bad = os.path.join(TMP, "all-rejected.jsonl")
+    with open(bad, "w") as f:
+        f.write('{"question": "how many singers?", "sql": 1}\n{"question": "no sql"}\n')
+    empty = os.path.join(TMP, "empty-set")
+    subprocess.run([PAIRSHARD, "build", "-q", "--vocab", VOCAB, "-o", empty, bad], check=True)
+    try:
+        ld = pairshard.Loader(empty)
+        check("a set with 0 records raises EmptySetError", False, "len %d" % len(ld))
+    except pairshard.EmptySetError as e:
+        check("a set with 0 records raises EmptySetError (PairshardError, PS_EEMPTY) naming it",
+              isinstance(e, pairshard.PairshardError) and e.code == L.PS_EEMPTY
+              and e.name == "PS_EEMPTY" and empty in e.message, e)
     try:
         pairshard.Loader(SET, rank=3, world_size=2)
         check("rank >= world_size raises PairshardError", False)
