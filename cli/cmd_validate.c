@@ -9,19 +9,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char USAGE[] =
-    "usage: pairshard validate --baseline A.json --current B.json [options]\n"
+    "usage: pairshard validate --baseline A --current B [options]\n"
     "\n"
     "Compares two statistics files written by 'pairshard build' (DIR/stats.json,\n"
-    "or a DIR/report.json of a build) with the same checks as the build's gate:\n"
+    "or a DIR/report.json of a build), or two shard sets (a directory stands for\n"
+    "its stats.json), with the same checks as the build's gate:\n"
     "labels (Jensen-Shannon distance, PSI, chi-square/Cramer's V), lengths of\n"
     "question, sql and tokens (KS D, PSI, p50/p90/p99 shifts, overall and per\n"
     "label) and health ([UNK] rate and its increase, truncation, padding).\n"
     "Thresholds and modes: docs/REPORT.md.\n"
     "\n"
-    "  --baseline FILE        the reference statistics (e.g. last week's build)\n"
-    "  --current FILE         the statistics to judge\n"
+    "  --baseline FILE|DIR    the reference statistics (e.g. last week's set)\n"
+    "  --current FILE|DIR     the statistics to judge\n"
     "  --point P              the point compared in both: raw, cleaned (default)\n"
     "                         or tokenized\n"
     "  --baseline-point P, --current-point P   a different point on each side\n"
@@ -46,8 +48,33 @@ static int point_index(const char *p)
     return -1;
 }
 
-static ps_vstats *load_point(const char *path, int which, const char *pname)
+/* A shard set's directory stands for its stats.json. Returns the path to
+ * load (`path` itself, or `buf`), or NULL after saying what is wrong. */
+static const char *stats_path(const char *path, char *buf, size_t n)
 {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return path;
+    int len = snprintf(buf, n, "%s%sstats.json", path,
+                       path[0] && path[strlen(path) - 1] == '/' ? "" : "/");
+    if (len < 0 || (size_t)len >= n) {
+        fprintf(stderr, "pairshard validate: %s: path too long\n", path);
+        return NULL;
+    }
+    if (stat(buf, &st) != 0) {
+        fprintf(stderr, "pairshard validate: %s is a directory without stats.json (a shard set "
+                "written by 'pairshard build' or 'merge' has one)\n", path);
+        return NULL;
+    }
+    return buf;
+}
+
+static ps_vstats *load_point(const char *arg, int which, const char *pname)
+{
+    char buf[4096];
+    const char *path = stats_path(arg, buf, sizeof buf);
+    if (!path)
+        return NULL;
     ps_vstats *pt[3] = {NULL, NULL, NULL};
     ps_error err;
     ps_error_clear(&err);
@@ -139,7 +166,8 @@ int ps_cmd_validate(int argc, char **argv)
     }
     if (!base || !cur || optind < argc) {
         fputs(optind < argc ? "pairshard validate: unexpected argument\n"
-                            : "pairshard validate: needs --baseline FILE and --current FILE\n",
+                            : "pairshard validate: needs --baseline and --current (files or "
+                              "shard-set directories)\n",
               stderr);
         return PS_EXIT_USAGE;
     }
