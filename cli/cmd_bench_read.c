@@ -2,6 +2,7 @@
  * fastest anything could deliver the same bytes (a plain memcpy of them),
  * with the padding the length buckets save over random batching. */
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "cli/read_args.h"
 #include "pairshard/reader.h"
 
@@ -250,7 +251,7 @@ int ps_cmd_bench_read(int argc, char **argv)
     int c, idx = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", longopts, &idx)) != -1) {
         switch (c) {
         case PS_READ_BATCHING_OPT:
             if (ps_read_batching_option("bench-read", longopts[idx].name, optarg, &o, &seen))
@@ -267,8 +268,7 @@ int ps_cmd_bench_read(int argc, char **argv)
             printf(USAGE, ps_read_batching_help);
             return PS_EXIT_OK;
         default:
-            fprintf(stderr, "pairshard bench-read: unknown option or missing value: '%s'\n"
-                            "see 'pairshard bench-read --help'\n", argv[optind - 1]);
+            ps_opt_error("bench-read", c, argv, longopts);
             return PS_EXIT_USAGE;
         }
     }

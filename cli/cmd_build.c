@@ -1,7 +1,9 @@
 /* pairshard build: ingest → clean → tokenize → bucket → LMDB shards. */
 #include "cli/clean_args.h"
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "cli/tok_args.h"
+#include "common/json_where.h"
 #include "shards/build.h"
 
 #include <errno.h>
@@ -373,7 +375,6 @@ int ps_cmd_build(int argc, char **argv)
         if (c == O_CONFIG)
             config_path = optarg;
     }
-    opterr = 1;
     json_t *config = NULL;
     ps_tokenizer *tok = NULL;
     char *effective = NULL;
@@ -381,17 +382,17 @@ int ps_cmd_build(int argc, char **argv)
         json_error_t je;
         config = json_load_file(config_path, JSON_REJECT_DUPLICATES, &je);
         if (!config) {
-            fprintf(stderr, "pairshard build: %s:%d:%d: %s\n", config_path, je.line, je.column,
-                    je.text);
+            char why[1024];
+            fprintf(stderr, "pairshard build: %s\n", ps_json_where(why, sizeof why, config_path, &je));
             goto done;
         }
         if (apply_config(&a, config, config_path))
             goto done;
     }
     optind = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, &idx)) != -1) {
-        if (c == '?') {
-            fputs("pairshard build: see 'pairshard build --help'\n", stderr);
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "o:qh", longopts, &idx)) != -1) {
+        if (c == '?' || c == ':') {
+            ps_opt_error("build", c, argv, longopts);
             goto done;
         }
         if (c == O_CONFIG)

@@ -1,6 +1,7 @@
 /* pairshard inspect: what a shard set holds, and (--verify) whether every
  * block of it reads back and agrees with the manifest. */
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "common/ps_internal.h"
 #include "shards/inspect.h"
 
@@ -253,7 +254,7 @@ int ps_cmd_inspect(int argc, char **argv)
     int verify = 0, as_json = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", LONGOPTS, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", LONGOPTS, NULL)) != -1) {
         switch (c) {
         case 'v':
             verify = 1;
@@ -265,8 +266,7 @@ int ps_cmd_inspect(int argc, char **argv)
             fputs(USAGE, stdout);
             return PS_EXIT_OK;
         default:
-            fprintf(stderr, "pairshard inspect: unknown option '%s'\n\n%s", argv[optind - 1],
-                    USAGE);
+            ps_opt_error("inspect", c, argv, LONGOPTS);
             return PS_EXIT_USAGE;
         }
     }

@@ -1,5 +1,6 @@
 /* pairshard merge: join the partial sets of a --part build into one set. */
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "shards/build.h"
 
 #include <getopt.h>
@@ -41,7 +42,8 @@ int ps_cmd_merge(int argc, char **argv)
     char *summary = NULL;
     ps_merge_opts mo = {0, 0, &summary};
     optind = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "o:qh", opts, NULL)) != -1) {
         if (c == 'o')
             out = optarg;
         else if (c == 'q')
@@ -52,7 +54,7 @@ int ps_cmd_merge(int argc, char **argv)
             fputs(USAGE, stdout);
             return PS_EXIT_OK;
         } else {
-            fputs("pairshard merge: see 'pairshard merge --help'\n", stderr);
+            ps_opt_error("merge", c, argv, opts);
             return PS_EXIT_USAGE;
         }
     }

@@ -5,6 +5,7 @@
  * The batching options (cli/read_args.c) are shared with 'pairshard
  * bench-read', which must measure exactly what this prints. */
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "cli/read_args.h"
 #include "pairshard/reader.h"
 
@@ -299,7 +300,7 @@ int ps_cmd_read(int argc, char **argv)
     int c, idx = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", longopts, &idx)) != -1) {
         switch (c) {
         case PS_READ_BATCHING_OPT:
             if (ps_read_batching_option("read", longopts[idx].name, optarg, &o, &seen))
@@ -328,8 +329,7 @@ int ps_cmd_read(int argc, char **argv)
             printf(USAGE, ps_read_batching_help);
             return PS_EXIT_OK;
         default:
-            fprintf(stderr, "pairshard read: unknown option or missing value: '%s'\n"
-                            "see 'pairshard read --help'\n", argv[optind - 1]);
+            ps_opt_error("read", c, argv, longopts);
             return PS_EXIT_USAGE;
         }
     }

@@ -1,7 +1,9 @@
 /* pairshard validate: compare two saved statistics files (a build's
  * stats.json or report.json) with the distribution and health checks. */
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "cli/outfile.h"
+#include "common/json_where.h"
 #include "validate/validate.h"
 
 #include <getopt.h>
@@ -96,7 +98,8 @@ static int load_config(ps_vconfig *c, const char *path)
     json_error_t je;
     json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!j) {
-        fprintf(stderr, "pairshard validate: %s:%d:%d: %s\n", path, je.line, je.column, je.text);
+        char why[1024];
+        fprintf(stderr, "pairshard validate: %s\n", ps_json_where(why, sizeof why, path, &je));
         return -1;
     }
     json_t *v = json_object_get(j, "validate");
@@ -147,7 +150,8 @@ int ps_cmd_validate(int argc, char **argv)
     const char *bpoint = "cleaned", *cpoint = "cleaned";
     int quiet = 0, c;
     optind = 0;
-    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "qh", opts, NULL)) != -1) {
         switch (c) {
         case 'b': base = optarg; break;
         case 'c': cur = optarg; break;
@@ -160,7 +164,7 @@ int ps_cmd_validate(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 'h': fputs(USAGE, stdout); return PS_EXIT_OK;
         default:
-            fputs("pairshard validate: see 'pairshard validate --help'\n", stderr);
+            ps_opt_error("validate", c, argv, opts);
             return PS_EXIT_USAGE;
         }
     }

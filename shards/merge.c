@@ -7,13 +7,16 @@
  * Automatic buckets differ per part: the merged set gets the whole build's
  * (merge_buckets.c).
  */
+#include "common/json_where.h"
 #include "shards/build_internal.h"
 #include "shards/merge_buckets.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 typedef struct part {
@@ -40,9 +43,14 @@ static json_t *load_manifest(const char *dir, ps_error *err)
     char path[4096];
     snprintf(path, sizeof path, "%s/manifest.json", dir);
     json_error_t je;
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        ps_error_set(err, PS_ENOENT, "%s: no manifest.json (not a part built with --part?)", dir);
+        return NULL;
+    }
     json_t *m = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!m) {
-        ps_error_set(err, PS_EFORMAT, "%s:%d: %s", path, je.line, je.text);
+        char why[PS_ERROR_MESSAGE_MAX];
+        ps_error_set(err, PS_EFORMAT, "%s", ps_json_where(why, sizeof why, path, &je));
         return NULL;
     }
     json_t *v = json_object_get(m, "format_version");
