@@ -273,7 +273,8 @@ int ps_cmd_bench_read(int argc, char **argv)
         }
     }
     if (argc - optind != 1) {
-        fputs("pairshard bench-read: expected one DIR\nsee 'pairshard bench-read --help'\n",
+        fputs("pairshard bench-read: expected one DIR\n"
+              "pairshard bench-read: see 'pairshard bench-read --help'\n",
               stderr);
         return PS_EXIT_USAGE;
     }

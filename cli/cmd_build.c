@@ -445,6 +445,10 @@ int ps_cmd_build(int argc, char **argv)
     }
     free(sum.report_summary);
     status = PS_EXIT_OK;
+    if (sum.counts.kept == 0) /* published (a --part may be empty), but readers refuse it */
+        fprintf(stderr, "pairshard build: warning: %s holds no records (%llu read: all "
+                "rejected or duplicates, see its rejects.jsonl); readers refuse an empty set\n",
+                a.cfg.out_dir, (unsigned long long)sum.counts.records_in);
     if (!a.quiet) {
         fprintf(stderr,
                 "pairshard build: %llu records in = %llu kept + %llu rejected + %llu duplicates\n"

@@ -288,7 +288,8 @@ int ps_cmd_inspect(int argc, char **argv)
         }
     }
     if (argc - optind != 1) {
-        fprintf(stderr, "pairshard inspect: expected one DIR\n\n%s", USAGE);
+        fputs("pairshard inspect: expected one DIR\n"
+              "pairshard inspect: see 'pairshard inspect --help'\n", stderr);
         return PS_EXIT_USAGE;
     }
     const char *dir = argv[optind];

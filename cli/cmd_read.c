@@ -334,7 +334,8 @@ int ps_cmd_read(int argc, char **argv)
         }
     }
     if (argc - optind != 1) {
-        fputs("pairshard read: expected one DIR\nsee 'pairshard read --help'\n", stderr);
+        fputs("pairshard read: expected one DIR\n"
+              "pairshard read: see 'pairshard read --help'\n", stderr);
         return PS_EXIT_USAGE;
     }
     if (ps_read_batching_finish("read", &o, seen))

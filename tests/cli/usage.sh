@@ -25,6 +25,11 @@ for pair in build:--vocab clean:--output merge:--output validate:--baseline \
     [ $? -eq 2 ] && prefixed "$cmd" "$TMP/err" && grep -q "option '$opt' needs a value" "$TMP/err"
     check "$cmd $opt without its value: exit 2, \"option '$opt' needs a value\"" $?
 done
+for cmd in build inspect merge validate clean tokenize bench-tokenize read bench-read; do
+    "$PAIRSHARD" "$cmd" >/dev/null 2>"$TMP/err"
+    [ $? -eq 2 ] && prefixed "$cmd" "$TMP/err"
+    check "$cmd without arguments: exit 2, every line \"pairshard $cmd: ...\"" $?
+done
 "$PAIRSHARD" build --quiet=yes -o "$TMP/x" --vocab "$VOCAB" "$DATA/spider/dev.json" >/dev/null 2>"$TMP/err"
 [ $? -eq 2 ] && prefixed build "$TMP/err" && grep -q "option '--quiet' takes no value" "$TMP/err" &&
     [ ! -e "$TMP/x" ]
