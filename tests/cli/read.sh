@@ -434,5 +434,15 @@ check "read of a set with 0 records: exit 2, naming the set" $?
 "$PAIRSHARD" bench-read "$TMP/empty" >/dev/null 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "no records" "$TMP/err"
 check "bench-read of a set with 0 records: exit 2" $?
+# A --part of a tiny corpus can be empty: it is refused alone, and merges.
+printf '{"question": "how many singers do we have?", "sql": "SELECT count(*) FROM singer"}\n' >"$TMP/one.jsonl"
+B --part 0/2 -o "$TMP/tiny0" "$TMP/one.jsonl" 2>/dev/null && B --part 1/2 -o "$TMP/tiny1" "$TMP/one.jsonl" 2>/dev/null
+check "two parts of a one-record corpus build" $?
+n0=$(R "$TMP/tiny0" 2>/dev/null | wc -l) n1=$(R "$TMP/tiny1" 2>/dev/null | wc -l)
+[ $((n0 + n1)) -eq 1 ]
+check "... one part is empty (read refuses it), the other holds the record" $?
+"$PAIRSHARD" merge -q -o "$TMP/tiny" "$TMP/tiny0" "$TMP/tiny1" 2>"$TMP/err" &&
+    [ "$(Q count "$(R "$TMP/tiny" >"$TMP/tiny.out" && echo "$TMP/tiny.out")")" -eq 1 ]
+check "merge of the empty part and the other: a set of 1 record that reads" $?
 
 done_testing
