@@ -381,6 +381,59 @@ static int copy_shard(copy_ctx *c, ps_shard *in, const char *src, json_t *sh,
     return rc;
 }
 
+/* Writes part shard `sh` (of c->p) as shard `out_index` of the merged set
+ * in `staging`; *entry is its manifest entry. */
+static int merge_shard(copy_ctx *c, json_t *sh, const char *staging, size_t out_index,
+                       size_t total_shards, const uint32_t *bounds, size_t nb, json_t **entry,
+                       ps_error *err)
+{
+    *entry = NULL;
+    const char *file = json_string_value(json_object_get(sh, "file"));
+    if (!file || strchr(file, '/') || !strncmp(file, "..", 2))
+        return ps_error_set(err, PS_ECORRUPT, "%s: bad shard file name in the manifest",
+                            c->p->dir);
+    char src[4096], dst[4096], name[32];
+    snprintf(src, sizeof src, "%s/%s", c->p->dir, file);
+    snprintf(name, sizeof name, "shard-%05zu.mdb", out_index);
+    snprintf(dst, sizeof dst, "%s/%s", staging, name);
+    ps_shard *in = NULL;
+    json_t *copy = NULL;
+    int rc = ps_shard_open(&in, src, err);
+    if (!rc)
+        rc = ps_shard_writer_open(&c->w, dst, err);
+    if (!rc)
+        rc = copy_shard(c, in, src, sh, bounds, nb, &copy, err);
+    ps_shard_close(in);
+    if (!rc) {
+        char meta[160];
+        snprintf(meta, sizeof meta,
+                 "{\"magic\":\"pairshard-shard\",\"format_version\":%d,\"shard\":%zu,"
+                 "\"shards\":%zu}",
+                 PS_SHARD_FORMAT_VERSION, out_index, total_shards);
+        rc = ps_shard_writer_finish(c->w, meta, err);
+        c->w = NULL;
+    }
+    if (c->w) {
+        ps_shard_writer_abort(c->w);
+        c->w = NULL;
+    }
+    if (!rc && !copy)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    char sha[65];
+    uint64_t bytes;
+    if (!rc)
+        rc = ps_sha256_file(dst, sha, &bytes, err);
+    if (rc) {
+        json_decref(copy);
+        return rc;
+    }
+    json_object_set_new(copy, "file", json_string(name));
+    json_object_set_new(copy, "sha256", json_string(sha));
+    json_object_set_new(copy, "bytes", json_integer((json_int_t)bytes));
+    *entry = copy;
+    return 0;
+}
+
 static int merge_parts(part *ps, size_t n, const char *staging, json_t **manifest_out,
                        ps_error *err)
 {
@@ -421,55 +474,11 @@ static int merge_parts(part *ps, size_t n, const char *staging, json_t **manifes
         json_t *sh;
         json_array_foreach(json_object_get(ps[i].m, "shards"), j, sh)
         {
-            const char *file = json_string_value(json_object_get(sh, "file"));
-            if (!file || strchr(file, '/') || !strncmp(file, "..", 2)) {
-                rc = ps_error_set(err, PS_ECORRUPT, "%s: bad shard file name in the manifest",
-                                  ps[i].dir);
-                break;
-            }
-            char src[4096], dst[4096], name[32];
-            snprintf(src, sizeof src, "%s/%s", ps[i].dir, file);
-            snprintf(name, sizeof name, "shard-%05zu.mdb", out_index);
-            snprintf(dst, sizeof dst, "%s/%s", staging, name);
-            ps_shard *in = NULL;
             json_t *copy = NULL;
-            rc = ps_shard_open(&in, src, err);
-            if (!rc)
-                rc = ps_shard_writer_open(&c.w, dst, err);
-            if (!rc) {
-                c.p = &ps[i];
-                rc = copy_shard(&c, in, src, sh, bounds, nb, &copy, err);
-            }
-            ps_shard_close(in);
-            if (!rc) {
-                char meta[160];
-                snprintf(meta, sizeof meta,
-                         "{\"magic\":\"pairshard-shard\",\"format_version\":%d,\"shard\":%zu,"
-                         "\"shards\":%zu}",
-                         PS_SHARD_FORMAT_VERSION, out_index, total_shards);
-                rc = ps_shard_writer_finish(c.w, meta, err);
-                c.w = NULL;
-            }
-            if (c.w) {
-                ps_shard_writer_abort(c.w);
-                c.w = NULL;
-            }
-            if (!rc && !copy)
-                rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-            if (rc) {
-                json_decref(copy);
+            c.p = &ps[i];
+            if ((rc = merge_shard(&c, sh, staging, out_index, total_shards, bounds, nb, &copy,
+                                  err)))
                 break;
-            }
-            char sha[65];
-            uint64_t bytes;
-            rc = ps_sha256_file(dst, sha, &bytes, err);
-            if (rc) {
-                json_decref(copy);
-                break;
-            }
-            json_object_set_new(copy, "file", json_string(name));
-            json_object_set_new(copy, "sha256", json_string(sha));
-            json_object_set_new(copy, "bytes", json_integer((json_int_t)bytes));
             json_array_append_new(shards, copy);
             tr += (uint64_t)json_integer_value(json_object_get(copy, "records"));
             tt += (uint64_t)json_integer_value(json_object_get(copy, "tokens"));
