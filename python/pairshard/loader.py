@@ -1,7 +1,9 @@
 """pairshard.Loader: the reader (include/pairshard/reader.h) as a Python
 iterable of numpy arrays or PyTorch tensors, through ctypes.
 
-Zero copies. Every array of a batch is a view of the reader's slot memory:
+Zero copies (unless Loader(copy=True), whose arrays are copies the batch
+owns and whose slot goes back at once). Every array of a batch is a view of
+the reader's slot memory:
 np.frombuffer over a ctypes array placed at the C pointer, and
 torch.from_numpy on top of that. The slot goes back to the reader
 (ps_batch_release) when the last array or tensor viewing it is garbage
