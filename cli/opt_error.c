@@ -17,6 +17,23 @@ static const struct option *long_named(const char *arg, const struct option *lon
     return NULL;
 }
 
+/* Says so and returns 1 when `arg` (n bytes, "--x") abbreviates several
+ * long options (getopt_long refuses it as it refuses an unknown one). */
+static int ambiguous(const char *cmd, const char *arg, size_t n, const struct option *longopts)
+{
+    int hits = 0;
+    for (const struct option *o = longopts; o && o->name; o++)
+        hits += strncmp(o->name, arg + 2, n - 2) == 0;
+    if (hits < 2)
+        return 0;
+    fprintf(stderr, "pairshard %s: option '%.*s' is ambiguous:", cmd, (int)n, arg);
+    for (const struct option *o = longopts; o && o->name; o++)
+        if (strncmp(o->name, arg + 2, n - 2) == 0)
+            fprintf(stderr, " --%s", o->name);
+    fputc('\n', stderr);
+    return 1;
+}
+
 void ps_opt_error(const char *cmd, int c, char *const *argv, const struct option *longopts)
 {
     const char *arg = optind > 0 ? argv[optind - 1] : NULL;
@@ -29,7 +46,7 @@ void ps_opt_error(const char *cmd, int c, char *const *argv, const struct option
             fprintf(stderr, "pairshard %s: option '%.*s' takes no value\n", cmd, (int)n, arg);
         else if (o)
             fprintf(stderr, "pairshard %s: option '%s' is not valid here\n", cmd, arg);
-        else
+        else if (!ambiguous(cmd, arg, n, longopts))
             fprintf(stderr, "pairshard %s: unknown option '%.*s'\n", cmd, (int)n, arg);
     } else if (c == ':') {
         fprintf(stderr, "pairshard %s: option '-%c' needs a value\n", cmd, optopt);

@@ -34,6 +34,9 @@ done
 [ $? -eq 2 ] && prefixed build "$TMP/err" && grep -q "option '--quiet' takes no value" "$TMP/err" &&
     [ ! -e "$TMP/x" ]
 check "build --quiet=yes: exit 2, \"option '--quiet' takes no value\", nothing built" $?
+"$PAIRSHARD" build --bu 8 -o "$TMP/x" --vocab "$VOCAB" "$DATA/spider/dev.json" >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] && prefixed build "$TMP/err" && grep -q "option '--bu' is ambiguous: --buckets --bucket-multiple" "$TMP/err"
+check "build --bu: exit 2, the option is ambiguous, naming both" $?
 "$PAIRSHARD" version --bogus >/dev/null 2>"$TMP/err"
 [ $? -eq 2 ] && prefixed version "$TMP/err"
 check "version --bogus: exit 2, prefixed" $?
