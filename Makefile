@@ -142,7 +142,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJS) $(STATIC_LIB)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC_LIB) $(TEST_LIBS) $(LIBS_ALL)
 
 # The suite: every unit-test binary, every CLI script, the conformance test.
-# Ends with "N passed, N failed" and fails on any failure.
+# Ends with "N passed, N failed, N skipped" and fails on any failure.
 test: all $(TEST_BINS)
 	@sh tests/run.sh $(BUILD)
 

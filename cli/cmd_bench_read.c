@@ -2,6 +2,7 @@
  * fastest anything could deliver the same bytes (a plain memcpy of them),
  * with the padding the length buckets save over random batching. */
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "cli/read_args.h"
 #include "pairshard/reader.h"
 
@@ -29,7 +30,7 @@ static const char USAGE[] =
     "  - start-up: ps_reader_open alone, and from calling it to the first batch;\n"
     "  - a memcpy bound, measured in the same run after the reader is closed:\n"
     "    each batch's bytes (input_ids, attention_mask, token_type_ids: B*T each;\n"
-    "    labels and lengths: B each; times the element size) copied with memcpy\n"
+    "    lengths: B; times the element size; labels: B int64) copied with memcpy\n"
     "    from a batch-sized source (warm in cache, as decoded blocks are) into a\n"
     "    ring of --prefetch destination buffers (as the reader's slots), batch after\n"
     "    batch in the same sizes; and the reader's bytes per second as a share of it;\n"
@@ -136,7 +137,7 @@ static uint64_t random_padded(uint32_t *len, size_t n, const shape *sh, size_t n
 
 static uint64_t batch_bytes(const shape *s, size_t elem)
 {
-    return ((uint64_t)s->B * s->T * 3 + (uint64_t)s->B * 2) * elem;
+    return ((uint64_t)s->B * s->T * 3 + (uint64_t)s->B) * elem + (uint64_t)s->B * 8;
 }
 
 /* The memcpy bound: copies every batch's bytes, in order, from a warm
@@ -250,7 +251,7 @@ int ps_cmd_bench_read(int argc, char **argv)
     int c, idx = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", longopts, &idx)) != -1) {
         switch (c) {
         case PS_READ_BATCHING_OPT:
             if (ps_read_batching_option("bench-read", longopts[idx].name, optarg, &o, &seen))
@@ -267,13 +268,13 @@ int ps_cmd_bench_read(int argc, char **argv)
             printf(USAGE, ps_read_batching_help);
             return PS_EXIT_OK;
         default:
-            fprintf(stderr, "pairshard bench-read: unknown option or missing value: '%s'\n"
-                            "see 'pairshard bench-read --help'\n", argv[optind - 1]);
+            ps_opt_error("bench-read", c, argv, longopts);
             return PS_EXIT_USAGE;
         }
     }
     if (argc - optind != 1) {
-        fputs("pairshard bench-read: expected one DIR\nsee 'pairshard bench-read --help'\n",
+        fputs("pairshard bench-read: expected one DIR\n"
+              "pairshard bench-read: see 'pairshard bench-read --help'\n",
               stderr);
         return PS_EXIT_USAGE;
     }

@@ -1,5 +1,6 @@
 /* pairshard bench-tokenize: in-memory tokenizer throughput, N threads. */
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "cli/tok_args.h"
 #include "common/ps_internal.h"
 #include "pairshard/tokenizer.h"
@@ -226,7 +227,8 @@ int ps_cmd_bench_tokenize(int argc, char **argv)
     size_t threads = 1, max_length = 0;
     double min_seconds = 1.0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", LONGOPTS, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", LONGOPTS, NULL)) != -1) {
         switch (c) {
         case OPT_VOCAB: src.vocab = optarg; break;
         case OPT_JSON: src.tokenizer_json = optarg; break;
@@ -254,7 +256,7 @@ int ps_cmd_bench_tokenize(int argc, char **argv)
             break;
         }
         case 'h': fputs(USAGE, stdout); return PS_EXIT_OK;
-        default: fputs("pairshard bench-tokenize: see 'pairshard bench-tokenize --help'\n", stderr); return PS_EXIT_USAGE;
+        default: ps_opt_error("bench-tokenize", c, argv, LONGOPTS); return PS_EXIT_USAGE;
         }
     }
     if (optind >= argc) {

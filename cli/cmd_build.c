@@ -1,7 +1,9 @@
 /* pairshard build: ingest → clean → tokenize → bucket → LMDB shards. */
 #include "cli/clean_args.h"
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "cli/tok_args.h"
+#include "common/json_where.h"
 #include "common/nearest.h"
 #include "shards/build.h"
 
@@ -452,7 +454,6 @@ int ps_cmd_build(int argc, char **argv)
         if (c == O_CONFIG)
             config_path = optarg;
     }
-    opterr = 1;
     json_t *config = NULL;
     ps_tokenizer *tok = NULL;
     char *effective = NULL;
@@ -460,17 +461,17 @@ int ps_cmd_build(int argc, char **argv)
         json_error_t je;
         config = json_load_file(config_path, JSON_REJECT_DUPLICATES, &je);
         if (!config) {
-            fprintf(stderr, "pairshard build: %s:%d:%d: %s\n", config_path, je.line, je.column,
-                    je.text);
+            char why[1024];
+            fprintf(stderr, "pairshard build: %s\n", ps_json_where(why, sizeof why, config_path, &je));
             goto done;
         }
         if (apply_config(&a, config, config_path))
             goto done;
     }
     optind = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, &idx)) != -1) {
-        if (c == '?') {
-            fputs("pairshard build: see 'pairshard build --help'\n", stderr);
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "o:qh", longopts, &idx)) != -1) {
+        if (c == '?' || c == ':') {
+            ps_opt_error("build", c, argv, longopts);
             goto done;
         }
         if (c == O_CONFIG)
@@ -525,6 +526,10 @@ int ps_cmd_build(int argc, char **argv)
     }
     free(sum.report_summary);
     status = PS_EXIT_OK;
+    if (sum.counts.kept == 0) /* published (a --part may be empty), but readers refuse it */
+        fprintf(stderr, "pairshard build: warning: %s holds no records (%llu read: all "
+                "rejected or duplicates, see its rejects.jsonl); readers refuse an empty set\n",
+                a.cfg.out_dir, (unsigned long long)sum.counts.records_in);
     if (!a.quiet) {
         fprintf(stderr,
                 "pairshard build: %llu records in = %llu kept + %llu rejected + %llu duplicates\n"

@@ -1,6 +1,7 @@
 /* pairshard clean: ingest raw pairs and write cleaned JSONL records. */
 #include "cli/clean_args.h"
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "cli/outfile.h"
 #include "pairshard/pairshard.h"
 
@@ -131,7 +132,8 @@ int ps_cmd_clean(int argc, char **argv)
     memset(&longopts[N_OWN + ps_clean_longopts_count], 0, sizeof *longopts);
     int c, idx;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, &idx)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "o:qh", longopts, &idx)) != -1) {
         switch (c) {
         case 'o': out_path = optarg; break;
         case 'q': quiet = 1; break;
@@ -145,7 +147,7 @@ int ps_cmd_clean(int argc, char **argv)
                     return PS_EXIT_USAGE;
                 break;
             }
-            fputs("pairshard clean: see 'pairshard clean --help'\n", stderr);
+            ps_opt_error("clean", c, argv, longopts);
             return PS_EXIT_USAGE;
         }
     }

@@ -1,6 +1,7 @@
 /* pairshard inspect: what a shard set holds, and (--verify) whether every
  * block of it reads back and agrees with the manifest. */
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "common/ps_internal.h"
 #include "shards/inspect.h"
 
@@ -18,15 +19,17 @@ static const char USAGE[] =
     "Summarises the shard set in DIR (written by 'pairshard build'): its shards\n"
     "(records, tokens, blocks, bytes on disk), its length buckets (records,\n"
     "tokens, and the padding if each record were padded to its bucket's bound),\n"
-    "its labels, the compression ratio, the tokenizer's vocabulary SHA-256 and\n"
-    "the format version.\n"
+    "its labels, the compression ratio of the shard files (the records' bytes over\n"
+    "the files' bytes, LMDB pages included, from the manifest), the tokenizer's\n"
+    "vocabulary SHA-256 and the format version.\n"
     "\n"
     "  --verify    read and decode every block of every shard (zstd checksums)\n"
     "              and check it against the manifest: contiguous block keys per\n"
     "              bucket, records per block, lengths within the bucket bounds,\n"
     "              token ids below the vocabulary size, labels, all counts, and\n"
     "              each shard file's SHA-256. Stops at the first problem and\n"
-    "              names the shard, the bucket and block, and what is wrong\n"
+    "              names the shard, the bucket and block, and what is wrong;\n"
+    "              adds the compression ratio of the zstd blocks alone\n"
     "  --json      print one JSON object instead of text\n"
     "  -h, --help  this help\n"
     "\n"
@@ -48,9 +51,13 @@ typedef struct summary {
     uint64_t records, tokens, blocks, disk_bytes;
     uint64_t *shard_disk;        /* per shard, bytes on disk (manifest's if missing) */
     ps_mf_count *buckets;        /* per bucket */
-    int have_ratio;
-    uint64_t raw, compressed;
-    const char *ratio_basis;
+    /* Two compression ratios, on two bases: the blocks' content over the
+     * shard files (LMDB pages and all; from the manifest, so inspect and
+     * inspect --verify agree on it), and over the zstd blocks alone
+     * (measured by --verify). */
+    int have_files_ratio, have_blocks_ratio;
+    uint64_t raw, file_bytes;          /* from the manifest */
+    uint64_t block_raw, block_bytes;   /* measured */
 } summary;
 
 static int build_summary(summary *s, const char *dir)
@@ -86,17 +93,21 @@ static int build_summary(summary *s, const char *dir)
     }
     free(path);
     if (s->rep && s->rep->block_bytes && s->verified_ok) {
-        s->have_ratio = 1;
-        s->raw = s->rep->raw_bytes;
-        s->compressed = s->rep->block_bytes;
-        s->ratio_basis = "blocks";
-    } else if (all_raw && mf_bytes && m->n_shards) {
-        s->have_ratio = 1;
+        s->have_blocks_ratio = 1;
+        s->block_raw = s->rep->raw_bytes;
+        s->block_bytes = s->rep->block_bytes;
+    }
+    if (all_raw && mf_bytes && m->n_shards) {
+        s->have_files_ratio = 1;
         s->raw = raw;
-        s->compressed = mf_bytes;
-        s->ratio_basis = "files";
+        s->file_bytes = mf_bytes;
     }
     return 0;
+}
+
+static double ratio(uint64_t raw, uint64_t compressed)
+{
+    return compressed ? (double)raw / (double)compressed : 0.0;
 }
 
 static double padding_share(uint64_t records, uint64_t tokens, uint32_t bound)
@@ -133,12 +144,16 @@ static void print_text(const summary *s, const char *dir)
     printf("  tokenizer: vocab sha256 %s, vocab size %llu, id width %d\n",
            *m->vocab_sha256 ? m->vocab_sha256 : "(not recorded)",
            (unsigned long long)m->vocab_size, m->id_width);
-    if (s->have_ratio)
-        printf("  compression: %.2fx (%llu uncompressed / %llu compressed bytes, %s)\n",
-               s->compressed ? (double)s->raw / (double)s->compressed : 0.0,
-               (unsigned long long)s->raw, (unsigned long long)s->compressed,
-               strcmp(s->ratio_basis, "blocks") ? "whole files, from the manifest"
-                                                : "blocks, measured");
+    if (s->have_files_ratio)
+        printf("  compression: %.2fx of the shard files (%llu bytes of records / %llu bytes "
+               "of files, LMDB pages included; from the manifest)\n",
+               ratio(s->raw, s->file_bytes), (unsigned long long)s->raw,
+               (unsigned long long)s->file_bytes);
+    if (s->have_blocks_ratio)
+        printf("  compression: %.2fx of the blocks alone (%llu bytes of records / %llu bytes "
+               "of zstd blocks; measured by --verify)\n",
+               ratio(s->block_raw, s->block_bytes), (unsigned long long)s->block_raw,
+               (unsigned long long)s->block_bytes);
     if (m->zstd_level != -1000)
         printf("  zstd level %d\n", m->zstd_level);
 
@@ -190,13 +205,16 @@ static json_t *summary_json(const summary *s, const char *dir, const ps_error *v
     json_object_set_new(o, "tokens", json_integer(I(s->tokens)));
     json_object_set_new(o, "blocks", json_integer(I(s->blocks)));
     json_object_set_new(o, "bytes_on_disk", json_integer(I(s->disk_bytes)));
-    if (s->have_ratio)
-        json_object_set_new(
-            o, "compression",
-            json_pack("{sIsIsfss}", "uncompressed_bytes", I(s->raw), "compressed_bytes",
-                      I(s->compressed), "ratio",
-                      s->compressed ? (double)s->raw / (double)s->compressed : 0.0, "basis",
-                      s->ratio_basis));
+    if (s->have_files_ratio)
+        json_object_set_new(o, "compression",
+                            json_pack("{sIsIsfss}", "uncompressed_bytes", I(s->raw),
+                                      "compressed_bytes", I(s->file_bytes), "ratio",
+                                      ratio(s->raw, s->file_bytes), "basis", "files"));
+    if (s->have_blocks_ratio)
+        json_object_set_new(o, "compression_blocks",
+                            json_pack("{sIsIsfss}", "uncompressed_bytes", I(s->block_raw),
+                                      "compressed_bytes", I(s->block_bytes), "ratio",
+                                      ratio(s->block_raw, s->block_bytes), "basis", "blocks"));
     json_t *shards = json_array();
     for (size_t k = 0; k < m->n_shards; k++) {
         const ps_mf_shard *ms = &m->shards[k];
@@ -253,7 +271,7 @@ int ps_cmd_inspect(int argc, char **argv)
     int verify = 0, as_json = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", LONGOPTS, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", LONGOPTS, NULL)) != -1) {
         switch (c) {
         case 'v':
             verify = 1;
@@ -265,13 +283,13 @@ int ps_cmd_inspect(int argc, char **argv)
             fputs(USAGE, stdout);
             return PS_EXIT_OK;
         default:
-            fprintf(stderr, "pairshard inspect: unknown option '%s'\n\n%s", argv[optind - 1],
-                    USAGE);
+            ps_opt_error("inspect", c, argv, LONGOPTS);
             return PS_EXIT_USAGE;
         }
     }
     if (argc - optind != 1) {
-        fprintf(stderr, "pairshard inspect: expected one DIR\n\n%s", USAGE);
+        fputs("pairshard inspect: expected one DIR\n"
+              "pairshard inspect: see 'pairshard inspect --help'\n", stderr);
         return PS_EXIT_USAGE;
     }
     const char *dir = argv[optind];

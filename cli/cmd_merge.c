@@ -1,5 +1,6 @@
 /* pairshard merge: join the partial sets of a --part build into one set. */
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "shards/build.h"
 
 #include <getopt.h>
@@ -12,9 +13,10 @@ static const char USAGE[] =
     "\n"
     "Publishes the partial sets built with 'pairshard build --part K/N' (all N of\n"
     "them, in order 0..N-1) as one shard set at DIR, atomically. The parts must\n"
-    "come from one build: same inputs, options and explicit --buckets. Shards are\n"
-    "renumbered in part order, label vocabularies united (label ids re-encoded\n"
-    "where they change), and the accounting summed.\n"
+    "come from one build: same inputs and options. Shards are renumbered in part\n"
+    "order, label vocabularies united (label ids re-encoded where they change),\n"
+    "and the accounting summed. Parts built with automatic buckets (each chose its\n"
+    "own bounds) are rewritten under the bounds the whole build would choose.\n"
     "\n"
     "  -o, --output DIR   the merged set\n"
     "      --no-gate      publish even when a validation check fails\n"
@@ -40,7 +42,8 @@ int ps_cmd_merge(int argc, char **argv)
     char *summary = NULL;
     ps_merge_opts mo = {0, 0, &summary};
     optind = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "o:qh", opts, NULL)) != -1) {
         if (c == 'o')
             out = optarg;
         else if (c == 'q')
@@ -51,7 +54,7 @@ int ps_cmd_merge(int argc, char **argv)
             fputs(USAGE, stdout);
             return PS_EXIT_OK;
         } else {
-            fputs("pairshard merge: see 'pairshard merge --help'\n", stderr);
+            ps_opt_error("merge", c, argv, opts);
             return PS_EXIT_USAGE;
         }
     }

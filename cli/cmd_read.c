@@ -5,6 +5,7 @@
  * The batching options (cli/read_args.c) are shared with 'pairshard
  * bench-read', which must measure exactly what this prints. */
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "cli/read_args.h"
 #include "pairshard/reader.h"
 
@@ -102,7 +103,7 @@ static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int
         goto fail;
     json_object_set_new(o, "lengths", lens);
     if (labels) {
-        json_t *l = int_row(b->labels, b->dtype, 0, b->B);
+        json_t *l = int_row(b->labels, PS_DTYPE_INT64, 0, b->B);
         json_t *names = json_array();
         if (!l || !names) {
             json_decref(l);
@@ -112,7 +113,7 @@ static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int
         json_object_set_new(o, "labels", l);
         json_object_set_new(o, "label_names", names);
         for (uint32_t i = 0; i < b->B; i++) {
-            int64_t id = elem(b->labels, b->dtype, i);
+            int64_t id = elem(b->labels, PS_DTYPE_INT64, i);
             const char *name = id >= 0 && id <= UINT32_MAX ? ps_reader_label(r, (uint32_t)id) : NULL;
             json_array_append_new(names, name ? json_string(name) : json_null());
         }
@@ -184,7 +185,7 @@ static int check_batch(const ps_reader *r, const ps_reader_options *o, const ps_
         if (len > maxlen)
             maxlen = len;
         sum += (uint64_t)len;
-        int64_t label = elem(b->labels, dt, i);
+        int64_t label = elem(b->labels, PS_DTYPE_INT64, i);
         if (label < -1 || label >= (int64_t)info.n_labels) {
             snprintf(msg, msgn, "row %u: label %lld with %u labels", i, (long long)label,
                      info.n_labels);
@@ -299,7 +300,7 @@ int ps_cmd_read(int argc, char **argv)
     int c, idx = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", longopts, &idx)) != -1) {
         switch (c) {
         case PS_READ_BATCHING_OPT:
             if (ps_read_batching_option("read", longopts[idx].name, optarg, &o, &seen))
@@ -328,13 +329,13 @@ int ps_cmd_read(int argc, char **argv)
             printf(USAGE, ps_read_batching_help);
             return PS_EXIT_OK;
         default:
-            fprintf(stderr, "pairshard read: unknown option or missing value: '%s'\n"
-                            "see 'pairshard read --help'\n", argv[optind - 1]);
+            ps_opt_error("read", c, argv, longopts);
             return PS_EXIT_USAGE;
         }
     }
     if (argc - optind != 1) {
-        fputs("pairshard read: expected one DIR\nsee 'pairshard read --help'\n", stderr);
+        fputs("pairshard read: expected one DIR\n"
+              "pairshard read: see 'pairshard read --help'\n", stderr);
         return PS_EXIT_USAGE;
     }
     if (ps_read_batching_finish("read", &o, seen))

@@ -1,5 +1,6 @@
 /* pairshard tokenize: cleaned JSONL records in, token ids out. */
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "cli/outfile.h"
 #include "cli/tok_args.h"
 #include "common/ps_internal.h"
@@ -179,18 +180,38 @@ static int encode_record(job *j, json_t *rec)
     return 0;
 }
 
+/* Input that is not clean's output (a raw JSON array such as Spider's, or
+ * records without clean's fields) fails on its first record: say what
+ * tokenize reads and what to run first. */
+static void hint_clean_first(const job *j)
+{
+    fprintf(stderr,
+            "pairshard tokenize: %s is not 'pairshard clean' output: tokenize reads the JSON "
+            "lines clean writes (one object a line with id, question and sql); run "
+            "'pairshard clean %s -o clean.jsonl' first, then tokenize clean.jsonl\n",
+            strcmp(j->in_name, "-") ? j->in_name : "the input",
+            strcmp(j->in_name, "-") ? j->in_name : "INPUT");
+}
+
 static int run(job *j, FILE *in, FILE *outf)
 {
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
     int rc = 0;
+    bool first = true;
     while (!rc && (n = getline(&line, &cap, in)) >= 0) {
         j->line_no++;
         size_t len = (size_t)n;
         size_t k = strspn(line, " \t\r\n");
         if (k == len)
             continue; /* blank line */
+        if (first && line[k] == '[') {
+            input_error(j, "%s", "a JSON array, not JSON lines");
+            hint_clean_first(j);
+            rc = -1;
+            break;
+        }
         json_error_t jerr;
         json_t *rec = json_loadb(line, len, JSON_ALLOW_NUL, &jerr);
         if (!rec) {
@@ -204,6 +225,9 @@ static int run(job *j, FILE *in, FILE *outf)
             }
         }
         json_decref(rec);
+        if (rc && first)
+            hint_clean_first(j);
+        first = false;
     }
     if (!rc && ferror(in)) {
         fprintf(stderr, "pairshard tokenize: %s: read error\n", j->in_name);
@@ -220,7 +244,8 @@ int ps_cmd_tokenize(int argc, char **argv)
     memset(&j, 0, sizeof j);
     const char *out_path = "-";
     int c;
-    while ((c = getopt_long(argc, argv, "o:h", LONGOPTS, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "o:h", LONGOPTS, NULL)) != -1) {
         switch (c) {
         case OPT_VOCAB: src.vocab = optarg; break;
         case OPT_JSON: src.tokenizer_json = optarg; break;
@@ -241,7 +266,7 @@ int ps_cmd_tokenize(int argc, char **argv)
         case OPT_WORDS: j.words = 1; break;
         case 'o': out_path = optarg; break;
         case 'h': fputs(USAGE, stdout); return PS_EXIT_OK;
-        default: fputs("pairshard tokenize: see 'pairshard tokenize --help'\n", stderr); return PS_EXIT_USAGE;
+        default: ps_opt_error("tokenize", c, argv, LONGOPTS); return PS_EXIT_USAGE;
         }
     }
     if (optind != argc - 1) {

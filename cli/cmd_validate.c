@@ -1,7 +1,9 @@
 /* pairshard validate: compare two saved statistics files (a build's
  * stats.json or report.json) with the distribution and health checks. */
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 #include "cli/outfile.h"
+#include "common/json_where.h"
 #include "validate/validate.h"
 
 #include <getopt.h>
@@ -9,19 +11,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char USAGE[] =
-    "usage: pairshard validate --baseline A.json --current B.json [options]\n"
+    "usage: pairshard validate --baseline A --current B [options]\n"
     "\n"
     "Compares two statistics files written by 'pairshard build' (DIR/stats.json,\n"
-    "or a DIR/report.json of a build) with the same checks as the build's gate:\n"
+    "or a DIR/report.json of a build), or two shard sets (a directory stands for\n"
+    "its stats.json), with the same checks as the build's gate:\n"
     "labels (Jensen-Shannon distance, PSI, chi-square/Cramer's V), lengths of\n"
     "question, sql and tokens (KS D, PSI, p50/p90/p99 shifts, overall and per\n"
     "label) and health ([UNK] rate and its increase, truncation, padding).\n"
     "Thresholds and modes: docs/REPORT.md.\n"
     "\n"
-    "  --baseline FILE        the reference statistics (e.g. last week's build)\n"
-    "  --current FILE         the statistics to judge\n"
+    "  --baseline FILE|DIR    the reference statistics (e.g. last week's set)\n"
+    "  --current FILE|DIR     the statistics to judge\n"
     "  --point P              the point compared in both: raw, cleaned (default)\n"
     "                         or tokenized\n"
     "  --baseline-point P, --current-point P   a different point on each side\n"
@@ -46,8 +50,33 @@ static int point_index(const char *p)
     return -1;
 }
 
-static ps_vstats *load_point(const char *path, int which, const char *pname)
+/* A shard set's directory stands for its stats.json. Returns the path to
+ * load (`path` itself, or `buf`), or NULL after saying what is wrong. */
+static const char *stats_path(const char *path, char *buf, size_t n)
 {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return path;
+    int len = snprintf(buf, n, "%s%sstats.json", path,
+                       path[0] && path[strlen(path) - 1] == '/' ? "" : "/");
+    if (len < 0 || (size_t)len >= n) {
+        fprintf(stderr, "pairshard validate: %s: path too long\n", path);
+        return NULL;
+    }
+    if (stat(buf, &st) != 0) {
+        fprintf(stderr, "pairshard validate: %s is a directory without stats.json (a shard set "
+                "written by 'pairshard build' or 'merge' has one)\n", path);
+        return NULL;
+    }
+    return buf;
+}
+
+static ps_vstats *load_point(const char *arg, int which, const char *pname)
+{
+    char buf[4096];
+    const char *path = stats_path(arg, buf, sizeof buf);
+    if (!path)
+        return NULL;
     ps_vstats *pt[3] = {NULL, NULL, NULL};
     ps_error err;
     ps_error_clear(&err);
@@ -69,7 +98,8 @@ static int load_config(ps_vconfig *c, const char *path)
     json_error_t je;
     json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!j) {
-        fprintf(stderr, "pairshard validate: %s:%d:%d: %s\n", path, je.line, je.column, je.text);
+        char why[1024];
+        fprintf(stderr, "pairshard validate: %s\n", ps_json_where(why, sizeof why, path, &je));
         return -1;
     }
     json_t *v = json_object_get(j, "validate");
@@ -120,7 +150,8 @@ int ps_cmd_validate(int argc, char **argv)
     const char *bpoint = "cleaned", *cpoint = "cleaned";
     int quiet = 0, c;
     optind = 0;
-    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "qh", opts, NULL)) != -1) {
         switch (c) {
         case 'b': base = optarg; break;
         case 'c': cur = optarg; break;
@@ -133,13 +164,14 @@ int ps_cmd_validate(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 'h': fputs(USAGE, stdout); return PS_EXIT_OK;
         default:
-            fputs("pairshard validate: see 'pairshard validate --help'\n", stderr);
+            ps_opt_error("validate", c, argv, opts);
             return PS_EXIT_USAGE;
         }
     }
     if (!base || !cur || optind < argc) {
         fputs(optind < argc ? "pairshard validate: unexpected argument\n"
-                            : "pairshard validate: needs --baseline FILE and --current FILE\n",
+                            : "pairshard validate: needs --baseline and --current (files or "
+                              "shard-set directories)\n",
               stderr);
         return PS_EXIT_USAGE;
     }

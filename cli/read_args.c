@@ -62,7 +62,7 @@ const char ps_read_batching_help[] =
     "Reading (never changes the batches):\n"
     "  --threads T            decoding threads (default 2)\n"
     "  --prefetch P           batch slots ahead of the consumer (default 4, at least 2)\n"
-    "  --int32                int32 arrays instead of int64\n"
+    "  --int32                int32 token arrays and lengths (labels stay int64)\n"
     "  --device N             also copy each batch to CUDA device N (host-only when\n"
     "                         pairshard has no CUDA or there is no GPU)\n"
     "  --require-device       fail instead of falling back to the host\n"

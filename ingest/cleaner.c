@@ -156,7 +156,7 @@ int ps_clean_worker_create(const ps_cleaner *c, ps_clean_worker **out)
     if (!w)
         return PS_ENOMEM;
     w->c = c;
-    w->match_data = ps_rules_match_data_new();
+    w->match_data = ps_rules_match_data_new(c->rules);
     w->touched_cap = ps_rules_count(c->rules) + 1;
     w->touched = calloc(w->touched_cap, 1);
     if (!w->match_data || !w->touched) {

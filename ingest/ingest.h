@@ -167,7 +167,7 @@ typedef struct ps_rules_outcome {
 } ps_rules_outcome;
 
 /* Per-thread PCRE2 match data (NULL when out of memory). */
-void *ps_rules_match_data_new(void);
+void *ps_rules_match_data_new(const ps_rules *r);
 void ps_rules_match_data_free(void *md);
 
 /* Applies, in order, the rules for `field` (PS_FIELD_*) to `text` (in

@@ -35,7 +35,25 @@ struct ps_rules {
     pcre2_match_context *mctx; /* the limits; only read while matching */
 };
 
-void *ps_rules_match_data_new(void) { return pcre2_match_data_create(1, NULL); }
+/* Match data big enough for every rule's capture groups: a replacement
+ * such as "$1 $2" reads the groups' offsets from it, and match data with
+ * room for the whole match only makes pcre2_substitute fail with "requested
+ * value is not available". Made from the rule with the most groups. */
+void *ps_rules_match_data_new(const ps_rules *r)
+{
+    const pcre2_code *widest = NULL;
+    uint32_t most = 0;
+    for (size_t i = 0; r && i < r->n; i++) {
+        uint32_t groups = 0;
+        pcre2_pattern_info(r->v[i].code, PCRE2_INFO_CAPTURECOUNT, &groups);
+        if (!widest || groups > most) {
+            widest = r->v[i].code;
+            most = groups;
+        }
+    }
+    return widest ? pcre2_match_data_create_from_pattern(widest, NULL)
+                  : pcre2_match_data_create(1, NULL);
+}
 void ps_rules_match_data_free(void *md) { pcre2_match_data_free(md); }
 
 int ps_rules_create(ps_rules **out)

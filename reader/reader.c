@@ -164,6 +164,26 @@ static void sorted_chunk(rec_ref *pool, uint32_t n, uint32_t lower, uint32_t bou
     }
 }
 
+/* Where each array of a B x T batch lies in a slot: the three token arrays
+ * (elem bytes each), then labels (always int64_t: loss functions want them
+ * so, whatever the token dtype), at an 8-byte boundary, then lengths
+ * (elem). The device buffer has the same layout. */
+typedef struct batch_layout {
+    size_t mask, types, labels, lengths, bytes;
+} batch_layout;
+
+static batch_layout layout_of(size_t B, size_t T, size_t elem)
+{
+    batch_layout l;
+    size_t BT = B * T;
+    l.mask = BT * elem;
+    l.types = 2 * BT * elem;
+    l.labels = (3 * BT * elem + 7) & ~(size_t)7;
+    l.lengths = l.labels + B * sizeof(int64_t);
+    l.bytes = l.lengths + B * elem;
+    return l;
+}
+
 static void put_elem(void *base, size_t elem, size_t k, int64_t v)
 {
     if (elem == 8)
@@ -234,10 +254,11 @@ static int fill_arrays(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, const
         T = m;
     if (B == 0)
         T = 0; /* every record of the batch was damaged (skip_corrupt) */
-    size_t elem = r->elem, BT = (size_t)B * T;
+    size_t elem = r->elem;
+    batch_layout lay = layout_of(B, T, elem);
     char *h = sl->host;
-    void *ids = h, *mask = h + BT * elem, *types = h + 2 * BT * elem;
-    void *labels = h + 3 * BT * elem, *lengths = h + (3 * BT + B) * elem;
+    void *ids = h, *mask = h + lay.mask, *types = h + lay.types;
+    void *labels = h + lay.labels, *lengths = h + lay.lengths;
     for (uint32_t i = 0; i < B; i++) {
         const ps_block_view *v = refs[i].v;
         uint32_t ri = refs[i].i, len = v->length[ri], tb = v->type_boundary[ri];
@@ -250,7 +271,7 @@ static int fill_arrays(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, const
             fill_row_i32((int32_t *)ids + row, (int32_t *)mask + row, (int32_t *)types + row, t,
                          v->id_width, len, tb, T, r->opt.pad_id);
         uint32_t lab = v->label[ri];
-        put_elem(labels, elem, i, lab == PS_LABEL_NONE ? -1 : (int64_t)lab);
+        ((int64_t *)labels)[i] = lab == PS_LABEL_NONE ? -1 : (int64_t)lab;
         put_elem(lengths, elem, i, len);
     }
     /* Record ids: copied (the window may be freed before the batch is). */
@@ -291,19 +312,18 @@ static int fill_arrays(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, const
 static int copy_to_device(ps_reader *r, rd_slot *sl, ps_error *err)
 {
     ps_batch *bt = &sl->batch;
-    size_t BT = (size_t)bt->B * bt->T, elem = r->elem;
-    size_t bytes = (3 * BT + 2 * (size_t)bt->B) * elem;
-    int rc = ps_dev_copy_async(r->stream, sl->dev, sl->host, bytes, sl->event, err);
+    batch_layout lay = layout_of(bt->B, bt->T, r->elem);
+    int rc = ps_dev_copy_async(r->stream, sl->dev, sl->host, lay.bytes, sl->event, err);
     if (rc)
         return rc;
     sl->event_pending = 1;
     char *d = sl->dev;
     bt->device = r->device;
     bt->d_input_ids = d;
-    bt->d_attention_mask = d + BT * elem;
-    bt->d_token_type_ids = d + 2 * BT * elem;
-    bt->d_labels = d + 3 * BT * elem;
-    bt->d_lengths = d + (3 * BT + bt->B) * elem;
+    bt->d_attention_mask = d + lay.mask;
+    bt->d_token_type_ids = d + lay.types;
+    bt->d_labels = d + lay.labels;
+    bt->d_lengths = d + lay.lengths;
     bt->ready_event = sl->event;
     return PS_OK;
 }
@@ -544,9 +564,10 @@ static int slots_alloc(ps_reader *r, ps_error *err)
         return ps_error_set(err, PS_ENOMEM, "reader: out of memory for slots");
     size_t maxB = r->plan.max_batch ? r->plan.max_batch : 1;
     size_t tok = (size_t)r->plan.max_batch_tokens;
-    size_t elems, bytes;
-    if (!ps_size_mul(tok, 3, &elems) || !ps_size_add(elems, 2 * maxB, &elems) ||
-        !ps_size_mul(elems, r->elem, &bytes) || bytes > ((size_t)1 << 36))
+    size_t elems, bytes; /* the largest layout_of(): 7 bytes of alignment at most */
+    if (!ps_size_mul(tok, 3, &elems) || !ps_size_add(elems, maxB, &elems) ||
+        !ps_size_mul(elems, r->elem, &bytes) ||
+        !ps_size_add(bytes, maxB * sizeof(int64_t) + 7, &bytes) || bytes > ((size_t)1 << 36))
         return ps_error_set(err, PS_EUSAGE, "reader: a batch of %zu x %llu tokens is too large",
                             maxB, (unsigned long long)r->plan.max_batch_tokens);
     int want_pin = r->device >= 0 || ps_dev_count() > 0;
@@ -707,7 +728,18 @@ int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *op
         rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory");
         goto fail;
     }
-    if ((rc = epoch_begin(r, r->popt.epoch, position, err)) || (rc = slots_alloc(r, err)))
+    if ((rc = epoch_begin(r, r->popt.epoch, position, err)))
+        goto fail;
+    if (r->plan.records_total == 0) {
+        /* A reader that yields nothing makes a trainer run zero steps and
+         * report success; an empty set is almost always a mistake upstream. */
+        rc = ps_error_set(err, PS_EEMPTY,
+                          "%s: the shard set holds no records (every input record was rejected "
+                          "or a duplicate, or it is an empty --part; see its stats.json)",
+                          dir);
+        goto fail;
+    }
+    if ((rc = slots_alloc(r, err)))
         goto fail;
     /* The consumer's own decoding context (it helps while it waits); the
      * plan's batch and pool sizes do not change across epochs. */
@@ -787,8 +819,7 @@ int ps_reader_next(ps_reader *r, const ps_batch **batch, ps_error *err)
                 r->st.skipped_records += sl->skipped_records;
             }
             if (sl->batch.device >= 0)
-                r->st.h2d_bytes += (3 * (uint64_t)sl->batch.B * sl->batch.T +
-                                    2 * (uint64_t)sl->batch.B) * r->elem;
+                r->st.h2d_bytes += layout_of(sl->batch.B, sl->batch.T, r->elem).bytes;
             *batch = &sl->batch;
             rc = 1;
             break;

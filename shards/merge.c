@@ -4,13 +4,19 @@
  * buckets, block size, cleaning) and together be parts 0..N-1. Shards are
  * renumbered in part order; the label vocabularies are united (sorted) and
  * blocks whose label ids change are re-encoded; the accounting is summed.
+ * Automatic buckets differ per part: the merged set gets the whole build's
+ * (merge_buckets.c).
  */
+#include "common/json_where.h"
 #include "shards/build_internal.h"
+#include "shards/merge_buckets.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 typedef struct part {
@@ -19,16 +25,32 @@ typedef struct part {
     uint32_t *remap; /* part label id -> merged id */
     size_t n_labels;
     bool identity;
+    uint32_t bounds[PS_BUILD_MAX_BUCKETS]; /* its bucket bounds */
+    size_t n_bounds;
 } part;
+
+/* True when the parts' buckets were chosen automatically (each part
+ * chose its own bounds from its own records). */
+static bool auto_buckets(const part *p)
+{
+    json_t *sh = json_object_get(json_object_get(p->m, "config"), "shards");
+    const char *b = json_string_value(json_object_get(sh, "buckets"));
+    return b && strcmp(b, "auto") == 0;
+}
 
 static json_t *load_manifest(const char *dir, ps_error *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/manifest.json", dir);
     json_error_t je;
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        ps_error_set(err, PS_ENOENT, "%s: no manifest.json (not a part built with --part?)", dir);
+        return NULL;
+    }
     json_t *m = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!m) {
-        ps_error_set(err, PS_EFORMAT, "%s:%d: %s", path, je.line, je.text);
+        char why[PS_ERROR_MESSAGE_MAX];
+        ps_error_set(err, PS_EFORMAT, "%s", ps_json_where(why, sizeof why, path, &je));
         return NULL;
     }
     json_t *v = json_object_get(m, "format_version");
@@ -53,13 +75,22 @@ static int check_same(part *ps, size_t n, ps_error *err)
             return ps_error_set(err, PS_EUSAGE, "%s: not a partial set (built without --part)",
                                 ps[i].dir);
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-            if (!json_equal(json_object_get(ps[0].m, keys[k]), json_object_get(ps[i].m, keys[k])))
+            if (!(k == 1 && auto_buckets(&ps[i])) && !json_equal(json_object_get(ps[0].m, keys[k]), json_object_get(ps[i].m, keys[k])))
                 return ps_error_set(err, PS_EUSAGE,
                                     "%s and %s differ in \"%s\": parts must come from one build",
                                     ps[0].dir, ps[i].dir, keys[k]);
         if (!json_equal(json_object_get(ps[0].m, "config"), json_object_get(ps[i].m, "config")))
             return ps_error_set(err, PS_EUSAGE, "%s and %s were built with different options",
                                 ps[0].dir, ps[i].dir);
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *b = json_object_get(ps[i].m, "buckets");
+        ps[i].n_bounds = json_array_size(b);
+        if (ps[i].n_bounds == 0 || ps[i].n_bounds > PS_BUILD_MAX_BUCKETS)
+            return ps_error_set(err, PS_EFORMAT, "%s: manifest.json: %zu buckets", ps[i].dir,
+                                ps[i].n_bounds);
+        for (size_t k = 0; k < ps[i].n_bounds; k++)
+            ps[i].bounds[k] = (uint32_t)json_integer_value(json_array_get(b, k));
     }
     size_t count = (size_t)json_integer_value(
         json_object_get(json_object_get(ps[0].m, "part"), "count"));
@@ -239,20 +270,191 @@ static int append_file(FILE *out, const char *dir, const char *name, ps_error *e
     return rc;
 }
 
+static json_int_t config_int(const part *p, const char *section, const char *key)
+{
+    return json_integer_value(
+        json_object_get(json_object_get(json_object_get(p->m, "config"), section), key));
+}
+
+/* The merged set's bucket bounds: the parts' own when given with --buckets;
+ * with automatic buckets, those the whole build would have chosen: the
+ * same programme (ps_buckets_choose) over the lengths of all the parts'
+ * records, which together are the whole build's kept records. */
+static int merged_bounds(const part *ps, size_t n, uint32_t *bounds, size_t *nb, ps_error *err)
+{
+    if (!auto_buckets(&ps[0])) {
+        memcpy(bounds, ps[0].bounds, ps[0].n_bounds * sizeof *bounds);
+        *nb = ps[0].n_bounds;
+        return 0;
+    }
+    uint64_t *hist = NULL;
+    size_t hist_max = 0;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        size_t j;
+        json_t *sh;
+        json_array_foreach(json_object_get(ps[i].m, "shards"), j, sh)
+        {
+            const char *file = json_string_value(json_object_get(sh, "file"));
+            if (!file || strchr(file, '/') || !strncmp(file, "..", 2)) {
+                rc = ps_error_set(err, PS_ECORRUPT, "%s: bad shard file name in the manifest",
+                                  ps[i].dir);
+                break;
+            }
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", ps[i].dir, file);
+            if ((rc = ps_merge_hist_add(path, &hist, &hist_max, err)))
+                break;
+        }
+    }
+    json_int_t k = config_int(&ps[0], "shards", "auto_buckets");
+    json_int_t mult = config_int(&ps[0], "shards", "bucket_multiple");
+    json_int_t max_length = config_int(&ps[0], "tokenizer", "max_length");
+    *nb = 0;
+    if (!rc && hist)
+        *nb = ps_buckets_choose(hist, hist_max,
+                                k > 0 && k <= PS_BUILD_MAX_BUCKETS ? (size_t)k : 8,
+                                mult > 0 ? (size_t)mult : 8, bounds);
+    if (!rc && *nb == 0) { /* no records: one bucket, as the build makes it */
+        bounds[0] = max_length > 0 && max_length <= UINT32_MAX ? (uint32_t)max_length : 1;
+        *nb = 1;
+    }
+    free(hist);
+    return rc;
+}
+
+static bool same_bounds(const part *p, const uint32_t *bounds, size_t nb)
+{
+    return p->n_bounds == nb && memcmp(p->bounds, bounds, nb * sizeof *bounds) == 0;
+}
+
+/* A shard's manifest entry for a rewritten shard (file, bytes and sha256
+ * are set by the caller), keys in the build's order. */
+static json_t *shard_entry(const ps_shard_result *r, size_t nb)
+{
+    json_t *buckets = json_array();
+    for (size_t b = 0; b < nb; b++)
+        json_array_append_new(buckets, json_pack("{sIsIsIsI}", "bucket", (json_int_t)b,
+                                                 "records", (json_int_t)r->buckets[b].records,
+                                                 "tokens", (json_int_t)r->buckets[b].tokens,
+                                                 "blocks", (json_int_t)r->buckets[b].blocks));
+    return json_pack("{sssIsIsIsIsIssso}", "file", "", "records", (json_int_t)r->records,
+                     "tokens", (json_int_t)r->tokens, "blocks", (json_int_t)r->blocks, "bytes",
+                     (json_int_t)0, "uncompressed_bytes", (json_int_t)r->uncompressed, "sha256",
+                     "", "buckets", buckets);
+}
+
+/* Copies one part's shard `in` into the writer: block by block when the
+ * bounds are the merged set's, else rewritten under them. *entry is the
+ * shard's new manifest entry (but file, bytes, sha256). */
+static int copy_shard(copy_ctx *c, ps_shard *in, const char *src, json_t *sh,
+                      const uint32_t *bounds, size_t nb, json_t **entry, ps_error *err)
+{
+    if (same_bounds(c->p, bounds, nb)) {
+        c->rc = 0;
+        int rc = ps_shard_foreach(in, copy_block, c, err);
+        if (!rc)
+            rc = c->rc;
+        *entry = rc ? NULL : json_deep_copy(sh);
+        return rc;
+    }
+    ps_rebucket_spec spec = {
+        .what = src,
+        .old_bounds = c->p->bounds,
+        .n_old = c->p->n_bounds,
+        .new_bounds = bounds,
+        .n_new = nb,
+        .remap = c->p->remap,
+        .n_labels = c->p->n_labels,
+        .block_records = (size_t)json_integer_value(json_object_get(c->p->m, "block_records")),
+        .id_width = c->id_width,
+        .level = c->level,
+    };
+    if (spec.block_records == 0)
+        return ps_error_set(err, PS_EFORMAT, "%s: manifest.json: block_records 0", c->p->dir);
+    ps_shard_result *res = calloc(1, sizeof *res);
+    if (!res)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = ps_merge_rebucket(in, &spec, c->w, res, err);
+    *entry = rc ? NULL : shard_entry(res, nb);
+    free(res);
+    return rc;
+}
+
+/* Writes part shard `sh` (of c->p) as shard `out_index` of the merged set
+ * in `staging`; *entry is its manifest entry. */
+static int merge_shard(copy_ctx *c, json_t *sh, const char *staging, size_t out_index,
+                       size_t total_shards, const uint32_t *bounds, size_t nb, json_t **entry,
+                       ps_error *err)
+{
+    *entry = NULL;
+    const char *file = json_string_value(json_object_get(sh, "file"));
+    if (!file || strchr(file, '/') || !strncmp(file, "..", 2))
+        return ps_error_set(err, PS_ECORRUPT, "%s: bad shard file name in the manifest",
+                            c->p->dir);
+    char src[4096], dst[4096], name[32];
+    snprintf(src, sizeof src, "%s/%s", c->p->dir, file);
+    snprintf(name, sizeof name, "shard-%05zu.mdb", out_index);
+    snprintf(dst, sizeof dst, "%s/%s", staging, name);
+    ps_shard *in = NULL;
+    json_t *copy = NULL;
+    int rc = ps_shard_open(&in, src, err);
+    if (!rc)
+        rc = ps_shard_writer_open(&c->w, dst, err);
+    if (!rc)
+        rc = copy_shard(c, in, src, sh, bounds, nb, &copy, err);
+    ps_shard_close(in);
+    if (!rc) {
+        char meta[160];
+        snprintf(meta, sizeof meta,
+                 "{\"magic\":\"pairshard-shard\",\"format_version\":%d,\"shard\":%zu,"
+                 "\"shards\":%zu}",
+                 PS_SHARD_FORMAT_VERSION, out_index, total_shards);
+        rc = ps_shard_writer_finish(c->w, meta, err);
+        c->w = NULL;
+    }
+    if (c->w) {
+        ps_shard_writer_abort(c->w);
+        c->w = NULL;
+    }
+    if (!rc && !copy)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    char sha[65];
+    uint64_t bytes;
+    if (!rc)
+        rc = ps_sha256_file(dst, sha, &bytes, err);
+    if (rc) {
+        json_decref(copy);
+        return rc;
+    }
+    json_object_set_new(copy, "file", json_string(name));
+    json_object_set_new(copy, "sha256", json_string(sha));
+    json_object_set_new(copy, "bytes", json_integer((json_int_t)bytes));
+    *entry = copy;
+    return 0;
+}
+
 static int merge_parts(part *ps, size_t n, const char *staging, json_t **manifest_out,
                        ps_error *err)
 {
+    uint32_t bounds[PS_BUILD_MAX_BUCKETS];
+    size_t nb;
+    int rc = merged_bounds(ps, n, bounds, &nb, err);
+    if (rc)
+        return rc;
     json_t *labels = unite_labels(ps, n, err);
     if (!labels)
         return err->code;
     json_t *m = json_deep_copy(ps[0].m);
     json_object_del(m, "part");
     json_object_set_new(m, "labels", labels);
+    json_t *jb = json_array();
+    for (size_t b = 0; b < nb; b++)
+        json_array_append_new(jb, json_integer(bounds[b]));
+    json_object_set_new(m, "buckets", jb);
     json_t *shards = json_array();
     json_t *acct = json_deep_copy(json_object_get(ps[0].m, "accounting"));
-    size_t nb = json_array_size(json_object_get(m, "buckets"));
     uint64_t tr = 0, tt = 0, tbk = 0;
-    int rc = 0;
     size_t total_shards = 0;
     for (size_t i = 0; i < n; i++)
         total_shards += json_array_size(json_object_get(ps[i].m, "shards"));
@@ -272,56 +474,15 @@ static int merge_parts(part *ps, size_t n, const char *staging, json_t **manifes
         json_t *sh;
         json_array_foreach(json_object_get(ps[i].m, "shards"), j, sh)
         {
-            const char *file = json_string_value(json_object_get(sh, "file"));
-            if (!file || strchr(file, '/') || !strncmp(file, "..", 2)) {
-                rc = ps_error_set(err, PS_ECORRUPT, "%s: bad shard file name in the manifest",
-                                  ps[i].dir);
+            json_t *copy = NULL;
+            c.p = &ps[i];
+            if ((rc = merge_shard(&c, sh, staging, out_index, total_shards, bounds, nb, &copy,
+                                  err)))
                 break;
-            }
-            char src[4096], dst[4096], name[32];
-            snprintf(src, sizeof src, "%s/%s", ps[i].dir, file);
-            snprintf(name, sizeof name, "shard-%05zu.mdb", out_index);
-            snprintf(dst, sizeof dst, "%s/%s", staging, name);
-            ps_shard *in = NULL;
-            rc = ps_shard_open(&in, src, err);
-            if (!rc)
-                rc = ps_shard_writer_open(&c.w, dst, err);
-            if (!rc) {
-                c.p = &ps[i];
-                c.rc = 0;
-                rc = ps_shard_foreach(in, copy_block, &c, err);
-                if (!rc)
-                    rc = c.rc;
-            }
-            ps_shard_close(in);
-            if (!rc) {
-                char meta[160];
-                snprintf(meta, sizeof meta,
-                         "{\"magic\":\"pairshard-shard\",\"format_version\":%d,\"shard\":%zu,"
-                         "\"shards\":%zu}",
-                         PS_SHARD_FORMAT_VERSION, out_index, total_shards);
-                rc = ps_shard_writer_finish(c.w, meta, err);
-                c.w = NULL;
-            }
-            if (c.w) {
-                ps_shard_writer_abort(c.w);
-                c.w = NULL;
-            }
-            if (rc)
-                break;
-            char sha[65];
-            uint64_t bytes;
-            rc = ps_sha256_file(dst, sha, &bytes, err);
-            if (rc)
-                break;
-            json_t *copy = json_deep_copy(sh);
-            json_object_set_new(copy, "file", json_string(name));
-            json_object_set_new(copy, "sha256", json_string(sha));
-            json_object_set_new(copy, "bytes", json_integer((json_int_t)bytes));
             json_array_append_new(shards, copy);
-            tr += (uint64_t)json_integer_value(json_object_get(sh, "records"));
-            tt += (uint64_t)json_integer_value(json_object_get(sh, "tokens"));
-            tbk += (uint64_t)json_integer_value(json_object_get(sh, "blocks"));
+            tr += (uint64_t)json_integer_value(json_object_get(copy, "records"));
+            tt += (uint64_t)json_integer_value(json_object_get(copy, "tokens"));
+            tbk += (uint64_t)json_integer_value(json_object_get(copy, "blocks"));
             out_index++;
         }
     }
@@ -338,7 +499,7 @@ static int merge_parts(part *ps, size_t n, const char *staging, json_t **manifes
     }
     /* Totals per bucket, from the shards' entries. */
     json_t *tb = json_array();
-    json_t *bounds = json_object_get(m, "buckets");
+    json_t *jbounds = json_object_get(m, "buckets");
     for (size_t b = 0; b < nb; b++) {
         json_int_t r = 0, t = 0, k = 0;
         size_t j;
@@ -350,7 +511,7 @@ static int merge_parts(part *ps, size_t n, const char *staging, json_t **manifes
             t += json_integer_value(json_object_get(e, "tokens"));
             k += json_integer_value(json_object_get(e, "blocks"));
         }
-        json_array_append_new(tb, json_pack("{sOsIsIsI}", "bound", json_array_get(bounds, b),
+        json_array_append_new(tb, json_pack("{sOsIsIsI}", "bound", json_array_get(jbounds, b),
                                             "records", r, "tokens", t, "blocks", k));
     }
     json_object_set_new(m, "shards", shards);

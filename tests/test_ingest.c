@@ -417,6 +417,42 @@ static void test_rules(void **state)
     ps_test_run_free(&run);
 }
 
+/* Replacements that use the match's groups: numbered, named, the whole
+ * match and a literal dollar, on real Spider text. */
+static void test_rules_with_groups(void **state)
+{
+    (void)state;
+    const char rules[] =
+        "[{\"name\":\"qualify\",\"field\":\"sql\",\"replace\":\"\\\\b(T\\\\d+)\\\\.(\\\\w+)\","
+        "\"with\":\"$2 OF $1\"},"
+        "{\"name\":\"named\",\"field\":\"question\",\"replace\":\"^How many (?<thing>\\\\w+)\","
+        "\"with\":\"Count ${thing}:\"},"
+        "{\"name\":\"whole\",\"field\":\"question\",\"replace\":\"\\\\?$\",\"with\":\"$0$0\"},"
+        "{\"name\":\"dollar\",\"field\":\"sql\",\"replace\":\"count\\\\(\\\\*\\\\)\","
+        "\"with\":\"$$n\"}]";
+    ps_clean_options o;
+    ps_clean_options_init(&o);
+    o.label_field = "db_id";
+    ps_test_run run;
+    ps_test_clean_file(&run, ps_test_data("spider/dev.json"), &o, rules);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.counts.records_in, 1034);
+    assert_int_equal(run.rejected, 0);
+    assert_string_equal(run.v[0].question, "Count singers: do we have??");
+    assert_string_equal(run.v[0].sql, "SELECT $n FROM singer");
+    assert_string_equal(run.v[22].sql,
+                        "SELECT name OF T2 , $n FROM concert AS T1 JOIN stadium AS T2 ON "
+                        "stadium_id OF T1 = stadium_id OF T2 GROUP BY stadium_id OF T1");
+    for (size_t i = 0; i < run.n; i++)
+        assert_null(strstr(run.v[i].sql, "T1."));
+    json_t *st = stats_of(&run);
+    json_t *list = json_object_get(st, "rules");
+    for (size_t i = 0; i < 4; i++)
+        assert_true(json_integer_value(json_object_get(json_array_get(list, i), "changed")) > 0);
+    json_decref(st);
+    ps_test_run_free(&run);
+}
+
 static void test_bad_rules(void **state)
 {
     (void)state;
@@ -814,6 +850,7 @@ int main(void)
         cmocka_unit_test(test_csv_and_tsv),
         cmocka_unit_test(test_compressed_inputs),
         cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_rules_with_groups),
         cmocka_unit_test(test_bad_rules),
         cmocka_unit_test(test_catastrophic_rule_is_bounded),
         cmocka_unit_test(test_label_conflicts_counted),

@@ -173,11 +173,12 @@ static long ref_find(const ref_set *s, const char *id)
 
 /* ---- building the sets --------------------------------------------------- */
 
-static void build_set(const char *out, size_t shards, size_t block_records, const char *label)
+static void build_set_of(const char *in, const char *out, size_t shards, size_t block_records,
+                         const char *label)
 {
     ps_build_config cfg;
     ps_build_config_init(&cfg);
-    char *input = xstrdup(ps_test_data("spider/dev.json"));
+    char *input = xstrdup(in);
     char *vocab = xstrdup(ps_test_data("vocab/bert-base-uncased.vocab.txt"));
     const char *inputs[1] = {input};
     ps_error err;
@@ -208,6 +209,11 @@ static void build_set(const char *out, size_t shards, size_t block_records, cons
     ps_tokenizer_free(tok);
     free(input);
     free(vocab);
+}
+
+static void build_set(const char *out, size_t shards, size_t block_records, const char *label)
+{
+    build_set_of(ps_test_data("spider/dev.json"), out, shards, block_records, label);
 }
 
 static int group_setup(void **state)
@@ -253,6 +259,13 @@ static int64_t el(const ps_batch *b, const void *arr, size_t i)
     return b->dtype == PS_DTYPE_INT32 ? ((const int32_t *)arr)[i] : ((const int64_t *)arr)[i];
 }
 
+/* Labels are int64_t whatever the batch's dtype (losses take them so). */
+static int64_t label_at(const ps_batch *b, size_t i)
+{
+    assert_true((uintptr_t)b->labels % sizeof(int64_t) == 0);
+    return ((const int64_t *)b->labels)[i];
+}
+
 static uint64_t fnv(uint64_t h, int64_t v)
 {
     for (int i = 0; i < 8; i++) {
@@ -273,7 +286,7 @@ static uint64_t batch_digest(const ps_batch *b)
         for (const char *p = b->ids[i]; *p; p++)
             h = fnv(h, (unsigned char)*p);
         h = fnv(h, el(b, b->lengths, i));
-        h = fnv(h, el(b, b->labels, i));
+        h = fnv(h, label_at(b, i));
     }
     size_t n = (size_t)b->B * b->T;
     for (size_t k = 0; k < n; k++) {
@@ -318,7 +331,7 @@ static void check_batch(const ps_batch *b, const ps_reader_options *o, long *idx
         assert_int_equal(r->bucket, b->bucket);
         assert_true(r->len > lower && r->len <= bound);
         assert_int_equal(el(b, b->lengths, i), r->len);
-        assert_int_equal(el(b, b->labels, i),
+        assert_int_equal(label_at(b, i),
                          r->label == PS_LABEL_NONE || g_unlabeled ? -1 : (int64_t)r->label);
         if (r->len > maxlen)
             maxlen = r->len;
@@ -938,6 +951,31 @@ static void test_usage_errors(void **state)
         assert_null(r);
         assert_true(err.message[0] != 0);
     }
+}
+
+/* A set whose every record was rejected: opening it fails, naming the set,
+ * instead of giving an epoch of zero batches. */
+static void test_empty_set(void **state)
+{
+    (void)state;
+    const char bad[] = "{\"question\": \"how many singers?\", \"sql\": 1}\n"
+                       "{\"question\": \"no sql at all\"}\n";
+    char *input = ps_test_tmpfile(bad, sizeof bad - 1, ".jsonl");
+    char *dir = path_join(g_tmp, "empty");
+    build_set_of(input, dir, 1, 16, "db_id");
+    ps_reader_options o;
+    base_opts(&o);
+    ps_reader *r = NULL;
+    ps_error err;
+    ps_error_clear(&err);
+    assert_int_equal(ps_reader_open(&r, dir, &o, NULL, &err), PS_EEMPTY);
+    assert_null(r);
+    assert_non_null(strstr(err.message, dir));
+    assert_non_null(strstr(err.message, "no records"));
+    assert_string_equal(ps_err_name(PS_EEMPTY), "PS_EEMPTY");
+    unlink(input);
+    free(input);
+    free(dir);
 }
 
 static void test_shuffle_off(void **state)
@@ -2356,6 +2394,7 @@ int main(void)
         cmocka_unit_test(test_max_tokens_sizes),
         cmocka_unit_test(test_batch_counts),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_empty_set),
         cmocka_unit_test(test_shuffle_off),
         cmocka_unit_test(test_shuffle_window),
         cmocka_unit_test(test_epochs_and_seeds),

@@ -119,7 +119,8 @@ typedef struct ps_reader_options {
     int threads;            /* worker threads; 0: 2 */
     int prefetch;           /* batch slots in the ring; 0: 4 (minimum 2) */
     int dtype;              /* PS_DTYPE_INT64 (default, what PyTorch wants) or
-                               PS_DTYPE_INT32 */
+                               PS_DTYPE_INT32: token arrays and lengths;
+                               labels are int64 either way */
     int device;             /* PS_DEVICE_HOST (default) or a CUDA ordinal */
     int require_device;     /* 1: fail (PS_EUSAGE) when `device` cannot be used */
     int mlock;              /* 1: mlock host slots (best effort) */
@@ -138,8 +139,9 @@ typedef struct ps_reader_options {
 PS_API void ps_reader_options_init(ps_reader_options *o);
 
 /* A delivered batch. Arrays are row-major B x T (input_ids, attention_mask,
- * token_type_ids) or [B] (labels, lengths), each element `dtype` (int32_t
- * or int64_t). attention_mask is 1 on the sequence and 0 on padding;
+ * token_type_ids) or [B] (labels, lengths). The token arrays and lengths
+ * hold `dtype` elements (int32_t or int64_t); labels are int64_t whatever
+ * the dtype (what cross-entropy losses take). attention_mask is 1 on the sequence and 0 on padding;
  * token_type_ids 0 up to the record's type boundary, 1 after, 0 on
  * padding; labels are label ids (ps_reader_label) or -1 for unlabeled
  * records. Everything stays valid until ps_batch_release. */

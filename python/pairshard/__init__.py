@@ -2,9 +2,10 @@
 PyTorch (python/README.md). The reader itself is libpairshard's
 (docs/READER.md); this package binds it with ctypes, nothing compiled."""
 
-from .loader import Batch, Loader, PairshardError, SlotsExhaustedError
+from .loader import Batch, EmptySetError, Loader, PairshardError, SlotsExhaustedError
 
-__all__ = ["Batch", "Loader", "PairshardError", "SlotsExhaustedError", "version"]
+__all__ = ["Batch", "EmptySetError", "Loader", "PairshardError", "SlotsExhaustedError",
+           "version"]
 
 
 def version():

@@ -1,7 +1,9 @@
 """pairshard.Loader: the reader (include/pairshard/reader.h) as a Python
 iterable of numpy arrays or PyTorch tensors, through ctypes.
 
-Zero copies. Every array of a batch is a view of the reader's slot memory:
+Zero copies (unless Loader(copy=True), whose arrays are copies the batch
+owns and whose slot goes back at once). Every array of a batch is a view of
+the reader's slot memory:
 np.frombuffer over a ctypes array placed at the C pointer, and
 torch.from_numpy on top of that. The slot goes back to the reader
 (ps_batch_release) when the last array or tensor viewing it is garbage
@@ -42,13 +44,21 @@ class SlotsExhaustedError(PairshardError):
     """Every batch slot is held by live arrays/tensors (PS_ELIMIT)."""
 
 
+class EmptySetError(PairshardError):
+    """The shard set holds no records (PS_EEMPTY): a Loader over it would
+    yield nothing and a training loop would run zero steps."""
+
+
+_ERROR_CLASSES = {L.PS_ELIMIT: SlotsExhaustedError, L.PS_EEMPTY: EmptySetError}
+
+
 def _raise(code, err, what=None):
     msg = err.message.decode("utf-8", "replace") if err is not None else ""
     if not msg:
         msg = L.load().ps_strerror(code).decode()
     if what:
         msg = "%s: %s" % (what, msg)
-    raise PairshardError(code, msg)
+    raise _ERROR_CLASSES.get(code, PairshardError)(code, msg)
 
 
 class _Reader:
@@ -183,7 +193,8 @@ class Loader:
     def __init__(self, path, batch_size=None, max_tokens=None, pad_id=0, pad="longest",
                  pad_multiple=1, shuffle=True, seed=0, epoch=0, rank=None, world_size=None,
                  drop_last=False, threads=2, prefetch=4, dtype="int64", device=None,
-                 skip_corrupt=False, as_torch=None, shuffle_window=0, sort_pool=0):
+                 skip_corrupt=False, as_torch=None, shuffle_window=0, sort_pool=0,
+                 copy=False):
         self._lib = L.load()
         self.path = str(path)
         if batch_size is not None and max_tokens is not None:
@@ -197,6 +208,7 @@ class Loader:
         if dname not in _DTYPES:
             raise ValueError("dtype must be int64 or int32, not %r" % (dtype,))
         self._dtype = _DTYPES[dname]
+        self._copy = bool(copy)
         if as_torch is None:
             try:
                 import torch  # noqa: F401
@@ -272,8 +284,8 @@ class Loader:
                 raise SlotsExhaustedError(
                     rc, "all %d batch slots are held by batches still referenced (their "
                     "arrays or tensors view the reader's memory): drop references to earlier "
-                    "batches or copy what you keep (.copy() / .clone()), or open the Loader "
-                    "with a larger prefetch (now %d)" % (slots, slots))
+                    "batches or copy what you keep (.copy() / .clone()), open the Loader "
+                    "with copy=True, or with a larger prefetch (now %d)" % (slots, slots))
             _raise(rc, err)
         self._fresh = False
         return self._wrap(bp.contents, holder)
@@ -282,6 +294,8 @@ class Loader:
         _, npdtype, ctype = self._dtype
         B, T = b.B, b.T
         shapes = ((B, T), (B, T), (B, T), (B,), (B,))
+        # labels are int64 whatever the dtype (what cross_entropy takes)
+        kinds = [(npdtype, ctype)] * 3 + [(np.int64, ctypes.c_int64), (npdtype, ctype)]
         out = Batch()
         torch = self._torch
         if b.device >= 0 and torch is not None and torch.cuda.is_available():
@@ -294,15 +308,18 @@ class Loader:
                                        ctypes.c_void_p(b.ready_event), 0)
                 # Before the slot is reused, work queued on it must be done.
                 holder.sync = stream.synchronize
-                typestr = "<i8" if npdtype is np.int64 else "<i4"
-                for name, shape in zip(_ARRAYS, shapes):
-                    out[name] = torch.as_tensor(
+                for name, shape, (npd, _) in zip(_ARRAYS, shapes, kinds):
+                    typestr = "<i8" if npd is np.int64 else "<i4"
+                    t = torch.as_tensor(
                         _CudaView(getattr(b, "d_" + name), shape, typestr, holder), device=dev)
+                    out[name] = t.clone() if self._copy else t
                 out.device = b.device
         if not out:
             n = {(B, T): B * T, (B,): B}
-            for name, shape in zip(_ARRAYS, shapes):
-                a = _host_view(getattr(b, name), n[shape], ctype, npdtype, holder, shape)
+            for name, shape, (npd, ct) in zip(_ARRAYS, shapes, kinds):
+                a = _host_view(getattr(b, name), n[shape], ct, npd, holder, shape)
+                if self._copy:
+                    a = a.copy()  # owned by the caller: the slot goes back at once
                 out[name] = torch.from_numpy(a) if torch is not None else a
             out.device = -1
         out["ids"] = [b.ids[i].decode("utf-8", "surrogateescape") for i in range(B)]
@@ -310,7 +327,7 @@ class Loader:
         out["step"] = b.step
         out["epoch"] = b.epoch
         out["real_tokens"] = b.real_tokens
-        out.slot_address = b.input_ids
+        out.slot_address = 0 if self._copy else b.input_ids
         return out
 
     # ---- iteration ------------------------------------------------------------------
@@ -453,7 +470,8 @@ class Loader:
 
 class Batch(dict):
     """A batch: a dict of arrays/tensors and metadata. `slot_address` is the
-    address of the reader's slot its input_ids view (for zero-copy checks);
+    address of the reader's slot its input_ids view (for zero-copy checks;
+    0 with Loader(copy=True), whose arrays are copies);
     `device` the CUDA ordinal of its tensors, or -1 on the host."""
 
     slot_address = 0

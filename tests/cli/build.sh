@@ -122,6 +122,46 @@ PY
 check "merged accounting, labels and bucket counts equal the whole build's; auto buckets pad less" $?
 complete "$TMP/merged"
 check "the merged set is complete" $?
+# Parts with automatic buckets (the default) each choose their own bounds;
+# merge gives the set the bounds the whole build chooses, and every record.
+# (On Spider dev the three parts choose three different sets of bounds.)
+for k in 0 1 2; do
+    B --shards 2 --part $k/3 -o "$TMP/apart$k" "$DATA/spider/dev.json" || echo "auto part $k failed"
+done
+B --shards 2 -o "$TMP/awhole" "$DATA/spider/dev.json"
+"$PAIRSHARD" merge -q -o "$TMP/amerged" "$TMP/apart0" "$TMP/apart1" "$TMP/apart2" 2>"$TMP/err"
+check "merge of three parts built with automatic buckets" $?
+"$PAIRSHARD" inspect --verify "$TMP/amerged" >/dev/null 2>"$TMP/err" && complete "$TMP/amerged"
+check "... the merged set verifies and is complete" $?
+for d in awhole amerged; do
+    "$PAIRSHARD" read --world-size 1 --no-shuffle --labels --tokens "$TMP/$d" >"$TMP/$d.read" || echo "# read $d failed"
+done
+python3 - "$TMP" <<'PY'
+import json, sys
+t = sys.argv[1]
+parts = [json.load(open(f"{t}/apart{k}/manifest.json")) for k in range(3)]
+w = json.load(open(f"{t}/awhole/manifest.json"))
+m = json.load(open(f"{t}/amerged/manifest.json"))
+assert len({tuple(p["buckets"]) for p in parts}) > 1, "the parts chose the same bounds"
+assert m["buckets"] == w["buckets"], (m["buckets"], w["buckets"])
+assert [b["records"] for b in m["totals"]["buckets"]] == [b["records"] for b in w["totals"]["buckets"]]
+assert m["accounting"] == w["accounting"] and m["labels"] == w["labels"]
+for s in m["shards"]:
+    assert len(s["buckets"]) == len(m["buckets"])
+    assert sum(b["blocks"] for b in s["buckets"]) == s["blocks"]
+def recs(d):
+    out = {}
+    for line in open(f"{t}/{d}.read"):
+        b = json.loads(line)
+        for i, rid in enumerate(b["ids"]):
+            n = b["lengths"][i]
+            out[rid] = (b["bucket"], b["input_ids"][i][:n], b["token_type_ids"][i][:n], b["label_names"][i])
+    return out
+a, b = recs("awhole"), recs("amerged")
+assert len(a) == w["totals"]["records"] and a == b, (len(a), len(b))
+PY
+check "... with the whole build's bounds, bucket counts, accounting and records (tokens, labels, buckets)" $?
+
 "$PAIRSHARD" merge -q -o "$TMP/bad" "$TMP/part0" "$TMP/part2" 2>"$TMP/err"
 [ $? -eq 2 ] && [ ! -e "$TMP/bad" ]
 check "merge refuses an incomplete set of parts" $?

@@ -126,6 +126,31 @@ assert all('count(' not in json.loads(l)['sql'] for l in open('$TMP/r.out'))
 "
 check "drop_if rule: per-rule count equals the rejects it wrote" $?
 
+# Replacements with groups ($1, ${name}, $0, $$) on Spider: the same text as
+# Python's re.sub gives on the records cleaned without rules.
+cat >"$TMP/groups.rules" <<'JSON'
+[{"name": "qualify", "field": "sql", "replace": "\\b(T\\d+)\\.(\\w+)", "with": "$2 OF $1"},
+ {"name": "named", "field": "question", "replace": "^(?<verb>\\w+) (?<obj>\\w+)", "with": "${obj} ${verb}"},
+ {"name": "whole", "field": "question", "replace": "\\?$", "with": "$0$0"},
+ {"name": "dollar", "field": "sql", "replace": "count\\(\\*\\)", "with": "$$n"}]
+JSON
+"$PAIRSHARD" clean -q "$TMP/t.jsonl" --rules "$TMP/groups.rules" -o "$TMP/g.out" \
+    --rejects "$TMP/g.rej" --stats "$TMP/g.stats" 2>"$TMP/err"
+check "rules with \$1, \${name}, \$0, \$\$: exit 0" $?
+python3 -c "
+import json, re
+plain = [json.loads(l) for l in open('$TMP/plain.out')]
+got = [json.loads(l) for l in open('$TMP/g.out')]
+assert len(got) == len(plain) == 500, (len(got), len(plain))
+def q(t): return re.sub(r'\?$', r'\g<0>\g<0>', re.sub(r'^(\w+) (\w+)', r'\2 \1', t))
+def s(t): return re.sub(r'count\(\*\)', '\$n', re.sub(r'\b(T\d+)\.(\w+)', r'\2 OF \1', t))
+bad = [(g['question'], g['sql']) for p, g in zip(plain, got)
+       if (g['question'], g['sql']) != (q(p['question']), s(p['sql']))]
+assert not bad, bad[:3]
+assert any(' OF T1' in g['sql'] for g in got) and any('\$n' in g['sql'] for g in got)
+"
+check "rules with groups: every record as re.sub gives it" $?
+
 "$PAIRSHARD" clean --no-such-flag "$TMP/t.jsonl" 2>/dev/null
 [ $? -eq 2 ]
 check "unknown option exits 2" $?

@@ -9,11 +9,8 @@
 VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
 SET="$TMP/set"
 
-if ! "$PAIRSHARD" inspect --help >"$TMP/help" 2>&1; then
-    echo "ok 1 # SKIP pairshard inspect is not dispatched by cli/main.c in this build"
-    echo "1..1"
-    exit 0
-fi
+"$PAIRSHARD" inspect --help >"$TMP/help" 2>&1
+check "inspect --help exits 0" $?
 grep -q -- "--verify" "$TMP/help"
 check "inspect --help documents --verify" $?
 
@@ -43,13 +40,22 @@ ok = (o["verify"]["ok"] is True and o["records"] == 1034 and len(o["shards"]) ==
       and sum(l["records"] for l in o["labels"]) + o["unlabeled"] == 1034
       and all(b["tokens_padded"] == b["records"] * b["bound"] for b in o["buckets"])
       and all(0 <= b["padding"] < 1 for b in o["buckets"])
-      and o["compression"]["basis"] == "blocks" and o["compression"]["ratio"] > 1
+      and o["compression"]["basis"] == "files" and o["compression"]["ratio"] > 1
+      and o["compression_blocks"]["basis"] == "blocks"
+      and o["compression_blocks"]["ratio"] > o["compression"]["ratio"]
       and len(o["tokenizer"]["vocab_sha256"]) == 64 and o["format_version"] == 1)
 sys.exit(0 if ok else 1)
 PY
 check "--json parses and its counts add up" $?
-"$PAIRSHARD" inspect --json "$SET" | python3 -c 'import json,sys; o=json.load(sys.stdin); sys.exit("verify" in o)'
-check "--json without --verify parses (no verify member)" $?
+"$PAIRSHARD" inspect --json "$SET" | python3 -c 'import json,sys; o=json.load(sys.stdin); sys.exit("verify" in o or "compression_blocks" in o)'
+check "--json without --verify parses (no verify member, no measured block ratio)" $?
+# The two modes agree on the files' ratio and say on what basis each is.
+"$PAIRSHARD" inspect "$SET" | grep "compression:" >"$TMP/ratio.plain"
+"$PAIRSHARD" inspect --verify "$SET" | grep "compression:" >"$TMP/ratio.verify"
+[ "$(wc -l <"$TMP/ratio.plain")" -eq 1 ] && grep -q "of the shard files" "$TMP/ratio.plain" &&
+    [ "$(head -n 1 "$TMP/ratio.verify")" = "$(cat "$TMP/ratio.plain")" ] &&
+    [ "$(wc -l <"$TMP/ratio.verify")" -eq 2 ] && grep -q "of the blocks alone" "$TMP/ratio.verify"
+check "inspect and inspect --verify print the same files' ratio; --verify adds the blocks' own" $?
 ls "$SET" >"$TMP/ls.after"
 ! grep -q -- "-lock" "$TMP/ls.after"
 check "reading leaves no lock files in the set" $?

@@ -12,11 +12,8 @@ TRAIN="$TMP/train"
 R() { "$PAIRSHARD" read "$@"; }
 B() { "$PAIRSHARD" build -q --vocab "$VOCAB" --label-field db_id --max-length 128 "$@"; }
 
-if ! R --help >"$TMP/help" 2>&1; then
-    echo "ok 1 # SKIP pairshard read is not dispatched by cli/main.c in this build"
-    echo "1..1"
-    exit 0
-fi
+R --help >"$TMP/help" 2>&1
+check "read --help exits 0" $?
 
 # q.py: the JSON-line checks, one subcommand each (exit 0 = as expected).
 cat >"$TMP/q.py" <<'PY'
@@ -424,5 +421,28 @@ R --world-size 1 "$TMP/bad" >/dev/null 2>"$TMP/err"
 rc=$?
 { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && grep -q "shard-00001.mdb" "$TMP/err"
 check "a missing shard: exit $rc naming it" $?
+
+# An empty set (every record rejected): read and bench-read refuse it, naming
+# the set, instead of an epoch of no batches (a trainer would run no steps).
+printf '{"question": "how many singers?", "sql": 1}\n{"question": "no sql"}\n' >"$TMP/rejected.jsonl"
+B -o "$TMP/empty" "$TMP/rejected.jsonl" 2>"$TMP/err"
+[ $? -eq 0 ] && [ -f "$TMP/empty/manifest.json" ] && grep -q "warning: .*empty holds no records" "$TMP/err"
+check "a build whose every record is rejected publishes its (empty) set, with a warning" $?
+R "$TMP/empty" >"$TMP/empty.out" 2>"$TMP/err"
+[ $? -eq 2 ] && [ ! -s "$TMP/empty.out" ] && grep -q "$TMP/empty: the shard set holds no records" "$TMP/err"
+check "read of a set with 0 records: exit 2, naming the set" $?
+"$PAIRSHARD" bench-read "$TMP/empty" >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "no records" "$TMP/err"
+check "bench-read of a set with 0 records: exit 2" $?
+# A --part of a tiny corpus can be empty: it is refused alone, and merges.
+printf '{"question": "how many singers do we have?", "sql": "SELECT count(*) FROM singer"}\n' >"$TMP/one.jsonl"
+B --part 0/2 -o "$TMP/tiny0" "$TMP/one.jsonl" 2>/dev/null && B --part 1/2 -o "$TMP/tiny1" "$TMP/one.jsonl" 2>/dev/null
+check "two parts of a one-record corpus build" $?
+n0=$(R "$TMP/tiny0" 2>/dev/null | wc -l) n1=$(R "$TMP/tiny1" 2>/dev/null | wc -l)
+[ $((n0 + n1)) -eq 1 ]
+check "... one part is empty (read refuses it), the other holds the record" $?
+"$PAIRSHARD" merge -q -o "$TMP/tiny" "$TMP/tiny0" "$TMP/tiny1" 2>"$TMP/err" &&
+    [ "$(Q count "$(R "$TMP/tiny" >"$TMP/tiny.out" && echo "$TMP/tiny.out")")" -eq 1 ]
+check "merge of the empty part and the other: a set of 1 record that reads" $?
 
 done_testing

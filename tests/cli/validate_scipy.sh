@@ -36,7 +36,7 @@ else
     check "max relative errors reported" 1
 fi
 
-# `pairshard validate`, when the command and the build's stats.json exist
+# `pairshard validate` on the build's stats.json
 if "$PAIRSHARD" validate --help >/dev/null 2>&1; then
     VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
     printf '%s\n' '[{"name": "split-words", "field": "question", "replace": "(?i)(?:^(?=.*\\bwines?\\b)|(?!^)\\G)\\W*\\w\\K(?=\\W*\\w)", "with": " "}]' >"$TMP/split.json"
@@ -85,9 +85,9 @@ if "$PAIRSHARD" validate --help >/dev/null 2>&1; then
         "$PAIRSHARD" validate --baseline "$TMP/clean/stats.json" --current "$TMP/hostile.json" >/dev/null 2>&1
         check "validate refuses a hostile statistics file (exit 2)" $(( $? == 2 ? 0 : 1 ))
     else
-        echo "# pairshard build does not write stats.json yet: CLI checks skipped"
+        check "pairshard build writes stats.json" 1
     fi
 else
-    echo "# pairshard validate is not dispatched yet: CLI checks skipped"
+    check "pairshard validate --help exits 0" 1
 fi
 done_testing

@@ -93,8 +93,7 @@ if READ:
     tap(ref_records is not None and len(ref_records) > 0,
         "pairshard read on the undamaged set: %d records" % len(ref_records or {}))
 else:
-    print("ok - # SKIP pairshard read (with --skip-corrupt and --tokens) is not in this build",
-          flush=True)
+    tap(False, "pairshard read --help lists --skip-corrupt and --tokens")
 
 work = os.path.join(TMP, "corrupt-work")
 caught = survived = read_runs = read_ok = read_exit0 = 0

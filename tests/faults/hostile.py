@@ -42,6 +42,8 @@ shutil.copy(os.path.join(base, "shard-00000.mdb"), os.path.join(outside, "shard-
 shutil.copy(os.path.join(base, "manifest.json"), os.path.join(outside, "manifest.json"))
 os.mkfifo(os.path.join(outside, "fifo"))
 READ = have_read()
+if not READ:
+    tap(False, "pairshard read --help lists --skip-corrupt and --tokens")
 base_read = None
 
 

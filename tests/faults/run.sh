@@ -10,7 +10,8 @@
 # Each campaign is a script here (tests/faults/<name>.py) printing "ok" /
 # "not ok" lines; this numbers them as TAP, prints each campaign's totals
 # ("# crash: 48 trials, 48 survived") and a last line
-# "N passed, N failed", and exits 1 when anything failed.
+# "N passed, N failed, N skipped" (a line with a "# SKIP" directive is a
+# skip, never a pass), and exits 1 when anything failed.
 # Seeded and reproducible: FAULT_SEED (default 20261202); trial counts:
 # FAULT_CRASH_TRIALS (per scenario, default 30), FAULT_CORRUPT_TRIALS (300).
 # FAULT_ONLY="crash corrupt" runs a subset. Against a sanitized binary
@@ -52,7 +53,7 @@ trap 'exit 130' INT TERM
 
 LOGS="$BUILD/fault-logs"
 mkdir -p "$LOGS"
-n=0 passed=0 failed=0 summary=""
+n=0 passed=0 failed=0 skipped=0 summary=""
 for c in ${FAULT_ONLY:-crash disk corrupt hostile}; do
     script="$ROOT/tests/faults/$c.py"
     case $c in disk) script="$ROOT/tests/faults/diskfull.py" ;; esac
@@ -60,9 +61,12 @@ for c in ${FAULT_ONLY:-crash disk corrupt hostile}; do
     "$PY" "$script" >"$LOGS/$c.log" 2>&1
     rc=$?
     secs=$(( $(date +%s) - start ))
-    p=0 f=0
+    p=0 f=0 s=0
     while IFS= read -r line; do
         case $line in
+            "ok "*"# SKIP"* | "not ok "*"# SKIP"*)
+                n=$((n + 1)) s=$((s + 1))
+                echo "ok $n - $c: ${line#*ok - }" ;;
             "ok "*)
                 n=$((n + 1)) p=$((p + 1))
                 echo "ok $n - $c: ${line#ok - }" ;;
@@ -81,9 +85,9 @@ for c in ${FAULT_ONLY:-crash disk corrupt hostile}; do
         echo "not ok $n - $c: the campaign exited with status $rc"
         tail -n 15 "$LOGS/$c.log" | sed 's/^/#   /'
     fi
-    passed=$((passed + p)) failed=$((failed + f))
+    passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 done
 echo "1..$n"
 echo "# totals:$summary"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -91,7 +91,7 @@ static int compare(const ps_batch *d, const ps_batch *h, cudaStream_t s, host_co
     }
     size_t es = h->dtype == PS_DTYPE_INT32 ? 4 : 8;
     size_t n2 = (size_t)h->B * h->T * es, n1 = (size_t)h->B * es;
-    const size_t sz[5] = {n2, n2, n2, n1, n1};
+    const size_t sz[5] = {n2, n2, n2, (size_t)h->B * sizeof(int64_t), n1}; /* labels: int64 */
     void *dev[5] = {d->d_input_ids, d->d_attention_mask, d->d_token_type_ids, d->d_labels,
                     d->d_lengths};
     void *host_d[5] = {d->input_ids, d->attention_mask, d->token_type_ids, d->labels,

@@ -256,6 +256,8 @@ def content():
                 want_dt = "int32" if kw.get("dtype") == "int32" else "int64"
                 if str(b["input_ids"].dtype).split(".")[-1] != want_dt:
                     why = why or "dtype %s" % b["input_ids"].dtype
+                if str(b["labels"].dtype).split(".")[-1] != "int64":
+                    why = why or "labels are %s, not int64 (cross_entropy's)" % b["labels"].dtype
                 if T % kw.get("pad_multiple", 1):
                     why = why or "T %d not a multiple of %d" % (T, kw["pad_multiple"])
                 if kw.get("pad") == "bucket" and T != bounds[b["bucket"]]:
@@ -401,6 +403,41 @@ def lifetimes():
         except pairshard.SlotsExhaustedError as e:
             check("batches in reference cycles are collected instead of raising ELIMIT",
                   False, e)
+
+
+@test
+def copies():
+    """copy=True: arrays the loader does not own, so a trainer may keep
+    every batch's labels with prefetch=2 (without it: SlotsExhaustedError)."""
+    for dtype in ("int64", "int32"):
+        with pairshard.Loader(SET, batch_size=8, prefetch=2, rank=0, world_size=1,
+                              as_torch=False, copy=True, dtype=dtype) as ld:
+            r = ld._reader
+            kept, why, live = [], None, []
+            for b in ld:
+                why = why or batch_mismatch(b, RECS, 0)
+                kept.append((b["ids"], b["labels"], b["input_ids"]))
+                live.append(r.live)
+            owned = all(lab.flags.owndata and ids.flags.owndata for _, lab, ids in kept)
+            check("copy=True, %s: a whole epoch of labels kept with prefetch 2 (%d batches), "
+                  "each equal to the decoded records" % (dtype, len(kept)),
+                  len(kept) == len(ld) > 2 and why is None, why)
+            check("copy=True, %s: the arrays own their memory and hold no slot" % dtype,
+                  owned and max(live) == 0 and b.slot_address == 0, (owned, max(live)))
+            labs = {rid: int(x) for ids, lab, _ in kept for rid, x in zip(ids, lab)}
+            check("copy=True, %s: the kept labels are still the records' after the epoch"
+                  % dtype, labs == {rid: RECS[rid][3] for rid in labs} and len(labs) == len(RECS))
+    with pairshard.Loader(SET, batch_size=8, prefetch=2, rank=0, world_size=1,
+                          as_torch=False) as ld:
+        ys = []
+        try:
+            for b in ld:
+                ys.append(b["labels"])
+            check("without copy, keeping every batch's labels raises SlotsExhaustedError",
+                  False, "no error")
+        except pairshard.SlotsExhaustedError as e:
+            check("without copy, keeping every batch's labels raises SlotsExhaustedError "
+                  "that names copy=True", "copy=True" in e.message, e.message)
 
 
 @test
@@ -638,6 +675,20 @@ def errors():
         check("a bad path raises PairshardError(PS_ENOENT) naming manifest.json",
               e.code == L.PS_ENOENT and e.name == "PS_ENOENT"
               and missing + "/manifest.json" in e.message, e)
+    # A set whose every record was rejected: opening it is the error, not
+    # an epoch of zero batches (a trainer would run zero steps).
+    bad = os.path.join(TMP, "all-rejected.jsonl")
+    with open(bad, "w") as f:
+        f.write('{"question": "how many singers?", "sql": 1}\n{"question": "no sql"}\n')
+    empty = os.path.join(TMP, "empty-set")
+    subprocess.run([PAIRSHARD, "build", "-q", "--vocab", VOCAB, "-o", empty, bad], check=True)
+    try:
+        ld = pairshard.Loader(empty)
+        check("a set with 0 records raises EmptySetError", False, "len %d" % len(ld))
+    except pairshard.EmptySetError as e:
+        check("a set with 0 records raises EmptySetError (PairshardError, PS_EEMPTY) naming it",
+              isinstance(e, pairshard.PairshardError) and e.code == L.PS_EEMPTY
+              and e.name == "PS_EEMPTY" and empty in e.message, e)
     try:
         pairshard.Loader(SET, rank=3, world_size=2)
         check("rank >= world_size raises PairshardError", False)

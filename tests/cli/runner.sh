@@ -1,0 +1,66 @@
+#!/bin/sh
+# The test runners count honestly: tests/run.sh and tests/faults/run.sh run
+# here on a fake tree whose tests print passes, failures and TAP skips
+# ("ok N - x # SKIP why", cmocka's "not ok N # SKIP name"); a skip is never
+# counted as a pass nor as a failure, and the closing line is
+# "N passed, N failed, N skipped" (what CI parses).
+. "$PS_ROOT/tests/tap.sh"
+
+T="$TMP/tree"
+mkdir -p "$T/tests/cli" "$T/tests/faults" "$T/build/tests" "$T/build/bin"
+cp "$PS_ROOT/tests/run.sh" "$T/tests/run.sh"
+cp "$PS_ROOT/tests/faults/run.sh" "$T/tests/faults/run.sh"
+cat >"$T/build/tests/test_fake" <<'SH'
+#!/bin/sh
+echo "1..3"
+echo "ok 1 - test_a"
+echo "not ok 2 # SKIP test_b"
+echo "ok 3 - test_c"
+SH
+chmod +x "$T/build/tests/test_fake"
+cat >"$T/tests/cli/fake.sh" <<'SH'
+echo "ok 1 - a"
+echo "ok 2 - b # SKIP no such tool"
+echo "ok 3 # skip lower case"
+echo "ok 4 - d"
+echo "1..4"
+SH
+cat >"$T/tests/cli/fails.sh" <<'SH'
+echo "not ok 1 - a real failure"
+echo "ok 2 - e"
+echo "1..2"
+exit 1
+SH
+sh "$T/tests/run.sh" build >"$TMP/run.out" 2>&1
+rc=$?
+last=$(tail -n 1 "$TMP/run.out")
+[ "$last" = "5 passed, 1 failed, 3 skipped" ]
+check "tests/run.sh: closing line '5 passed, 1 failed, 3 skipped' (got '$last')" $?
+[ "$rc" -eq 1 ]
+check "tests/run.sh: exit 1 when a test failed" $?
+echo "$last" | grep -Eq '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$'
+check "the closing line matches 'N passed, N failed, N skipped'" $?
+rm "$T/tests/cli/fails.sh"
+sh "$T/tests/run.sh" build >"$TMP/run.out" 2>&1
+[ $? -eq 0 ] && [ "$(tail -n 1 "$TMP/run.out")" = "4 passed, 0 failed, 3 skipped" ]
+check "tests/run.sh: skips alone do not fail the run" $?
+
+# tests/faults/run.sh with a fake campaign (its scripts are Python).
+: >"$T/build/bin/pairshard"
+chmod +x "$T/build/bin/pairshard"
+cat >"$T/tests/faults/fake.py" <<'PY'
+print("ok - one")
+print("ok - # SKIP tmpfs: no mount here")
+print("not ok - # SKIP not either")
+print("ok - two")
+print("# TOTAL fake 4 trials")
+PY
+FAULT_ONLY=fake sh "$T/tests/faults/run.sh" build >"$TMP/faults.out" 2>&1
+rc=$?
+last=$(tail -n 1 "$TMP/faults.out")
+[ "$last" = "2 passed, 0 failed, 2 skipped" ] && [ "$rc" -eq 0 ]
+check "tests/faults/run.sh: closing line '2 passed, 0 failed, 2 skipped' (got '$last')" $?
+grep -q "^ok 2 - fake: # SKIP tmpfs" "$TMP/faults.out"
+check "tests/faults/run.sh: a skip stays a TAP skip in its output" $?
+
+done_testing
