@@ -424,7 +424,7 @@ check "a missing shard: exit $rc naming it" $?
 
 # An empty set (every record rejected): read and bench-read refuse it, naming
 # the set, instead of an epoch of no batches (a trainer would run no steps).
-printf '{"question": "how many singers?", "sql": 1}\n{"question": "no sql"}\n' >"$TMP/rejected.jsonl"
+printf '{"question": "how many singers?", "sql": 1, "db_id": "singer"}\n{"question": "no sql", "db_id": "singer"}\n' >"$TMP/rejected.jsonl"
 B -o "$TMP/empty" "$TMP/rejected.jsonl" 2>"$TMP/err"
 [ $? -eq 0 ] && [ -f "$TMP/empty/manifest.json" ] && grep -q "warning: .*empty holds no records" "$TMP/err"
 check "a build whose every record is rejected publishes its (empty) set, with a warning" $?
@@ -435,7 +435,7 @@ check "read of a set with 0 records: exit 2, naming the set" $?
 [ $? -eq 2 ] && grep -q "no records" "$TMP/err"
 check "bench-read of a set with 0 records: exit 2" $?
 # A --part of a tiny corpus can be empty: it is refused alone, and merges.
-printf '{"question": "how many singers do we have?", "sql": "SELECT count(*) FROM singer"}\n' >"$TMP/one.jsonl"
+printf '{"question": "how many singers do we have?", "sql": "SELECT count(*) FROM singer", "db_id": "singer"}\n' >"$TMP/one.jsonl"
 B --part 0/2 -o "$TMP/tiny0" "$TMP/one.jsonl" 2>/dev/null && B --part 1/2 -o "$TMP/tiny1" "$TMP/one.jsonl" 2>/dev/null
 check "two parts of a one-record corpus build" $?
 n0=$(R "$TMP/tiny0" 2>/dev/null | wc -l) n1=$(R "$TMP/tiny1" 2>/dev/null | wc -l)
