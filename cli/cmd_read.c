@@ -6,6 +6,7 @@
  * bench-read', which must measure exactly what this prints. */
 #include "cli/commands.h"
 #include "cli/read_args.h"
+#include "common/ps_internal.h"
 #include "pairshard/reader.h"
 
 #include <errno.h>
@@ -238,32 +239,36 @@ static int check_batch(const ps_reader *r, const ps_reader_options *o, const ps_
 
 static int load_state(const char *path, ps_reader_state *st)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "pairshard read: %s: cannot open: %s\n", path, strerror(errno));
+    /* A regular file only (a FIFO as --resume would block forever), read
+     * up to a state's size: more is not a state. */
+    char *buf;
+    size_t n;
+    ps_error ferr = {0};
+    int rc = ps_file_read_all(path, "reader state", PS_READER_STATE_BYTES, &buf, &n, &ferr);
+    if (rc == PS_ELIMIT) {
+        fprintf(stderr, "pairshard read: %s: more than %d bytes, a reader state is %d bytes\n",
+                path, PS_READER_STATE_BYTES, PS_READER_STATE_BYTES);
         return -1;
     }
-    unsigned char buf[PS_READER_STATE_BYTES + 1];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    int rerr = ferror(f);
-    fclose(f);
-    if (rerr) {
-        fprintf(stderr, "pairshard read: %s: read error\n", path);
+    if (rc) {
+        fprintf(stderr, "pairshard read: %s\n", ferr.message);
         return -1;
     }
     if (n != PS_READER_STATE_BYTES) {
-        fprintf(stderr, "pairshard read: %s: %s%zu bytes, a reader state is %d bytes\n", path,
-                n > PS_READER_STATE_BYTES ? "more than " : "", n > PS_READER_STATE_BYTES ? n - 1 : n,
+        free(buf);
+        fprintf(stderr, "pairshard read: %s: %zu bytes, a reader state is %d bytes\n", path, n,
                 PS_READER_STATE_BYTES);
         return -1;
     }
     ps_error err;
     ps_error_clear(&err);
     if (ps_reader_state_check(buf, n, &err) < 0) {
+        free(buf);
         fprintf(stderr, "pairshard read: %s: %s\n", path, err.message);
         return -1;
     }
     memcpy(st->bytes, buf, PS_READER_STATE_BYTES);
+    free(buf);
     return 0;
 }
 

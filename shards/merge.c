@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 typedef struct part {
@@ -26,7 +27,13 @@ static json_t *load_manifest(const char *dir, ps_error *err)
     char path[4096];
     snprintf(path, sizeof path, "%s/manifest.json", dir);
     json_error_t je;
-    json_t *m = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    char *text;
+    size_t len;
+    /* A regular file only (a FIFO would block the merge forever). */
+    if (ps_file_read_all(path, "manifest", (size_t)256 << 20, &text, &len, err))
+        return NULL;
+    json_t *m = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
     if (!m) {
         ps_error_set(err, PS_EFORMAT, "%s:%d: %s", path, je.line, je.text);
         return NULL;
@@ -226,9 +233,16 @@ static int append_file(FILE *out, const char *dir, const char *name, ps_error *e
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd;
+    int orc = ps_file_open_regular(path, "rejects or duplicates file", &fd, err);
+    if (orc == PS_ENOENT)
         return 0; /* an older part without the file */
+    FILE *f = orc ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        if (!orc)
+            close(fd);
+        return orc ? orc : ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+    }
     char buf[65536];
     size_t n;
     int rc = 0;
