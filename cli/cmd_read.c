@@ -48,8 +48,9 @@ static const char USAGE[] =
     "  -h, --help             this help\n"
     "\n"
     "Exit status: 0 done, 1 a damaged block (the message names the shard, bucket and\n"
-    "block) or another read error, 2 usage error or a set or state that cannot be\n"
-    "used (no manifest, a newer format version, a state saved with other options).\n";
+    "block; also a shard truncated while it is read) or another read error, 2 usage\n"
+    "error or a set or state that cannot be used (no manifest, a newer format version,\n"
+    "a state saved with other options, a --resume FILE that is not a regular file).\n";
 
 enum { O_LIMIT = 300, O_SAVE, O_RESUME, O_LABELS, O_TOKENS, O_CHECK };
 
