@@ -13,8 +13,9 @@ case fails on a signal death (returncode < 0 or >= 128) or a hang.
 Auxiliary files that are a FIFO, a directory, /dev/zero or a symlink to a
 FIFO, given as read --resume, validate --baseline/--current/--config,
 build --vocab/--rules/--config/--tokenizer-json, clean --rules and
-tokenize --vocab: exit 2 within the time limit, the message naming the
-file and saying it is not a regular file (a FIFO used to block forever,
+tokenize --vocab, and a FIFO as a part's manifest.json for merge: exit 2
+within the time limit, the message naming the file and saying it is not a
+regular file (a FIFO used to block forever,
 /dev/zero to be read until memory ran out).
 
 Data inputs may still be pipes: build and clean of a FIFO (process
@@ -231,6 +232,14 @@ for kind, bad in (("a FIFO", fifo), ("a directory", directory), ("/dev/zero", "/
         tap(ok, "%s as %s: exit 2 at once, naming it (%s, %.1fs)" % (kind, what, r.why(), r.secs))
         if not ok:
             note(r.err.strip()[-300:])
+
+# A part directory whose manifest.json is a FIFO, given to merge.
+part = os.path.join(special, "part")
+os.makedirs(part)
+os.mkfifo(os.path.join(part, "manifest.json"))
+r = run([PAIRSHARD, "merge", "-o", out + "-merged", part, pristine], timeout=TIMEOUT)
+tap(not r.timed_out and r.rc == 2 and "manifest.json" in r.err and "not a regular file" in r.err,
+    "a FIFO as a part's manifest.json for merge: exit 2 at once, naming it (%s)" % r.why())
 
 # ---- data inputs through a pipe still work ----------------------------------------
 n_small = 500
