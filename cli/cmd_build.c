@@ -459,7 +459,17 @@ int ps_cmd_build(int argc, char **argv)
     char *effective = NULL;
     if (config_path) {
         json_error_t je;
-        config = json_load_file(config_path, JSON_REJECT_DUPLICATES, &je);
+        char *text;
+        size_t len;
+        ps_error ferr = {0};
+        /* A regular file only: a FIFO as --config would block forever. */
+        if (ps_file_read_all(config_path, "configuration file", PS_CONFIG_FILE_MAX, &text, &len,
+                             &ferr)) {
+            fprintf(stderr, "pairshard build: %s\n", ferr.message);
+            goto done;
+        }
+        config = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+        free(text);
         if (!config) {
             char why[1024];
             fprintf(stderr, "pairshard build: %s\n", ps_json_where(why, sizeof why, config_path, &je));

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/opt_error.h"
 #include "cli/read_args.h"
+#include "common/ps_internal.h"
 #include "pairshard/reader.h"
 
 #include <errno.h>
@@ -48,8 +49,9 @@ static const char USAGE[] =
     "  -h, --help             this help\n"
     "\n"
     "Exit status: 0 done, 1 a damaged block (the message names the shard, bucket and\n"
-    "block) or another read error, 2 usage error or a set or state that cannot be\n"
-    "used (no manifest, a newer format version, a state saved with other options).\n";
+    "block; also a shard truncated while it is read) or another read error, 2 usage\n"
+    "error or a set or state that cannot be used (no manifest, a newer format version,\n"
+    "a state saved with other options, a --resume FILE that is not a regular file).\n";
 
 enum { O_LIMIT = 300, O_SAVE, O_RESUME, O_LABELS, O_TOKENS, O_CHECK };
 
@@ -239,32 +241,36 @@ static int check_batch(const ps_reader *r, const ps_reader_options *o, const ps_
 
 static int load_state(const char *path, ps_reader_state *st)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "pairshard read: %s: cannot open: %s\n", path, strerror(errno));
+    /* A regular file only (a FIFO as --resume would block forever), read
+     * up to a state's size: more is not a state. */
+    char *buf;
+    size_t n;
+    ps_error ferr = {0};
+    int rc = ps_file_read_all(path, "reader state", PS_READER_STATE_BYTES, &buf, &n, &ferr);
+    if (rc == PS_ELIMIT) {
+        fprintf(stderr, "pairshard read: %s: more than %d bytes, a reader state is %d bytes\n",
+                path, PS_READER_STATE_BYTES, PS_READER_STATE_BYTES);
         return -1;
     }
-    unsigned char buf[PS_READER_STATE_BYTES + 1];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    int rerr = ferror(f);
-    fclose(f);
-    if (rerr) {
-        fprintf(stderr, "pairshard read: %s: read error\n", path);
+    if (rc) {
+        fprintf(stderr, "pairshard read: %s\n", ferr.message);
         return -1;
     }
     if (n != PS_READER_STATE_BYTES) {
-        fprintf(stderr, "pairshard read: %s: %s%zu bytes, a reader state is %d bytes\n", path,
-                n > PS_READER_STATE_BYTES ? "more than " : "", n > PS_READER_STATE_BYTES ? n - 1 : n,
+        free(buf);
+        fprintf(stderr, "pairshard read: %s: %zu bytes, a reader state is %d bytes\n", path, n,
                 PS_READER_STATE_BYTES);
         return -1;
     }
     ps_error err;
     ps_error_clear(&err);
     if (ps_reader_state_check(buf, n, &err) < 0) {
+        free(buf);
         fprintf(stderr, "pairshard read: %s: %s\n", path, err.message);
         return -1;
     }
     memcpy(st->bytes, buf, PS_READER_STATE_BYTES);
+    free(buf);
     return 0;
 }
 

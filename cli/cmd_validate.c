@@ -96,7 +96,16 @@ static ps_vstats *load_point(const char *arg, int which, const char *pname)
 static int load_config(ps_vconfig *c, const char *path)
 {
     json_error_t je;
-    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    char *text;
+    size_t len;
+    ps_error ferr = {0};
+    /* A regular file only: a FIFO as --config would block forever. */
+    if (ps_file_read_all(path, "configuration file", PS_CONFIG_FILE_MAX, &text, &len, &ferr)) {
+        fprintf(stderr, "pairshard validate: %s\n", ferr.message);
+        return -1;
+    }
+    json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
     if (!j) {
         char why[1024];
         fprintf(stderr, "pairshard validate: %s\n", ps_json_where(why, sizeof why, path, &je));

@@ -89,4 +89,22 @@ int ps_sha256_file(const char *path, char hex[65], uint64_t *bytes, ps_error *er
 /* Returns the final path component of `path` (a pointer into it). */
 const char *ps_path_basename(const char *path);
 
+/* Auxiliary files (file_read.c): state, statistics, vocabularies, rules,
+ * configuration, manifests. `what` names the file's role in messages
+ * ("vocabulary", "rules file", ...). */
+/* The largest JSON configuration file read (--config). */
+#define PS_CONFIG_FILE_MAX ((size_t)16 << 20)
+/* "a FIFO", "a directory", ... for a st_mode. */
+const char *ps_file_kind(unsigned mode);
+/* Opens `path` for reading without blocking on a FIFO and refuses it
+ * unless it is a regular file ("PATH: not a regular file (a FIFO); the
+ * WHAT must be one"). Returns 0 and the descriptor (blocking again),
+ * PS_ENOENT or PS_EIO. */
+int ps_file_open_regular(const char *path, const char *what, int *fd_out, ps_error *err);
+/* ps_file_open_regular, then the whole file into a malloc'ed buffer
+ * (NUL-terminated, not counted in *len); PS_ELIMIT when it has more than
+ * `max` bytes (checked before reading and while reading). */
+int ps_file_read_all(const char *path, const char *what, size_t max, char **data, size_t *len,
+                     ps_error *err);
+
 #endif /* PS_INTERNAL_H */

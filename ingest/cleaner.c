@@ -193,27 +193,17 @@ int ps_cleaner_add_rules(ps_cleaner *c, const char *json_text, size_t len, const
     return ps_rules_add_json(c->rules, json_text, len, origin ? origin : "<rules>", err);
 }
 
+/* A rules file is a small JSON array; anything larger is not one. */
+#define PS_RULES_FILE_MAX ((size_t)16 << 20)
+
 int ps_cleaner_load_rules(ps_cleaner *c, const char *path, ps_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO,
-                            "%s: cannot open rules file: %s", path, strerror(errno));
-    ps_buf b;
-    ps_buf_init(&b);
-    char chunk[8192];
-    size_t n;
-    int rc = 0;
-    while (!rc && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        rc = ps_buf_append(&b, chunk, n);
-    if (!rc && ferror(f))
-        rc = ps_error_set(err, PS_EIO, "%s: read failed", path);
-    else if (rc)
-        rc = ps_error_set(err, PS_ENOMEM, "out of memory reading %s", path);
-    fclose(f);
+    char *text;
+    size_t len;
+    int rc = ps_file_read_all(path, "rules file", PS_RULES_FILE_MAX, &text, &len, err);
     if (!rc)
-        rc = ps_cleaner_add_rules(c, b.data ? b.data : "", b.len, path, err);
-    ps_buf_free(&b);
+        rc = ps_cleaner_add_rules(c, text, len, path, err);
+    free(text);
     return rc;
 }
 

@@ -41,6 +41,7 @@ typedef struct rd_window {
     uint32_t n;           /* records */
     uint32_t n_blocks;
     ps_buf *bufs;         /* decompressed block contents */
+    ps_buf raw;           /* one block's stored bytes while it is decoded */
     ps_block_view *views; /* a damaged block's view has only n set */
     int *blk_code;        /* per block: 0, or why it cannot be used */
     char **blk_msg;       /* ... and the message naming shard, bucket and block */

@@ -148,20 +148,18 @@ static int check_shard_meta(ps_reader *r, size_t s, const char *path, ps_error *
     return PS_OK;
 }
 
-/* Opens shard s (sh->mu held). LMDB opens the file through the descriptor
- * taken at reader open (/proc/self/fd), so a set replaced meanwhile does
- * not leak into this one. */
+/* Opens shard s (sh->mu held) through the descriptor taken at reader
+ * open, so a set replaced meanwhile does not leak into this one; the
+ * shard keeps that descriptor for its reads. */
 static void shard_open(ps_reader *r, size_t s)
 {
     rd_shard *sh = &r->shards[s];
-    char path[4096], via[64];
+    char path[4096];
     snprintf(path, sizeof path, "%s/%s", r->dir, r->m->shards[s].file);
-    const char *open_path = path;
-    snprintf(via, sizeof via, "/proc/self/fd/%d", sh->fd);
-    if (sh->fd >= 0 && access(via, R_OK) == 0)
-        open_path = via;
     ps_error e = {0};
-    int rc = ps_shard_open(&sh->sh, open_path, &e);
+    int fd = sh->fd;
+    sh->fd = -1; /* the shard owns it now, opened or not */
+    int rc = fd >= 0 ? ps_shard_open_fd(&sh->sh, fd, path, &e) : ps_shard_open(&sh->sh, path, &e);
     if (!rc)
         rc = check_shard_meta(r, s, path, &e);
     if (rc) {
@@ -170,44 +168,33 @@ static void shard_open(ps_reader *r, size_t s)
         sh->sh = NULL;
         sh->state = 2;
         sh->err_code = rc;
-        /* Messages name the set's file, not the descriptor it came through. */
-        size_t vl = strlen(via);
-        const char *msg = e.message;
-        if (open_path == via && !strncmp(msg, via, vl))
-            sh->err_msg = join3(path, "", msg + vl);
-        else
-            sh->err_msg = strdup(msg);
+        sh->err_msg = strdup(e.message);
         return;
     }
     sh->state = 1;
-    if (sh->fd >= 0) {
-        close(sh->fd);
-        sh->fd = -1;
-    }
 }
 
-/* The bytes of block (b, seq) of shard s, valid while the shard is open
- * (a read-only LMDB map). */
-static int shard_block(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const void **data,
-                       size_t *len, ps_error *err)
+/* Reads block (b, seq) of shard s into `out`. The shard is opened (once)
+ * under its lock; the read itself is a pread into the caller's buffer,
+ * so workers read one shard at the same time, and a shard file truncated
+ * meanwhile is a PS_ECORRUPT naming it, never a signal. */
+static int shard_block(ps_reader *r, size_t s, uint32_t b, uint32_t seq, ps_buf *out,
+                       ps_error *err)
 {
     rd_shard *sh = &r->shards[s];
     pthread_mutex_lock(&sh->mu);
     if (sh->state == 0)
         shard_open(r, s);
-    int rc;
-    if (sh->state == 2) {
-        rc = ps_error_set(err, sh->err_code, "%s", sh->err_msg ? sh->err_msg : "unusable shard");
-    } else {
-        rc = ps_shard_get(sh->sh, b, seq, data, len, err);
-        if (rc == 0)
-            rc = ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: missing", r->dir,
-                              r->m->shards[s].file, b, seq);
-        else if (rc == 1)
-            rc = PS_OK;
-    }
+    int state = sh->state;
     pthread_mutex_unlock(&sh->mu);
-    return rc;
+    /* Once open (state 1), sh->sh does not change until the reader closes. */
+    if (state == 2)
+        return ps_error_set(err, sh->err_code, "%s", sh->err_msg ? sh->err_msg : "unusable shard");
+    int rc = ps_shard_read(sh->sh, b, seq, out, err);
+    if (rc == 0)
+        return ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: missing", r->dir,
+                            r->m->shards[s].file, b, seq);
+    return rc == 1 ? PS_OK : rc;
 }
 
 /* The largest token id of a decoded block (0 when it has none): one
@@ -265,6 +252,7 @@ static void window_destroy(rd_window *w)
     for (uint32_t k = 0; k < w->cap_blocks && w->bufs; k++)
         ps_buf_free(&w->bufs[k]);
     free(w->bufs);
+    ps_buf_free(&w->raw);
     free(w->views);
     for (uint32_t k = 0; k < w->cap_blocks && w->blk_msg; k++)
         free(w->blk_msg[k]);
@@ -370,13 +358,13 @@ static int window_load(ps_reader *r, uint32_t b, uint32_t wi, rd_window *w, void
     for (uint32_t k = 0; k < nb; k++) {
         const ps_plan_block *blk = &pb->blocks[first + k];
         const char *file = r->m->shards[blk->shard].file;
-        const void *data;
-        size_t len;
         ps_error e = {0};
         free(w->blk_msg[k]);
         w->blk_msg[k] = NULL;
         w->blk_code[k] = 0;
-        int rc = shard_block(r, blk->shard, b, blk->seq, &data, &len, &e);
+        int rc = shard_block(r, blk->shard, b, blk->seq, &w->raw, &e);
+        const void *data = w->raw.data;
+        size_t len = w->raw.len;
         if (rc) {
             char msg[PS_ERROR_MESSAGE_MAX];
             snprintf(msg, sizeof msg, "%s", e.message);

@@ -111,17 +111,21 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
     return 0;
 }
 
-/* Hashes every input file (not stdin) for the manifest; runs beside
- * phase 1, which reads the same files (the second read hits the page
- * cache). */
+/* Hashes every input file for the manifest; runs beside phase 1, which
+ * reads the same files (the second read hits the page cache). Not stdin,
+ * nor a pipe or FIFO (`<(zcat x)`): reading one here would take records
+ * away from phase 1; such an input has no sha256 in the manifest. */
 static void *hash_inputs(void *arg)
 {
     ps_build_state *st = arg;
     const ps_build_config *cfg = st->cfg;
-    for (size_t i = 0; i < cfg->n_inputs && !st->input_hash_rc; i++)
-        if (strcmp(cfg->inputs[i], "-") != 0)
+    for (size_t i = 0; i < cfg->n_inputs && !st->input_hash_rc; i++) {
+        struct stat sb;
+        if (strcmp(cfg->inputs[i], "-") != 0 && stat(cfg->inputs[i], &sb) == 0 &&
+            S_ISREG(sb.st_mode))
             st->input_hash_rc = ps_sha256_file(cfg->inputs[i], st->input_sha[i],
                                                &st->input_bytes[i], &st->input_hash_err);
+    }
     return NULL;
 }
 

@@ -48,46 +48,18 @@ void ps_manifest_free(ps_manifest *m)
     free(m);
 }
 
-/* Reads the whole file (at most PS_MANIFEST_MAX_BYTES). */
+/* Reads the whole file (at most PS_MANIFEST_MAX_BYTES; a regular file). */
 static int slurp(const char *path, char **text, size_t *len, ps_error *err)
 {
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is then
-     * refused as not a regular file); it changes nothing for a file. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!f) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        return ps_error_set(err, e == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
-                            e == ENOENT ? "no manifest (not a shard set?)" : strerror(e));
+    int rc = ps_file_read_all(path, "manifest", PS_MANIFEST_MAX_BYTES, text, len, err);
+    if (rc == PS_ENOENT)
+        return ps_error_set(err, PS_ENOENT, "%s: no manifest (not a shard set?)", path);
+    if (rc == PS_ELIMIT) { /* a manifest that large is not one pairshard wrote */
+        if (err)
+            err->code = PS_EFORMAT;
+        return PS_EFORMAT;
     }
-    struct stat st;
-    if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return ps_error_set(err, PS_EIO, "%s: not a regular file", path);
-    }
-    if ((uint64_t)st.st_size > PS_MANIFEST_MAX_BYTES) {
-        fclose(f);
-        return ps_error_set(err, PS_EFORMAT, "%s: %lld bytes, more than a manifest may have",
-                            path, (long long)st.st_size);
-    }
-    char *b = malloc((size_t)st.st_size + 1);
-    if (!b) {
-        fclose(f);
-        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
-    }
-    size_t n = fread(b, 1, (size_t)st.st_size, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(b);
-        return ps_error_set(err, PS_EIO, "%s: read error", path);
-    }
-    b[n] = '\0';
-    *text = b;
-    *len = n;
-    return 0;
+    return rc;
 }
 
 typedef struct ctx {

@@ -47,7 +47,13 @@ static json_t *load_manifest(const char *dir, ps_error *err)
         ps_error_set(err, PS_ENOENT, "%s: no manifest.json (not a part built with --part?)", dir);
         return NULL;
     }
-    json_t *m = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    char *text;
+    size_t len;
+    /* A regular file only (a FIFO would block the merge forever). */
+    if (ps_file_read_all(path, "manifest", (size_t)256 << 20, &text, &len, err))
+        return NULL;
+    json_t *m = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
     if (!m) {
         char why[PS_ERROR_MESSAGE_MAX];
         ps_error_set(err, PS_EFORMAT, "%s", ps_json_where(why, sizeof why, path, &je));
@@ -257,9 +263,16 @@ static int append_file(FILE *out, const char *dir, const char *name, ps_error *e
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd;
+    int orc = ps_file_open_regular(path, "rejects or duplicates file", &fd, err);
+    if (orc == PS_ENOENT)
         return 0; /* an older part without the file */
+    FILE *f = orc ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        if (!orc)
+            close(fd);
+        return orc ? orc : ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+    }
     char buf[65536];
     size_t n;
     int rc = 0;

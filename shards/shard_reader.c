@@ -1,19 +1,29 @@
 /*
- * Shard reader: a finished shard opened read-only, without a lock file
- * (MDB_NOLOCK: a published set is never written, and readers must not
- * leave files in it). One read transaction lives as long as the shard.
+ * Shard reader: a finished shard read with pread, never mapped.
  *
- * A shard file may be damaged, so before LMDB touches it every page of
- * its trees is checked (ps_lmdb_check: a damaged node offset or page
- * number would make LMDB read outside the map), the map is no larger than
- * the file, and every value LMDB returns must lie inside the file before
- * it is handed out.
+ * LMDB reads a file through a shared mapping, and a mapped file that
+ * shrinks under its reader (`cp` or `rsync --inplace` over a live set,
+ * `truncate -s`) kills the reader with SIGBUS at the next touch of a page
+ * past the new end. No check before the touch can close that window (the
+ * file may shrink between the check and the access), and LMDB touches
+ * branch and leaf pages inside every lookup. So shards are not read with
+ * LMDB at all: at open, ps_lmdb_walk reads every tree of the file page by
+ * page with pread (checking each page, so a damaged file cannot mislead
+ * it) and records where each block's bytes lie; a block is then one pread
+ * into a buffer the caller owns. A file truncated later gives a short
+ * read, reported as PS_ECORRUPT naming the shard and the block; a file
+ * rewritten in place gives bytes that fail the block's checksum. The
+ * descriptor taken at open is the one every read uses, so a file renamed
+ * over the path meanwhile is never mixed in.
+ *
+ * The writer (shard_writer.c) still writes with LMDB; the layout read
+ * here is LMDB's on-disk format (lmdb_check.c).
  */
 #include "shards/shards.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
-#include <lmdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,112 +31,154 @@
 
 #define META_MAX (64u << 10)
 
+/* Where one block lies in the file. */
+typedef struct blk_ref {
+    uint32_t bucket, seq;
+    uint64_t offset;
+    uint32_t len;
+} blk_ref;
+
 struct ps_shard {
-    MDB_env *env;
-    MDB_txn *txn;
-    MDB_dbi blocks;
-    MDB_cursor *cur;      /* for ps_shard_seek / ps_shard_next */
-    int cur_state;        /* 0: before the first, 1: seek pending, 2: stepping, 3: done */
-    unsigned char seek_key[8];
-    int have_last;        /* the last key handed out, for messages */
-    uint32_t last_bucket, last_seq;
+    int fd;
     char *path, *meta;
-    const char *map;
-    uint64_t file_bytes, nblocks;
+    uint64_t file_bytes;
+    blk_ref *blocks;      /* in key order */
+    size_t nblocks, cap;
+    int have_meta_db, have_blocks_db, have_format;
+    uint64_t meta_off, meta_len;
+    size_t cursor;        /* for ps_shard_seek / ps_shard_next: the next index */
+    ps_buf buf;           /* the bytes ps_shard_get / next / foreach hand out */
+    ps_error *err;        /* during the walk */
 };
-
-static int lmdb_corrupt(ps_shard *s, ps_error *err, const char *what, int rc)
-{
-    if (rc == ENOMEM)
-        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", s->path);
-    if (s->have_last)
-        return ps_error_set(err, PS_ECORRUPT, "%s: %s after bucket %u block %u: LMDB: %s",
-                            s->path, what, s->last_bucket, s->last_seq, mdb_strerror(rc));
-    return ps_error_set(err, PS_ECORRUPT, "%s: %s: LMDB: %s", s->path, what, mdb_strerror(rc));
-}
-
-/* True when [p, p + n) lies inside the file's bytes (when the map's base
- * address is unknown, see find_map, LMDB's own checks are all there is). */
-static int in_file(const ps_shard *s, const void *p, size_t n)
-{
-    const char *c = p;
-    if (!s->map)
-        return 1;
-    return c >= s->map && (uint64_t)(c - s->map) <= s->file_bytes &&
-           n <= s->file_bytes - (uint64_t)(c - s->map);
-}
-
-/*
- * LMDB does not say where it mapped the file (mdb_env_info's me_mapaddr is
- * the fixed-map address, 0 here), so it is derived from a value LMDB
- * returned from a leaf (or overflow) page: that page starts at the value's address
- * rounded down to the page size, and its header (LMDB's MDB_page: u64
- * pgno, u16 pad, u16 flags) gives its page number, hence the base. Sound
- * when the map is page-size aligned (always, unless the file's page size
- * exceeds this machine's); returns NULL when the header does not agree.
- */
-static const char *find_map(const void *value, size_t psize, uint64_t last_pgno)
-{
-    if (!psize || (psize & (psize - 1)))
-        return NULL;
-    uintptr_t start = (uintptr_t)value & ~(uintptr_t)(psize - 1);
-    uint64_t pgno;
-    uint16_t flags;
-    memcpy(&pgno, (const void *)start, 8);
-    memcpy(&flags, (const char *)start + 10, 2);
-    if (!(flags & (0x02 | 0x04)) /* P_LEAF, P_OVERFLOW */ || pgno > last_pgno || pgno * psize > start)
-        return NULL;
-    uintptr_t base = start - (uintptr_t)(pgno * psize);
-    long os_page = sysconf(_SC_PAGESIZE);
-    if (os_page > 0 && base % (uintptr_t)os_page)
-        return NULL;
-    return (const char *)base;
-}
 
 void ps_shard_close(ps_shard *s)
 {
     if (!s)
         return;
-    if (s->cur)
-        mdb_cursor_close(s->cur);
-    if (s->txn)
-        mdb_txn_abort(s->txn);
-    if (s->env)
-        mdb_env_close(s->env);
+    if (s->fd >= 0)
+        close(s->fd);
+    free(s->blocks);
+    ps_buf_free(&s->buf);
     free(s->path);
     free(s->meta);
     free(s);
 }
 
-/* Reads meta/format and checks the magic and version. */
-static int check_meta(ps_shard *s, size_t psize, uint64_t last_pgno, ps_error *err)
+static int name_is(const char *p, size_t n, const char *want)
 {
-    MDB_dbi meta;
-    int rc = mdb_dbi_open(s->txn, "meta", 0, &meta);
-    if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE)
+    return p && n == strlen(want) && !memcmp(p, want, n);
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Records a block of the "blocks" database (keys come in key order). */
+static int add_block(ps_shard *s, const unsigned char *key, size_t klen, uint64_t off,
+                     uint64_t len)
+{
+    if (klen != 8)
+        return ps_error_set(s->err, PS_ECORRUPT, "%s: bad block key (%zu bytes) after %zu blocks",
+                            s->path, klen, s->nblocks);
+    blk_ref b = {be32(key), be32(key + 4), off, (uint32_t)len};
+    if (len > UINT32_MAX)
+        return ps_error_set(s->err, PS_ECORRUPT, "%s: bucket %u block %u: %llu bytes", s->path,
+                            b.bucket, b.seq, (unsigned long long)len);
+    if (s->nblocks) {
+        const blk_ref *p = &s->blocks[s->nblocks - 1];
+        if (p->bucket > b.bucket || (p->bucket == b.bucket && p->seq >= b.seq))
+            return ps_error_set(s->err, PS_ECORRUPT,
+                                "%s: damaged LMDB structure: block keys out of order (bucket "
+                                "%u block %u after bucket %u block %u)",
+                                s->path, b.bucket, b.seq, p->bucket, p->seq);
+    }
+    if (s->nblocks == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 256;
+        blk_ref *nb = realloc(s->blocks, cap * sizeof *nb);
+        if (!nb)
+            return ps_error_set(s->err, PS_ENOMEM, "%s: out of memory", s->path);
+        s->blocks = nb;
+        s->cap = cap;
+    }
+    s->blocks[s->nblocks++] = b;
+    return 0;
+}
+
+/* ps_lmdb_walk's callback: the named databases and what they hold. */
+static int on_value(void *user, const char *db, size_t db_len, const unsigned char *key,
+                    size_t key_len, uint64_t off, uint64_t len, unsigned kind)
+{
+    ps_shard *s = user;
+    if (!db) {
+        if (kind == PS_LMDB_DATABASE && name_is((const char *)key, key_len, "meta"))
+            s->have_meta_db = 1;
+        if (kind == PS_LMDB_DATABASE && name_is((const char *)key, key_len, "blocks"))
+            s->have_blocks_db = 1;
+        return 0;
+    }
+    if (name_is(db, db_len, "blocks"))
+        return add_block(s, key, key_len, off, len);
+    if (name_is(db, db_len, "meta") && name_is((const char *)key, key_len, "format")) {
+        s->have_format = 1;
+        s->meta_off = off;
+        s->meta_len = len;
+    }
+    return 0;
+}
+
+/* Reads len bytes at off into out (reset first). A short read means the
+ * file shrank after it was opened. `what` names the bytes in messages. */
+static int read_bytes(const ps_shard *s, uint64_t off, uint64_t len, ps_buf *out,
+                      const char *what, ps_error *err)
+{
+    ps_buf_reset(out);
+    if (ps_buf_reserve(out, (size_t)len) < 0)
+        return ps_error_set(err, PS_ENOMEM, "%s: %s: out of memory", s->path, what);
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = pread(s->fd, out->data + got, (size_t)len - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return ps_error_set(err, PS_EIO, "%s: %s: read failed: %s", s->path, what,
+                                strerror(errno));
+        if (r == 0) {
+            struct stat st;
+            long long now = fstat(s->fd, &st) ? -1 : (long long)st.st_size;
+            return ps_error_set(err, PS_ECORRUPT,
+                                "%s: %s: the file was truncated while open (%lld bytes now, "
+                                "%llu when opened; the %llu bytes at offset %llu are gone)",
+                                s->path, what, now, (unsigned long long)s->file_bytes,
+                                (unsigned long long)len, (unsigned long long)off);
+        }
+        got += (size_t)r;
+    }
+    out->len = (size_t)len;
+    out->data[len] = '\0';
+    return 0;
+}
+
+/* Reads meta/format and checks the magic and version. */
+static int check_meta(ps_shard *s, ps_error *err)
+{
+    if (!s->have_meta_db)
         return ps_error_set(err, PS_ECORRUPT, "%s: not a pairshard shard (no meta database)",
                             s->path);
-    if (rc)
-        return lmdb_corrupt(s, err, "opening meta", rc);
-    MDB_val k = {6, "format"}, v;
-    rc = mdb_get(s->txn, meta, &k, &v);
-    if (rc == MDB_NOTFOUND)
+    if (!s->have_format)
         return ps_error_set(err, PS_ECORRUPT, "%s: not a pairshard shard (no meta/format)",
                             s->path);
+    if (s->meta_len > META_MAX)
+        return ps_error_set(err, PS_ECORRUPT, "%s: meta/format is damaged (%llu bytes)", s->path,
+                            (unsigned long long)s->meta_len);
+    int rc = read_bytes(s, s->meta_off, s->meta_len, &s->buf, "meta/format", err);
     if (rc)
-        return lmdb_corrupt(s, err, "reading meta/format", rc);
-    s->map = find_map(v.mv_data, psize, last_pgno);
-    if (!in_file(s, v.mv_data, v.mv_size) || v.mv_size > META_MAX)
-        return ps_error_set(err, PS_ECORRUPT, "%s: meta/format is damaged (%zu bytes)", s->path,
-                            v.mv_size);
-    s->meta = malloc(v.mv_size + 1);
-    if (!s->meta)
-        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", s->path);
-    memcpy(s->meta, v.mv_data, v.mv_size);
-    s->meta[v.mv_size] = '\0';
+        return rc;
+    s->meta = s->buf.data;
+    ps_buf_init(&s->buf);
 
     json_error_t je;
-    json_t *root = json_loadb(s->meta, v.mv_size, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = json_loadb(s->meta, s->meta_len, JSON_REJECT_DUPLICATES, &je);
     const char *magic = root ? json_string_value(json_object_get(root, "magic")) : NULL;
     json_t *ver = root ? json_object_get(root, "format_version") : NULL;
     if (!magic || strcmp(magic, "pairshard-shard")) {
@@ -149,88 +201,49 @@ static int check_meta(ps_shard *s, size_t psize, uint64_t last_pgno, ps_error *e
     return PS_OK;
 }
 
-int ps_shard_open(ps_shard **out, const char *path, ps_error *err)
+int ps_shard_open_fd(ps_shard **out, int fd, const char *path, ps_error *err)
 {
     *out = NULL;
     struct stat st;
-    if (stat(path, &st))
-        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
-                            strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return ps_error_set(err, PS_ECORRUPT, "%s: not a regular file", path);
-    /* Two meta pages of the smallest page size LMDB could have used. */
-    if (st.st_size < 1024)
-        return ps_error_set(err, PS_ECORRUPT, "%s: not a shard (%lld bytes, too short for LMDB)",
-                            path, (long long)st.st_size);
-    /* LMDB trusts its pages; check them before it reads any. */
-    int crc = ps_lmdb_check(path, err);
-    if (crc)
-        return crc;
+    if (fstat(fd, &st)) {
+        int e = errno;
+        close(fd);
+        return ps_error_set(err, PS_EIO, "%s: %s", path, strerror(e));
+    }
     ps_shard *s = calloc(1, sizeof *s);
     if (!s || !(s->path = strdup(path))) {
         free(s);
+        close(fd);
         return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
     }
+    s->fd = fd;
     s->file_bytes = (uint64_t)st.st_size;
-    int rc = mdb_env_create(&s->env);
+    ps_buf_init(&s->buf);
+    s->err = err;
+    int rc = ps_lmdb_walk(fd, path, on_value, s, err);
+    s->err = NULL;
     if (!rc)
-        rc = mdb_env_set_maxdbs(s->env, 4);
-    /* Map the file and no more: pages past its end would fault. */
-    if (!rc)
-        rc = mdb_env_set_mapsize(s->env, (size_t)st.st_size);
-    if (rc) {
-        ps_shard_close(s);
-        return ps_error_set(err, PS_ENOMEM, "%s: %s", path, mdb_strerror(rc));
-    }
-    rc = mdb_env_open(s->env, path, MDB_RDONLY | MDB_NOLOCK | MDB_NOSUBDIR | MDB_NOTLS, 0);
-    if (rc) {
-        /* The file passed ps_lmdb_check, so any other failure (ENOMEM
-         * included: LMDB allocates from what the meta page says) is the
-         * file's. */
-        int code = rc == EACCES || rc == EPERM ? PS_EIO : PS_ECORRUPT;
-        ps_error_set(err, code, "%s: %s: %s", path,
-                     code == PS_ECORRUPT ? "not a readable shard" : "cannot open",
-                     rc == MDB_INVALID ? "not an LMDB file" : mdb_strerror(rc));
-        ps_shard_close(s);
-        return code;
-    }
-    MDB_envinfo info;
-    MDB_stat mst;
-    mdb_env_info(s->env, &info);
-    mdb_env_stat(s->env, &mst);
-    uint64_t need = ((uint64_t)info.me_last_pgno + 1) * mst.ms_psize;
-    if (need > s->file_bytes) {
-        ps_shard_close(s);
-        return ps_error_set(err, PS_ECORRUPT,
-                            "%s: truncated: %llu bytes, its pages need %llu", path,
-                            (unsigned long long)st.st_size, (unsigned long long)need);
-    }
-    rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &s->txn);
-    if (rc) {
-        rc = lmdb_corrupt(s, err, "starting a read", rc);
-        ps_shard_close(s);
-        return rc;
-    }
-    if ((rc = check_meta(s, mst.ms_psize, info.me_last_pgno, err))) {
-        ps_shard_close(s);
-        return rc;
-    }
-    int mrc = mdb_dbi_open(s->txn, "blocks", 0, &s->blocks);
-    if (mrc == MDB_NOTFOUND || mrc == MDB_INCOMPATIBLE)
+        rc = check_meta(s, err);
+    if (!rc && !s->have_blocks_db)
         rc = ps_error_set(err, PS_ECORRUPT, "%s: no blocks database", path);
-    else if (mrc)
-        rc = lmdb_corrupt(s, err, "opening blocks", mrc);
-    else if ((mrc = mdb_stat(s->txn, s->blocks, &mst)))
-        rc = lmdb_corrupt(s, err, "reading block statistics", mrc);
-    else if ((mrc = mdb_cursor_open(s->txn, s->blocks, &s->cur)))
-        rc = lmdb_corrupt(s, err, "opening a cursor", mrc);
     if (rc) {
         ps_shard_close(s);
         return rc;
     }
-    s->nblocks = mst.ms_entries;
     *out = s;
     return PS_OK;
+}
+
+int ps_shard_open(ps_shard **out, const char *path, ps_error *err)
+{
+    *out = NULL;
+    /* O_NONBLOCK: a FIFO in a shard's place must not block the open (it
+     * is refused as not a regular file). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
+                            strerror(errno));
+    return ps_shard_open_fd(out, fd, path, err);
 }
 
 const char *ps_shard_meta(const ps_shard *s) { return s->meta; }
@@ -238,65 +251,46 @@ uint64_t ps_shard_block_count(const ps_shard *s) { return s->nblocks; }
 uint64_t ps_shard_file_bytes(const ps_shard *s) { return s->file_bytes; }
 const char *ps_shard_path(const ps_shard *s) { return s->path; }
 
-static void make_key(unsigned char k[8], uint32_t bucket, uint32_t seq)
+/* The index of the first block with key >= (bucket, seq). */
+static size_t lower_bound(const ps_shard *s, uint32_t bucket, uint32_t seq)
 {
-    for (int i = 0; i < 4; i++) {
-        k[i] = (unsigned char)(bucket >> (24 - 8 * i));
-        k[4 + i] = (unsigned char)(seq >> (24 - 8 * i));
+    size_t lo = 0, hi = s->nblocks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const blk_ref *b = &s->blocks[mid];
+        if (b->bucket < bucket || (b->bucket == bucket && b->seq < seq))
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    return lo;
 }
 
-static uint32_t be32(const unsigned char *p)
+static int read_block(const ps_shard *s, const blk_ref *b, ps_buf *out, ps_error *err)
 {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    char what[64];
+    snprintf(what, sizeof what, "bucket %u block %u", b->bucket, b->seq);
+    return read_bytes(s, b->offset, b->len, out, what, err);
+}
+
+int ps_shard_read(const ps_shard *s, uint32_t bucket, uint32_t seq, ps_buf *out, ps_error *err)
+{
+    size_t i = lower_bound(s, bucket, seq);
+    if (i == s->nblocks || s->blocks[i].bucket != bucket || s->blocks[i].seq != seq)
+        return 0;
+    int rc = read_block(s, &s->blocks[i], out, err);
+    return rc ? rc : 1;
 }
 
 int ps_shard_get(ps_shard *s, uint32_t bucket, uint32_t seq, const void **data, size_t *len,
                  ps_error *err)
 {
-    unsigned char kb[8];
-    make_key(kb, bucket, seq);
-    MDB_val k = {8, kb}, v;
-    int rc = mdb_get(s->txn, s->blocks, &k, &v);
-    if (rc == MDB_NOTFOUND)
-        return 0;
-    if (rc)
-        return ps_error_set(err, PS_ECORRUPT, "%s: bucket %u block %u: LMDB: %s", s->path,
-                            bucket, seq, mdb_strerror(rc));
-    if (!in_file(s, v.mv_data, v.mv_size))
-        return ps_error_set(err, PS_ECORRUPT,
-                            "%s: bucket %u block %u: value (%zu bytes) lies outside the file",
-                            s->path, bucket, seq, v.mv_size);
-    *data = v.mv_data;
-    *len = v.mv_size;
-    return 1;
-}
-
-/* One cursor step with the checks every handed-out block gets. */
-static int step(ps_shard *s, MDB_cursor *cur, MDB_cursor_op op, MDB_val *k, uint32_t *bucket,
-                uint32_t *seq, const void **data, size_t *len, ps_error *err)
-{
-    MDB_val v;
-    int rc = mdb_cursor_get(cur, k, &v, op);
-    if (rc == MDB_NOTFOUND)
-        return 0;
-    if (rc)
-        return lmdb_corrupt(s, err, "reading blocks", rc);
-    if (k->mv_size != 8 || !in_file(s, k->mv_data, 8))
-        return lmdb_corrupt(s, err, "bad block key", MDB_CORRUPTED);
-    uint32_t b = be32(k->mv_data), q = be32((const unsigned char *)k->mv_data + 4);
-    if (!in_file(s, v.mv_data, v.mv_size))
-        return ps_error_set(err, PS_ECORRUPT,
-                            "%s: bucket %u block %u: value (%zu bytes) lies outside the file",
-                            s->path, b, q, v.mv_size);
-    s->have_last = 1;
-    s->last_bucket = b;
-    s->last_seq = q;
-    *bucket = b;
-    *seq = q;
-    *data = v.mv_data;
-    *len = v.mv_size;
-    return 1;
+    int rc = ps_shard_read(s, bucket, seq, &s->buf, err);
+    if (rc == 1) {
+        *data = s->buf.data;
+        *len = s->buf.len;
+    }
+    return rc;
 }
 
 int ps_shard_foreach(ps_shard *s,
@@ -304,45 +298,39 @@ int ps_shard_foreach(ps_shard *s,
                                size_t len),
                      void *user, ps_error *err)
 {
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(s->txn, s->blocks, &cur);
-    if (rc)
-        return lmdb_corrupt(s, err, "opening a cursor", rc);
-    s->have_last = 0;
-    MDB_cursor_op op = MDB_FIRST;
-    for (;;) {
-        MDB_val k;
-        uint32_t b, q;
-        const void *d;
-        size_t n;
-        rc = step(s, cur, op, &k, &b, &q, &d, &n, err);
-        if (rc <= 0)
-            break;
-        op = MDB_NEXT;
-        if ((rc = fn(user, b, q, d, n)))
-            break;
+    for (size_t i = 0; i < s->nblocks; i++) {
+        const blk_ref *b = &s->blocks[i];
+        int rc = read_block(s, b, &s->buf, err);
+        if (!rc)
+            rc = fn(user, b->bucket, b->seq, s->buf.data, s->buf.len);
+        if (rc)
+            return rc;
     }
-    mdb_cursor_close(cur);
-    return rc;
+    return 0;
 }
 
 int ps_shard_seek(ps_shard *s, uint32_t bucket, uint32_t seq, ps_error *err)
 {
     (void)err;
-    make_key(s->seek_key, bucket, seq);
-    s->cur_state = 1;
-    s->have_last = 0;
+    s->cursor = lower_bound(s, bucket, seq);
     return PS_OK;
 }
 
 int ps_shard_next(ps_shard *s, uint32_t *bucket, uint32_t *seq, const void **data, size_t *len,
                   ps_error *err)
 {
-    if (s->cur_state == 3)
+    if (s->cursor >= s->nblocks)
         return 0;
-    MDB_val k = {8, s->seek_key};
-    MDB_cursor_op op = s->cur_state == 0 ? MDB_FIRST : s->cur_state == 1 ? MDB_SET_RANGE : MDB_NEXT;
-    int rc = step(s, s->cur, op, &k, bucket, seq, data, len, err);
-    s->cur_state = rc == 1 ? 2 : 3;
-    return rc;
+    const blk_ref *b = &s->blocks[s->cursor];
+    int rc = read_block(s, b, &s->buf, err);
+    if (rc) {
+        s->cursor = s->nblocks; /* as LMDB's cursor did: no step after an error */
+        return rc;
+    }
+    s->cursor++;
+    *bucket = b->bucket;
+    *seq = b->seq;
+    *data = s->buf.data;
+    *len = s->buf.len;
+    return 1;
 }

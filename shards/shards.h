@@ -109,19 +109,31 @@ void ps_shard_writer_abort(ps_shard_writer *w);
 
 typedef struct ps_shard ps_shard;
 
-/* Opens a finished shard read-only (no lock file). Checks the meta magic
- * and format version: PS_EVERSION for a newer version, PS_ECORRUPT for a
- * file that is not a shard (or whose LMDB pages are damaged: see
- * ps_lmdb_check; a truncated file is refused here too). A ps_shard holds
- * one read transaction and one cursor: use it from one thread at a time,
- * and open the shard once per thread (an open costs milliseconds). */
+/* Opens a finished shard for reading. The file is never mapped: its
+ * LMDB trees are read with pread and checked page by page (ps_lmdb_walk),
+ * and each block is read with pread when asked for, so a file truncated
+ * while open gives PS_ECORRUPT ("PATH: bucket B block S: the file was
+ * truncated while open ..."), never SIGBUS. Checks the meta magic and
+ * format version: PS_EVERSION for a newer version, PS_ECORRUPT for a file
+ * that is not a shard, is truncated or whose pages are damaged. The
+ * block index is built at open and never changes, so ps_shard_read may be
+ * called from several threads at once; ps_shard_get/next/foreach/seek
+ * share one buffer and one cursor: one thread at a time for those. */
 int ps_shard_open(ps_shard **out, const char *path, ps_error *err);
+/* The same on a descriptor open for reading, which the shard takes over
+ * (closed on failure too); `path` names the file in messages. */
+int ps_shard_open_fd(ps_shard **out, int fd, const char *path, ps_error *err);
 void ps_shard_close(ps_shard *s);
 /* The meta/format JSON text (owned by the shard). */
 const char *ps_shard_meta(const ps_shard *s);
+/* Reads the block at (bucket, seq) into `out` (reset first; the caller's
+ * buffer, so threads may share the shard). Returns 1, 0 if absent, or a
+ * negative code (PS_ECORRUPT naming the shard and block when the file
+ * was truncated since it was opened). */
+int ps_shard_read(const ps_shard *s, uint32_t bucket, uint32_t seq, ps_buf *out, ps_error *err);
 /* Fetches the block at (bucket, seq). Returns 1 and sets *data and *len (valid
- * until the shard is closed or the next call on this cursor), 0 if absent,
- * or a negative code. */
+ * until the shard is closed or the next get/next/foreach on it), 0 if
+ * absent, or a negative code. */
 int ps_shard_get(ps_shard *s, uint32_t bucket, uint32_t seq, const void **data, size_t *len,
                  ps_error *err);
 /* Iterates every block in key order: calls fn for each; stops at the first
@@ -141,7 +153,7 @@ int ps_shard_seek(ps_shard *s, uint32_t bucket, uint32_t seq, ps_error *err);
  * cursor starts before the first block. */
 int ps_shard_next(ps_shard *s, uint32_t *bucket, uint32_t *seq, const void **data, size_t *len,
                   ps_error *err);
-/* Number of blocks in the shard (from LMDB's statistics). */
+/* Number of blocks in the shard (the entries of its blocks database). */
 uint64_t ps_shard_block_count(const ps_shard *s);
 /* Size of the shard file in bytes, as opened. */
 uint64_t ps_shard_file_bytes(const ps_shard *s);
@@ -150,12 +162,30 @@ const char *ps_shard_path(const ps_shard *s);
 
 /* ---- LMDB structure check (lmdb_check.c) ---------------------------------- */
 
-/* Walks every tree of the LMDB file at `path` over a private read-only
- * mapping and checks each branch, leaf and overflow page against the file
- * (page numbers, bounds, nodes inside their page, every page reached once,
- * depths and counts), so that LMDB, which trusts its pages, never reads
- * outside the file. ps_shard_open runs it first. Returns 0, PS_ECORRUPT
- * ("PATH: damaged LMDB structure: page N: ..."), PS_ENOENT or PS_EIO. */
+/* Where one value of an LMDB file lies: called by ps_lmdb_walk for every
+ * entry of the main database (db NULL; kind PS_LMDB_DATABASE when the
+ * entry is a named database's record) and of each named database (db and
+ * db_len its name), in key order within each tree. key/db point into a
+ * page buffer valid during the call. A non-zero return stops the walk
+ * and is returned. */
+#define PS_LMDB_DATABASE 1u
+typedef int (*ps_lmdb_value_fn)(void *user, const char *db, size_t db_len,
+                                const unsigned char *key, size_t key_len, uint64_t offset,
+                                uint64_t len, unsigned kind);
+
+/* Walks every tree of the LMDB file open on `fd` (a regular file; named
+ * `path` in messages), reading each page with pread into its own buffer
+ * (nothing is mapped: a file truncated meanwhile is a short read,
+ * reported as PS_ECORRUPT, never a signal), and checks each branch, leaf
+ * and overflow page against the file (page numbers, bounds, nodes inside
+ * their page, every page reached once, depths and counts). Every value
+ * found is reported to on_value (may be NULL). Returns 0, PS_ECORRUPT
+ * ("PATH: damaged LMDB structure: page N: ..." or "PATH: truncated..."),
+ * PS_EIO, PS_ENOMEM or what on_value returned. */
+int ps_lmdb_walk(int fd, const char *path, ps_lmdb_value_fn on_value, void *user,
+                 ps_error *err);
+/* ps_lmdb_walk on the file at `path` without a callback. Returns 0,
+ * PS_ECORRUPT, PS_ENOENT or PS_EIO. */
 int ps_lmdb_check(const char *path, ps_error *err);
 
 #endif /* PS_SHARDS_H */

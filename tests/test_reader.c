@@ -1930,6 +1930,82 @@ static void test_corrupt_block(void **state)
     free(dir);
 }
 
+/* Shard files truncated while open (cp or rsync --inplace over a live
+ * set): a reader that mapped them died of SIGBUS; now every read of a lost
+ * block is PS_ECORRUPT naming the shard, and skip_corrupt counts what it
+ * skips. */
+static void truncate_shards(const char *dir, off_t size)
+{
+    for (int k = 0; k < 2; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "shard-0000%d.mdb", k);
+        char *p = path_join(dir, name);
+        assert_int_equal(truncate(p, size), 0);
+        free(p);
+    }
+}
+
+static void test_truncated_while_open(void **state)
+{
+    (void)state;
+    char *dir = copy_set("truncated", NULL);
+    char *shard = path_join(dir, "shard-00000.mdb");
+    ps_error err;
+    ps_error_clear(&err);
+    /* the shard layer: open, then the file shrinks to half */
+    ps_shard *sh = NULL;
+    assert_int_equal(ps_shard_open(&sh, shard, &err), 0);
+    uint64_t bytes = ps_shard_file_bytes(sh);
+    assert_int_equal(truncate(shard, (off_t)(bytes / 2)), 0);
+    biggest big;
+    memset(&big, 0, sizeof big);
+    assert_int_equal(ps_shard_foreach(sh, find_biggest, &big, &err), PS_ECORRUPT);
+    if (!strstr(err.message, shard) || !strstr(err.message, "truncated while open"))
+        fail_msg("foreach on a truncated shard: '%s'", err.message);
+    ps_shard_close(sh);
+
+    for (int skip = 0; skip <= 1; skip++) {
+        free(copy_set("truncated", NULL));
+        ps_reader_options o;
+        base_opts(&o);
+        o.skip_corrupt = skip;
+        ps_reader *r = open_ok(dir, &o, NULL);
+        const ps_batch *b = NULL;
+        assert_int_equal(ps_reader_next(r, &b, &err), 1); /* both shards open by now */
+        ps_batch_release(r, b);
+        truncate_shards(dir, 0);
+        size_t errors = 0, batches = 1;
+        for (size_t guard = 0;; guard++) {
+            assert_true(guard < 10000);
+            ps_error_clear(&err);
+            int rc = ps_reader_next(r, &b, &err);
+            if (rc == 0)
+                break;
+            if (rc < 0) {
+                if (rc != PS_ECORRUPT || !strstr(err.message, "truncated while open") ||
+                    !strstr(err.message, dir))
+                    fail_msg("truncated shards: %s: %s", ps_err_name(rc), err.message);
+                errors++;
+                continue;
+            }
+            batches++;
+            ps_batch_release(r, b);
+        }
+        ps_reader_stats st;
+        ps_reader_stats_get(r, &st);
+        ps_reader_close(r);
+        if (skip) {
+            assert_int_equal(errors, 0);
+            assert_true(st.skipped_records > 0);
+        } else {
+            assert_true(errors > 0);
+        }
+    }
+    free(shard);
+    ps_remove_tree(dir);
+    free(dir);
+}
+
 /* A copy of set A whose manifest is edited by `edit`. */
 static char *copy_set_edited(const char *name, void (*edit)(json_t *m))
 {
@@ -2415,6 +2491,7 @@ int main(void)
         cmocka_unit_test(test_missing_shard),
         cmocka_unit_test(test_manifest_claims),
         cmocka_unit_test(test_corrupt_block),
+        cmocka_unit_test(test_truncated_while_open),
     };
     return cmocka_run_group_tests_name("reader", tests, group_setup, group_teardown);
 }

@@ -160,8 +160,9 @@ int ps_tok_finish(ps_tokenizer *tok, const ps_tokenizer_options *opt, ps_error *
 /* Adds a special token matched verbatim in raw input. */
 int ps_tok_add_special(ps_tokenizer *tok, const char *text, size_t len, int32_t id);
 ps_tokenizer *ps_tok_alloc(void);
-/* Reads a whole file into a malloc'ed, NUL-terminated buffer. */
-int ps_tok_read_file(const char *path, char **data, size_t *len, ps_error *err);
+/* The largest vocabulary or tokenizer.json read (ps_file_read_all's bound;
+ * the largest public tokenizer.json files are tens of MiB). */
+#define PS_TOK_FILE_MAX ((size_t)256 << 20)
 
 /* ---- per-thread scratch --------------------------------------------- */
 

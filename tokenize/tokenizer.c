@@ -180,41 +180,6 @@ int ps_tokenizer_load_vocab_buffer(const char *data, size_t len, const char *nam
     return PS_OK;
 }
 
-/* Reads a whole file into a malloc'ed buffer (NUL-terminated). */
-int ps_tok_read_file(const char *path, char **data, size_t *len, ps_error *err)
-{
-    *data = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
-                            strerror(errno));
-    ps_buf b;
-    ps_buf_init(&b);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (ps_buf_append(&b, chunk, n) < 0) {
-            fclose(f);
-            ps_buf_free(&b);
-            return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        ps_buf_free(&b);
-        return ps_error_set(err, PS_EIO, "%s: read error", path);
-    }
-    if (ps_buf_reserve(&b, 0) < 0) {
-        ps_buf_free(&b);
-        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
-    }
-    *data = b.data;
-    *len = b.len;
-    return PS_OK;
-}
-
 int ps_tokenizer_load_vocab(const char *path, const ps_tokenizer_options *opt,
                             ps_tokenizer **out, ps_error *err)
 {
@@ -223,7 +188,7 @@ int ps_tokenizer_load_vocab(const char *path, const ps_tokenizer_options *opt,
     *out = NULL;
     char *data;
     size_t len;
-    int rc = ps_tok_read_file(path, &data, &len, err);
+    int rc = ps_file_read_all(path, "vocabulary", PS_TOK_FILE_MAX, &data, &len, err);
     if (rc)
         return rc;
     rc = ps_tokenizer_load_vocab_buffer(data, len, path, opt, out, err);

@@ -240,7 +240,7 @@ int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error *err)
     *out = NULL;
     char *data;
     size_t len;
-    int rc = ps_tok_read_file(path, &data, &len, err);
+    int rc = ps_file_read_all(path, "tokenizer.json", PS_TOK_FILE_MAX, &data, &len, err);
     if (rc)
         return rc;
     json_error_t jerr;

@@ -172,24 +172,16 @@ int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
             *outs[i] = NULL;
     if (paired)
         *paired = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: cannot open: %s", path,
-                            strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && (long long)st.st_size > STATS_FILE_MAX) {
-        fclose(f);
-        return ps_error_set(err, PS_ELIMIT, "%s: %lld bytes, more than a statistics file may hold (%lld)",
-                            path, (long long)st.st_size, STATS_FILE_MAX);
-    }
+    /* A regular file only (a FIFO given as --baseline would block
+     * forever), bounded before it is read. */
+    char *text;
+    size_t len;
+    int frc = ps_file_read_all(path, "statistics file", (size_t)STATS_FILE_MAX, &text, &len, err);
+    if (frc)
+        return frc;
     json_error_t je;
-    json_t *j = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
-    int ioerr = ferror(f);
-    fclose(f);
-    if (ioerr) {
-        json_decref(j);
-        return ps_error_set(err, PS_EIO, "%s: read error", path);
-    }
+    json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
     if (!j)
         return ps_error_set(err, PS_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
     int rc = 0;

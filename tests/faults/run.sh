@@ -4,6 +4,8 @@
 #   disk      builds into a full filesystem (tmpfs) and under RLIMIT_FSIZE
 #   corrupt   damaged shard files against inspect --verify and read
 #   hostile   symlinks, special files, lying counts and odd versions in a set
+#   readers   shards truncated under a live reader (read, Python Loader);
+#             FIFOs, directories, /dev/zero as --resume, --vocab, --config...; FIFO inputs
 #
 #   sh tests/faults/run.sh [BUILD]     (default build; uses BUILD/bin/pairshard)
 #
@@ -54,7 +56,7 @@ trap 'exit 130' INT TERM
 LOGS="$BUILD/fault-logs"
 mkdir -p "$LOGS"
 n=0 passed=0 failed=0 skipped=0 summary=""
-for c in ${FAULT_ONLY:-crash disk corrupt hostile}; do
+for c in ${FAULT_ONLY:-crash disk corrupt hostile readers}; do
     script="$ROOT/tests/faults/$c.py"
     case $c in disk) script="$ROOT/tests/faults/diskfull.py" ;; esac
     start=$(date +%s)
