@@ -4,6 +4,7 @@
  * spooling of kept records and the label registry.
  */
 #include "shards/build_internal.h"
+#include "shards/beside.h"
 
 #include <jansson.h>
 #include <errno.h>
@@ -187,7 +188,9 @@ int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *repo
     for (int i = 0; !rc && i < 3; i++) {
         char name[600];
         snprintf(name, sizeof name, "%s%s", prefix, names[i]);
-        rc = ps_write_file(dir, name, texts[i], strlen(texts[i]), err);
+        /* beside DIR (prefix "DIR."): an ordinary output file, not part of a set */
+        rc = (*prefix ? ps_beside_write : ps_write_file)(dir, name, texts[i], strlen(texts[i]),
+                                                         err);
     }
     free(json);
     free(html);

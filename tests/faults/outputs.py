@@ -34,7 +34,7 @@ import stat
 import subprocess
 import threading
 
-from faultlib import (DEV, PAIRSHARD, TMP, VOCAB, build_args, finish, fresh_dir, note, run, tap,
+from faultlib import (DEV, PAIRSHARD, TMP, TRAIN, VOCAB, build_args, finish, fresh_dir, note, run, tap,
                       tree_bytes)
 
 TIMEOUT = 20
@@ -320,14 +320,18 @@ class Files:
         shutil.copy(stats, self.sa)
         shutil.copy(stats, self.sb)
         os.symlink(self.sb, self.at("b-link"))
+        self.spider = self.at("dev.json")
+        shutil.copy(DEV, self.spider)
 
     def at(self, name):
         return os.path.join(self.d, name)
 
 
-def expect_refused(desc, make_args, keep):
+def expect_refused(desc, make_args, keep, setup=None):
     """exit 2, and every file of the case keeps its bytes."""
     f = Files()
+    if setup:
+        setup(f)
     names = [n for n in os.listdir(f.d) if not os.path.islink(f.at(n))]
     before = {n: slurp(f.at(n)) for n in names}
     res = run(make_args(f))
@@ -380,6 +384,37 @@ expect_refused("validate --json BASELINE", lambda f: V(f) + ["--json", f.sa], "t
 expect_refused("validate --html a symlink to --current",
                lambda f: V(f) + ["--html", f.at("b-link")], "the current file and the link")
 expect_refused("validate --json X --html X", lambda f: V(f) + ["--json", f.x, "--html", f.x], "X")
+
+# A build the gate stops (a rule that splits the words of one database's
+# questions, as in tests/cli/gate.sh) writes DIR.report.json, .html and
+# DIR.stats.json beside DIR.
+split = os.path.join(base, "split.rules")
+with open(split, "w") as fh:
+    json.dump([{"name": "split-words", "field": "question", "with": " ", "replace":
+                r"(?i)(?:^(?=.*\bwines?\b)|(?!^)\G)\W*\w\K(?=\W*\w)"}], fh)
+
+
+def B(f, out):
+    return [P, "build", "-q", "--vocab", f.vocab, "--label-field", "db_id", "--rules", split,
+            "-o", out, f.spider, TRAIN]
+
+
+expect_refused("stopped build, DIR.report.json a symlink to an input",
+               lambda f: B(f, f.at("g")), "the input",
+               setup=lambda f: os.symlink(f.spider, f.at("g.report.json")))
+expect_refused("stopped build, DIR.stats.json a hard link to an input",
+               lambda f: B(f, f.at("g")), "the input",
+               setup=lambda f: os.link(f.spider, f.at("g.stats.json")))
+expect_refused("stopped build, DIR.report.html a symlink to the vocabulary",
+               lambda f: B(f, f.at("g")), "the vocabulary",
+               setup=lambda f: os.symlink(f.vocab, f.at("g.report.html")))
+restore_set()
+before = tree_bytes(set_dir)
+res = run(B(Files(), os.path.join(set_dir, "sub")))
+case(res.rc == 2 and tree_bytes(set_dir) == before,
+     "stopped build with -o SET/sub (its reports would land in SET): exit 2, the set unchanged "
+     "(%s)" % res.why())
+restore_set()
 
 
 # --- row 11: umask and a full disk ---------------------------------------------
