@@ -3,7 +3,9 @@
 #include "common/ps_internal.h"
 #include "shards/build_internal.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 static const char *const BESIDE[] = {"report.json", "report.html", "stats.json"};
 #define N_BESIDE (sizeof BESIDE / sizeof *BESIDE)
@@ -13,6 +15,9 @@ int ps_beside_outputs_check(const char *out_dir, const ps_path_use *ins, size_t 
 {
     char parent[4096], prefix[512], paths[N_BESIDE][4096 + 600];
     ps_path_beside(out_dir, parent, sizeof parent, prefix, sizeof prefix);
+    struct stat st;
+    if (stat(parent, &st) != 0 && errno == ENOENT)
+        return 0; /* the build creates it: nothing there yet to collide with */
     ps_path_use outs[N_BESIDE];
     for (size_t i = 0; i < N_BESIDE; i++) {
         snprintf(paths[i], sizeof paths[i], "%s/%s%s", parent, prefix, BESIDE[i]);
