@@ -30,6 +30,7 @@ temporary over whatever the path names).
 import json
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import threading
@@ -251,6 +252,29 @@ for name, cmd in STREAMING:
     chardev_case(name, cmd)
     devfd_case(name, cmd)
     directory_case(name, cmd, stdin_variant(name, cmd))
+
+def special_case(what, make):
+    """A socket or block device as an output: exit 2, the node kept."""
+    d = fresh_dir("outputs-special")
+    node = os.path.join(d, "node")
+    keep = make(node)
+    mode = os.lstat(node).st_mode
+    res = run([P, "clean", "-q", corpus, "-o", node])
+    after = os.lstat(node).st_mode if os.path.lexists(node) else None
+    case(res.rc == 2 and after == mode and os.listdir(d) == ["node"],
+         "clean -o onto %s: exit 2, the node kept (%s)" % (what, res.why()))
+    del keep
+
+
+def make_socket(p):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(p)
+    return sock
+
+
+special_case("a Unix socket", make_socket)
+special_case("a block device node",
+             lambda p: os.mknod(p, 0o600 | stat.S_IFBLK, os.makedev(7, 200)))
 
 res = run([P, "clean", "-q", corpus, "-o", nulldev, "--rejects", nulldev, "--duplicates", nulldev,
            "--stats", nulldev])
