@@ -28,7 +28,11 @@ static int create_temp(ps_outfile *o, ps_error *err)
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         unsigned r = ((unsigned)ts.tv_nsec ^ (unsigned)getpid() * 2654435761u) + counter++ * 40503u;
-        snprintf(o->tmp, n, "%s.tmp.%06x", o->target, r & 0xffffffu);
+        /* A name near NAME_MAX keeps only its first 200 bytes in the
+         * temporary's name, which must fit too. */
+        const char *base = strrchr(o->target, '/') + 1;
+        int keep = (int)(base - o->target) + (strlen(base) > 200 ? 200 : (int)strlen(base));
+        snprintf(o->tmp, n, "%.*s.tmp.%06x", keep, o->target, r & 0xffffffu);
         int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd >= 0)
             return fd;

@@ -272,6 +272,12 @@ def make_socket(p):
     return sock
 
 
+d = fresh_dir("outputs-long")
+longname = os.path.join(d, "o" * 250)  # NAME_MAX is 255: NAME.tmp.XXXXXX cannot fit
+res = run([P, "clean", "-q", corpus, "-o", longname])
+case(res.rc == 0 and os.path.isfile(longname) and slurp(longname) == REF["clean -o"]
+     and os.listdir(d) == ["o" * 250],
+     "clean -o onto a 250-byte file name: written whole, no temporary left (%s)" % res.why())
 special_case("a Unix socket", make_socket)
 special_case("a block device node",
              lambda p: os.mknod(p, 0o600 | stat.S_IFBLK, os.makedev(7, 200)))
