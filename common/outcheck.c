@@ -66,7 +66,9 @@ static int check_pair(const checked *a, const checked *b, ps_error *err)
 
 static int check_inputs(const checked *o, const ps_path_use *ins, size_t n_ins, ps_error *err)
 {
-    if (!o->info.exists || S_ISCHR(o->info.st.st_mode))
+    /* Only a regular file is destroyed by being written: a FIFO, socket
+     * or terminal that is both stdin and stdout is a stream, not an alias. */
+    if (!o->info.exists || !S_ISREG(o->info.st.st_mode))
         return 0;
     for (size_t i = 0; i < n_ins; i++) {
         if (!ins[i].path)
