@@ -5,7 +5,7 @@
 #   make test        build and run the whole test suite
 #   make check-asan  the whole suite under AddressSanitizer + UBSan
 #   make check-tsan  the reader's tests under ThreadSanitizer
-#   make check-faults  crash, disk-full, corruption and concurrency campaigns
+#   make check-faults  crash, disk-full, corruption, concurrency and output-path campaigns
 #   make fuzz        libFuzzer targets on every parser of untrusted bytes
 #   make bench       benchmarks, each against a peer measured in the same run
 #   make install PREFIX=/usr/local

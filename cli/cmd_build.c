@@ -5,6 +5,7 @@
 #include "cli/tok_args.h"
 #include "common/json_where.h"
 #include "common/nearest.h"
+#include "shards/beside.h"
 #include "shards/build.h"
 
 #include <errno.h>
@@ -426,6 +427,29 @@ static char *effective_config(const build_args *a)
     return text;
 }
 
+/* A build the gate stops writes DIR.report.json/.html and DIR.stats.json
+ * beside DIR: before anything is read, none may name an input, the rules,
+ * the vocabulary or a file inside a shard set. */
+static int check_beside(const build_args *a)
+{
+    ps_path_use *ins = calloc(a->n_inputs + 3, sizeof *ins);
+    if (!ins) {
+        fputs("pairshard build: out of memory\n", stderr);
+        return -1;
+    }
+    for (size_t i = 0; i < a->n_inputs; i++)
+        ins[i] = (ps_path_use){"input", a->inputs[i]};
+    ins[a->n_inputs] = (ps_path_use){"--rules file", a->clean.rules_path};
+    ins[a->n_inputs + 1] = (ps_path_use){"--vocab file", a->tok.vocab};
+    ins[a->n_inputs + 2] = (ps_path_use){"--tokenizer-json file", a->tok.tokenizer_json};
+    ps_error err;
+    int rc = ps_beside_outputs_check(a->cfg.out_dir, ins, a->n_inputs + 3, &err);
+    if (rc)
+        fprintf(stderr, "pairshard build: %s\n", err.message);
+    free(ins);
+    return rc;
+}
+
 int ps_cmd_build(int argc, char **argv)
 {
     build_args a;
@@ -499,6 +523,8 @@ int ps_cmd_build(int argc, char **argv)
               stderr);
         goto done;
     }
+    if (!a.cfg.no_gate && check_beside(&a))
+        goto done;
     if (ps_tok_source_load("build", &a.tok, &tok))
         goto done;
     a.cfg.inputs = a.inputs;

@@ -2,7 +2,8 @@
 #include "cli/clean_args.h"
 #include "cli/commands.h"
 #include "cli/opt_error.h"
-#include "cli/outfile.h"
+#include "common/outfile.h"
+#include "common/ps_internal.h"
 #include "pairshard/pairshard.h"
 
 #include <errno.h>
@@ -27,7 +28,10 @@ static const char USAGE[] =
     "      --rejects FILE         rejected records with source, reason, detail, original\n"
     "      --duplicates FILE      dropped duplicates with the id they duplicate\n"
     "      --stats FILE           accounting JSON (records_in = kept + rejected + duplicates)\n"
-    "  -q, --quiet                no summary on stderr (the counts, and the largest\n"
+    "  An output that exists is replaced whole (through a symlink: its target);\n"
+    "  a FIFO, /dev/null or /dev/fd/N is written into. Two outputs naming one file,\n"
+    "  an output naming an input, or one inside a shard set is a usage error.\n"
+        "  -q, --quiet                no summary on stderr (the counts, and the largest\n"
     "                             rejection cause with its first record and why)\n"
     "\n"
     "%s"
@@ -57,7 +61,7 @@ typedef struct cause {
 
 typedef struct sinks {
     ps_outfile out, rejects, duplicates;
-    int write_error;
+    ps_error write_error; /* names the output that failed */
     cause causes[MAX_CAUSES];
     size_t ncauses;
 } sinks;
@@ -91,15 +95,16 @@ static void print_largest_cause(const sinks *s)
                 best->reason, best->count, best->example ? best->example : "");
 }
 
-static int write_line(ps_outfile *o, const ps_clean_result *r)
+static int write_line(ps_outfile *o, const ps_clean_result *r, ps_error *err)
 {
     char *line;
     size_t len;
     int rc = ps_clean_result_json(r, &line, &len);
     if (rc)
         return rc;
-    if (fwrite(line, 1, len, o->f) != len || putc('\n', o->f) == EOF)
-        rc = PS_EIO;
+    rc = ps_outfile_write(o, line, len, err);
+    if (!rc)
+        rc = ps_outfile_write(o, "\n", 1, err);
     free(line);
     return rc;
 }
@@ -114,9 +119,36 @@ static int sink(void *user, const ps_clean_result *r)
                                                         : &s->duplicates;
     if (!o->f)
         return 0;
-    int rc = write_line(o, r);
-    if (rc == PS_EIO)
-        s->write_error = errno ? errno : EIO;
+    return write_line(o, r, &s->write_error);
+}
+
+static int write_stats(ps_cleaner *cl, const char *path, ps_error *err)
+{
+    char *json = ps_cleaner_stats_json(cl);
+    if (!json)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    size_t n = strlen(json);
+    json[n] = '\n'; /* replaces the NUL; the length says where it ends */
+    int rc = ps_outfile_write_all(path, json, n + 1, err);
+    free(json);
+    return rc;
+}
+
+/* Before anything is read: no output may name another, an input (or the
+ * rules file), or a file inside a shard set. */
+static int check_paths(const char *out, const char *rejects, const char *dups, const char *stats,
+                       const char *rules, char **inputs, int n_inputs, ps_error *err)
+{
+    const ps_path_use outs[] = {
+        {"-o", out}, {"--rejects", rejects}, {"--duplicates", dups}, {"--stats", stats}};
+    ps_path_use *ins = calloc((size_t)n_inputs + 1, sizeof *ins);
+    if (!ins)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (int i = 0; i < n_inputs; i++)
+        ins[i] = (ps_path_use){"input", inputs[i]};
+    ins[n_inputs] = (ps_path_use){"--rules file", rules};
+    int rc = ps_outputs_check(outs, 4, ins, (size_t)n_inputs + 1, err);
+    free(ins);
     return rc;
 }
 
@@ -161,6 +193,11 @@ int ps_cmd_clean(int argc, char **argv)
 
     ps_error err;
     ps_error_clear(&err);
+    if (check_paths(out_path, rejects_path, dups_path, stats_path, rules_path, argv + optind,
+                    argc - optind, &err)) {
+        fprintf(stderr, "pairshard clean: %s\n", err.message);
+        return PS_EXIT_USAGE;
+    }
     ps_cleaner *cl = NULL;
     if (ps_cleaner_create(&cl, &opts, &err)) {
         fprintf(stderr, "pairshard clean: %s\n", err.message);
@@ -176,45 +213,29 @@ int ps_cmd_clean(int argc, char **argv)
     sinks s;
     memset(&s, 0, sizeof s);
     int status = PS_EXIT_OK;
-    if (ps_outfile_open(&s.out, out_path) ||
-        (rejects_path && ps_outfile_open(&s.rejects, rejects_path)) ||
-        (dups_path && ps_outfile_open(&s.duplicates, dups_path))) {
+    if (ps_outfile_open(&s.out, out_path, &err) ||
+        (rejects_path && ps_outfile_open(&s.rejects, rejects_path, &err)) ||
+        (dups_path && ps_outfile_open(&s.duplicates, dups_path, &err))) {
+        fprintf(stderr, "pairshard clean: %s\n", err.message);
         status = PS_EXIT_USAGE;
         goto done;
     }
     for (int i = optind; i < argc; i++) {
         int rc = ps_cleaner_run(cl, argv[i], sink, &s, &err);
         if (rc) {
-            if (s.write_error)
-                fprintf(stderr, "pairshard clean: writing output failed: %s\n",
-                        strerror(s.write_error));
-            else
-                fprintf(stderr, "pairshard clean: %s\n",
-                        err.code ? err.message : ps_strerror(rc));
+            fprintf(stderr, "pairshard clean: %s\n",
+                    s.write_error.code ? s.write_error.message
+                    : err.code         ? err.message
+                                       : ps_strerror(rc));
             status = PS_EXIT_USAGE;
             goto done;
         }
     }
-    if (ps_outfile_commit(&s.out) || ps_outfile_commit(&s.rejects) ||
-        ps_outfile_commit(&s.duplicates)) {
+    if (ps_outfile_commit(&s.out, &err) || ps_outfile_commit(&s.rejects, &err) ||
+        ps_outfile_commit(&s.duplicates, &err) || (stats_path && write_stats(cl, stats_path, &err))) {
+        fprintf(stderr, "pairshard clean: %s\n", err.message);
         status = PS_EXIT_USAGE;
         goto done;
-    }
-    if (stats_path) {
-        char *json = ps_cleaner_stats_json(cl);
-        ps_outfile st;
-        if (!json || ps_outfile_open(&st, stats_path)) {
-            free(json);
-            status = PS_EXIT_USAGE;
-            goto done;
-        }
-        fputs(json, st.f);
-        fputc('\n', st.f);
-        free(json);
-        if (ps_outfile_commit(&st)) {
-            status = PS_EXIT_USAGE;
-            goto done;
-        }
     }
     if (!quiet) {
         ps_clean_counts k;

@@ -1,6 +1,7 @@
 /* pairshard merge: join the partial sets of a --part build into one set. */
 #include "cli/commands.h"
 #include "cli/opt_error.h"
+#include "shards/beside.h"
 #include "shards/build.h"
 
 #include <getopt.h>
@@ -64,6 +65,11 @@ int ps_cmd_merge(int argc, char **argv)
     }
     ps_error err;
     ps_error_clear(&err);
+    /* a merge the gate stops writes its report beside DIR: not into a part */
+    if (!mo.no_gate && ps_beside_outputs_check(out, NULL, 0, &err)) {
+        fprintf(stderr, "pairshard merge: %s\n", err.message);
+        return PS_EXIT_USAGE;
+    }
     int rc = ps_merge_run(out, (const char *const *)argv + optind, (size_t)(argc - optind), &mo,
                           &err);
     if (rc) {

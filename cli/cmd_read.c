@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/opt_error.h"
 #include "cli/read_args.h"
+#include "common/outfile.h"
 #include "common/ps_internal.h"
 #include "pairshard/reader.h"
 
@@ -33,7 +34,8 @@ static const char USAGE[] =
     "Output and resumption:\n"
     "  --limit K              stop after K batches\n"
     "  --save-state FILE      after the last printed batch, write the reader's\n"
-    "                         position (128 bytes) to FILE\n"
+    "                         position (128 bytes) to FILE (replaced whole; not\n"
+    "                         inside the shard set)\n"
     "  --resume FILE          continue from a saved position: prints exactly the\n"
     "                         batches the saving run would have printed next (its\n"
     "                         seed and epoch apply; the other batching flags and the\n"
@@ -278,14 +280,11 @@ static int save_state(const char *path, const ps_reader *r)
 {
     ps_reader_state st;
     ps_reader_state_get(r, &st);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        fprintf(stderr, "pairshard read: %s: cannot create: %s\n", path, strerror(errno));
-        return -1;
-    }
-    size_t n = fwrite(st.bytes, 1, sizeof st.bytes, f);
-    if (fclose(f) || n != sizeof st.bytes) {
-        fprintf(stderr, "pairshard read: %s: write error\n", path);
+    ps_error err;
+    /* Whole or not at all: a kill mid-write must not leave a torn state
+     * where the last good one was. */
+    if (ps_outfile_write_all(path, st.bytes, sizeof st.bytes, &err)) {
+        fprintf(stderr, "pairshard read: %s\n", err.message);
         return -1;
     }
     return 0;
@@ -347,6 +346,12 @@ int ps_cmd_read(int argc, char **argv)
     if (ps_read_batching_finish("read", &o, seen))
         return PS_EXIT_USAGE;
     const char *dir = argv[optind];
+    ps_error perr;
+    const ps_path_use outs[] = {{"--save-state", save_path}};
+    if (ps_outputs_check(outs, 1, NULL, 0, &perr)) {
+        fprintf(stderr, "pairshard read: %s\n", perr.message);
+        return PS_EXIT_USAGE;
+    }
 
     ps_reader_state resume;
     if (resume_path && load_state(resume_path, &resume))

@@ -1,8 +1,8 @@
 /* pairshard tokenize: cleaned JSONL records in, token ids out. */
 #include "cli/commands.h"
 #include "cli/opt_error.h"
-#include "cli/outfile.h"
 #include "cli/tok_args.h"
+#include "common/outfile.h"
 #include "common/ps_internal.h"
 #include "pairshard/tokenizer.h"
 
@@ -36,7 +36,10 @@ static const char USAGE[] =
     "  --words                write the normalized, pre-tokenized words of the field\n"
     "                         (or of both fields, as \"question_words\"/\"sql_words\")\n"
     "                         instead of ids, for inspecting the normalizer\n"
-    "  -o FILE                output (default '-': stdout)\n"
+    "  -o FILE                output (default '-': stdout); replaced whole when it\n"
+    "                         exists (through a symlink: its target); a FIFO,\n"
+    "                         /dev/null or /dev/fd/N is written into. It may not\n"
+    "                         name the input or vocabulary, nor lie in a shard set\n"
     "  -h, --help             this help\n"
     "\n"
     "INPUT '-' reads stdin. A malformed line stops the run with FILE:LINE and the\n"
@@ -193,7 +196,7 @@ static void hint_clean_first(const job *j)
             strcmp(j->in_name, "-") ? j->in_name : "INPUT");
 }
 
-static int run(job *j, FILE *in, FILE *outf)
+static int run(job *j, FILE *in, ps_outfile *outf)
 {
     char *line = NULL;
     size_t cap = 0;
@@ -219,8 +222,9 @@ static int run(job *j, FILE *in, FILE *outf)
         } else if (!json_is_object(rec)) {
             rc = input_error(j, "%s", "not a JSON object");
         } else if (!(rc = encode_record(j, rec))) {
-            if (j->out.len != 0 && fwrite(j->out.data, 1, j->out.len, outf) != j->out.len) {
-                fprintf(stderr, "pairshard tokenize: write error\n");
+            ps_error err;
+            if (j->out.len != 0 && ps_outfile_write(outf, j->out.data, j->out.len, &err)) {
+                fprintf(stderr, "pairshard tokenize: %s\n", err.message);
                 rc = -1;
             }
         }
@@ -280,6 +284,14 @@ int ps_cmd_tokenize(int argc, char **argv)
         return PS_EXIT_USAGE;
     }
     j.in_name = argv[optind];
+    ps_error err;
+    const ps_path_use outs[] = {{"-o", out_path}};
+    const ps_path_use ins[] = {
+        {"input", j.in_name}, {"--vocab file", src.vocab}, {"--tokenizer-json file", src.tokenizer_json}};
+    if (ps_outputs_check(outs, 1, ins, 3, &err)) {
+        fprintf(stderr, "pairshard tokenize: %s\n", err.message);
+        return PS_EXIT_USAGE;
+    }
     FILE *in = strcmp(j.in_name, "-") ? fopen(j.in_name, "rb") : stdin;
     if (!in) {
         fprintf(stderr, "pairshard tokenize: %s: %s\n", j.in_name, strerror(errno));
@@ -297,14 +309,18 @@ int ps_cmd_tokenize(int argc, char **argv)
         fputs("pairshard tokenize: out of memory\n", stderr);
         goto done;
     }
-    if (ps_outfile_open(&out, out_path))
+    if (ps_outfile_open(&out, out_path, &err)) {
+        fprintf(stderr, "pairshard tokenize: %s\n", err.message);
         goto done;
-    if (run(&j, in, out.f)) {
+    }
+    if (run(&j, in, &out)) {
         ps_outfile_abort(&out);
         goto done;
     }
-    if (ps_outfile_commit(&out))
+    if (ps_outfile_commit(&out, &err)) {
+        fprintf(stderr, "pairshard tokenize: %s\n", err.message);
         goto done;
+    }
     status = PS_EXIT_OK;
 done:
     ps_buf_free(&j.out);

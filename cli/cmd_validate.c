@@ -2,8 +2,8 @@
  * stats.json or report.json) with the distribution and health checks. */
 #include "cli/commands.h"
 #include "cli/opt_error.h"
-#include "cli/outfile.h"
 #include "common/json_where.h"
+#include "common/outfile.h"
 #include "validate/validate.h"
 
 #include <getopt.h>
@@ -33,6 +33,8 @@ static const char USAGE[] =
     "                         {\"thresholds\": {...}, \"modes\": {...}}\n"
     "  --json OUT             write report.json there\n"
     "  --html OUT             write report.html there\n"
+    "                         (each replaced whole; not over an input, not inside\n"
+    "                         a shard set; a FIFO or /dev/null is written into)\n"
     "  -q, --quiet            no summary on stdout\n"
     "  -h, --help             this help\n"
     "\n"
@@ -130,14 +132,18 @@ static int load_config(ps_vconfig *c, const char *path)
 static int write_text(const char *path, const char *text)
 {
     ps_outfile o;
-    if (ps_outfile_open(&o, path))
-        return -1;
-    if (fputs(text, o.f) == EOF || fputc('\n', o.f) == EOF) {
-        ps_outfile_abort(&o);
-        fprintf(stderr, "pairshard validate: %s: write error\n", path);
-        return -1;
-    }
-    return ps_outfile_commit(&o);
+    ps_error err;
+    int rc = ps_outfile_open(&o, path, &err);
+    if (!rc)
+        rc = ps_outfile_write(&o, text, strlen(text), &err);
+    if (!rc)
+        rc = ps_outfile_write(&o, "\n", 1, &err);
+    if (!rc)
+        rc = ps_outfile_commit(&o, &err);
+    ps_outfile_abort(&o);
+    if (rc)
+        fprintf(stderr, "pairshard validate: %s\n", err.message);
+    return rc ? -1 : 0;
 }
 
 int ps_cmd_validate(int argc, char **argv)
@@ -188,6 +194,13 @@ int ps_cmd_validate(int argc, char **argv)
     if (bi < 0 || ci < 0) {
         fprintf(stderr, "pairshard validate: unknown point '%s' (raw, cleaned or tokenized)\n",
                 bi < 0 ? bpoint : cpoint);
+        return PS_EXIT_USAGE;
+    }
+    ps_error perr;
+    const ps_path_use outs[] = {{"--json", json_out}, {"--html", html_out}};
+    const ps_path_use ins[] = {{"--baseline", base}, {"--current", cur}, {"--config", config}};
+    if (ps_outputs_check(outs, 2, ins, 3, &perr)) {
+        fprintf(stderr, "pairshard validate: %s\n", perr.message);
         return PS_EXIT_USAGE;
     }
     int status = PS_EXIT_USAGE;

@@ -4,6 +4,8 @@
  * spooling of kept records and the label registry.
  */
 #include "shards/build_internal.h"
+#include "common/outfile.h"
+#include "shards/beside.h"
 
 #include <jansson.h>
 #include <errno.h>
@@ -192,7 +194,9 @@ int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *repo
     for (int i = 0; !rc && i < 3; i++) {
         char name[600];
         snprintf(name, sizeof name, "%s%s", prefix, names[i]);
-        rc = ps_write_file(dir, name, texts[i], strlen(texts[i]), err);
+        /* beside DIR (prefix "DIR."): an ordinary output file, not part of a set */
+        rc = (*prefix ? ps_beside_write : ps_write_file)(dir, name, texts[i], strlen(texts[i]),
+                                                         err);
     }
     free(json);
     free(html);
@@ -200,8 +204,32 @@ int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *repo
     return rc;
 }
 
+/* Copies `from` into the output file `to` (a symlink's target, a FIFO,
+ * a device), through ps_outfile so that what `to` names is never replaced. */
+static int copy_into_output(const char *from, const char *to, ps_error *err)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in)
+        return ps_error_set(err, PS_EIO, "%s: cannot read the rejects: %s", from, strerror(errno));
+    ps_outfile o;
+    int rc = ps_outfile_open(&o, to, err);
+    char buf[1 << 16];
+    size_t n;
+    while (!rc && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        rc = ps_outfile_write(&o, buf, n, err);
+    if (!rc && ferror(in))
+        rc = ps_error_set(err, PS_EIO, "%s: read failed", from);
+    fclose(in);
+    if (!rc)
+        rc = ps_outfile_commit(&o, err);
+    ps_outfile_abort(&o);
+    return rc;
+}
+
 /* Moves the staging set's rejects.jsonl (closed) beside DIR as
- * "<DIR>.rejects.jsonl", fsynced, when the gate stops the build. */
+ * "<DIR>.rejects.jsonl", fsynced, when the gate stops the build. A plain
+ * file (or none) there is replaced by rename; a symlink, FIFO or device is
+ * written through, as every output file is (common/outfile.h). */
 static int move_rejects_beside(const char *staging, const char *parent, const char *prefix,
                                ps_error *err)
 {
@@ -209,6 +237,9 @@ static int move_rejects_beside(const char *staging, const char *parent, const ch
     if (snprintf(from, sizeof from, "%s/rejects.jsonl", staging) >= (int)sizeof from ||
         snprintf(to, sizeof to, "%s/%srejects.jsonl", parent, prefix) >= (int)sizeof to)
         return ps_error_set(err, PS_EIO, "%s: path too long", staging);
+    struct stat sb;
+    if (lstat(to, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return copy_into_output(from, to, err);
     int fd = open(from, O_RDONLY | O_CLOEXEC);
     int bad = fd < 0 || fsync(fd) != 0;
     if (fd >= 0)

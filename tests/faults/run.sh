@@ -6,6 +6,8 @@
 #   hostile   symlinks, special files, lying counts and odd versions in a set
 #   readers   shards truncated under a live reader (read, Python Loader);
 #             FIFOs, directories, /dev/zero as --resume, --vocab, --config...; FIFO inputs
+#   outputs   output paths: symlinks, FIFOs, devices, /dev/fd, directories,
+#             aliasing, outputs inside a set, umask, a full disk
 #
 #   sh tests/faults/run.sh [BUILD]     (default build; uses BUILD/bin/pairshard)
 #
@@ -56,7 +58,7 @@ trap 'exit 130' INT TERM
 LOGS="$BUILD/fault-logs"
 mkdir -p "$LOGS"
 n=0 passed=0 failed=0 skipped=0 summary=""
-for c in ${FAULT_ONLY:-crash disk corrupt hostile readers}; do
+for c in ${FAULT_ONLY:-crash disk corrupt hostile readers outputs}; do
     script="$ROOT/tests/faults/$c.py"
     case $c in disk) script="$ROOT/tests/faults/diskfull.py" ;; esac
     start=$(date +%s)
