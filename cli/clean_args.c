@@ -1,6 +1,8 @@
 /* Cleaning options shared by `pairshard clean` and `pairshard build`. */
 #include "cli/clean_args.h"
 
+#include "cli/args.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,21 +58,12 @@ void ps_clean_args_init(ps_clean_args *a)
 
 static int parse_size(const char *cmd, const char *opt, const char *v, size_t *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long x = v ? strtoull(v, &end, 10) : 0;
-    if (!v || errno || end == v || *end || x == 0 || v[0] == '-') {
-        fprintf(stderr, "pairshard %s: --%s needs a positive integer, got '%s'\n", cmd, opt,
-                v ? v : "");
-        return -1;
-    }
-    *out = (size_t)x;
-    return 0;
+    return ps_args_size(cmd, opt, v, 1, SIZE_MAX, out);
 }
 
 static int bad(const char *cmd, const char *opt, const char *v, const char *choices)
 {
-    fprintf(stderr, "pairshard %s: --%s '%s' is not one of %s\n", cmd, opt, v ? v : "", choices);
+    fprintf(stderr, "pairshard %s: --%s: '%s' is not one of %s\n", cmd, opt, v ? v : "", choices);
     return -1;
 }
 

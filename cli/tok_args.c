@@ -37,16 +37,3 @@ int ps_tok_source_load(const char *cmd, const ps_tok_source *src, ps_tokenizer *
     }
     return 0;
 }
-
-int ps_tok_parse_size(const char *cmd, const char *opt, const char *v, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (!*v || *end || errno || v[0] == '-' || n > (1ull << 31)) {
-        fprintf(stderr, "pairshard %s: %s needs a whole number, got '%s'\n", cmd, opt, v);
-        return -1;
-    }
-    *out = (size_t)n;
-    return 0;
-}
