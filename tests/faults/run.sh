@@ -4,6 +4,7 @@
 #   disk      builds into a full filesystem (tmpfs) and under RLIMIT_FSIZE
 #   corrupt   damaged shard files against inspect --verify and read
 #   hostile   symlinks, special files, lying counts and odd versions in a set
+#   args      bad numbers and names in flags, environment variables and Python
 #
 #   sh tests/faults/run.sh [BUILD]     (default build; uses BUILD/bin/pairshard)
 #
@@ -53,7 +54,7 @@ trap 'exit 130' INT TERM
 LOGS="$BUILD/fault-logs"
 mkdir -p "$LOGS"
 n=0 passed=0 failed=0 summary=""
-for c in ${FAULT_ONLY:-crash disk corrupt hostile}; do
+for c in ${FAULT_ONLY:-crash disk corrupt hostile args}; do
     script="$ROOT/tests/faults/$c.py"
     case $c in disk) script="$ROOT/tests/faults/diskfull.py" ;; esac
     start=$(date +%s)
