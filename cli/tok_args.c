@@ -1,4 +1,4 @@
-/* Tokenizer loading and number parsing for the tokenize subcommands. */
+/* Tokenizer loading (and its load warnings) for the commands that tokenize. */
 #include "cli/tok_args.h"
 
 #include <errno.h>
@@ -35,5 +35,8 @@ int ps_tok_source_load(const char *cmd, const ps_tok_source *src, ps_tokenizer *
         fprintf(stderr, "pairshard %s: %s\n", cmd, err.message[0] ? err.message : ps_strerror(rc));
         return -1;
     }
+    /* A damaged vocabulary still loads (as in HuggingFace); say what is odd. */
+    for (size_t i = 0; i < ps_tokenizer_warning_count(*out); i++)
+        fprintf(stderr, "pairshard %s: warning: %s\n", cmd, ps_tokenizer_warning(*out, i));
     return 0;
 }
