@@ -3,7 +3,6 @@
 
 #include "cli/args.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,6 @@
 #include "common/parse_num.h"
 #include "shards/build.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>

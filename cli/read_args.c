@@ -6,7 +6,6 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

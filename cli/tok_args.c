@@ -1,7 +1,6 @@
 /* Tokenizer loading (and its load warnings) for the commands that tokenize. */
 #include "cli/tok_args.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 

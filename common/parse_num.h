@@ -35,9 +35,9 @@ void ps_num_explain_i64(char *buf, size_t cap, ps_num_status st, const char *s, 
                         int64_t max);
 
 /* Reads environment variable `name` into [min, max]. Returns 0 when it is
- * unset or empty-and-`empty_is_unset` (*out = dflt, *was_set = 0), 0 with
- * *was_set = 1 when valid, or PS_EUSAGE with err naming the variable:
- * "NAME='abc' is not a whole number (0..1000000)", prefixed with `who: `. */
+ * unset (*out = dflt, *was_set = 0), 0 with *was_set = 1 when valid, or
+ * PS_EUSAGE with err naming the variable: "who: NAME='abc' is not a whole
+ * number (0..1000000)". Set but empty is not unset: it is refused. */
 int ps_env_i64(const char *who, const char *name, int64_t min, int64_t max, int64_t dflt,
                int64_t *out, int *was_set, ps_error *err);
 
