@@ -80,6 +80,12 @@ check "bench-tokenize prints the same warnings" $?
 "$PAIRSHARD" build -q --no-gate --no-lowercase --vocab "$DAMAGED" -o "$TMP/dset" "$DATA/spider/dev.json" 2>"$TMP/err"
 grep -q "^pairshard build: warning: .*:134: '&lt;'" "$TMP/err"
 check "build prints the vocabulary warnings" $?
+python3 -c '
+import json, sys
+w = json.load(open(sys.argv[1])).get("vocab_warnings", [])
+sys.exit(0 if any(":134: '"'"'&lt;'"'"' is HTML-escaped" in x for x in w) and len(w) == 4 else 1)
+' "$TMP/dset/report.json"
+check "build records them in report.json's vocab_warnings" $?
 "$PAIRSHARD" tokenize --vocab "$VOCAB" "$TMP/lt.jsonl" -o "$TMP/lt.tok" 2>"$TMP/err"
 [ ! -s "$TMP/err" ]
 check "an intact vocabulary loads without warnings" $?
