@@ -1,7 +1,8 @@
 /* Cleaning options shared by `pairshard clean` and `pairshard build`. */
 #include "cli/clean_args.h"
 
-#include <errno.h>
+#include "cli/args.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,23 +63,16 @@ void ps_clean_args_init(ps_clean_args *a)
 
 static int parse_size(const char *cmd, const char *opt, const char *v, size_t *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long x = v ? strtoull(v, &end, 10) : 0;
-    if (!v || errno || end == v || *end || x == 0 || v[0] == '-') {
-        fprintf(stderr, "pairshard %s: --%s needs a positive integer, got '%s'\n", cmd, opt,
-                v ? v : "");
-        return -1;
-    }
-    *out = (size_t)x;
-    return 0;
+    return ps_args_size(cmd, opt, v, 1, SIZE_MAX, out);
 }
 
-static int bad(const char *cmd, const char *opt, const char *v, const char *choices)
-{
-    fprintf(stderr, "pairshard %s: --%s '%s' is not one of %s\n", cmd, opt, v ? v : "", choices);
-    return -1;
-}
+static const ps_args_choice FORMATS[] = {{"auto", PS_FORMAT_AUTO}, {"jsonl", PS_FORMAT_JSONL},
+                                          {"ndjson", PS_FORMAT_JSONL}, {"json", PS_FORMAT_JSON},
+                                          {"csv", PS_FORMAT_CSV},    {"tsv", PS_FORMAT_TSV}};
+static const ps_args_choice NORMS[] = {{"nfkc", PS_NORM_NFKC}, {"nfc", PS_NORM_NFC},
+                                       {"none", PS_NORM_NONE}};
+static const ps_args_choice UTF8[] = {{"reject", PS_UTF8_REJECT}, {"replace", PS_UTF8_REPLACE}};
+#define N_CHOICES(t) (sizeof(t) / sizeof(t)[0])
 
 /* Long option name with '_' read as '-' (config files use either). */
 static int lookup(const char *name)
@@ -102,22 +96,32 @@ int ps_clean_args_apply(ps_clean_args *a, const char *cmd, const char *name, con
         return 0;
     const char *opt = ps_clean_longopts[i].name;
     ps_clean_options *o = &a->opts;
+    int x; /* an enum's value, before it is stored in its own type */
     switch ((arg_id)i) {
     case A_FORMAT:
-        return ps_format_parse(v ? v : "", &o->format) ? bad(cmd, opt, v, "auto, jsonl, json, csv, tsv") : 1;
+        if (ps_args_enum(cmd, opt, v, FORMATS, N_CHOICES(FORMATS), &x))
+            return -1;
+        o->format = (ps_format)x;
+        return 1;
     /* A field named here must exist in each input (ps_clean_options.named_fields). */
     case A_QFIELD: o->question_field = v; o->named_fields |= PS_NAMED_QUESTION; return 1;
     case A_SFIELD: o->sql_field = v; o->named_fields |= PS_NAMED_SQL; return 1;
     case A_LFIELD: o->label_field = v; o->named_fields |= PS_NAMED_LABEL; return 1;
     case A_IFIELD: o->id_field = v; o->named_fields |= PS_NAMED_ID; return 1;
     case A_UTF8:
-        return ps_utf8_policy_parse(v ? v : "", &o->utf8_policy) ? bad(cmd, opt, v, "reject, replace") : 1;
+        if (ps_args_enum(cmd, opt, v, UTF8, N_CHOICES(UTF8), &x))
+            return -1;
+        o->utf8_policy = (ps_utf8_policy)x;
+        return 1;
     case A_NORMALIZE:
-        return ps_normalization_parse(v ? v : "", &o->question_normalization)
-                   ? bad(cmd, opt, v, "nfkc, nfc, none") : 1;
+        if (ps_args_enum(cmd, opt, v, NORMS, N_CHOICES(NORMS), &x))
+            return -1;
+        o->question_normalization = (ps_normalization)x;
+        return 1;
     case A_SQL_NORMALIZE:
-        if (ps_normalization_parse(v ? v : "", &a->sql_norm))
-            return bad(cmd, opt, v, "nfkc, nfc, none");
+        if (ps_args_enum(cmd, opt, v, NORMS, N_CHOICES(NORMS), &x))
+            return -1;
+        a->sql_norm = (ps_normalization)x;
         a->sql_norm_set = 1;
         return 1;
     case A_JOINERS: o->strip_joiners = 1; return 1;

@@ -2,6 +2,7 @@
  * fastest anything could deliver the same bytes (a plain memcpy of them),
  * with the padding the length buckets save over random batching. */
 #include "cli/commands.h"
+#include "cli/args.h"
 #include "cli/opt_error.h"
 #include "cli/read_args.h"
 #include "pairshard/reader.h"
@@ -258,7 +259,7 @@ int ps_cmd_bench_read(int argc, char **argv)
                 return PS_EXIT_USAGE;
             break;
         case O_EPOCHS:
-            if (ps_read_parse_u64("bench-read", "epochs", optarg, 1, 1000000, &epochs))
+            if (ps_args_u64("bench-read", "epochs", optarg, 1, 1000000, &epochs))
                 return PS_EXIT_USAGE;
             break;
         case O_JSON:

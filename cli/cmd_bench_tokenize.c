@@ -1,4 +1,5 @@
 /* pairshard bench-tokenize: in-memory tokenizer throughput, N threads. */
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/opt_error.h"
 #include "cli/tok_args.h"
@@ -235,26 +236,17 @@ int ps_cmd_bench_tokenize(int argc, char **argv)
         case OPT_LOWER: src.lowercase = 1; break;
         case OPT_NOLOWER: src.lowercase = 0; break;
         case OPT_MAXLEN:
-            if (ps_tok_parse_size("bench-tokenize", "--max-length", optarg, &max_length))
+            if (ps_args_size("bench-tokenize", "max-length", optarg, 0, 1u << 31, &max_length))
                 return PS_EXIT_USAGE;
             break;
         case OPT_THREADS:
-            if (ps_tok_parse_size("bench-tokenize", "--threads", optarg, &threads))
+            if (ps_args_size("bench-tokenize", "threads", optarg, 1, 1024, &threads))
                 return PS_EXIT_USAGE;
-            if (threads < 1 || threads > 1024) {
-                fputs("pairshard bench-tokenize: --threads is 1..1024\n", stderr);
-                return PS_EXIT_USAGE;
-            }
             break;
-        case OPT_SECONDS: {
-            char *end;
-            min_seconds = strtod(optarg, &end);
-            if (*end || !(min_seconds > 0 && min_seconds < 3600)) {
-                fprintf(stderr, "pairshard bench-tokenize: --seconds needs a number in (0, 3600), got '%s'\n", optarg);
+        case OPT_SECONDS:
+            if (ps_args_double("bench-tokenize", "seconds", optarg, 0, 3600, &min_seconds))
                 return PS_EXIT_USAGE;
-            }
             break;
-        }
         case 'h': fputs(USAGE, stdout); return PS_EXIT_OK;
         default: ps_opt_error("bench-tokenize", c, argv, LONGOPTS); return PS_EXIT_USAGE;
         }

@@ -1,14 +1,15 @@
 /* pairshard build: ingest → clean → tokenize → bucket → LMDB shards. */
+#include "cli/args.h"
 #include "cli/clean_args.h"
 #include "cli/commands.h"
 #include "cli/opt_error.h"
 #include "cli/tok_args.h"
 #include "common/json_where.h"
 #include "common/nearest.h"
+#include "common/parse_num.h"
 #include "shards/beside.h"
 #include "shards/build.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -45,7 +46,8 @@ static const char USAGE[] =
     "      --threads T            worker threads (default: the online CPUs)\n"
     "      --part K/N|auto        build the K-th (0-based) of N deterministic slices;\n"
     "                             auto reads SLURM_ARRAY_TASK_ID/_COUNT (less _MIN) or\n"
-    "                             JOB_COMPLETION_INDEX with PAIRSHARD_PART_COUNT;\n"
+    "                             JOB_COMPLETION_INDEX with PAIRSHARD_PART_COUNT (plain\n"
+    "                             whole numbers: an empty or bad one stops the build);\n"
     "                             'pairshard merge' joins the parts\n"
     "      --config FILE          a JSON object holding any of these options by long\n"
     "                             name (and \"inputs\"); flags given here win; its\n"
@@ -107,16 +109,7 @@ typedef struct build_args {
 
 static int parse_num(const char *opt, const char *v, size_t lo, size_t hi, size_t *out)
 {
-    char *end;
-    errno = 0;
-    long long x = v ? strtoll(v, &end, 10) : -1;
-    if (!v || errno || end == v || *end || x < (long long)lo || (unsigned long long)x > hi) {
-        fprintf(stderr, "pairshard build: --%s needs an integer in [%zu, %zu], got '%s'\n", opt,
-                lo, hi, v ? v : "");
-        return -1;
-    }
-    *out = (size_t)x;
-    return 0;
+    return ps_args_size("build", opt, v, lo, hi, out);
 }
 
 static int parse_buckets(build_args *a, const char *v)
@@ -125,21 +118,81 @@ static int parse_buckets(build_args *a, const char *v)
     a->cfg.n_buckets = 0;
     if (strcmp(v, "auto") == 0)
         return 0;
-    const char *p = v;
-    while (*p) {
-        char *end;
-        errno = 0;
-        unsigned long x = strtoul(p, &end, 10);
-        if (errno || end == p || x == 0 || x > 1u << 20 || (*end && *end != ',') ||
-            a->cfg.n_buckets == PS_BUILD_MAX_BUCKETS) {
-            fprintf(stderr,
-                    "pairshard build: --buckets wants 'auto' or up to %d increasing bounds "
-                    "like 16,32,64,128, got '%s'\n",
-                    PS_BUILD_MAX_BUCKETS, v);
-            return -1;
-        }
+    char bound[32];
+    for (const char *p = v;; p++) {
+        size_t len = strcspn(p, ",");
+        uint64_t x;
+        if (len >= sizeof bound || a->cfg.n_buckets == PS_BUILD_MAX_BUCKETS)
+            goto bad;
+        memcpy(bound, p, len);
+        bound[len] = '\0';
+        if (ps_parse_u64(bound, 1, 1u << 20, &x) != PS_NUM_OK)
+            goto bad;
         a->cfg.buckets[a->cfg.n_buckets++] = (uint32_t)x;
-        p = *end ? end + 1 : end;
+        p += len;
+        if (!*p)
+            return 0;
+    }
+bad:
+    fprintf(stderr,
+            "pairshard build: --buckets wants 'auto' or up to %d increasing bounds "
+            "like 16,32,64,128 (each 1..%u), got '%s'\n",
+            PS_BUILD_MAX_BUCKETS, 1u << 20, v);
+    return -1;
+}
+
+/* How many parts a build may be split into. */
+#define PART_COUNT_MAX ((uint64_t)1 << 20)
+
+/* --part auto: K and N from a Slurm array task or a Kubernetes indexed
+ * Job. A variable that is set but not a number stops the build: reading
+ * it as 0 would have every task build part 0. */
+static int part_from_env(uint64_t *k, uint64_t *n)
+{
+    uint64_t id, min = 0;
+    int r;
+    if (getenv("SLURM_ARRAY_TASK_ID") && getenv("SLURM_ARRAY_TASK_COUNT")) {
+        if (ps_args_env_u64("build", "SLURM_ARRAY_TASK_COUNT", 1, PART_COUNT_MAX, n) ||
+            ps_args_env_u64("build", "SLURM_ARRAY_TASK_MIN", 0, UINT32_MAX, &min) < 0)
+            return -1;
+        r = ps_args_env_u64("build", "SLURM_ARRAY_TASK_ID", min, min + *n - 1, &id);
+        *k = id - min;
+        return r ? -1 : 0;
+    }
+    if (getenv("JOB_COMPLETION_INDEX") && getenv("PAIRSHARD_PART_COUNT")) {
+        if (ps_args_env_u64("build", "PAIRSHARD_PART_COUNT", 1, PART_COUNT_MAX, n) ||
+            ps_args_env_u64("build", "JOB_COMPLETION_INDEX", 0, *n - 1, k))
+            return -1;
+        return 0;
+    }
+    fputs("pairshard build: --part auto needs SLURM_ARRAY_TASK_ID and "
+          "SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX and PAIRSHARD_PART_COUNT\n",
+          stderr);
+    return -1;
+}
+
+/* --part K/N: N first, so K's range can be told as 0..N-1. */
+static int part_from_text(const char *v, uint64_t *k, uint64_t *n)
+{
+    const char *slash = strchr(v, '/');
+    char kt[32];
+    ps_num_status st = PS_NUM_JUNK;
+    char why[200];
+    if (!slash || (size_t)(slash - v) >= sizeof kt) {
+        fprintf(stderr, "pairshard build: --part: '%s' is not K/N or auto\n", v);
+        return -1;
+    }
+    memcpy(kt, v, (size_t)(slash - v));
+    kt[slash - v] = '\0';
+    if ((st = ps_parse_u64(slash + 1, 1, PART_COUNT_MAX, n)) != PS_NUM_OK) {
+        ps_num_explain_u64(why, sizeof why, st, slash + 1, 1, PART_COUNT_MAX);
+        fprintf(stderr, "pairshard build: --part: '%s': N %s\n", v, why);
+        return -1;
+    }
+    if ((st = ps_parse_u64(kt, 0, *n - 1, k)) != PS_NUM_OK) {
+        ps_num_explain_u64(why, sizeof why, st, kt, 0, *n - 1);
+        fprintf(stderr, "pairshard build: --part: '%s': K %s; need 0 <= K < N\n", v, why);
+        return -1;
     }
     return 0;
 }
@@ -147,36 +200,11 @@ static int parse_buckets(build_args *a, const char *v)
 static int parse_part(build_args *a, const char *v)
 {
     a->part_text = v;
-    unsigned long k, n;
-    if (strcmp(v, "auto") == 0) {
-        const char *id = getenv("SLURM_ARRAY_TASK_ID"), *cnt = getenv("SLURM_ARRAY_TASK_COUNT");
-        const char *min = getenv("SLURM_ARRAY_TASK_MIN");
-        if (id && cnt) {
-            k = strtoul(id, NULL, 10) - (min ? strtoul(min, NULL, 10) : 0);
-            n = strtoul(cnt, NULL, 10);
-        } else if ((id = getenv("JOB_COMPLETION_INDEX")) && (cnt = getenv("PAIRSHARD_PART_COUNT"))) {
-            k = strtoul(id, NULL, 10);
-            n = strtoul(cnt, NULL, 10);
-        } else {
-            fputs("pairshard build: --part auto needs SLURM_ARRAY_TASK_ID and "
-                  "SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX and PAIRSHARD_PART_COUNT\n",
-                  stderr);
-            return -1;
-        }
-    } else {
-        char *end;
-        k = strtoul(v, &end, 10);
-        if (end == v || *end != '/' || (n = strtoul(end + 1, &end, 10), *end)) {
-            fprintf(stderr, "pairshard build: --part wants K/N or auto, got '%s'\n", v);
-            return -1;
-        }
-    }
-    if (n == 0 || k >= n) {
-        fprintf(stderr, "pairshard build: --part %lu/%lu: need 0 <= K < N\n", k, n);
+    uint64_t k, n;
+    if (strcmp(v, "auto") == 0 ? part_from_env(&k, &n) : part_from_text(v, &k, &n))
         return -1;
-    }
-    a->cfg.part_index = k;
-    a->cfg.part_count = n;
+    a->cfg.part_index = (size_t)k;
+    a->cfg.part_count = (size_t)n;
     return 0;
 }
 

@@ -4,6 +4,7 @@
  *
  * The batching options (cli/read_args.c) are shared with 'pairshard
  * bench-read', which must measure exactly what this prints. */
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/opt_error.h"
 #include "cli/read_args.h"
@@ -312,7 +313,7 @@ int ps_cmd_read(int argc, char **argv)
                 return PS_EXIT_USAGE;
             break;
         case O_LIMIT:
-            if (ps_read_parse_u64("read", "limit", optarg, 0, UINT64_MAX >> 1, &limit))
+            if (ps_args_u64("read", "limit", optarg, 0, UINT64_MAX >> 1, &limit))
                 return PS_EXIT_USAGE;
             break;
         case O_SAVE:

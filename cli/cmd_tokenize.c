@@ -1,4 +1,5 @@
 /* pairshard tokenize: cleaned JSONL records in, token ids out. */
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/opt_error.h"
 #include "cli/tok_args.h"
@@ -25,7 +26,9 @@ static const char USAGE[] =
     "\n"
     "  --vocab FILE           BERT vocab.txt (one token a line). Lowercases (and\n"
     "                         strips accents) unless --no-lowercase, as for uncased\n"
-    "                         BERT; use --no-lowercase for cased and Chinese models\n"
+    "                         BERT; use --no-lowercase for cased and Chinese models.\n"
+    "                         Signs of a damaged file (BOM, CRLF, duplicates,\n"
+    "                         &lt;-style entries, missing [PAD]...) print a warning\n"
     "  --tokenizer-json FILE  a HuggingFace tokenizer.json (WordPiece); its own\n"
     "                         normalizer flags and special tokens apply\n"
     "  --lowercase, --no-lowercase\n"
@@ -256,17 +259,17 @@ int ps_cmd_tokenize(int argc, char **argv)
         case OPT_LOWER: src.lowercase = 1; break;
         case OPT_NOLOWER: src.lowercase = 0; break;
         case OPT_MAXLEN:
-            if (ps_tok_parse_size("tokenize", "--max-length", optarg, &j.max_length))
+            if (ps_args_size("tokenize", "max-length", optarg, 0, 1u << 31, &j.max_length))
                 return PS_EXIT_USAGE;
             break;
-        case OPT_FIELD:
-            if (strcmp(optarg, "question") && strcmp(optarg, "sql")) {
-                fprintf(stderr, "pairshard tokenize: --field is 'question' or 'sql', not '%s'\n",
-                        optarg);
+        case OPT_FIELD: {
+            static const ps_args_choice fields[] = {{"question", 0}, {"sql", 1}};
+            int f;
+            if (ps_args_enum("tokenize", "field", optarg, fields, 2, &f))
                 return PS_EXIT_USAGE;
-            }
-            j.field = optarg;
+            j.field = fields[f].name;
             break;
+        }
         case OPT_WORDS: j.words = 1; break;
         case 'o': out_path = optarg; break;
         case 'h': fputs(USAGE, stdout); return PS_EXIT_OK;

@@ -3,9 +3,9 @@
  * batches by them. */
 #include "cli/read_args.h"
 
+#include "cli/args.h"
 #include "cli/commands.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,26 +75,6 @@ enum {
     SEEN_MAX_TOKENS = 1u << 1,
 };
 
-int ps_read_parse_u64(const char *cmd, const char *name, const char *v, uint64_t lo, uint64_t hi,
-                      uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long x = 0;
-    int bad = !v || !*v || *v == '-';
-    if (!bad) {
-        x = strtoull(v, &end, 10);
-        bad = errno || end == v || *end || x < lo || x > hi;
-    }
-    if (bad) {
-        fprintf(stderr, "pairshard %s: --%s needs an integer in [%llu, %llu], got '%s'\n", cmd,
-                name, (unsigned long long)lo, (unsigned long long)hi, v ? v : "");
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
 /* Applies one shared option by long name. Returns 0, or -1 after printing
  * why. `seen` collects what was given, for ps_read_batching_finish. */
 int ps_read_batching_option(const char *cmd, const char *name, const char *v,
@@ -102,55 +82,52 @@ int ps_read_batching_option(const char *cmd, const char *name, const char *v,
 {
     uint64_t x;
     if (!strcmp(name, "batch-size")) {
-        if (ps_read_parse_u64(cmd, name, v, 1, UINT32_MAX, &x))
+        if (ps_args_u64(cmd, name, v, 1, UINT32_MAX, &x))
             return -1;
         o->batch_size = (uint32_t)x;
         *seen |= SEEN_BATCH_SIZE;
     } else if (!strcmp(name, "max-tokens")) {
-        if (ps_read_parse_u64(cmd, name, v, 1, UINT64_MAX >> 1, &x))
+        if (ps_args_u64(cmd, name, v, 1, UINT64_MAX >> 1, &x))
             return -1;
         o->max_tokens = x;
         *seen |= SEEN_MAX_TOKENS;
     } else if (!strcmp(name, "pad")) {
-        if (!strcmp(v, "longest"))
-            o->pad_mode = PS_PAD_LONGEST;
-        else if (!strcmp(v, "bucket"))
-            o->pad_mode = PS_PAD_BUCKET;
-        else {
-            fprintf(stderr, "pairshard %s: --pad wants 'longest' or 'bucket', got '%s'\n", cmd,
-                    v);
+        static const ps_args_choice pads[] = {{"longest", PS_PAD_LONGEST},
+                                               {"bucket", PS_PAD_BUCKET}};
+        int pad;
+        if (ps_args_enum(cmd, name, v, pads, 2, &pad))
             return -1;
-        }
+        o->pad_mode = pad;
     } else if (!strcmp(name, "pad-multiple")) {
-        if (ps_read_parse_u64(cmd, name, v, 1, 1u << 20, &x))
+        if (ps_args_u64(cmd, name, v, 1, 1u << 20, &x))
             return -1;
         o->pad_multiple = (uint32_t)x;
     } else if (!strcmp(name, "pad-id")) {
-        if (ps_read_parse_u64(cmd, name, v, 0, INT32_MAX, &x))
+        if (ps_args_u64(cmd, name, v, 0, INT32_MAX, &x))
             return -1;
         o->pad_id = (int32_t)x;
     } else if (!strcmp(name, "seed")) {
-        if (ps_read_parse_u64(cmd, name, v, 0, UINT64_MAX, &x))
+        if (ps_args_u64(cmd, name, v, 0, UINT64_MAX, &x))
             return -1;
         o->seed = x;
     } else if (!strcmp(name, "epoch")) {
-        if (ps_read_parse_u64(cmd, name, v, 0, UINT64_MAX >> 1, &x))
+        if (ps_args_u64(cmd, name, v, 0, UINT64_MAX >> 1, &x))
             return -1;
         o->epoch = x;
     } else if (!strcmp(name, "shuffle-window")) {
-        if (ps_read_parse_u64(cmd, name, v, 1, UINT32_MAX, &x))
+        if (ps_args_u64(cmd, name, v, 1, UINT32_MAX, &x))
             return -1;
         o->shuffle_window = (uint32_t)x;
     } else if (!strcmp(name, "sort-pool")) {
-        if (ps_read_parse_u64(cmd, name, v, 1, UINT32_MAX, &x))
+        if (ps_args_u64(cmd, name, v, 1, UINT32_MAX, &x))
             return -1;
         o->sort_pool = (uint32_t)x;
     } else if (!strcmp(name, "rank")) {
-        if (ps_read_parse_u64(cmd, name, v, 0, 1u << 20, &x))
+        if (ps_args_u64(cmd, name, v, 0, 1u << 20, &x))
             return -1;
         o->rank = (int)x;
     } else if (!strcmp(name, "world-size")) {
-        if (ps_read_parse_u64(cmd, name, v, 1, 1u << 20, &x))
+        if (ps_args_u64(cmd, name, v, 1, 1u << 20, &x))
             return -1;
         o->world_size = (int)x;
     } else if (!strcmp(name, "no-shuffle")) {
@@ -158,17 +135,17 @@ int ps_read_batching_option(const char *cmd, const char *name, const char *v,
     } else if (!strcmp(name, "drop-last")) {
         o->drop_last = 1;
     } else if (!strcmp(name, "threads")) {
-        if (ps_read_parse_u64(cmd, name, v, 1, 1024, &x))
+        if (ps_args_u64(cmd, name, v, 1, 1024, &x))
             return -1;
         o->threads = (int)x;
     } else if (!strcmp(name, "prefetch")) {
-        if (ps_read_parse_u64(cmd, name, v, 2, 4096, &x))
+        if (ps_args_u64(cmd, name, v, 2, 4096, &x))
             return -1;
         o->prefetch = (int)x;
     } else if (!strcmp(name, "int32")) {
         o->dtype = PS_DTYPE_INT32;
     } else if (!strcmp(name, "device")) {
-        if (ps_read_parse_u64(cmd, name, v, 0, 1024, &x))
+        if (ps_args_u64(cmd, name, v, 0, 1024, &x))
             return -1;
         o->device = (int)x;
     } else if (!strcmp(name, "require-device")) {

@@ -1,7 +1,7 @@
 /*
  * Shared by `pairshard read` and `pairshard bench-read`: the batching and
  * reading flags (the same flags give the same batches in both), their
- * help text, and number parsing. Errors are printed to stderr prefixed
+ * help text. Numbers are read by cli/args.h. Errors are printed to stderr prefixed
  * with "pairshard CMD: ".
  */
 #ifndef PS_CLI_READ_ARGS_H
@@ -37,10 +37,5 @@ int ps_read_batching_finish(const char *cmd, ps_reader_options *o, unsigned seen
 
 /* Exit status for a failed ps_reader_open. */
 int ps_read_open_status(int rc);
-
-/* Parses a decimal in [lo, hi] for --name; returns 0, or -1 after printing
- * why. */
-int ps_read_parse_u64(const char *cmd, const char *name, const char *v, uint64_t lo, uint64_t hi,
-                      uint64_t *out);
 
 #endif

@@ -1,7 +1,6 @@
-/* Tokenizer loading and number parsing for the tokenize subcommands. */
+/* Tokenizer loading (and its load warnings) for the commands that tokenize. */
 #include "cli/tok_args.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -35,18 +34,8 @@ int ps_tok_source_load(const char *cmd, const ps_tok_source *src, ps_tokenizer *
         fprintf(stderr, "pairshard %s: %s\n", cmd, err.message[0] ? err.message : ps_strerror(rc));
         return -1;
     }
-    return 0;
-}
-
-int ps_tok_parse_size(const char *cmd, const char *opt, const char *v, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (!*v || *end || errno || v[0] == '-' || n > (1ull << 31)) {
-        fprintf(stderr, "pairshard %s: %s needs a whole number, got '%s'\n", cmd, opt, v);
-        return -1;
-    }
-    *out = (size_t)n;
+    /* A damaged vocabulary still loads (as in HuggingFace); say what is odd. */
+    for (size_t i = 0; i < ps_tokenizer_warning_count(*out); i++)
+        fprintf(stderr, "pairshard %s: warning: %s\n", cmd, ps_tokenizer_warning(*out, i));
     return 0;
 }

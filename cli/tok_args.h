@@ -1,6 +1,6 @@
 /*
  * Shared by `pairshard tokenize` and `pairshard bench-tokenize`: loading
- * the tokenizer the options name, and number parsing. Errors are printed
+ * the tokenizer the options name. Errors are printed
  * to stderr prefixed with "pairshard CMD: ".
  */
 #ifndef PS_CLI_TOK_ARGS_H
@@ -18,9 +18,5 @@ typedef struct ps_tok_source {
 
 /* Loads the tokenizer; returns 0, or -1 after printing why. */
 int ps_tok_source_load(const char *cmd, const ps_tok_source *src, ps_tokenizer **out);
-
-/* Parses a non-negative decimal for option `opt`; returns 0, or -1 after
- * printing why. */
-int ps_tok_parse_size(const char *cmd, const char *opt, const char *v, size_t *out);
 
 #endif

@@ -52,8 +52,10 @@ static int set_original(json_t *o, const ps_clean_result *r)
         return json_object_set_new(o, "original", json_stringn(r->original, r->original_len));
     ps_buf fixed;
     ps_buf_init(&fixed);
-    if (ps_utf8_repair(r->original, r->original_len, &fixed, NULL))
+    if (ps_utf8_repair(r->original, r->original_len, &fixed, NULL)) {
+        ps_buf_free(&fixed); /* holds what was reserved before the failure */
         return -1;
+    }
     int rc = json_object_set_new(o, "original", json_stringn(fixed.data, fixed.len));
     ps_buf_free(&fixed);
     char *b64 = base64((const unsigned char *)r->original, r->original_len);

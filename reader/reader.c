@@ -9,6 +9,7 @@
  * ring and the window table; the work (decompression, padding, the copy
  * to the device) happens outside it.
  */
+#include "common/parse_num.h"
 #include "reader/reader_internal.h"
 
 #include <errno.h>
@@ -44,21 +45,16 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* RANK / WORLD_SIZE as torchrun sets them. */
-static int env_int(const char *name, long dflt, long *out, ps_error *err)
+/* RANK / WORLD_SIZE as torchrun sets them: unset means the default; set,
+ * it must be a plain whole number (an empty or junk value is a launcher
+ * mistake, not rank 0). */
+static int env_int(const char *name, long dflt, long *out, int *was_set, ps_error *err)
 {
-    const char *s = getenv(name);
-    if (!s || !*s) {
-        *out = dflt;
-        return PS_OK;
-    }
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || *s < '0' || *s > '9' || v > 1000000)
-        return ps_error_set(err, PS_EUSAGE, "reader: %s=\"%s\" is not a valid number", name, s);
-    *out = v;
-    return PS_OK;
+    int64_t v;
+    int rc = ps_env_i64("reader", name, 0, 1000000, dflt, &v, was_set, err);
+    if (rc == PS_OK)
+        *out = (long)v;
+    return rc;
 }
 
 static int resolve_options(const ps_reader_options *in, ps_reader_options *o, ps_error *err)
@@ -68,15 +64,15 @@ static int resolve_options(const ps_reader_options *in, ps_reader_options *o, ps
     else
         ps_reader_options_init(o);
     long rank = o->rank, world = o->world_size;
-    int rc;
-    if (o->rank == PS_FROM_ENV && (rc = env_int("RANK", 0, &rank, err)))
+    int rc, rank_set = 0, world_set = 0;
+    if (o->rank == PS_FROM_ENV && (rc = env_int("RANK", 0, &rank, &rank_set, err)))
         return rc;
-    if (o->world_size == PS_FROM_ENV && (rc = env_int("WORLD_SIZE", 1, &world, err)))
+    if (o->world_size == PS_FROM_ENV && (rc = env_int("WORLD_SIZE", 1, &world, &world_set, err)))
         return rc;
     /* Several processes that all default to rank 0 would each read rank
      * 0's share: a world from the environment needs its rank too. */
     if (o->rank == PS_FROM_ENV && o->world_size == PS_FROM_ENV && world > 1 &&
-        !(getenv("RANK") && *getenv("RANK")))
+        !rank_set)
         return ps_error_set(err, PS_EUSAGE,
                             "reader: WORLD_SIZE is %ld but RANK is not set", world);
     if (world < 1 || rank < 0 || rank >= world)

@@ -2278,7 +2278,8 @@ static void test_env_rank(void **state)
     assert_int_equal(ps_reader_open(&r, g_ref.dir, &o, NULL, &err), PS_EUSAGE);
     assert_true(err.message[0] != 0);
     /* not numbers */
-    static const char *const junk[][2] = {{"abc", "3"}, {"1", "4x"}, {"-1", "3"}, {"1", "two"}};
+    static const char *const junk[][2] = {{"abc", "3"}, {"1", "4x"}, {"-1", "3"}, {"1", "two"},
+                                          {"0", ""},    {" 1", "3"}, {"+1", "3"}};
     for (size_t i = 0; i < sizeof junk / sizeof *junk; i++) {
         setenv("RANK", junk[i][0], 1);
         setenv("WORLD_SIZE", junk[i][1], 1);

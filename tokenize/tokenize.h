@@ -100,6 +100,8 @@ static inline int32_t ps_tok_vocab_find(const ps_tok_vocab *v, const char *tok, 
  * HashMap insert does) and records id -> token. 0 or PS_ENOMEM/PS_ELIMIT. */
 int ps_tok_vocab_set(ps_tok_vocab *v, const char *tok, size_t len, int32_t id);
 /* Parses vocab.txt text into v. `name` is for messages. */
+/* Length of a line after Rust's str::trim_end (valid UTF-8). */
+size_t ps_tok_trim_end_len(const char *line, size_t len);
 int ps_tok_vocab_parse_txt(ps_tok_vocab *v, const char *data, size_t len, const char *name,
                            ps_error *err);
 
@@ -151,6 +153,8 @@ struct ps_tokenizer {
     size_t n_specials;
     uint8_t special_first[256]; /* 1: some special token starts with it */
     bool specials_ascii;        /* every special token starts with ASCII */
+    char **warnings;            /* signs of a damaged vocabulary, at load */
+    size_t n_warnings;
 };
 
 /* Fills a tokenizer whose vocab is already loaded: copies the options,
@@ -163,6 +167,12 @@ ps_tokenizer *ps_tok_alloc(void);
 /* The largest vocabulary or tokenizer.json read (ps_file_read_all's bound;
  * the largest public tokenizer.json files are tens of MiB). */
 #define PS_TOK_FILE_MAX ((size_t)256 << 20)
+/* Appends a formatted load warning; PS_ENOMEM or 0. */
+int ps_tok_warn(ps_tokenizer *tok, const char *fmt, ...) PS_PRINTF(2, 3);
+/* Looks over a vocab.txt the tokenizer was just loaded from for signs of
+ * damage (BOM, CRLF, duplicates, HTML-escaped entries) and records them
+ * as warnings. PS_ENOMEM or 0. */
+int ps_tok_vocab_check(ps_tokenizer *tok, const char *data, size_t len, const char *name);
 
 /* ---- per-thread scratch --------------------------------------------- */
 

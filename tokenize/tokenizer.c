@@ -39,6 +39,9 @@ void ps_tokenizer_free(ps_tokenizer *tok)
     for (size_t i = 0; i < tok->n_specials; i++)
         free(tok->specials[i].text);
     free(tok->specials);
+    for (size_t i = 0; i < tok->n_warnings; i++)
+        free(tok->warnings[i]);
+    free(tok->warnings);
     free(tok->unk);
     free(tok->prefix);
     free(tok->cls);
@@ -135,12 +138,26 @@ int ps_tok_finish(ps_tokenizer *tok, const ps_tokenizer_options *opt, ps_error *
     return PS_OK;
 }
 
-/* The special tokens BertTokenizerFast registers, where the vocab has them. */
-static int add_bert_specials(ps_tokenizer *tok)
+/* The special tokens BertTokenizerFast registers. One the vocab lacks is
+ * added as HuggingFace's AddedVocabulary adds it: the next id from the
+ * number of distinct tokens on (so "[PAD]" in text is one id, not "[",
+ * "pad", "]"). A missing unk/[CLS]/[SEP] still fails at encode, as in HF. */
+static int add_bert_specials(ps_tokenizer *tok, const char *name)
 {
     const char *names[] = {"[PAD]", tok->unk, tok->cls, tok->sep, "[MASK]"};
+    int32_t next = (int32_t)tok->vocab.n_keys;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         int32_t id = lookup(tok, names[i]);
+        int added = id < 0 && tok->match_specials;
+        char what[80] = "";
+        if (added && (i == 0 || i == 4))
+            snprintf(what, sizeof what, ": added as id %d, as HuggingFace adds it", (int)next);
+        else if (added)
+            snprintf(what, sizeof what, ": encoding will fail");
+        if (id < 0 && ps_tok_warn(tok, "%s: no %s token%s", name, names[i], what))
+            return PS_ENOMEM;
+        if (added)
+            id = next++;
         if (id >= 0) {
             int rc = ps_tok_add_special(tok, names[i], strlen(names[i]), id);
             if (rc)
@@ -170,7 +187,7 @@ int ps_tokenizer_load_vocab_buffer(const char *data, size_t len, const char *nam
     int rc = ps_tok_vocab_parse_txt(&tok->vocab, data ? data : "", len, name, err);
     if (!rc)
         rc = ps_tok_finish(tok, opt, err);
-    if (!rc && tok->match_specials && (rc = add_bert_specials(tok)))
+    if (!rc && ((rc = add_bert_specials(tok, name)) || (rc = ps_tok_vocab_check(tok, data, len, name))))
         ps_error_set(err, rc, "out of memory");
     if (rc) {
         ps_tokenizer_free(tok);
@@ -231,6 +248,9 @@ int32_t ps_tokenizer_token_to_id(const ps_tokenizer *tok, const char *token, siz
     if (!token)
         return PS_EINVAL;
     int32_t id = ps_tok_vocab_find(&tok->vocab, token, len);
+    for (size_t i = 0; id < 0 && i < tok->n_specials; i++) /* added, as in HF */
+        if (tok->specials[i].len == len && !memcmp(tok->specials[i].text, token, len))
+            id = tok->specials[i].id;
     return id >= 0 ? id : PS_ENOENT;
 }
 

@@ -122,7 +122,7 @@ int ps_tok_vocab_set(ps_tok_vocab *v, const char *tok, size_t len, int32_t id)
 
 /* Length of `line` after Rust's str::trim_end (trailing White_Space). The
  * line is known to be valid UTF-8. */
-static size_t trim_end_len(const char *line, size_t len)
+size_t ps_tok_trim_end_len(const char *line, size_t len)
 {
     while (len > 0) {
         size_t start = len - 1;
@@ -174,7 +174,7 @@ int ps_tok_vocab_parse_txt(ps_tok_vocab *v, const char *data, size_t len, const 
         if (bad < line_len)
             return ps_error_set(err, PS_EUTF8, "%s:%zu: invalid UTF-8 at byte %zu of the line",
                                 name, line_no, bad + 1);
-        size_t tok_len = trim_end_len(line, line_len);
+        size_t tok_len = ps_tok_trim_end_len(line, line_len);
         if (tok_len > PS_TOK_MAX_TOKEN_BYTES)
             return ps_error_set(err, PS_ELIMIT, "%s:%zu: token of %zu bytes (limit %u)", name,
                                 line_no, tok_len, PS_TOK_MAX_TOKEN_BYTES);

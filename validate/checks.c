@@ -248,6 +248,7 @@ void ps_vreport_free(ps_vreport *r)
     json_decref(r->points);
     json_decref(r->paired);
     json_decref(r->config);
+    json_decref(r->vocab_warnings);
     free(r);
 }
 

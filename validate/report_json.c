@@ -36,6 +36,13 @@ static char *headline(const ps_vreport *r)
     return strdup(buf);
 }
 
+int ps_vreport_add_vocab_warning(ps_vreport *r, const char *msg)
+{
+    if (!r->vocab_warnings && !(r->vocab_warnings = json_array()))
+        return PS_ENOMEM;
+    return json_array_append_new(r->vocab_warnings, json_string(msg)) ? PS_ENOMEM : PS_OK;
+}
+
 static json_t *report_object(const ps_vreport *r)
 {
     size_t c[PS_VV_N];
@@ -53,6 +60,8 @@ static json_t *report_object(const ps_vreport *r)
         bad |= json_object_set_new(cn, ps_vverdict_names[v], json_integer((json_int_t)c[v]));
     bad |= json_object_set_new(o, "counts", cn);
     cn = NULL;
+    if (r->vocab_warnings) /* only when there are some: other reports keep their bytes */
+        bad |= json_object_set(o, "vocab_warnings", r->vocab_warnings);
     for (size_t i = 0; i < r->n; i++) {
         const ps_vcheck *k = &r->checks[i];
         json_t *e = json_object();

@@ -136,6 +136,9 @@ int ps_validate_build(const ps_vconfig *c, const ps_vstats *raw, const ps_vstats
 int ps_validate_compare(const ps_vconfig *c, const ps_vstats *baseline,
                         const ps_vstats *current, ps_vreport **out, ps_error *err);
 void ps_vreport_free(ps_vreport *r);
+/* Records a warning about the vocabulary (ps_tokenizer_warning) in the
+ * report's "vocab_warnings" list. 0 or PS_ENOMEM. */
+int ps_vreport_add_vocab_warning(ps_vreport *r, const char *msg);
 /* "pass", "warn" or "fail". */
 const char *ps_vreport_verdict(const ps_vreport *r);
 /* report.json's text (malloc'ed). */

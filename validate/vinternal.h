@@ -153,6 +153,7 @@ struct ps_vreport {
     json_t *points;    /* owned: {"raw": ..., ...} or {"baseline": ..., "current": ...} */
     json_t *paired;    /* owned or NULL */
     json_t *config;    /* owned: {"thresholds": {...}, "modes": {...}} */
+    json_t *vocab_warnings; /* owned or NULL: the tokenizer's load warnings */
 };
 
 /* JSON helpers shared by the loaders. */

@@ -105,6 +105,16 @@ PS_API int ps_tokenizer_load_vocab_buffer(const char *data, size_t len, const ch
  * e.g. a BPE model or a non-BERT normalizer), PS_ELIMIT, PS_ENOMEM. */
 PS_API int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error *err);
 
+/* Warnings about a damaged vocabulary found at load (the tokens load as
+ * HuggingFace loads them regardless): a UTF-8 byte-order mark, CRLF line
+ * endings, duplicated tokens, HTML-escaped entries (&lt; &gt; &amp; &quot;
+ * where < > & " are missing), missing special tokens ([PAD] [UNK] [CLS]
+ * [SEP] [MASK]; [PAD] and [MASK] are then added with new ids, as HF adds
+ * them). Each is one line "FILE:LINE: what" (or "FILE: what"); the string
+ * is owned by `tok`. The library prints nothing: the caller shows them. */
+PS_API size_t ps_tokenizer_warning_count(const ps_tokenizer *tok);
+PS_API const char *ps_tokenizer_warning(const ps_tokenizer *tok, size_t i);
+
 /* Frees a tokenizer (NULL is allowed). No scratch may be in use with it. */
 PS_API void ps_tokenizer_free(ps_tokenizer *tok);
 

@@ -152,6 +152,65 @@ STRUCTS = {
     "ps_reader_stats": ps_reader_stats,
 }
 
+# ---- checking arguments before they reach ctypes ---------------------------------
+#
+# ctypes stores a Python int into a C integer by truncating it to the
+# field's width: batch_size=2**32+8 would run with 8 and rank=-5 would read
+# back as 4294967291. Every integer is checked against the C type it goes
+# into (or a narrower range the library documents) first.
+
+_CTYPE_RANGES = {}
+for _t in (ctypes.c_int8, ctypes.c_int16, ctypes.c_int32, ctypes.c_int64, ctypes.c_int,
+           ctypes.c_long, ctypes.c_longlong):
+    _bits = ctypes.sizeof(_t) * 8
+    _CTYPE_RANGES[_t] = (-(1 << (_bits - 1)), (1 << (_bits - 1)) - 1)
+for _t in (ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint,
+           ctypes.c_ulong, ctypes.c_ulonglong, ctypes.c_size_t):
+    _CTYPE_RANGES[_t] = (0, (1 << (ctypes.sizeof(_t) * 8)) - 1)
+
+
+def ctype_range(ctype):
+    """(lowest, highest) value a C integer type holds."""
+    return _CTYPE_RANGES[ctype]
+
+
+def check_int(name, value, ctype, lo=None, hi=None):
+    """`value` as a Python int for an argument of C type `ctype`, within
+    [lo, hi] (default: the type's whole range). Integers and objects that
+    are integers (numpy.int64: operator.index) are accepted; bool, float
+    and str are not (TypeError). Out of range: ValueError naming `name`
+    and the range."""
+    import operator
+    if isinstance(value, bool):
+        raise TypeError("%s must be an int, not bool (%r)" % (name, value))
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an int, not %s (%r)"
+                        % (name, type(value).__name__, value)) from None
+    tlo, thi = _CTYPE_RANGES[ctype]
+    lo = tlo if lo is None else max(lo, tlo)
+    hi = thi if hi is None else min(hi, thi)
+    if v < lo or v > hi:
+        raise ValueError("%s must be in %d .. %d, not %d" % (name, lo, hi, v))
+    return v
+
+
+def check_path(name, value):
+    """A filesystem path as bytes for a `const char *`: str, bytes or
+    os.PathLike; a NUL byte would cut it short in C (ValueError), anything
+    else (None included) is a TypeError."""
+    if not isinstance(value, (str, bytes)) and not hasattr(type(value), "__fspath__"):
+        raise TypeError("%s must be a str, bytes or os.PathLike path, not %s (%r)"
+                        % (name, type(value).__name__, value))
+    b = os.fsencode(os.fspath(value))
+    if b"\0" in b:
+        raise ValueError("%s must not contain a NUL byte: %r" % (name, value))
+    if not b:
+        raise ValueError("%s is empty" % name)
+    return b
+
+
 # ---- finding and loading the library -------------------------------------------
 
 

@@ -15,6 +15,7 @@ is safe: the reader is closed when the last of them goes.
 
 import ctypes
 import gc
+import os
 import threading
 
 import numpy as np
@@ -74,7 +75,7 @@ class _Reader:
         self.closing = False
         self.ptr = ctypes.c_void_p()
         err = L.ps_error()
-        rc = lib.ps_reader_open(ctypes.byref(self.ptr), path.encode(), ctypes.byref(opts),
+        rc = lib.ps_reader_open(ctypes.byref(self.ptr), path, ctypes.byref(opts),
                                 ctypes.byref(state) if state is not None else None,
                                 ctypes.byref(err))
         if rc < 0:
@@ -178,6 +179,34 @@ class _Cuda:
         return cls._rt or None
 
 
+# Integer arguments: the C field each goes into, and the lowest value that
+# means something there (None: the C type's own lowest). rank, world_size
+# and device take None for "from the environment" / "the host"; -1 is
+# their C spelling of that and is not accepted as a number.
+_INT_ARGS = {
+    "batch_size": (ctypes.c_uint32, 1), "max_tokens": (ctypes.c_uint64, 1),
+    "pad_id": (ctypes.c_int32, None), "pad_multiple": (ctypes.c_uint32, 1),
+    "seed": (ctypes.c_uint64, None), "epoch": (ctypes.c_uint64, None),
+    "shuffle_window": (ctypes.c_uint32, None), "sort_pool": (ctypes.c_uint32, None),
+    "rank": (ctypes.c_int, 0), "world_size": (ctypes.c_int, 1), "threads": (ctypes.c_int, 0),
+    "prefetch": (ctypes.c_int, 0), "device": (ctypes.c_int, 0),
+}
+
+
+_NONE_OK = ("batch_size", "max_tokens", "rank", "world_size", "device")
+
+
+def _check_ints(**kw):
+    """Every integer argument checked against its C field (None only where
+    it has a meaning)."""
+    out = {}
+    for name, v in kw.items():
+        ctype, lo = _INT_ARGS[name]
+        none_ok = v is None and name in _NONE_OK
+        out[name] = None if none_ok else L.check_int(name, v, ctype, lo)
+    return out
+
+
 def _options(lib, **kw):
     o = L.ps_reader_options()
     lib.ps_reader_options_init(ctypes.byref(o))
@@ -196,14 +225,16 @@ class Loader:
                  skip_corrupt=False, as_torch=None, shuffle_window=0, sort_pool=0,
                  copy=False):
         self._lib = L.load()
-        self.path = str(path)
+        self._path = L.check_path("path", path)
+        self.path = os.fsdecode(self._path)
+        n = _check_ints(batch_size=batch_size, max_tokens=max_tokens, pad_id=pad_id,
+                        pad_multiple=pad_multiple, seed=seed, epoch=epoch, rank=rank,
+                        world_size=world_size, threads=threads, prefetch=prefetch,
+                        device=device, shuffle_window=shuffle_window, sort_pool=sort_pool)
         if batch_size is not None and max_tokens is not None:
             raise ValueError("give batch_size or max_tokens, not both")
         if pad not in ("longest", "bucket"):
             raise ValueError("pad must be 'longest' or 'bucket', not %r" % (pad,))
-        for name, v in (("seed", seed), ("epoch", epoch)):
-            if int(v) < 0 or int(v) >= 1 << 64:
-                raise ValueError("%s must be in 0 .. 2**64-1, not %r" % (name, v))
         dname = np.dtype(dtype).name
         if dname not in _DTYPES:
             raise ValueError("dtype must be int64 or int32, not %r" % (dtype,))
@@ -221,23 +252,24 @@ class Loader:
         else:
             self._torch = None
         self._opts = dict(
-            batch_size=0 if max_tokens is not None else (32 if batch_size is None else batch_size),
-            max_tokens=max_tokens or 0,
-            pad_id=pad_id,
+            batch_size=0 if max_tokens is not None else (
+                32 if batch_size is None else n["batch_size"]),
+            max_tokens=n["max_tokens"] or 0,
+            pad_id=n["pad_id"],
             pad_mode=L.PS_PAD_BUCKET if pad == "bucket" else L.PS_PAD_LONGEST,
-            pad_multiple=pad_multiple,
+            pad_multiple=n["pad_multiple"],
             shuffle=1 if shuffle else 0,
-            seed=seed,
-            epoch=epoch,
-            shuffle_window=shuffle_window,
-            sort_pool=sort_pool,
-            rank=L.PS_FROM_ENV if rank is None else rank,
-            world_size=L.PS_FROM_ENV if world_size is None else world_size,
+            seed=n["seed"],
+            epoch=n["epoch"],
+            shuffle_window=n["shuffle_window"],
+            sort_pool=n["sort_pool"],
+            rank=L.PS_FROM_ENV if rank is None else n["rank"],
+            world_size=L.PS_FROM_ENV if world_size is None else n["world_size"],
             drop_last=1 if drop_last else 0,
-            threads=threads,
-            prefetch=prefetch,
+            threads=n["threads"],
+            prefetch=n["prefetch"],
             dtype=self._dtype[0],
-            device=L.PS_DEVICE_HOST if device is None else device,
+            device=L.PS_DEVICE_HOST if device is None else n["device"],
             skip_corrupt=1 if skip_corrupt else 0,
         )
         self._reader = None
@@ -247,7 +279,7 @@ class Loader:
     # ---- the native reader ----------------------------------------------------
 
     def _open(self, state):
-        new = _Reader(self._lib, self.path, _options(self._lib, **self._opts), state)
+        new = _Reader(self._lib, self._path, _options(self._lib, **self._opts), state)
         if self._reader is not None:
             self._reader.close()
         self._reader = new
@@ -351,12 +383,11 @@ class Loader:
         return self.info()["batches_per_epoch"]
 
     def _set_epoch(self, epoch):
-        if int(epoch) < 0 or int(epoch) >= 1 << 64:
-            raise ValueError("epoch must be in 0 .. 2**64-1, not %r" % (epoch,))
+        epoch = L.check_int("epoch", epoch, ctypes.c_uint64)
         r = self._live()
         err = L.ps_error()
         with r.lock:
-            rc = self._lib.ps_reader_set_epoch(r.ptr, int(epoch), ctypes.byref(err))
+            rc = self._lib.ps_reader_set_epoch(r.ptr, epoch, ctypes.byref(err))
         if rc < 0:
             _raise(rc, err)
         self._ended = False
@@ -369,7 +400,8 @@ class Loader:
         epoch and has yielded nothing since it was opened, resumed or set,
         so that load_state_dict() followed by the usual set_epoch(epoch) keeps
         the resumed position."""
-        if self._fresh and not self._ended and int(epoch) == self.info()["epoch"]:
+        epoch = L.check_int("epoch", epoch, ctypes.c_uint64)
+        if self._fresh and not self._ended and epoch == self.info()["epoch"]:
             return
         self._set_epoch(epoch)
 

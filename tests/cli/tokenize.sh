@@ -64,4 +64,29 @@ check "a missing vocabulary is named" $?
 check "bench-tokenize on Spider's JSON array" $?
 grep -q "MB/s .* tokens/s" "$TMP/bench"
 check "bench-tokenize prints MB/s and tokens/s" $?
+# A damaged vocabulary (the bert-base-chinese mirror's HTML escapes and
+# CRLF) loads, and each command that loads it says what is wrong with it.
+DAMAGED="$DATA/vocab/chinese-damaged-small.vocab.txt"
+printf '{"id":"a","question":"a < b & c","sql":"SELECT 1"}\n' >"$TMP/lt.jsonl"
+"$PAIRSHARD" tokenize --no-lowercase --vocab "$DAMAGED" "$TMP/lt.jsonl" -o "$TMP/lt.tok" 2>"$TMP/err"
+check "tokenize loads a damaged vocabulary" $?
+grep -q "^pairshard tokenize: warning: .*chinese-damaged-small.vocab.txt:134: '&lt;' is HTML-escaped and '<' is missing" "$TMP/err" &&
+    grep -q "^pairshard tokenize: warning: .*chinese-damaged-small.vocab.txt:112: '&amp;'" "$TMP/err" &&
+    grep -q "^pairshard tokenize: warning: .*chinese-damaged-small.vocab.txt:1: 200 of 200 lines end in CRLF" "$TMP/err"
+check "tokenize warns about &lt;, &amp; and CRLF with file and line" $?
+"$PAIRSHARD" bench-tokenize --no-lowercase --vocab "$DAMAGED" --seconds 0.05 "$TMP/lt.jsonl" >/dev/null 2>"$TMP/err"
+grep -q "^pairshard bench-tokenize: warning: .*:136: '&gt;'" "$TMP/err"
+check "bench-tokenize prints the same warnings" $?
+"$PAIRSHARD" build -q --no-gate --no-lowercase --vocab "$DAMAGED" -o "$TMP/dset" "$DATA/spider/dev.json" 2>"$TMP/err"
+grep -q "^pairshard build: warning: .*:134: '&lt;'" "$TMP/err"
+check "build prints the vocabulary warnings" $?
+python3 -c '
+import json, sys
+w = json.load(open(sys.argv[1])).get("vocab_warnings", [])
+sys.exit(0 if any(":134: '"'"'&lt;'"'"' is HTML-escaped" in x for x in w) and len(w) == 4 else 1)
+' "$TMP/dset/report.json"
+check "build records them in report.json's vocab_warnings" $?
+"$PAIRSHARD" tokenize --vocab "$VOCAB" "$TMP/lt.jsonl" -o "$TMP/lt.tok" 2>"$TMP/err"
+[ ! -s "$TMP/err" ]
+check "an intact vocabulary loads without warnings" $?
 done_testing

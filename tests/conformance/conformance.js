@@ -5,7 +5,8 @@
 // For both vocabularies in tests/data/vocab, on the Spider pairs and the
 // hand-written torture set: the pair and each field alone, untruncated and
 // truncated at 32 and 128, compared id for id (input_ids and
-// token_type_ids). Then every Unicode scalar value, through the four
+// token_type_ids). Then vocabularies without [PAD], with a BOM, CRLF,
+// duplicates or HTML-escaped entries. Then every Unicode scalar value, through the four
 // lowercase/strip_accents combinations and one without clean_text and
 // Chinese padding, compared word for word after the normalizer and
 // pre-tokenizer. Prints TAP; exits 1 on any mismatch.
@@ -269,6 +270,37 @@ async function main() {
         await compareIds(`${v.name} --tokenizer-json ${set.name}`, tok, set.records, set.file,
           ['--tokenizer-json', jsonFile], 'pair', maxLength);
       }
+    }
+  }
+
+  // Damaged and unusual vocab.txt files, derived from bert-base-uncased:
+  // without [PAD] (HF adds it as a new id), with a BOM on the first line,
+  // CRLF endings, duplicated tokens, and HTML-escaped < > & entries.
+  const uncasedText = fs.readFileSync(path.join(DATA, 'vocab', VOCABS[0].file), 'utf8');
+  const lines = uncasedText.split('\n').filter((l, i, a) => i < a.length - 1 || l !== '');
+  const variants = {
+    'no-pad': lines.filter((l) => l !== '[PAD]'),
+    'no-pad-no-mask': lines.filter((l) => l !== '[PAD]' && l !== '[MASK]'),
+    bom: ['\ufeff' + lines[0], ...lines.slice(1)],
+    crlf: lines.map((l) => l + '\r'),
+    duplicates: [...lines, 'hello', 'the', '[PAD]'],
+    'no-pad-duplicates': [...lines.filter((l) => l !== '[PAD]'), 'hello'],
+    'html-escaped': lines.map((l) => l.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')),
+  };
+  const specialText = [
+    ['[PAD] hello [MASK] world', 'select * from t where a < 1 and b > 2 & c'],
+    ['[PAD][PAD] the [UNK] [CLS] x', '<a> &amp; &lt; [SEP] [MASK]'],
+    ['hello [pad] [Pad] [ PAD ]', 'the the hello'],
+  ].map(([q, sql], i) => ({ id: `special-${i}`, question: q, sql }));
+  const damagedRecords = [...specialText, ...spider.slice(0, 300)];
+  const damagedFile = path.join(TMP, 'damaged.jsonl');
+  writeJsonl(damagedFile, damagedRecords);
+  for (const [name, vlines] of Object.entries(variants)) {
+    const vfile = path.join(TMP, `${name}.vocab.txt`);
+    fs.writeFileSync(vfile, vlines.join('\n') + '\n');
+    const vtok = await buildHf(vfile, { lowercase: true });
+    for (const mode of ['pair', 'question']) {
+      await compareIds(`vocab ${name}`, vtok, damagedRecords, damagedFile, ['--vocab', vfile], mode, 0);
     }
   }
 
