@@ -11,21 +11,28 @@ const char *const ps_vunk_field_names[PS_VUNK_FIELDS] = {"question", "sql"};
 static const char *const HINT_NAMES[] = {NULL, "lowercase", "rules", "html_escaped"};
 #define N_HINTS (sizeof HINT_NAMES / sizeof HINT_NAMES[0])
 
-static uint64_t word_hash(const char *w)
+static uint64_t word_hash(const char *w, size_t len)
 {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *w; w++)
-        h = (h ^ (unsigned char)*w) * 1099511628211ULL;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)w[i]) * 1099511628211ULL;
     return h;
 }
 
-static size_t slot_of(const ps_vunk *u, const char *w)
+/* The slot of w[0..len) in the index: its entry, or the empty slot it
+ * would take. */
+static size_t slot_of_n(const ps_vunk *u, const char *w, size_t len)
 {
-    size_t mask = 2 * PS_VUNK_CAP - 1, j = (size_t)word_hash(w) & mask;
-    while (u->slot[j] && strcmp(u->w[u->slot[j] - 1].word, w))
-        j = (j + 1) & mask;
+    size_t mask = 2 * PS_VUNK_CAP - 1, j = (size_t)word_hash(w, len) & mask;
+    for (; u->slot[j]; j = (j + 1) & mask) {
+        const char *e = u->w[u->slot[j] - 1].word;
+        if (!strncmp(e, w, len) && !e[len])
+            break;
+    }
     return j;
 }
+
+static size_t slot_of(const ps_vunk *u, const char *w) { return slot_of_n(u, w, strlen(w)); }
 
 static void reindex(ps_vunk *u)
 {
@@ -55,44 +62,46 @@ static size_t victim(const ps_vunk *u)
     return v;
 }
 
-/* The word cut to PS_VUNK_WORD_MAX bytes at a character boundary. */
-static char *word_copy(const char *word, size_t len)
+/* The length of the word cut to PS_VUNK_WORD_MAX bytes at a character
+ * boundary. */
+static size_t kept_len(const char *word, size_t len)
 {
     if (len > PS_VUNK_WORD_MAX) {
         len = PS_VUNK_WORD_MAX;
         while (len && ((unsigned char)word[len] & 0xC0) == 0x80)
             len--;
     }
-    char *w = malloc(len + 1);
-    if (w) {
-        memcpy(w, word, len);
-        w[len] = '\0';
+    return len;
+}
+
+static char *dup_n(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
     }
-    return w;
+    return d;
 }
 
 int ps_vunk_add(ps_vunk *u, const char *word, size_t len, uint64_t count, uint64_t error,
                 const char *example, int hint)
 {
-    char *w = word_copy(word, len);
-    if (!w)
-        return PS_ENOMEM;
+    len = kept_len(word, len);
     u->total += count;
-    size_t j = slot_of(u, w);
-    if (u->slot[j]) {
+    size_t j = slot_of_n(u, word, len);
+    if (u->slot[j]) { /* the common case: no allocation */
         ps_vunk_word *e = &u->w[u->slot[j] - 1];
         e->count += count;
         e->error += error;
-        if (!e->example && example && !(e->example = strdup(example))) {
-            free(w);
+        if (!e->example && example && !(e->example = strdup(example)))
             return PS_ENOMEM;
-        }
-        free(w);
         return 0;
     }
-    char *ex = example ? strdup(example) : NULL;
-    if (example && !ex) {
+    char *w = dup_n(word, len), *ex = example ? strdup(example) : NULL;
+    if (!w || (example && !ex)) {
         free(w);
+        free(ex);
         return PS_ENOMEM;
     }
     ps_vunk_word *e;
