@@ -104,16 +104,18 @@ static bool html_escaped(const ps_tokenizer *tok, const char *w, size_t len)
     return false;
 }
 
-/* Typographic quotes, full-width forms, CJK punctuation, emoji and other
- * symbols: characters a cleaning rule usually maps to plain ASCII. */
-static bool replaceable_char(uint32_t cp)
+static bool has_typographic(const char *w, size_t len)
 {
-    return (cp >= 0x2010 && cp <= 0x205F) ||  /* dashes, quotes, ellipsis */
-           (cp >= 0x3000 && cp <= 0x303F) ||  /* CJK punctuation */
-           (cp >= 0xFF00 && cp <= 0xFFEF) ||  /* full-width forms */
-           (cp >= 0x2190 && cp <= 0x2BFF) ||  /* arrows, symbols, dingbats */
-           (cp >= 0x1F000 && cp <= 0x1FAFF) || /* emoji */
-           cp == 0x00A0 || cp == 0x00B7;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        unsigned k = ps_tok_utf8_decode((const unsigned char *)w + i, len - i, &cp);
+        if (!k)
+            return false;
+        if (ps_is_typographic(cp))
+            return true;
+        i += k;
+    }
+    return false;
 }
 
 int ps_tokenizer_unk_hint(const ps_tokenizer *tok, ps_tok_scratch *s, const char *word, size_t len)
@@ -124,9 +126,7 @@ int ps_tokenizer_unk_hint(const ps_tokenizer *tok, ps_tok_scratch *s, const char
         return PS_UNK_HINT_HTML;
     if (!tok->lowercase && lower_fits(tok, s, word, len))
         return PS_UNK_HINT_LOWERCASE;
-    uint32_t cp;
-    unsigned k = ps_tok_utf8_decode((const unsigned char *)word, len, &cp);
-    if (k && replaceable_char(cp))
+    if (has_typographic(word, len))
         return PS_UNK_HINT_RULES;
     return PS_UNK_HINT_NONE;
 }

@@ -1,5 +1,6 @@
 /* validate/unk_words.c — the words that became [UNK] (per field, bounded
  * and mergeable), their JSON, and the hints reports give for them. */
+#include "common/unicode.h"
 #include "pairshard/tokenizer.h"
 #include "validate/vinternal.h"
 
@@ -310,13 +311,24 @@ typedef struct rule_acc {
     size_t n;
 } rule_acc;
 
-static int rule_add(rule_acc *r, const char *word, int field)
+/* Decodes one code point of valid UTF-8 (the words come from the
+ * tokenizer, which checked them); returns its length. */
+static unsigned decode(const unsigned char *p, uint32_t *cp)
 {
-    uint32_t cp = 0;
-    const unsigned char *p = (const unsigned char *)word;
     unsigned len = p[0] < 0x80 ? 1 : p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3 : 4;
-    for (unsigned i = 0; i < len; i++)
-        cp = i ? (cp << 6) | (p[i] & 0x3F) : p[0] & (len == 1 ? 0x7F : 0x7F >> len);
+    uint32_t c = len == 1 ? p[0] : p[0] & (0x7Fu >> len);
+    for (unsigned i = 1; i < len; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 1; /* not valid: skip a byte */
+        c = (c << 6) | (p[i] & 0x3F);
+    }
+    *cp = c;
+    return len;
+}
+
+/* Adds one typographic character to the class of its replacement. */
+static int rule_add_char(rule_acc *r, const char *ch, unsigned len, uint32_t cp, int field)
+{
     char buf[2];
     const char *with = ascii_for(cp, buf);
     size_t k = 0;
@@ -331,9 +343,23 @@ static int rule_add(rule_acc *r, const char *word, int field)
     }
     r->field[k][field] = true;
     for (size_t i = 0; i + len <= r->cls[k].len; i++)
-        if (!memcmp(r->cls[k].data + i, word, len))
+        if (!memcmp(r->cls[k].data + i, ch, len))
             return 0; /* already in the class */
-    return ps_buf_append(&r->cls[k], word, len) ? PS_ENOMEM : 0;
+    return ps_buf_append(&r->cls[k], ch, len) ? PS_ENOMEM : 0;
+}
+
+static int rule_add(rule_acc *r, const char *word, int field)
+{
+    const unsigned char *p = (const unsigned char *)word;
+    while (*p) {
+        uint32_t cp = 0;
+        unsigned len = decode(p, &cp);
+        int rc = ps_is_typographic(cp) ? rule_add_char(r, (const char *)p, len, cp, field) : 0;
+        if (rc)
+            return rc;
+        p += len;
+    }
+    return 0;
 }
 
 /* A --rules file replacing the characters: one rule per replacement. */
@@ -457,9 +483,13 @@ static int summary_field(ps_buf *b, json_t *t, const char *field)
     {
         const char *hint = json_string_value(json_object_get(e, "hint"));
         const char *ex = json_string_value(json_object_get(e, "example"));
-        bad |= ps_buf_printf(b, "    %-16s %8lld  e.g. %s%s%s\n",
-                             json_string_value(json_object_get(e, "word")),
-                             (long long)json_integer_value(json_object_get(e, "count")),
+        const char *w = json_string_value(json_object_get(e, "word"));
+        w = w ? w : "";
+        size_t cols = 0; /* pad by characters, not bytes */
+        for (const char *c = w; *c; c++)
+            cols += ((unsigned char)*c & 0xC0) != 0x80;
+        bad |= ps_buf_printf(b, "    %s%*s %8lld  e.g. %s%s%s\n", w, cols < 16 ? (int)(16 - cols) : 0,
+                             "", (long long)json_integer_value(json_object_get(e, "count")),
                              ex ? ex : "?", hint ? "  hint: " : "", hint ? hint : "") != 0;
     }
     return bad;
