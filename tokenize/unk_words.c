@@ -60,37 +60,39 @@ int ps_tokenizer_unk_words(const ps_tokenizer *tok, ps_tok_scratch *s, const cha
     return ps_tokenizer_words(tok, s, text, len, filter_word, &f, err);
 }
 
-/* The word with every letter lower-cased (full Unicode mapping), or NULL. */
-static char *lowercased(const char *w, size_t len, size_t *out_len)
+/* Writes the word with every letter lower-cased (full Unicode mapping) to
+ * out, which has room for 12 bytes per input byte (an input code point of
+ * >= 1 byte lowers to <= 3 code points of <= 4 bytes); returns the length,
+ * or SIZE_MAX for invalid UTF-8. */
+static size_t lowercase_into(const char *w, size_t len, char *out)
 {
-    char *o = malloc(len * 3 + 4); /* a code point lowers to <= 3 of <= 4 bytes each */
-    if (!o)
-        return NULL;
     size_t n = 0;
     for (size_t i = 0; i < len;) {
         uint32_t cp, low[3];
         unsigned k = ps_tok_utf8_decode((const unsigned char *)w + i, len - i, &cp);
-        if (!k) {
-            free(o);
-            return NULL;
-        }
+        if (!k)
+            return SIZE_MAX;
         int m = ps_uni_lowercase(cp, low);
         for (int j = 0; j < m; j++)
-            n += ps_utf8_encode(low[j], o + n);
+            n += ps_utf8_encode(low[j], out + n);
         i += k;
     }
-    *out_len = n;
-    return o;
+    return n;
 }
 
 static bool lower_fits(const ps_tokenizer *tok, ps_tok_scratch *s, const char *w, size_t len)
 {
-    size_t n;
-    char *low = lowercased(w, len, &n);
+    char stack[512];
+    size_t need = len * 12 + 4; /* 3 code points of 4 bytes per input byte, at worst */
+    char *low = need <= sizeof stack ? stack : malloc(need);
+    if (!low)
+        return false;
+    size_t n = lowercase_into(w, len, low);
     bool unk = true;
-    if (low && (n != len || memcmp(low, w, len)))
+    if (n != SIZE_MAX && (n != len || memcmp(low, w, len)))
         word_is_unk(tok, s, low, n, &unk);
-    free(low);
+    if (low != stack)
+        free(low);
     return !unk;
 }
 
