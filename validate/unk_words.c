@@ -418,7 +418,7 @@ static json_t *hint_words(const ps_vunk u[PS_VUNK_FIELDS], size_t *const ix[PS_V
 
 static const char *const HINT_TEXT[] = {
     NULL,
-    "the vocabulary is lower-case: try --lowercase (these words are in it lower-cased)",
+    "the vocabulary is lower-case: try --lowercase (lower-cased, these words have no [UNK])",
     "typographic, full-width or emoji characters the vocabulary lacks: map them to ASCII with "
     "a --rules file such as the one below",
     "the vocabulary looks HTML-escaped (it holds &lt; &gt; &amp; where < > & belong): use the "
@@ -488,9 +488,13 @@ static int summary_field(ps_buf *b, json_t *t, const char *field)
         size_t cols = 0; /* pad by characters, not bytes */
         for (const char *c = w; *c; c++)
             cols += ((unsigned char)*c & 0xC0) != 0x80;
-        bad |= ps_buf_printf(b, "    %s%*s %8lld  e.g. %s%s%s\n", w, cols < 16 ? (int)(16 - cols) : 0,
+        long long over = json_integer_value(json_object_get(e, "error"));
+        bad |= ps_buf_printf(b, "    %s%*s %8lld  e.g. %s%s%s", w, cols < 16 ? (int)(16 - cols) : 0,
                              "", (long long)json_integer_value(json_object_get(e, "count")),
                              ex ? ex : "?", hint ? "  hint: " : "", hint ? hint : "") != 0;
+        if (over > 0) /* a word that entered a full table inherits the count it replaced */
+            bad |= ps_buf_printf(b, "  (count overstated by at most %lld)", over) != 0;
+        bad |= ps_buf_putc(b, '\n') != 0;
     }
     return bad;
 }
