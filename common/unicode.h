@@ -48,4 +48,17 @@ static inline unsigned ps_utf8_encode(uint32_t cp, char out[4])
     return 4;
 }
 
+/* Typographic quotes and dashes, CJK and full-width punctuation, symbols
+ * and emoji: characters a cleaning rule usually maps to ASCII or drops
+ * (the hint for a word that became [UNK], in tokenize and validate). */
+static inline bool ps_is_typographic(uint32_t cp)
+{
+    return (cp >= 0x2010 && cp <= 0x205F) ||  /* dashes, quotes, ellipsis */
+           (cp >= 0x3000 && cp <= 0x303F) ||  /* CJK punctuation */
+           (cp >= 0xFF00 && cp <= 0xFFEF) ||  /* full-width forms */
+           (cp >= 0x2190 && cp <= 0x2BFF) ||  /* arrows, symbols, dingbats */
+           (cp >= 0x1F000 && cp <= 0x1FAFF) || /* emoji */
+           cp == 0x00A0 || cp == 0x00B7;
+}
+
 #endif

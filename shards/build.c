@@ -40,6 +40,8 @@ typedef struct packed {
     size_t o_rq, o_rs; /* the fields as read, for the paired statistics */
     size_t o_keys;     /* the record's keys, for the named-field check */
     uint32_t ntokens, type_boundary, unk_tokens;
+    size_t o_unk;   /* words that became [UNK]: field, hint, length (2 bytes LE), bytes; n_unk */
+    uint32_t n_unk;
     uint32_t raw_q_chars, raw_s_chars, q_chars, s_chars;
     bool truncated;
 } packed;
@@ -90,6 +92,46 @@ static size_t arena_put(ps_buf *b, const void *p, size_t n, int *rc)
 }
 
 static const char *at(const ps_buf *b, size_t off) { return off == NOOFF ? NULL : b->data + off; }
+
+#define PS_UNK_WORD_BYTES 256u
+
+typedef struct unk_sink {
+    const ps_tokenizer *tok;
+    ps_tok_scratch *ts;
+    ps_buf *out;
+    packed *pk;
+    char field;
+} unk_sink;
+
+static int put_unk_word(void *ctx, const char *w, size_t len)
+{
+    unk_sink *u = ctx;
+    if (len > PS_UNK_WORD_BYTES)
+        len = PS_UNK_WORD_BYTES; /* the statistics keep less */
+    char head[4] = {u->field, (char)ps_tokenizer_unk_hint(u->tok, u->ts, w, len), (char)(len & 0xFF),
+                    (char)(len >> 8)};
+    if (ps_buf_append(u->out, head, sizeof head) || ps_buf_append(u->out, w, len))
+        return PS_ENOMEM;
+    u->pk->n_unk++;
+    return 0;
+}
+
+/* Records which words of a kept record became [UNK] (only records that
+ * hold one pay for this second walk). */
+static int capture_unk_words(const ps_tokenizer *tok, ps_tok_scratch *ts, chunk *ch, packed *pk)
+{
+    const ps_clean_result *r = &pk->it.res;
+    unk_sink u = {tok, ts, &ch->out, pk, 0};
+    pk->o_unk = ch->out.len;
+    int rc = ps_tokenizer_unk_words(tok, ts, r->question, r->question_len, put_unk_word, &u,
+                                    &ch->err);
+    u.field = 1;
+    if (!rc)
+        rc = ps_tokenizer_unk_words(tok, ts, r->sql, r->sql_len, put_unk_word, &u, &ch->err);
+    if (rc == PS_ENOMEM)
+        rc = ps_error_set(&ch->err, rc, "out of memory while tokenizing");
+    return rc;
+}
 
 /* Cleans and tokenizes every record of a chunk (a worker thread). */
 static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch *ts)
@@ -151,6 +193,10 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
             pk->truncated = enc.truncated != 0;
             for (size_t t = 0; t < enc.len; t++)
                 pk->unk_tokens += enc.input_ids[t] == p->unk_id;
+            if (pk->unk_tokens && (rc = capture_unk_words(cfg->tokenizer, ts, ch, pk))) {
+                ch->rc = rc;
+                break;
+            }
             pk->q_chars = count_chars(r->question, r->question_len);
             pk->s_chars = count_chars(r->sql, r->sql_len);
         }
@@ -227,7 +273,7 @@ static int writer_line(FILE *f, const ps_clean_result *r, ps_error *err)
 
 /* Feeds one committed record to the validation statistics: raw (as
  * read), cleaned and tokenized (kept records), and the paired view. */
-static int observe(ps_build_state *st, const char *input, const packed *pk)
+static int observe(ps_build_state *st, const char *input, const packed *pk, const ps_buf *arena)
 {
     const ps_clean_item *it = &pk->it;
     const ps_clean_result *r = &it->res;
@@ -250,6 +296,12 @@ static int observe(ps_build_state *st, const char *input, const packed *pk)
         t.truncated = pk->truncated;
         if (!rc)
             rc = ps_vstats_add(st->v_tok, &t);
+        const unsigned char *u = pk->n_unk ? (const unsigned char *)at(arena, pk->o_unk) : NULL;
+        for (uint32_t k = 0; !rc && k < pk->n_unk; k++) {
+            size_t len = u[2] | (size_t)u[3] << 8;
+            rc = ps_vstats_add_unk_word(st->v_tok, u[0], (const char *)u + 4, len, r->id, u[1]);
+            u += 4 + len;
+        }
     }
     if (!rc) {
         bool after = r->outcome != PS_OUTCOME_REJECTED;
@@ -288,7 +340,7 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         }
         int rc = ps_cleaner_commit(st->cleaner, ch->in.path, it, err);
         if (!rc)
-            rc = observe(st, ch->in.path, pk);
+            rc = observe(st, ch->in.path, pk, &ch->out);
         if (rc)
             return ps_error_set(err, rc, "out of memory in the statistics");
         ps_clean_result *r = &it->res;

@@ -181,6 +181,64 @@ static void test_chinese_vocab_is_cased(void **state)
     ps_tokenizer_free(tok);
 }
 
+typedef struct unk_list {
+    char text[256];
+    int hints[16];
+    size_t n;
+    const ps_tokenizer *tok;
+    ps_tok_scratch *s;
+} unk_list;
+
+static int collect_unk(void *ctx, const char *w, size_t len)
+{
+    unk_list *u = ctx;
+    size_t at = strlen(u->text);
+    snprintf(u->text + at, sizeof u->text - at, "%s%.*s", at ? "|" : "", (int)len, w);
+    if (u->n < 16)
+        u->hints[u->n] = ps_tokenizer_unk_hint(u->tok, u->s, w, len);
+    u->n++;
+    return 0;
+}
+
+/* The words that became [UNK] and why: bert-base-chinese (as in tests/data:
+ * HTML-escaped, lower-case Latin part) without lowercasing. */
+static void test_unk_words_and_hints(void **state)
+{
+    (void)state;
+    ps_tokenizer_options opt;
+    ps_tokenizer_options_init(&opt);
+    opt.lowercase = 0;
+    ps_tokenizer *tok = NULL;
+    ps_error err;
+    assert_int_equal(ps_tokenizer_load_vocab(data_path("vocab/bert-base-chinese.vocab.txt"), &opt,
+                                             &tok, &err), 0);
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    unk_list u = {.tok = tok, .s = s};
+    const char *t = "SELECT name FROM \xE2\x80\x9C\xE5\xAD\xA6\xE2\x80\x9D WHERE a < 3 ok\xF0\x9F\x98\x80";
+    assert_int_equal(ps_tokenizer_unk_words(tok, s, t, strlen(t), collect_unk, &u, &err), 0);
+    assert_string_equal(u.text, "SELECT|FROM|\xE2\x80\x9C|\xE2\x80\x9D|WHERE|<|ok\xF0\x9F\x98\x80");
+    const int want[] = {PS_UNK_HINT_LOWERCASE, PS_UNK_HINT_LOWERCASE, PS_UNK_HINT_RULES,
+                        PS_UNK_HINT_RULES, PS_UNK_HINT_LOWERCASE, PS_UNK_HINT_HTML,
+                        PS_UNK_HINT_RULES};
+    assert_int_equal(u.n, 7);
+    for (size_t i = 0; i < 7; i++)
+        assert_int_equal(u.hints[i], want[i]);
+    /* the encoding holds exactly as many [UNK] as words were reported */
+    ps_encoding enc;
+    int n = ps_tokenizer_tokenize(tok, s, t, strlen(t), &enc, &err);
+    assert_true(n > 0);
+    size_t unk = 0;
+    for (size_t i = 0; i < enc.len; i++)
+        unk += enc.input_ids[i] == ps_tokenizer_token_to_id(tok, "[UNK]", 5);
+    assert_int_equal(unk, 7);
+    /* no [UNK]: no call */
+    unk_list none = {.tok = tok, .s = s};
+    assert_int_equal(ps_tokenizer_unk_words(tok, s, "name", 4, collect_unk, &none, &err), 0);
+    assert_int_equal(none.n, 0);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
 /* ---- normalizer and pre-tokenizer -------------------------------------- */
 
 static void test_normalization(void **state)
@@ -774,6 +832,7 @@ int main(void)
         cmocka_unit_test(test_random_vocab_files),
         cmocka_unit_test(test_shared_across_threads),
         cmocka_unit_test(test_truncated_flag),
+        cmocka_unit_test(test_unk_words_and_hints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -100,8 +100,11 @@ static const checkdef DEFS[C_N] = {
      "max over p50, p90, p99 of the relative shift, sql chars"},
     {"tokens_quantiles", "lengths", ">", 0.25, 0.1, M_FAIL,
      "max over p50, p90, p99 of the relative shift, tokens"},
-    {"unk_token_rate", "health", ">", 0.01, 0.002, M_FAIL, "[UNK] tokens / tokens"},
-    {"unk_record_rate", "health", ">", 0.05, 0.01, M_FAIL,
+    /* calibrated on standard sets (docs/REPORT.md): a fitting vocabulary and
+     * casing stays under ~1.5% [UNK] tokens, a wrong one goes past ~9%; the
+     * record share flags curly quotes in a fifth of CSpider, so it warns only */
+    {"unk_token_rate", "health", ">", 0.05, 0.002, M_FAIL, "[UNK] tokens / tokens"},
+    {"unk_record_rate", "health", ">", 0.05, 0.01, M_WARN,
      "records with at least one [UNK] / tokenized records"},
     {"unk_rate_increase", "health", ">", 0.005, 0.001, M_FAIL,
      "current [UNK] token rate - baseline [UNK] token rate"},
@@ -656,14 +659,15 @@ static void health_checks(ctx *x, const ps_vstats *T, const ps_vstats *base, boo
     double ur = (double)T->unk_tokens / (double)T->tokens;
     int vd = verdict_of(x, C_UNK_TOKEN, ur);
     push(x, C_UNK_TOKEN, ur, NAN,
-         json_pack("{sIsI}", "unk_tokens", (json_int_t)T->unk_tokens, "tokens", (json_int_t)T->tokens),
+         json_pack("{sIsIso*}", "unk_tokens", (json_int_t)T->unk_tokens, "tokens",
+                   (json_int_t)T->tokens, "unk_words", T->unk_tokens ? ps_vunk_details(T->unk) : NULL),
          "[UNK] is %.3f%% of tokens (warn %.3g%%, fail %.3g%%): %s", 100 * ur,
          100 * x->c->warn[C_UNK_TOKEN], 100 * x->c->fail[C_UNK_TOKEN], vword(vd));
     double rr = (double)T->records_with_unk / (double)nt;
     vd = verdict_of(x, C_UNK_RECORD, rr);
     push(x, C_UNK_RECORD, rr, NAN,
-         json_pack("{sIsI}", "records_with_unk", (json_int_t)T->records_with_unk, "records",
-                   (json_int_t)nt),
+         json_pack("{sIsIso*}", "records_with_unk", (json_int_t)T->records_with_unk, "records",
+                   (json_int_t)nt, "unk_words", T->unk_tokens ? ps_vunk_details(T->unk) : NULL),
          "%.2f%% of records hold an [UNK] (warn %.3g%%, fail %.3g%%): %s", 100 * rr,
          100 * x->c->warn[C_UNK_RECORD], 100 * x->c->fail[C_UNK_RECORD], vword(vd));
     if (increase) {

@@ -526,6 +526,77 @@ static void attention(page *pg)
     ps_html_raw(h, "</section>");
 }
 
+/* The words that became [UNK] (details of the [UNK] checks): a table per
+ * field and the hints, so a stopped build says why without a script. */
+static void unk_words_table(ps_html *h, json_t *t, const char *field)
+{
+    json_t *words = jget(t, "words");
+    if (!json_array_size(words))
+        return;
+    ps_html_raw(h, "<h3>");
+    ps_html_text(h, field);
+    ps_html_raw(h, " <span class=\"mu\">(");
+    put_count(h, jget(t, "total"));
+    ps_html_raw(h, " in all)</span></h3><div class=\"tw\"><table><thead><tr><th>word</th>"
+                   "<th>count</th><th>example record</th><th>hint</th></tr></thead><tbody>");
+    size_t i;
+    json_t *e;
+    json_array_foreach(words, i, e)
+    {
+        if (i >= 20)
+            break;
+        ps_html_raw(h, "<tr><td class=\"mono\">");
+        put_field_text(h, e, "word", CAP_SHORT);
+        ps_html_raw(h, "</td><td>");
+        put_count(h, jget(e, "count"));
+        ps_html_raw(h, "</td><td class=\"mono\">");
+        put_field_text(h, e, "example", CAP_SHORT);
+        ps_html_raw(h, "</td><td>");
+        put_field_text(h, e, "hint", CAP_SHORT);
+        ps_html_raw(h, "</td></tr>");
+    }
+    ps_html_raw(h, "</tbody></table></div>");
+}
+
+static void unk_words(page *pg)
+{
+    json_t *uw = NULL;
+    for (size_t i = 0; i < pg->n_checks && !uw; i++)
+        uw = jget(jget(pg->checks[i].c, "details"), "unk_words");
+    if (!json_is_object(uw))
+        return;
+    ps_html *h = &pg->h;
+    ps_html_raw(h, "<section id=\"unk-words\"><h2>Words that became [UNK]</h2>");
+    unk_words_table(h, jget(uw, "question"), "question");
+    unk_words_table(h, jget(uw, "sql"), "sql");
+    size_t i;
+    json_t *hint;
+    json_array_foreach(jget(uw, "hints"), i, hint)
+    {
+        ps_html_raw(h, "<p class=\"expl\"><b>hint:</b> ");
+        put_field_text(h, hint, "message", CAP_TEXT);
+        ps_html_raw(h, " <span class=\"mono\">(");
+        size_t k;
+        json_t *w;
+        json_array_foreach(jget(hint, "words"), k, w)
+        {
+            ps_html_raw(h, k ? " " : "");
+            ps_html_text_capped(h, jstr(w, NULL) ? jstr(w, NULL) : "", jstr(w, NULL) ? strlen(jstr(w, NULL)) : 0,
+                                CAP_SHORT);
+        }
+        ps_html_raw(h, ")</span></p>");
+        json_t *rules = jget(hint, "rules");
+        char *txt = rules ? json_dumps(rules, JSON_COMPACT) : NULL;
+        if (txt) {
+            ps_html_raw(h, "<pre class=\"tx\">");
+            ps_html_text_capped(h, txt, strlen(txt), CAP_TEXT);
+            ps_html_raw(h, "</pre>");
+        }
+        free(txt);
+    }
+    ps_html_raw(h, "</section>");
+}
+
 static void checks_table(page *pg)
 {
     ps_html *h = &pg->h;
@@ -1926,6 +1997,7 @@ char *ps_report_html(json_t *report)
     ps_html_raw(h, "</style></head><body><main>");
     banner(&pg);
     attention(&pg);
+    unk_words(&pg);
     checks_table(&pg);
     examples(&pg);
     lengths(&pg);

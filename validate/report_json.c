@@ -114,6 +114,22 @@ char *ps_vreport_json(const ps_vreport *r)
     return s;
 }
 
+/* The words behind a failed or warned [UNK] check, once. */
+static int unk_words_summary(ps_buf *b, const ps_vreport *r)
+{
+    json_t *words = NULL;
+    bool flagged = false;
+    for (size_t i = 0; i < r->n; i++) {
+        const ps_vcheck *k = &r->checks[i];
+        if (strncmp(k->name, "unk_", 4))
+            continue;
+        flagged |= k->verdict == PS_VV_FAIL || k->verdict == PS_VV_WARN;
+        if (!words)
+            words = json_object_get(k->details, "unk_words");
+    }
+    return flagged && words ? ps_vunk_summary(b, words) : 0;
+}
+
 char *ps_vreport_summary(const ps_vreport *r)
 {
     if (!r)
@@ -134,6 +150,8 @@ char *ps_vreport_summary(const ps_vreport *r)
                                  k->name, k->explanation) != 0;
         }
     }
+    if (!bad)
+        bad = unk_words_summary(&b, r);
     if (bad) {
         ps_buf_free(&b);
         return NULL;

@@ -37,7 +37,27 @@ void ps_vstats_free(ps_vstats *s)
     free(s->labels);
     ps_strmap_free(&s->names);
     free(s->bounds);
+    for (int f = 0; s->unk && f < PS_VUNK_FIELDS; f++)
+        ps_vunk_clear(&s->unk[f]);
+    free(s->unk);
     free(s);
+}
+
+static int unk_tables(ps_vstats *s)
+{
+    if (!s->unk && !(s->unk = calloc(PS_VUNK_FIELDS, sizeof *s->unk)))
+        return PS_ENOMEM;
+    return 0;
+}
+
+int ps_vstats_add_unk_word(ps_vstats *s, int field, const char *word, size_t len,
+                           const char *example, int hint)
+{
+    if (!s || !word || !len || field < 0 || field >= PS_VUNK_FIELDS)
+        return PS_EINVAL;
+    if (unk_tables(s))
+        return PS_ENOMEM;
+    return ps_vunk_add(&s->unk[field], word, len, 1, 0, example, hint);
 }
 
 const ps_vlabel *ps_vstats_find_label(const ps_vstats *s, const char *name)
@@ -168,6 +188,9 @@ int ps_vstats_merge(ps_vstats *into, const ps_vstats *from)
     dist_merge(&into->all, &from->all);
     for (size_t i = 0; i < PS_VTOK_EXACT; i++)
         into->tok_exact[i] += from->tok_exact[i];
+    for (int f = 0; from->unk && f < PS_VUNK_FIELDS; f++)
+        if (unk_tables(into) || ps_vunk_merge(&into->unk[f], &from->unk[f]))
+            return PS_ENOMEM;
     if (!into->nbounds && from->nbounds)
         return ps_vstats_set_padding(into, from->bounds, from->nbounds);
     return 0;
@@ -384,6 +407,10 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
                       padded ? (double)(padded - toks) / (double)padded : 0.0));
     } else {
         bad |= json_object_set_new(o, "padding", json_null());
+    }
+    if (!strcmp(s->point, "tokenized")) {
+        json_t *u = ps_vunk_to_json(s->unk, 0);
+        bad |= !u || json_object_set_new(o, "unk_words", u);
     }
     size_t *ix = ps_vstats_sorted_labels(s);
     if (s->nlabels && !ix)
@@ -611,6 +638,17 @@ int ps_vstats_from_json(json_t *j, ps_vstats **out, ps_error *err)
             rc = ps_error_set(err, rc, "%s: padding bounds", ctx);
             goto fail;
         }
+    }
+    json_t *uw = json_object_get(j, "unk_words");
+    if (uw && !json_is_null(uw)) { /* absent in files of earlier versions */
+        if (strcmp(point, "tokenized"))
+            FAILF("%s: 'unk_words' before tokenization", ctx);
+        if (unk_tables(s)) {
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+            goto fail;
+        }
+        if ((rc = ps_vunk_from_json(uw, s->unk, err)))
+            goto fail;
     }
     json_t *labels = json_object_get(j, "labels");
     if (label_count > PS_VSTATS_MAX_LABELS) {

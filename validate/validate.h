@@ -55,6 +55,12 @@ ps_vstats *ps_vstats_new(const char *point);
 void ps_vstats_free(ps_vstats *s);
 /* Adds one record. Returns 0 or PS_ENOMEM. */
 int ps_vstats_add(ps_vstats *s, const ps_vrecord *r);
+/* Counts one word of a tokenized record's question (field 0) or sql
+ * (field 1) that became [UNK]; `example` names the record (may be NULL),
+ * `hint` is a PS_UNK_HINT_*. Call it after ps_vstats_add of the record,
+ * in input order. Returns 0, PS_EINVAL or PS_ENOMEM. */
+int ps_vstats_add_unk_word(ps_vstats *s, int field, const char *word, size_t len,
+                           const char *example, int hint);
 /* Counts a record that was dropped before its fields could be read
  * (bad JSON...): it counts in `records` and `unparsed` only. */
 void ps_vstats_add_unparsed(ps_vstats *s);

@@ -32,6 +32,50 @@ typedef struct ps_vlabel {
 /* Exact token-length counts kept for the padding rate (overall only). */
 #define PS_VTOK_EXACT 1024u
 
+/* The words that became [UNK], per field: a space-saving heavy-hitters
+ * table (Metwally et al.) of at most PS_VUNK_CAP words. While it has room
+ * the counts are exact; a new word then replaces the least counted one
+ * (ties: the largest word in byte order, so the choice depends on the
+ * table's contents, not its order) and inherits its count as `error`, an
+ * upper bound of how much `count` overstates. Words are added in input
+ * order and tables merged in part order: same input, same table. */
+#define PS_VUNK_CAP 256u
+#define PS_VUNK_TOP 20u      /* words shown in reports */
+#define PS_VUNK_WORD_MAX 64u /* bytes of a word kept (longer: cut at a character) */
+enum { PS_VUNK_QUESTION = 0, PS_VUNK_SQL = 1, PS_VUNK_FIELDS = 2 };
+extern const char *const ps_vunk_field_names[PS_VUNK_FIELDS]; /* question, sql */
+
+typedef struct ps_vunk_word {
+    char *word, *example; /* example: the id of the first record seen with it */
+    uint64_t count, error;
+    int hint;             /* PS_UNK_HINT_* */
+} ps_vunk_word;
+
+typedef struct ps_vunk {
+    ps_vunk_word w[PS_VUNK_CAP];
+    size_t n;
+    uint16_t slot[2 * PS_VUNK_CAP]; /* open addressing: index + 1, 0 empty */
+    uint64_t total;                 /* every [UNK] word seen, tracked or not */
+} ps_vunk;
+
+void ps_vunk_clear(ps_vunk *u);
+/* Counts `count` more of `word` (error: its inherited overstatement). */
+int ps_vunk_add(ps_vunk *u, const char *word, size_t len, uint64_t count, uint64_t error,
+                const char *example, int hint);
+int ps_vunk_merge(ps_vunk *into, const ps_vunk *from);
+/* Entry indices by count (descending), then word (malloc'ed; NULL when
+ * out of memory or empty). */
+size_t *ps_vunk_sorted(const ps_vunk *u);
+/* {"question": {...}, "sql": {...}} for stats.json (every tracked word),
+ * and back (untrusted). */
+json_t *ps_vunk_to_json(const ps_vunk u[PS_VUNK_FIELDS], size_t top);
+int ps_vunk_from_json(json_t *j, ps_vunk u[PS_VUNK_FIELDS], ps_error *err);
+/* The details the [UNK] checks carry: the top words per field and the
+ * hints that apply ({"question": ..., "sql": ..., "hints": [...]}). */
+json_t *ps_vunk_details(const ps_vunk u[PS_VUNK_FIELDS]);
+/* Appends the words and hints of such details to a terminal summary. */
+int ps_vunk_summary(ps_buf *b, json_t *unk_words);
+
 struct ps_vstats {
     char point[16];
     uint64_t records, unparsed, unlabeled;
@@ -45,6 +89,7 @@ struct ps_vstats {
     ps_strmap names;   /* label -> index into labels */
     uint32_t *bounds;  /* padding bucket bounds (ps_vstats_set_padding) */
     size_t nbounds;
+    ps_vunk *unk;      /* [PS_VUNK_FIELDS], allocated with the first [UNK] word */
 };
 
 /* The label's entry, or NULL. */

@@ -183,6 +183,28 @@ PS_API int ps_tokenizer_words(const ps_tokenizer *tok, ps_tok_scratch *s,
                               const char *text, size_t len, ps_word_fn fn, void *ctx,
                               ps_error *err);
 
+/* Calls `fn` for each word of text[0..len) (normalized and pre-tokenized,
+ * as ps_tokenizer_words gives it) that WordPiece turns into the unk token,
+ * in text order; the whole text is walked (no truncation). For diagnosing
+ * [UNK]: call it only for text whose encoding held one. Uses the scratch
+ * (its encoding is overwritten). Returns 0, fn's first non-zero value, or
+ * PS_EUTF8/PS_ENOMEM/PS_EINVAL. */
+PS_API int ps_tokenizer_unk_words(const ps_tokenizer *tok, ps_tok_scratch *s,
+                                  const char *text, size_t len, ps_word_fn fn, void *ctx,
+                                  ps_error *err);
+
+/* Why a word (as ps_tokenizer_unk_words reports it) may have become [UNK]. */
+enum {
+    PS_UNK_HINT_NONE = 0,
+    PS_UNK_HINT_LOWERCASE = 1, /* the word lower-cased is in the vocabulary: --lowercase */
+    PS_UNK_HINT_RULES = 2,     /* a typographic/full-width/emoji character: a cleaning rule */
+    PS_UNK_HINT_HTML = 3       /* the vocabulary holds its HTML entity (&lt; for <) */
+};
+
+/* Returns a PS_UNK_HINT_* for `word`. Uses the scratch as above. */
+PS_API int ps_tokenizer_unk_hint(const ps_tokenizer *tok, ps_tok_scratch *s, const char *word,
+                                 size_t len);
+
 #ifdef __cplusplus
 }
 #endif

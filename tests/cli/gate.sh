@@ -95,4 +95,82 @@ check "validate: a statistics file against itself passes" $?
 [ $? -eq 1 ] && [ "$(verdict "$TMP/diff.json")" = fail ]
 check "validate: train+dev against dev alone fails (other labels)" $?
 
+# [UNK] diagnostics and the calibrated thresholds, on a CSpider-like set
+# (Spider dev's SQL, Chinese questions with curly quotes; see
+# tests/data/PROVENANCE.md) with bert-base-chinese as published (the copy
+# in tests/data is HTML-escaped with CRLF: undone here).
+python3 "$DATA/cspider/make_cspider_like.py" "$DATA/spider/dev.json" "$TMP/cspider.json"
+ZH="$TMP/zh.vocab.txt"
+sed 's/\r$//; s/&lt;/</g; s/&gt;/>/g; s/&amp;/\&/g' "$DATA/vocab/bert-base-chinese.vocab.txt" >"$ZH"
+Z() { "$PAIRSHARD" build -q --vocab "$ZH" --label-field db_id "$@"; }
+Z --lowercase -o "$TMP/zh_lower" "$TMP/cspider.json" 2>"$TMP/err"
+[ $? -eq 0 ] && [ "$(verdict "$TMP/zh_lower/report.json")" = warn ]
+check "CSpider-like + bert-base-chinese, lower-cased: published, verdict warn (curly quotes)" $?
+python3 - "$TMP/zh_lower/stats.json" "$TMP/zh_lower/report.json" <<'PY'
+import json, sys
+u = json.load(open(sys.argv[1]))["points"]["tokenized"]["unk_words"]
+q = {w["word"]: w for w in u["question"]["words"]}
+assert "\u201c" in q and "\u201d" in q, q.keys()
+assert q["\u201c"]["hint"] == "rules" and q["\u201c"]["example"], q["\u201c"]
+assert u["question"]["total"] >= q["\u201c"]["count"] + q["\u201d"]["count"]
+r = json.load(open(sys.argv[2]))
+c = {c["name"]: c for c in r["checks"]}
+assert c["unk_token_rate"]["verdict"] == "warn" and c["unk_record_rate"]["verdict"] == "warn", c
+hints = {h["hint"]: h for h in c["unk_token_rate"]["details"]["unk_words"]["hints"]}
+rule = hints["rules"]["rules"][0]
+assert rule["replace"] in ("[\u201c\u201d]", "[\u201d\u201c]") and rule["with"] == '"', rule
+PY
+check "stats.json keeps the curly quotes as [UNK] words; the report hints a rules file" $?
+
+Z --no-lowercase -o "$TMP/zh_cased" "$TMP/cspider.json" 2>"$TMP/err"
+[ $? -eq 1 ] && grep -q "FAIL unk_token_rate" "$TMP/err" && grep -q "\[UNK\] words in sql" "$TMP/err" &&
+    grep -q "SELECT" "$TMP/err" && grep -q "try --lowercase" "$TMP/err" && grep -q '"replace":"\[' "$TMP/err"
+check "CSpider-like with --no-lowercase stops; the summary lists the [UNK] words and the hints" $?
+python3 - "$TMP/zh_cased.report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = {c["name"]: c for c in r["checks"]}
+assert c["unk_token_rate"]["verdict"] == "fail"
+uw = c["unk_token_rate"]["details"]["unk_words"]
+sql = {w["word"]: w for w in uw["sql"]["words"]}
+assert len(uw["sql"]["words"]) == 20 and sql["SELECT"]["hint"] == "lowercase", sql.keys()
+assert any(h["hint"] == "lowercase" for h in uw["hints"])
+PY
+check "report.json beside DIR: the top 20 [UNK] words per field with hints" $?
+grep -q "Words that became \[UNK\]" "$TMP/zh_cased.report.html" && grep -q "SELECT" "$TMP/zh_cased.report.html"
+check "report.html beside DIR lists the [UNK] words" $?
+
+"$PAIRSHARD" build -q --vocab "$DATA/vocab/bert-base-uncased.vocab.txt" -o "$TMP/zh_uncased" \
+    "$TMP/cspider.json" 2>"$TMP/err"
+[ $? -eq 1 ] && grep -q "FAIL unk_token_rate" "$TMP/err" && grep -q "\[UNK\] words in question" "$TMP/err"
+check "CSpider-like with an English vocabulary stops and lists the question words" $?
+"$PAIRSHARD" build -q --no-gate --vocab "$DATA/vocab/bert-base-chinese.vocab.txt" -o "$TMP/damaged" \
+    "$DATA/spider/dev.json" 2>/dev/null
+python3 - "$TMP/damaged/report.json" <<'PY'
+import json, sys
+c = {c["name"]: c for c in json.load(open(sys.argv[1]))["checks"]}
+h = {h["hint"]: h for h in c["unk_token_rate"]["details"]["unk_words"]["hints"]}
+assert "html_escaped" in h and "<" in h["html_escaped"]["words"], h
+PY
+check "an HTML-escaped vocabulary: the report says so, naming <" $?
+
+# the words are the same at any thread count, and parts merge to the whole
+Z --no-lowercase --no-gate --threads 1 -o "$TMP/t1" "$TMP/cspider.json"
+Z --no-lowercase --no-gate --threads 2 -o "$TMP/t2" "$TMP/cspider.json"
+cmp -s "$TMP/t1/stats.json" "$TMP/t2/stats.json" && grep -q '"word": "SELECT"' "$TMP/t1/stats.json"
+check "stats.json with its [UNK] words is byte-identical at 1 and 2 threads" $?
+for k in 0 1; do
+    Z --no-lowercase --no-gate --buckets 16,32,64,128,512 --part $k/2 -o "$TMP/zp$k" "$TMP/cspider.json"
+done
+"$PAIRSHARD" merge -q --no-gate -o "$TMP/zmerged" "$TMP/zp0" "$TMP/zp1" 2>/dev/null
+python3 - "$TMP/zmerged/stats.json" "$TMP/t1/stats.json" <<'PY'
+import json, sys
+m, w = (json.load(open(p))["points"]["tokenized"]["unk_words"] for p in sys.argv[1:3])
+for f in ("question", "sql"):
+    assert m[f]["total"] == w[f]["total"], f
+    assert [(x["word"], x["count"]) for x in m[f]["words"]] == \
+        [(x["word"], x["count"]) for x in w[f]["words"]], f
+PY
+check "the merged parts' [UNK] words equal the single build's" $?
+
 done_testing

@@ -1,0 +1,134 @@
+/*
+ * tokenize/unk_words.c — which words became [UNK], and why. The encode
+ * path only counts [UNK] ids; a record that holds some is walked again
+ * here (words only), so records without [UNK] pay nothing for the
+ * diagnosis.
+ */
+#include "common/unicode.h"
+#include "tokenize/tokenize.h"
+#include "tokenize/unicode.h"
+
+#include <stdlib.h>
+
+typedef struct unk_filter {
+    const ps_tokenizer *tok;
+    ps_tok_scratch *s;
+    ps_word_fn fn;
+    void *ctx;
+} unk_filter;
+
+static size_t utf8_chars(const char *w, size_t len)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < len; i++)
+        c += ((unsigned char)w[i] & 0xC0) != 0x80;
+    return c;
+}
+
+/* True when WordPiece turns the normalized word into [UNK] (a word is
+ * either all pieces or one [UNK]). Uses s->ids from s->n on, then drops
+ * what it wrote. */
+static int word_is_unk(const ps_tokenizer *tok, ps_tok_scratch *s, const char *w, size_t len,
+                       bool *unk)
+{
+    size_t mark = s->n;
+    int rc = ps_tok_wordpiece(tok, s, w, len, utf8_chars(w, len));
+    *unk = !rc && s->n == mark + 1 && s->ids[mark] == tok->unk_id;
+    s->n = mark;
+    return rc;
+}
+
+static int filter_word(void *ctx, const char *w, size_t len)
+{
+    unk_filter *f = ctx;
+    bool unk;
+    int rc = word_is_unk(f->tok, f->s, w, len, &unk);
+    if (rc)
+        return rc;
+    return unk ? f->fn(f->ctx, w, len) : 0;
+}
+
+int ps_tokenizer_unk_words(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text,
+                           size_t len, ps_word_fn fn, void *ctx, ps_error *err)
+{
+    if (!tok || !s || !fn || (!text && len))
+        return ps_error_set(err, PS_EINVAL, "ps_tokenizer_unk_words: bad arguments");
+    if (tok->unk_id < 0)
+        return 0; /* nothing can become [UNK] (encode fails instead) */
+    unk_filter f = {tok, s, fn, ctx};
+    s->n = 0;
+    return ps_tokenizer_words(tok, s, text, len, filter_word, &f, err);
+}
+
+/* Writes the word with every letter lower-cased (full Unicode mapping) to
+ * out, which has room for 12 bytes per input byte (an input code point of
+ * >= 1 byte lowers to <= 3 code points of <= 4 bytes); returns the length,
+ * or SIZE_MAX for invalid UTF-8. */
+static size_t lowercase_into(const char *w, size_t len, char *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp, low[3];
+        unsigned k = ps_tok_utf8_decode((const unsigned char *)w + i, len - i, &cp);
+        if (!k)
+            return SIZE_MAX;
+        int m = ps_uni_lowercase(cp, low);
+        for (int j = 0; j < m; j++)
+            n += ps_utf8_encode(low[j], out + n);
+        i += k;
+    }
+    return n;
+}
+
+static bool lower_fits(const ps_tokenizer *tok, ps_tok_scratch *s, const char *w, size_t len)
+{
+    char stack[512];
+    size_t need = len * 12 + 4; /* 3 code points of 4 bytes per input byte, at worst */
+    char *low = need <= sizeof stack ? stack : malloc(need);
+    if (!low)
+        return false;
+    size_t n = lowercase_into(w, len, low);
+    bool unk = true;
+    if (n != SIZE_MAX && (n != len || memcmp(low, w, len)))
+        word_is_unk(tok, s, low, n, &unk);
+    if (low != stack)
+        free(low);
+    return !unk;
+}
+
+static bool html_escaped(const ps_tokenizer *tok, const char *w, size_t len)
+{
+    static const char *const ent[][2] = {{"<", "&lt;"}, {">", "&gt;"}, {"&", "&amp;"},
+                                         {"\"", "&quot;"}, {"'", "&#39;"}};
+    for (size_t i = 0; i < sizeof ent / sizeof ent[0]; i++)
+        if (len == 1 && w[0] == ent[i][0][0])
+            return ps_tok_vocab_find(&tok->vocab, ent[i][1], strlen(ent[i][1])) >= 0;
+    return false;
+}
+
+static bool has_typographic(const char *w, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        unsigned k = ps_tok_utf8_decode((const unsigned char *)w + i, len - i, &cp);
+        if (!k)
+            return false;
+        if (ps_is_typographic(cp))
+            return true;
+        i += k;
+    }
+    return false;
+}
+
+int ps_tokenizer_unk_hint(const ps_tokenizer *tok, ps_tok_scratch *s, const char *word, size_t len)
+{
+    if (!tok || !s || !word || !len)
+        return PS_UNK_HINT_NONE;
+    if (html_escaped(tok, word, len))
+        return PS_UNK_HINT_HTML;
+    if (!tok->lowercase && lower_fits(tok, s, word, len))
+        return PS_UNK_HINT_LOWERCASE;
+    if (has_typographic(word, len))
+        return PS_UNK_HINT_RULES;
+    return PS_UNK_HINT_NONE;
+}
