@@ -281,9 +281,9 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
                 continue;
         }
         int rc = ps_cleaner_commit(st->cleaner, ch->in.path, it, err);
-        if (!rc)
-            rc = observe(st, pk);
         if (rc)
+            return rc; /* its own message says what failed */
+        if ((rc = observe(st, pk)) != 0)
             return ps_error_set(err, rc, "out of memory in the statistics");
         ps_clean_result *r = &it->res;
         if (r->outcome == PS_OUTCOME_REJECTED) {
