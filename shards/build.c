@@ -381,6 +381,8 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     ps_input_ctx in;
     bool in_open = false, eof = false;
     while (!rc && (!eof || p.head != p.tail)) {
+        if ((rc = ps_build_cancelled(cfg, err)) != 0)
+            break;
         /* Commit finished chunks at the head, in order. */
         pthread_mutex_lock(&p.mu);
         while (p.head != p.tail && p.ring[p.head % p.ring_n].state == 3) {

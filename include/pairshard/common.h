@@ -49,7 +49,8 @@ extern "C" {
     X(ERULE, -11, "invalid cleaning rule")                                     \
     X(EDECOMPRESS, -12, "decompression failed")                                \
     X(ELIMIT, -13, "resource limit exceeded")                                  \
-    X(EEOF, -14, "end of input")
+    X(EEOF, -14, "end of input")                                               \
+    X(ECANCELED, -15, "cancelled")
 
 enum {
     PS_OK = 0,

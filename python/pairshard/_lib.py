@@ -38,6 +38,7 @@ PS_ERULE = -11
 PS_EDECOMPRESS = -12
 PS_ELIMIT = -13
 PS_EEOF = -14
+PS_ECANCELED = -15
 
 # ---- structures --------------------------------------------------------------
 
