@@ -361,6 +361,9 @@ static char *effective_config(const build_args *a)
 
 int ps_cmd_build(int argc, char **argv)
 {
+    /* First: a signal during the set-up must not kill a build that is
+     * about to create its staging directory. */
+    ps_cli_signals_install();
     build_args a;
     memset(&a, 0, sizeof a);
     ps_build_config_init(&a.cfg);
@@ -441,7 +444,6 @@ int ps_cmd_build(int argc, char **argv)
     ps_build_summary sum;
     memset(&sum, 0, sizeof sum);
     a.cfg.cancel = &ps_cli_stop_signal;
-    ps_cli_signals_install();
     int rc = ps_build_run(&a.cfg, &sum, &err);
     if (ps_cli_stop_signal) {
         fprintf(stderr, "pairshard build: stopped by signal %d: %s\n", (int)ps_cli_stop_signal,

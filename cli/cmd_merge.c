@@ -50,6 +50,7 @@ int ps_cmd_merge(int argc, char **argv)
     int quiet = 0, c;
     char *summary = NULL;
     ps_merge_opts mo = {0, 0, &summary, 0, &ps_cli_stop_signal};
+    ps_cli_signals_install();
     optind = 0;
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
         if (c == 'o')
@@ -74,7 +75,6 @@ int ps_cmd_merge(int argc, char **argv)
     }
     ps_error err;
     ps_error_clear(&err);
-    ps_cli_signals_install();
     int rc = ps_merge_run(out, (const char *const *)argv + optind, (size_t)(argc - optind), &mo,
                           &err);
     if (ps_cli_stop_signal) {

@@ -117,8 +117,17 @@ static int check_not_holding(const char *dir, const char *real_dir, const ps_pub
 
 int ps_output_dir_check(const char *dir, const ps_publish_opts *o, ps_error *err)
 {
+    /* "link/" would follow the link: look at the name itself. */
+    char name[PATH_MAX];
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n >= sizeof name)
+        return ps_error_set(err, PS_EUSAGE, "%s: path too long", dir);
+    memcpy(name, dir, n);
+    name[n] = '\0';
     struct stat st;
-    if (lstat(dir, &st) != 0) {
+    if (lstat(name, &st) != 0) {
         if (errno == ENOENT)
             return 0; /* created by the publication */
         return ps_error_set(err, PS_EUSAGE, "%s: cannot use as the output directory: %s", dir,

@@ -4,6 +4,8 @@
 #   disk      builds into a full filesystem (tmpfs) and under RLIMIT_FSIZE
 #   corrupt   damaged shard files against inspect --verify and read
 #   hostile   symlinks, special files, lying counts and odd versions in a set
+#   lifecycle what -o may replace, staging locks across PID namespaces,
+#             SIGINT/TERM/HUP mid-build, descriptor limits, long DIR names
 #
 #   sh tests/faults/run.sh [BUILD]     (default build; uses BUILD/bin/pairshard)
 #
@@ -53,7 +55,7 @@ trap 'exit 130' INT TERM
 LOGS="$BUILD/fault-logs"
 mkdir -p "$LOGS"
 n=0 passed=0 failed=0 summary=""
-for c in ${FAULT_ONLY:-crash disk corrupt hostile}; do
+for c in ${FAULT_ONLY:-crash disk corrupt hostile lifecycle}; do
     script="$ROOT/tests/faults/$c.py"
     case $c in disk) script="$ROOT/tests/faults/diskfull.py" ;; esac
     start=$(date +%s)
