@@ -164,8 +164,11 @@ static int make_locked(char *templ, ps_staging *stg)
     char path[4200];
     snprintf(path, sizeof path, "%s/" LOCK_NAME, templ);
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return errno;
+    if (fd < 0) {
+        int e = errno;
+        rmdir(templ); /* still empty (EMFILE, say); gone already on ENOENT */
+        return e;
+    }
     if (flock(fd, LOCK_EX) != 0 ||
         write(fd, LOCK_TEXT, sizeof LOCK_TEXT - 1) != (ssize_t)sizeof LOCK_TEXT - 1) {
         int e = errno ? errno : EIO;
