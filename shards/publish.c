@@ -4,6 +4,10 @@
  * (renameat2 RENAME_EXCHANGE when the target exists), so a crash or kill at
  * any moment leaves either the old set or the new one, never a half.
  * Readers of the old set keep their open files until they close them.
+ * A builder holds an flock on a lock file in its staging directory for its
+ * whole life, so that a stale one (its builder dead) is told from a live
+ * one in another PID namespace or on another host, where a PID means
+ * nothing.
  */
 #include "shards/build.h"
 
