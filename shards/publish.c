@@ -196,7 +196,8 @@ int ps_staging_create(const char *dir, const ps_publish_opts *o, ps_staging *stg
 {
     memset(stg, 0, sizeof *stg);
     stg->lock_fd = -1;
-    char parent[4096], name[512], prefix[NAME_MAX + 1];
+    /* prefix stays within NAME_MAX; sized for `name` so the compiler sees it fits */
+    char parent[4096], name[512], prefix[512 + 16];
     split_path(dir, parent, sizeof parent, name, sizeof name);
     if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
         return ps_error_set(err, PS_EUSAGE, "%s: not a usable output directory name", dir);
