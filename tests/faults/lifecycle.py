@@ -17,7 +17,8 @@
       exit 130/143/129, no staging left, DIR untouched or the complete new
       set (byte-identical to the reference, inspect --verify).
   descriptor limits: ulimit -n 16 with 12 shards and --shards 5000 under
-      1024 descriptors: exit 2 naming the limit, no staging left.
+      1024 descriptors: exit 2 naming the limit, no staging left (and, a
+      control, one shard under ulimit -n 16 still builds).
   names: DIR names of 250 and 255 bytes build (staging within NAME_MAX),
       and a rebuild replaces them.
 """
@@ -343,6 +344,12 @@ for limit, shards in [(16, 12), (1024, 5000)]:
           "ulimit -n %d, --shards %d: exit %d, %s%s" % (
               limit, shards, p.returncode, "nothing left" if not left else "LEFT %s" % left,
               "" if str(limit) in err else " | " + err[-200:]))
+
+parent = fresh_dir("lc-fd-1")
+p = subprocess.run(build_args(os.path.join(parent, "set"), [DEV], 1), stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE, preexec_fn=nofile(16), timeout=300)
+check(CLS, p.returncode == 0 and os.listdir(parent) == ["set"],
+      "control: ulimit -n 16 with 1 shard still builds: exit %d" % p.returncode)
 
 # ---- names -------------------------------------------------------------------------
 CLS = "names"
