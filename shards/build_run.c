@@ -329,6 +329,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     rc = ps_cleaner_create(&st.cleaner, &cfg->clean, err);
     if (!rc && cfg->rules_path)
         rc = ps_cleaner_load_rules(st.cleaner, cfg->rules_path, err);
+    if (!rc) /* stopped during the set-up: touch nothing */
+        rc = ps_build_cancelled(cfg, err);
     if (!rc)
         rc = ps_staging_create(cfg->out_dir, &pub, &st.stg, err);
     st.staging = st.stg.set;
