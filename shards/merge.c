@@ -410,6 +410,8 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
         rc = check_same(ps, n, err);
     ps_publish_opts pub = {dirs, n, opts->force, opts->cancel};
     ps_staging stg = {NULL, NULL, -1};
+    if (!rc && opts->cancel && *opts->cancel) /* stopped while reading the parts */
+        rc = ps_error_set(err, PS_ECANCELED, "merge cancelled; nothing was published");
     if (!rc)
         rc = ps_staging_create(out_dir, &pub, &stg, err);
     const char *staging = stg.set;
