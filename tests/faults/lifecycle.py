@@ -13,9 +13,9 @@
       DIR runs from this namespace, and completes; a stale staging
       directory with an unlocked lock file is removed, a look-alike
       without our lock file is not.
-  signals: SIGINT/SIGTERM/SIGHUP at seeded random moments of a build:
-      exit 130/143/129, no staging left, DIR untouched or the complete new
-      set (byte-identical to the reference, inspect --verify).
+  signals: SIGINT/SIGTERM/SIGHUP at seeded random moments of a build (and
+      of a merge): exit 130/143/129, no staging left, DIR untouched or the
+      complete new set (byte-identical to the reference, inspect --verify).
   descriptor limits: ulimit -n 16 with 12 shards and --shards 5000 under
       1024 descriptors: exit 2 naming the limit, no staging left (and, a
       control, one shard under ulimit -n 16 still builds).
@@ -324,6 +324,45 @@ for trial in range(3 * TRIALS):
               "staging LEFT: %s" % left if left else "no staging left"))
 note("signals: DIR afterwards: %d untouched, %d complete new set, %d bad" % (
     states["untouched"], states["complete"], states["bad"]))
+
+# merge: the same handlers, the same clean-up.
+big_parts = []
+for k in range(2):
+    pd = os.path.join(fresh_dir("lc-bigpart%d" % k), "part")
+    args = big_args(pd) + ["--part", "%d/2" % k, "--buckets", "16,32,64,128"]
+    run(args, timeout=300)
+    big_parts.append(pd)
+merge_args = [PAIRSHARD, "merge", "-q", "-o"]
+ref_merged = os.path.join(fresh_dir("lc-ref-merged"), "set")
+t0 = time.monotonic()
+r = run(merge_args + [ref_merged] + big_parts, timeout=300)
+merge_secs = time.monotonic() - t0
+ref_merged_bytes = tree_bytes(ref_merged)
+for trial, sig in enumerate([signal.SIGINT, signal.SIGTERM, signal.SIGHUP]):
+    parent = fresh_dir("lc-msig-%d" % trial)
+    d = os.path.join(parent, "set")
+    delay = max(0.02, merge_secs * rng.uniform(0.1, 0.8))
+    for attempt in range(6):
+        shutil.rmtree(d, ignore_errors=True)
+        p = subprocess.Popen(merge_args + [d] + big_parts, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        time.sleep(delay)
+        running = p.poll() is None
+        if running:
+            p.send_signal(sig)
+        p.communicate(timeout=120)
+        if running:
+            break
+        delay *= 0.7
+    after = tree_bytes(d)
+    state = ("untouched" if after is None else "complete"
+             if not diff_trees(after, ref_merged_bytes) and verify(d).rc == 0 else "bad")
+    left = beside(parent, "set")
+    rc_ok = p.returncode == 128 + sig or (p.returncode == 0 and state == "complete")
+    check(CLS, r.rc == 0 and running and rc_ok and state != "bad" and not left,
+          "merge, %s at %.0f%% (of %.2fs): exit %s, DIR %s, %s" % (
+              signal.Signals(sig).name, 100 * delay / merge_secs, merge_secs, p.returncode,
+              state, "staging LEFT: %s" % left if left else "no staging left"))
 
 
 # ---- descriptor limits -----------------------------------------------------------
