@@ -3,6 +3,7 @@
 #include "cli/clean_args.h"
 #include "cli/commands.h"
 #include "cli/opt_error.h"
+#include "cli/signals.h"
 #include "cli/tok_args.h"
 #include "common/json_where.h"
 #include "common/nearest.h"
@@ -27,14 +28,19 @@ static const char USAGE[] =
     "--threads is.\n"
     "\n"
     "Output and tokenizer:\n"
-    "  -o, --output DIR           the shard set to (re)place\n"
+    "  -o, --output DIR           the shard set to (re)place: a missing or empty\n"
+    "                             directory, or an existing shard set (see below)\n"
+    "      --force                replace DIR even when it is a directory of other\n"
+    "                             files: DELETES THEM (never a link, a non-directory,\n"
+    "                             or a DIR holding an input or the current directory)\n"
     "      --vocab FILE           BERT vocab.txt (lowercasing on unless --no-lowercase)\n"
     "      --tokenizer-json FILE  a HuggingFace tokenizer.json (WordPiece) instead\n"
     "      --lowercase, --no-lowercase\n"
     "      --max-length N         truncate pairs to N tokens, longest_first (512; 0 = none)\n"
     "\n"
     "Shards:\n"
-    "      --shards N             number of shard files (1)\n"
+    "      --shards N             number of shard files (1); each holds an open file\n"
+    "                             while the build runs: N + 9 must fit in ulimit -n\n"
     "      --buckets LIST|auto    inclusive token-length bounds, e.g. 16,32,64,128; or\n"
     "                             auto (default): chosen from the lengths to minimise padding\n"
     "      --auto-buckets K       how many buckets auto chooses (8)\n"
@@ -62,14 +68,22 @@ static const char USAGE[] =
     "\"validate\" member). DIR gets report.json, report.html, stats.json,\n"
     "rejects.jsonl and duplicates.jsonl; the manifest holds the accounting\n"
     "(records_in = kept + rejected + duplicates).\n"
+    "\n"
+    "DIR is replaced only when it is missing, empty or a shard set (a pairshard\n"
+    "manifest.json); anything else -- a directory of other files, a symbolic link,\n"
+    "a file, a FIFO, a device, a directory holding an input -- is refused with\n"
+    "exit status 2 and left untouched. SIGINT, SIGTERM or SIGHUP stop the build:\n"
+    "its staging directory is removed and DIR is unchanged (or, when the signal\n"
+    "came after the swap, the complete new set); a second signal kills at once.\n"
     "Exit status: 0 built, 1 a check failed (nothing is published; the report is\n"
     "written beside DIR as DIR.report.json and DIR.report.html, the rejected records\n"
     "as DIR.rejects.jsonl), 2 usage or input error (nothing is published), such as\n"
-    "a field named by a --*-field flag that no record of an input has.\n";
+    "a field named by a --*-field flag that no record of an input has, 128+N\n"
+    "stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).\n";
 
 enum {
     O_VOCAB = 300, O_TOKJSON, O_LOWER, O_NOLOWER, O_MAXLEN, O_SHARDS, O_BUCKETS, O_AUTOB,
-    O_MULT, O_BLOCK, O_LEVEL, O_THREADS, O_PART, O_CONFIG, O_NOGATE
+    O_MULT, O_BLOCK, O_LEVEL, O_THREADS, O_PART, O_CONFIG, O_NOGATE, O_FORCE
 };
 
 static const struct option OWN_OPTS[] = {
@@ -91,6 +105,7 @@ static const struct option OWN_OPTS[] = {
     {"part", required_argument, NULL, O_PART},
     {"config", required_argument, NULL, O_CONFIG},
     {"no-gate", no_argument, NULL, O_NOGATE},
+    {"force", no_argument, NULL, O_FORCE},
 };
 #define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
 
@@ -240,6 +255,7 @@ static int apply(build_args *a, const char *name, const char *v)
     if (!strcmp(n, "output")) c->out_dir = v;
     else if (!strcmp(n, "quiet")) a->quiet = 1;
     else if (!strcmp(n, "no-gate")) c->no_gate = 1;
+    else if (!strcmp(n, "force")) c->force = 1;
     else if (!strcmp(n, "vocab")) a->tok.vocab = v;
     else if (!strcmp(n, "tokenizer-json")) a->tok.tokenizer_json = v;
     else if (!strcmp(n, "lowercase")) a->tok.lowercase = 1;
@@ -480,6 +496,9 @@ static int check_beside(const build_args *a)
 
 int ps_cmd_build(int argc, char **argv)
 {
+    /* First: a signal during the set-up must not kill a build that is
+     * about to create its staging directory. */
+    ps_cli_signals_install();
     build_args a;
     memset(&a, 0, sizeof a);
     ps_build_config_init(&a.cfg);
@@ -570,7 +589,15 @@ int ps_cmd_build(int argc, char **argv)
     ps_error_clear(&err);
     ps_build_summary sum;
     memset(&sum, 0, sizeof sum);
+    a.cfg.cancel = &ps_cli_stop_signal;
     int rc = ps_build_run(&a.cfg, &sum, &err);
+    if (ps_cli_stop_signal) {
+        fprintf(stderr, "pairshard build: stopped by signal %d: %s\n", (int)ps_cli_stop_signal,
+                rc ? "nothing was published" : "the new set had already been published");
+        free(sum.report_summary);
+        status = ps_cli_signal_status(ps_cli_stop_signal);
+        goto done;
+    }
     if (rc) {
         fprintf(stderr, "pairshard build: %s\n", err.code ? err.message : ps_strerror(rc));
         goto done;

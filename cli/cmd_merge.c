@@ -1,6 +1,7 @@
 /* pairshard merge: join the partial sets of a --part build into one set. */
 #include "cli/commands.h"
 #include "cli/opt_error.h"
+#include "cli/signals.h"
 #include "shards/beside.h"
 #include "shards/build.h"
 
@@ -19,15 +20,24 @@ static const char USAGE[] =
     "and the accounting summed. Parts built with automatic buckets (each chose its\n"
     "own bounds) are rewritten under the bounds the whole build would choose.\n"
     "\n"
-    "  -o, --output DIR   the merged set\n"
+    "  -o, --output DIR   the merged set: a missing or empty directory, or an\n"
+    "                     existing shard set (as for build -o)\n"
+    "      --force        replace DIR even when it is a directory of other files:\n"
+    "                     DELETES THEM (never a link, a non-directory, or a DIR\n"
+    "                     holding a part or the current directory)\n"
     "      --no-gate      publish even when a validation check fails\n"
     "  -q, --quiet        no summary on stderr\n"
     "\n"
     "The parts' statistics are added up and the merged set validated as a whole\n"
     "with the build's thresholds (report.json, report.html, stats.json in DIR).\n"
     "\n"
+    "DIR is replaced only when it is missing, empty or a shard set; anything else\n"
+    "is refused with exit status 2 and left untouched. SIGINT, SIGTERM or SIGHUP\n"
+    "stop the merge, remove its staging directory and leave DIR unchanged (or,\n"
+    "after the swap, the complete new set).\n"
+    "\n"
     "Exit status: 0 merged, 1 a check failed (nothing published), 2 usage error or\n"
-    "parts that do not belong together.\n";
+    "parts that do not belong together, 128+N stopped by signal N.\n";
 
 int ps_cmd_merge(int argc, char **argv)
 {
@@ -35,13 +45,15 @@ int ps_cmd_merge(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"quiet", no_argument, NULL, 'q'},
         {"no-gate", no_argument, NULL, 'G'},
+        {"force", no_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *out = NULL;
     int quiet = 0, c;
     char *summary = NULL;
-    ps_merge_opts mo = {0, 0, &summary};
+    ps_merge_opts mo = {0, 0, &summary, 0, &ps_cli_stop_signal};
+    ps_cli_signals_install();
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, PS_OPT_QUIET "o:qh", opts, NULL)) != -1) {
@@ -51,6 +63,8 @@ int ps_cmd_merge(int argc, char **argv)
             quiet = 1;
         else if (c == 'G')
             mo.no_gate = 1;
+        else if (c == 'F')
+            mo.force = 1;
         else if (c == 'h') {
             fputs(USAGE, stdout);
             return PS_EXIT_OK;
@@ -72,6 +86,12 @@ int ps_cmd_merge(int argc, char **argv)
     }
     int rc = ps_merge_run(out, (const char *const *)argv + optind, (size_t)(argc - optind), &mo,
                           &err);
+    if (ps_cli_stop_signal) {
+        fprintf(stderr, "pairshard merge: stopped by signal %d: %s\n", (int)ps_cli_stop_signal,
+                rc ? "nothing was published" : "the merged set had already been published");
+        free(summary);
+        return ps_cli_signal_status(ps_cli_stop_signal);
+    }
     if (rc) {
         fprintf(stderr, "pairshard merge: %s\n", err.code ? err.message : "failed");
         return PS_EXIT_USAGE;

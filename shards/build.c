@@ -339,9 +339,9 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
                 continue;
         }
         int rc = ps_cleaner_commit(st->cleaner, ch->in.path, it, err);
-        if (!rc)
-            rc = observe(st, ch->in.path, pk, &ch->out);
         if (rc)
+            return rc; /* its own message says what failed */
+        if ((rc = observe(st, ch->in.path, pk, &ch->out)) != 0)
             return ps_error_set(err, rc, "out of memory in the statistics");
         ps_clean_result *r = &it->res;
         if (r->outcome == PS_OUTCOME_REJECTED) {
@@ -439,6 +439,8 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     ps_input_ctx in;
     bool in_open = false, eof = false;
     while (!rc && (!eof || p.head != p.tail)) {
+        if ((rc = ps_build_cancelled(cfg, err)) != 0)
+            break;
         /* Commit finished chunks at the head, in order. */
         pthread_mutex_lock(&p.mu);
         while (p.head != p.tail && p.ring[p.head % p.ring_n].state == 3) {

@@ -20,6 +20,8 @@
 #include "pairshard/clean.h"
 #include "pairshard/tokenizer.h"
 
+#include <signal.h>
+
 #define PS_BUILD_MAX_BUCKETS 64
 
 typedef struct ps_build_config {
@@ -45,6 +47,12 @@ typedef struct ps_build_config {
     const char *config_json;        /* the effective config, recorded verbatim */
     void *validate_json;            /* json_t *: thresholds and modes, or NULL */
     int no_gate;                    /* publish even when a check fails */
+    int force;                      /* replace a non-empty DIR that is not a shard set */
+    /* Polled during the build: when it becomes non-zero the build stops,
+     * removes its staging directory and returns PS_ECANCELED, leaving
+     * out_dir as it was (once the new set is swapped in it completes).
+     * A signal handler may set it; the library installs none. NULL: none. */
+    const volatile sig_atomic_t *cancel;
 } ps_build_config;
 
 /* Fills the defaults: 1 shard, automatic buckets (8, multiples of 8),
@@ -81,6 +89,8 @@ typedef struct ps_merge_opts {
     int no_gate;         /* publish even when a check fails */
     int gate_failed;     /* out: a check failed, nothing was published */
     char **summary;      /* out, may be NULL: the validation summary (free() it) */
+    int force;           /* replace a non-empty DIR that is not a shard set */
+    const volatile sig_atomic_t *cancel; /* as ps_build_config.cancel; may be NULL */
 } ps_merge_opts;
 
 /* Publishes the partial sets dirs[0..n) (parts 0..n-1 of one --part build,
@@ -104,17 +114,49 @@ size_t ps_buckets_choose(const uint64_t *hist, size_t max_len, size_t k, size_t 
 /* Index of the first bound >= len, or n when none. */
 size_t ps_bucket_of(const uint32_t *bounds, size_t n, uint32_t len);
 
-/* ---- publish.c ------------------------------------------------------------ */
+/* ---- outdir.c, publish.c ------------------------------------------------- */
 
-/* Creates an empty staging directory beside `dir`
- * ("<parent>/.<name>.tmp.<pid>.<process start time>") into *staging
- * (malloc'ed), first removing stale ones left by dead processes (the start
- * time tells a reused pid apart). Returns 0 or PS_EIO. */
-int ps_staging_create(const char *dir, char **staging, ps_error *err);
-/* fsyncs every file in `staging` and the directory itself, then replaces
- * `dir` with it atomically (renameat2 RENAME_EXCHANGE when `dir` exists,
- * rename otherwise) and removes the previous set. Returns 0 or PS_EIO. */
-int ps_staging_publish(const char *staging, const char *dir, ps_error *err);
+/* What the publication of a set at DIR must respect. */
+typedef struct ps_publish_opts {
+    const char *const *inputs; /* files (or directories) the set is made from */
+    size_t n_inputs;
+    int force;                 /* replace a non-empty directory that is not a set */
+    const volatile sig_atomic_t *cancel; /* non-zero: stop before the swap */
+} ps_publish_opts;
+
+/* Whether `dir` may be replaced by a new set: it is missing, an empty
+ * directory or a shard set (a manifest.json whose format fields are
+ * pairshard's), or any directory when o->force. Never a symbolic link, a
+ * non-directory, a directory holding one of o->inputs or the current
+ * directory. Returns 0 or PS_EUSAGE with a message naming `dir`. */
+int ps_output_dir_check(const char *dir, const ps_publish_opts *o, ps_error *err);
+
+/* A staging directory "<parent>/.<name>.tmp.XXXXXX" beside DIR (the name
+ * shortened with a hash when it would pass NAME_MAX): `lock` is a file in
+ * it its builder holds an exclusive flock on for its whole life, and the
+ * new set is written into `set`, which the publication swaps with DIR. */
+typedef struct ps_staging {
+    char *root;  /* the staging directory */
+    char *set;   /* root/set: where the new set is written */
+    int lock_fd; /* -1 when none */
+} ps_staging;
+
+/* Checks DIR (ps_output_dir_check), creates its missing parents and a
+ * locked staging directory beside it into *stg, first removing stale
+ * staging directories of DIR: those whose lock no live process holds,
+ * on whatever host or in whatever PID namespace it runs. Returns 0,
+ * PS_EUSAGE (DIR refused) or PS_EIO. */
+int ps_staging_create(const char *dir, const ps_publish_opts *o, ps_staging *stg,
+                      ps_error *err);
+/* fsyncs every file in stg->set and the directory itself, checks DIR again
+ * and o->cancel, then replaces DIR with it atomically (renameat2
+ * RENAME_EXCHANGE when DIR exists, rename otherwise). Returns 0, PS_EUSAGE,
+ * PS_ECANCELED (DIR untouched) or PS_EIO. */
+int ps_staging_publish(ps_staging *stg, const char *dir, const ps_publish_opts *o,
+                       ps_error *err);
+/* Removes the staging directory (with the previous set after a
+ * publication), releases its lock and frees *stg. Safe on a zeroed one. */
+void ps_staging_discard(ps_staging *stg);
 /* Removes a directory tree (best effort; for staging directories). */
 void ps_remove_tree(const char *path);
 /* Writes `len` bytes to `dir/name` and fsyncs it. 0 or PS_EIO. */

@@ -34,7 +34,8 @@ typedef struct ps_shard_result {
 typedef struct ps_build_state {
     const ps_build_config *cfg;
     ps_cleaner *cleaner;
-    char *staging;
+    ps_staging stg;
+    const char *staging;       /* stg.set: where the new set is written */
     FILE *rejects, *duplicates;
     ps_spool *spools;
     uint64_t ordinal;          /* records seen (all parts) */
@@ -74,6 +75,9 @@ int ps_build_phase2(ps_build_state *st, ps_error *err);
 /* Builds manifest.json's text (malloc'ed). */
 char *ps_build_manifest(ps_build_state *st, ps_error *err);
 double ps_build_now(void);
+/* Whether the caller asked the build to stop (cfg->cancel); when so, sets
+ * PS_ECANCELED in err and returns it. */
+int ps_build_cancelled(const ps_build_config *cfg, ps_error *err);
 
 /* Runs the checks (thresholds from validate_json, a json_t * or NULL) on
  * the statistics, with the padding under `bounds`. */

@@ -13,8 +13,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Descriptors a build holds beside its shards' spools: the standard
+ * streams, an input and its hasher's copy, rejects, duplicates, the
+ * staging lock and one spare (measured: a one-shard build needs 8). */
+#define FDS_BESIDE_SPOOLS 9
 
 /* Returns the first-seen index of `label`, registering it when new. */
 static int label_index(ps_build_state *st, const char *label, uint32_t *out)
@@ -110,7 +116,25 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
         return ps_error_set(err, PS_EUSAGE,
                             "the last bucket bound (%u) must be >= max length (%zu)",
                             cfg->buckets[cfg->n_buckets - 1], cfg->max_length);
+    /* Every shard's spool stays open through phase 1: refuse up front
+     * what would fail with EMFILE half-way. */
+    struct rlimit rl;
+    size_t need = cfg->shards + FDS_BESIDE_SPOOLS;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)need > rl.rlim_cur)
+        return ps_error_set(err, PS_ELIMIT,
+                            "--shards %zu needs about %zu open files, above this process's "
+                            "limit of %llu (ulimit -n): raise the limit or build fewer shards",
+                            cfg->shards, need, (unsigned long long)rl.rlim_cur);
     return 0;
+}
+
+int ps_build_cancelled(const ps_build_config *cfg, ps_error *err)
+{
+    if (!cfg->cancel || !*cfg->cancel)
+        return 0;
+    return ps_error_set(err, PS_ECANCELED, "%s: cancelled; nothing was published",
+                        cfg->out_dir);
 }
 
 /* Hashes every input file for the manifest; runs beside phase 1, which
@@ -271,6 +295,77 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
 }
 
 
+/* Opens what phase 1 writes into the staging directory: rejects,
+ * duplicates and one spool per shard; and the statistics. */
+static int open_outputs(ps_build_state *st, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
+    char *path = NULL;
+    int rc = open_in(st->staging, "rejects.jsonl", &st->rejects, &path, err);
+    free(path);
+    if (!rc) {
+        rc = open_in(st->staging, "duplicates.jsonl", &st->duplicates, &path, err);
+        free(path);
+    }
+    if (!rc) {
+        st->v_raw = ps_vstats_new("raw");
+        st->v_clean = ps_vstats_new("cleaned");
+        st->v_tok = ps_vstats_new("tokenized");
+        st->paired = ps_vpaired_new(20);
+        if (!st->v_raw || !st->v_clean || !st->v_tok || !st->paired)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    st->spools = rc ? NULL : calloc(cfg->shards, sizeof *st->spools);
+    if (!rc && !st->spools)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < cfg->shards; i++) {
+        char name[48];
+        snprintf(name, sizeof name, ".spool-%05zu", i);
+        rc = open_in(st->staging, name, &st->spools[i].f, &st->spools[i].path, err);
+    }
+    return rc;
+}
+
+/* Phase 1 with the inputs hashed beside it, then the spools closed. */
+static int run_phase1(ps_build_state *st, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
+    pthread_t hasher;
+    bool hashing = false;
+    int rc = 0;
+    st->input_sha = calloc(cfg->n_inputs, sizeof *st->input_sha);
+    st->input_bytes = calloc(cfg->n_inputs, sizeof *st->input_bytes);
+    if (!st->input_sha || !st->input_bytes)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    else if (pthread_create(&hasher, NULL, hash_inputs, st) == 0)
+        hashing = true;
+    else
+        hash_inputs(st);
+    if (!rc)
+        rc = ps_build_phase1(st, err);
+    if (hashing)
+        pthread_join(hasher, NULL);
+    if (!rc) /* a field named but in no record of an input: a usage error */
+        rc = ps_cleaner_check_fields(st->cleaner, NULL, err);
+    if (!rc)
+        rc = close_checked(&st->rejects, "rejects.jsonl", err);
+    if (!rc)
+        rc = close_checked(&st->duplicates, "duplicates.jsonl", err);
+    for (size_t i = 0; !rc && i < cfg->shards; i++)
+        rc = close_checked(&st->spools[i].f, st->spools[i].path, err);
+    return rc;
+}
+
+/* Frees the state, closing every file first (under EMFILE the staging
+ * directory cannot be listed while they are open), then removes the
+ * staging directory: on failure with the partial set, after publication
+ * with the previous one. */
+static void finish(ps_build_state *st)
+{
+    state_free(st);
+    ps_staging_discard(&st->stg);
+}
+
 int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error *err)
 {
     int rc = check_config(cfg, err);
@@ -279,70 +374,30 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     ps_build_state st;
     memset(&st, 0, sizeof st);
     st.cfg = cfg;
+    st.stg.lock_fd = -1;
     st.start = st.last_progress = ps_build_now();
     for (size_t i = 0; i < cfg->n_inputs; i++) {
         struct stat sb;
         if (strcmp(cfg->inputs[i], "-") != 0 && stat(cfg->inputs[i], &sb) == 0)
             st.total_input_bytes += (uint64_t)sb.st_size;
     }
+    ps_publish_opts pub = {cfg->inputs, cfg->n_inputs, cfg->force, cfg->cancel};
     rc = ps_cleaner_create(&st.cleaner, &cfg->clean, err);
     if (!rc)
         rc = ps_cleaner_declare_inputs(st.cleaner, cfg->inputs, cfg->n_inputs, err);
     if (!rc && cfg->rules_path)
         rc = ps_cleaner_load_rules(st.cleaner, cfg->rules_path, err);
+    if (!rc) /* stopped during the set-up: touch nothing */
+        rc = ps_build_cancelled(cfg, err);
     if (!rc)
-        rc = ps_staging_create(cfg->out_dir, &st.staging, err);
-    if (rc) {
-        state_free(&st);
-        return rc;
-    }
-    char *path = NULL;
-    rc = open_in(st.staging, "rejects.jsonl", &st.rejects, &path, err);
-    free(path);
-    if (!rc) {
-        rc = open_in(st.staging, "duplicates.jsonl", &st.duplicates, &path, err);
-        free(path);
-    }
-    if (!rc) {
-        st.v_raw = ps_vstats_new("raw");
-        st.v_clean = ps_vstats_new("cleaned");
-        st.v_tok = ps_vstats_new("tokenized");
-        st.paired = ps_vpaired_new(20);
-        if (!st.v_raw || !st.v_clean || !st.v_tok || !st.paired)
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-    }
-    st.spools = rc ? NULL : calloc(cfg->shards, sizeof *st.spools);
-    if (!rc && !st.spools)
-        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-    for (size_t i = 0; !rc && i < cfg->shards; i++) {
-        char name[48];
-        snprintf(name, sizeof name, ".spool-%05zu", i);
-        rc = open_in(st.staging, name, &st.spools[i].f, &st.spools[i].path, err);
-    }
-    pthread_t hasher;
-    bool hashing = false;
-    if (!rc) {
-        st.input_sha = calloc(cfg->n_inputs, sizeof *st.input_sha);
-        st.input_bytes = calloc(cfg->n_inputs, sizeof *st.input_bytes);
-        if (!st.input_sha || !st.input_bytes)
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-        else if (pthread_create(&hasher, NULL, hash_inputs, &st) == 0)
-            hashing = true;
-        else
-            hash_inputs(&st);
-    }
+        rc = ps_staging_create(cfg->out_dir, &pub, &st.stg, err);
+    st.staging = st.stg.set;
     if (!rc)
-        rc = ps_build_phase1(&st, err);
-    if (hashing)
-        pthread_join(hasher, NULL);
-    if (!rc) /* a field named but in no record of an input: a usage error */
-        rc = ps_cleaner_check_fields(st.cleaner, NULL, err);
+        rc = open_outputs(&st, err);
     if (!rc)
-        rc = close_checked(&st.rejects, "rejects.jsonl", err);
+        rc = run_phase1(&st, err);
     if (!rc)
-        rc = close_checked(&st.duplicates, "duplicates.jsonl", err);
-    for (size_t i = 0; !rc && i < cfg->shards; i++)
-        rc = close_checked(&st.spools[i].f, st.spools[i].path, err);
+        rc = ps_build_cancelled(cfg, err);
     if (!rc)
         rc = ps_build_plan(&st, err);
     if (!rc)
@@ -366,9 +421,7 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
             fill_summary(&st, summary, parent, prefix);
             summary->gate_failed = 1;
         }
-        ps_remove_tree(st.staging);
-        free(st.staging);
-        state_free(&st);
+        finish(&st);
         return rc;
     }
     if (!rc)
@@ -383,12 +436,9 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_write_file(st.staging, "manifest.json", manifest, strlen(manifest), err);
     free(manifest);
     if (!rc)
-        rc = ps_staging_publish(st.staging, cfg->out_dir, err);
-    if (rc)
-        ps_remove_tree(st.staging);
+        rc = ps_staging_publish(&st.stg, cfg->out_dir, &pub, err);
     if (!rc && summary)
         fill_summary(&st, summary, cfg->out_dir, "");
-    free(st.staging);
-    state_free(&st);
+    finish(&st);
     return rc;
 }

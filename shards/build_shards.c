@@ -196,6 +196,8 @@ static int write_shard(ps_build_state *st, size_t k, ps_error *err)
     /* Encode in windows so memory stays bounded, write in order. */
     size_t window = 64 * cfg->threads;
     for (size_t first = 0; !rc && first < n_jobs; first += window) {
+        if ((rc = ps_build_cancelled(cfg, err)) != 0)
+            break;
         size_t cnt = n_jobs - first < window ? n_jobs - first : window;
         run_pool(st, sorted, jobs + first, cnt);
         for (size_t i = first; i < first + cnt; i++) {
@@ -290,7 +292,9 @@ int ps_build_phase2(ps_build_state *st, ps_error *err)
     if (!st->results)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     for (size_t k = 0; k < cfg->shards; k++) {
-        int rc = write_shard(st, k, err);
+        int rc = ps_build_cancelled(cfg, err);
+        if (!rc)
+            rc = write_shard(st, k, err);
         if (rc)
             return rc;
     }

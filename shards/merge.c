@@ -447,7 +447,8 @@ static int merge_shard(copy_ctx *c, json_t *sh, const char *staging, size_t out_
     return 0;
 }
 
-static int merge_parts(part *ps, size_t n, const char *staging, json_t **manifest_out,
+static int merge_parts(part *ps, size_t n, const char *staging,
+                       const volatile sig_atomic_t *cancel, json_t **manifest_out,
                        ps_error *err)
 {
     uint32_t bounds[PS_BUILD_MAX_BUCKETS];
@@ -487,6 +488,10 @@ static int merge_parts(part *ps, size_t n, const char *staging, json_t **manifes
         json_t *sh;
         json_array_foreach(json_object_get(ps[i].m, "shards"), j, sh)
         {
+            if (cancel && *cancel) {
+                rc = ps_error_set(err, PS_ECANCELED, "merge cancelled; nothing was published");
+                break;
+            }
             json_t *copy = NULL;
             c.p = &ps[i];
             if ((rc = merge_shard(&c, sh, staging, out_index, total_shards, bounds, nb, &copy,
@@ -561,7 +566,7 @@ static int merge_parts(part *ps, size_t n, const char *staging, json_t **manifes
 int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merge_opts *opts,
                  ps_error *err)
 {
-    ps_merge_opts defaults = {0, 0, NULL};
+    ps_merge_opts defaults = {0, 0, NULL, 0, NULL};
     if (!opts)
         opts = &defaults;
     if (n == 0)
@@ -577,12 +582,16 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
     }
     if (!rc)
         rc = check_same(ps, n, err);
-    char *staging = NULL;
+    ps_publish_opts pub = {dirs, n, opts->force, opts->cancel};
+    ps_staging stg = {NULL, NULL, -1};
+    if (!rc && opts->cancel && *opts->cancel) /* stopped while reading the parts */
+        rc = ps_error_set(err, PS_ECANCELED, "merge cancelled; nothing was published");
     if (!rc)
-        rc = ps_staging_create(out_dir, &staging, err);
+        rc = ps_staging_create(out_dir, &pub, &stg, err);
+    const char *staging = stg.set;
     json_t *m = NULL;
     if (!rc)
-        rc = merge_parts(ps, n, staging, &m, err);
+        rc = merge_parts(ps, n, staging, opts->cancel, &m, err);
     if (!rc) {
         char path[4096];
         const char *const extra[] = {"rejects.jsonl", "duplicates.jsonl"};
@@ -652,9 +661,6 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
     ps_vreport_free(report);
     if (!rc && failed) {
         opts->gate_failed = 1;
-        ps_remove_tree(staging);
-        free(staging);
-        staging = NULL;
         json_decref(m);
         m = NULL;
         goto out;
@@ -677,11 +683,9 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
         }
     }
     if (!rc)
-        rc = ps_staging_publish(staging, out_dir, err);
-    if (rc && staging)
-        ps_remove_tree(staging);
-    free(staging);
+        rc = ps_staging_publish(&stg, out_dir, &pub, err);
 out:
+    ps_staging_discard(&stg); /* the partial or the previous set */
     json_decref(m);
     for (size_t i = 0; i < n; i++) {
         json_decref(ps[i].m);

@@ -50,7 +50,8 @@ extern "C" {
     X(EDECOMPRESS, -12, "decompression failed")                                \
     X(ELIMIT, -13, "resource limit exceeded")                                  \
     X(EEOF, -14, "end of input")                                               \
-    X(EEMPTY, -15, "the shard set holds no records")
+    X(EEMPTY, -15, "the shard set holds no records")                         \
+    X(ECANCELED, -16, "cancelled")
 
 enum {
     PS_OK = 0,

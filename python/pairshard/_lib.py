@@ -39,6 +39,7 @@ PS_EDECOMPRESS = -12
 PS_ELIMIT = -13
 PS_EEOF = -14
 PS_EEMPTY = -15
+PS_ECANCELED = -16
 
 # ---- structures --------------------------------------------------------------
 

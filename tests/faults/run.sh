@@ -9,6 +9,8 @@
 #   outputs   output paths: symlinks, FIFOs, devices, /dev/fd, directories,
 #             aliasing, outputs inside a set, umask, a full disk
 #   args      bad numbers and names in flags, environment variables and Python
+#   lifecycle what -o may replace, staging locks across PID namespaces,
+#             SIGINT/TERM/HUP mid-build, descriptor limits, long DIR names
 #
 #   sh tests/faults/run.sh [BUILD]     (default build; uses BUILD/bin/pairshard)
 #
@@ -59,7 +61,7 @@ trap 'exit 130' INT TERM
 LOGS="$BUILD/fault-logs"
 mkdir -p "$LOGS"
 n=0 passed=0 failed=0 skipped=0 summary=""
-for c in ${FAULT_ONLY:-crash disk corrupt hostile readers outputs args}; do
+for c in ${FAULT_ONLY:-crash disk corrupt hostile readers outputs args lifecycle}; do
     script="$ROOT/tests/faults/$c.py"
     case $c in disk) script="$ROOT/tests/faults/diskfull.py" ;; esac
     start=$(date +%s)
