@@ -42,11 +42,34 @@ static void split_path(const char *dir, char *parent, size_t psz, char *name, si
     snprintf(name, nsz, "%.*s", (int)(n - cut), dir + cut);
 }
 
+/* `name` as it fits in `room` bytes: whole, or its start (cut at a
+ * character boundary) with "~" and an FNV-1a hash of the whole name, so it
+ * stays recognisable and distinct. */
+static void fit_name(const char *name, size_t room, char *out, size_t osz)
+{
+    size_t n = strlen(name);
+    if (n <= room) {
+        snprintf(out, osz, "%s", name);
+        return;
+    }
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)name[i]) * 16777619u;
+    size_t keep = room - 9; /* "~" and 8 hex digits */
+    while (keep > 0 && ((unsigned char)name[keep] & 0xC0) == 0x80)
+        keep--; /* not inside a UTF-8 sequence */
+    snprintf(out, osz, "%.*s~%08x", (int)keep, name, h);
+}
+
+/* The longest name a stopped build writes beside DIR ("DIR." + this). */
+#define BESIDE_LONGEST_SUFFIX "rejects.jsonl"
+
 void ps_path_beside(const char *dir, char *parent, size_t psz, char *prefix, size_t nsz)
 {
-    char name[512];
+    char name[512], fitted[NAME_MAX + 1];
     split_path(dir, parent, psz, name, sizeof name);
-    snprintf(prefix, nsz, "%s.", name);
+    fit_name(name, NAME_MAX - 1 - strlen(BESIDE_LONGEST_SUFFIX), fitted, sizeof fitted);
+    snprintf(prefix, nsz, "%s.", fitted);
 }
 
 void ps_remove_tree(const char *path)
@@ -75,24 +98,13 @@ void ps_remove_tree(const char *path)
 #define LOCK_TEXT "pairshard staging directory\n"
 #define STAGING_SUFFIX ".tmp.XXXXXX" /* mkdtemp's six random characters */
 
-/* The name staging directories of DIR start with: ".<name>.tmp.". A name
- * too long for that within NAME_MAX keeps its start (cut at a character
- * boundary) and gets "~" and a hash of the whole name, so it stays
- * recognisable and distinct. */
+/* The name staging directories of DIR start with: ".<name>.tmp.", the name
+ * fitted within NAME_MAX (fit_name). */
 static void staging_prefix(const char *name, char *out, size_t osz)
 {
-    size_t n = strlen(name), room = NAME_MAX - 1 - strlen(STAGING_SUFFIX);
-    if (n <= room) {
-        snprintf(out, osz, ".%s.tmp.", name);
-        return;
-    }
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)name[i]) * 16777619u;
-    size_t keep = room - 9; /* "~" and 8 hex digits */
-    while (keep > 0 && ((unsigned char)name[keep] & 0xC0) == 0x80)
-        keep--; /* not inside a UTF-8 sequence */
-    snprintf(out, osz, ".%.*s~%08x.tmp.", (int)keep, name, h);
+    char fitted[NAME_MAX + 1];
+    fit_name(name, NAME_MAX - 1 - strlen(STAGING_SUFFIX), fitted, sizeof fitted);
+    snprintf(out, osz, ".%s.tmp.", fitted);
 }
 
 /* True when `s` is what mkdtemp puts in place of XXXXXX. */

@@ -403,6 +403,24 @@ for length in (250, 255):
     check(CLS, ok, "a %d-byte DIR name builds and rebuilds: exit %d/%d%s" % (
         length, rc, rc2, "" if ok else " | " + (err or err2)[-200:]))
 
+# A build the gate stops writes DIR.report.json, .report.html, .stats.json and
+# .rejects.jsonl beside DIR: with a long DIR name those are shortened to fit
+# NAME_MAX too (the start of the name, "~" and a hash), and they are written.
+parent = fresh_dir("lc-name-gate")
+half_bad = os.path.join(parent, "half-bad.jsonl")
+with open(DEV, encoding="utf-8") as f, open(half_bad, "w", encoding="utf-8") as g:
+    for i, r in enumerate(json.load(f)[:200]):
+        g.write(json.dumps({"question": r["question"], "db_id": r["db_id"],
+                            "sql": r["query"] if i % 2 else i}) + "\n")
+d = os.path.join(parent, "n" * 250)
+rc, err, _ = build(d, [half_bad])
+beside = sorted(n for n in os.listdir(parent) if n.startswith("n"))
+suffixes = sorted(n.rsplit("~", 1)[-1].split(".", 1)[-1] for n in beside)
+ok = (rc == 1 and suffixes == ["rejects.jsonl", "report.html", "report.json", "stats.json"]
+      and all(len(n) <= 255 and "~" in n for n in beside) and not os.path.exists(d))
+check(CLS, ok, "a 250-byte DIR name stopped by the gate writes its four reports beside DIR "
+      "within NAME_MAX: exit %d, %s%s" % (rc, suffixes, "" if ok else " | " + err[-200:]))
+
 total = sum(c[0] for c in counts.values())
 passed = sum(c[1] for c in counts.values())
 for cls, (n, p) in counts.items():

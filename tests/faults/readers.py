@@ -227,11 +227,26 @@ for kind, bad in (("a FIFO", fifo), ("a directory", directory), ("/dev/zero", "/
                   ("a symlink to a FIFO", link)):
     for what, argv in commands(bad):
         r = run([PAIRSHARD] + argv, timeout=TIMEOUT)
-        ok = (not r.timed_out and r.rc == 2 and bad in r.err and
-              "not a regular file" in r.err)
+        # validate takes a shard set's directory for its stats.json: a
+        # directory without one is refused as such.
+        why = ("directory without stats.json" if bad == directory and what.startswith(
+            "validate --") and what != "validate --config" else "not a regular file")
+        ok = not r.timed_out and r.rc == 2 and bad in r.err and why in r.err
         tap(ok, "%s as %s: exit 2 at once, naming it (%s, %.1fs)" % (kind, what, r.why(), r.secs))
         if not ok:
             note(r.err.strip()[-300:])
+
+# A "shard set" directory whose stats.json is a FIFO, given to validate.
+fifo_set = os.path.join(special, "fifo-set")
+os.makedirs(fifo_set)
+os.mkfifo(os.path.join(fifo_set, "stats.json"))
+r = run([PAIRSHARD, "validate", "-q", "--baseline", fifo_set, "--current", stats],
+        timeout=TIMEOUT)
+ok = not r.timed_out and r.rc == 2 and "stats.json" in r.err and "not a regular file" in r.err
+tap(ok, "a set whose stats.json is a FIFO as validate --baseline: exit 2 at once, naming it "
+    "(%s, %.1fs)" % (r.why(), r.secs))
+if not ok:
+    note(r.err.strip()[-300:])
 
 # A part directory whose manifest.json is a FIFO, given to merge.
 part = os.path.join(special, "part")
