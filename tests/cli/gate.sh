@@ -97,11 +97,10 @@ check "validate: train+dev against dev alone fails (other labels)" $?
 
 # [UNK] diagnostics and the calibrated thresholds, on a CSpider-like set
 # (Spider dev's SQL, Chinese questions with curly quotes; see
-# tests/data/PROVENANCE.md) with bert-base-chinese as published (the copy
-# in tests/data is HTML-escaped with CRLF: undone here).
+# tests/data/PROVENANCE.md) with bert-base-chinese as published.
 python3 "$DATA/cspider/make_cspider_like.py" "$DATA/spider/dev.json" "$TMP/cspider.json"
 ZH="$TMP/zh.vocab.txt"
-sed 's/\r$//; s/&lt;/</g; s/&gt;/>/g; s/&amp;/\&/g' "$DATA/vocab/bert-base-chinese.vocab.txt" >"$ZH"
+cp "$DATA/vocab/bert-base-chinese.vocab.txt" "$ZH"
 Z() { "$PAIRSHARD" build -q --vocab "$ZH" --label-field db_id "$@"; }
 Z --lowercase -o "$TMP/zh_lower" "$TMP/cspider.json" 2>"$TMP/err"
 [ $? -eq 0 ] && [ "$(verdict "$TMP/zh_lower/report.json")" = warn ]
@@ -144,7 +143,7 @@ check "report.html beside DIR lists the [UNK] words" $?
     "$TMP/cspider.json" 2>"$TMP/err"
 [ $? -eq 1 ] && grep -q "FAIL unk_token_rate" "$TMP/err" && grep -q "\[UNK\] words in question" "$TMP/err"
 check "CSpider-like with an English vocabulary stops and lists the question words" $?
-"$PAIRSHARD" build -q --no-gate --vocab "$DATA/vocab/bert-base-chinese.vocab.txt" -o "$TMP/damaged" \
+"$PAIRSHARD" build -q --no-gate --vocab "$DATA/vocab/bert-base-chinese.mirror-escaped.vocab.txt" -o "$TMP/damaged" \
     "$DATA/spider/dev.json" 2>/dev/null
 python3 - "$TMP/damaged/report.json" <<'PY'
 import json, sys

@@ -7,8 +7,8 @@ D=$(cd "$(dirname "$0")/.." && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 python3 "$D/cspider/make_cspider_like.py" "$D/spider/dev.json" "$T/cspider.json"
-# bert-base-chinese as published (unescaped, LF): the copy in vocab/ is HTML-escaped with CRLF
-sed 's/\r$//; s/&lt;/</g; s/&gt;/>/g; s/&amp;/\&/g' "$D/vocab/bert-base-chinese.vocab.txt" >"$T/zh.txt"
+# bert-base-chinese as published; the mirror copy is HTML-escaped with CRLF
+cp "$D/vocab/bert-base-chinese.vocab.txt" "$T/zh.txt"
 UNC="$D/vocab/bert-base-uncased.vocab.txt"
 SP="$D/spider/dev.json $D/spider/train.json"
 row() { # name vocab casing inputs...
@@ -26,5 +26,5 @@ row "Spider dev+train, bert-base-uncased, lowercase" "$UNC" --lowercase $SP
 row "CSpider-like, bert-base-chinese, lowercase" "$T/zh.txt" --lowercase "$T/cspider.json"
 row "CSpider-like, bert-base-chinese, --no-lowercase" "$T/zh.txt" --no-lowercase "$T/cspider.json"
 row "CSpider-like, bert-base-uncased, lowercase" "$UNC" --lowercase "$T/cspider.json"
-row "Spider dev+train, damaged bert-base-chinese (HTML-escaped, CRLF), lowercase" "$D/vocab/bert-base-chinese.vocab.txt" --lowercase $SP
-row "CSpider-like, damaged bert-base-chinese, lowercase" "$D/vocab/bert-base-chinese.vocab.txt" --lowercase "$T/cspider.json"
+row "Spider dev+train, damaged bert-base-chinese (HTML-escaped, CRLF), lowercase" "$D/vocab/bert-base-chinese.mirror-escaped.vocab.txt" --lowercase $SP
+row "CSpider-like, damaged bert-base-chinese, lowercase" "$D/vocab/bert-base-chinese.mirror-escaped.vocab.txt" --lowercase "$T/cspider.json"
