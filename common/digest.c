@@ -2,35 +2,19 @@
 #include "common/ps_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <nettle/sha2.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 int ps_sha256_file(const char *path, char hex[65], uint64_t *bytes, ps_error *err)
 {
     /* A regular file only: a FIFO would block (or be read by two), a
      * device might never end. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: cannot open: %s",
-                            path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st)) {
-        int e = errno;
-        close(fd);
-        return ps_error_set(err, PS_EIO, "%s: %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return ps_error_set(err, PS_EIO, "%s: not a regular file (%s), not hashed", path,
-                            ps_file_kind((unsigned)st.st_mode));
-    }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0)
-        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    int fd;
+    int rc = ps_file_open_regular(path, "file to hash", &fd, err);
+    if (rc)
+        return rc;
     struct sha256_ctx ctx;
     sha256_init(&ctx);
     static __thread unsigned char buf[1 << 16];
