@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t id = 0; id < vs && id < 64; id++) {
         const char *t = ps_tokenizer_id_to_token(tok, (int32_t)id);
         if (!t)
-            abort(); /* every line of a vocab.txt is a token */
+            continue; /* a hole: as in HuggingFace, a duplicated line's token
+                         keeps its last line, and its earlier id has none */
         /* A token holding a NUL byte cannot round-trip through the
          * NUL-terminated string id_to_token returns: skip those inputs. */
         if (memchr(data, '\0', size))
