@@ -19,7 +19,7 @@
  * The writer (shard_writer.c) still writes with LMDB; the layout read
  * here is LMDB's on-disk format (lmdb_check.c).
  */
-#include "shards/shards.h"
+#include "store/shards.h"
 
 #include <errno.h>
 #include <fcntl.h>

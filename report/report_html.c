@@ -25,9 +25,9 @@
  * 1.6 MB (tests/test_report_html.c asserts < 2 MB); real build reports are
  * 50-90 KB.
  */
-#include "validate/validate.h"
+#include "report/report.h"
 #include "validate/stat_math.h"
-#include "validate/svg.h"
+#include "report/svg.h"
 
 #include <math.h>
 #include <stdarg.h>

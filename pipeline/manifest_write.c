@@ -3,7 +3,7 @@
  * order and without timestamps, thread counts or paths of the staging
  * directory, so the same input and config give the same bytes.
  */
-#include "shards/build_internal.h"
+#include "pipeline/build_internal.h"
 
 #include <jansson.h>
 #include <stdlib.h>

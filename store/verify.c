@@ -14,7 +14,7 @@
  * damage inside a block is reported with its key rather than only as a
  * digest mismatch.
  */
-#include "shards/inspect.h"
+#include "store/inspect.h"
 
 #include <jansson.h>
 #include <stdarg.h>

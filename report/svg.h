@@ -1,5 +1,5 @@
 /*
- * validate/svg.h — small HTML/SVG writers for report.html (internal).
+ * report/svg.h — small HTML/SVG writers for report.html (internal).
  *
  * A ps_html is a growable buffer with a sticky error: every writer is a
  * no-op once an allocation has failed, and the caller checks `err` once at

@@ -1,5 +1,5 @@
 /*
- * shards/shards.h — stage 4: the shard store (internal interface).
+ * store/shards.h — stage 4: the shard store (internal interface).
  *
  * A shard set is a directory:
  *   manifest.json          what the set holds and how it was made (FORMAT.md)

@@ -1,5 +1,5 @@
 /*
- * Blocks: a run of records as one zstd frame (layout in shards/shards.h).
+ * Blocks: a run of records as one zstd frame (layout in store/shards.h).
  *
  * Decoding treats the bytes as hostile: before anything is allocated the
  * frame's block headers are walked to bound what the frame can really
@@ -7,7 +7,7 @@
  * decompression (which checks zstd's content checksum) every count and
  * offset is checked against the content size before it is used.
  */
-#include "shards/shards.h"
+#include "store/shards.h"
 
 #include <stdlib.h>
 #include <string.h>

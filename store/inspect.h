@@ -1,12 +1,12 @@
 /*
- * shards/inspect.h — reading a shard set back: its manifest
+ * store/inspect.h — reading a shard set back: its manifest
  * (manifest_read.c) and a full verification of every shard against it
  * (verify.c). Used by `pairshard inspect`; internal interface.
  */
 #ifndef PS_SHARDS_INSPECT_H
 #define PS_SHARDS_INSPECT_H
 
-#include "shards/shards.h"
+#include "store/shards.h"
 
 #include <stdbool.h>
 #include <stdint.h>

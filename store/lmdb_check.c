@@ -21,7 +21,7 @@
  * records {u32 pad (the page size, in the free DB's), u16 flags, u16
  * depth, u64 branch, leaf, overflow pages, entries, root}.
  */
-#include "shards/shards.h"
+#include "store/shards.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * names must be plain names, so nothing read from a manifest can point
  * outside the set directory.
  */
-#include "shards/inspect.h"
+#include "store/inspect.h"
 
 #include <errno.h>
 #include <fcntl.h>

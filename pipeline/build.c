@@ -3,8 +3,8 @@
  * commit in input order → spool kept records per shard. Phase 2 (writing
  * the shards) is in build_shards.c; the manifest in manifest_write.c.
  */
-#include "shards/build.h"
-#include "shards/build_internal.h"
+#include "pipeline/build.h"
+#include "pipeline/build_internal.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /*
- * shards/build.h — `pairshard build`: ingest → clean → tokenize → bucket →
+ * pipeline/build.h — `pairshard build`: ingest → clean → tokenize → bucket →
  * shards, published atomically (internal interface; the CLI calls it).
  *
  * Two phases:

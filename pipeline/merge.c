@@ -8,8 +8,9 @@
  * (merge_buckets.c).
  */
 #include "common/json_where.h"
-#include "shards/build_internal.h"
-#include "shards/merge_buckets.h"
+#include "pipeline/build_internal.h"
+#include "pipeline/merge_buckets.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <jansson.h>

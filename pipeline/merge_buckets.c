@@ -7,7 +7,7 @@
  * its records keep their shard and their order within a bucket (old bucket
  * by old bucket), and are cut into blocks of block_records again.
  */
-#include "shards/merge_buckets.h"
+#include "pipeline/merge_buckets.h"
 
 #include <stdlib.h>
 #include <string.h>

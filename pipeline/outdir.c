@@ -8,7 +8,7 @@
  * refused always, and so is a DIR holding an input or the current
  * directory, whose loss nothing could justify.
  */
-#include "shards/build.h"
+#include "pipeline/build.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
  * dynamic programme over the length histogram (lengths <= max_length, a few
  * hundred values), exact and deterministic.
  */
-#include "shards/build.h"
+#include "pipeline/build.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* HTML escaping, number formatting and the two inline SVG charts of
  * report.html (an overlaid step histogram and horizontal bars). */
-#include "validate/svg.h"
+#include "report/svg.h"
 
 #include <math.h>
 #include <stdarg.h>

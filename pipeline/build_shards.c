@@ -5,7 +5,7 @@
  * threads and written in key order.
  */
 #define _GNU_SOURCE /* qsort_r */
-#include "shards/build_internal.h"
+#include "pipeline/build_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

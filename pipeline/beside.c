@@ -1,7 +1,7 @@
 /* Reports beside DIR on a stopped build or merge (see beside.h). */
-#include "shards/beside.h"
+#include "pipeline/beside.h"
 #include "common/ps_internal.h"
-#include "shards/build_internal.h"
+#include "pipeline/build_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * one in another PID namespace or on another host, where a PID means
  * nothing.
  */
-#include "shards/build.h"
+#include "pipeline/build.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -18,7 +18,7 @@
  * the puts since the last commit are kept in a log and replayed into a
  * bigger map; the log is committed (and emptied) every LOG_COMMIT bytes.
  */
-#include "shards/shards.h"
+#include "store/shards.h"
 
 #include <errno.h>
 #include <fcntl.h>

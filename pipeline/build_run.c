@@ -3,9 +3,10 @@
  * runs both phases, writes the manifest and publishes the set. Also the
  * spooling of kept records and the label registry.
  */
-#include "shards/build_internal.h"
+#include "pipeline/build_internal.h"
 #include "common/outfile.h"
-#include "shards/beside.h"
+#include "pipeline/beside.h"
+#include "report/report.h"
 
 #include <jansson.h>
 #include <errno.h>

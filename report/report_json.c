@@ -1,5 +1,6 @@
-/* validate/report_json.c — report.json (schema in docs/REPORT.md, version 1),
+/* report/report_json.c — report.json (schema in docs/REPORT.md, version 1),
  * the terminal summary, and the statistics file (stats.json). */
+#include "report/report.h"
 #include "validate/vinternal.h"
 
 #include <errno.h>

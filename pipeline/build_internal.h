@@ -1,11 +1,11 @@
-/* shards/build_internal.h — state shared by the build's files. */
+/* pipeline/build_internal.h — state shared by the build's files. */
 #ifndef PS_SHARDS_BUILD_INTERNAL_H
 #define PS_SHARDS_BUILD_INTERNAL_H
 
 #include "common/strmap.h"
 #include "ingest/ingest.h"
-#include "shards/build.h"
-#include "shards/shards.h"
+#include "pipeline/build.h"
+#include "store/shards.h"
 #include "validate/validate.h"
 
 #include <stdio.h>

@@ -1,9 +1,9 @@
-/* shards/merge_buckets.h — merging parts whose automatic bucket bounds
+/* pipeline/merge_buckets.h — merging parts whose automatic bucket bounds
  * differ: the bounds of the whole, and shards rewritten under them. */
 #ifndef PS_SHARDS_MERGE_BUCKETS_H
 #define PS_SHARDS_MERGE_BUCKETS_H
 
-#include "shards/build_internal.h"
+#include "pipeline/build_internal.h"
 
 /* Adds the lengths of every record of the shard at `path` to *hist
  * ([0..*hist_max], grown as needed; NULL to start). Returns 0 or a
