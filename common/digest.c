@@ -15,7 +15,7 @@ int ps_sha256_file(const char *path, char hex[65], uint64_t *bytes, ps_error *er
      * device might never end. */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
-        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: cannot open: %s",
+        return ps_error_set(err, ps_errno_code(errno), "%s: cannot open: %s",
                             path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st)) {

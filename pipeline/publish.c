@@ -245,16 +245,6 @@ void ps_staging_discard(ps_staging *stg)
     stg->lock_fd = -1;
 }
 
-static int fsync_path(const char *path, int flags)
-{
-    int fd = open(path, flags | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 int ps_write_file(const char *dir, const char *name, const char *data, size_t len,
                   ps_error *err)
 {
@@ -294,10 +284,10 @@ static int sync_set(const char *set, ps_error *err)
             continue;
         char sub[4096];
         bad |= snprintf(sub, sizeof sub, "%s/%s", set, e->d_name) >= (int)sizeof sub ||
-               fsync_path(sub, O_RDONLY) != 0;
+               ps_fsync_path(sub, O_RDONLY) != 0;
     }
     closedir(d);
-    if (bad || fsync_path(set, O_RDONLY | O_DIRECTORY) != 0)
+    if (bad || ps_fsync_dir(set) != 0)
         return ps_error_set(err, PS_EIO, "%s: fsync failed: %s", set, strerror(errno));
     return 0;
 }
@@ -339,6 +329,6 @@ int ps_staging_publish(ps_staging *stg, const char *dir, const ps_publish_opts *
     } else if (rename(stg->set, dir) != 0) {
         return ps_error_set(err, PS_EIO, "%s: cannot publish: %s", dir, strerror(errno));
     }
-    fsync_path(parent, O_RDONLY | O_DIRECTORY);
+    ps_fsync_dir(parent);
     return 0;
 }

@@ -385,7 +385,7 @@ int ps_lmdb_check(const char *path, ps_error *err)
     /* O_NONBLOCK: a FIFO in a shard's place must not block the open. */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
-        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
+        return ps_error_set(err, ps_errno_code(errno), "%s: %s", path,
                             strerror(errno));
     int rc = ps_lmdb_walk(fd, path, NULL, NULL, err);
     close(fd);

@@ -241,7 +241,7 @@ int ps_shard_open(ps_shard **out, const char *path, ps_error *err)
      * is refused as not a regular file). */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
-        return ps_error_set(err, errno == ENOENT ? PS_ENOENT : PS_EIO, "%s: %s", path,
+        return ps_error_set(err, ps_errno_code(errno), "%s: %s", path,
                             strerror(errno));
     return ps_shard_open_fd(out, fd, path, err);
 }

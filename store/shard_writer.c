@@ -262,22 +262,6 @@ int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const
     return rc ? lmdb_err(w, err, "begin", rc) : PS_OK;
 }
 
-/* fsyncs the directory holding `path`, so a rename into it is durable. */
-static int sync_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-    if (!dir)
-        return -1;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 int ps_shard_writer_finish(ps_shard_writer *w, const char *meta_json, ps_error *err)
 {
     int rc = 0;
@@ -327,7 +311,7 @@ int ps_shard_writer_finish(ps_shard_writer *w, const char *meta_json, ps_error *
         rc = ps_error_set(err, PS_EIO, "%s: rename from %s: %s", w->path, part, strerror(errno));
     if (rc) {
         unlink(part);
-    } else if (sync_dir(w->path)) {
+    } else if (ps_fsync_parent(w->path)) {
         rc = ps_error_set(err, PS_EIO, "%s: syncing its directory: %s", w->path,
                           strerror(errno));
         unlink(w->path);
