@@ -738,22 +738,9 @@ static void id_collision_check(ctx *x, const ps_vpaired *P)
          P->nid_examples ? P->id_examples[0] : "", P->nid_examples ? "')" : "", vword(vd));
 }
 
-static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, const ps_vstats *cl)
+/* records in = kept + rejected + duplicates, and the statistics agree. */
+static void accounting_check(ctx *x, const ps_vpaired *P, const ps_vstats *raw, const ps_vstats *cl)
 {
-    double mr = pmin(x), mlr = x->c->param[P_MIN_LABEL_RECORDS], mlost = x->c->param[P_RETENTION_MIN_LOST];
-    const char *nop = "not enough data: no paired before/after statistics";
-    if (!P) {
-        push(x, C_ACCOUNTING, NAN, NAN, NULL, "%s", nop);
-        push(x, C_LABEL_RETENTION, NAN, NAN, NULL, "%s", nop);
-        push(x, C_REJECTED_SHARE, NAN, NAN, NULL, "%s", nop);
-        push(x, C_EMPTY_AFTER_CLEANING, NAN, NAN, NULL, "%s", nop);
-        push(x, C_QUESTION_LENGTH_CHANGE, NAN, NAN, NULL, "%s", nop);
-        push(x, C_SQL_LENGTH_CHANGE, NAN, NAN, NULL, "%s", nop);
-        push(x, C_DUPLICATE_RATE, NAN, NAN, NULL, "%s", nop);
-        push(x, C_ID_COLLISIONS, NAN, NAN, NULL, "%s", nop);
-        return;
-    }
-    /* accounting */
     uint64_t out = P->kept + P->rejected + P->duplicates;
     double imb = fabs((double)P->records_in - (double)out);
     double rawd = raw ? fabs((double)raw->records - (double)P->records_in) : 0;
@@ -770,14 +757,18 @@ static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, con
                           : "records do not add up: in %llu, kept %llu + rejected %llu + duplicates %llu",
          (unsigned long long)P->records_in, (unsigned long long)P->kept,
          (unsigned long long)P->rejected, (unsigned long long)P->duplicates);
+}
 
-    bool enough = (double)P->records_in >= mr;
-    /* label retention */
+/* The label that lost most against the overall retention. False when out
+ * of memory (the remaining paired checks are then skipped). */
+static bool label_retention_check(ctx *x, const ps_vpaired *P)
+{
+    double mlr = x->c->param[P_MIN_LABEL_RECORDS], mlost = x->c->param[P_RETENTION_MIN_LOST];
     double overall = P->records_in ? (double)P->kept / (double)P->records_in : 0;
     lret *lr = malloc((P->nlabels + 1) * sizeof *lr);
     if (!lr) {
         x->rc = PS_ENOMEM;
-        return;
+        return false;
     }
     size_t nl = 0, eligible = 0;
     for (size_t i = 0; i < P->nlabels; i++) {
@@ -807,7 +798,7 @@ static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, con
         double value = nl ? lr[0].ratio : 1.0;
         if (value > 1)
             value = 1; /* a label keeping more than the overall rate is no damage */
-        vd = verdict_of(x, C_LABEL_RETENTION, value);
+        int vd = verdict_of(x, C_LABEL_RETENTION, value);
         json_t *d = json_pack("{sfsIso}", "overall_retention", overall, "labels_checked",
                               (json_int_t)eligible, "lowest", arr ? arr : json_array());
         if (!nl)
@@ -826,8 +817,13 @@ static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, con
                  lr[0].ratio, x->c->fail[C_LABEL_RETENTION], vword(vd));
     }
     free(lr);
+    return true;
+}
 
-    /* rejections per reason and rule */
+/* The largest rejection cause (reason and rule), and records cleaning emptied. */
+static void rejection_checks(ctx *x, const ps_vpaired *P, bool enough)
+{
+    double mr = pmin(x);
     if (!enough) {
         push(x, C_REJECTED_SHARE, NAN, NAN, NULL, "not enough data: %llu records (min_records %.0f)",
              (unsigned long long)P->records_in, mr);
@@ -849,7 +845,7 @@ static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, con
                                    P->reasons[i].rule ? json_string(P->reasons[i].rule) : json_null(),
                                    "count", (json_int_t)P->reasons[i].count, "share", s));
         }
-        vd = verdict_of(x, C_REJECTED_SHARE, worst);
+        int vd = verdict_of(x, C_REJECTED_SHARE, worst);
         json_t *d = json_pack("{sfso}", "rejected_share",
                               (double)P->rejected / (double)P->records_in, "by_reason_and_rule",
                               arr ? arr : json_array());
@@ -875,82 +871,114 @@ static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, con
              (unsigned long long)P->empty_after_cleaning, 100 * e,
              100 * x->c->fail[C_EMPTY_AFTER_CLEANING], vword(vd));
     }
+}
 
-    /* per-record length change */
+/* Field f (0 question, 1 sql): the share of kept records whose length
+ * cleaning changed by at least length_change_rel, overall and per label. */
+static void length_change_check(ctx *x, const ps_vpaired *P, int f)
+{
+    double mr = pmin(x), mlr = x->c->param[P_MIN_LABEL_RECORDS];
     unsigned minbin = (unsigned)llround(x->c->param[P_LENGTH_CHANGE_REL] * 100);
-    for (int f = 0; f < 2; f++) {
-        int id = f == 0 ? C_QUESTION_LENGTH_CHANGE : C_SQL_LENGTH_CHANGE;
-        uint64_t tot = 0, big = 0;
-        for (unsigned b = 0; b < PS_VREL_BINS; b++) {
-            tot += P->rel[f][b];
-            if (b >= minbin)
-                big += P->rel[f][b];
-        }
-        if ((double)tot < mr) {
-            push(x, id, NAN, NAN, NULL, "not enough data: %llu kept records (min_records %.0f)",
-                 (unsigned long long)tot, mr);
-            continue;
-        }
-        double worst = (double)big / (double)tot;
-        const char *wl = NULL;
-        uint64_t wbig = big, wtot = tot;
-        json_t *arr = json_array();
-        for (size_t i = 0; i < P->nlabels; i++) {
-            const ps_vplabel *l = &P->labels[i];
-            uint64_t lt = 0, lb = 0;
-            for (unsigned b = 0; b < PS_VREL_BINS; b++) {
-                lt += l->rel[f][b];
-                if (b >= minbin)
-                    lb += l->rel[f][b];
-            }
-            if ((double)lt < mlr || !lb)
-                continue;
-            double s = (double)lb / (double)lt;
-            if (arr && s > 0.01)
-                json_array_append_new(arr, json_pack("{sssIsIsf}", "label", l->name, "changed", (json_int_t)lb,
-                                                     "kept", (json_int_t)lt, "share", s));
-            if (s > worst || (s == worst && wl && strcmp(l->name, wl) < 0)) {
-                worst = s;
-                wl = l->name;
-                wbig = lb;
-                wtot = lt;
-            }
-        }
-        uint64_t hist_total = 0;
-        double mean_abs = 0;
-        for (size_t b = 0; b < PS_VBINS; b++) {
-            hist_total += P->shrink[f][b] + P->grow[f][b];
-            mean_abs += (double)(P->shrink[f][b] + P->grow[f][b]) * ps_vbin_lo((uint32_t)b);
-        }
-        json_t *d = json_pack("{sfsIsIsIso}", "min_relative_change", x->c->param[P_LENGTH_CHANGE_REL],
-                              "records", (json_int_t)tot, "changed_overall", (json_int_t)big,
-                              "length_changed", (json_int_t)hist_total, "labels",
-                              arr ? arr : json_array());
-        vd = verdict_of(x, id, worst);
-        const char *fld = f == 0 ? "question" : "sql";
-        if (wl)
-            push(x, id, worst, NAN, d,
-                 "label '%s': %llu of %llu kept records (%.1f%%) had their %s length changed by >= "
-                 "%.0f%% (fail above %.3g%%): %s",
-                 wl, (unsigned long long)wbig, (unsigned long long)wtot, 100 * worst, fld,
-                 100 * x->c->param[P_LENGTH_CHANGE_REL], 100 * x->c->fail[id], vword(vd));
-        else
-            push(x, id, worst, NAN, d,
-                 "%llu of %llu kept records (%.2f%%) had their %s length changed by >= %.0f%% (fail "
-                 "above %.3g%%): %s",
-                 (unsigned long long)big, (unsigned long long)tot, 100 * worst, fld,
-                 100 * x->c->param[P_LENGTH_CHANGE_REL], 100 * x->c->fail[id], vword(vd));
+    int id = f == 0 ? C_QUESTION_LENGTH_CHANGE : C_SQL_LENGTH_CHANGE;
+    uint64_t tot = 0, big = 0;
+    for (unsigned b = 0; b < PS_VREL_BINS; b++) {
+        tot += P->rel[f][b];
+        if (b >= minbin)
+            big += P->rel[f][b];
     }
+    if ((double)tot < mr) {
+        push(x, id, NAN, NAN, NULL, "not enough data: %llu kept records (min_records %.0f)",
+             (unsigned long long)tot, mr);
+        return;
+    }
+    double worst = (double)big / (double)tot;
+    const char *wl = NULL;
+    uint64_t wbig = big, wtot = tot;
+    json_t *arr = json_array();
+    for (size_t i = 0; i < P->nlabels; i++) {
+        const ps_vplabel *l = &P->labels[i];
+        uint64_t lt = 0, lb = 0;
+        for (unsigned b = 0; b < PS_VREL_BINS; b++) {
+            lt += l->rel[f][b];
+            if (b >= minbin)
+                lb += l->rel[f][b];
+        }
+        if ((double)lt < mlr || !lb)
+            continue;
+        double s = (double)lb / (double)lt;
+        if (arr && s > 0.01)
+            json_array_append_new(arr, json_pack("{sssIsIsf}", "label", l->name, "changed", (json_int_t)lb,
+                                                 "kept", (json_int_t)lt, "share", s));
+        if (s > worst || (s == worst && wl && strcmp(l->name, wl) < 0)) {
+            worst = s;
+            wl = l->name;
+            wbig = lb;
+            wtot = lt;
+        }
+    }
+    uint64_t hist_total = 0;
+    double mean_abs = 0;
+    for (size_t b = 0; b < PS_VBINS; b++) {
+        hist_total += P->shrink[f][b] + P->grow[f][b];
+        mean_abs += (double)(P->shrink[f][b] + P->grow[f][b]) * ps_vbin_lo((uint32_t)b);
+    }
+    json_t *d = json_pack("{sfsIsIsIso}", "min_relative_change", x->c->param[P_LENGTH_CHANGE_REL],
+                          "records", (json_int_t)tot, "changed_overall", (json_int_t)big,
+                          "length_changed", (json_int_t)hist_total, "labels",
+                          arr ? arr : json_array());
+    int vd = verdict_of(x, id, worst);
+    const char *fld = f == 0 ? "question" : "sql";
+    if (wl)
+        push(x, id, worst, NAN, d,
+             "label '%s': %llu of %llu kept records (%.1f%%) had their %s length changed by >= "
+             "%.0f%% (fail above %.3g%%): %s",
+             wl, (unsigned long long)wbig, (unsigned long long)wtot, 100 * worst, fld,
+             100 * x->c->param[P_LENGTH_CHANGE_REL], 100 * x->c->fail[id], vword(vd));
+    else
+        push(x, id, worst, NAN, d,
+             "%llu of %llu kept records (%.2f%%) had their %s length changed by >= %.0f%% (fail "
+             "above %.3g%%): %s",
+             (unsigned long long)big, (unsigned long long)tot, 100 * worst, fld,
+             100 * x->c->param[P_LENGTH_CHANGE_REL], 100 * x->c->fail[id], vword(vd));
+}
+
+static void duplicate_rate_check(ctx *x, const ps_vpaired *P, bool enough)
+{
+    double mr = pmin(x);
     if (!enough) {
         push(x, C_DUPLICATE_RATE, NAN, NAN, NULL, "not enough data: %llu records (min_records %.0f)",
              (unsigned long long)P->records_in, mr);
     } else {
         double dr = (double)P->duplicates / (double)P->records_in;
-        vd = verdict_of(x, C_DUPLICATE_RATE, dr);
+        int vd = verdict_of(x, C_DUPLICATE_RATE, dr);
         push(x, C_DUPLICATE_RATE, dr, NAN, json_pack("{sI}", "duplicates", (json_int_t)P->duplicates),
              "%.2f%% of records were exact duplicates after cleaning (warn %.3g%%): %s", 100 * dr,
              100 * x->c->warn[C_DUPLICATE_RATE], vword(vd));
     }
+}
+
+static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, const ps_vstats *cl)
+{
+    const char *nop = "not enough data: no paired before/after statistics";
+    if (!P) {
+        push(x, C_ACCOUNTING, NAN, NAN, NULL, "%s", nop);
+        push(x, C_LABEL_RETENTION, NAN, NAN, NULL, "%s", nop);
+        push(x, C_REJECTED_SHARE, NAN, NAN, NULL, "%s", nop);
+        push(x, C_EMPTY_AFTER_CLEANING, NAN, NAN, NULL, "%s", nop);
+        push(x, C_QUESTION_LENGTH_CHANGE, NAN, NAN, NULL, "%s", nop);
+        push(x, C_SQL_LENGTH_CHANGE, NAN, NAN, NULL, "%s", nop);
+        push(x, C_DUPLICATE_RATE, NAN, NAN, NULL, "%s", nop);
+        push(x, C_ID_COLLISIONS, NAN, NAN, NULL, "%s", nop);
+        return;
+    }
+    accounting_check(x, P, raw, cl);
+    bool enough = (double)P->records_in >= pmin(x);
+    if (!label_retention_check(x, P))
+        return;
+    rejection_checks(x, P, enough);
+    for (int f = 0; f < 2; f++)
+        length_change_check(x, P, f);
+    duplicate_rate_check(x, P, enough);
     id_collision_check(x, P);
 }
 
