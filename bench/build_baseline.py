@@ -13,7 +13,7 @@ otherwise script it, one stage after the other.
                entry (1: TOKENIZERS_PARALLELISM=false; N: rayon with N
                threads); the outputs must be identical.
   3. write     bucketing (first bound >= length, stable), blocks of
-               --block-records in the PSB1 layout of shards/shards.h, each a
+               --block-records in the PSB1 layout of store/shards.h, each a
                zstd frame (python3-zstandard, level --zstd-level, content
                size and checksum), put in key order into one LMDB
                environment (python3-lmdb: one write transaction, MDB_APPEND,

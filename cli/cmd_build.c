@@ -8,8 +8,8 @@
 #include "common/json_where.h"
 #include "common/nearest.h"
 #include "common/parse_num.h"
-#include "shards/beside.h"
-#include "shards/build.h"
+#include "pipeline/beside.h"
+#include "pipeline/build.h"
 
 #include <getopt.h>
 #include <jansson.h>

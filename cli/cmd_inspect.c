@@ -3,7 +3,7 @@
 #include "cli/commands.h"
 #include "cli/opt_error.h"
 #include "common/ps_internal.h"
-#include "shards/inspect.h"
+#include "store/inspect.h"
 
 #include <getopt.h>
 #include <jansson.h>

@@ -2,8 +2,8 @@
 #include "cli/commands.h"
 #include "cli/opt_error.h"
 #include "cli/signals.h"
-#include "shards/beside.h"
-#include "shards/build.h"
+#include "pipeline/beside.h"
+#include "pipeline/build.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -4,6 +4,7 @@
 #include "cli/opt_error.h"
 #include "common/json_where.h"
 #include "common/outfile.h"
+#include "report/report.h"
 #include "validate/validate.h"
 
 #include <getopt.h>

@@ -1,6 +1,7 @@
 /* Error codes, their names and messages, and the ps_error helpers. */
 #include "common/ps_internal.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +45,8 @@ void ps_error_clear(ps_error *err)
         err->message[0] = '\0';
     }
 }
+
+int ps_errno_code(int e) { return e == ENOENT ? PS_ENOENT : PS_EIO; }
 
 int ps_error_set(ps_error *err, int code, const char *fmt, ...)
 {

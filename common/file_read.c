@@ -37,7 +37,7 @@ int ps_file_open_regular(const char *path, const char *what, int *fd_out, ps_err
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int e = errno;
-        return ps_error_set(err, e == ENOENT ? PS_ENOENT : PS_EIO, "%s: cannot open %s: %s",
+        return ps_error_set(err, ps_errno_code(e), "%s: cannot open %s: %s",
                             path, what, strerror(e));
     }
     struct stat st;

@@ -24,6 +24,9 @@
 /* Fills `err` (if not NULL) with `code` and a formatted message; returns
  * `code`, so callers can write `return ps_error_set(err, PS_EFORMAT, ...)`. */
 int ps_error_set(ps_error *err, int code, const char *fmt, ...) PS_PRINTF(3, 4);
+/* The code for a failed open: PS_ENOENT when errno value `e` says the file
+ * is missing, PS_EIO for anything else. */
+int ps_errno_code(int e);
 
 /* A growable byte buffer. `data` is always NUL-terminated when non-NULL
  * (the NUL is not counted in `len`), so it can be handed to C string APIs. */
@@ -106,5 +109,13 @@ int ps_file_open_regular(const char *path, const char *what, int *fd_out, ps_err
  * `max` bytes (checked before reading and while reading). */
 int ps_file_read_all(const char *path, const char *what, size_t max, char **data, size_t *len,
                      ps_error *err);
+
+/* Durability (fsync.c). Each returns 0, or -1 with errno set. */
+/* Opens `path` with `flags` (O_CLOEXEC added), fsyncs and closes it. */
+int ps_fsync_path(const char *path, int flags);
+/* fsyncs the directory `dir`, so entries created or renamed in it last. */
+int ps_fsync_dir(const char *dir);
+/* fsyncs the directory holding `path` ("." when it has no slash). */
+int ps_fsync_parent(const char *path);
 
 #endif /* PS_INTERNAL_H */

@@ -70,3 +70,20 @@ long ps_strmap_add(ps_strmap *m, const char *key, bool *added)
     *added = true;
     return (long)m->n++;
 }
+
+long ps_strmap_slot(ps_strmap *m, const char *key, void **records, size_t *cap, size_t size)
+{
+    if (m->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        void *grown = realloc(*records, nc * size);
+        if (!grown)
+            return -1;
+        *records = grown;
+        *cap = nc;
+    }
+    bool added;
+    long i = ps_strmap_add(m, key, &added);
+    if (i >= 0 && added)
+        memset((char *)*records + (size_t)i * size, 0, size);
+    return i;
+}

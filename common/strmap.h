@@ -24,5 +24,11 @@ long ps_strmap_find(const ps_strmap *m, const char *key);
 /* Returns the index of `key`, copying it in as the next index when new
  * (*added then true); -1 when out of memory or past UINT32_MAX - 1 keys. */
 long ps_strmap_add(ps_strmap *m, const char *key, bool *added);
+/* A label registry: `m` numbers the names and *records (a malloc'ed array
+ * of `size`-byte records, room for *cap) holds one record per name at the
+ * same index. Returns the index of `key`, adding it with a zeroed record
+ * when new (*records grown first, so map and array stay in step); -1 when
+ * out of memory. */
+long ps_strmap_slot(ps_strmap *m, const char *key, void **records, size_t *cap, size_t size);
 
 #endif

@@ -22,6 +22,7 @@
  *     surrogate is an error;
  *   - \u0000 is allowed in values (JSON_ALLOW_NUL); keys with escapes defer.
  */
+#include "common/unicode.h"
 #include "ingest/json_fast.h"
 
 #include <errno.h>
@@ -173,30 +174,6 @@ static inline int32_t hex4(const char *p, const char *end)
     return v;
 }
 
-static inline size_t put_utf8(uint32_t cp, char *d)
-{
-    if (cp < 0x80) {
-        d[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        d[0] = (char)(0xC0 | (cp >> 6));
-        d[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        d[0] = (char)(0xE0 | (cp >> 12));
-        d[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        d[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    d[0] = (char)(0xF0 | (cp >> 18));
-    d[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    d[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    d[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* Processes escapes starting at the backslash at q, through the closing
  * quote. When d is not NULL, the decoded bytes are written there (the
  * caller has already copied the unescaped prefix) and *dend receives the
@@ -236,7 +213,7 @@ static const char *scan_escaped(const char *q, const char *end, char *d, char **
                 return NULL; /* lone low surrogate */
             }
             if (d)
-                d += put_utf8(cp, d);
+                d += ps_utf8_encode(cp, d);
             goto plain;
         }
         default:

@@ -80,7 +80,7 @@ int ps_source_open(ps_source **out, const char *path, ps_error *err)
         if (s->fd < 0) {
             int e = errno;
             ps_source_close(s);
-            return ps_error_set(err, e == ENOENT ? PS_ENOENT : PS_EIO, "%s: cannot open: %s",
+            return ps_error_set(err, ps_errno_code(e), "%s: cannot open: %s",
                                 path, strerror(e));
         }
         s->owns_fd = true;

@@ -70,21 +70,10 @@ ps_step_counts *ps_stats_steps(ps_stats *s) { return &s->steps; }
 
 static counts *label_counts(ps_stats *s, const char *label)
 {
-    if (s->labels.n == s->label_cap) { /* room first: map and array stay in step */
-        size_t nc = s->label_cap ? s->label_cap * 2 : 64;
-        counts *nl = realloc(s->label_counts, nc * sizeof *nl);
-        if (!nl)
-            return NULL;
-        s->label_counts = nl;
-        s->label_cap = nc;
-    }
-    bool added;
-    long i = ps_strmap_add(&s->labels, label, &added);
-    if (i < 0)
-        return NULL;
-    if (added)
-        memset(&s->label_counts[i], 0, sizeof *s->label_counts);
-    return &s->label_counts[i];
+    void *records = s->label_counts;
+    long i = ps_strmap_slot(&s->labels, label, &records, &s->label_cap, sizeof *s->label_counts);
+    s->label_counts = records;
+    return i < 0 ? NULL : &s->label_counts[i];
 }
 
 static input_entry *input_of(ps_stats *s, const char *path)

@@ -6,7 +6,7 @@
 #ifndef PS_READER_PLAN_H
 #define PS_READER_PLAN_H
 
-#include "shards/inspect.h"
+#include "store/inspect.h"
 
 #include <stdint.h>
 

@@ -9,7 +9,7 @@
 #include "pairshard/reader.h"
 #include "reader/device.h"
 #include "reader/plan.h"
-#include "shards/inspect.h"
+#include "store/inspect.h"
 
 #include <pthread.h>
 #include <stdint.h>

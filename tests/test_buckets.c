@@ -1,6 +1,6 @@
 /* Bucket bounds: the dynamic programme against brute force on random
  * histograms, and bucket lookup. */
-#include "shards/build.h"
+#include "pipeline/build.h"
 #include "tests/support/testutil.h"
 
 #include <string.h>

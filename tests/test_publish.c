@@ -1,5 +1,5 @@
-/* Unit tests of what a build may replace (shards/outdir.c) and of its
- * staging directories (shards/publish.c): the -o rule, names within
+/* Unit tests of what a build may replace (pipeline/outdir.c) and of its
+ * staging directories (pipeline/publish.c): the -o rule, names within
  * NAME_MAX, stale staging told from live by its lock, cancellation. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "shards/build.h"
+#include "pipeline/build.h"
 
 #include <dirent.h>
 #include <fcntl.h>

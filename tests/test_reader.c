@@ -1,13 +1,13 @@
 /* Tests of the reader (include/pairshard/reader.h) on a real shard set built
  * from Spider dev: every array of every batch is compared with the tokens
- * decoded independently from the shards (shards/shards.h), coverage is
+ * decoded independently from the shards (store/shards.h), coverage is
  * checked exactly across ranks, and the plan is checked to depend on
  * nothing but what the contract says (threads, prefetch, resumption). */
 #include "tests/support/testutil.h"
 
-#include "shards/build.h"
-#include "shards/inspect.h"
-#include "shards/shards.h"
+#include "pipeline/build.h"
+#include "store/inspect.h"
+#include "store/shards.h"
 
 #include <errno.h>
 #include <jansson.h>

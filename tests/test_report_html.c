@@ -1,4 +1,4 @@
-/* Unit tests of report.html (validate/report_html.c): the verdict comes
+/* Unit tests of report.html (report/report_html.c): the verdict comes
  * first, every check is listed with failures first, examples' before and
  * after texts come out escaped and complete, nothing from the data is
  * live markup, nothing is loaded from elsewhere, the size is bounded for
@@ -10,6 +10,7 @@
  * report_render.sh renders them in headless Chromium). */
 #include "tests/support/testutil.h"
 
+#include "report/report.h"
 #include "validate/validate.h"
 
 #include <stdio.h>

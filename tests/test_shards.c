@@ -1,4 +1,4 @@
-/* Unit tests of the shard store (shards/): the block codec on good and
+/* Unit tests of the shard store (store/): the block codec on good and
  * hostile bytes, the LMDB shard writer (key order, deterministic bytes,
  * a growing map) and the reader (format checks, truncation, iteration). */
 #include <stdarg.h>
@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "shards/inspect.h"
-#include "shards/shards.h"
+#include "store/inspect.h"
+#include "store/shards.h"
 
 #include <fcntl.h>
 #include <stdio.h>

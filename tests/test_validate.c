@@ -3,6 +3,7 @@
  * on constructed data (pass, warn, fail, not enough data, off), config
  * overrides, the Spider incident, and (with $PS_VALIDATE_REF, written by
  * tests/cli/validate_scipy.sh) the statistics against scipy. */
+#include "report/report.h"
 #include "tests/support/testutil.h"
 #include "validate/stat_math.h"
 #include "validate/vinternal.h"

@@ -2,6 +2,7 @@
  * modes (defaults, overridden by the config's "validate" member), and the
  * report they make. Every check, metric and default is documented in
  * docs/REPORT.md; keep the two in step. */
+#include "validate/checks.h"
 #include "validate/vinternal.h"
 
 #include <math.h>
@@ -10,44 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef ps_vcheck_ctx ctx;
+
 const char *const ps_vverdict_names[PS_VV_N] = {"pass", "warn", "fail", "not_enough_data", "off"};
 
 enum { M_OFF = 0, M_WARN, M_FAIL };
 static const char *const MODE_NAMES[] = {"off", "warn", "fail"};
 
 /* ---- the checks -------------------------------------------------------------- */
-
-enum {
-    C_ACCOUNTING,
-    C_LABEL_RETENTION,
-    C_REJECTED_SHARE,
-    C_EMPTY_AFTER_CLEANING,
-    C_QUESTION_LENGTH_CHANGE,
-    C_SQL_LENGTH_CHANGE,
-    C_DUPLICATE_RATE,
-    C_LABEL_JS,
-    C_LABEL_PSI,
-    C_LABEL_CHI2,
-    C_Q_KS,
-    C_S_KS,
-    C_T_KS,
-    C_Q_KS_LABEL,
-    C_S_KS_LABEL,
-    C_T_KS_LABEL,
-    C_Q_PSI,
-    C_S_PSI,
-    C_T_PSI,
-    C_Q_QUANT,
-    C_S_QUANT,
-    C_T_QUANT,
-    C_UNK_TOKEN,
-    C_UNK_RECORD,
-    C_UNK_INCREASE,
-    C_TRUNCATION,
-    C_PADDING,
-    C_ID_COLLISIONS,
-    C_N
-};
 
 typedef struct checkdef {
     const char *name, *group;
@@ -116,9 +87,6 @@ static const checkdef DEFS[C_N] = {
      "kept records whose id (from the id field) an earlier kept record has"},
 };
 
-/* Parameters that are not a check's threshold. */
-enum { P_MIN_RECORDS, P_MIN_LABEL_RECORDS, P_MIN_LABEL_KS_RECORDS, P_RETENTION_MIN_LOST, P_LENGTH_CHANGE_REL, P_PSI_EPS,
-       P_PSI_BINS, P_N };
 static const struct {
     const char *name;
     double def, lo, hi;
@@ -131,12 +99,6 @@ static const struct {
     {"length_change_relative", 0.2, 0.01, 1.0, false},
     {"psi_epsilon", PS_SM_PSI_EPS, 1e-12, 0.1, false},
     {"psi_bins", 10, 2, 100, true},
-};
-
-struct ps_vconfig {
-    double fail[C_N], warn[C_N];
-    int mode[C_N];
-    double param[P_N];
 };
 
 ps_vconfig *ps_vconfig_new(void)
@@ -260,13 +222,6 @@ const char *ps_vreport_verdict(const ps_vreport *r)
     return ps_vverdict_names[r ? r->verdict : PS_VV_FAIL];
 }
 
-typedef struct ctx {
-    const ps_vconfig *c;
-    ps_vreport *r;
-    int rc;
-    const char *compares;
-} ctx;
-
 static bool beyond(const char *op, double v, double t)
 {
     if (isnan(t))
@@ -287,11 +242,7 @@ static int judge(const ctx *x, int id, double value)
     return PS_VV_PASS;
 }
 
-/* Appends a check; takes `details` (may be NULL). The explanation is
- * formatted by the caller, knowing the verdict. */
-static void push(ctx *x, int id, double value, double p, json_t *details, const char *fmt, ...)
-    PS_PRINTF(6, 7);
-static void push(ctx *x, int id, double value, double p, json_t *details, const char *fmt, ...)
+void ps_vcheck_push(ctx *x, int id, double value, double p, json_t *details, const char *fmt, ...)
 {
     ps_vreport *r = x->r;
     if (x->rc) {
@@ -343,12 +294,12 @@ static void push(ctx *x, int id, double value, double p, json_t *details, const 
     r->n++;
 }
 
-static int verdict_of(const ctx *x, int id, double value)
+int ps_vcheck_verdict(const ctx *x, int id, double value)
 {
     return judge(x, id, value);
 }
 
-static const char *vword(int v)
+const char *ps_vcheck_word(int v)
 {
     switch (v) {
     case PS_VV_FAIL: return "FAIL";
@@ -357,7 +308,7 @@ static const char *vword(int v)
     }
 }
 
-static double pmin(const ctx *x)
+double ps_vcheck_min_records(const ctx *x)
 {
     return x->c->param[P_MIN_RECORDS];
 }
@@ -445,17 +396,17 @@ static void label_checks(ctx *x, const ps_vstats *A, const ps_vstats *B)
         na += (double)v[i].a;
         nb += (double)v[i].b;
     }
-    bool enough = v && n >= 2 && na >= pmin(x) && nb >= pmin(x);
+    bool enough = v && n >= 2 && na >= ps_vcheck_min_records(x) && nb >= ps_vcheck_min_records(x);
     if (!enough) {
         const char *why = !A || !B ? "statistics missing"
                           : n < 2  ? "fewer than 2 labels"
                                    : "fewer labeled records than min_records";
         char w[160];
         snprintf(w, sizeof w, "not enough data: %s (labeled records %.0f and %.0f, min_records %.0f)",
-                 why, na, nb, pmin(x));
-        push(x, C_LABEL_JS, NAN, NAN, NULL, "%s", w);
-        push(x, C_LABEL_PSI, NAN, NAN, NULL, "%s", w);
-        push(x, C_LABEL_CHI2, NAN, NAN, NULL, "%s", w);
+                 why, na, nb, ps_vcheck_min_records(x));
+        ps_vcheck_push(x, C_LABEL_JS, NAN, NAN, NULL, "%s", w);
+        ps_vcheck_push(x, C_LABEL_PSI, NAN, NAN, NULL, "%s", w);
+        ps_vcheck_push(x, C_LABEL_CHI2, NAN, NAN, NULL, "%s", w);
         free(v);
         return;
     }
@@ -475,24 +426,24 @@ static void label_checks(ctx *x, const ps_vstats *A, const ps_vstats *B)
     double js = ps_sm_js_distance(pa, pb, n);
     json_t *d = json_pack("{sIsfsfso}", "labels", (json_int_t)n, "baseline_records", na,
                           "current_records", nb, "largest_shifts", top_shifts(v, n, na, nb, 10, &top));
-    int vd = verdict_of(x, C_LABEL_JS, js);
-    push(x, C_LABEL_JS, js, NAN, d,
+    int vd = ps_vcheck_verdict(x, C_LABEL_JS, js);
+    ps_vcheck_push(x, C_LABEL_JS, js, NAN, d,
          "label distribution %s: JS distance %.4f (threshold %.4g); largest shift: '%s' %.2f%% -> %.2f%%",
          vd == PS_VV_PASS ? "stable" : "shifted", js, x->c->fail[C_LABEL_JS], top.name,
          100 * top.sa, 100 * top.sb);
     double psi = ps_sm_psi(pa, pb, n, x->c->param[P_PSI_EPS]);
     d = json_pack("{sfso}", "epsilon", x->c->param[P_PSI_EPS], "largest_shifts",
                   top_shifts(v, n, na, nb, 10, NULL));
-    vd = verdict_of(x, C_LABEL_PSI, psi);
-    push(x, C_LABEL_PSI, psi, NAN, d, "label PSI %.4f (warn %.3g, fail %.3g): %s; largest shift '%s'",
-         psi, x->c->warn[C_LABEL_PSI], x->c->fail[C_LABEL_PSI], vword(vd), top.name);
+    vd = ps_vcheck_verdict(x, C_LABEL_PSI, psi);
+    ps_vcheck_push(x, C_LABEL_PSI, psi, NAN, d, "label PSI %.4f (warn %.3g, fail %.3g): %s; largest shift '%s'",
+         psi, x->c->warn[C_LABEL_PSI], x->c->fail[C_LABEL_PSI], ps_vcheck_word(vd), top.name);
     double chi2, dof, p, cv;
     ps_sm_chi2_homogeneity(ua, ub, n, &chi2, &dof, &p, &cv);
     d = json_pack("{sfsfsfsf}", "chi2", chi2, "dof", dof, "p_value", p, "n", na + nb);
-    vd = verdict_of(x, C_LABEL_CHI2, cv);
-    push(x, C_LABEL_CHI2, cv, p, d,
+    vd = ps_vcheck_verdict(x, C_LABEL_CHI2, cv);
+    ps_vcheck_push(x, C_LABEL_CHI2, cv, p, d,
          "chi-square %.4g on %.0f dof (p = %.3g, information only); Cramer's V %.4f: %s", chi2, dof,
-         p, cv, vword(vd));
+         p, cv, ps_vcheck_word(vd));
 out:
     free(pa);
     free(pb);
@@ -531,22 +482,22 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
                      PSI[3] = {C_Q_PSI, C_S_PSI, C_T_PSI}, QU[3] = {C_Q_QUANT, C_S_QUANT, C_T_QUANT};
     const char *fname = ps_vfield_names[f];
     uint64_t n1 = A ? A->all.n[f] : 0, n2 = B ? B->all.n[f] : 0;
-    double mr = pmin(x), mlk = x->c->param[P_MIN_LABEL_KS_RECORDS];
+    double mr = ps_vcheck_min_records(x), mlk = x->c->param[P_MIN_LABEL_KS_RECORDS];
     if ((double)n1 < mr || (double)n2 < mr) {
         char w[200];
         snprintf(w, sizeof w, "not enough data: %s lengths of %llu and %llu records (min_records %.0f)",
                  fname, (unsigned long long)n1, (unsigned long long)n2, mr);
-        push(x, KS[f], NAN, NAN, NULL, "%s", w);
-        push(x, KSL[f], NAN, NAN, NULL, "%s", w);
-        push(x, PSI[f], NAN, NAN, NULL, "%s", w);
-        push(x, QU[f], NAN, NAN, NULL, "%s", w);
+        ps_vcheck_push(x, KS[f], NAN, NAN, NULL, "%s", w);
+        ps_vcheck_push(x, KSL[f], NAN, NAN, NULL, "%s", w);
+        ps_vcheck_push(x, PSI[f], NAN, NAN, NULL, "%s", w);
+        ps_vcheck_push(x, QU[f], NAN, NAN, NULL, "%s", w);
         return;
     }
     const uint64_t *h1 = A->all.hist[f], *h2 = B->all.hist[f];
     double d = ps_sm_ks_d(h1, h2, PS_VBINS), p = ps_sm_ks_2samp_p(d, n1, n2);
     bool exact = !widened(h1) && !widened(h2);
-    int vd = verdict_of(x, KS[f], d);
-    push(x, KS[f], d, p,
+    int vd = ps_vcheck_verdict(x, KS[f], d);
+    ps_vcheck_push(x, KS[f], d, p,
          json_pack("{sIsIsbsf}", "n1", (json_int_t)n1, "n2", (json_int_t)n2, "exact", exact,
                    "p_value", p),
          "%s distribution %s: KS D %.4f (threshold %.3g; asymptotic p = %.3g, information only)%s",
@@ -568,7 +519,7 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
         ls[nl++] = (kslab){lb->name, dl, NAN, la->d.n[f], lb->d.n[f]};
     }
     if (!nl) {
-        push(x, KSL[f], NAN, NAN, NULL,
+        ps_vcheck_push(x, KSL[f], NAN, NAN, NULL,
              "not enough data: no label has min_label_ks_records (%.0f) %s lengths on both sides",
              mlk, fname);
     } else {
@@ -581,11 +532,11 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
             json_array_append_new(arr, json_pack("{sssfsfsIsI}", "label", ls[i].name, "d", ls[i].d,
                                                  "p_value", ls[i].p, "n1", (json_int_t)ls[i].n1,
                                                  "n2", (json_int_t)ls[i].n2));
-        vd = verdict_of(x, KSL[f], ls[0].d);
-        push(x, KSL[f], ls[0].d, ls[0].p,
+        vd = ps_vcheck_verdict(x, KSL[f], ls[0].d);
+        ps_vcheck_push(x, KSL[f], ls[0].d, ls[0].p,
              json_pack("{sIso}", "labels_tested", (json_int_t)nl, "worst", arr ? arr : json_array()),
              "%s per label: worst label '%s' KS D %.4f over %zu labels tested (threshold %.3g): %s",
-             fname, ls[0].name, ls[0].d, nl, x->c->fail[KSL[f]], vword(vd));
+             fname, ls[0].name, ls[0].d, nl, x->c->fail[KSL[f]], ps_vcheck_word(vd));
     }
     free(ls);
 
@@ -605,12 +556,12 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
     json_t *edges = json_array();
     for (size_t g = 0; edges && g < ng; g++)
         json_array_append_new(edges, json_integer(ps_vbin_lo(first[g])));
-    vd = verdict_of(x, PSI[f], psi);
-    push(x, PSI[f], psi, NAN,
+    vd = ps_vcheck_verdict(x, PSI[f], psi);
+    ps_vcheck_push(x, PSI[f], psi, NAN,
          json_pack("{sIsosf}", "groups", (json_int_t)ng, "group_lower_edges",
                    edges ? edges : json_array(), "epsilon", x->c->param[P_PSI_EPS]),
          "%s PSI %.4f over %zu length groups (baseline quantiles; warn %.3g, fail %.3g): %s", fname, psi, ng,
-         x->c->warn[PSI[f]], x->c->fail[PSI[f]], vword(vd));
+         x->c->warn[PSI[f]], x->c->fail[PSI[f]], ps_vcheck_word(vd));
 
     /* quantile shifts */
     static const double Q[3] = {0.5, 0.9, 0.99};
@@ -631,327 +582,78 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
             json_object_set_new(qd, QN[i], json_pack("{sfsfsf}", "baseline", qa[i], "current", qb[i],
                                                      "relative_shift", s));
     }
-    vd = verdict_of(x, QU[f], worst);
-    push(x, QU[f], worst, NAN, qd,
+    vd = ps_vcheck_verdict(x, QU[f], worst);
+    ps_vcheck_push(x, QU[f], worst, NAN, qd,
          "%s quantiles: largest relative shift %.3f at %s (%.0f -> %.0f; warn %.3g, fail %.3g): %s",
-         fname, worst, QN[wq], qa[wq], qb[wq], x->c->warn[QU[f]], x->c->fail[QU[f]], vword(vd));
+         fname, worst, QN[wq], qa[wq], qb[wq], x->c->warn[QU[f]], x->c->fail[QU[f]], ps_vcheck_word(vd));
 }
 
 /* ---- health ---------------------------------------------------------------- */
 
 static void health_checks(ctx *x, const ps_vstats *T, const ps_vstats *base, bool increase)
 {
-    double mr = pmin(x);
+    double mr = ps_vcheck_min_records(x);
     uint64_t nt = T ? T->records_with_tokens : 0;
     bool ok = T && (double)nt >= mr && T->tokens > 0;
     char w[200];
     snprintf(w, sizeof w, "not enough data: %llu tokenized records (min_records %.0f)",
              (unsigned long long)nt, mr);
     if (!ok) {
-        push(x, C_UNK_TOKEN, NAN, NAN, NULL, "%s", w);
-        push(x, C_UNK_RECORD, NAN, NAN, NULL, "%s", w);
+        ps_vcheck_push(x, C_UNK_TOKEN, NAN, NAN, NULL, "%s", w);
+        ps_vcheck_push(x, C_UNK_RECORD, NAN, NAN, NULL, "%s", w);
         if (increase)
-            push(x, C_UNK_INCREASE, NAN, NAN, NULL, "%s", w);
-        push(x, C_TRUNCATION, NAN, NAN, NULL, "%s", w);
-        push(x, C_PADDING, NAN, NAN, NULL, "%s", w);
+            ps_vcheck_push(x, C_UNK_INCREASE, NAN, NAN, NULL, "%s", w);
+        ps_vcheck_push(x, C_TRUNCATION, NAN, NAN, NULL, "%s", w);
+        ps_vcheck_push(x, C_PADDING, NAN, NAN, NULL, "%s", w);
         return;
     }
     double ur = (double)T->unk_tokens / (double)T->tokens;
-    int vd = verdict_of(x, C_UNK_TOKEN, ur);
-    push(x, C_UNK_TOKEN, ur, NAN,
+    int vd = ps_vcheck_verdict(x, C_UNK_TOKEN, ur);
+    ps_vcheck_push(x, C_UNK_TOKEN, ur, NAN,
          json_pack("{sIsIso*}", "unk_tokens", (json_int_t)T->unk_tokens, "tokens",
                    (json_int_t)T->tokens, "unk_words", T->unk_tokens ? ps_vunk_details(T->unk) : NULL),
          "[UNK] is %.3f%% of tokens (warn %.3g%%, fail %.3g%%): %s", 100 * ur,
-         100 * x->c->warn[C_UNK_TOKEN], 100 * x->c->fail[C_UNK_TOKEN], vword(vd));
+         100 * x->c->warn[C_UNK_TOKEN], 100 * x->c->fail[C_UNK_TOKEN], ps_vcheck_word(vd));
     double rr = (double)T->records_with_unk / (double)nt;
-    vd = verdict_of(x, C_UNK_RECORD, rr);
-    push(x, C_UNK_RECORD, rr, NAN,
+    vd = ps_vcheck_verdict(x, C_UNK_RECORD, rr);
+    ps_vcheck_push(x, C_UNK_RECORD, rr, NAN,
          json_pack("{sIsIso*}", "records_with_unk", (json_int_t)T->records_with_unk, "records",
                    (json_int_t)nt, "unk_words", T->unk_tokens ? ps_vunk_details(T->unk) : NULL),
          "%.2f%% of records hold an [UNK] (warn %.3g%%, fail %.3g%%): %s", 100 * rr,
-         100 * x->c->warn[C_UNK_RECORD], 100 * x->c->fail[C_UNK_RECORD], vword(vd));
+         100 * x->c->warn[C_UNK_RECORD], 100 * x->c->fail[C_UNK_RECORD], ps_vcheck_word(vd));
     if (increase) {
         bool bok = base && (double)base->records_with_tokens >= mr && base->tokens > 0;
         if (!bok) {
-            push(x, C_UNK_INCREASE, NAN, NAN, NULL,
+            ps_vcheck_push(x, C_UNK_INCREASE, NAN, NAN, NULL,
                  "not enough data: the baseline has %llu tokenized records (min_records %.0f)",
                  (unsigned long long)(base ? base->records_with_tokens : 0), mr);
         } else {
             double br = (double)base->unk_tokens / (double)base->tokens, inc = ur - br;
-            vd = verdict_of(x, C_UNK_INCREASE, inc);
-            push(x, C_UNK_INCREASE, inc, NAN,
+            vd = ps_vcheck_verdict(x, C_UNK_INCREASE, inc);
+            ps_vcheck_push(x, C_UNK_INCREASE, inc, NAN,
                  json_pack("{sfsf}", "baseline_rate", br, "current_rate", ur),
                  "[UNK] token rate %.3f%% -> %.3f%% (increase %+.3f points; fail above %.3g): %s",
-                 100 * br, 100 * ur, 100 * inc, 100 * x->c->fail[C_UNK_INCREASE], vword(vd));
+                 100 * br, 100 * ur, 100 * inc, 100 * x->c->fail[C_UNK_INCREASE], ps_vcheck_word(vd));
         }
     }
     double tr = (double)T->truncated / (double)nt;
-    vd = verdict_of(x, C_TRUNCATION, tr);
-    push(x, C_TRUNCATION, tr, NAN,
+    vd = ps_vcheck_verdict(x, C_TRUNCATION, tr);
+    ps_vcheck_push(x, C_TRUNCATION, tr, NAN,
          json_pack("{sIsI}", "truncated", (json_int_t)T->truncated, "records", (json_int_t)nt),
          "%.2f%% of records were truncated at max_length (warn %.3g%%, fail %.3g%%): %s", 100 * tr,
-         100 * x->c->warn[C_TRUNCATION], 100 * x->c->fail[C_TRUNCATION], vword(vd));
+         100 * x->c->warn[C_TRUNCATION], 100 * x->c->fail[C_TRUNCATION], ps_vcheck_word(vd));
     uint64_t padded, toks;
     if (!ps_vstats_padding(T, &padded, &toks) || !padded) {
-        push(x, C_PADDING, NAN, NAN, NULL, "not enough data: no bucket bounds were given");
+        ps_vcheck_push(x, C_PADDING, NAN, NAN, NULL, "not enough data: no bucket bounds were given");
     } else {
         double pr = (double)(padded - toks) / (double)padded;
-        vd = verdict_of(x, C_PADDING, pr);
-        push(x, C_PADDING, pr, NAN,
+        vd = ps_vcheck_verdict(x, C_PADDING, pr);
+        ps_vcheck_push(x, C_PADDING, pr, NAN,
              json_pack("{sIsIsI}", "tokens", (json_int_t)toks, "padded_tokens", (json_int_t)padded,
                        "buckets", (json_int_t)T->nbounds),
              "padding is %.1f%% of batched slots under the bucket bounds (warn %.3g%%): %s", 100 * pr,
-             100 * x->c->warn[C_PADDING], vword(vd));
+             100 * x->c->warn[C_PADDING], ps_vcheck_word(vd));
     }
-}
-
-/* ---- paired -------------------------------------------------------------------- */
-
-typedef struct lret {
-    const char *name;
-    double ratio, retention;
-    uint64_t in, kept, lost;
-} lret;
-
-static int cmp_lret(const void *p, const void *q)
-{
-    const lret *a = p, *b = q;
-    if (a->ratio != b->ratio)
-        return a->ratio < b->ratio ? -1 : 1;
-    return strcmp(a->name, b->name);
-}
-
-/* Ids that kept records share: whatever keys by id (evaluation joins,
- * resumed jobs) would mix the records up. Any is worth a warning. */
-static void id_collision_check(ctx *x, const ps_vpaired *P)
-{
-    json_t *ex = json_array();
-    for (size_t i = 0; ex && i < P->nid_examples; i++)
-        json_array_append_new(ex, json_string(P->id_examples[i]));
-    double v = (double)P->id_collisions;
-    int vd = verdict_of(x, C_ID_COLLISIONS, v);
-    push(x, C_ID_COLLISIONS, v, NAN,
-         json_pack("{sIso}", "id_collisions", (json_int_t)P->id_collisions, "examples",
-                   ex ? ex : json_array()),
-         "%llu kept records have an id an earlier kept record has%s%s%s: %s",
-         (unsigned long long)P->id_collisions, P->nid_examples ? " (e.g. '" : "",
-         P->nid_examples ? P->id_examples[0] : "", P->nid_examples ? "')" : "", vword(vd));
-}
-
-static void paired_checks(ctx *x, const ps_vpaired *P, const ps_vstats *raw, const ps_vstats *cl)
-{
-    double mr = pmin(x), mlr = x->c->param[P_MIN_LABEL_RECORDS], mlost = x->c->param[P_RETENTION_MIN_LOST];
-    const char *nop = "not enough data: no paired before/after statistics";
-    if (!P) {
-        push(x, C_ACCOUNTING, NAN, NAN, NULL, "%s", nop);
-        push(x, C_LABEL_RETENTION, NAN, NAN, NULL, "%s", nop);
-        push(x, C_REJECTED_SHARE, NAN, NAN, NULL, "%s", nop);
-        push(x, C_EMPTY_AFTER_CLEANING, NAN, NAN, NULL, "%s", nop);
-        push(x, C_QUESTION_LENGTH_CHANGE, NAN, NAN, NULL, "%s", nop);
-        push(x, C_SQL_LENGTH_CHANGE, NAN, NAN, NULL, "%s", nop);
-        push(x, C_DUPLICATE_RATE, NAN, NAN, NULL, "%s", nop);
-        push(x, C_ID_COLLISIONS, NAN, NAN, NULL, "%s", nop);
-        return;
-    }
-    /* accounting */
-    uint64_t out = P->kept + P->rejected + P->duplicates;
-    double imb = fabs((double)P->records_in - (double)out);
-    double rawd = raw ? fabs((double)raw->records - (double)P->records_in) : 0;
-    double cld = cl ? fabs((double)cl->records - (double)P->kept) : 0;
-    double acc = imb + rawd + cld;
-    int vd = verdict_of(x, C_ACCOUNTING, acc);
-    push(x, C_ACCOUNTING, acc, NAN,
-         json_pack("{sIsIsIsIsbsIsI}", "records_in", (json_int_t)P->records_in, "kept",
-                   (json_int_t)P->kept, "rejected", (json_int_t)P->rejected, "duplicates",
-                   (json_int_t)P->duplicates, "balanced", imb == 0, "raw_records",
-                   (json_int_t)(raw ? raw->records : 0), "cleaned_records",
-                   (json_int_t)(cl ? cl->records : 0)),
-         vd == PS_VV_PASS ? "records in (%llu) = kept (%llu) + rejected (%llu) + duplicates (%llu)"
-                          : "records do not add up: in %llu, kept %llu + rejected %llu + duplicates %llu",
-         (unsigned long long)P->records_in, (unsigned long long)P->kept,
-         (unsigned long long)P->rejected, (unsigned long long)P->duplicates);
-
-    bool enough = (double)P->records_in >= mr;
-    /* label retention */
-    double overall = P->records_in ? (double)P->kept / (double)P->records_in : 0;
-    lret *lr = malloc((P->nlabels + 1) * sizeof *lr);
-    if (!lr) {
-        x->rc = PS_ENOMEM;
-        return;
-    }
-    size_t nl = 0, eligible = 0;
-    for (size_t i = 0; i < P->nlabels; i++) {
-        const ps_vplabel *l = &P->labels[i];
-        if ((double)l->records_in < mlr)
-            continue;
-        eligible++;
-        uint64_t lost = l->records_in - l->kept;
-        if ((double)lost < mlost && l->kept)
-            continue;
-        double ret = (double)l->kept / (double)l->records_in;
-        lr[nl++] = (lret){l->name, overall > 0 ? ret / overall : (l->kept ? 1 : 0), ret,
-                          l->records_in, l->kept, lost};
-    }
-    if (!eligible || !(overall > 0)) {
-        push(x, C_LABEL_RETENTION, NAN, NAN, NULL,
-             overall > 0 ? "not enough data: no label has min_label_records (%.0f) records"
-                         : "not enough data: no record was kept (%.0f)",
-             mlr);
-    } else {
-        qsort(lr, nl, sizeof *lr, cmp_lret);
-        json_t *arr = json_array();
-        for (size_t i = 0; arr && i < nl && i < 20; i++)
-            json_array_append_new(arr, json_pack("{sssIsIsfsf}", "label", lr[i].name, "records_in",
-                                                 (json_int_t)lr[i].in, "kept", (json_int_t)lr[i].kept,
-                                                 "retention", lr[i].retention, "ratio", lr[i].ratio));
-        double value = nl ? lr[0].ratio : 1.0;
-        if (value > 1)
-            value = 1; /* a label keeping more than the overall rate is no damage */
-        vd = verdict_of(x, C_LABEL_RETENTION, value);
-        json_t *d = json_pack("{sfsIso}", "overall_retention", overall, "labels_checked",
-                              (json_int_t)eligible, "lowest", arr ? arr : json_array());
-        if (!nl)
-            push(x, C_LABEL_RETENTION, value, NAN, d,
-                 "no label with >= %.0f records lost >= %.0f records (overall retention %.2f%%)", mlr,
-                 mlost, 100 * overall);
-        else if (lr[0].kept == 0)
-            push(x, C_LABEL_RETENTION, value, NAN, d,
-                 "label '%s' vanished: 0 of its %llu records kept (overall retention %.2f%%)",
-                 lr[0].name, (unsigned long long)lr[0].in, 100 * overall);
-        else
-            push(x, C_LABEL_RETENTION, value, NAN, d,
-                 "label '%s' kept %.2f%% of %llu records against %.2f%% overall (ratio %.3f; fail "
-                 "below %.3g): %s",
-                 lr[0].name, 100 * lr[0].retention, (unsigned long long)lr[0].in, 100 * overall,
-                 lr[0].ratio, x->c->fail[C_LABEL_RETENTION], vword(vd));
-    }
-    free(lr);
-
-    /* rejections per reason and rule */
-    if (!enough) {
-        push(x, C_REJECTED_SHARE, NAN, NAN, NULL, "not enough data: %llu records (min_records %.0f)",
-             (unsigned long long)P->records_in, mr);
-        push(x, C_EMPTY_AFTER_CLEANING, NAN, NAN, NULL,
-             "not enough data: %llu records (min_records %.0f)", (unsigned long long)P->records_in, mr);
-    } else {
-        double worst = 0;
-        const ps_vreason *wr = NULL;
-        json_t *arr = json_array();
-        for (size_t i = 0; i < P->nreasons; i++) {
-            double s = (double)P->reasons[i].count / (double)P->records_in;
-            if (s > worst || (s == worst && wr && strcmp(P->reasons[i].reason, wr->reason) < 0)) {
-                worst = s;
-                wr = &P->reasons[i];
-            }
-            if (arr)
-                json_array_append_new(
-                    arr, json_pack("{sssosIsf}", "reason", P->reasons[i].reason, "rule",
-                                   P->reasons[i].rule ? json_string(P->reasons[i].rule) : json_null(),
-                                   "count", (json_int_t)P->reasons[i].count, "share", s));
-        }
-        vd = verdict_of(x, C_REJECTED_SHARE, worst);
-        json_t *d = json_pack("{sfso}", "rejected_share",
-                              (double)P->rejected / (double)P->records_in, "by_reason_and_rule",
-                              arr ? arr : json_array());
-        /* The cause's first example names the input and says why
-         * ("bird/dev.json:#0: no field 'sql' or 'query' (fields: ..., SQL)"). */
-        const ps_vinput_reason *ex = wr ? ps_vrejections_example(P, wr->reason, wr->rule) : NULL;
-        bool show = ex && ex->source && ex->detail;
-        if (!wr)
-            push(x, C_REJECTED_SHARE, 0, NAN, d, "no record was rejected");
-        else
-            push(x, C_REJECTED_SHARE, worst, NAN, d,
-                 "largest rejection cause: %s%s%s%s, %.2f%% of records (warn %.3g%%, fail %.3g%%): "
-                 "%s%s%s%s%s",
-                 wr->reason, wr->rule ? " (rule '" : "", wr->rule ? wr->rule : "",
-                 wr->rule ? "')" : "", 100 * worst, 100 * x->c->warn[C_REJECTED_SHARE],
-                 100 * x->c->fail[C_REJECTED_SHARE], vword(vd), show ? "; e.g. " : "",
-                 show ? ex->source : "", show ? ": " : "", show ? ex->detail : "");
-        double e = (double)P->empty_after_cleaning / (double)P->records_in;
-        vd = verdict_of(x, C_EMPTY_AFTER_CLEANING, e);
-        push(x, C_EMPTY_AFTER_CLEANING, e, NAN,
-             json_pack("{sI}", "empty_after_cleaning", (json_int_t)P->empty_after_cleaning),
-             "cleaning emptied %llu records (%.3f%%; fail above %.3g%%): %s",
-             (unsigned long long)P->empty_after_cleaning, 100 * e,
-             100 * x->c->fail[C_EMPTY_AFTER_CLEANING], vword(vd));
-    }
-
-    /* per-record length change */
-    unsigned minbin = (unsigned)llround(x->c->param[P_LENGTH_CHANGE_REL] * 100);
-    for (int f = 0; f < 2; f++) {
-        int id = f == 0 ? C_QUESTION_LENGTH_CHANGE : C_SQL_LENGTH_CHANGE;
-        uint64_t tot = 0, big = 0;
-        for (unsigned b = 0; b < PS_VREL_BINS; b++) {
-            tot += P->rel[f][b];
-            if (b >= minbin)
-                big += P->rel[f][b];
-        }
-        if ((double)tot < mr) {
-            push(x, id, NAN, NAN, NULL, "not enough data: %llu kept records (min_records %.0f)",
-                 (unsigned long long)tot, mr);
-            continue;
-        }
-        double worst = (double)big / (double)tot;
-        const char *wl = NULL;
-        uint64_t wbig = big, wtot = tot;
-        json_t *arr = json_array();
-        for (size_t i = 0; i < P->nlabels; i++) {
-            const ps_vplabel *l = &P->labels[i];
-            uint64_t lt = 0, lb = 0;
-            for (unsigned b = 0; b < PS_VREL_BINS; b++) {
-                lt += l->rel[f][b];
-                if (b >= minbin)
-                    lb += l->rel[f][b];
-            }
-            if ((double)lt < mlr || !lb)
-                continue;
-            double s = (double)lb / (double)lt;
-            if (arr && s > 0.01)
-                json_array_append_new(arr, json_pack("{sssIsIsf}", "label", l->name, "changed", (json_int_t)lb,
-                                                     "kept", (json_int_t)lt, "share", s));
-            if (s > worst || (s == worst && wl && strcmp(l->name, wl) < 0)) {
-                worst = s;
-                wl = l->name;
-                wbig = lb;
-                wtot = lt;
-            }
-        }
-        uint64_t hist_total = 0;
-        double mean_abs = 0;
-        for (size_t b = 0; b < PS_VBINS; b++) {
-            hist_total += P->shrink[f][b] + P->grow[f][b];
-            mean_abs += (double)(P->shrink[f][b] + P->grow[f][b]) * ps_vbin_lo((uint32_t)b);
-        }
-        json_t *d = json_pack("{sfsIsIsIso}", "min_relative_change", x->c->param[P_LENGTH_CHANGE_REL],
-                              "records", (json_int_t)tot, "changed_overall", (json_int_t)big,
-                              "length_changed", (json_int_t)hist_total, "labels",
-                              arr ? arr : json_array());
-        vd = verdict_of(x, id, worst);
-        const char *fld = f == 0 ? "question" : "sql";
-        if (wl)
-            push(x, id, worst, NAN, d,
-                 "label '%s': %llu of %llu kept records (%.1f%%) had their %s length changed by >= "
-                 "%.0f%% (fail above %.3g%%): %s",
-                 wl, (unsigned long long)wbig, (unsigned long long)wtot, 100 * worst, fld,
-                 100 * x->c->param[P_LENGTH_CHANGE_REL], 100 * x->c->fail[id], vword(vd));
-        else
-            push(x, id, worst, NAN, d,
-                 "%llu of %llu kept records (%.2f%%) had their %s length changed by >= %.0f%% (fail "
-                 "above %.3g%%): %s",
-                 (unsigned long long)big, (unsigned long long)tot, 100 * worst, fld,
-                 100 * x->c->param[P_LENGTH_CHANGE_REL], 100 * x->c->fail[id], vword(vd));
-    }
-    if (!enough) {
-        push(x, C_DUPLICATE_RATE, NAN, NAN, NULL, "not enough data: %llu records (min_records %.0f)",
-             (unsigned long long)P->records_in, mr);
-    } else {
-        double dr = (double)P->duplicates / (double)P->records_in;
-        vd = verdict_of(x, C_DUPLICATE_RATE, dr);
-        push(x, C_DUPLICATE_RATE, dr, NAN, json_pack("{sI}", "duplicates", (json_int_t)P->duplicates),
-             "%.2f%% of records were exact duplicates after cleaning (warn %.3g%%): %s", 100 * dr,
-             100 * x->c->warn[C_DUPLICATE_RATE], vword(vd));
-    }
-    id_collision_check(x, P);
 }
 
 /* ---- entry points -------------------------------------------------------- */
@@ -1027,7 +729,7 @@ int ps_validate_build(const ps_vconfig *c, const ps_vstats *raw, const ps_vstats
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
     ctx x = {c, r, 0, "raw vs cleaned"};
-    paired_checks(&x, paired, raw, cleaned);
+    ps_vcheck_paired(&x, paired, raw, cleaned);
     label_checks(&x, raw, cleaned);
     length_checks(&x, raw, cleaned, PS_VF_QUESTION);
     length_checks(&x, raw, cleaned, PS_VF_SQL);

@@ -68,23 +68,13 @@ const ps_vplabel *ps_vpaired_find_label(const ps_vpaired *p, const char *name)
 
 static ps_vplabel *get_label(ps_vpaired *p, const char *name)
 {
-    if (p->nlabels == p->cap) { /* room first: the map and the array stay in step */
-        size_t nc = p->cap ? p->cap * 2 : 16;
-        ps_vplabel *nl = realloc(p->labels, nc * sizeof *nl);
-        if (!nl)
-            return NULL;
-        p->labels = nl;
-        p->cap = nc;
-    }
-    bool added;
-    long i = ps_strmap_add(&p->names, name, &added);
+    void *records = p->labels;
+    long i = ps_strmap_slot(&p->names, name, &records, &p->cap, sizeof *p->labels);
+    p->labels = records;
     if (i < 0)
         return NULL;
-    if (added) {
-        ps_vplabel *l = &p->labels[p->nlabels++];
-        memset(l, 0, sizeof *l);
-        l->name = p->names.keys[i];
-    }
+    p->nlabels = p->names.n;
+    p->labels[i].name = p->names.keys[i];
     return &p->labels[i];
 }
 

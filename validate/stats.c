@@ -68,23 +68,13 @@ const ps_vlabel *ps_vstats_find_label(const ps_vstats *s, const char *name)
 
 static ps_vlabel *get_label(ps_vstats *s, const char *name)
 {
-    if (s->nlabels == s->cap) { /* room first: the map and the array stay in step */
-        size_t nc = s->cap ? s->cap * 2 : 16;
-        ps_vlabel *nl = realloc(s->labels, nc * sizeof *nl);
-        if (!nl)
-            return NULL;
-        s->labels = nl;
-        s->cap = nc;
-    }
-    bool added;
-    long i = ps_strmap_add(&s->names, name, &added);
+    void *records = s->labels;
+    long i = ps_strmap_slot(&s->names, name, &records, &s->cap, sizeof *s->labels);
+    s->labels = records;
     if (i < 0)
         return NULL;
-    if (added) {
-        ps_vlabel *l = &s->labels[s->nlabels++];
-        memset(l, 0, sizeof *l);
-        l->name = s->names.keys[i];
-    }
+    s->nlabels = s->names.n;
+    s->labels[i].name = s->names.keys[i];
     return &s->labels[i];
 }
 

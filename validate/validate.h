@@ -1,7 +1,7 @@
 /*
  * validate/validate.h — stage 3: statistics before and after cleaning, the
- * checks that gate a build, and the reports people read (internal
- * interface; the build and `pairshard validate` use it).
+ * checks that gate a build (internal interface; the build, report/ and
+ * `pairshard validate` use it).
  *
  * Statistics are streaming and mergeable (counts and fixed histograms, no
  * raw values), taken at three points of the pipeline:
@@ -118,7 +118,7 @@ char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
 int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
                         ps_vstats **tokenized, ps_vpaired **paired, ps_error *err);
 
-/* ---- checks and reports (checks.c, report_json.c, report_html.c) ---------- */
+/* ---- checks (checks.c) ----------------------------------------------------- */
 
 /* Thresholds and modes: defaults, overridden by a JSON object shaped like
  * {"thresholds": {"label_js_distance": 0.05, ...},
@@ -147,13 +147,7 @@ void ps_vreport_free(ps_vreport *r);
 int ps_vreport_add_vocab_warning(ps_vreport *r, const char *msg);
 /* "pass", "warn" or "fail". */
 const char *ps_vreport_verdict(const ps_vreport *r);
-/* report.json's text (malloc'ed). */
-char *ps_vreport_json(const ps_vreport *r);
-/* A short terminal summary (malloc'ed): the verdict and every check that
- * did not pass, one line each. */
-char *ps_vreport_summary(const ps_vreport *r);
-/* report.html: one self-contained page (inline SVG, no scripts), built
- * from the report JSON object. Returns malloc'ed text or NULL. */
-char *ps_report_html(json_t *report);
+/* Rendering a report (report.json, the terminal summary, report.html) is
+ * the layer above: report/report.h. */
 
 #endif /* PS_VALIDATE_H */

@@ -7,7 +7,7 @@
  * so that ASan sees any view the checks let through that points outside
  * the decoded bytes.
  */
-#include "shards/shards.h"
+#include "store/shards.h"
 #include "tests/fuzz/fuzz_util.h"
 
 #include <zstd.h>

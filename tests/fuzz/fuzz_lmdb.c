@@ -4,7 +4,7 @@
  * inspect --verify does (LMDB trusts its pages: the checker is what stands
  * between a damaged file and a read outside the mapping).
  */
-#include "shards/shards.h"
+#include "store/shards.h"
 #include "tests/fuzz/fuzz_util.h"
 
 static int visit(void *user, uint32_t bucket, uint32_t seq, const void *data, size_t len)

@@ -4,7 +4,7 @@
  * from the manifest is walked and the shard names are rechecked: the
  * documented limits must hold and no name may leave the set directory.
  */
-#include "shards/inspect.h"
+#include "store/inspect.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -8,7 +8,7 @@
  *     reader states taken at the start and a few batches in (only when
  *     the reader is built)
  */
-#include "shards/shards.h"
+#include "store/shards.h"
 #include "pairshard/reader.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
   set_records.py A_DIR B_DIR
 
 Decodes every block of every shard (LMDB through python3-lmdb, zstd through
-python3-zstandard; block layout in shards/shards.h) into records (bucket
+python3-zstandard; block layout in store/shards.h) into records (bucket
 bound, label name, id, type boundary, token ids), labels named through each
 set's own manifest (a merged set numbers them afresh), and compares the two
 multisets. Then compares the manifests' accounting and per-bucket totals.

@@ -1,0 +1,544 @@
+/*
+ * pairshard build, phase 1: read → clean + tokenize (worker threads) →
+ * commit in input order → spool kept records per shard. Phase 2 (writing
+ * the shards) is in build_shards.c; the manifest in manifest_write.c.
+ */
+#include "pipeline/build.h"
+#include "pipeline/build_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK_RECORDS 1024
+#define CHUNK_BYTES (4u << 20)
+#define NOOFF ((size_t)-1)
+
+void ps_build_config_init(ps_build_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    ps_clean_options_init(&cfg->clean);
+    cfg->max_length = 512;
+    cfg->shards = 1;
+    cfg->auto_buckets = 8;
+    cfg->bucket_multiple = 8;
+    cfg->block_records = 128;
+    cfg->zstd_level = 3;
+    cfg->threads = 1;
+}
+
+/* One cleaned record as a worker leaves it: the item, with its strings as
+ * offsets into the chunk's arena until the chunk is complete. */
+typedef struct packed {
+    ps_clean_item it;
+    size_t o_source, o_id, o_q, o_s, o_label, o_detail, o_orig, o_touched, o_tokens;
+    size_t o_rq, o_rs; /* the fields as read, for the paired statistics */
+    size_t o_keys;     /* the record's keys, for the named-field check */
+    uint32_t ntokens, type_boundary, unk_tokens;
+    size_t o_unk;   /* words that became [UNK]: field, hint, length (2 bytes LE), bytes; n_unk */
+    uint32_t n_unk;
+    uint32_t raw_q_chars, raw_s_chars, q_chars, s_chars;
+    bool truncated;
+} packed;
+
+/* Unicode code points in valid UTF-8: the bytes that are not continuations. */
+static uint32_t count_chars(const char *s, size_t n)
+{
+    uint32_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+typedef struct chunk {
+    ps_input_ctx in;       /* a copy without src/rr: what workers may read */
+    size_t n;
+    ps_raw_record *recs;   /* data pointers into raw (fixed after filling) */
+    size_t *raw_off;
+    ps_buf raw;
+    packed *items;
+    ps_buf out;            /* arena of the packed strings and tokens */
+    int rc;
+    ps_error err;
+    int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done */
+} chunk;
+
+typedef struct phase1 {
+    const ps_build_config *cfg;
+    ps_cleaner *cleaner;
+    int32_t unk_id;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    chunk *ring;
+    size_t ring_n;
+    size_t head, tail;     /* queued chunks are ring[head..tail) mod ring_n */
+    size_t next_work;      /* next chunk a worker takes */
+    bool stop;
+} phase1;
+
+static size_t arena_put(ps_buf *b, const void *p, size_t n, int *rc)
+{
+    if (!p)
+        return NOOFF;
+    size_t off = b->len;
+    if (ps_buf_append(b, p, n) || ps_buf_putc(b, '\0'))
+        *rc = PS_ENOMEM;
+    return off;
+}
+
+static const char *at(const ps_buf *b, size_t off) { return off == NOOFF ? NULL : b->data + off; }
+
+#define PS_UNK_WORD_BYTES 256u
+
+typedef struct unk_sink {
+    const ps_tokenizer *tok;
+    ps_tok_scratch *ts;
+    ps_buf *out;
+    packed *pk;
+    char field;
+} unk_sink;
+
+static int put_unk_word(void *ctx, const char *w, size_t len)
+{
+    unk_sink *u = ctx;
+    if (len > PS_UNK_WORD_BYTES)
+        len = PS_UNK_WORD_BYTES; /* the statistics keep less */
+    char head[4] = {u->field, (char)ps_tokenizer_unk_hint(u->tok, u->ts, w, len), (char)(len & 0xFF),
+                    (char)(len >> 8)};
+    if (ps_buf_append(u->out, head, sizeof head) || ps_buf_append(u->out, w, len))
+        return PS_ENOMEM;
+    u->pk->n_unk++;
+    return 0;
+}
+
+/* Records which words of a kept record became [UNK] (only records that
+ * hold one pay for this second walk). */
+static int capture_unk_words(const ps_tokenizer *tok, ps_tok_scratch *ts, chunk *ch, packed *pk)
+{
+    const ps_clean_result *r = &pk->it.res;
+    unk_sink u = {tok, ts, &ch->out, pk, 0};
+    pk->o_unk = ch->out.len;
+    int rc = ps_tokenizer_unk_words(tok, ts, r->question, r->question_len, put_unk_word, &u,
+                                    &ch->err);
+    u.field = 1;
+    if (!rc)
+        rc = ps_tokenizer_unk_words(tok, ts, r->sql, r->sql_len, put_unk_word, &u, &ch->err);
+    if (rc == PS_ENOMEM)
+        rc = ps_error_set(&ch->err, rc, "out of memory while tokenizing");
+    return rc;
+}
+
+/* Cleans and tokenizes every record of a chunk (a worker thread). */
+static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch *ts)
+{
+    const ps_build_config *cfg = p->cfg;
+    size_t nrules = ps_rules_count(ps_cleaner_rules(p->cleaner));
+    ps_buf_reset(&ch->out);
+    int arc = 0;
+    for (size_t i = 0; i < ch->n && !ch->rc; i++) {
+        packed *pk = &ch->items[i];
+        memset(pk, 0, sizeof *pk);
+        int rc = ps_clean_record(w, &ch->in, &ch->recs[i], &pk->it, &ch->err);
+        if (rc) {
+            ch->rc = rc;
+            break;
+        }
+        ps_clean_result *r = &pk->it.res;
+        pk->o_source = arena_put(&ch->out, r->source, strlen(r->source), &arc);
+        pk->o_id = arena_put(&ch->out, r->id, r->id ? strlen(r->id) : 0, &arc);
+        pk->o_q = arena_put(&ch->out, r->question, r->question_len, &arc);
+        pk->o_s = arena_put(&ch->out, r->sql, r->sql_len, &arc);
+        pk->o_label = arena_put(&ch->out, r->label, r->label ? strlen(r->label) : 0, &arc);
+        pk->o_detail = arena_put(&ch->out, r->detail, r->detail ? strlen(r->detail) : 0, &arc);
+        pk->o_orig = r->outcome == PS_OUTCOME_REJECTED
+                         ? arena_put(&ch->out, r->original, r->original_len, &arc)
+                         : NOOFF;
+        pk->o_touched = nrules ? arena_put(&ch->out, pk->it.touched, nrules, &arc) : NOOFF;
+        pk->o_tokens = NOOFF;
+        pk->o_rq = pk->o_rs = NOOFF;
+        pk->o_keys = pk->it.keys ? arena_put(&ch->out, pk->it.keys, pk->it.keys_len, &arc) : NOOFF;
+        if (pk->it.parsed) {
+            pk->o_rq = arena_put(&ch->out, pk->it.raw_question, pk->it.raw_question_len, &arc);
+            pk->o_rs = arena_put(&ch->out, pk->it.raw_sql, pk->it.raw_sql_len, &arc);
+            pk->raw_q_chars = count_chars(pk->it.raw_question, pk->it.raw_question_len);
+            pk->raw_s_chars = count_chars(pk->it.raw_sql, pk->it.raw_sql_len);
+        }
+        if (r->outcome == PS_OUTCOME_KEPT) {
+            ps_encoding enc;
+            int n = ps_tokenizer_encode_pair(cfg->tokenizer, ts, r->question, r->question_len,
+                                             r->sql, r->sql_len, cfg->max_length, &enc,
+                                             &ch->err);
+            if (n < 0) {
+                ch->rc = n;
+                break;
+            }
+            uint32_t tb = (uint32_t)enc.len;
+            for (size_t t = 0; t < enc.len; t++)
+                if (enc.token_type_ids[t]) {
+                    tb = (uint32_t)t;
+                    break;
+                }
+            while (ch->out.len % 4) /* align the ids */
+                ps_buf_putc(&ch->out, 0);
+            pk->o_tokens = ch->out.len;
+            if (ps_buf_append(&ch->out, enc.input_ids, enc.len * sizeof(int32_t)))
+                arc = PS_ENOMEM;
+            pk->ntokens = (uint32_t)enc.len;
+            pk->type_boundary = tb;
+            pk->truncated = enc.truncated != 0;
+            for (size_t t = 0; t < enc.len; t++)
+                pk->unk_tokens += enc.input_ids[t] == p->unk_id;
+            if (pk->unk_tokens && (rc = capture_unk_words(cfg->tokenizer, ts, ch, pk))) {
+                ch->rc = rc;
+                break;
+            }
+            pk->q_chars = count_chars(r->question, r->question_len);
+            pk->s_chars = count_chars(r->sql, r->sql_len);
+        }
+    }
+    if (arc && !ch->rc)
+        ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning");
+}
+
+typedef struct worker_arg {
+    phase1 *p;
+} worker_arg;
+
+static void *worker_main(void *arg)
+{
+    phase1 *p = ((worker_arg *)arg)->p;
+    ps_clean_worker *w = NULL;
+    ps_tok_scratch *ts = ps_tok_scratch_new();
+    int init = ps_clean_worker_create(p->cleaner, &w);
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && p->next_work == p->tail)
+            pthread_cond_wait(&p->work, &p->mu);
+        if (p->next_work == p->tail && p->stop)
+            break;
+        chunk *ch = &p->ring[p->next_work % p->ring_n];
+        p->next_work++;
+        ch->state = 2;
+        pthread_mutex_unlock(&p->mu);
+        if (init || !ts)
+            ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
+        else
+            work_chunk(p, ch, w, ts);
+        pthread_mutex_lock(&p->mu);
+        ch->state = 3;
+        pthread_cond_broadcast(&p->done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    ps_clean_worker_free(w);
+    ps_tok_scratch_free(ts);
+    return NULL;
+}
+
+/* Fixes a finished chunk's offsets into pointers. */
+static void unpack(chunk *ch)
+{
+    for (size_t i = 0; i < ch->n; i++) {
+        packed *pk = &ch->items[i];
+        ps_clean_result *r = &pk->it.res;
+        r->source = at(&ch->out, pk->o_source);
+        r->id = at(&ch->out, pk->o_id);
+        r->question = at(&ch->out, pk->o_q);
+        r->sql = at(&ch->out, pk->o_s);
+        r->label = at(&ch->out, pk->o_label);
+        r->detail = at(&ch->out, pk->o_detail);
+        r->original = at(&ch->out, pk->o_orig);
+        pk->it.touched = (const unsigned char *)at(&ch->out, pk->o_touched);
+        pk->it.raw_question = at(&ch->out, pk->o_rq);
+        pk->it.raw_sql = at(&ch->out, pk->o_rs);
+        pk->it.keys = at(&ch->out, pk->o_keys);
+    }
+}
+
+static int writer_line(FILE *f, const ps_clean_result *r, ps_error *err)
+{
+    char *line;
+    size_t len;
+    if (ps_clean_result_json(r, &line, &len))
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int bad = fwrite(line, 1, len, f) != len || putc('\n', f) == EOF;
+    free(line);
+    return bad ? ps_error_set(err, PS_EIO, "writing the rejects failed: %s", strerror(errno))
+               : 0;
+}
+
+/* Feeds one committed record to the validation statistics: raw (as
+ * read), cleaned and tokenized (kept records), and the paired view. */
+static int observe(ps_build_state *st, const char *input, const packed *pk, const ps_buf *arena)
+{
+    const ps_clean_item *it = &pk->it;
+    const ps_clean_result *r = &it->res;
+    int rc = 0;
+    if (it->parsed) {
+        ps_vrecord raw = {r->label, pk->raw_q_chars, pk->raw_s_chars, PS_VSTATS_NO_TOKENS, 0,
+                          false, false, it->utf8_repaired, 0};
+        rc = ps_vstats_add(st->v_raw, &raw);
+    } else {
+        ps_vstats_add_unparsed(st->v_raw);
+    }
+    if (!rc && r->outcome == PS_OUTCOME_KEPT) {
+        uint32_t controls = (uint32_t)(it->fq.controls_removed + it->fs.controls_removed);
+        ps_vrecord c = {r->label, pk->q_chars, pk->s_chars, PS_VSTATS_NO_TOKENS, 0, false,
+                        it->changed, it->utf8_repaired, controls};
+        rc = ps_vstats_add(st->v_clean, &c);
+        ps_vrecord t = c;
+        t.tokens = pk->ntokens;
+        t.unk_tokens = pk->unk_tokens;
+        t.truncated = pk->truncated;
+        if (!rc)
+            rc = ps_vstats_add(st->v_tok, &t);
+        const unsigned char *u = pk->n_unk ? (const unsigned char *)at(arena, pk->o_unk) : NULL;
+        for (uint32_t k = 0; !rc && k < pk->n_unk; k++) {
+            size_t len = u[2] | (size_t)u[3] << 8;
+            rc = ps_vstats_add_unk_word(st->v_tok, u[0], (const char *)u + 4, len, r->id, u[1]);
+            u += 4 + len;
+        }
+    }
+    if (!rc) {
+        bool after = r->outcome != PS_OUTCOME_REJECTED;
+        ps_vpair pr = {r->id, r->source, r->label, r->outcome, r->reason, r->rule,
+                       it->raw_question, it->raw_sql, it->raw_question_len, it->raw_sql_len,
+                       after ? r->question : NULL, after ? r->sql : NULL,
+                       after ? r->question_len : 0, after ? r->sql_len : 0,
+                       input, r->detail, it->id_collision};
+        rc = ps_vpaired_add(st->paired, &pr);
+    }
+    return rc;
+}
+
+/* Commits one finished chunk in input order (the calling thread). */
+static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
+{
+    if (ch->rc) {
+        *err = ch->err;
+        return ch->rc;
+    }
+    unpack(ch);
+    const ps_build_config *cfg = st->cfg;
+    for (size_t i = 0; i < ch->n; i++) {
+        packed *pk = &ch->items[i];
+        ps_clean_item *it = &pk->it;
+        uint64_t ordinal = st->ordinal++;
+        if (ps_cleaner_note_fields(st->cleaner, ch->in.path, it))
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        if (cfg->part_count) {
+            /* Kept records go to the part of their cleaned pair's hash, so
+             * every duplicate meets its original in the same part; others
+             * by position. Together the parts cover each record once. */
+            uint64_t key = it->res.outcome == PS_OUTCOME_KEPT ? it->hash.low : ordinal;
+            if (key % cfg->part_count != cfg->part_index)
+                continue;
+        }
+        int rc = ps_cleaner_commit(st->cleaner, ch->in.path, it, err);
+        if (rc)
+            return rc; /* its own message says what failed */
+        if ((rc = observe(st, ch->in.path, pk, &ch->out)) != 0)
+            return ps_error_set(err, rc, "out of memory in the statistics");
+        ps_clean_result *r = &it->res;
+        if (r->outcome == PS_OUTCOME_REJECTED) {
+            rc = writer_line(st->rejects, r, err);
+        } else if (r->outcome == PS_OUTCOME_DUPLICATE) {
+            rc = writer_line(st->duplicates, r, err);
+        } else {
+            const int32_t *ids = (const int32_t *)(ch->out.data + pk->o_tokens);
+            rc = ps_build_spool(st, r, ids, pk->ntokens, pk->type_boundary, err);
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+double ps_build_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void progress(ps_build_state *st, uint64_t bytes, bool final)
+{
+    double t = ps_build_now();
+    if (!final && t - st->last_progress < 0.5)
+        return;
+    st->last_progress = t;
+    double el = t - st->start;
+    double rate = el > 0 ? bytes / el / 1e6 : 0;
+    if (st->total_input_bytes > 0 && bytes <= st->total_input_bytes && rate > 0 && !final) {
+        double eta = (st->total_input_bytes - bytes) / 1e6 / rate;
+        fprintf(stderr, "\rpairshard build: %llu records, %.1f MB/s, ETA %.0fs   ",
+                (unsigned long long)st->ordinal, rate, eta);
+    } else {
+        fprintf(stderr, "\rpairshard build: %llu records, %.1f MB/s%s",
+                (unsigned long long)st->ordinal, rate, final ? "        \n" : "   ");
+    }
+}
+
+/* Copies a raw record into the chunk. */
+static int chunk_add(chunk *ch, const ps_raw_record *rec, size_t cap)
+{
+    if (ch->n == cap)
+        return PS_ELIMIT;
+    ch->raw_off[ch->n] = ch->raw.len;
+    if (ps_buf_append(&ch->raw, rec->data, rec->len))
+        return PS_ENOMEM;
+    ch->recs[ch->n] = *rec;
+    ch->n++;
+    return 0;
+}
+
+int ps_build_phase1(ps_build_state *st, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
+    phase1 p;
+    memset(&p, 0, sizeof p);
+    p.cfg = cfg;
+    p.cleaner = st->cleaner;
+    {
+        ps_tokenizer_options to;
+        ps_tokenizer_get_options(cfg->tokenizer, &to);
+        p.unk_id = ps_tokenizer_token_to_id(cfg->tokenizer, to.unk_token, strlen(to.unk_token));
+    }
+    p.ring_n = 2 * cfg->threads + 2;
+    p.ring = calloc(p.ring_n, sizeof *p.ring);
+    if (!p.ring)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < p.ring_n; i++) {
+        p.ring[i].recs = malloc(CHUNK_RECORDS * sizeof *p.ring[i].recs);
+        p.ring[i].raw_off = malloc(CHUNK_RECORDS * sizeof *p.ring[i].raw_off);
+        p.ring[i].items = malloc(CHUNK_RECORDS * sizeof *p.ring[i].items);
+        if (!p.ring[i].recs || !p.ring[i].raw_off || !p.ring[i].items) {
+            for (size_t k = 0; k <= i; k++)
+                free(p.ring[k].recs), free(p.ring[k].raw_off), free(p.ring[k].items);
+            free(p.ring);
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        }
+    }
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.work, NULL);
+    pthread_cond_init(&p.done, NULL);
+    pthread_t *threads = calloc(cfg->threads, sizeof *threads);
+    worker_arg wa = {&p};
+    size_t started = 0;
+    for (; threads && started < cfg->threads; started++)
+        if (pthread_create(&threads[started], NULL, worker_main, &wa) != 0)
+            break;
+    int rc = started == 0 ? ps_error_set(err, PS_ENOMEM, "cannot start worker threads") : 0;
+
+    uint64_t bytes_done = 0;
+    size_t input = 0;
+    ps_input_ctx in;
+    bool in_open = false, eof = false;
+    while (!rc && (!eof || p.head != p.tail)) {
+        if ((rc = ps_build_cancelled(cfg, err)) != 0)
+            break;
+        /* Commit finished chunks at the head, in order. */
+        pthread_mutex_lock(&p.mu);
+        while (p.head != p.tail && p.ring[p.head % p.ring_n].state == 3) {
+            chunk *ch = &p.ring[p.head % p.ring_n];
+            pthread_mutex_unlock(&p.mu);
+            rc = commit_chunk(st, ch, err);
+            pthread_mutex_lock(&p.mu);
+            ch->state = 0;
+            p.head++;
+            if (rc)
+                break;
+        }
+        bool full = p.tail - p.head == p.ring_n;
+        if (!rc && (full || eof) && p.head != p.tail) {
+            pthread_cond_wait(&p.done, &p.mu);
+            pthread_mutex_unlock(&p.mu);
+            continue;
+        }
+        pthread_mutex_unlock(&p.mu);
+        if (rc || eof)
+            continue;
+        /* Fill the next chunk from the inputs. */
+        chunk *ch = &p.ring[p.tail % p.ring_n];
+        ch->n = 0;
+        ch->rc = 0;
+        ps_error_clear(&ch->err);
+        ps_buf_reset(&ch->raw);
+        while (ch->n < CHUNK_RECORDS && ch->raw.len < CHUNK_BYTES) {
+            if (!in_open) {
+                if (input == cfg->n_inputs) {
+                    eof = true;
+                    break;
+                }
+                rc = ps_input_open(st->cleaner, &in, cfg->inputs[input], err);
+                if (rc)
+                    break;
+                in_open = true;
+            }
+            ps_raw_record rec;
+            int r = ps_input_next(st->cleaner, &in, &rec, err);
+            if (r < 0) {
+                rc = r;
+                break;
+            }
+            if (r == 0) {
+                bytes_done += ps_source_bytes_decoded(in.src);
+                ps_input_close(st->cleaner, &in);
+                in_open = false;
+                input++;
+                if (ch->n)
+                    break; /* a chunk holds records of one input */
+                continue;
+            }
+            if (ch->n == 0) {
+                ch->in = in;
+                ch->in.src = NULL;
+                ch->in.rr = NULL;
+            }
+            if ((rc = chunk_add(ch, &rec, CHUNK_RECORDS)) != 0) {
+                rc = ps_error_set(err, rc, "out of memory reading %s", in.path);
+                break;
+            }
+        }
+        if (rc || ch->n == 0)
+            continue;
+        for (size_t i = 0; i < ch->n; i++)
+            ch->recs[i].data = ch->raw.data + ch->raw_off[i];
+        pthread_mutex_lock(&p.mu);
+        ch->state = 1;
+        p.tail++;
+        pthread_cond_signal(&p.work);
+        pthread_mutex_unlock(&p.mu);
+        if (cfg->progress)
+            progress(st, bytes_done + (in_open ? ps_source_bytes_decoded(in.src) : 0), false);
+    }
+    if (in_open)
+        ps_input_close(st->cleaner, &in);
+    pthread_mutex_lock(&p.mu);
+    p.stop = true;
+    p.next_work = p.tail; /* on error, queued chunks are not cleaned */
+    pthread_cond_broadcast(&p.work);
+    pthread_mutex_unlock(&p.mu);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(threads[i], NULL);
+    if (cfg->progress)
+        progress(st, bytes_done, true);
+    free(threads);
+    for (size_t i = 0; i < p.ring_n; i++) {
+        free(p.ring[i].recs);
+        free(p.ring[i].raw_off);
+        free(p.ring[i].items);
+        ps_buf_free(&p.ring[i].raw);
+        ps_buf_free(&p.ring[i].out);
+    }
+    free(p.ring);
+    pthread_mutex_destroy(&p.mu);
+    pthread_cond_destroy(&p.work);
+    pthread_cond_destroy(&p.done);
+    return rc;
+}
+

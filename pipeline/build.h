@@ -1,0 +1,166 @@
+/*
+ * pipeline/build.h — `pairshard build`: ingest → clean → tokenize → bucket →
+ * shards, published atomically (internal interface; the CLI calls it).
+ *
+ * Two phases:
+ *   1. streaming: the calling thread reads raw records into chunks; worker
+ *      threads clean and tokenize whole chunks; the calling thread commits
+ *      chunks in input order (dedupe, accounting, rejects), deals kept
+ *      records round-robin to shards and spools them to files in the
+ *      staging directory. Memory stays flat with corpus size.
+ *   2. per shard: records are grouped by bucket (stable), cut into blocks
+ *      of block_records, compressed in parallel and written in key order.
+ * Nothing in the output depends on the thread count or on timing: record
+ * order is input order, and every choice is a function of the input.
+ */
+#ifndef PS_SHARDS_BUILD_H
+#define PS_SHARDS_BUILD_H
+
+#include "common/ps_internal.h"
+#include "pairshard/clean.h"
+#include "pairshard/tokenizer.h"
+
+#include <signal.h>
+
+#define PS_BUILD_MAX_BUCKETS 64
+
+typedef struct ps_build_config {
+    const char *const *inputs;
+    size_t n_inputs;
+    const char *out_dir;
+    ps_clean_options clean;
+    const char *rules_path;         /* NULL: no user rules */
+    const ps_tokenizer *tokenizer;  /* loaded by the caller */
+    const char *vocab_path;         /* the file the tokenizer came from (hashed) */
+    const char *vocab_kind;         /* "vocab.txt" or "tokenizer.json" */
+    size_t max_length;              /* 0: no truncation */
+    size_t shards;                  /* >= 1 */
+    uint32_t buckets[PS_BUILD_MAX_BUCKETS]; /* explicit inclusive bounds */
+    size_t n_buckets;               /* 0: choose automatically */
+    size_t auto_buckets;            /* how many when automatic */
+    size_t bucket_multiple;         /* automatic bounds are multiples of this */
+    size_t block_records;
+    int zstd_level;
+    size_t threads;                 /* worker threads, >= 1 */
+    size_t part_index, part_count;  /* --part K/N; part_count 0: whole input */
+    int progress;                   /* print progress to stderr */
+    const char *config_json;        /* the effective config, recorded verbatim */
+    void *validate_json;            /* json_t *: thresholds and modes, or NULL */
+    int no_gate;                    /* publish even when a check fails */
+    int force;                      /* replace a non-empty DIR that is not a shard set */
+    /* Polled during the build: when it becomes non-zero the build stops,
+     * removes its staging directory and returns PS_ECANCELED, leaving
+     * out_dir as it was (once the new set is swapped in it completes).
+     * A signal handler may set it; the library installs none. NULL: none. */
+    const volatile sig_atomic_t *cancel;
+} ps_build_config;
+
+/* Fills the defaults: 1 shard, automatic buckets (8, multiples of 8),
+ * max_length 512, 128 records a block, zstd level 3, 1 thread. */
+void ps_build_config_init(ps_build_config *cfg);
+
+typedef struct ps_build_summary {
+    ps_clean_counts counts;
+    uint64_t tokens;
+    uint64_t bytes_on_disk;
+    size_t n_buckets;
+    uint32_t buckets[PS_BUILD_MAX_BUCKETS];
+    size_t n_labels;
+    double seconds;
+    char verdict[8];      /* "pass", "warn" or "fail" */
+    int gate_failed;      /* a check failed: nothing was published */
+    char report_path[4096]; /* where report.json was written */
+    char *report_summary; /* the terminal summary (free() it) */
+} ps_build_summary;
+
+/* Runs the build and publishes out_dir atomically: on success the
+ * directory holds the new set; on failure it holds what it held before
+ * (or does not exist) and the staging directory is removed. The checks
+ * (validate/) run before the shards are written: when one fails and
+ * no_gate is off, nothing is published, the report is written beside
+ * out_dir ("<out_dir>.report.json" and ".html") and summary->gate_failed
+ * is set; the call still returns 0. Returns 0, or a negative code with a
+ * message (an input error names the file). */
+int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error *err);
+
+/* ---- merge.c -------------------------------------------------------------- */
+
+typedef struct ps_merge_opts {
+    int no_gate;         /* publish even when a check fails */
+    int gate_failed;     /* out: a check failed, nothing was published */
+    char **summary;      /* out, may be NULL: the validation summary (free() it) */
+    int force;           /* replace a non-empty DIR that is not a shard set */
+    const volatile sig_atomic_t *cancel; /* as ps_build_config.cancel; may be NULL */
+} ps_merge_opts;
+
+/* Publishes the partial sets dirs[0..n) (parts 0..n-1 of one --part build,
+ * in order) as one set at out_dir, atomically, after validating the
+ * merged statistics (a failed check publishes nothing, writes the report
+ * beside out_dir and sets opts->gate_failed). Returns 0, PS_EUSAGE when
+ * the parts do not belong together (the message says how), PS_EVERSION,
+ * PS_ECORRUPT, PS_EIO or PS_ENOMEM. */
+int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merge_opts *opts,
+                 ps_error *err);
+
+/* ---- buckets.c ------------------------------------------------------------ */
+
+/* Chooses at most `k` inclusive bounds, multiples of `multiple` (the last
+ * may be max_len), minimising the padding of the records whose lengths
+ * histogram is hist[0..max_len]. Writes the bounds ascending; returns how
+ * many (>= 1 when any record exists, 0 for an empty histogram). */
+size_t ps_buckets_choose(const uint64_t *hist, size_t max_len, size_t k, size_t multiple,
+                         uint32_t *bounds);
+
+/* Index of the first bound >= len, or n when none. */
+size_t ps_bucket_of(const uint32_t *bounds, size_t n, uint32_t len);
+
+/* ---- outdir.c, publish.c ------------------------------------------------- */
+
+/* What the publication of a set at DIR must respect. */
+typedef struct ps_publish_opts {
+    const char *const *inputs; /* files (or directories) the set is made from */
+    size_t n_inputs;
+    int force;                 /* replace a non-empty directory that is not a set */
+    const volatile sig_atomic_t *cancel; /* non-zero: stop before the swap */
+} ps_publish_opts;
+
+/* Whether `dir` may be replaced by a new set: it is missing, an empty
+ * directory or a shard set (a manifest.json whose format fields are
+ * pairshard's), or any directory when o->force. Never a symbolic link, a
+ * non-directory, a directory holding one of o->inputs or the current
+ * directory. Returns 0 or PS_EUSAGE with a message naming `dir`. */
+int ps_output_dir_check(const char *dir, const ps_publish_opts *o, ps_error *err);
+
+/* A staging directory "<parent>/.<name>.tmp.XXXXXX" beside DIR (the name
+ * shortened with a hash when it would pass NAME_MAX): `lock` is a file in
+ * it its builder holds an exclusive flock on for its whole life, and the
+ * new set is written into `set`, which the publication swaps with DIR. */
+typedef struct ps_staging {
+    char *root;  /* the staging directory */
+    char *set;   /* root/set: where the new set is written */
+    int lock_fd; /* -1 when none */
+} ps_staging;
+
+/* Checks DIR (ps_output_dir_check), creates its missing parents and a
+ * locked staging directory beside it into *stg, first removing stale
+ * staging directories of DIR: those whose lock no live process holds,
+ * on whatever host or in whatever PID namespace it runs. Returns 0,
+ * PS_EUSAGE (DIR refused) or PS_EIO. */
+int ps_staging_create(const char *dir, const ps_publish_opts *o, ps_staging *stg,
+                      ps_error *err);
+/* fsyncs every file in stg->set and the directory itself, checks DIR again
+ * and o->cancel, then replaces DIR with it atomically (renameat2
+ * RENAME_EXCHANGE when DIR exists, rename otherwise). Returns 0, PS_EUSAGE,
+ * PS_ECANCELED (DIR untouched) or PS_EIO. */
+int ps_staging_publish(ps_staging *stg, const char *dir, const ps_publish_opts *o,
+                       ps_error *err);
+/* Removes the staging directory (with the previous set after a
+ * publication), releases its lock and frees *stg. Safe on a zeroed one. */
+void ps_staging_discard(ps_staging *stg);
+/* Removes a directory tree (best effort; for staging directories). */
+void ps_remove_tree(const char *path);
+/* Writes `len` bytes to `dir/name` and fsyncs it. 0 or PS_EIO. */
+int ps_write_file(const char *dir, const char *name, const char *data, size_t len,
+                  ps_error *err);
+
+#endif /* PS_SHARDS_BUILD_H */

@@ -1,0 +1,95 @@
+/* pipeline/build_internal.h — state shared by the build's files. */
+#ifndef PS_SHARDS_BUILD_INTERNAL_H
+#define PS_SHARDS_BUILD_INTERNAL_H
+
+#include "common/strmap.h"
+#include "ingest/ingest.h"
+#include "pipeline/build.h"
+#include "store/shards.h"
+#include "validate/validate.h"
+
+#include <stdio.h>
+
+/* Per-shard spool of kept records, in commit order:
+ *   u32 length, u32 type_boundary, u32 label (first-seen index or NONE),
+ *   u32 id_len, id bytes, zero padding to 4 bytes, length x i32 token ids. */
+typedef struct ps_spool {
+    FILE *f;
+    char *path;
+    uint64_t records, tokens, bytes;
+} ps_spool;
+
+/* Per (shard, bucket) result of phase 2. */
+typedef struct ps_bucket_count {
+    uint64_t records, tokens, blocks;
+} ps_bucket_count;
+
+typedef struct ps_shard_result {
+    char file[32];
+    uint64_t records, tokens, blocks, bytes, uncompressed;
+    char sha256[65];
+    ps_bucket_count buckets[PS_BUILD_MAX_BUCKETS];
+} ps_shard_result;
+
+typedef struct ps_build_state {
+    const ps_build_config *cfg;
+    ps_cleaner *cleaner;
+    ps_staging stg;
+    const char *staging;       /* stg.set: where the new set is written */
+    FILE *rejects, *duplicates;
+    ps_spool *spools;
+    uint64_t ordinal;          /* records seen (all parts) */
+    uint64_t kept;             /* kept in this part: the next shard is kept % shards */
+    uint64_t *hist;            /* token-length histogram, [0..hist_max] */
+    size_t hist_max;
+    /* labels in first-seen order; sorted and renumbered in phase 2 */
+    ps_strmap labels;
+    const char **sorted_labels; /* final id -> name (into `labels`) */
+    uint32_t *label_final;      /* first-seen index -> final id */
+    uint32_t bounds[PS_BUILD_MAX_BUCKETS];
+    size_t n_bounds;
+    int id_width;
+    ps_shard_result *results;
+    double start, last_progress;
+    uint64_t total_input_bytes;
+    /* inputs' SHA-256, computed by a thread of its own during phase 1 */
+    char (*input_sha)[65];
+    uint64_t *input_bytes;
+    int input_hash_rc;
+    ps_error input_hash_err;
+    /* validation */
+    ps_vstats *v_raw, *v_clean, *v_tok;
+    ps_vpaired *paired;
+    ps_vreport *report;
+} ps_build_state;
+
+int ps_build_phase1(ps_build_state *st, ps_error *err);
+/* Appends a kept record to its shard's spool. */
+int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *ids,
+                   uint32_t n, uint32_t type_boundary, ps_error *err);
+/* Sorts labels and chooses buckets (before validation, which reports the
+ * padding under them). */
+int ps_build_plan(ps_build_state *st, ps_error *err);
+/* Writes every shard into the staging dir. */
+int ps_build_phase2(ps_build_state *st, ps_error *err);
+/* Builds manifest.json's text (malloc'ed). */
+char *ps_build_manifest(ps_build_state *st, ps_error *err);
+double ps_build_now(void);
+/* Whether the caller asked the build to stop (cfg->cancel); when so, sets
+ * PS_ECANCELED in err and returns it. */
+int ps_build_cancelled(const ps_build_config *cfg, ps_error *err);
+
+/* Runs the checks (thresholds from validate_json, a json_t * or NULL) on
+ * the statistics, with the padding under `bounds`. */
+int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
+                      ps_vstats *tokenized, const ps_vpaired *paired, const uint32_t *bounds,
+                      size_t n_bounds, ps_vreport **report, ps_error *err);
+/* Writes <prefix>report.json, <prefix>report.html and <prefix>stats.json
+ * into dir (fsynced). */
+int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *report,
+                     const ps_vstats *raw, const ps_vstats *cleaned,
+                     const ps_vstats *tokenized, const ps_vpaired *paired, ps_error *err);
+/* The parent directory of `dir` and "<name>." for files written beside it. */
+void ps_path_beside(const char *dir, char *parent, size_t psz, char *prefix, size_t nsz);
+
+#endif

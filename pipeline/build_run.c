@@ -1,0 +1,445 @@
+/*
+ * ps_build_run: sets the build up (cleaner, staging directory, spools),
+ * runs both phases, writes the manifest and publishes the set. Also the
+ * spooling of kept records and the label registry.
+ */
+#include "pipeline/build_internal.h"
+#include "common/outfile.h"
+#include "pipeline/beside.h"
+#include "report/report.h"
+
+#include <jansson.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Descriptors a build holds beside its shards' spools: the standard
+ * streams, an input and its hasher's copy, rejects, duplicates, the
+ * staging lock and one spare (measured: a one-shard build needs 8). */
+#define FDS_BESIDE_SPOOLS 9
+
+/* Returns the first-seen index of `label`, registering it when new. */
+static int label_index(ps_build_state *st, const char *label, uint32_t *out)
+{
+    bool added;
+    long i = ps_strmap_add(&st->labels, label, &added);
+    if (i < 0)
+        return PS_ENOMEM;
+    if (i >= (long)PS_LABEL_NONE)
+        return PS_ELIMIT;
+    *out = (uint32_t)i;
+    return 0;
+}
+
+int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *ids,
+                   uint32_t n, uint32_t type_boundary, ps_error *err)
+{
+    uint32_t label = PS_LABEL_NONE;
+    if (r->label) {
+        int rc = label_index(st, r->label, &label);
+        if (rc)
+            return ps_error_set(err, rc, "%s: too many labels", r->source);
+    }
+    if (!st->hist || n > st->hist_max) {
+        size_t old = st->hist ? st->hist_max + 1 : 0;
+        uint64_t *nh = realloc(st->hist, (n + 1) * sizeof *nh);
+        if (!nh)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        memset(nh + old, 0, (n + 1 - old) * sizeof *nh);
+        st->hist = nh;
+        st->hist_max = n;
+    }
+    st->hist[n]++;
+    ps_spool *sp = &st->spools[st->kept++ % st->cfg->shards];
+    uint32_t idlen = (uint32_t)strlen(r->id);
+    uint32_t head[4] = {n, type_boundary, label, idlen};
+    static const char zeros[4] = {0};
+    size_t pad = (4 - idlen % 4) % 4; /* keeps the ids 4-byte aligned */
+    if (fwrite(head, sizeof head, 1, sp->f) != 1 || fwrite(r->id, 1, idlen, sp->f) != idlen ||
+        fwrite(zeros, 1, pad, sp->f) != pad || fwrite(ids, sizeof *ids, n, sp->f) != n)
+        return ps_error_set(err, PS_EIO, "%s: write failed: %s", sp->path, strerror(errno));
+    sp->records++;
+    sp->tokens += n;
+    sp->bytes += sizeof head + idlen + pad + (uint64_t)n * sizeof *ids;
+    return 0;
+}
+
+static int open_in(const char *dir, const char *name, FILE **f, char **path, ps_error *err)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    *path = malloc(n);
+    if (!*path)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    snprintf(*path, n, "%s/%s", dir, name);
+    *f = fopen(*path, "wb");
+    if (!*f)
+        return ps_error_set(err, PS_EIO, "%s: cannot create: %s", *path, strerror(errno));
+    setvbuf(*f, NULL, _IOFBF, 1 << 20);
+    return 0;
+}
+
+static int close_checked(FILE **f, const char *what, ps_error *err)
+{
+    if (!*f)
+        return 0;
+    int bad = fflush(*f) != 0 || ferror(*f);
+    bad |= fclose(*f) != 0;
+    *f = NULL;
+    return bad ? ps_error_set(err, PS_EIO, "%s: write failed: %s", what, strerror(errno)) : 0;
+}
+
+static int check_config(const ps_build_config *cfg, ps_error *err)
+{
+    if (!cfg->out_dir || !cfg->tokenizer || cfg->n_inputs == 0)
+        return ps_error_set(err, PS_EUSAGE, "build needs inputs, a tokenizer and an output");
+    if (cfg->shards < 1 || cfg->shards > 100000)
+        return ps_error_set(err, PS_EUSAGE, "shards must be between 1 and 100000");
+    if (cfg->threads < 1 || cfg->threads > 1024)
+        return ps_error_set(err, PS_EUSAGE, "threads must be between 1 and 1024");
+    if (cfg->block_records < 1 || cfg->block_records > (1u << 20))
+        return ps_error_set(err, PS_EUSAGE, "block records must be between 1 and 1048576");
+    if (cfg->max_length == 1 || cfg->max_length == 2)
+        return ps_error_set(err, PS_EUSAGE, "max length must be 0 (none) or at least 3");
+    if (cfg->part_count && cfg->part_index >= cfg->part_count)
+        return ps_error_set(err, PS_EUSAGE, "--part K/N needs 0 <= K < N");
+    if (cfg->n_buckets == 0 && (cfg->auto_buckets < 1 || cfg->auto_buckets > PS_BUILD_MAX_BUCKETS))
+        return ps_error_set(err, PS_EUSAGE, "automatic buckets: between 1 and %d",
+                            PS_BUILD_MAX_BUCKETS);
+    for (size_t i = 0; i < cfg->n_buckets; i++)
+        if (cfg->buckets[i] == 0 || (i && cfg->buckets[i] <= cfg->buckets[i - 1]))
+            return ps_error_set(err, PS_EUSAGE, "bucket bounds must be positive and increasing");
+    if (cfg->n_buckets && cfg->max_length && cfg->buckets[cfg->n_buckets - 1] < cfg->max_length)
+        return ps_error_set(err, PS_EUSAGE,
+                            "the last bucket bound (%u) must be >= max length (%zu)",
+                            cfg->buckets[cfg->n_buckets - 1], cfg->max_length);
+    /* Every shard's spool stays open through phase 1: refuse up front
+     * what would fail with EMFILE half-way. */
+    struct rlimit rl;
+    size_t need = cfg->shards + FDS_BESIDE_SPOOLS;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)need > rl.rlim_cur)
+        return ps_error_set(err, PS_ELIMIT,
+                            "--shards %zu needs about %zu open files, above this process's "
+                            "limit of %llu (ulimit -n): raise the limit or build fewer shards",
+                            cfg->shards, need, (unsigned long long)rl.rlim_cur);
+    return 0;
+}
+
+int ps_build_cancelled(const ps_build_config *cfg, ps_error *err)
+{
+    if (!cfg->cancel || !*cfg->cancel)
+        return 0;
+    return ps_error_set(err, PS_ECANCELED, "%s: cancelled; nothing was published",
+                        cfg->out_dir);
+}
+
+/* Hashes every input file for the manifest; runs beside phase 1, which
+ * reads the same files (the second read hits the page cache). Not stdin,
+ * nor a pipe or FIFO (`<(zcat x)`): reading one here would take records
+ * away from phase 1; such an input has no sha256 in the manifest. */
+static void *hash_inputs(void *arg)
+{
+    ps_build_state *st = arg;
+    const ps_build_config *cfg = st->cfg;
+    for (size_t i = 0; i < cfg->n_inputs && !st->input_hash_rc; i++) {
+        struct stat sb;
+        if (strcmp(cfg->inputs[i], "-") != 0 && stat(cfg->inputs[i], &sb) == 0 &&
+            S_ISREG(sb.st_mode))
+            st->input_hash_rc = ps_sha256_file(cfg->inputs[i], st->input_sha[i],
+                                               &st->input_bytes[i], &st->input_hash_err);
+    }
+    return NULL;
+}
+
+static void state_free(ps_build_state *st)
+{
+    free(st->input_sha);
+    free(st->input_bytes);
+    if (st->rejects)
+        fclose(st->rejects);
+    if (st->duplicates)
+        fclose(st->duplicates);
+    for (size_t i = 0; st->spools && i < st->cfg->shards; i++) {
+        if (st->spools[i].f)
+            fclose(st->spools[i].f);
+        if (st->spools[i].path)
+            unlink(st->spools[i].path);
+        free(st->spools[i].path);
+    }
+    free(st->spools);
+    ps_strmap_free(&st->labels);
+    free(st->sorted_labels);
+    free(st->label_final);
+    free(st->hist);
+    free(st->results);
+    ps_cleaner_free(st->cleaner);
+    ps_vstats_free(st->v_raw);
+    ps_vstats_free(st->v_clean);
+    ps_vstats_free(st->v_tok);
+    ps_vpaired_free(st->paired);
+    ps_vreport_free(st->report);
+}
+
+int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
+                      ps_vstats *tokenized, const ps_vpaired *paired, const uint32_t *bounds,
+                      size_t n_bounds, ps_vreport **report, ps_error *err)
+{
+    ps_vconfig *vc = ps_vconfig_new();
+    if (!vc)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = validate_json ? ps_vconfig_apply_json(vc, (json_t *)validate_json, err) : 0;
+    if (!rc)
+        rc = ps_vstats_set_padding(tokenized, bounds, n_bounds);
+    if (!rc)
+        rc = ps_validate_build(vc, raw, cleaned, tokenized, paired, report, err);
+    ps_vconfig_free(vc);
+    return rc;
+}
+
+int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *report,
+                     const ps_vstats *raw, const ps_vstats *cleaned,
+                     const ps_vstats *tokenized, const ps_vpaired *paired, ps_error *err)
+{
+    char *json = ps_vreport_json(report);
+    json_error_t je;
+    json_t *parsed = json ? json_loads(json, 0, &je) : NULL;
+    char *html = parsed ? ps_report_html(parsed) : NULL;
+    json_decref(parsed);
+    char *stats = ps_vstats_file_json(raw, cleaned, tokenized, paired);
+    int rc = 0;
+    if (!json || !html || !stats)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
+    const char *names[3] = {"report.json", "report.html", "stats.json"};
+    const char *texts[3] = {json, html, stats};
+    for (int i = 0; !rc && i < 3; i++) {
+        char name[600];
+        snprintf(name, sizeof name, "%s%s", prefix, names[i]);
+        /* beside DIR (prefix "DIR."): an ordinary output file, not part of a set */
+        rc = (*prefix ? ps_beside_write : ps_write_file)(dir, name, texts[i], strlen(texts[i]),
+                                                         err);
+    }
+    free(json);
+    free(html);
+    free(stats);
+    return rc;
+}
+
+/* Copies `from` into the output file `to` (a symlink's target, a FIFO,
+ * a device), through ps_outfile so that what `to` names is never replaced. */
+static int copy_into_output(const char *from, const char *to, ps_error *err)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in)
+        return ps_error_set(err, PS_EIO, "%s: cannot read the rejects: %s", from, strerror(errno));
+    ps_outfile o;
+    int rc = ps_outfile_open(&o, to, err);
+    char buf[1 << 16];
+    size_t n;
+    while (!rc && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        rc = ps_outfile_write(&o, buf, n, err);
+    if (!rc && ferror(in))
+        rc = ps_error_set(err, PS_EIO, "%s: read failed", from);
+    fclose(in);
+    if (!rc)
+        rc = ps_outfile_commit(&o, err);
+    ps_outfile_abort(&o);
+    return rc;
+}
+
+/* Moves the staging set's rejects.jsonl (closed) beside DIR as
+ * "<DIR>.rejects.jsonl", fsynced, when the gate stops the build. A plain
+ * file (or none) there is replaced by rename; a symlink, FIFO or device is
+ * written through, as every output file is (common/outfile.h). */
+static int move_rejects_beside(const char *staging, const char *parent, const char *prefix,
+                               ps_error *err)
+{
+    char from[4096], to[4096];
+    if (snprintf(from, sizeof from, "%s/rejects.jsonl", staging) >= (int)sizeof from ||
+        snprintf(to, sizeof to, "%s/%srejects.jsonl", parent, prefix) >= (int)sizeof to)
+        return ps_error_set(err, PS_EIO, "%s: path too long", staging);
+    struct stat sb;
+    if (lstat(to, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return copy_into_output(from, to, err);
+    int fd = open(from, O_RDONLY | O_CLOEXEC);
+    int bad = fd < 0 || fsync(fd) != 0;
+    if (fd >= 0)
+        close(fd);
+    if (bad || rename(from, to) != 0)
+        return ps_error_set(err, PS_EIO, "%s: cannot write the rejects: %s", to, strerror(errno));
+    return 0;
+}
+
+/* The summary the CLI prints; `dir`/`prefix` locate the report. */
+static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const char *dir,
+                         const char *prefix)
+{
+    memset(sum, 0, sizeof *sum);
+    ps_cleaner_counts(st->cleaner, &sum->counts);
+    for (size_t i = 0; st->results && i < st->cfg->shards; i++) {
+        sum->tokens += st->results[i].tokens;
+        sum->bytes_on_disk += st->results[i].bytes;
+    }
+    sum->n_buckets = st->n_bounds;
+    memcpy(sum->buckets, st->bounds, sizeof st->bounds);
+    sum->n_labels = st->labels.n;
+    sum->seconds = ps_build_now() - st->start;
+    snprintf(sum->verdict, sizeof sum->verdict, "%s", ps_vreport_verdict(st->report));
+    if (snprintf(sum->report_path, sizeof sum->report_path, "%s/%sreport.json", dir, prefix) >=
+        (int)sizeof sum->report_path)
+        sum->report_path[0] = '\0';
+    sum->report_summary = ps_vreport_summary(st->report);
+}
+
+
+/* Opens what phase 1 writes into the staging directory: rejects,
+ * duplicates and one spool per shard; and the statistics. */
+static int open_outputs(ps_build_state *st, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
+    char *path = NULL;
+    int rc = open_in(st->staging, "rejects.jsonl", &st->rejects, &path, err);
+    free(path);
+    if (!rc) {
+        rc = open_in(st->staging, "duplicates.jsonl", &st->duplicates, &path, err);
+        free(path);
+    }
+    if (!rc) {
+        st->v_raw = ps_vstats_new("raw");
+        st->v_clean = ps_vstats_new("cleaned");
+        st->v_tok = ps_vstats_new("tokenized");
+        st->paired = ps_vpaired_new(20);
+        if (!st->v_raw || !st->v_clean || !st->v_tok || !st->paired)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    st->spools = rc ? NULL : calloc(cfg->shards, sizeof *st->spools);
+    if (!rc && !st->spools)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < cfg->shards; i++) {
+        char name[48];
+        snprintf(name, sizeof name, ".spool-%05zu", i);
+        rc = open_in(st->staging, name, &st->spools[i].f, &st->spools[i].path, err);
+    }
+    return rc;
+}
+
+/* Phase 1 with the inputs hashed beside it, then the spools closed. */
+static int run_phase1(ps_build_state *st, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
+    pthread_t hasher;
+    bool hashing = false;
+    int rc = 0;
+    st->input_sha = calloc(cfg->n_inputs, sizeof *st->input_sha);
+    st->input_bytes = calloc(cfg->n_inputs, sizeof *st->input_bytes);
+    if (!st->input_sha || !st->input_bytes)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    else if (pthread_create(&hasher, NULL, hash_inputs, st) == 0)
+        hashing = true;
+    else
+        hash_inputs(st);
+    if (!rc)
+        rc = ps_build_phase1(st, err);
+    if (hashing)
+        pthread_join(hasher, NULL);
+    if (!rc) /* a field named but in no record of an input: a usage error */
+        rc = ps_cleaner_check_fields(st->cleaner, NULL, err);
+    if (!rc)
+        rc = close_checked(&st->rejects, "rejects.jsonl", err);
+    if (!rc)
+        rc = close_checked(&st->duplicates, "duplicates.jsonl", err);
+    for (size_t i = 0; !rc && i < cfg->shards; i++)
+        rc = close_checked(&st->spools[i].f, st->spools[i].path, err);
+    return rc;
+}
+
+/* Frees the state, closing every file first (under EMFILE the staging
+ * directory cannot be listed while they are open), then removes the
+ * staging directory: on failure with the partial set, after publication
+ * with the previous one. */
+static void finish(ps_build_state *st)
+{
+    state_free(st);
+    ps_staging_discard(&st->stg);
+}
+
+int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error *err)
+{
+    int rc = check_config(cfg, err);
+    if (rc)
+        return rc;
+    ps_build_state st;
+    memset(&st, 0, sizeof st);
+    st.cfg = cfg;
+    st.stg.lock_fd = -1;
+    st.start = st.last_progress = ps_build_now();
+    for (size_t i = 0; i < cfg->n_inputs; i++) {
+        struct stat sb;
+        if (strcmp(cfg->inputs[i], "-") != 0 && stat(cfg->inputs[i], &sb) == 0)
+            st.total_input_bytes += (uint64_t)sb.st_size;
+    }
+    ps_publish_opts pub = {cfg->inputs, cfg->n_inputs, cfg->force, cfg->cancel};
+    rc = ps_cleaner_create(&st.cleaner, &cfg->clean, err);
+    if (!rc)
+        rc = ps_cleaner_declare_inputs(st.cleaner, cfg->inputs, cfg->n_inputs, err);
+    if (!rc && cfg->rules_path)
+        rc = ps_cleaner_load_rules(st.cleaner, cfg->rules_path, err);
+    if (!rc) /* stopped during the set-up: touch nothing */
+        rc = ps_build_cancelled(cfg, err);
+    if (!rc)
+        rc = ps_staging_create(cfg->out_dir, &pub, &st.stg, err);
+    st.staging = st.stg.set;
+    if (!rc)
+        rc = open_outputs(&st, err);
+    if (!rc)
+        rc = run_phase1(&st, err);
+    if (!rc)
+        rc = ps_build_cancelled(cfg, err);
+    if (!rc)
+        rc = ps_build_plan(&st, err);
+    if (!rc)
+        rc = ps_build_validate(cfg->validate_json, st.v_raw, st.v_clean, st.v_tok, st.paired,
+                               st.bounds, st.n_bounds, &st.report, err);
+    for (size_t i = 0; !rc && i < ps_tokenizer_warning_count(cfg->tokenizer); i++)
+        if (ps_vreport_add_vocab_warning(st.report, ps_tokenizer_warning(cfg->tokenizer, i)))
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
+    bool gate_failed = !rc && strcmp(ps_vreport_verdict(st.report), "fail") == 0 && !cfg->no_gate;
+    /* The reports go into the set, or beside DIR when the gate stops it. */
+    char parent[4096], prefix[512] = "";
+    if (gate_failed)
+        ps_path_beside(cfg->out_dir, parent, sizeof parent, prefix, sizeof prefix);
+    if (!rc)
+        rc = ps_write_reports(gate_failed ? parent : st.staging, prefix, st.report, st.v_raw,
+                              st.v_clean, st.v_tok, st.paired, err);
+    if (!rc && gate_failed) /* the rejects explain a failed check as much as the report */
+        rc = move_rejects_beside(st.staging, parent, prefix, err);
+    if (!rc && gate_failed) { /* publish nothing */
+        if (summary) {
+            fill_summary(&st, summary, parent, prefix);
+            summary->gate_failed = 1;
+        }
+        finish(&st);
+        return rc;
+    }
+    if (!rc)
+        rc = ps_build_phase2(&st, err);
+    char *manifest = rc ? NULL : ps_build_manifest(&st, err);
+    if (!rc && !manifest)
+        rc = err && err->code ? err->code : PS_ENOMEM;
+    for (size_t i = 0; st.spools && i < cfg->shards; i++)
+        if (st.spools[i].path)
+            unlink(st.spools[i].path);
+    if (!rc)
+        rc = ps_write_file(st.staging, "manifest.json", manifest, strlen(manifest), err);
+    free(manifest);
+    if (!rc)
+        rc = ps_staging_publish(&st.stg, cfg->out_dir, &pub, err);
+    if (!rc && summary)
+        fill_summary(&st, summary, cfg->out_dir, "");
+    finish(&st);
+    return rc;
+}

@@ -1,0 +1,302 @@
+/*
+ * pairshard build, phase 2: labels sorted and numbered, buckets chosen,
+ * and each shard's spooled records grouped by bucket (stable, so input
+ * order survives inside a bucket), cut into blocks, compressed by worker
+ * threads and written in key order.
+ */
+#define _GNU_SOURCE /* qsort_r */
+#include "pipeline/build_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+typedef struct rec_ref {
+    const uint32_t *head; /* length, type_boundary, label, id_len */
+    const char *id;
+    const int32_t *ids;
+} rec_ref;
+
+typedef struct job {
+    uint32_t bucket, seq;
+    size_t first, count; /* into the bucket-ordered refs */
+    ps_buf out;
+    uint64_t raw_bytes;
+    int rc;
+    ps_error err;
+} job;
+
+typedef struct pool {
+    ps_build_state *st;
+    const rec_ref *refs;
+    job *jobs;
+    size_t n_jobs;
+    size_t next;
+    pthread_mutex_t mu;
+} pool;
+
+static int cmp_label(const void *a, const void *b, void *labels)
+{
+    char *const *la = labels;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return strcmp(la[x], la[y]);
+}
+
+static void encode_job(pool *p, job *j, ZSTD_CCtx *cctx, ps_shard_record *recs)
+{
+    ps_build_state *st = p->st;
+    uint64_t idbytes = 0, tokens = 0;
+    for (size_t k = 0; k < j->count; k++) {
+        const rec_ref *r = &p->refs[j->first + k];
+        recs[k].ids = r->ids;
+        recs[k].length = r->head[0];
+        recs[k].type_boundary = r->head[1];
+        recs[k].label = r->head[2] == PS_LABEL_NONE ? PS_LABEL_NONE : st->label_final[r->head[2]];
+        recs[k].id = r->id;
+        recs[k].id_len = r->head[3];
+        idbytes += r->head[3];
+        tokens += r->head[0];
+    }
+    uint64_t w = (uint64_t)st->id_width;
+    j->raw_bytes = 12 + 16 * j->count + 4 + idbytes + (w - idbytes % w) % w + tokens * w;
+    j->rc = ps_block_encode(recs, j->count, st->id_width, st->cfg->zstd_level, cctx, &j->out,
+                            &j->err);
+}
+
+static void *pool_main(void *arg)
+{
+    pool *p = arg;
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    ps_shard_record *recs = malloc(p->st->cfg->block_records * sizeof *recs);
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        size_t i = p->next < p->n_jobs ? p->next++ : p->n_jobs;
+        pthread_mutex_unlock(&p->mu);
+        if (i == p->n_jobs)
+            break;
+        if (!cctx || !recs)
+            p->jobs[i].rc = ps_error_set(&p->jobs[i].err, PS_ENOMEM, "out of memory");
+        else
+            encode_job(p, &p->jobs[i], cctx, recs);
+    }
+    ZSTD_freeCCtx(cctx);
+    free(recs);
+    return NULL;
+}
+
+/* Encodes jobs[0..n) with the build's threads. */
+static void run_pool(ps_build_state *st, const rec_ref *refs, job *jobs, size_t n)
+{
+    pool p = {st, refs, jobs, n, 0, PTHREAD_MUTEX_INITIALIZER};
+    size_t nt = st->cfg->threads < n ? st->cfg->threads : n;
+    pthread_t *t = calloc(nt ? nt : 1, sizeof *t);
+    size_t started = 0;
+    for (; t && started + 1 < nt; started++)
+        if (pthread_create(&t[started], NULL, pool_main, &p) != 0)
+            break;
+    pool_main(&p); /* the calling thread works too */
+    for (size_t i = 0; i < started; i++)
+        pthread_join(t[i], NULL);
+    free(t);
+    pthread_mutex_destroy(&p.mu);
+}
+
+static int map_spool(const ps_spool *sp, const char **data, size_t *len, ps_error *err)
+{
+    *data = NULL;
+    *len = 0;
+    if (sp->bytes == 0)
+        return 0;
+    int fd = open(sp->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ps_error_set(err, PS_EIO, "%s: cannot open: %s", sp->path, strerror(errno));
+    void *m = mmap(NULL, sp->bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return ps_error_set(err, PS_EIO, "%s: cannot map: %s", sp->path, strerror(errno));
+    *data = m;
+    *len = sp->bytes;
+    return 0;
+}
+
+static int write_shard(ps_build_state *st, size_t k, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
+    ps_shard_result *res = &st->results[k];
+    const ps_spool *sp = &st->spools[k];
+    snprintf(res->file, sizeof res->file, "shard-%05zu.mdb", k);
+    const char *data;
+    size_t len;
+    int rc = map_spool(sp, &data, &len, err);
+    if (rc)
+        return rc;
+    size_t n = sp->records, nb = st->n_bounds;
+    rec_ref *refs = malloc((n ? n : 1) * sizeof *refs);
+    rec_ref *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    uint32_t *bucket = malloc((n ? n : 1) * sizeof *bucket);
+    size_t start[PS_BUILD_MAX_BUCKETS + 1] = {0};
+    if (!refs || !sorted || !bucket) {
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t *h = (const uint32_t *)(data + off);
+        refs[i].head = h;
+        refs[i].id = data + off + 16;
+        off += 16 + h[3] + (4 - h[3] % 4) % 4;
+        refs[i].ids = (const int32_t *)(data + off);
+        off += (size_t)h[0] * 4;
+        size_t b = ps_bucket_of(st->bounds, nb, h[0]);
+        if (b == nb) {
+            rc = ps_error_set(err, PS_EUSAGE,
+                              "record '%.*s' has %u tokens, above the last bucket bound %u",
+                              (int)h[3], refs[i].id, h[0], st->bounds[nb - 1]);
+            goto out;
+        }
+        bucket[i] = (uint32_t)b;
+        start[b + 1]++;
+    }
+    for (size_t b = 0; b < nb; b++)
+        start[b + 1] += start[b];
+    size_t fill[PS_BUILD_MAX_BUCKETS];
+    memcpy(fill, start, sizeof fill);
+    for (size_t i = 0; i < n; i++)
+        sorted[fill[bucket[i]]++] = refs[i];
+
+    /* One job per block, in key order. */
+    size_t br = cfg->block_records, n_jobs = 0;
+    for (size_t b = 0; b < nb; b++)
+        n_jobs += (start[b + 1] - start[b] + br - 1) / br;
+    job *jobs = calloc(n_jobs ? n_jobs : 1, sizeof *jobs);
+    if (!jobs) {
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    size_t j = 0;
+    for (size_t b = 0; b < nb; b++)
+        for (size_t s = 0, f = start[b]; f < start[b + 1]; s++, f += br) {
+            jobs[j].bucket = (uint32_t)b;
+            jobs[j].seq = (uint32_t)s;
+            jobs[j].first = f;
+            jobs[j].count = start[b + 1] - f < br ? start[b + 1] - f : br;
+            j++;
+        }
+
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", st->staging, res->file);
+    ps_shard_writer *w = NULL;
+    rc = ps_shard_writer_open(&w, path, err);
+    /* Encode in windows so memory stays bounded, write in order. */
+    size_t window = 64 * cfg->threads;
+    for (size_t first = 0; !rc && first < n_jobs; first += window) {
+        if ((rc = ps_build_cancelled(cfg, err)) != 0)
+            break;
+        size_t cnt = n_jobs - first < window ? n_jobs - first : window;
+        run_pool(st, sorted, jobs + first, cnt);
+        for (size_t i = first; i < first + cnt; i++) {
+            job *jb = &jobs[i];
+            if (!rc && jb->rc) {
+                rc = jb->rc;
+                if (err)
+                    *err = jb->err;
+            }
+            if (!rc)
+                rc = ps_shard_writer_put(w, jb->bucket, jb->seq, jb->out.data, jb->out.len, err);
+            if (!rc) {
+                ps_bucket_count *bc = &res->buckets[jb->bucket];
+                bc->blocks++;
+                bc->records += jb->count;
+                for (size_t r = 0; r < jb->count; r++)
+                    bc->tokens += sorted[jb->first + r].head[0];
+                res->uncompressed += jb->raw_bytes;
+            }
+            ps_buf_free(&jb->out);
+        }
+    }
+    free(jobs);
+    if (!rc) {
+        char meta[160];
+        snprintf(meta, sizeof meta,
+                 "{\"magic\":\"pairshard-shard\",\"format_version\":%d,\"shard\":%zu,"
+                 "\"shards\":%zu}",
+                 PS_SHARD_FORMAT_VERSION, k, cfg->shards);
+        rc = ps_shard_writer_finish(w, meta, err);
+        w = NULL;
+    }
+    if (w)
+        ps_shard_writer_abort(w);
+    if (!rc)
+        rc = ps_sha256_file(path, res->sha256, &res->bytes, err);
+    for (size_t b = 0; !rc && b < nb; b++) {
+        res->records += res->buckets[b].records;
+        res->tokens += res->buckets[b].tokens;
+        res->blocks += res->buckets[b].blocks;
+    }
+out:
+    free(refs);
+    free(sorted);
+    free(bucket);
+    if (data)
+        munmap((void *)data, len);
+    return rc;
+}
+
+int ps_build_plan(ps_build_state *st, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
+    /* Labels: sorted by their bytes, so ids do not depend on input order. */
+    size_t nl = st->labels.n;
+    uint32_t *order = malloc((nl + 1) * sizeof *order);
+    st->label_final = malloc((nl + 1) * sizeof *st->label_final);
+    st->sorted_labels = malloc((nl + 1) * sizeof *st->sorted_labels);
+    if (!order || !st->label_final || !st->sorted_labels) {
+        free(order);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < nl; i++)
+        order[i] = i;
+    qsort_r(order, nl, sizeof *order, cmp_label, st->labels.keys);
+    for (uint32_t i = 0; i < nl; i++) {
+        st->label_final[order[i]] = i;
+        st->sorted_labels[i] = st->labels.keys[order[i]];
+    }
+    free(order);
+
+    if (cfg->n_buckets) {
+        memcpy(st->bounds, cfg->buckets, cfg->n_buckets * sizeof *st->bounds);
+        st->n_bounds = cfg->n_buckets;
+    } else {
+        st->n_bounds = st->hist ? ps_buckets_choose(st->hist, st->hist_max, cfg->auto_buckets,
+                                                    cfg->bucket_multiple, st->bounds)
+                                : 0;
+        if (st->n_bounds == 0) { /* no records: one bucket, for a well-formed set */
+            st->bounds[0] = (uint32_t)(cfg->max_length ? cfg->max_length : 1);
+            st->n_bounds = 1;
+        }
+    }
+    st->id_width = ps_tokenizer_vocab_size(cfg->tokenizer) <= 65536 ? 2 : 4;
+    return 0;
+}
+
+int ps_build_phase2(ps_build_state *st, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
+    st->results = calloc(cfg->shards, sizeof *st->results);
+    if (!st->results)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (size_t k = 0; k < cfg->shards; k++) {
+        int rc = ps_build_cancelled(cfg, err);
+        if (!rc)
+            rc = write_shard(st, k, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

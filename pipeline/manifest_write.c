@@ -1,0 +1,148 @@
+/*
+ * manifest.json: what the set holds and how it was made, in a fixed key
+ * order and without timestamps, thread counts or paths of the staging
+ * directory, so the same input and config give the same bytes.
+ */
+#include "pipeline/build_internal.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define I(x) ((json_int_t)(x))
+
+static json_t *libraries(void)
+{
+    char text[1024];
+    ps_dependency_versions(text, sizeof text);
+    json_t *o = json_object();
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *sp = strchr(line, ' ');
+        if (!sp)
+            continue;
+        *sp = '\0';
+        json_object_set_new(o, line, json_string(sp + 1));
+    }
+    return o;
+}
+
+static json_t *tokenizer_json(ps_build_state *st, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
+    char sha[65] = "";
+    uint64_t bytes = 0;
+    if (cfg->vocab_path && ps_sha256_file(cfg->vocab_path, sha, &bytes, err))
+        return NULL;
+    ps_tokenizer_options o;
+    ps_tokenizer_get_options(cfg->tokenizer, &o);
+    return json_pack("{sssssIsisIsbsbsbsbsssssssssI}", "source",
+                     cfg->vocab_kind ? cfg->vocab_kind : "vocab.txt", "vocab_sha256", sha,
+                     "vocab_size", I(ps_tokenizer_vocab_size(cfg->tokenizer)), "id_width",
+                     st->id_width, "max_length", I(cfg->max_length), "lowercase", o.lowercase,
+                     "strip_accents", o.strip_accents > 0, "handle_chinese_chars",
+                     o.handle_chinese_chars, "clean_text", o.clean_text, "unk_token",
+                     o.unk_token, "cls_token", o.cls_token, "sep_token", o.sep_token,
+                     "continuing_subword_prefix", o.continuing_subword_prefix,
+                     "max_input_chars_per_word", I(o.max_input_chars_per_word));
+}
+
+char *ps_build_manifest(ps_build_state *st, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
+    json_t *m = json_object();
+    json_object_set_new(m, "format", json_string("pairshard-manifest"));
+    json_object_set_new(m, "format_version", json_integer(PS_SHARD_FORMAT_VERSION));
+    json_object_set_new(m, "tool", json_pack("{ssss}", "name", "pairshard", "version",
+                                             ps_version_string()));
+    json_object_set_new(m, "libraries", libraries());
+    json_error_t je;
+    json_t *config = cfg->config_json ? json_loads(cfg->config_json, 0, &je) : json_object();
+    json_object_set_new(m, "config", config ? config : json_object());
+    json_t *tok = tokenizer_json(st, err);
+    if (!tok) {
+        json_decref(m);
+        return NULL;
+    }
+    json_object_set_new(m, "tokenizer", tok);
+    json_t *labels = json_array();
+    for (size_t i = 0; i < st->labels.n; i++)
+        json_array_append_new(labels, json_string(st->sorted_labels[i]));
+    json_object_set_new(m, "labels", labels);
+    json_t *bounds = json_array();
+    for (size_t b = 0; b < st->n_bounds; b++)
+        json_array_append_new(bounds, json_integer(st->bounds[b]));
+    json_object_set_new(m, "buckets", bounds);
+    json_object_set_new(m, "block_records", json_integer(I(cfg->block_records)));
+    json_object_set_new(m, "zstd_level", json_integer(cfg->zstd_level));
+    if (cfg->part_count)
+        json_object_set_new(m, "part", json_pack("{sIsI}", "index", I(cfg->part_index), "count",
+                                                 I(cfg->part_count)));
+
+    json_t *shards = json_array();
+    uint64_t tr = 0, tt = 0, tb = 0;
+    ps_bucket_count totals[PS_BUILD_MAX_BUCKETS];
+    memset(totals, 0, sizeof totals);
+    for (size_t k = 0; k < cfg->shards; k++) {
+        const ps_shard_result *r = &st->results[k];
+        json_t *bk = json_array();
+        for (size_t b = 0; b < st->n_bounds; b++) {
+            const ps_bucket_count *c = &r->buckets[b];
+            json_array_append_new(bk, json_pack("{sIsIsIsI}", "bucket", I(b), "records",
+                                                I(c->records), "tokens", I(c->tokens), "blocks",
+                                                I(c->blocks)));
+            totals[b].records += c->records;
+            totals[b].tokens += c->tokens;
+            totals[b].blocks += c->blocks;
+        }
+        json_array_append_new(
+            shards, json_pack("{sssIsIsIsIsIsssO}", "file", r->file, "records", I(r->records),
+                              "tokens", I(r->tokens), "blocks", I(r->blocks), "bytes",
+                              I(r->bytes), "uncompressed_bytes", I(r->uncompressed), "sha256",
+                              r->sha256, "buckets", bk));
+        json_decref(bk);
+        tr += r->records;
+        tt += r->tokens;
+        tb += r->blocks;
+    }
+    json_object_set_new(m, "shards", shards);
+    json_t *tbk = json_array();
+    for (size_t b = 0; b < st->n_bounds; b++)
+        json_array_append_new(tbk, json_pack("{sIsIsIsI}", "bound", I(st->bounds[b]), "records",
+                                             I(totals[b].records), "tokens", I(totals[b].tokens),
+                                             "blocks", I(totals[b].blocks)));
+    json_object_set_new(m, "totals", json_pack("{sIsIsIso}", "records", I(tr), "tokens", I(tt),
+                                               "blocks", I(tb), "buckets", tbk));
+    json_t *inputs = json_array();
+    if (st->input_hash_rc) { /* hashed while phase 1 ran (build_run.c) */
+        if (err)
+            *err = st->input_hash_err;
+        json_decref(inputs);
+        json_decref(m);
+        return NULL;
+    }
+    for (size_t i = 0; i < cfg->n_inputs; i++)
+        json_array_append_new(inputs, json_pack("{sssIss}", "path", cfg->inputs[i], "bytes",
+                                                I(st->input_bytes[i]), "sha256",
+                                                st->input_sha[i]));
+    json_object_set_new(m, "inputs", inputs);
+    char *acct = ps_cleaner_stats_json(st->cleaner);
+    json_t *a = acct ? json_loads(acct, 0, &je) : NULL;
+    free(acct);
+    json_object_set_new(m, "accounting", a ? a : json_null());
+    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(m);
+    if (!text) {
+        ps_error_set(err, PS_ENOMEM, "out of memory writing the manifest");
+        return NULL;
+    }
+    size_t n = strlen(text);
+    char *withnl = realloc(text, n + 2);
+    if (!withnl) {
+        free(text);
+        return NULL;
+    }
+    withnl[n] = '\n';
+    withnl[n + 1] = '\0';
+    return withnl;
+}

@@ -1,0 +1,697 @@
+/*
+ * pairshard merge: publishes the partial sets of a `--part K/N` build as
+ * one set. The parts must come from the same build options (tokenizer,
+ * buckets, block size, cleaning) and together be parts 0..N-1. Shards are
+ * renumbered in part order; the label vocabularies are united (sorted) and
+ * blocks whose label ids change are re-encoded; the accounting is summed.
+ * Automatic buckets differ per part: the merged set gets the whole build's
+ * (merge_buckets.c).
+ */
+#include "common/json_where.h"
+#include "pipeline/build_internal.h"
+#include "pipeline/merge_buckets.h"
+#include "report/report.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+typedef struct part {
+    const char *dir;
+    json_t *m;
+    uint32_t *remap; /* part label id -> merged id */
+    size_t n_labels;
+    bool identity;
+    uint32_t bounds[PS_BUILD_MAX_BUCKETS]; /* its bucket bounds */
+    size_t n_bounds;
+} part;
+
+/* True when the parts' buckets were chosen automatically (each part
+ * chose its own bounds from its own records). */
+static bool auto_buckets(const part *p)
+{
+    json_t *sh = json_object_get(json_object_get(p->m, "config"), "shards");
+    const char *b = json_string_value(json_object_get(sh, "buckets"));
+    return b && strcmp(b, "auto") == 0;
+}
+
+static json_t *load_manifest(const char *dir, ps_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    json_error_t je;
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        ps_error_set(err, PS_ENOENT, "%s: no manifest.json (not a part built with --part?)", dir);
+        return NULL;
+    }
+    char *text;
+    size_t len;
+    /* A regular file only (a FIFO would block the merge forever). */
+    if (ps_file_read_all(path, "manifest", (size_t)256 << 20, &text, &len, err))
+        return NULL;
+    json_t *m = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    if (!m) {
+        char why[PS_ERROR_MESSAGE_MAX];
+        ps_error_set(err, PS_EFORMAT, "%s", ps_json_where(why, sizeof why, path, &je));
+        return NULL;
+    }
+    json_t *v = json_object_get(m, "format_version");
+    if (!json_is_integer(v) || json_integer_value(v) > PS_SHARD_FORMAT_VERSION ||
+        json_integer_value(v) < 1) {
+        ps_error_set(err, PS_EVERSION, "%s: format version %lld is not supported (this pairshard "
+                     "reads up to %d)", path, (long long)json_integer_value(v),
+                     PS_SHARD_FORMAT_VERSION);
+        json_decref(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* The keys that must agree between parts. */
+static int check_same(part *ps, size_t n, ps_error *err)
+{
+    static const char *const keys[] = {"tokenizer", "buckets", "block_records", "zstd_level"};
+    for (size_t i = 0; i < n; i++) {
+        json_t *pt = json_object_get(ps[i].m, "part");
+        if (!json_is_object(pt))
+            return ps_error_set(err, PS_EUSAGE, "%s: not a partial set (built without --part)",
+                                ps[i].dir);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            if (!(k == 1 && auto_buckets(&ps[i])) && !json_equal(json_object_get(ps[0].m, keys[k]), json_object_get(ps[i].m, keys[k])))
+                return ps_error_set(err, PS_EUSAGE,
+                                    "%s and %s differ in \"%s\": parts must come from one build",
+                                    ps[0].dir, ps[i].dir, keys[k]);
+        if (!json_equal(json_object_get(ps[0].m, "config"), json_object_get(ps[i].m, "config")))
+            return ps_error_set(err, PS_EUSAGE, "%s and %s were built with different options",
+                                ps[0].dir, ps[i].dir);
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *b = json_object_get(ps[i].m, "buckets");
+        ps[i].n_bounds = json_array_size(b);
+        if (ps[i].n_bounds == 0 || ps[i].n_bounds > PS_BUILD_MAX_BUCKETS)
+            return ps_error_set(err, PS_EFORMAT, "%s: manifest.json: %zu buckets", ps[i].dir,
+                                ps[i].n_bounds);
+        for (size_t k = 0; k < ps[i].n_bounds; k++)
+            ps[i].bounds[k] = (uint32_t)json_integer_value(json_array_get(b, k));
+    }
+    size_t count = (size_t)json_integer_value(
+        json_object_get(json_object_get(ps[0].m, "part"), "count"));
+    if (count != n)
+        return ps_error_set(err, PS_EUSAGE, "the parts say there are %zu of them, %zu given",
+                            count, n);
+    for (size_t i = 0; i < n; i++) {
+        size_t idx = (size_t)json_integer_value(
+            json_object_get(json_object_get(ps[i].m, "part"), "index"));
+        if (idx != i)
+            return ps_error_set(err, PS_EUSAGE,
+                                "%s is part %zu; give the parts in order 0..%zu, each once",
+                                ps[i].dir, idx, n - 1);
+        if ((size_t)json_integer_value(
+                json_object_get(json_object_get(ps[i].m, "part"), "count")) != count)
+            return ps_error_set(err, PS_EUSAGE, "%s belongs to a build of another part count",
+                                ps[i].dir);
+    }
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Unites the labels; fills each part's remap. Returns the merged array. */
+static json_t *unite_labels(part *ps, size_t n, ps_error *err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += json_array_size(json_object_get(ps[i].m, "labels"));
+    const char **all = malloc((total + 1) * sizeof *all);
+    if (!all) {
+        ps_error_set(err, PS_ENOMEM, "out of memory");
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j;
+        json_t *l;
+        json_array_foreach(json_object_get(ps[i].m, "labels"), j, l)
+        {
+            all[k++] = json_string_value(l) ? json_string_value(l) : "";
+        }
+    }
+    qsort(all, k, sizeof *all, cmp_str);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || strcmp(all[u - 1], all[i]) != 0)
+            all[u++] = all[i];
+    json_t *out = json_array();
+    for (size_t i = 0; i < u; i++)
+        json_array_append_new(out, json_string(all[i]));
+    for (size_t i = 0; i < n; i++) {
+        json_t *labels = json_object_get(ps[i].m, "labels");
+        ps[i].n_labels = json_array_size(labels);
+        ps[i].remap = malloc((ps[i].n_labels + 1) * sizeof *ps[i].remap);
+        ps[i].identity = true;
+        for (size_t j = 0; ps[i].remap && j < ps[i].n_labels; j++) {
+            const char *name = json_string_value(json_array_get(labels, j));
+            const char **hit = bsearch(&name, all, u, sizeof *all, cmp_str);
+            ps[i].remap[j] = (uint32_t)(hit - all);
+            ps[i].identity &= ps[i].remap[j] == j;
+        }
+    }
+    free(all);
+    return out;
+}
+
+typedef struct copy_ctx {
+    ps_shard_writer *w;
+    const part *p;
+    ZSTD_CCtx *cctx;
+    ZSTD_DCtx *dctx;
+    ps_buf scratch, out;
+    ps_shard_record *recs;
+    size_t recs_cap;
+    int id_width, level;
+    ps_error *err;
+    int rc;
+} copy_ctx;
+
+/* Re-encodes one block with merged label ids (or copies it unchanged). */
+static int copy_block(void *user, uint32_t bucket, uint32_t seq, const void *data, size_t len)
+{
+    copy_ctx *c = user;
+    if (c->p->identity)
+        return c->rc = ps_shard_writer_put(c->w, bucket, seq, data, len, c->err);
+    ps_block_view v;
+    int rc = ps_block_decode(data, len, c->dctx, &c->scratch, &v, c->err);
+    if (rc)
+        return c->rc = rc;
+    if (v.n > c->recs_cap) {
+        ps_shard_record *nr = realloc(c->recs, v.n * sizeof *nr);
+        if (!nr)
+            return c->rc = ps_error_set(c->err, PS_ENOMEM, "out of memory");
+        c->recs = nr;
+        c->recs_cap = v.n;
+    }
+    /* Token ids to int32 for the encoder. */
+    ps_buf ids;
+    ps_buf_init(&ids);
+    uint64_t ntok = v.token_start[v.n];
+    if (ps_buf_reserve(&ids, ntok * sizeof(int32_t)))
+        return c->rc = ps_error_set(c->err, PS_ENOMEM, "out of memory");
+    int32_t *t = (int32_t *)ids.data;
+    for (uint64_t i = 0; i < ntok; i++)
+        t[i] = v.id_width == 2 ? ((const uint16_t *)v.tokens)[i]
+                               : (int32_t)((const uint32_t *)v.tokens)[i];
+    for (uint32_t i = 0; i < v.n; i++) {
+        uint32_t l = v.label[i];
+        if (l != PS_LABEL_NONE && l >= c->p->n_labels) {
+            ps_buf_free(&ids);
+            return c->rc = ps_error_set(c->err, PS_ECORRUPT,
+                                        "%s: bucket %u block %u: label id %u out of range",
+                                        c->p->dir, bucket, seq, l);
+        }
+        c->recs[i].ids = t + v.token_start[i];
+        c->recs[i].length = v.length[i];
+        c->recs[i].type_boundary = v.type_boundary[i];
+        c->recs[i].label = l == PS_LABEL_NONE ? l : c->p->remap[l];
+        c->recs[i].id = v.ids + v.id_offset[i];
+        c->recs[i].id_len = v.id_offset[i + 1] - v.id_offset[i];
+    }
+    rc = ps_block_encode(c->recs, v.n, v.id_width, c->level, c->cctx, &c->out, c->err);
+    ps_buf_free(&ids);
+    if (!rc)
+        rc = ps_shard_writer_put(c->w, bucket, seq, c->out.data, c->out.len, c->err);
+    return c->rc = rc;
+}
+
+/* Adds b into a: numbers summed, objects by key, arrays by position. */
+static void add_json(json_t *a, json_t *b)
+{
+    if (json_is_object(a) && json_is_object(b)) {
+        const char *k;
+        json_t *bv;
+        json_object_foreach(b, k, bv)
+        {
+            json_t *av = json_object_get(a, k);
+            if (!av)
+                json_object_set(a, k, bv);
+            else if (json_is_integer(av) && json_is_integer(bv))
+                json_object_set_new(a, k, json_integer(json_integer_value(av) +
+                                                       json_integer_value(bv)));
+            else
+                add_json(av, bv);
+        }
+    } else if (json_is_array(a) && json_is_array(b)) {
+        for (size_t i = 0; i < json_array_size(a) && i < json_array_size(b); i++) {
+            json_t *av = json_array_get(a, i), *bv = json_array_get(b, i);
+            if (json_is_integer(av) && json_is_integer(bv))
+                json_array_set_new(a, i, json_integer(json_integer_value(av) +
+                                                      json_integer_value(bv)));
+            else
+                add_json(av, bv);
+        }
+    }
+}
+
+/* Appends the file dir/name to out (rejects and duplicates). */
+static int append_file(FILE *out, const char *dir, const char *name, ps_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd;
+    int orc = ps_file_open_regular(path, "rejects or duplicates file", &fd, err);
+    if (orc == PS_ENOENT)
+        return 0; /* an older part without the file */
+    FILE *f = orc ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        if (!orc)
+            close(fd);
+        return orc ? orc : ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+    }
+    char buf[65536];
+    size_t n;
+    int rc = 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            rc = ps_error_set(err, PS_EIO, "writing %s failed", name);
+    fclose(f);
+    return rc;
+}
+
+static json_int_t config_int(const part *p, const char *section, const char *key)
+{
+    return json_integer_value(
+        json_object_get(json_object_get(json_object_get(p->m, "config"), section), key));
+}
+
+/* The merged set's bucket bounds: the parts' own when given with --buckets;
+ * with automatic buckets, those the whole build would have chosen: the
+ * same programme (ps_buckets_choose) over the lengths of all the parts'
+ * records, which together are the whole build's kept records. */
+static int merged_bounds(const part *ps, size_t n, uint32_t *bounds, size_t *nb, ps_error *err)
+{
+    if (!auto_buckets(&ps[0])) {
+        memcpy(bounds, ps[0].bounds, ps[0].n_bounds * sizeof *bounds);
+        *nb = ps[0].n_bounds;
+        return 0;
+    }
+    uint64_t *hist = NULL;
+    size_t hist_max = 0;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        size_t j;
+        json_t *sh;
+        json_array_foreach(json_object_get(ps[i].m, "shards"), j, sh)
+        {
+            const char *file = json_string_value(json_object_get(sh, "file"));
+            if (!file || strchr(file, '/') || !strncmp(file, "..", 2)) {
+                rc = ps_error_set(err, PS_ECORRUPT, "%s: bad shard file name in the manifest",
+                                  ps[i].dir);
+                break;
+            }
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", ps[i].dir, file);
+            if ((rc = ps_merge_hist_add(path, &hist, &hist_max, err)))
+                break;
+        }
+    }
+    json_int_t k = config_int(&ps[0], "shards", "auto_buckets");
+    json_int_t mult = config_int(&ps[0], "shards", "bucket_multiple");
+    json_int_t max_length = config_int(&ps[0], "tokenizer", "max_length");
+    *nb = 0;
+    if (!rc && hist)
+        *nb = ps_buckets_choose(hist, hist_max,
+                                k > 0 && k <= PS_BUILD_MAX_BUCKETS ? (size_t)k : 8,
+                                mult > 0 ? (size_t)mult : 8, bounds);
+    if (!rc && *nb == 0) { /* no records: one bucket, as the build makes it */
+        bounds[0] = max_length > 0 && max_length <= UINT32_MAX ? (uint32_t)max_length : 1;
+        *nb = 1;
+    }
+    free(hist);
+    return rc;
+}
+
+static bool same_bounds(const part *p, const uint32_t *bounds, size_t nb)
+{
+    return p->n_bounds == nb && memcmp(p->bounds, bounds, nb * sizeof *bounds) == 0;
+}
+
+/* A shard's manifest entry for a rewritten shard (file, bytes and sha256
+ * are set by the caller), keys in the build's order. */
+static json_t *shard_entry(const ps_shard_result *r, size_t nb)
+{
+    json_t *buckets = json_array();
+    for (size_t b = 0; b < nb; b++)
+        json_array_append_new(buckets, json_pack("{sIsIsIsI}", "bucket", (json_int_t)b,
+                                                 "records", (json_int_t)r->buckets[b].records,
+                                                 "tokens", (json_int_t)r->buckets[b].tokens,
+                                                 "blocks", (json_int_t)r->buckets[b].blocks));
+    return json_pack("{sssIsIsIsIsIssso}", "file", "", "records", (json_int_t)r->records,
+                     "tokens", (json_int_t)r->tokens, "blocks", (json_int_t)r->blocks, "bytes",
+                     (json_int_t)0, "uncompressed_bytes", (json_int_t)r->uncompressed, "sha256",
+                     "", "buckets", buckets);
+}
+
+/* Copies one part's shard `in` into the writer: block by block when the
+ * bounds are the merged set's, else rewritten under them. *entry is the
+ * shard's new manifest entry (but file, bytes, sha256). */
+static int copy_shard(copy_ctx *c, ps_shard *in, const char *src, json_t *sh,
+                      const uint32_t *bounds, size_t nb, json_t **entry, ps_error *err)
+{
+    if (same_bounds(c->p, bounds, nb)) {
+        c->rc = 0;
+        int rc = ps_shard_foreach(in, copy_block, c, err);
+        if (!rc)
+            rc = c->rc;
+        *entry = rc ? NULL : json_deep_copy(sh);
+        return rc;
+    }
+    ps_rebucket_spec spec = {
+        .what = src,
+        .old_bounds = c->p->bounds,
+        .n_old = c->p->n_bounds,
+        .new_bounds = bounds,
+        .n_new = nb,
+        .remap = c->p->remap,
+        .n_labels = c->p->n_labels,
+        .block_records = (size_t)json_integer_value(json_object_get(c->p->m, "block_records")),
+        .id_width = c->id_width,
+        .level = c->level,
+    };
+    if (spec.block_records == 0)
+        return ps_error_set(err, PS_EFORMAT, "%s: manifest.json: block_records 0", c->p->dir);
+    ps_shard_result *res = calloc(1, sizeof *res);
+    if (!res)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = ps_merge_rebucket(in, &spec, c->w, res, err);
+    *entry = rc ? NULL : shard_entry(res, nb);
+    free(res);
+    return rc;
+}
+
+/* Writes part shard `sh` (of c->p) as shard `out_index` of the merged set
+ * in `staging`; *entry is its manifest entry. */
+static int merge_shard(copy_ctx *c, json_t *sh, const char *staging, size_t out_index,
+                       size_t total_shards, const uint32_t *bounds, size_t nb, json_t **entry,
+                       ps_error *err)
+{
+    *entry = NULL;
+    const char *file = json_string_value(json_object_get(sh, "file"));
+    if (!file || strchr(file, '/') || !strncmp(file, "..", 2))
+        return ps_error_set(err, PS_ECORRUPT, "%s: bad shard file name in the manifest",
+                            c->p->dir);
+    char src[4096], dst[4096], name[32];
+    snprintf(src, sizeof src, "%s/%s", c->p->dir, file);
+    snprintf(name, sizeof name, "shard-%05zu.mdb", out_index);
+    snprintf(dst, sizeof dst, "%s/%s", staging, name);
+    ps_shard *in = NULL;
+    json_t *copy = NULL;
+    int rc = ps_shard_open(&in, src, err);
+    if (!rc)
+        rc = ps_shard_writer_open(&c->w, dst, err);
+    if (!rc)
+        rc = copy_shard(c, in, src, sh, bounds, nb, &copy, err);
+    ps_shard_close(in);
+    if (!rc) {
+        char meta[160];
+        snprintf(meta, sizeof meta,
+                 "{\"magic\":\"pairshard-shard\",\"format_version\":%d,\"shard\":%zu,"
+                 "\"shards\":%zu}",
+                 PS_SHARD_FORMAT_VERSION, out_index, total_shards);
+        rc = ps_shard_writer_finish(c->w, meta, err);
+        c->w = NULL;
+    }
+    if (c->w) {
+        ps_shard_writer_abort(c->w);
+        c->w = NULL;
+    }
+    if (!rc && !copy)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    char sha[65];
+    uint64_t bytes;
+    if (!rc)
+        rc = ps_sha256_file(dst, sha, &bytes, err);
+    if (rc) {
+        json_decref(copy);
+        return rc;
+    }
+    json_object_set_new(copy, "file", json_string(name));
+    json_object_set_new(copy, "sha256", json_string(sha));
+    json_object_set_new(copy, "bytes", json_integer((json_int_t)bytes));
+    *entry = copy;
+    return 0;
+}
+
+static int merge_parts(part *ps, size_t n, const char *staging,
+                       const volatile sig_atomic_t *cancel, json_t **manifest_out,
+                       ps_error *err)
+{
+    uint32_t bounds[PS_BUILD_MAX_BUCKETS];
+    size_t nb;
+    int rc = merged_bounds(ps, n, bounds, &nb, err);
+    if (rc)
+        return rc;
+    json_t *labels = unite_labels(ps, n, err);
+    if (!labels)
+        return err->code;
+    json_t *m = json_deep_copy(ps[0].m);
+    json_object_del(m, "part");
+    json_object_set_new(m, "labels", labels);
+    json_t *jb = json_array();
+    for (size_t b = 0; b < nb; b++)
+        json_array_append_new(jb, json_integer(bounds[b]));
+    json_object_set_new(m, "buckets", jb);
+    json_t *shards = json_array();
+    json_t *acct = json_deep_copy(json_object_get(ps[0].m, "accounting"));
+    uint64_t tr = 0, tt = 0, tbk = 0;
+    size_t total_shards = 0;
+    for (size_t i = 0; i < n; i++)
+        total_shards += json_array_size(json_object_get(ps[i].m, "shards"));
+    copy_ctx c;
+    memset(&c, 0, sizeof c);
+    c.cctx = ZSTD_createCCtx();
+    c.dctx = ZSTD_createDCtx();
+    c.err = err;
+    c.id_width = (int)json_integer_value(
+        json_object_get(json_object_get(m, "tokenizer"), "id_width"));
+    c.level = (int)json_integer_value(json_object_get(m, "zstd_level"));
+    size_t out_index = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (i > 0)
+            add_json(acct, json_object_get(ps[i].m, "accounting"));
+        size_t j;
+        json_t *sh;
+        json_array_foreach(json_object_get(ps[i].m, "shards"), j, sh)
+        {
+            if (cancel && *cancel) {
+                rc = ps_error_set(err, PS_ECANCELED, "merge cancelled; nothing was published");
+                break;
+            }
+            json_t *copy = NULL;
+            c.p = &ps[i];
+            if ((rc = merge_shard(&c, sh, staging, out_index, total_shards, bounds, nb, &copy,
+                                  err)))
+                break;
+            json_array_append_new(shards, copy);
+            tr += (uint64_t)json_integer_value(json_object_get(copy, "records"));
+            tt += (uint64_t)json_integer_value(json_object_get(copy, "tokens"));
+            tbk += (uint64_t)json_integer_value(json_object_get(copy, "blocks"));
+            out_index++;
+        }
+    }
+    ZSTD_freeCCtx(c.cctx);
+    ZSTD_freeDCtx(c.dctx);
+    ps_buf_free(&c.scratch);
+    ps_buf_free(&c.out);
+    free(c.recs);
+    if (rc) {
+        json_decref(shards);
+        json_decref(acct);
+        json_decref(m);
+        return rc;
+    }
+    /* Totals per bucket, from the shards' entries. */
+    json_t *tb = json_array();
+    json_t *jbounds = json_object_get(m, "buckets");
+    for (size_t b = 0; b < nb; b++) {
+        json_int_t r = 0, t = 0, k = 0;
+        size_t j;
+        json_t *sh;
+        json_array_foreach(shards, j, sh)
+        {
+            json_t *e = json_array_get(json_object_get(sh, "buckets"), b);
+            r += json_integer_value(json_object_get(e, "records"));
+            t += json_integer_value(json_object_get(e, "tokens"));
+            k += json_integer_value(json_object_get(e, "blocks"));
+        }
+        json_array_append_new(tb, json_pack("{sOsIsIsI}", "bound", json_array_get(jbounds, b),
+                                            "records", r, "tokens", t, "blocks", k));
+    }
+    json_object_set_new(m, "shards", shards);
+    json_object_set_new(m, "totals", json_pack("{sIsIsIso}", "records", (json_int_t)tr, "tokens",
+                                               (json_int_t)tt, "blocks", (json_int_t)tbk,
+                                               "buckets", tb));
+    if (json_is_object(acct)) {
+        /* every part read every input whole: the bytes are not summed */
+        json_t *in0 = json_object_get(json_object_get(ps[0].m, "accounting"), "inputs");
+        size_t k;
+        json_t *e;
+        json_array_foreach(json_object_get(acct, "inputs"), k, e)
+        {
+            json_t *b0 = json_object_get(json_array_get(in0, k), "bytes");
+            if (b0)
+                json_object_set(e, "bytes", b0);
+        }
+        json_object_set(acct, "blank_lines_skipped",
+                        json_object_get(json_object_get(ps[0].m, "accounting"),
+                                        "blank_lines_skipped"));
+        json_int_t in = json_integer_value(json_object_get(acct, "records_in"));
+        json_int_t sum = json_integer_value(json_object_get(acct, "kept")) +
+                         json_integer_value(json_object_get(acct, "rejected")) +
+                         json_integer_value(json_object_get(acct, "duplicates"));
+        json_object_set_new(acct, "balanced", json_boolean(in == sum));
+        json_object_set_new(acct, "label_count", json_integer((json_int_t)json_object_size(
+                                                     json_object_get(acct, "labels"))));
+    }
+    json_object_set_new(m, "accounting", acct);
+    *manifest_out = m;
+    return 0;
+}
+
+int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merge_opts *opts,
+                 ps_error *err)
+{
+    ps_merge_opts defaults = {0, 0, NULL, 0, NULL};
+    if (!opts)
+        opts = &defaults;
+    if (n == 0)
+        return ps_error_set(err, PS_EUSAGE, "merge needs at least one part");
+    part *ps = calloc(n, sizeof *ps);
+    if (!ps)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        ps[i].dir = dirs[i];
+        if (!(ps[i].m = load_manifest(dirs[i], err)))
+            rc = err->code ? err->code : PS_EFORMAT;
+    }
+    if (!rc)
+        rc = check_same(ps, n, err);
+    ps_publish_opts pub = {dirs, n, opts->force, opts->cancel};
+    ps_staging stg = {NULL, NULL, -1};
+    if (!rc && opts->cancel && *opts->cancel) /* stopped while reading the parts */
+        rc = ps_error_set(err, PS_ECANCELED, "merge cancelled; nothing was published");
+    if (!rc)
+        rc = ps_staging_create(out_dir, &pub, &stg, err);
+    const char *staging = stg.set;
+    json_t *m = NULL;
+    if (!rc)
+        rc = merge_parts(ps, n, staging, opts->cancel, &m, err);
+    if (!rc) {
+        char path[4096];
+        const char *const extra[] = {"rejects.jsonl", "duplicates.jsonl"};
+        for (size_t k = 0; !rc && k < 2; k++) {
+            snprintf(path, sizeof path, "%s/%s", staging, extra[k]);
+            FILE *f = fopen(path, "wb");
+            if (!f)
+                rc = ps_error_set(err, PS_EIO, "%s: cannot create", path);
+            for (size_t i = 0; !rc && i < n; i++)
+                rc = append_file(f, dirs[i], extra[k], err);
+            if (f && fclose(f) != 0 && !rc)
+                rc = ps_error_set(err, PS_EIO, "%s: write failed", path);
+        }
+    }
+    /* The parts' statistics add up (they are histograms and counts): the
+     * merged set is validated as a whole, with the build's thresholds. */
+    ps_vstats *raw = NULL, *cln = NULL, *tok = NULL;
+    ps_vpaired *pr = NULL;
+    ps_vreport *report = NULL;
+    for (size_t i = 0; !rc && i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/stats.json", dirs[i]);
+        ps_vstats *r1, *c1, *t1;
+        ps_vpaired *p1;
+        rc = ps_vstats_file_load(path, &r1, &c1, &t1, &p1, err);
+        if (rc)
+            break;
+        if (i == 0) {
+            raw = r1, cln = c1, tok = t1, pr = p1;
+            continue;
+        }
+        rc = ps_vstats_merge(raw, r1);
+        if (!rc)
+            rc = ps_vstats_merge(cln, c1);
+        if (!rc)
+            rc = ps_vstats_merge(tok, t1);
+        if (!rc)
+            rc = ps_vpaired_merge(pr, p1);
+        if (rc)
+            ps_error_set(err, rc, "%s: cannot add its statistics", dirs[i]);
+        ps_vstats_free(r1), ps_vstats_free(c1), ps_vstats_free(t1), ps_vpaired_free(p1);
+    }
+    bool failed = false;
+    if (!rc) {
+        json_t *bounds = json_object_get(m, "buckets");
+        uint32_t b[PS_BUILD_MAX_BUCKETS];
+        size_t nb = json_array_size(bounds) < PS_BUILD_MAX_BUCKETS ? json_array_size(bounds)
+                                                                   : PS_BUILD_MAX_BUCKETS;
+        for (size_t i = 0; i < nb; i++)
+            b[i] = (uint32_t)json_integer_value(json_array_get(bounds, i));
+        json_t *conf = json_object_get(m, "config");
+        rc = ps_build_validate(json_object_get(conf, "validate"), raw, cln, tok, pr, b, nb,
+                               &report, err);
+        if (!rc)
+            failed = strcmp(ps_vreport_verdict(report), "fail") == 0 && !opts->no_gate;
+        if (!rc && failed) {
+            char parent[4096], prefix[512];
+            ps_path_beside(out_dir, parent, sizeof parent, prefix, sizeof prefix);
+            rc = ps_write_reports(parent, prefix, report, raw, cln, tok, pr, err);
+        } else if (!rc) {
+            rc = ps_write_reports(staging, "", report, raw, cln, tok, pr, err);
+        }
+        if (!rc && opts->summary)
+            *opts->summary = ps_vreport_summary(report);
+    }
+    ps_vstats_free(raw), ps_vstats_free(cln), ps_vstats_free(tok), ps_vpaired_free(pr);
+    ps_vreport_free(report);
+    if (!rc && failed) {
+        opts->gate_failed = 1;
+        json_decref(m);
+        m = NULL;
+        goto out;
+    }
+    if (!rc) {
+        char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (!text) {
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        } else {
+            size_t len = strlen(text);
+            char *t2 = realloc(text, len + 2);
+            if (t2) {
+                t2[len] = '\n';
+                t2[len + 1] = '\0';
+                text = t2;
+                len++;
+            }
+            rc = ps_write_file(staging, "manifest.json", text, len, err);
+            free(text);
+        }
+    }
+    if (!rc)
+        rc = ps_staging_publish(&stg, out_dir, &pub, err);
+out:
+    ps_staging_discard(&stg); /* the partial or the previous set */
+    json_decref(m);
+    for (size_t i = 0; i < n; i++) {
+        json_decref(ps[i].m);
+        free(ps[i].remap);
+    }
+    free(ps);
+    return rc;
+}

@@ -1,0 +1,277 @@
+/* report/report_json.c — report.json (schema in docs/REPORT.md, version 1),
+ * the terminal summary, and the statistics file (stats.json). */
+#include "report/report.h"
+#include "validate/vinternal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define DUMP_FLAGS (JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
+#define STATS_FILE_MAX ((long long)1 << 29) /* 512 MiB: refuse larger files unread */
+
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static void counts(const ps_vreport *r, size_t c[PS_VV_N])
+{
+    memset(c, 0, PS_VV_N * sizeof *c);
+    for (size_t i = 0; i < r->n; i++)
+        c[r->checks[i].verdict]++;
+}
+
+static char *headline(const ps_vreport *r)
+{
+    size_t c[PS_VV_N];
+    counts(r, c);
+    char buf[256];
+    snprintf(buf, sizeof buf,
+             "validation (%s): %s — %zu failed, %zu warned, %zu passed, %zu not enough data, %zu off",
+             r->mode, r->verdict == PS_VV_FAIL ? "FAIL" : r->verdict == PS_VV_WARN ? "WARN" : "PASS",
+             c[PS_VV_FAIL], c[PS_VV_WARN], c[PS_VV_PASS], c[PS_VV_NOT_ENOUGH_DATA], c[PS_VV_OFF]);
+    return strdup(buf);
+}
+
+int ps_vreport_add_vocab_warning(ps_vreport *r, const char *msg)
+{
+    if (!r->vocab_warnings && !(r->vocab_warnings = json_array()))
+        return PS_ENOMEM;
+    return json_array_append_new(r->vocab_warnings, json_string(msg)) ? PS_ENOMEM : PS_OK;
+}
+
+static json_t *report_object(const ps_vreport *r)
+{
+    size_t c[PS_VV_N];
+    counts(r, c);
+    char *head = headline(r);
+    json_t *o = json_object(), *checks = json_array(), *cn = json_object();
+    if (!head || !o || !checks || !cn)
+        goto fail;
+    int bad = 0;
+    bad |= json_object_set_new(o, "report_version", json_integer(1));
+    bad |= json_object_set_new(o, "mode", json_string(r->mode));
+    bad |= json_object_set_new(o, "verdict", json_string(ps_vverdict_names[r->verdict]));
+    bad |= json_object_set_new(o, "summary", json_string(head));
+    for (int v = 0; v < PS_VV_N; v++)
+        bad |= json_object_set_new(cn, ps_vverdict_names[v], json_integer((json_int_t)c[v]));
+    bad |= json_object_set_new(o, "counts", cn);
+    cn = NULL;
+    if (r->vocab_warnings) /* only when there are some: other reports keep their bytes */
+        bad |= json_object_set(o, "vocab_warnings", r->vocab_warnings);
+    for (size_t i = 0; i < r->n; i++) {
+        const ps_vcheck *k = &r->checks[i];
+        json_t *e = json_object();
+        if (!e) {
+            bad = 1;
+            break;
+        }
+        bad |= json_object_set_new(e, "name", json_string(k->name));
+        bad |= json_object_set_new(e, "group", json_string(k->group));
+        bad |= json_object_set_new(e, "compares", json_string(k->compares));
+        bad |= json_object_set_new(e, "metric", json_string(k->metric));
+        bad |= json_object_set_new(e, "value", num_or_null(k->value));
+        bad |= json_object_set_new(e, "threshold", num_or_null(k->threshold));
+        bad |= json_object_set_new(e, "warn_threshold", num_or_null(k->warn_threshold));
+        bad |= json_object_set_new(e, "op", json_string(k->op));
+        bad |= json_object_set_new(e, "mode", json_string(k->mode));
+        bad |= json_object_set_new(e, "verdict", json_string(ps_vverdict_names[k->verdict]));
+        bad |= json_object_set_new(e, "p_value", num_or_null(k->p_value));
+        bad |= json_object_set_new(e, "explanation", json_string(k->explanation));
+        bad |= json_object_set_new(e, "details", json_incref(k->details));
+        bad |= json_array_append_new(checks, e);
+    }
+    bad |= json_object_set_new(o, "checks", checks);
+    checks = NULL;
+    bad |= json_object_set_new(o, "points", json_incref(r->points));
+    bad |= json_object_set_new(o, "paired", r->paired ? json_incref(r->paired) : json_null());
+    bad |= json_object_set_new(o, "thresholds", json_incref(json_object_get(r->config, "thresholds")));
+    bad |= json_object_set_new(o, "modes", json_incref(json_object_get(r->config, "modes")));
+    if (bad)
+        goto fail;
+    free(head);
+    return o;
+fail:
+    free(head);
+    json_decref(o);
+    json_decref(checks);
+    json_decref(cn);
+    return NULL;
+}
+
+char *ps_vreport_json(const ps_vreport *r)
+{
+    if (!r)
+        return NULL;
+    json_t *o = report_object(r);
+    if (!o)
+        return NULL;
+    char *s = json_dumps(o, DUMP_FLAGS);
+    json_decref(o);
+    return s;
+}
+
+/* The words behind a failed or warned [UNK] check, once. */
+static int unk_words_summary(ps_buf *b, const ps_vreport *r)
+{
+    json_t *words = NULL;
+    bool flagged = false;
+    for (size_t i = 0; i < r->n; i++) {
+        const ps_vcheck *k = &r->checks[i];
+        if (strncmp(k->name, "unk_", 4))
+            continue;
+        flagged |= k->verdict == PS_VV_FAIL || k->verdict == PS_VV_WARN;
+        if (!words)
+            words = json_object_get(k->details, "unk_words");
+    }
+    return flagged && words ? ps_vunk_summary(b, words) : 0;
+}
+
+char *ps_vreport_summary(const ps_vreport *r)
+{
+    if (!r)
+        return NULL;
+    ps_buf b;
+    ps_buf_init(&b);
+    char *head = headline(r);
+    int bad = !head || ps_buf_puts(&b, head) || ps_buf_putc(&b, '\n');
+    free(head);
+    /* failures first, then warnings */
+    for (int pass = 0; pass < 2 && !bad; pass++) {
+        int want = pass == 0 ? PS_VV_FAIL : PS_VV_WARN;
+        for (size_t i = 0; i < r->n && !bad; i++) {
+            const ps_vcheck *k = &r->checks[i];
+            if (k->verdict != want)
+                continue;
+            bad |= ps_buf_printf(&b, "  %-4s %-26s %s\n", want == PS_VV_FAIL ? "FAIL" : "warn",
+                                 k->name, k->explanation) != 0;
+        }
+    }
+    if (!bad)
+        bad = unk_words_summary(&b, r);
+    if (bad) {
+        ps_buf_free(&b);
+        return NULL;
+    }
+    return b.data ? b.data : strdup("");
+}
+
+/* ---- the statistics file ------------------------------------------------------ */
+
+char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
+                          const ps_vstats *tokenized, const ps_vpaired *p)
+{
+    json_t *o = json_object(), *pts = json_object();
+    if (!o || !pts) {
+        json_decref(o);
+        json_decref(pts);
+        return NULL;
+    }
+    int bad = json_object_set_new(o, "stats_version", json_integer(1));
+    const ps_vstats *v[3] = {raw, cleaned, tokenized};
+    static const char *const K[3] = {"raw", "cleaned", "tokenized"};
+    for (int i = 0; i < 3; i++) {
+        if (!v[i])
+            continue;
+        json_t *j = ps_vstats_to_json(v[i]);
+        bad |= !j || json_object_set_new(pts, K[i], j);
+    }
+    bad |= json_object_set_new(o, "points", pts);
+    if (p) {
+        json_t *j = ps_vpaired_to_json(p);
+        bad |= !j || json_object_set_new(o, "paired", j);
+    }
+    char *s = bad ? NULL : json_dumps(o, DUMP_FLAGS);
+    json_decref(o);
+    return s;
+}
+
+int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
+                        ps_vstats **tokenized, ps_vpaired **paired, ps_error *err)
+{
+    ps_vstats **outs[3] = {raw, cleaned, tokenized};
+    static const char *const K[3] = {"raw", "cleaned", "tokenized"};
+    for (int i = 0; i < 3; i++)
+        if (outs[i])
+            *outs[i] = NULL;
+    if (paired)
+        *paired = NULL;
+    /* A regular file only (a FIFO given as --baseline would block
+     * forever), bounded before it is read. */
+    char *text;
+    size_t len;
+    int frc = ps_file_read_all(path, "statistics file", (size_t)STATS_FILE_MAX, &text, &len, err);
+    if (frc)
+        return frc;
+    json_error_t je;
+    json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    if (!j)
+        return ps_error_set(err, PS_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    int rc = 0;
+    ps_vstats *got[3] = {NULL, NULL, NULL};
+    ps_vpaired *gp = NULL;
+    json_t *sv = json_object_get(j, "stats_version"), *rv = json_object_get(j, "report_version");
+    json_t *ver = sv ? sv : rv;
+    if (!json_is_object(j)) {
+        rc = ps_error_set(err, PS_EFORMAT, "%s: not a JSON object", path);
+        goto out;
+    }
+    if (!json_is_integer(ver)) {
+        rc = ps_error_set(err, PS_EFORMAT,
+                          "%s: neither a statistics file (stats_version) nor a report (report_version)",
+                          path);
+        goto out;
+    }
+    if (json_integer_value(ver) != 1) {
+        rc = ps_error_set(err, PS_EVERSION, "%s: %s %lld is not supported (1 is)", path,
+                          sv ? "stats_version" : "report_version", (long long)json_integer_value(ver));
+        goto out;
+    }
+    json_t *pts = json_object_get(j, "points");
+    if (!json_is_object(pts)) {
+        rc = ps_error_set(err, PS_EFORMAT, "%s: 'points' must be an object", path);
+        goto out;
+    }
+    for (int i = 0; i < 3; i++) {
+        json_t *pj = json_object_get(pts, K[i]);
+        if (!outs[i] || !pj || json_is_null(pj))
+            continue;
+        ps_error e2 = {0};
+        if ((rc = ps_vstats_from_json(pj, &got[i], &e2))) {
+            ps_error_set(err, rc, "%s: points.%s: %s", path, K[i], e2.message);
+            goto out;
+        }
+        if (strcmp(got[i]->point, K[i])) {
+            rc = ps_error_set(err, PS_EFORMAT, "%s: points.%s holds statistics of point '%s'", path,
+                              K[i], got[i]->point);
+            goto out;
+        }
+    }
+    json_t *pj = json_object_get(j, "paired");
+    if (paired && pj && !json_is_null(pj)) {
+        ps_error e2 = {0};
+        if ((rc = ps_vpaired_from_json(pj, &gp, &e2))) {
+            ps_error_set(err, rc, "%s: paired: %s", path, e2.message);
+            goto out;
+        }
+    }
+out:
+    json_decref(j);
+    if (rc) {
+        for (int i = 0; i < 3; i++)
+            ps_vstats_free(got[i]);
+        ps_vpaired_free(gp);
+        return rc;
+    }
+    for (int i = 0; i < 3; i++)
+        if (outs[i])
+            *outs[i] = got[i];
+    if (paired)
+        *paired = gp;
+    return 0;
+}

@@ -1,0 +1,104 @@
+/*
+ * store/inspect.h — reading a shard set back: its manifest
+ * (manifest_read.c) and a full verification of every shard against it
+ * (verify.c). Used by `pairshard inspect`; internal interface.
+ */
+#ifndef PS_SHARDS_INSPECT_H
+#define PS_SHARDS_INSPECT_H
+
+#include "store/shards.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Manifest format this pairshard reads (docs/FORMAT.md). */
+#define PS_MANIFEST_FORMAT_VERSION 1
+
+/* Limits on counts read from a manifest, checked before allocating. */
+#define PS_MANIFEST_MAX_BYTES ((size_t)256 << 20)
+#define PS_MANIFEST_MAX_SHARDS 1000000u
+#define PS_MANIFEST_MAX_BUCKETS 65536u
+#define PS_MANIFEST_MAX_LABELS 16777216u
+
+typedef struct ps_mf_count {
+    uint64_t records, tokens, blocks;
+} ps_mf_count;
+
+typedef struct ps_mf_shard {
+    char *file;                  /* a plain name: shard-NNNNN.mdb */
+    uint64_t records, tokens, blocks, bytes;
+    uint64_t uncompressed_bytes; /* valid when has_uncompressed */
+    bool has_uncompressed;
+    char sha256[65];             /* lowercase hex */
+    ps_mf_count *buckets;        /* n_buckets entries, by bucket index */
+} ps_mf_shard;
+
+typedef struct ps_manifest {
+    uint64_t xxh64;              /* XXH64 of the bytes parsed (identifies the set) */
+    int format_version;
+    char *tool_version;          /* "" when absent */
+    char vocab_sha256[65];       /* "" when absent */
+    uint64_t vocab_size;
+    int id_width;
+    size_t n_labels;
+    char **labels;               /* label id = index */
+    uint64_t *label_kept;        /* accounting.labels[name].kept, or NULL */
+    size_t n_buckets;
+    uint32_t *bounds;            /* inclusive upper bounds, ascending */
+    uint64_t block_records;
+    int zstd_level;              /* -1000 when absent */
+    size_t n_shards;
+    ps_mf_shard *shards;
+    bool has_totals;
+    ps_mf_count totals;
+    ps_mf_count *total_buckets;  /* n_buckets entries when has_totals */
+} ps_manifest;
+
+/* Reads and checks DIR/manifest.json: the schema, every count bounded,
+ * every shard file a plain name matching shard-[0-9]+.mdb (and none
+ * twice), bucket bounds ascending. Returns 0, PS_ENOENT/PS_EIO (cannot
+ * read it), PS_EVERSION (format_version newer than
+ * PS_MANIFEST_FORMAT_VERSION), PS_EFORMAT (anything else wrong, with the
+ * field named) or PS_ENOMEM. */
+int ps_manifest_read(const char *dir, ps_manifest **out, ps_error *err);
+void ps_manifest_free(ps_manifest *m);
+
+/* True when `name` is a shard file name a manifest may hold: no '/', not
+ * "." or "..", and of the form shard-[0-9]+.mdb. */
+bool ps_shard_name_ok(const char *name);
+
+/* What verification measured, per shard and in total. */
+typedef struct ps_verify_shard {
+    uint64_t records, tokens, blocks;
+    uint64_t block_bytes;        /* compressed bytes of the blocks */
+    uint64_t raw_bytes;          /* their decompressed bytes */
+    uint64_t file_bytes;
+} ps_verify_shard;
+
+typedef struct ps_verify_report {
+    size_t n_shards, n_buckets, n_labels;
+    ps_verify_shard *shards;
+    ps_mf_count *buckets;        /* records, tokens, blocks per bucket */
+    uint64_t *label_records;     /* per label id */
+    uint64_t unlabeled;
+    uint64_t block_bytes, raw_bytes;
+    /* The first corruption (when verification returned PS_ECORRUPT):
+     * shard index, bucket and block (-1 when not about a block) and the
+     * kind: "lmdb", "block", "sequence", "records", "tokens", "labels",
+     * "lengths", "counts", "size", "sha256", "meta", "missing". */
+    long bad_shard, bad_bucket, bad_block;
+    const char *kind;
+} ps_verify_report;
+
+/* Reads every block of every shard of the set in `dir` and checks it
+ * against the manifest `m` (see docs/FORMAT.md, "Verification"); fills
+ * *rep (free with ps_verify_report_free) as far as it got. Returns 0 when
+ * everything checks out, PS_ECORRUPT for the first problem found (the
+ * message names the shard file, the bucket and block when it is about
+ * one, and what is wrong), or another negative code when the check itself
+ * could not run (PS_EVERSION for a shard newer than supported, PS_EIO,
+ * PS_ENOMEM). */
+int ps_set_verify(const char *dir, const ps_manifest *m, ps_verify_report *rep, ps_error *err);
+void ps_verify_report_free(ps_verify_report *rep);
+
+#endif /* PS_SHARDS_INSPECT_H */

@@ -1,0 +1,329 @@
+/*
+ * Shard writer: blocks go into a temporary LMDB environment (PATH.build,
+ * no lock file, no syncs: it is scratch), which is then copied compacted
+ * into PATH.part, fsynced and renamed to PATH. A compacted copy renumbers
+ * pages in tree order and starts at transaction 1, and its meta pages get
+ * the map size MAP_INITIAL (or what the data needs, when more), so the
+ * final bytes are a function of the puts: two writers given the same puts
+ * produce identical files (tests/test_shards.c checks it).
+ *
+ * One caveat, documented in docs/FORMAT.md: LMDB recycles freed page
+ * buffers without clearing them, so the unused bytes inside a page depend
+ * on the writer's history. That history is itself a function of the puts
+ * (commits happen every LOG_COMMIT logged bytes, the map grows at fixed
+ * points), but a writer started with a different initial map size can
+ * differ in those unused bytes, never in content.
+ *
+ * The map is grown on MDB_MAP_FULL. A full map aborts the transaction, so
+ * the puts since the last commit are kept in a log and replayed into a
+ * bigger map; the log is committed (and emptied) every LOG_COMMIT bytes.
+ */
+#include "store/shards.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAP_INITIAL ((size_t)1 << 30) /* sparse: costs nothing until used */
+#define MAP_MAX ((size_t)1 << 40)
+#define LOG_COMMIT ((size_t)32 << 20)
+
+enum { DB_BLOCKS = 0, DB_META = 1 };
+
+struct ps_shard_writer {
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi[2];
+    size_t mapsize;
+    char *path, *tmp;
+    int have_last;
+    uint32_t last_bucket, last_seq;
+    ps_buf log; /* puts since the last commit: db u8, klen u8, dlen u64, key, data */
+};
+
+static char *concat(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = malloc(la + lb + 1);
+    if (s) {
+        memcpy(s, a, la);
+        memcpy(s + la, b, lb + 1);
+    }
+    return s;
+}
+
+static int lmdb_err(ps_shard_writer *w, ps_error *err, const char *what, int rc)
+{
+    return ps_error_set(err, rc == ENOMEM ? PS_ENOMEM : PS_EIO, "%s: %s: %s", w->path, what,
+                        mdb_strerror(rc));
+}
+
+/* Begins a write transaction and opens (creating) both databases. */
+static int begin(ps_shard_writer *w)
+{
+    int rc = mdb_txn_begin(w->env, NULL, 0, &w->txn);
+    if (rc)
+        return rc;
+    rc = mdb_dbi_open(w->txn, "blocks", MDB_CREATE, &w->dbi[DB_BLOCKS]);
+    if (!rc)
+        rc = mdb_dbi_open(w->txn, "meta", MDB_CREATE, &w->dbi[DB_META]);
+    if (rc) {
+        mdb_txn_abort(w->txn);
+        w->txn = NULL;
+    }
+    return rc;
+}
+
+static int put_raw(ps_shard_writer *w, int db, const void *key, size_t klen, const void *data,
+                   size_t dlen)
+{
+    MDB_val k = {klen, (void *)key}, v = {dlen, (void *)data};
+    return mdb_put(w->txn, w->dbi[db], &k, &v, db == DB_BLOCKS ? MDB_APPEND : 0);
+}
+
+/* Replays the log into the current (fresh) transaction. */
+static int replay(ps_shard_writer *w)
+{
+    const unsigned char *p = (const unsigned char *)w->log.data, *end = p + w->log.len;
+    while (p < end) {
+        int db = p[0];
+        size_t klen = p[1];
+        uint64_t dlen;
+        memcpy(&dlen, p + 2, 8);
+        p += 10;
+        int rc = put_raw(w, db, p, klen, p + klen, (size_t)dlen);
+        if (rc)
+            return rc;
+        p += klen + dlen;
+    }
+    return 0;
+}
+
+/* After MDB_MAP_FULL: aborts, doubles the map and replays the log until it
+ * fits (or the map would pass MAP_MAX). Leaves a live transaction. */
+static int grow(ps_shard_writer *w, ps_error *err)
+{
+    for (;;) {
+        if (w->txn)
+            mdb_txn_abort(w->txn);
+        w->txn = NULL;
+        if (w->mapsize >= MAP_MAX)
+            return ps_error_set(err, PS_ELIMIT, "%s: shard larger than %zu bytes", w->path,
+                                (size_t)MAP_MAX);
+        w->mapsize *= 2;
+        int rc = mdb_env_set_mapsize(w->env, w->mapsize);
+        if (!rc)
+            rc = begin(w);
+        if (!rc)
+            rc = replay(w);
+        if (rc == MDB_MAP_FULL)
+            continue;
+        return rc ? lmdb_err(w, err, "growing the map", rc) : 0;
+    }
+}
+
+/* Logs one put and applies it, growing the map when it is full. */
+static int put(ps_shard_writer *w, int db, const void *key, size_t klen, const void *data,
+               size_t dlen, ps_error *err)
+{
+    unsigned char hdr[10];
+    uint64_t d64 = dlen;
+    hdr[0] = (unsigned char)db;
+    hdr[1] = (unsigned char)klen;
+    memcpy(hdr + 2, &d64, 8);
+    if (ps_buf_append(&w->log, hdr, sizeof hdr) || ps_buf_append(&w->log, key, klen) ||
+        ps_buf_append(&w->log, data, dlen))
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", w->path);
+    int rc = put_raw(w, db, key, klen, data, dlen);
+    if (rc == MDB_MAP_FULL)
+        return grow(w, err);
+    if (rc) {
+        mdb_txn_abort(w->txn); /* a failed put leaves the transaction unusable */
+        w->txn = NULL;
+        return lmdb_err(w, err, "put", rc);
+    }
+    return 0;
+}
+
+/* Commits the log; on a full map grows, replays and commits again. */
+static int commit(ps_shard_writer *w, ps_error *err)
+{
+    for (;;) {
+        int rc = mdb_txn_commit(w->txn);
+        w->txn = NULL;
+        if (rc == MDB_MAP_FULL) {
+            rc = grow(w, err);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (rc)
+            return lmdb_err(w, err, "commit", rc);
+        ps_buf_reset(&w->log);
+        return 0;
+    }
+}
+
+static void destroy(ps_shard_writer *w)
+{
+    if (w->txn)
+        mdb_txn_abort(w->txn);
+    if (w->env)
+        mdb_env_close(w->env);
+    if (w->tmp)
+        unlink(w->tmp);
+    ps_buf_free(&w->log);
+    free(w->path);
+    free(w->tmp);
+    free(w);
+}
+
+int ps_shard_writer_open(ps_shard_writer **out, const char *path, ps_error *err)
+{
+    return ps_shard_writer_open_map(out, path, 0, err);
+}
+
+int ps_shard_writer_open_map(ps_shard_writer **out, const char *path, size_t initial_map,
+                             ps_error *err)
+{
+    *out = NULL;
+    ps_shard_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+    ps_buf_init(&w->log);
+    w->path = strdup(path);
+    w->tmp = concat(path, ".build");
+    if (!w->path || !w->tmp) {
+        destroy(w);
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+    }
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        destroy(w);
+        return ps_error_set(err, PS_EIO, "%s: already exists", path);
+    }
+    unlink(w->tmp); /* a previous run's leftover */
+    w->mapsize = initial_map ? initial_map : MAP_INITIAL;
+    int rc = mdb_env_create(&w->env);
+    if (!rc)
+        rc = mdb_env_set_maxdbs(w->env, 2);
+    if (!rc)
+        rc = mdb_env_set_mapsize(w->env, w->mapsize);
+    if (!rc)
+        rc = mdb_env_open(w->env, w->tmp,
+                          MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC | MDB_NOMETASYNC, 0644);
+    if (!rc)
+        rc = begin(w);
+    if (rc) {
+        ps_error_set(err, rc == ENOMEM ? PS_ENOMEM : PS_EIO, "%s: creating %s: %s", path,
+                     w->tmp, mdb_strerror(rc));
+        int code = err ? err->code : PS_EIO;
+        destroy(w);
+        return code;
+    }
+    *out = w;
+    return PS_OK;
+}
+
+int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const void *block,
+                        size_t len, ps_error *err)
+{
+    if (w->have_last && (bucket < w->last_bucket ||
+                         (bucket == w->last_bucket && seq <= w->last_seq)))
+        return ps_error_set(err, PS_EINVAL,
+                            "%s: bucket %u block %u put after bucket %u block %u (keys must "
+                            "increase)",
+                            w->path, bucket, seq, w->last_bucket, w->last_seq);
+    if (!block && len)
+        return ps_error_set(err, PS_EINVAL, "%s: bucket %u block %u: no data", w->path, bucket,
+                            seq);
+    unsigned char key[8] = {(unsigned char)(bucket >> 24), (unsigned char)(bucket >> 16),
+                            (unsigned char)(bucket >> 8),  (unsigned char)bucket,
+                            (unsigned char)(seq >> 24),    (unsigned char)(seq >> 16),
+                            (unsigned char)(seq >> 8),     (unsigned char)seq};
+    if (!w->txn)
+        return ps_error_set(err, PS_EIO, "%s: writer failed earlier", w->path);
+    int rc = put(w, DB_BLOCKS, key, sizeof key, block ? block : "", len, err);
+    if (rc)
+        return rc;
+    w->have_last = 1;
+    w->last_bucket = bucket;
+    w->last_seq = seq;
+    if (w->log.len < LOG_COMMIT)
+        return PS_OK;
+    if ((rc = commit(w, err)))
+        return rc;
+    rc = begin(w);
+    return rc ? lmdb_err(w, err, "begin", rc) : PS_OK;
+}
+
+int ps_shard_writer_finish(ps_shard_writer *w, const char *meta_json, ps_error *err)
+{
+    int rc = 0;
+    char *part = NULL;
+    if (!w->txn) {
+        rc = ps_error_set(err, PS_EIO, "%s: writer failed earlier", w->path);
+        goto out;
+    }
+    if (!meta_json) {
+        rc = ps_error_set(err, PS_EINVAL, "%s: no meta", w->path);
+        goto out;
+    }
+    if ((rc = put(w, DB_META, "format", 6, meta_json, strlen(meta_json), err)))
+        goto out;
+    if ((rc = commit(w, err)))
+        goto out;
+    /* The copy records the map size in its meta pages: make it the same
+     * for every shard that fits MAP_INITIAL (LMDB rounds it up when the
+     * data needs more). */
+    int src = mdb_env_set_mapsize(w->env, MAP_INITIAL);
+    if (src) {
+        rc = lmdb_err(w, err, "resizing the map", src);
+        goto out;
+    }
+    /* The compacted copy goes to PATH.part and is renamed into place once
+     * synced, so PATH is never a partial file. */
+    part = concat(w->path, ".part");
+    if (!part) {
+        rc = ps_error_set(err, PS_ENOMEM, "%s: out of memory", w->path);
+        goto out;
+    }
+    unlink(part);
+    int fd = open(part, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rc = ps_error_set(err, PS_EIO, "%s: %s", part, strerror(errno));
+        goto out;
+    }
+    int mrc = mdb_env_copyfd2(w->env, fd, MDB_CP_COMPACT);
+    if (mrc) {
+        rc = lmdb_err(w, err, "compacting copy", mrc);
+    } else if (fsync(fd)) {
+        rc = ps_error_set(err, PS_EIO, "%s: fsync: %s", part, strerror(errno));
+    }
+    if (close(fd) && !rc)
+        rc = ps_error_set(err, PS_EIO, "%s: close: %s", part, strerror(errno));
+    if (!rc && rename(part, w->path))
+        rc = ps_error_set(err, PS_EIO, "%s: rename from %s: %s", w->path, part, strerror(errno));
+    if (rc) {
+        unlink(part);
+    } else if (ps_fsync_parent(w->path)) {
+        rc = ps_error_set(err, PS_EIO, "%s: syncing its directory: %s", w->path,
+                          strerror(errno));
+        unlink(w->path);
+    }
+out:
+    free(part);
+    destroy(w);
+    return rc;
+}
+
+void ps_shard_writer_abort(ps_shard_writer *w)
+{
+    if (w)
+        destroy(w);
+}

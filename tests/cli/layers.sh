@@ -1,0 +1,53 @@
+#!/bin/sh
+# The folder layering: scripts/include-graph.py derives the include graph
+# from the sources, passes on the real tree, refuses an upward include
+# planted in a copy, and docs/ARCHITECTURE.md shows the graph it derives.
+. "$PS_ROOT/tests/tap.sh"
+GRAPH="$PS_ROOT/scripts/include-graph.py"
+
+python3 "$GRAPH" "$PS_ROOT" >"$TMP/graph" 2>"$TMP/err"
+check "the source tree's includes all point down the layers" $?
+grep -q '^  store     -> common$' "$TMP/graph"
+check "store/ (what a reader links) includes only common/" $?
+
+# The doc's graph block is the text between the two marker lines.
+sed -n '/^<!-- include-graph:begin -->$/,/^<!-- include-graph:end -->$/p' \
+    "$PS_ROOT/docs/ARCHITECTURE.md" | sed '1,2d;$d' | sed '$d' >"$TMP/doc-graph"
+diff "$TMP/graph" "$TMP/doc-graph" >"$TMP/doc-diff"
+check "docs/ARCHITECTURE.md shows the generated include graph" $?
+
+# A copy of the library folders with one upward include planted in store/.
+copy_tree() {
+    rm -rf "$TMP/tree" && mkdir -p "$TMP/tree"
+    for d in common ingest tokenize validate report store reader pipeline cli include; do
+        cp -R "$PS_ROOT/$d" "$TMP/tree/$d"
+    done
+}
+copy_tree
+python3 "$GRAPH" "$TMP/tree" >/dev/null 2>&1
+check "an unchanged copy passes" $?
+
+printf '#include "pipeline/build.h"\n' >>"$TMP/tree/store/block.c"
+python3 "$GRAPH" "$TMP/tree" >/dev/null 2>"$TMP/err"
+[ $? -eq 1 ] && grep -q 'store/block.c:[0-9]*: #include "pipeline/build.h": store may not include pipeline' "$TMP/err"
+check "an upward include (store -> pipeline) fails, naming file, line and edge" $?
+
+copy_tree
+printf '#include "report/report.h"\n' >>"$TMP/tree/validate/checks.c"
+python3 "$GRAPH" "$TMP/tree" >/dev/null 2>"$TMP/err"
+[ $? -eq 1 ] && grep -q 'validate may not include report' "$TMP/err"
+check "validate/ including report/ (one layer up) fails" $?
+
+copy_tree
+printf '#include "pairshard/reader.h"\n' >>"$TMP/tree/store/verify.c"
+python3 "$GRAPH" "$TMP/tree" >/dev/null 2>"$TMP/err"
+[ $? -eq 1 ] && grep -q 'store may not include reader' "$TMP/err"
+check "reaching a higher layer through its public header fails" $?
+
+copy_tree
+printf '#include "shards/shards.h"\n' >>"$TMP/tree/reader/plan.h"
+python3 "$GRAPH" "$TMP/tree" >/dev/null 2>"$TMP/err"
+[ $? -eq 1 ] && grep -q '"shards/shards.h": not a layer' "$TMP/err"
+check "an include of a folder that is no layer fails" $?
+
+done_testing

@@ -1,0 +1,79 @@
+/*
+ * validate/checks.h — what the files of the checks share (internal to
+ * validate/): the check and parameter numbers, the context a run fills,
+ * and the helpers that append a check to the report. checks.c holds the
+ * table of checks, the distribution and health checks and the entry
+ * points; checks_paired.c the checks of the same records before and
+ * after cleaning.
+ */
+#ifndef PS_VALIDATE_CHECKS_H
+#define PS_VALIDATE_CHECKS_H
+
+#include "validate/vinternal.h"
+
+enum {
+    C_ACCOUNTING,
+    C_LABEL_RETENTION,
+    C_REJECTED_SHARE,
+    C_EMPTY_AFTER_CLEANING,
+    C_QUESTION_LENGTH_CHANGE,
+    C_SQL_LENGTH_CHANGE,
+    C_DUPLICATE_RATE,
+    C_LABEL_JS,
+    C_LABEL_PSI,
+    C_LABEL_CHI2,
+    C_Q_KS,
+    C_S_KS,
+    C_T_KS,
+    C_Q_KS_LABEL,
+    C_S_KS_LABEL,
+    C_T_KS_LABEL,
+    C_Q_PSI,
+    C_S_PSI,
+    C_T_PSI,
+    C_Q_QUANT,
+    C_S_QUANT,
+    C_T_QUANT,
+    C_UNK_TOKEN,
+    C_UNK_RECORD,
+    C_UNK_INCREASE,
+    C_TRUNCATION,
+    C_PADDING,
+    C_ID_COLLISIONS,
+    C_N
+};
+
+/* Parameters that are not a check's threshold. */
+enum { P_MIN_RECORDS, P_MIN_LABEL_RECORDS, P_MIN_LABEL_KS_RECORDS, P_RETENTION_MIN_LOST, P_LENGTH_CHANGE_REL, P_PSI_EPS,
+       P_PSI_BINS, P_N };
+
+/* Thresholds, modes and parameters (defaults in checks.c). */
+struct ps_vconfig {
+    double fail[C_N], warn[C_N];
+    int mode[C_N];
+    double param[P_N];
+};
+
+typedef struct ps_vcheck_ctx {
+    const ps_vconfig *c;
+    ps_vreport *r;
+    int rc;
+    const char *compares;
+} ps_vcheck_ctx;
+
+/* Appends a check; takes `details` (may be NULL). The explanation is
+ * formatted by the caller, knowing the verdict. */
+void ps_vcheck_push(ps_vcheck_ctx *x, int id, double value, double p, json_t *details,
+                    const char *fmt, ...) PS_PRINTF(6, 7);
+/* The verdict for check `id` at `value` under the thresholds and mode. */
+int ps_vcheck_verdict(const ps_vcheck_ctx *x, int id, double value);
+/* "FAIL", "warning" or "ok" for a verdict, in explanations. */
+const char *ps_vcheck_word(int v);
+/* min_records: below it a check says "not enough data". */
+double ps_vcheck_min_records(const ps_vcheck_ctx *x);
+
+/* The paired checks (checks_paired.c), in report order. */
+void ps_vcheck_paired(ps_vcheck_ctx *x, const ps_vpaired *P, const ps_vstats *raw,
+                      const ps_vstats *cl);
+
+#endif /* PS_VALIDATE_CHECKS_H */
