@@ -85,7 +85,10 @@ static int check_lines(ps_tokenizer *tok, const char *data, size_t len, const ch
 int ps_tok_vocab_check(ps_tokenizer *tok, const char *data, size_t len, const char *name)
 {
     if (len >= 3 && !memcmp(data, "\xEF\xBB\xBF", 3)) {
-        size_t first = strcspn(data + 3, "\r\n");
+        /* the first line's length: the buffer is not NUL-terminated */
+        size_t first = 0;
+        while (3 + first < len && data[3 + first] != '\r' && data[3 + first] != '\n')
+            first++;
         if (ps_tok_warn(tok, "%s:1: the file starts with a UTF-8 byte-order mark, which stays "
                         "part of the first token '%.*s' (as in HuggingFace): that token is "
                         "never matched",
