@@ -137,6 +137,23 @@ typedef struct picked {
 
 static const value absent_value = {0};
 
+/* A field every record needs (question, sql): its bytes, or 1 with the
+ * record rejected as missing (absent or null, named by the candidates
+ * `wanted`) or of the wrong type. */
+static int required_string(ps_fields *f, picked p, const char *wanted, const char **str,
+                           size_t *len)
+{
+    if (p.v->kind == V_ABSENT || p.v->kind == V_NULL)
+        return reject(f, "missing_field", "no field '%s'%s", wanted,
+                      p.v->kind == V_NULL ? " (it is null)" : "");
+    if (p.v->kind != V_STRING)
+        return reject(f, "wrong_type", "field '%s' is %s, expected a string", p.name,
+                      type_name(p.v));
+    *str = p.v->str;
+    *len = p.v->len;
+    return 0;
+}
+
 /* The first candidate that exists and is not null; failing that the first
  * that exists (null, for the message); failing that none. Sets the
  * field's PS_HAS_* bit when any candidate exists. */
@@ -193,23 +210,9 @@ static int extract(ps_fields *f, const ps_field_names *names, const value *vals)
     picked id = pick(&names->id, at, PS_HAS_ID, &f->present);
     f->examined = true;
 
-    if (q.v->kind == V_ABSENT || q.v->kind == V_NULL)
-        return reject(f, "missing_field", "no field '%s'%s", names->question.text,
-                      q.v->kind == V_NULL ? " (it is null)" : "");
-    if (q.v->kind != V_STRING)
-        return reject(f, "wrong_type", "field '%s' is %s, expected a string", q.name,
-                      type_name(q.v));
-    f->question = q.v->str;
-    f->question_len = q.v->len;
-
-    if (sql.v->kind == V_ABSENT || sql.v->kind == V_NULL)
-        return reject(f, "missing_field", "no field '%s'%s", names->sql.text,
-                      sql.v->kind == V_NULL ? " (it is null)" : "");
-    if (sql.v->kind != V_STRING)
-        return reject(f, "wrong_type", "field '%s' is %s, expected a string", sql.name,
-                      type_name(sql.v));
-    f->sql = sql.v->str;
-    f->sql_len = sql.v->len;
+    if (required_string(f, q, names->question.text, &f->question, &f->question_len) ||
+        required_string(f, sql, names->sql.text, &f->sql, &f->sql_len))
+        return 1;
 
     bool usable = false;
     if (label.v->kind != V_ABSENT && label.v->kind != V_NULL) {
