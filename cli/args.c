@@ -8,16 +8,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ps_args_u64(const char *cmd, const char *opt, const char *v, uint64_t lo, uint64_t hi,
-                uint64_t *out)
+/* Parses `v` into *out, or says why not after `what` ("--shards: ",
+ * "SLURM_ARRAY_TASK_ID=") and returns -1. */
+static int u64_or_say(const char *cmd, const char *what, const char *sep, const char *v,
+                      uint64_t lo, uint64_t hi, uint64_t *out)
 {
     ps_num_status st = ps_parse_u64(v, lo, hi, out);
     if (st == PS_NUM_OK)
         return 0;
     char why[200];
     ps_num_explain_u64(why, sizeof why, st, v, lo, hi);
-    fprintf(stderr, "pairshard %s: --%s: %s\n", cmd, opt, why);
+    fprintf(stderr, "pairshard %s: %s%s%s\n", cmd, what, sep, why);
     return -1;
+}
+
+int ps_args_u64(const char *cmd, const char *opt, const char *v, uint64_t lo, uint64_t hi,
+                uint64_t *out)
+{
+    char what[128];
+    snprintf(what, sizeof what, "--%s", opt);
+    return u64_or_say(cmd, what, ": ", v, lo, hi, out);
 }
 
 int ps_args_size(const char *cmd, const char *opt, const char *v, size_t lo, size_t hi,
@@ -49,13 +59,7 @@ int ps_args_env_u64(const char *cmd, const char *var, uint64_t lo, uint64_t hi, 
     const char *v = getenv(var);
     if (!v)
         return 1;
-    ps_num_status st = ps_parse_u64(v, lo, hi, out);
-    if (st == PS_NUM_OK)
-        return 0;
-    char why[200];
-    ps_num_explain_u64(why, sizeof why, st, v, lo, hi);
-    fprintf(stderr, "pairshard %s: %s=%s\n", cmd, var, why);
-    return -1;
+    return u64_or_say(cmd, var, "=", v, lo, hi, out);
 }
 
 int ps_args_double(const char *cmd, const char *opt, const char *v, double lo, double hi,
