@@ -1,0 +1,303 @@
+/*
+ * Internal header: the components of a HuggingFace tokenizer.json pipeline
+ * (any model, not only BERT's). Not installed.
+ *
+ * A tokenizer.json whose pipeline is exactly BERT's keeps the fused
+ * WordPiece path of tokenize.h (pretokenize.c, wordpiece.c). Every other
+ * file is loaded into these components and encoded by hf_encode.c the way
+ * tokenizers 0.23.2's TokenizerImpl::encode does:
+ *
+ *   raw text
+ *   -> added tokens with normalized=false split out     (ps_tok_added_split)
+ *   -> each other segment normalized                    (ps_tok_norm_apply)
+ *   -> added tokens with normalized=true split out      (ps_tok_added_split)
+ *   -> each other segment pre-tokenized into pieces     (ps_tok_pretok_apply)
+ *   -> each piece through the model into ids            (model->encode)
+ *   -> truncation (longest_first), then the template    (ps_tok_post_apply)
+ *
+ * Every component is a small "class": a struct whose first member holds its
+ * function pointers, made by a *_load function from its JSON object and
+ * freed through its `destroy`. Components are immutable after load and
+ * shared by threads; per-thread state lives in the caller's scratch
+ * (buffers passed in, or a ps_tok_work_slot).
+ *
+ * Loaders refuse what they do not implement exactly: an unknown "type", an
+ * option value HF accepts but we do not reproduce (e.g. BPE dropout) ->
+ * PS_EUSAGE; a member of the wrong JSON type -> PS_EFORMAT. The message is
+ * "FILE: JSON.PATH: reason" (ps_tok_load_fail), e.g.
+ * "t.json: pre_tokenizer.pretokenizers[1].type: 'FixedLength' is not supported".
+ */
+#ifndef PS_TOKENIZE_HF_H
+#define PS_TOKENIZE_HF_H
+
+#include "tokenize/tokenize.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- growable buffers ------------------------------------------------ */
+
+typedef struct ps_tok_buf {
+    char *p;
+    size_t len, cap;
+} ps_tok_buf;
+
+/* Each returns 0 or PS_ENOMEM. `p` must not point into b->p. */
+int ps_tok_buf_reserve(ps_tok_buf *b, size_t extra);
+int ps_tok_buf_put(ps_tok_buf *b, const void *p, size_t n);
+int ps_tok_buf_put_cp(ps_tok_buf *b, uint32_t cp); /* UTF-8 encodes cp */
+void ps_tok_buf_free(ps_tok_buf *b);
+
+/* Pre-tokenizer output: strings in one pool. */
+typedef struct ps_tok_piece {
+    size_t off, len; /* the bytes pool.p[off .. off+len) */
+    /* The piece begins at offset 0 of the original input: HF's
+     * `normalized.offsets_original().0 == 0` (Metaspace's prepend_scheme
+     * "first" prepends only there). */
+    bool at_start;
+} ps_tok_piece;
+
+typedef struct ps_tok_pieces {
+    ps_tok_buf pool;
+    ps_tok_piece *v;
+    size_t n, cap;
+} ps_tok_pieces;
+
+void ps_tok_pieces_clear(ps_tok_pieces *p); /* n = 0, pool emptied */
+/* Appends a piece. `s` must not point into p->pool. 0 or PS_ENOMEM. */
+int ps_tok_pieces_push(ps_tok_pieces *p, const char *s, size_t len, bool at_start);
+void ps_tok_pieces_free(ps_tok_pieces *p);
+
+typedef struct ps_tok_ids {
+    int32_t *v;
+    size_t n, cap;
+} ps_tok_ids;
+
+int ps_tok_ids_push(ps_tok_ids *x, int32_t id); /* 0 or PS_ENOMEM */
+int ps_tok_ids_reserve(ps_tok_ids *x, size_t extra);
+void ps_tok_ids_free(ps_tok_ids *x);
+
+/* Per-thread state of one component (a model's cache and work arrays),
+ * kept in the caller's scratch. A component whose `owner` is not itself
+ * calls free_fn(w) and makes its own; ps_tok_work_slot_clear frees it. */
+typedef struct ps_tok_work_slot {
+    const void *owner;
+    void *w;
+    void (*free_fn)(void *w);
+} ps_tok_work_slot;
+
+void ps_tok_work_slot_clear(ps_tok_work_slot *slot);
+
+/* ---- loading: messages and JSON members ------------------------------ */
+
+typedef struct ps_tok_load {
+    const char *file; /* for messages */
+    ps_error *err;
+} ps_tok_load;
+
+/* Sets the error to "FILE: JPATH: <fmt...>" and returns `code`. */
+int ps_tok_load_fail(const ps_tok_load *c, int code, const char *jpath, const char *fmt, ...)
+    PS_PRINTF(4, 5);
+
+/* The "type" member of obj, or NULL when absent or not a string. */
+const char *ps_tok_json_type(json_t *obj);
+
+/* Optional members of obj (at JSON path `jpath`): an absent member (or JSON
+ * null, for strings) leaves *out unchanged and returns 0; a member of the
+ * wrong type returns PS_EFORMAT naming "jpath.key". */
+int ps_tok_json_bool(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key,
+                     bool *out);
+int ps_tok_json_string(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key,
+                       const char **out, size_t *len);
+int ps_tok_json_uint(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key,
+                     uint64_t max, uint64_t *out);
+
+/* Writes "jpath.key" or "jpath[i]" into buf (truncated to size). */
+const char *ps_tok_jpath_key(char *buf, size_t size, const char *jpath, const char *key);
+const char *ps_tok_jpath_idx(char *buf, size_t size, const char *jpath, size_t i);
+
+/* ---- regular expressions (PCRE2, UTF + UCP, JIT when available) ------ */
+
+typedef struct ps_tok_regex ps_tok_regex;
+
+/* Compiles an Oniguruma-syntax pattern as HF's SysRegex would use it.
+ * PS_EUSAGE (with the PCRE2 message) when PCRE2 cannot compile it. */
+int ps_tok_regex_compile(const ps_tok_load *c, const char *jpath, const char *pattern,
+                         size_t len, ps_tok_regex **out);
+/* Finds the first match in s[0..n) at or after byte `start`: returns 1 and
+ * sets [*mb, *me), 0 for none, or a negative PS_E* code. Thread-safe (the
+ * match data is per thread). An empty match is reported as such; callers
+ * step past it as HF's find_iter does. */
+int ps_tok_regex_find(const ps_tok_regex *re, const char *s, size_t n, size_t start, size_t *mb,
+                      size_t *me);
+void ps_tok_regex_free(ps_tok_regex *re);
+
+/* Splits s[0..n) on a literal string or a regex as HF's Pattern does
+ * (find_matches): calls fn(ctx, off, len, is_match) for each stretch in
+ * order, the matches and the text between them. Text between is never
+ * empty; a match may be (an empty regex match, reported as HF reports it;
+ * an empty match right after the previous match's end is skipped, as
+ * Rust's find_iter does). `re` NULL: the literal lit[0..lit_len) is the
+ * pattern (non-overlapping, leftmost; empty: nothing matches). Returns 0,
+ * fn's non-zero value, or a negative code. */
+typedef int (*ps_tok_stretch_fn)(void *ctx, size_t off, size_t len, bool is_match);
+int ps_tok_pattern_split(const ps_tok_regex *re, const char *lit, size_t lit_len, const char *s,
+                         size_t n, ps_tok_stretch_fn fn, void *ctx);
+
+/* ---- byte-level alphabet (GPT-2's bytes_to_unicode) ------------------- */
+
+/* The code point byte b is shown as (printable bytes stand for themselves,
+ * the rest map to U+0100..). */
+uint32_t ps_tok_bytelevel_char(uint8_t b);
+/* The byte shown by cp, or -1 when cp is not in the alphabet. */
+int ps_tok_bytelevel_byte(uint32_t cp);
+
+/* ---- normalizers ------------------------------------------------------ */
+
+typedef struct ps_tok_norm ps_tok_norm;
+struct ps_tok_norm {
+    /* Normalizes io->p[0..io->len) (valid UTF-8) in place, using tmp as it
+     * likes. 0 or PS_ENOMEM. */
+    int (*apply)(const ps_tok_norm *n, ps_tok_buf *io, ps_tok_buf *tmp);
+    void (*destroy)(ps_tok_norm *n);
+};
+
+/* Loads the "normalizer" value j (JSON null or NULL: *out = NULL, the
+ * identity). Sequence, NFC, NFD, NFKC, NFKD, Lowercase, Strip,
+ * StripAccents, Replace, Prepend, BertNormalizer, Precompiled, ByteLevel. */
+int ps_tok_norm_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_norm **out);
+/* NULL n is the identity. */
+int ps_tok_norm_apply(const ps_tok_norm *n, ps_tok_buf *io, ps_tok_buf *tmp);
+void ps_tok_norm_free(ps_tok_norm *n);
+
+/* SentencePiece's Precompiled charsmap (precompiled.c), for norm_load. */
+int ps_tok_precompiled_load(const ps_tok_load *c, json_t *j, const char *jpath,
+                            ps_tok_norm **out);
+
+/* ---- pre-tokenizers --------------------------------------------------- */
+
+typedef struct ps_tok_pretok ps_tok_pretok;
+struct ps_tok_pretok {
+    /* Appends the pieces s[0..n) splits into to `out` (which may already
+     * hold pieces); `at_start` is the input piece's flag. 0 or PS_ENOMEM
+     * (or another negative code). */
+    int (*split)(const ps_tok_pretok *p, const char *s, size_t n, bool at_start,
+                 ps_tok_pieces *out);
+    void (*destroy)(ps_tok_pretok *p);
+};
+
+/* Loads the "pre_tokenizer" value (null: *out = NULL, one piece per
+ * segment). Sequence, ByteLevel, Split, Metaspace, Whitespace,
+ * WhitespaceSplit, Punctuation, Digits, BertPreTokenizer. */
+int ps_tok_pretok_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_pretok **out);
+/* Replaces the pieces in io by their splits (tmp is work space). NULL p
+ * leaves io as it is. */
+int ps_tok_pretok_apply(const ps_tok_pretok *p, ps_tok_pieces *io, ps_tok_pieces *tmp);
+void ps_tok_pretok_free(ps_tok_pretok *p);
+
+/* ---- models ----------------------------------------------------------- */
+
+typedef enum ps_tok_model_kind {
+    PS_TOK_MODEL_BPE = 1,
+    PS_TOK_MODEL_UNIGRAM,
+    PS_TOK_MODEL_WORDPIECE,
+    PS_TOK_MODEL_WORDLEVEL
+} ps_tok_model_kind;
+
+typedef struct ps_tok_model ps_tok_model;
+struct ps_tok_model {
+    ps_tok_model_kind kind;
+    ps_tok_vocab vocab; /* token <-> id (Unigram: its pieces, id = index) */
+    int32_t unk_id;     /* -1 when the model has no unk token */
+    /* Appends the ids of one pre-tokenized piece s[0..n) (non-empty) to
+     * out. 0, PS_ENOMEM, or PS_EINVAL with the message set through `err`
+     * (a piece the model cannot encode without an unk token, as HF errs). */
+    int (*encode)(const ps_tok_model *m, ps_tok_work_slot *slot, const char *s, size_t n,
+                  ps_tok_ids *out, ps_error *err);
+    void (*destroy)(ps_tok_model *m); /* frees everything, m included */
+};
+
+/* Loads "model": dispatches on "type" (BPE, Unigram, WordPiece, WordLevel;
+ * a file without "type" is recognised by its members, as HF's untagged
+ * deserializer does). */
+int ps_tok_model_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_model **out);
+int ps_tok_bpe_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_model **out);
+int ps_tok_unigram_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_model **out);
+int ps_tok_wordlevel_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_model **out);
+int ps_tok_wordpiece_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_model **out);
+void ps_tok_model_free(ps_tok_model *m);
+
+/* ---- added tokens ------------------------------------------------------ */
+
+typedef struct ps_tok_added ps_tok_added;
+
+/* One stretch of a split: an added token's id, or -1 for text between. */
+typedef struct ps_tok_seg {
+    size_t off, len;
+    int32_t id;
+} ps_tok_seg;
+
+typedef struct ps_tok_segs {
+    ps_tok_seg *v;
+    size_t n, cap;
+} ps_tok_segs;
+
+void ps_tok_segs_free(ps_tok_segs *s);
+
+/* Loads "added_tokens" (an array; null or absent: none). Tokens with
+ * normalized=true are matched in normalized text, so their content is put
+ * through `norm` here, as HF's AddedVocabulary does. */
+int ps_tok_added_load(const ps_tok_load *c, json_t *j, const char *jpath, const ps_tok_norm *norm,
+                      ps_tok_added **out);
+/* Splits s[0..n) into stretches (out is cleared first) on the added tokens
+ * whose `normalized` flag equals `normalized`, with HF's leftmost-longest
+ * matching and single_word / lstrip / rstrip rules. NULL a: one stretch. */
+int ps_tok_added_split(const ps_tok_added *a, bool normalized, const char *s, size_t n,
+                       ps_tok_segs *out);
+/* id of an added token's content, or -1. */
+int32_t ps_tok_added_find(const ps_tok_added *a, const char *s, size_t n);
+/* Content of added token `id` (NUL-terminated), or NULL. *special: its flag. */
+const char *ps_tok_added_token(const ps_tok_added *a, int32_t id, bool *special);
+/* The largest added id, or -1 when none. */
+int32_t ps_tok_added_max_id(const ps_tok_added *a);
+void ps_tok_added_free(ps_tok_added *a);
+
+/* ---- post-processor ----------------------------------------------------- */
+
+typedef struct ps_tok_post ps_tok_post;
+
+/* Loads "post_processor" (TemplateProcessing, RobertaProcessing,
+ * BertProcessing, ByteLevel (ids unchanged), Sequence of those with at most
+ * one that adds tokens; null: none). */
+int ps_tok_post_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_post **out);
+/* Special tokens it adds to a single sequence or a pair (HF's added_tokens). */
+size_t ps_tok_post_added(const ps_tok_post *p, bool pair);
+/* Lays a (and b when pair) out as the template says, appending to ids and
+ * types (one type id per id). NULL p: a then b, types 0 then 1. */
+int ps_tok_post_apply(const ps_tok_post *p, const int32_t *a, size_t na, const int32_t *b,
+                      size_t nb, bool pair, ps_tok_ids *ids, ps_tok_buf *types);
+void ps_tok_post_free(ps_tok_post *p);
+
+/* ---- decoders ------------------------------------------------------------ */
+
+typedef struct ps_tok_decoder ps_tok_decoder;
+struct ps_tok_decoder {
+    /* HF's decode_chain: rewrites the n token strings in place (toks is a
+     * pieces list). 0 or PS_ENOMEM. */
+    int (*chain)(const ps_tok_decoder *d, ps_tok_pieces *toks, ps_tok_pieces *tmp);
+    void (*destroy)(ps_tok_decoder *d);
+};
+
+/* Loads "decoder" (ByteLevel, Metaspace, ByteFallback, Fuse, Strip,
+ * Replace, WordPiece, BPEDecoder, Sequence; null: *out = NULL). */
+int ps_tok_decoder_load(const ps_tok_load *c, json_t *j, const char *jpath,
+                        ps_tok_decoder **out);
+/* Decodes tokens: chain, then concatenation into out (cleared first). NULL d
+ * joins the tokens with spaces, as HF does without a decoder. */
+int ps_tok_decode(const ps_tok_decoder *d, ps_tok_pieces *toks, ps_tok_pieces *tmp,
+                  ps_tok_buf *out);
+void ps_tok_decoder_free(ps_tok_decoder *d);
+
+#endif /* PS_TOKENIZE_HF_H */
