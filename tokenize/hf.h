@@ -228,6 +228,10 @@ int ps_tok_unigram_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_t
 int ps_tok_wordlevel_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_model **out);
 int ps_tok_wordpiece_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_model **out);
 void ps_tok_model_free(ps_tok_model *m);
+/* Reads a model's "vocab" object (token -> id, ids 0 .. 2^31-2, not far
+ * sparser than the number of tokens) into v (initialised, empty). A later
+ * duplicate key wins, as in HF. PS_EFORMAT / PS_ELIMIT / PS_ENOMEM. */
+int ps_tok_model_vocab(const ps_tok_load *c, json_t *obj, const char *jpath, ps_tok_vocab *v);
 
 /* ---- added tokens ------------------------------------------------------ */
 

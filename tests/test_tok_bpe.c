@@ -1,0 +1,496 @@
+/* Unit tests of the tokenizer.json models (tokenize/model.c, bpe*.c,
+ * wordlevel.c, wordpiece_model.c) on small hand-made models whose expected
+ * ids were checked against HuggingFace tokenizers 0.23.2 (the same cases
+ * run through tests/conformance/bpe_model.js), and on GPT-2's real
+ * vocabulary and merges.
+ *
+ * With arguments the binary is the differential test's driver instead:
+ *   test_tok_bpe --encode MODEL.json   stdin: one JSON string per line (a
+ *       piece); stdout: per line the ids as a JSON array, or "ERR CODE"
+ *   test_tok_bpe --bench MODEL.json PIECES [ROUNDS]   load time and MB/s
+ * MODEL.json is a tokenizer.json (its "model" is used) or a model object. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tokenize/hf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *data_path(const char *rel)
+{
+    const char *root = getenv("PS_ROOT");
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s/tests/data/%s", root ? root : ".", rel);
+    return buf;
+}
+
+/* JSON written with ' for " (readability); tokens here never hold a '. */
+static json_t *parse(const char *text)
+{
+    char *s = strdup(text);
+    for (char *p = s; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    json_error_t jerr;
+    json_t *j = json_loads(s, 0, &jerr);
+    if (!j)
+        fail_msg("bad test JSON %s: %s", s, jerr.text);
+    free(s);
+    return j;
+}
+
+static int load(const char *text, ps_tok_model **m, ps_error *err)
+{
+    json_t *j = parse(text);
+    ps_tok_load c = {"t.json", err};
+    memset(err, 0, sizeof *err);
+    int rc = ps_tok_model_load(&c, j, "model", m);
+    json_decref(j);
+    return rc;
+}
+
+static ps_tok_model *must_load(const char *text)
+{
+    ps_tok_model *m = NULL;
+    ps_error err;
+    int rc = load(text, &m, &err);
+    if (rc)
+        fail_msg("loading %s: %s", text, err.message);
+    return m;
+}
+
+/* Encodes s and returns its ids as "1 2 3" (static buffer), or "ERR". */
+static const char *ids_of(const ps_tok_model *m, ps_tok_work_slot *slot, const char *s)
+{
+    static char buf[4096];
+    ps_tok_ids ids = {0};
+    ps_error err;
+    int rc = m->encode(m, slot, s, strlen(s), &ids, &err);
+    size_t used = 0;
+    buf[0] = '\0';
+    if (rc)
+        snprintf(buf, sizeof buf, "ERR");
+    for (size_t i = 0; !rc && i < ids.n; i++)
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%d", i ? " " : "", ids.v[i]);
+    ps_tok_ids_free(&ids);
+    return buf;
+}
+
+/* Encodes every piece twice (the second time from the cache) and checks. */
+static void expect(const ps_tok_model *m, const char *piece, const char *want)
+{
+    ps_tok_work_slot slot = {0};
+    for (int round = 0; round < 2; round++) {
+        const char *got = ids_of(m, &slot, piece);
+        if (strcmp(got, want))
+            fail_msg("'%s' (round %d): got [%s], want [%s]", piece, round, got, want);
+    }
+    ps_tok_work_slot_clear(&slot);
+}
+
+#define ABC "'a':0,'b':1,'c':2,'ab':3,'bc':4,'abc':5"
+
+/* The lowest rank merges first, wherever it is; equal pairs go left to
+ * right; a pair a merge created is queued with its own rank. */
+static void test_merge_priority(void **state)
+{
+    (void)state;
+    ps_tok_model *m = must_load("{'type':'BPE','vocab':{" ABC "},'merges':['b c','a b','a bc']}");
+    expect(m, "abc", "5"); /* b c (rank 0), then a bc */
+    expect(m, "ab", "3");
+    expect(m, "cab", "2 3");
+    expect(m, "abab", "3 3");
+    ps_tok_model_free(m);
+    m = must_load("{'type':'BPE','vocab':{" ABC "},'merges':['a b','b c']}");
+    expect(m, "abc", "3 2"); /* a b first; no merge joins ab and c */
+    expect(m, "bc", "4");
+    ps_tok_model_free(m);
+    /* ties between equal pairs: leftmost first, so "aaa" is aa a */
+    m = must_load("{'type':'BPE','vocab':{'a':0,'aa':1,'aaaa':2},'merges':['a a','aa aa']}");
+    expect(m, "aaa", "1 0");
+    expect(m, "aaaa", "2");
+    expect(m, "aaaaa", "2 0");
+    expect(m, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "2 2 2 2 2 2 2 2 0"); /* the heap path */
+    ps_tok_model_free(m);
+}
+
+/* "a b" strings and ["a","b"] pairs load the same model; "#version" lines
+ * are skipped without taking a rank; a later duplicate merge wins. */
+static void test_merge_formats(void **state)
+{
+    (void)state;
+    ps_tok_model *s = must_load("{'type':'BPE','vocab':{" ABC "},'merges':['#version: 0.2','b c','a b','a bc']}");
+    ps_tok_model *p = must_load("{'type':'BPE','vocab':{" ABC "},'merges':[['b','c'],['a','b'],['a','bc']]}");
+    const char *words[] = {"abc", "ab", "bca", "cabcab"};
+    for (size_t i = 0; i < 4; i++) {
+        ps_tok_work_slot a = {0}, b = {0};
+        char want[256];
+        snprintf(want, sizeof want, "%s", ids_of(s, &a, words[i]));
+        expect(p, words[i], want);
+        ps_tok_work_slot_clear(&a);
+        ps_tok_work_slot_clear(&b);
+    }
+    expect(s, "abc", "5");
+    ps_tok_model_free(s);
+    ps_tok_model_free(p);
+    /* "a b" again at the end: rank 2 now, after "b c" (rank 1) */
+    ps_tok_model *d = must_load("{'type':'BPE','vocab':{" ABC "},'merges':['a b','b c','a b']}");
+    expect(d, "abc", "0 4");
+    ps_tok_model_free(d);
+}
+
+/* Unknown characters: nothing without unk_token; unk, fused or not; byte
+ * fallback ("<0xXX>" for every byte when all exist) before a pending unk,
+ * as HF's merge_word orders them. */
+static void test_unknown_characters(void **state)
+{
+    (void)state;
+#define V "'a':0,'b':1,'ab':3,'<unk>':6,'<0x78>':7,'<0x79>':8,'<0xC3>':9,'<0xA9>':10"
+    ps_tok_model *m = must_load("{'type':'BPE','vocab':{" V "},'merges':['a b']}");
+    expect(m, "axb", "3"); /* x dropped, then a b merge */
+    ps_tok_model_free(m);
+    m = must_load("{'type':'BPE','vocab':{" V "},'merges':['a b'],'unk_token':'<unk>'}");
+    expect(m, "axyb", "0 6 6 1");
+    assert_int_equal(m->unk_id, 6);
+    ps_tok_model_free(m);
+    m = must_load("{'type':'BPE','vocab':{" V "},'merges':['a b'],'unk_token':'<unk>','fuse_unk':true}");
+    expect(m, "axyb", "0 6 1");
+    expect(m, "xy", "6");
+    ps_tok_model_free(m);
+    m = must_load("{'type':'BPE','vocab':{" V "},'merges':['a b'],'unk_token':'<unk>','byte_fallback':true}");
+    expect(m, "azxb", "0 7 6 1"); /* z (no <0x7A>) waits as unk behind x's byte */
+    expect(m, "\xc3\xa9" "ab", "9 10 3");
+    ps_tok_model_free(m);
+    /* an unk token missing from the vocabulary fails at encode, as in HF */
+    m = must_load("{'type':'BPE','vocab':{" V "},'merges':[],'unk_token':'<zz>'}");
+    expect(m, "ab", "0 1");
+    expect(m, "ax", "ERR");
+    ps_tok_work_slot slot = {0};
+    ps_tok_ids ids = {0};
+    ps_error err;
+    assert_int_equal(m->encode(m, &slot, "x", 1, &ids, &err), PS_EINVAL);
+    assert_non_null(strstr(err.message, "<zz>"));
+    ps_tok_ids_free(&ids);
+    ps_tok_work_slot_clear(&slot);
+    ps_tok_model_free(m);
+#undef V
+}
+
+/* ignore_merges: a piece that is a token is that token, merges or not;
+ * dropout 1.0 skips every merge (and ignore_merges, as HF does). */
+static void test_ignore_merges_and_dropout(void **state)
+{
+    (void)state;
+    const char *v = "'vocab':{'a':0,'b':1,'c':2,'ab':3,'abc':4},'merges':['a b']";
+    char buf[512];
+    snprintf(buf, sizeof buf, "{'type':'BPE',%s}", v);
+    ps_tok_model *m = must_load(buf);
+    expect(m, "abc", "3 2");
+    ps_tok_model_free(m);
+    snprintf(buf, sizeof buf, "{'type':'BPE',%s,'ignore_merges':true}", v);
+    m = must_load(buf);
+    expect(m, "abc", "4");
+    expect(m, "abcc", "3 2 2");
+    ps_tok_model_free(m);
+    snprintf(buf, sizeof buf, "{'type':'BPE',%s,'ignore_merges':true,'dropout':1.0}", v);
+    m = must_load(buf);
+    expect(m, "abc", "0 1 2");
+    ps_tok_model_free(m);
+    snprintf(buf, sizeof buf, "{'type':'BPE',%s,'dropout':0.0,'fuse_unk':null}", v);
+    m = must_load(buf);
+    expect(m, "ab", "3");
+    ps_tok_model_free(m);
+}
+
+/* continuing_subword_prefix before every character but the first,
+ * end_of_word_suffix after the last; a merge's right token loses the
+ * prefix's length. */
+static void test_prefix_and_suffix(void **state)
+{
+    (void)state;
+    ps_tok_model *m = must_load(
+        "{'type':'BPE','continuing_subword_prefix':'##','end_of_word_suffix':'</w>',"
+        "'vocab':{'a':0,'##b':1,'##c</w>':2,'ab':3,'abc</w>':4,'b':5,'##b</w>':6,'c</w>':7,"
+        "'b</w>':8},"
+        "'merges':['a ##b','ab ##c</w>']}");
+    expect(m, "abc", "4");
+    expect(m, "ab", "0 6"); /* b is last: ##b</w>, which no merge joins */
+    expect(m, "b", "8"); /* first and last: b</w> (plain b is never looked up) */
+    expect(m, "abb", "3 6");
+    ps_tok_model_free(m);
+}
+
+static void expect_fail(const char *model, int code, const char *msg)
+{
+    ps_tok_model *m = NULL;
+    ps_error err;
+    int rc = load(model, &m, &err);
+    if (rc != code || !strstr(err.message, msg))
+        fail_msg("%s: got %d '%s', want %d with '%s'", model, rc, err.message, code, msg);
+    assert_null(m);
+}
+
+static void test_bad_models(void **state)
+{
+    (void)state;
+    expect_fail("{'type':'BPE','vocab':{'a':0},'merges':['a q']}", PS_EFORMAT,
+                "t.json: model.merges[0]: token 'q' is not in the vocabulary");
+    expect_fail("{'type':'BPE','vocab':{'a':0,'b':1},'merges':['a b']}", PS_EFORMAT,
+                "model.merges[0]: token 'ab' is not in the vocabulary");
+    expect_fail("{'type':'BPE','vocab':{'a':0,'b':1},'merges':['a b c']}", PS_EFORMAT,
+                "model.merges[0]: expected two tokens");
+    expect_fail("{'type':'BPE','vocab':{'a':0,'b':1,'ab':2},'merges':[['a','b'],'a b']}",
+                PS_EFORMAT, "model.merges[1]: expected a pair of strings");
+    expect_fail("{'type':'BPE','vocab':{'a':0},'merges':[],'dropout':0.5}", PS_EUSAGE,
+                "model.dropout: 0.5 is not supported");
+    expect_fail("{'type':'BPE','vocab':{'a':0},'merges':[],'dropout':2}", PS_EFORMAT,
+                "model.dropout: must be between 0 and 1");
+    expect_fail("{'type':'BPE','vocab':{'a':0}}", PS_EFORMAT, "missing \"vocab\" or \"merges\"");
+    expect_fail("{'type':'BPE','vocab':{'a':-1},'merges':[]}", PS_EFORMAT, "model.vocab[\"a\"]");
+    expect_fail("{'type':'BPE','vocab':{'a':0},'merges':[],'fuse_unk':1}", PS_EFORMAT,
+                "model.fuse_unk: expected true or false");
+    expect_fail("{'type':'BPE','vocab':{'a':99999999},'merges':[]}", PS_ELIMIT, "too sparse");
+    expect_fail("{'type':'Foo','vocab':{}}", PS_EUSAGE, "model.type: 'Foo' is not supported");
+    expect_fail("{'type':3}", PS_EFORMAT, "model.type: expected a string");
+    expect_fail("{'vocab':{'a':0},'merges':['a x']}", PS_EFORMAT, "token 'x' is not in");
+    expect_fail("{'type':'WordLevel','vocab':{'a':0},'unk_token':null}", PS_EFORMAT,
+                "model.unk_token: expected a string");
+    expect_fail("{'type':'WordPiece','vocab':{'a':0},'unk_token':'[UNK]'}", PS_EFORMAT,
+                "model.continuing_subword_prefix: missing");
+}
+
+/* No "type": BPE when vocab and merges are there, else WordPiece, else
+ * WordLevel, as HF's untagged ModelWrapper tries them. */
+static void test_untagged_and_other_models(void **state)
+{
+    (void)state;
+    ps_tok_model *m = must_load("{'vocab':{" ABC "},'merges':['a b']}");
+    assert_int_equal(m->kind, PS_TOK_MODEL_BPE);
+    ps_tok_model_free(m);
+    m = must_load("{'vocab':{'[UNK]':0,'un':1,'##aff':2,'##able':3,'a':4},'unk_token':'[UNK]',"
+                  "'continuing_subword_prefix':'##','max_input_chars_per_word':100}");
+    assert_int_equal(m->kind, PS_TOK_MODEL_WORDPIECE);
+    expect(m, "unaffable", "1 2 3");
+    expect(m, "unx", "0");
+    expect(m, "a", "4");
+    ps_tok_model_free(m);
+    m = must_load("{'type':'WordPiece','vocab':{'[UNK]':0,'a':4},'unk_token':'[UNK]',"
+                  "'continuing_subword_prefix':'##','max_input_chars_per_word':0}");
+    expect(m, "a", "0"); /* every word is longer than 0 characters */
+    ps_tok_model_free(m);
+    m = must_load("{'vocab':{'<unk>':0,'select':1,'from':2},'unk_token':'<unk>'}");
+    assert_int_equal(m->kind, PS_TOK_MODEL_WORDLEVEL);
+    expect(m, "select", "1");
+    expect(m, "where", "0");
+    ps_tok_model_free(m);
+    m = must_load("{'type':'WordLevel','vocab':{'select':1},'unk_token':'<unk>'}");
+    expect(m, "select", "1");
+    expect(m, "where", "ERR");
+    ps_tok_model_free(m);
+}
+
+static json_t *load_file_model(const char *path)
+{
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (!root)
+        return NULL;
+    json_t *model = json_object_get(root, "model");
+    if (model) {
+        json_incref(model);
+        json_decref(root);
+        return model;
+    }
+    return root;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* GPT-2: known encodings of byte-level pieces ("Ġ" is the space). */
+static void test_gpt2(void **state)
+{
+    (void)state;
+    json_t *j = load_file_model(data_path("tokenizers/gpt2.tokenizer.json"));
+    assert_non_null(j);
+    ps_error err;
+    ps_tok_load c = {"gpt2.tokenizer.json", &err};
+    ps_tok_model *m = NULL;
+    double t0 = now_s();
+    int rc = ps_tok_model_load(&c, j, "model", &m);
+    double dt = now_s() - t0;
+    json_decref(j);
+    if (rc)
+        fail_msg("%s", err.message);
+    print_message("GPT-2 model loaded in %.1f ms (JSON already parsed)\n", dt * 1e3);
+    assert_int_equal(m->kind, PS_TOK_MODEL_BPE);
+    assert_int_equal(m->vocab.n_keys, 50257);
+    assert_int_equal(m->unk_id, -1);
+    expect(m, "Hello", "15496");
+    expect(m, "\xc4\xa0world", "995");
+    expect(m, "\xc4\xa0singers", "39113");
+    expect(m, "SELECT", "46506");
+    expect(m, "\xc4\xa0tokenization", "11241 1634");
+    ps_tok_model_free(m);
+}
+
+int run_driver(int argc, char **argv);
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        return run_driver(argc, argv);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_merge_priority),
+        cmocka_unit_test(test_merge_formats),
+        cmocka_unit_test(test_unknown_characters),
+        cmocka_unit_test(test_ignore_merges_and_dropout),
+        cmocka_unit_test(test_prefix_and_suffix),
+        cmocka_unit_test(test_bad_models),
+        cmocka_unit_test(test_untagged_and_other_models),
+        cmocka_unit_test(test_gpt2),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+/* ---- the differential test's driver ------------------------------------ */
+
+static ps_tok_model *driver_load(const char *path, double *secs)
+{
+    json_error_t jerr;
+    double t0 = now_s();
+    json_t *j = load_file_model(path);
+    if (!j) {
+        fprintf(stderr, "%s: cannot read JSON\n", path);
+        return NULL;
+    }
+    double t1 = now_s();
+    ps_error err;
+    ps_tok_load c = {path, &err};
+    ps_tok_model *m = NULL;
+    int rc = ps_tok_model_load(&c, j, "model", &m);
+    double t2 = now_s();
+    json_decref(j);
+    (void)jerr;
+    if (secs) {
+        secs[0] = t1 - t0;
+        secs[1] = t2 - t1;
+    }
+    if (rc)
+        printf("LOADERR %d %s\n", rc, err.message);
+    return m;
+}
+
+static int driver_encode(const char *path)
+{
+    ps_tok_model *m = driver_load(path, NULL);
+    if (!m)
+        return 0; /* LOADERR was printed */
+    ps_tok_work_slot slot = {0};
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    ps_tok_ids ids = {0};
+    while ((n = getline(&line, &cap, stdin)) > 0) {
+        json_error_t jerr;
+        json_t *s = json_loadb(line, (size_t)n, JSON_DECODE_ANY, &jerr);
+        if (!json_is_string(s)) {
+            printf("BADLINE\n");
+            json_decref(s);
+            continue;
+        }
+        ids.n = 0;
+        ps_error err;
+        int rc = json_string_length(s) ? m->encode(m, &slot, json_string_value(s),
+                                                   json_string_length(s), &ids, &err)
+                                       : 0;
+        json_decref(s);
+        if (rc) {
+            printf("ERR %d\n", rc);
+            continue;
+        }
+        putchar('[');
+        for (size_t i = 0; i < ids.n; i++)
+            printf("%s%d", i ? "," : "", ids.v[i]);
+        puts("]");
+    }
+    free(line);
+    ps_tok_ids_free(&ids);
+    ps_tok_work_slot_clear(&slot);
+    ps_tok_model_free(m);
+    return 0;
+}
+
+/* Pieces (one JSON string per line) encoded `rounds` times: MB/s. */
+static int driver_bench(const char *path, const char *pieces_path, int rounds)
+{
+    double secs[2];
+    ps_tok_model *m = driver_load(path, secs);
+    if (!m)
+        return 1;
+    FILE *f = fopen(pieces_path, "r");
+    if (!f)
+        return 1;
+    ps_tok_pieces pieces = {0};
+    char *line = NULL;
+    size_t cap = 0, bytes = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        json_t *s = json_loadb(line, (size_t)n, JSON_DECODE_ANY, NULL);
+        if (json_is_string(s) && json_string_length(s)) {
+            ps_tok_pieces_push(&pieces, json_string_value(s), json_string_length(s), false);
+            bytes += json_string_length(s);
+        }
+        json_decref(s);
+    }
+    free(line);
+    fclose(f);
+    ps_tok_work_slot slot = {0};
+    ps_tok_ids ids = {0};
+    ps_error err;
+    size_t n_ids = 0;
+    double t[2];
+    for (int pass = 0; pass < 2; pass++) { /* 0: one round from a cold cache, 1: warm */
+        double t0 = now_s();
+        for (int r = 0; r < (pass ? rounds : 1); r++)
+            for (size_t i = 0; i < pieces.n; i++) {
+                ids.n = 0;
+                if (m->encode(m, &slot, pieces.pool.p + pieces.v[i].off, pieces.v[i].len, &ids,
+                              &err))
+                    return 1;
+                n_ids += ids.n;
+            }
+        t[pass] = now_s() - t0;
+    }
+    printf("json parse %.1f ms, model load %.1f ms; %zu pieces, %zu bytes; "
+           "first round (cold cache) %.1f MB/s; "
+           "warm cache %.1f MB/s over %d rounds; %zu ids\n",
+           secs[0] * 1e3, secs[1] * 1e3, pieces.n, bytes, bytes / t[0] / 1e6,
+           (double)bytes * rounds / t[1] / 1e6, rounds, n_ids);
+    ps_tok_ids_free(&ids);
+    ps_tok_work_slot_clear(&slot);
+    ps_tok_pieces_free(&pieces);
+    ps_tok_model_free(m);
+    return 0;
+}
+
+int run_driver(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--encode"))
+        return driver_encode(argv[2]);
+    if ((argc == 4 || argc == 5) && !strcmp(argv[1], "--bench"))
+        return driver_bench(argv[2], argv[3], argc == 5 ? atoi(argv[4]) : 20);
+    fprintf(stderr, "usage: %s [--encode MODEL.json | --bench MODEL.json PIECES [ROUNDS]]\n",
+            argv[0]);
+    return 2;
+}
