@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tokenize/bpe.h"
 #include "tokenize/hf.h"
 
 #include <stdio.h>
@@ -265,6 +266,32 @@ static void test_bad_models(void **state)
                 "model.continuing_subword_prefix: missing");
 }
 
+/* Merges load in batches: an error far in names its own index, and a
+ * duplicate in a later batch still wins over an earlier one. */
+static void test_many_merges(void **state)
+{
+    (void)state;
+    char *buf = malloc(1 << 16);
+    size_t used = (size_t)sprintf(buf, "{'type':'BPE','vocab':{'a':0,'b':1,'ab':2,'c':400,'bc':401");
+    for (int i = 0; i < 100; i++)
+        used += (size_t)sprintf(buf + used, ",'x%d':%d,'y%d':%d,'x%dy%d':%d", i, 3 + 3 * i, i,
+                                4 + 3 * i, i, i, 5 + 3 * i);
+    used += (size_t)sprintf(buf + used, "},'merges':['a b','#version x','b c'");
+    for (int i = 0; i < 100; i++)
+        used += (size_t)sprintf(buf + used, ",'x%d y%d'", i, i);
+    strcpy(buf + used, ",'b a']}");
+    expect_fail(buf, PS_EFORMAT, "model.merges[103]: token 'ba' is not in the vocabulary");
+    strcpy(buf + used, "]}");
+    ps_tok_model *m = must_load(buf);
+    expect(m, "abc", "2 400");
+    ps_tok_model_free(m);
+    strcpy(buf + used, ",'a b']}"); /* a b now ranks after b c */
+    m = must_load(buf);
+    expect(m, "abc", "0 401");
+    ps_tok_model_free(m);
+    free(buf);
+}
+
 /* No "type": BPE when vocab and merges are there, else WordPiece, else
  * WordLevel, as HF's untagged ModelWrapper tries them. */
 static void test_untagged_and_other_models(void **state)
@@ -313,7 +340,7 @@ static json_t *load_file_model(const char *path)
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time: the machine is shared */
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -357,6 +384,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ignore_merges_and_dropout),
         cmocka_unit_test(test_prefix_and_suffix),
         cmocka_unit_test(test_bad_models),
+        cmocka_unit_test(test_many_merges),
         cmocka_unit_test(test_untagged_and_other_models),
         cmocka_unit_test(test_gpt2),
     };
@@ -367,7 +395,6 @@ int main(int argc, char **argv)
 
 static ps_tok_model *driver_load(const char *path, double *secs)
 {
-    json_error_t jerr;
     double t0 = now_s();
     json_t *j = load_file_model(path);
     if (!j) {
@@ -378,14 +405,20 @@ static ps_tok_model *driver_load(const char *path, double *secs)
     ps_error err;
     ps_tok_load c = {path, &err};
     ps_tok_model *m = NULL;
-    int rc = ps_tok_model_load(&c, j, "model", &m);
-    double t2 = now_s();
-    json_decref(j);
-    (void)jerr;
-    if (secs) {
-        secs[0] = t1 - t0;
-        secs[1] = t2 - t1;
+    int rc = PS_OK;
+    if (secs)
+        secs[1] = 1e9;
+    for (int i = 0; i < (secs ? 5 : 1) && !rc; i++) { /* the best of 5 loads */
+        double t2 = now_s();
+        ps_tok_model_free(m);
+        m = NULL;
+        rc = ps_tok_model_load(&c, j, "model", &m);
+        if (secs && now_s() - t2 < secs[1])
+            secs[1] = now_s() - t2;
     }
+    json_decref(j);
+    if (secs)
+        secs[0] = t1 - t0;
     if (rc)
         printf("LOADERR %d %s\n", rc, err.message);
     return m;
@@ -459,12 +492,18 @@ static int driver_bench(const char *path, const char *pieces_path, int rounds)
     ps_tok_ids ids = {0};
     ps_error err;
     size_t n_ids = 0;
-    double t[2];
-    for (int pass = 0; pass < 2; pass++) { /* 0: one round from a cold cache, 1: warm */
+    double t[3];
+    /* 0: no cache (the merge itself), 1: one round from a cold cache, 2: warm */
+    for (int pass = 0; pass < 3; pass++) {
+        ps_tok_work_slot_clear(&slot);
+        if (!pass && m->kind == PS_TOK_MODEL_BPE)
+            ps_bpe_slot_uncached(m, &slot);
         double t0 = now_s();
-        for (int r = 0; r < (pass ? rounds : 1); r++)
+        for (int r = 0; r < (pass == 1 ? 1 : rounds); r++)
             for (size_t i = 0; i < pieces.n; i++) {
                 ids.n = 0;
+                if (pass == 2 && !r)
+                    t0 = now_s(); /* the first round warms the cache */
                 if (m->encode(m, &slot, pieces.pool.p + pieces.v[i].off, pieces.v[i].len, &ids,
                               &err))
                     return 1;
@@ -472,11 +511,10 @@ static int driver_bench(const char *path, const char *pieces_path, int rounds)
             }
         t[pass] = now_s() - t0;
     }
-    printf("json parse %.1f ms, model load %.1f ms; %zu pieces, %zu bytes; "
-           "first round (cold cache) %.1f MB/s; "
-           "warm cache %.1f MB/s over %d rounds; %zu ids\n",
-           secs[0] * 1e3, secs[1] * 1e3, pieces.n, bytes, bytes / t[0] / 1e6,
-           (double)bytes * rounds / t[1] / 1e6, rounds, n_ids);
+    printf("json parse %.1f ms, model load %.1f ms (best of 5); %zu pieces, %zu bytes; "
+           "uncached %.1f MB/s; first round from a cold cache %.1f MB/s; warm cache %.1f MB/s\n",
+           secs[0] * 1e3, secs[1] * 1e3, pieces.n, bytes, (double)bytes * rounds / t[0] / 1e6,
+           bytes / t[1] / 1e6, (double)bytes * (rounds - 1) / t[2] / 1e6);
     ps_tok_ids_free(&ids);
     ps_tok_work_slot_clear(&slot);
     ps_tok_pieces_free(&pieces);

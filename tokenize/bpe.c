@@ -100,6 +100,15 @@ static void add_sym(work *w, int32_t c, size_t len)
     w->syms[w->n_syms++] = (sym){c, i - 1, -1, (uint32_t)len};
 }
 
+void ps_bpe_slot_uncached(const ps_tok_model *model, ps_tok_work_slot *slot)
+{
+    work *w = get_work((const ps_bpe *)model, slot);
+    if (w) {
+        ps_bpe_cache_free(w->cache);
+        w->cache = NULL;
+    }
+}
+
 /* ---- merge_word: the initial symbols --------------------------------- */
 
 static size_t utf8_len(unsigned char b)

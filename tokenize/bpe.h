@@ -69,6 +69,20 @@ static inline const ps_bpe_merge *ps_bpe_merge_find(const ps_bpe *m, int32_t a, 
 int ps_bpe_encode(const ps_tok_model *model, ps_tok_work_slot *slot, const char *s, size_t n,
                   ps_tok_ids *out, ps_error *err);
 void ps_bpe_destroy(ps_tok_model *model);
+/* Makes the slot's work area for this model run without a cache (for
+ * measuring the merge itself). */
+void ps_bpe_slot_uncached(const ps_tok_model *model, ps_tok_work_slot *slot);
+
+/* Merges loaded per batch (bpe_merges.c). */
+#define PS_BPE_BATCH 32
+
+/* Resolves and inserts arr[start .. start+count) (count <= PS_BPE_BATCH),
+ * advancing *rank; buf holds PS_BPE_BATCH * (longest + 1) bytes. False
+ * when some merge is malformed or names a token not in the vocabulary:
+ * nothing of the batch is inserted then, and the caller's one-by-one path
+ * finds and reports the first bad merge. */
+bool ps_bpe_merges_batch(ps_bpe *m, json_t *arr, bool is_str, size_t start, size_t count,
+                         uint32_t *rank, char *buf, size_t longest);
 
 /* ---- per-thread cache: piece bytes -> ids (bpe_cache.c) ---------------- */
 

@@ -109,19 +109,33 @@ static void merge_set(ps_bpe *m, int32_t a, int32_t b, uint32_t rank, int32_t ne
     m->merges[j] = (ps_bpe_merge){k, rank, new_id}; /* a later duplicate wins */
 }
 
-static int32_t find_or_fail(const ps_tok_load *c, const ps_bpe *m, const char *where,
-                            const char *s, size_t n, int *rc)
+/* Where a merge is, for messages: "model.merges[12]" (written only when
+ * one is needed, it would cost more than the merge itself). */
+typedef struct at {
+    const char *jpath;
+    size_t i;
+    char buf[256];
+} at;
+
+static const char *where_of(at *w)
+{
+    return ps_tok_jpath_idx(w->buf, sizeof w->buf, w->jpath, w->i);
+}
+
+static int32_t find_or_fail(const ps_tok_load *c, const ps_bpe *m, at *where, const char *s,
+                            size_t n, int *rc)
 {
     int32_t id = ps_tok_vocab_find(&m->base.vocab, s, n);
     if (id < 0)
-        *rc = ps_tok_load_fail(c, PS_EFORMAT, where, "token '%.*s' is not in the vocabulary",
-                               (int)(n > 200 ? 200 : n), s);
+        *rc = ps_tok_load_fail(c, PS_EFORMAT, where_of(where),
+                               "token '%.*s' is not in the vocabulary", (int)(n > 200 ? 200 : n),
+                               s);
     return id;
 }
 
 /* Resolves merge a + b (rank `rank`) into the table. buf holds at least
  * the longest token + 1 bytes. */
-static int add_merge(const ps_tok_load *c, ps_bpe *m, const char *where, const char *a,
+static int add_merge(const ps_tok_load *c, ps_bpe *m, at *where, const char *a,
                      size_t na, const char *b, size_t nb, uint32_t rank, char *buf,
                      size_t buf_len)
 {
@@ -133,11 +147,11 @@ static int add_merge(const ps_tok_load *c, ps_bpe *m, const char *where, const c
     /* HF slices prefix_len bytes off b whether or not b starts with it
      * (and panics when b is shorter) */
     if (nb < m->prefix_len)
-        return ps_tok_load_fail(c, PS_EFORMAT, where,
+        return ps_tok_load_fail(c, PS_EFORMAT, where_of(where),
                                 "token '%s' is shorter than continuing_subword_prefix", b);
     size_t nn = na + nb - m->prefix_len;
     if (nn > buf_len) /* longer than any token */
-        return ps_tok_load_fail(c, PS_EFORMAT, where, "token '%.*s%.*s' is not in the vocabulary",
+        return ps_tok_load_fail(c, PS_EFORMAT, where_of(where), "token '%.*s%.*s' is not in the vocabulary",
                                 (int)(na > 100 ? 100 : na), a,
                                 (int)(nb - m->prefix_len > 100 ? 100 : nb - m->prefix_len),
                                 b + m->prefix_len);
@@ -151,12 +165,12 @@ static int add_merge(const ps_tok_load *c, ps_bpe *m, const char *where, const c
 }
 
 /* One element of "merges": "a b" (is_str) or ["a", "b"]. */
-static int read_merge(const ps_tok_load *c, ps_bpe *m, json_t *e, bool is_str, const char *where,
+static int read_merge(const ps_tok_load *c, ps_bpe *m, json_t *e, bool is_str, at *where,
                       uint32_t *rank, char *buf, size_t buf_len)
 {
     if (is_str) {
         if (!json_is_string(e))
-            return ps_tok_load_fail(c, PS_EFORMAT, where,
+            return ps_tok_load_fail(c, PS_EFORMAT, where_of(where),
                                     "expected a string like the other merges (\"a b\")");
         const char *s = json_string_value(e);
         size_t n = json_string_length(e);
@@ -164,14 +178,14 @@ static int read_merge(const ps_tok_load *c, ps_bpe *m, json_t *e, bool is_str, c
             return PS_OK; /* a merges.txt header line, skipped without a rank */
         const char *sp = memchr(s, ' ', n);
         if (!sp || memchr(sp + 1, ' ', n - (size_t)(sp - s) - 1))
-            return ps_tok_load_fail(c, PS_EFORMAT, where,
+            return ps_tok_load_fail(c, PS_EFORMAT, where_of(where),
                                     "expected two tokens separated by one space");
         return add_merge(c, m, where, s, (size_t)(sp - s), sp + 1, n - (size_t)(sp - s) - 1,
                          (*rank)++, buf, buf_len);
     }
     json_t *a = json_array_get(e, 0), *b = json_array_get(e, 1);
     if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(a) || !json_is_string(b))
-        return ps_tok_load_fail(c, PS_EFORMAT, where,
+        return ps_tok_load_fail(c, PS_EFORMAT, where_of(where),
                                 "expected a pair of strings like the other merges ([\"a\", \"b\"])");
     return add_merge(c, m, where, json_string_value(a), json_string_length(a),
                      json_string_value(b), json_string_length(b), (*rank)++, buf, buf_len);
@@ -180,7 +194,7 @@ static int read_merge(const ps_tok_load *c, ps_bpe *m, json_t *e, bool is_str, c
 static int read_merges(const ps_tok_load *c, json_t *arr, const char *jpath, ps_bpe *m,
                        size_t longest)
 {
-    char where[256];
+    at where = {.jpath = jpath};
     size_t n = json_array_size(arr), cap = 16;
     while (cap < 2 * n)
         cap *= 2;
@@ -190,15 +204,23 @@ static int read_merges(const ps_tok_load *c, json_t *arr, const char *jpath, ps_
         m->merges[i].key = PS_BPE_EMPTY;
     m->merge_mask = cap - 1;
     /* a merged token longer than the longest token is not in the vocabulary */
-    char *buf = malloc(longest + 1);
+    if (longest > ((size_t)64 << 20) / PS_BPE_BATCH)
+        return ps_error_set(c->err, PS_ELIMIT, "token of %zu bytes", longest);
+    char *buf = malloc(PS_BPE_BATCH * (longest + 1));
     if (!buf)
         return ps_error_set(c->err, PS_ENOMEM, "out of memory");
     bool is_str = n && json_is_string(json_array_get(arr, 0));
     uint32_t rank = 0;
     int rc = PS_OK;
-    for (size_t i = 0; i < n && !rc; i++)
-        rc = read_merge(c, m, json_array_get(arr, i), is_str,
-                        ps_tok_jpath_idx(where, sizeof where, jpath, i), &rank, buf, longest);
+    for (size_t s = 0; s < n && !rc; s += PS_BPE_BATCH) {
+        size_t count = n - s < PS_BPE_BATCH ? n - s : PS_BPE_BATCH;
+        if (ps_bpe_merges_batch(m, arr, is_str, s, count, &rank, buf, longest))
+            continue;
+        for (size_t i = s; i < s + count && !rc; i++) { /* finds what is wrong */
+            where.i = i;
+            rc = read_merge(c, m, json_array_get(arr, i), is_str, &where, &rank, buf, longest);
+        }
+    }
     free(buf);
     return rc;
 }

@@ -24,6 +24,8 @@ int ps_tok_model_vocab(const ps_tok_load *c, json_t *obj, const char *jpath, ps_
     if (!json_is_object(obj))
         return ps_tok_load_fail(c, PS_EFORMAT, jpath, "expected an object of token -> id");
     json_int_t limit = id_limit(json_object_size(obj));
+    if (ps_tok_vocab_reserve(v, json_object_size(obj)))
+        return ps_error_set(c->err, PS_ENOMEM, "out of memory");
     const char *key;
     size_t key_len;
     json_t *idv;

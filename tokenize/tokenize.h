@@ -99,6 +99,9 @@ static inline int32_t ps_tok_vocab_find(const ps_tok_vocab *v, const char *tok, 
 /* Sets token -> id (a later set of the same token replaces the id, as HF's
  * HashMap insert does) and records id -> token. 0 or PS_ENOMEM/PS_ELIMIT. */
 int ps_tok_vocab_set(ps_tok_vocab *v, const char *tok, size_t len, int32_t id);
+/* Sizes the hash table for n_tokens keys at once (a loader that knows the
+ * count skips the rehashes of growing). 0 or PS_ENOMEM. */
+int ps_tok_vocab_reserve(ps_tok_vocab *v, size_t n_tokens);
 /* Parses vocab.txt text into v. `name` is for messages. */
 /* Length of a line after Rust's str::trim_end (valid UTF-8). */
 size_t ps_tok_trim_end_len(const char *line, size_t len);

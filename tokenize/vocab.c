@@ -21,9 +21,9 @@ void ps_tok_vocab_free(ps_tok_vocab *v)
     memset(v, 0, sizeof *v);
 }
 
-static int grow_slots(ps_tok_vocab *v)
+/* Rehashes into `cap` slots (a power of two above the keys held). */
+static int resize_slots(ps_tok_vocab *v, size_t cap)
 {
-    size_t cap = v->slots ? (v->mask + 1) * 2 : 1024;
     ps_tok_slot *slots = malloc(cap * sizeof *slots);
     if (!slots)
         return PS_ENOMEM;
@@ -86,6 +86,22 @@ static int record_id(ps_tok_vocab *v, int32_t id, size_t off)
         v->n_ids = want;
     v->tok_off[id] = off;
     return PS_OK;
+}
+
+static int grow_slots(ps_tok_vocab *v)
+{
+    return resize_slots(v, v->slots ? (v->mask + 1) * 2 : 1024);
+}
+
+int ps_tok_vocab_reserve(ps_tok_vocab *v, size_t n_tokens)
+{
+    size_t cap = 1024;
+    while (cap / 4 * 3 < n_tokens + 1) {
+        if (cap > SIZE_MAX / 2 / sizeof *v->slots)
+            return PS_ENOMEM;
+        cap *= 2;
+    }
+    return v->slots && cap <= v->mask + 1 ? PS_OK : resize_slots(v, cap);
 }
 
 int ps_tok_vocab_set(ps_tok_vocab *v, const char *tok, size_t len, int32_t id)
