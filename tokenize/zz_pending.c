@@ -1,5 +1,6 @@
 /*
  * TEMPORARY (removed when the component files land): weak definitions so
+ * (named zz_ so the archive lists it last: a real definition is found first)
  * the library links while the tokenizer.json components are written. Each
  * loader refuses with PS_EUSAGE, so behaviour is today's: a non-BERT
  * tokenizer.json is refused.
