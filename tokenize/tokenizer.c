@@ -219,6 +219,10 @@ int ps_tokenizer_load_vocab(const char *path, const ps_tokenizer_options *opt,
 void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt)
 {
     memset(opt, 0, sizeof *opt);
+    if (tok->hf) { /* BERT's options do not apply; only the unk token */
+        opt->unk_token = ps_tokenizer_id_to_token(tok, tok->hf->specials.unk);
+        return;
+    }
     opt->lowercase = tok->lowercase;
     opt->strip_accents = tok->strip_accents;
     opt->handle_chinese_chars = tok->chinese;
