@@ -328,6 +328,7 @@ struct ps_tok_hfwork {
     ps_tok_work_slot model_slot;
     ps_tok_pieces dec_toks, dec_tmp; /* ps_tokenizer_decode */
     ps_tok_buf dec_out;
+    ps_tok_ids unk_probe; /* ps_tokenizer_unk_words */
 };
 
 /* The scratch's generic-pipeline buffers, made on first use (NULL: no memory). */

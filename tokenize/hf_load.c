@@ -41,6 +41,7 @@ void ps_tok_hfwork_free(struct ps_tok_hfwork *w)
     ps_tok_pieces_free(&w->dec_toks);
     ps_tok_pieces_free(&w->dec_tmp);
     ps_tok_buf_free(&w->dec_out);
+    ps_tok_ids_free(&w->unk_probe);
     free(w);
 }
 
