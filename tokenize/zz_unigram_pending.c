@@ -1,8 +1,8 @@
 /*
  * Placeholder for the Unigram model's loader until tokenize/unigram.c
  * (another branch) is merged: a weak definition, so the real one replaces
- * it. DELETE THIS FILE when unigram.c lands (in a static link the archive
- * member that defines the symbol first is the one taken).
+ * it. TEMPORARY: delete when unigram.c lands (named zz_ like zz_pending.c,
+ * so the archive lists it after a real definition).
  */
 #include "tokenize/hf.h"
 
