@@ -18,6 +18,7 @@
 #include "tokenize/bpe.h"
 #include "tokenize/hf.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,6 +372,86 @@ static void test_gpt2(void **state)
     ps_tok_model_free(m);
 }
 
+/* Invalid UTF-8 never reaches a model from the pipeline; given anyway, a
+ * stray byte is an unknown character (dropped: GPT-2 has no unk), and
+ * nothing reads out of bounds. */
+static void test_invalid_utf8(void **state)
+{
+    (void)state;
+    ps_tok_model *m = must_load("{'type':'BPE','vocab':{" ABC ",'\u00ff':9},'merges':['a b']}");
+    expect(m, "\xff", "");
+    expect(m, "\xc3\xbf", "9");
+    expect(m, "a\x80" "b", "3"); /* dropped, as x in axb: a and b still merge */
+    expect(m, "ab\xc3", "3");
+    expect(m, "\xf0\x9f", "");
+    ps_tok_model_free(m);
+}
+
+typedef struct job {
+    const ps_tok_model *m;
+    char out[8192];
+    int rc;
+} job;
+
+#define G "\xc4\xa0" /* GPT-2's space */
+static const char *const thread_words[] = {
+    "How", G "many", G "singers", G "do", G "we", G "have", "?",
+    "SELECT", G "count", "(*)", G "FROM", G "singer", G "tokenization",
+    G "internationalization", G "supercalifragilisticexpialidocious"};
+
+static void *encode_all(void *arg)
+{
+    job *jb = arg;
+    ps_tok_work_slot slot = {0};
+    ps_tok_ids ids = {0};
+    ps_error err;
+    size_t used = 0;
+    for (int round = 0; round < 200 && !jb->rc; round++) {
+        used = 0;
+        for (size_t i = 0; i < sizeof thread_words / sizeof *thread_words; i++) {
+            ids.n = 0;
+            if ((jb->rc = jb->m->encode(jb->m, &slot, thread_words[i], strlen(thread_words[i]),
+                                        &ids, &err)))
+                break;
+            for (size_t k = 0; k < ids.n && used < sizeof jb->out - 16; k++)
+                used += (size_t)snprintf(jb->out + used, sizeof jb->out - used, "%d ", ids.v[k]);
+        }
+    }
+    ps_tok_ids_free(&ids);
+    ps_tok_work_slot_clear(&slot);
+    return NULL;
+}
+
+/* One loaded model, many threads, each with its own work slot (its cache):
+ * every thread gets what one thread alone gets. */
+static void test_shared_across_threads(void **state)
+{
+    (void)state;
+    json_t *j = load_file_model(data_path("tokenizers/gpt2.tokenizer.json"));
+    assert_non_null(j);
+    ps_error err;
+    ps_tok_load c = {"gpt2.tokenizer.json", &err};
+    ps_tok_model *m = NULL;
+    assert_int_equal(ps_tok_model_load(&c, j, "model", &m), 0);
+    json_decref(j);
+    job solo = {.m = m};
+    encode_all(&solo);
+    assert_int_equal(solo.rc, 0);
+    assert_non_null(strstr(solo.out, "39113 ")); /* singers */
+    job jobs[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        jobs[t] = (job){.m = m};
+        assert_int_equal(pthread_create(&th[t], NULL, encode_all, &jobs[t]), 0);
+    }
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(jobs[t].rc, 0);
+        assert_string_equal(jobs[t].out, solo.out);
+    }
+    ps_tok_model_free(m);
+}
+
 int run_driver(int argc, char **argv);
 
 int main(int argc, char **argv)
@@ -387,6 +468,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_many_merges),
         cmocka_unit_test(test_untagged_and_other_models),
         cmocka_unit_test(test_gpt2),
+        cmocka_unit_test(test_invalid_utf8),
+        cmocka_unit_test(test_shared_across_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,9 +133,12 @@ static int32_t char_id(const ps_bpe *m, work *w, const char *s, size_t len, bool
 {
     const unsigned char *u = (const unsigned char *)s;
     unsigned kind = (unsigned)!first | (unsigned)last << 1;
-    if (len == 1)
+    /* Pieces are valid UTF-8; a stray byte (a caller's bug) still takes
+     * the slow path and is simply not found, rather than aliasing a
+     * character in the table. */
+    if (len == 1 && u[0] < 0x80)
         return m->char_id[kind][u[0]];
-    if (len == 2)
+    if (len == 2 && u[0] >= 0xC2 && (u[1] & 0xC0) == 0x80)
         return m->char_id[kind][((uint32_t)(u[0] & 0x1F) << 6) | (u[1] & 0x3F)];
     if ((*rc = build_str(m, w, s, len, first, last)))
         return -1;

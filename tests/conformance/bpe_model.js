@@ -173,28 +173,38 @@ function rng(seed) {
 // A vocabulary grown by joining tokens, and (as HF's SentencePiece
 // converter writes them) a merge for every split of every token whose two
 // halves are tokens, in token order: several pairs per token.
-function randomModel(seed, opts) {
+function randomModel(seed, opts, affix) {
   const r = rng(seed);
+  const P = (affix && affix.prefix) || '', S = (affix && affix.suffix) || '';
   const alphabet = ['a', 'b', 'c', 'd', 'é', '中'];
   const toks = alphabet.slice();
   while (toks.length < 120) {
     const x = toks[Math.floor(r() * toks.length)], y = toks[Math.floor(r() * toks.length)];
     if ((x + y).length <= 7 && !toks.includes(x + y)) toks.push(x + y);
   }
+  // with a prefix and a suffix each token comes in its four forms
+  const forms = (t) => [...new Set([t, P + t, t + S, P + t + S])];
   const vocab = {};
-  toks.forEach((t, i) => { vocab[t] = i; });
-  vocab['<unk>'] = toks.length;
-  ['<0x7A>', '<0xC3>', '<0xB6>'].forEach((b, i) => { vocab[b] = toks.length + 1 + i; });
+  let id = 0;
+  for (const t of toks) for (const f of forms(t)) if (!(f in vocab) && r() < 0.95) vocab[f] = id++;
+  vocab['<unk>'] = id++;
+  ['<0x7A>', '<0xC3>', '<0xB6>', '<0x23>'].forEach((b) => { vocab[b] = id++; });
   const merges = [];
   for (const t of toks) {
     const cs = [...t];
     for (let k = 1; k < cs.length; k++) {
       const a = cs.slice(0, k).join(''), b = cs.slice(k).join('');
-      if (a in vocab && b in vocab) merges.push(r() < 0.5 ? [a, b] : [a, b]);
+      // (left form, right form): the right one carries the prefix the
+      // merge strips; the merged token is then in the vocabulary
+      for (const [x, y] of [[a, P + b], [P + a, P + b], [a, P + b + S], [P + a, P + b + S]]) {
+        const joined = x + y.slice(P.length);
+        if (x in vocab && y in vocab && joined in vocab) merges.push(`${x} ${y}`);
+      }
     }
   }
-  for (let i = merges.length - 1; i > 0; i--) { // shuffle part of the order
-    if (r() < 0.3) { const j = Math.floor(r() * (i + 1)); [merges[i], merges[j]] = [merges[j], merges[i]]; }
+  const uniq = [...new Set(merges)];
+  for (let i = uniq.length - 1; i > 0; i--) { // shuffle part of the order
+    if (r() < 0.3) { const j = Math.floor(r() * (i + 1)); [uniq[i], uniq[j]] = [uniq[j], uniq[i]]; }
   }
   const chars = alphabet.concat(['z', 'ö', 'q']);
   const pieces = [];
@@ -204,15 +214,23 @@ function randomModel(seed, opts) {
     for (let k = 0; k < len; k++) w += chars[Math.floor(r() * chars.length)];
     pieces.push(w);
   }
-  return { model: Object.assign({ type: 'BPE', vocab, merges: merges.map((m) => m.join(' ')) }, opts), pieces };
+  const model = { type: 'BPE', vocab, merges: uniq };
+  if (P) model.continuing_subword_prefix = P;
+  if (S) model.end_of_word_suffix = S;
+  return { model: Object.assign(model, opts), pieces };
 }
 
 async function randomModels() {
   const variants = [{}, { unk_token: '<unk>' }, { unk_token: '<unk>', fuse_unk: true },
-    { unk_token: '<unk>', byte_fallback: true }, { ignore_merges: true, unk_token: '<unk>' }];
-  for (let seed = 1; seed <= 20; seed++) {
-    const { model, pieces } = randomModel(seed, variants[seed % variants.length]);
-    await check(`random converted-style BPE, seed ${seed} (${model.merges.length} merges)`, model, pieces);
+    { unk_token: '<unk>', byte_fallback: true }, { ignore_merges: true, unk_token: '<unk>' },
+    { byte_fallback: true, fuse_unk: true, unk_token: '<unk>' }];
+  const affixes = [null, { prefix: '##' }, { suffix: '</w>' }, { prefix: '##', suffix: '</w>' }];
+  for (let seed = 1; seed <= 24; seed++) {
+    const affix = affixes[seed % affixes.length];
+    const { model, pieces } = randomModel(seed, variants[seed % variants.length], affix);
+    const opts = Object.keys(model).filter((k) => !['type', 'vocab', 'merges'].includes(k));
+    await check(`random converted-style BPE, seed ${seed} (${model.merges.length} merges; ${opts.join(', ') || 'no options'})`,
+      model, pieces);
   }
 }
 
