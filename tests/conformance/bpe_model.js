@@ -234,6 +234,29 @@ async function randomModels() {
   }
 }
 
+// ---- WordPiece and WordLevel on real vocabularies ---------------------------
+
+async function realWordModels() {
+  const lines = fs.readFileSync(path.join(root, 'tests/data/vocab/bert-base-uncased.vocab.txt'), 'utf8')
+    .split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  const vocab = {};
+  lines.forEach((l, i) => { vocab[l.trimEnd()] = i; });
+  const pre = hf.bertPreTokenizer();
+  const words = [];
+  for (const t of spiderTexts()) for (const [w] of pre.preTokenizeString(t.toLowerCase())) words.push(w);
+  const long = ['pneumonoultramicroscopicsilicovolcanoconiosis'.repeat(3), 'naïve', '北京', '😀'];
+  await check('WordPiece bert-base-uncased on Spider words (BertPreTokenizer, lowercased)',
+    { type: 'WordPiece', vocab, unk_token: '[UNK]', continuing_subword_prefix: '##',
+      max_input_chars_per_word: 100 }, words.concat(long));
+  const counts = new Map();
+  for (const w of words) counts.set(w, (counts.get(w) || 0) + 1);
+  const wl = { '<unk>': 0 };
+  [...counts.entries()].filter(([, c]) => c > 3).forEach(([w], i) => { wl[w] = i + 1; });
+  await check('WordLevel on Spider words (words seen more than 3 times, the rest unk)',
+    { type: 'WordLevel', vocab: wl, unk_token: '<unk>' }, words);
+}
+
 (async () => {
   if (!fs.existsSync(driver)) {
     console.log(`1..0 # SKIP no driver at ${driver} (make build/tests/test_tok_bpe)`);
@@ -241,6 +264,7 @@ async function randomModels() {
   }
   await handMade();
   await randomModels();
+  await realWordModels();
   await gpt2();
   console.log(`1..${n}`);
   fs.rmSync(tmp, { recursive: true, force: true });
