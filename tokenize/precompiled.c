@@ -76,6 +76,59 @@ static int transform(const pc_norm *p, const unsigned char *k, size_t n, size_t 
     return 0;
 }
 
+/* Code points HF's unicode-segmentation (Unicode 17) never breaks before
+ * (Grapheme_Cluster_Break Extend or SpacingMark) that utf8proc's older
+ * tables do not know. Found by comparing utf8proc with node's
+ * Intl.Segmenter (ICU 78, Unicode 17) on every scalar value; on the BMP the
+ * list is exactly where tokenizers@0.23.2 itself differs (unigram_model.js
+ * checks every scalar value after a key character). */
+static const ps_uni_range hf_new_extend[] = {
+    {0x897, 0x897},     {0x1ACF, 0x1ADD},   {0x1AE0, 0x1AEB},   {0x10D69, 0x10D6D},
+    {0x10EFA, 0x10EFC}, {0x113B8, 0x113C0}, {0x113C2, 0x113C2}, {0x113C5, 0x113C5},
+    {0x113C7, 0x113CA}, {0x113CC, 0x113D0}, {0x113D2, 0x113D2}, {0x113E1, 0x113E2},
+    {0x11B60, 0x11B67}, {0x11F5A, 0x11F5A}, {0x1611E, 0x1612F}, {0x1E5EE, 0x1E5EF},
+    {0x1E6E3, 0x1E6E3}, {0x1E6E6, 0x1E6E6}, {0x1E6EE, 0x1E6EF}, {0x1E6F5, 0x1E6F5},
+};
+
+static bool in_ranges(const ps_uni_range *r, size_t n, uint32_t cp)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cp > r[mid].hi)
+            lo = mid + 1;
+        else if (cp < r[mid].lo)
+            hi = mid;
+        else
+            return true;
+    }
+    return false;
+}
+
+static bool is_control_class(uint32_t cp)
+{
+    int bc = utf8proc_get_property((utf8proc_int32_t)cp)->boundclass;
+    return bc == UTF8PROC_BOUNDCLASS_CONTROL || bc == UTF8PROC_BOUNDCLASS_CR ||
+           bc == UTF8PROC_BOUNDCLASS_LF;
+}
+
+/* Whether HF's segmentation breaks between a and b: utf8proc's answer,
+ * corrected where Unicode 16 and 17 changed the properties (U+113D1 became
+ * Prepend, U+11A3A stopped being one). */
+static bool hf_break(uint32_t a, uint32_t b, utf8proc_int32_t *state)
+{
+    if (in_ranges(hf_new_extend, sizeof hf_new_extend / sizeof *hf_new_extend, b)) {
+        *state = 0;
+        return is_control_class(a); /* GB4 before GB9 */
+    }
+    if (a == 0x113D1 || a == 0x11A3A) {
+        *state = 0;
+        return (a == 0x11A3A || is_control_class(b)) ? utf8proc_grapheme_break(0x61, b)
+                                                     : false; /* GB9b */
+    }
+    return utf8proc_grapheme_break_stateful((utf8proc_int32_t)a, (utf8proc_int32_t)b, state);
+}
+
 /* Byte length of the extended grapheme cluster starting at s[i]. */
 static size_t cluster_len(const unsigned char *s, size_t n, size_t i)
 {
@@ -84,7 +137,7 @@ static size_t cluster_len(const unsigned char *s, size_t n, size_t i)
     utf8proc_int32_t state = 0; /* safe to reset after a break (utf8proc.h) */
     while (k < n) {
         unsigned l = ps_tok_utf8_decode(s + k, n - k, &b);
-        if (utf8proc_grapheme_break_stateful((utf8proc_int32_t)a, (utf8proc_int32_t)b, &state))
+        if (hf_break(a, b, &state))
             break;
         a = b;
         k += l;
