@@ -198,6 +198,27 @@ static void test_work_slot_reuse(void **state)
     m2->destroy(m2);
 }
 
+/* The per-thread cache answers only for the model that filled it, even when
+ * a new model is loaded where a freed one was. */
+static void test_cache_per_model(void **state)
+{
+    (void)state;
+    ps_tok_work_slot slot = {0};
+    for (int round = 0; round < 4; round++) {
+        ps_tok_model *m = model(round % 2 ? "{\"unk_id\":0,\"vocab\":[[\"<unk>\",0],[\"ab\",-1]]}"
+                                          : "{\"unk_id\":0,\"vocab\":[[\"<unk>\",0],[\"a\",-1],"
+                                            "[\"b\",-1]]}");
+        for (int k = 0; k < 3; k++) { /* the second and third are cache hits */
+            if (round % 2)
+                EXPECT(m, &slot, "ab", 1);
+            else
+                EXPECT(m, &slot, "ab", 1, 2);
+        }
+        m->destroy(m);
+    }
+    ps_tok_work_slot_clear(&slot);
+}
+
 static void expect_load_error(const char *json, int code, const char *where)
 {
     ps_tok_model *m = NULL;
@@ -538,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_byte_fallback),
         cmocka_unit_test(test_no_unk_id),
         cmocka_unit_test(test_work_slot_reuse),
+        cmocka_unit_test(test_cache_per_model),
         cmocka_unit_test(test_bad_json),
         cmocka_unit_test(test_t5_model),
         cmocka_unit_test(test_t5_charsmap),

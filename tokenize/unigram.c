@@ -23,6 +23,7 @@
 #include "tokenize/hf.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,27 @@ typedef struct ug_model {
     bool byte_fallback;
     int32_t byte_id[256]; /* id of "<0xXX>", or -1 */
     ps_tok_trie trie;     /* every non-empty piece; node id = its hash id */
+    uint64_t serial;      /* unique per load: a cache never outlives its model */
 } ug_model;
+
+/* A model freed and another loaded at the same address must not find the
+ * first one's cache in a slot: slots compare this serial, not only owner. */
+static atomic_uint_fast64_t ug_serials = 1;
+
+/* A per-thread cache of short pieces' ids, direct-mapped (HF caches each
+ * piece too; the result is a pure function of the piece, so a hit is the
+ * same answer). Text repeats its words: on Spider nearly every piece hits. */
+#define UG_CACHE_SLOTS 4096 /* a power of two */
+#define UG_CACHE_KEY 22
+#define UG_CACHE_IDS 8
+
+typedef struct ug_cached {
+    uint64_t hash;
+    uint8_t len; /* 0: empty */
+    uint8_t n_ids;
+    char key[UG_CACHE_KEY];
+    int32_t ids[UG_CACHE_IDS];
+} ug_cached;
 
 /* Per-thread Viterbi arrays, indexed by byte position 0..n. Grown, never
  * shrunk, so an encode call allocates only when a piece is longer than any
@@ -48,6 +69,8 @@ typedef struct ug_work {
     int32_t *id;    /* its last node's id */
     size_t *stack;  /* node ends, back to front */
     size_t cap;
+    ug_cached *cache; /* UG_CACHE_SLOTS entries */
+    uint64_t serial;  /* of the model the cache belongs to */
 } ug_work;
 
 static void ug_work_free(void *p)
@@ -59,16 +82,24 @@ static void ug_work_free(void *p)
     free(w->from);
     free(w->id);
     free(w->stack);
+    free(w->cache);
     free(w);
 }
 
 static ug_work *ug_work_get(const ug_model *m, ps_tok_work_slot *slot, size_t n)
 {
-    if (slot->owner != m) {
+    if (slot->owner != m || slot->free_fn != ug_work_free ||
+        ((ug_work *)slot->w)->serial != m->serial) {
         ps_tok_work_slot_clear(slot);
-        slot->w = calloc(1, sizeof(ug_work));
-        if (!slot->w)
+        ug_work *w = calloc(1, sizeof(ug_work));
+        if (w)
+            w->cache = calloc(UG_CACHE_SLOTS, sizeof *w->cache);
+        if (!w || !w->cache) {
+            ug_work_free(w);
             return NULL;
+        }
+        w->serial = m->serial;
+        slot->w = w;
         slot->owner = m;
         slot->free_fn = ug_work_free;
     }
@@ -202,16 +233,10 @@ static int emit_run(const ug_model *m, const unsigned char *s, size_t a, size_t 
     return ps_tok_ids_push(out, m->base.unk_id);
 }
 
-static int ug_encode(const ps_tok_model *base, ps_tok_work_slot *slot, const char *text,
-                     size_t n, ps_tok_ids *out, ps_error *err)
+/* Viterbi, then the path back to front, fused and emitted front to back. */
+static int encode_piece(const ug_model *m, ug_work *w, const unsigned char *s, size_t n,
+                        ps_tok_ids *out, ps_error *err)
 {
-    const ug_model *m = (const ug_model *)base;
-    const unsigned char *s = (const unsigned char *)text;
-    if (n == 0)
-        return PS_OK;
-    ug_work *w = ug_work_get(m, slot, n);
-    if (!w)
-        return PS_ENOMEM;
     int rc = viterbi(m, w, s, n, err);
     if (rc < 0)
         return rc;
@@ -238,6 +263,40 @@ static int ug_encode(const ps_tok_model *base, ps_tok_work_slot *slot, const cha
     if (run != SIZE_MAX)
         return emit_run(m, s, run, n, out, err);
     return PS_OK;
+}
+
+static int ug_encode(const ps_tok_model *base, ps_tok_work_slot *slot, const char *text,
+                     size_t n, ps_tok_ids *out, ps_error *err)
+{
+    const ug_model *m = (const ug_model *)base;
+    if (n == 0)
+        return PS_OK;
+    ug_work *w = ug_work_get(m, slot, n);
+    if (!w)
+        return PS_ENOMEM;
+    ug_cached *c = NULL;
+    uint64_t h = 0;
+    if (n <= UG_CACHE_KEY) {
+        h = ps_tok_hash(text, n);
+        c = &w->cache[h & (UG_CACHE_SLOTS - 1)];
+        if (c->len == n && c->hash == h && !memcmp(c->key, text, n)) {
+            if (ps_tok_ids_reserve(out, c->n_ids))
+                return PS_ENOMEM;
+            memcpy(out->v + out->n, c->ids, c->n_ids * sizeof *c->ids);
+            out->n += c->n_ids;
+            return PS_OK;
+        }
+    }
+    size_t before = out->n;
+    int rc = encode_piece(m, w, (const unsigned char *)text, n, out, err);
+    if (rc == 0 && c && out->n - before <= UG_CACHE_IDS) {
+        c->hash = h;
+        c->len = (uint8_t)n;
+        c->n_ids = (uint8_t)(out->n - before);
+        memcpy(c->key, text, n);
+        memcpy(c->ids, out->v + before, c->n_ids * sizeof *c->ids);
+    }
+    return rc;
 }
 
 static void ug_destroy(ps_tok_model *base)
@@ -346,6 +405,7 @@ int ps_tok_unigram_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_t
     m->base.unk_id = -1;
     m->base.encode = ug_encode;
     m->base.destroy = ug_destroy;
+    m->serial = atomic_fetch_add(&ug_serials, 1);
     ps_tok_vocab_init(&m->base.vocab);
     int rc = load_vocab(c, m, j, jpath);
     if (rc == PS_OK)
