@@ -173,23 +173,30 @@ static int pc_apply(const ps_tok_norm *nb, ps_tok_buf *io, ps_tok_buf *tmp)
     if (ps_tok_buf_reserve(tmp, n))
         return PS_ENOMEM;
     for (size_t i = 0; i < n;) {
-        unsigned char c = s[i];
-        /* An ASCII character followed by ASCII (CR LF aside) or the end is
-         * a cluster of its own: the common case, by table. */
-        if (c < 0x80 && (i + 1 == n || (s[i + 1] < 0x80 && !(c == '\r' && s[i + 1] == '\n')))) {
-            int rc = p->ascii[c] < 0
-                         ? ps_tok_buf_put(tmp, &c, 1)
-                         : ps_tok_buf_put(tmp, p->pool + p->ascii[c], p->ascii_len[c]);
-            if (rc < 0)
-                return rc;
-            i++;
+        /* A run of ASCII characters the charsmap keeps, each followed by
+         * ASCII or the end (so each is a cluster of its own): copied whole. */
+        size_t j = i;
+        while (j < n && s[j] < 0x80 && p->ascii[s[j]] < 0 && (j + 1 == n || s[j + 1] < 0x80))
+            j++;
+        if (j > i) {
+            if (ps_tok_buf_put(tmp, s + i, j - i))
+                return PS_ENOMEM;
+            i = j;
             continue;
         }
-        size_t l = cluster_len(s, n, i);
-        int rc = put_cluster(p, s + i, l, tmp);
+        unsigned char c = s[i];
+        int rc;
+        /* Another lone ASCII character (CR LF is one cluster): by table. */
+        if (c < 0x80 && (i + 1 == n || (s[i + 1] < 0x80 && !(c == '\r' && s[i + 1] == '\n')))) {
+            rc = ps_tok_buf_put(tmp, p->pool + p->ascii[c], p->ascii_len[c]);
+            i++;
+        } else {
+            size_t l = cluster_len(s, n, i);
+            rc = put_cluster(p, s + i, l, tmp);
+            i += l;
+        }
         if (rc < 0)
             return rc;
-        i += l;
     }
     tmp->p[tmp->len] = '\0';
     ps_tok_buf t = *io;

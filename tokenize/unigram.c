@@ -48,7 +48,7 @@ static atomic_uint_fast64_t ug_serials = 1;
 /* A per-thread cache of short pieces' ids, direct-mapped (HF caches each
  * piece too; the result is a pure function of the piece, so a hit is the
  * same answer). Text repeats its words: on Spider nearly every piece hits. */
-#define UG_CACHE_SLOTS 4096 /* a power of two */
+#define UG_CACHE_SLOTS 16384 /* a power of two */
 #define UG_CACHE_KEY 22
 #define UG_CACHE_IDS 8
 
