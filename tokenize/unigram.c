@@ -45,20 +45,22 @@ typedef struct ug_model {
  * first one's cache in a slot: slots compare this serial, not only owner. */
 static atomic_uint_fast64_t ug_serials = 1;
 
-/* A per-thread cache of short pieces' ids, direct-mapped (HF caches each
- * piece too; the result is a pure function of the piece, so a hit is the
- * same answer). Text repeats its words: on Spider nearly every piece hits. */
-#define UG_CACHE_SLOTS 16384 /* a power of two */
+/* A per-thread cache of short pieces' ids (HF caches each piece too; the
+ * result is a pure function of the piece, so a hit is the same answer).
+ * Two-way set-associative, the recent entry first, each entry one cache
+ * line: Spider's 12,000 distinct words stay in it. */
+#define UG_CACHE_SETS 8192 /* a power of two; two entries each */
 #define UG_CACHE_KEY 22
 #define UG_CACHE_IDS 8
 
-typedef struct ug_cached {
+typedef struct ug_cached { /* 64 bytes */
     uint64_t hash;
     uint8_t len; /* 0: empty */
     uint8_t n_ids;
     char key[UG_CACHE_KEY];
     int32_t ids[UG_CACHE_IDS];
 } ug_cached;
+_Static_assert(sizeof(ug_cached) == 64, "one cache line per entry");
 
 /* Per-thread Viterbi arrays, indexed by byte position 0..n. Grown, never
  * shrunk, so an encode call allocates only when a piece is longer than any
@@ -69,7 +71,7 @@ typedef struct ug_work {
     int32_t *id;    /* its last node's id */
     size_t *stack;  /* node ends, back to front */
     size_t cap;
-    ug_cached *cache; /* UG_CACHE_SLOTS entries */
+    ug_cached *cache; /* 2 * UG_CACHE_SETS entries, 64-byte aligned */
     uint64_t serial;  /* of the model the cache belongs to */
 } ug_work;
 
@@ -93,7 +95,9 @@ static ug_work *ug_work_get(const ug_model *m, ps_tok_work_slot *slot, size_t n)
         ps_tok_work_slot_clear(slot);
         ug_work *w = calloc(1, sizeof(ug_work));
         if (w)
-            w->cache = calloc(UG_CACHE_SLOTS, sizeof *w->cache);
+            w->cache = aligned_alloc(64, 2 * UG_CACHE_SETS * sizeof *w->cache);
+        if (w && w->cache)
+            memset(w->cache, 0, 2 * UG_CACHE_SETS * sizeof *w->cache);
         if (!w || !w->cache) {
             ug_work_free(w);
             return NULL;
@@ -278,18 +282,27 @@ static int ug_encode(const ps_tok_model *base, ps_tok_work_slot *slot, const cha
     uint64_t h = 0;
     if (n <= UG_CACHE_KEY) {
         h = ps_tok_hash(text, n);
-        c = &w->cache[h & (UG_CACHE_SLOTS - 1)];
-        if (c->len == n && c->hash == h && !memcmp(c->key, text, n)) {
-            if (ps_tok_ids_reserve(out, c->n_ids))
-                return PS_ENOMEM;
-            memcpy(out->v + out->n, c->ids, c->n_ids * sizeof *c->ids);
-            out->n += c->n_ids;
-            return PS_OK;
+        c = &w->cache[2 * (h & (UG_CACHE_SETS - 1))];
+        for (int way = 0; way < 2; way++) {
+            ug_cached *e = &c[way];
+            if (e->len == n && e->hash == h && !memcmp(e->key, text, n)) {
+                if (ps_tok_ids_reserve(out, e->n_ids))
+                    return PS_ENOMEM;
+                memcpy(out->v + out->n, e->ids, e->n_ids * sizeof *e->ids);
+                out->n += e->n_ids;
+                if (way) { /* the recent one first */
+                    ug_cached t = c[0];
+                    c[0] = c[1];
+                    c[1] = t;
+                }
+                return PS_OK;
+            }
         }
     }
     size_t before = out->n;
     int rc = encode_piece(m, w, (const unsigned char *)text, n, out, err);
     if (rc == 0 && c && out->n - before <= UG_CACHE_IDS) {
+        c[1] = c[0]; /* the older entry goes */
         c->hash = h;
         c->len = (uint8_t)n;
         c->n_ids = (uint8_t)(out->n - before);
