@@ -523,6 +523,87 @@ static void test_bad_charsmaps(void **state)
     assert_string_equal(err.message, "t.json: normalizer: expected an object");
 }
 
+static int b64v(char ch)
+{
+    const char *abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const char *q = strchr(abc, ch);
+    return ch && q ? (int)(q - abc) : -1;
+}
+
+/* T5's charsmap blob, decoded here independently of precompiled.c. */
+static unsigned char *t5_blob(size_t *len)
+{
+    json_t *j = t5_json();
+    const char *s = json_string_value(json_object_get(json_object_get(j, "normalizer"),
+                                                      "precompiled_charsmap"));
+    size_t n = strlen(s), o = 0;
+    unsigned char *b = malloc(n / 4 * 3 + 3);
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n && b64v(s[i]) >= 0; i++) {
+        acc = acc << 6 | (uint32_t)b64v(s[i]);
+        if ((bits += 6) >= 8) {
+            bits -= 8;
+            b[o++] = (unsigned char)(acc >> bits);
+        }
+    }
+    json_decref(j);
+    *len = o;
+    return b;
+}
+
+/* Damaged copies of a real blob (bytes changed, the end cut) either load
+ * and normalize text without reading out of bounds (ASan builds check
+ * that), or are refused with PS_EFORMAT. */
+static void test_mutated_charsmaps(void **state)
+{
+    (void)state;
+    size_t len;
+    unsigned char *orig = t5_blob(&len);
+    assert_true(len > 177156);
+    unsigned char *b = malloc(len);
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    int refused = 0, loaded = 0;
+    static const char *texts[] = {"Hello, World! SELECT * FROM t;", "\xEF\xBC\xA1\xCC\x81 e\xCC\x81",
+                                  "\xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD",
+                                  "\xEF\xAC\x81 \xE2\x85\xAB \xC2\xBD\r\n\t"};
+    for (int it = 0; it < 200; it++) {
+        memcpy(b, orig, len);
+        size_t n = len;
+        for (int k = 0; k < 1 + it % 4; k++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            /* mostly in the trie, whose damage is the dangerous kind */
+            size_t at = (size_t)(x >> 33) % (it % 3 ? 177156 : len);
+            b[at] = (unsigned char)(x >> 17);
+        }
+        if (it % 10 == 9)
+            n = (size_t)(x >> 40) % len;
+        json_t *j = charsmap_json(b, n);
+        ps_tok_norm *nm = NULL;
+        ps_error err;
+        int rc = load_norm_json(j, &nm, &err);
+        json_decref(j);
+        if (rc == PS_EFORMAT) {
+            assert_null(nm);
+            refused++;
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        loaded++;
+        for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
+            ps_tok_buf io = {0}, tmp = {0};
+            assert_int_equal(ps_tok_buf_put(&io, texts[t], strlen(texts[t])), 0);
+            assert_int_equal(nm->apply(nm, &io, &tmp), 0);
+            ps_tok_buf_free(&io);
+            ps_tok_buf_free(&tmp);
+        }
+        nm->destroy(nm);
+    }
+    assert_true(refused > 0 && loaded > 0); /* both outcomes were exercised */
+    free(b);
+    free(orig);
+}
+
 /* Padding is optional, as the crate's decoder takes it. */
 static void test_base64_padding(void **state)
 {
@@ -567,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_handmade_blob),
         cmocka_unit_test(test_bad_charsmaps),
         cmocka_unit_test(test_base64_padding),
+        cmocka_unit_test(test_mutated_charsmaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
