@@ -49,7 +49,11 @@ static bool contains(const char *s, size_t n, const char *lit, size_t m)
 static int replace_apply(const ps_tok_norm *n, ps_tok_buf *io, ps_tok_buf *tmp)
 {
     const replace_norm *r = (const replace_norm *)n;
-    if (!r->re && (!io->len || io->len < r->lit_len ||
+    /* HF's find_matches gives empty text one non-matching stretch: an empty
+     * regex does not put `content` into an empty string */
+    if (!io->len)
+        return PS_OK;
+    if (!r->re && (io->len < r->lit_len ||
                    !contains(io->p, io->len, r->lit, r->lit_len)))
         return PS_OK; /* the common case: nothing to replace, nothing copied */
     tmp->len = 0;

@@ -81,7 +81,9 @@ static uint32_t compose_pair(uint32_t a, uint32_t b)
         return SB + ((a - LB) * VN + (b - VB)) * TN;
     if (a - SB < LN * VN * TN && (a - SB) % TN == 0 && b - TB - 1 < TN - 1)
         return a + (b - TB);
-    if (b < 0x300) /* no composition has a second character below U+0300 */
+    /* No composition has a second character below U+0300; jamo compose
+     * only as above (utf8proc would join LV + U+11A7, which is no T). */
+    if (b < 0x300 || (b >= 0x1100 && b <= 0x11FF))
         return 0;
     utf8proc_int32_t pair[2] = {(utf8proc_int32_t)a, (utf8proc_int32_t)b};
     if (utf8proc_normalize_utf32(pair, 2, UTF8PROC_COMPOSE | UTF8PROC_STABLE) != 1)
