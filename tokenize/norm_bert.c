@@ -22,9 +22,31 @@ typedef struct bert_norm {
 /* HF's is_whitespace: tab, newline, carriage return or White_Space. */
 static bool bert_space(uint32_t cp) { return ps_is_white_space(cp); }
 
+/* clean_text on an ASCII character (-1: dropped). */
+static int ascii_clean(int c)
+{
+    if (c == '\t' || c == '\n' || c == '\r')
+        return ' ';
+    /* NUL and the other C0 controls (\v and \f too: dropped before mapping) */
+    return c < 0x20 || c == 0x7F ? -1 : c;
+}
+
+/* One ASCII character through the whole normalizer (-1: dropped). */
+static int ascii_char(const bert_norm *b, int c)
+{
+    if (b->clean && (c = ascii_clean(c)) < 0)
+        return -1;
+    return b->lower && c >= 'A' && c <= 'Z' ? c + 32 : c;
+}
+
 static int clean_char(const void *ctx, uint32_t cp, ps_tok_buf *out)
 {
     const bert_norm *b = ctx;
+    if (cp < 0x80) { /* no ASCII character is CJK; lowercasing comes later */
+        int c = b->clean ? ascii_clean((int)cp) : (int)cp;
+        char ch = (char)c;
+        return c < 0 ? PS_OK : ps_tok_buf_put(out, &ch, 1);
+    }
     if (b->clean) {
         if (cp == 0 || cp == 0xFFFD || ps_uni_is_control(cp))
             return PS_OK;
@@ -43,6 +65,10 @@ static int clean_char(const void *ctx, uint32_t cp, ps_tok_buf *out)
 static int accent_lower_char(const void *ctx, uint32_t cp, ps_tok_buf *out)
 {
     const bert_norm *b = ctx;
+    if (cp < 0x80) { /* cleaned already: only the case can change */
+        char ch = (char)(b->lower && cp >= 'A' && cp <= 'Z' ? cp + 32 : cp);
+        return ps_tok_buf_put(out, &ch, 1);
+    }
     if (b->strip && ps_uni_is_nonspacing_mark(cp))
         return PS_OK;
     if (!b->lower)
@@ -60,16 +86,9 @@ static void bert_ascii(const bert_norm *b, ps_tok_buf *io)
 {
     size_t w = 0;
     for (size_t i = 0; i < io->len; i++) {
-        char c = io->p[i];
-        if (b->clean) {
-            if (c == '\t' || c == '\n' || c == '\r')
-                c = ' ';
-            else if ((unsigned char)c < 0x20 || c == 0x7F)
-                continue; /* NUL and the C0 controls (\v and \f too: dropped before mapping) */
-        }
-        if (b->lower && c >= 'A' && c <= 'Z')
-            c = (char)(c + 32);
-        io->p[w++] = c;
+        int c = ascii_char(b, (unsigned char)io->p[i]);
+        if (c >= 0)
+            io->p[w++] = (char)c;
     }
     io->len = w;
 }

@@ -73,8 +73,9 @@ static void sort_run(uint32_t *v, size_t n, uint32_t *scratch)
     memcpy(v, scratch, n * sizeof *v);
 }
 
-/* The primary composite of a + b in HF's tables, or 0. */
-static uint32_t compose_pair(uint32_t a, uint32_t b)
+/* The primary composite of a + b (b of combining class ccc) in HF's
+ * tables, or 0. */
+static uint32_t compose_pair(uint32_t a, uint32_t b, int ccc)
 {
     enum { LB = 0x1100, VB = 0x1161, TB = 0x11A7, SB = 0xAC00, LN = 19, VN = 21, TN = 28 };
     if (a - LB < LN && b - VB < VN)
@@ -85,6 +86,15 @@ static uint32_t compose_pair(uint32_t a, uint32_t b)
      * only as above (utf8proc would join LV + U+11A7, which is no T). */
     if (b < 0x300 || (b >= 0x1100 && b <= 0x11FF))
         return 0;
+    /* The second character of every other composition is a mark: one with
+     * a combining class, or a vowel or length sign (Mc/Mn) of class 0.
+     * Ruling out the rest here (CJK, letters) spares utf8proc's search. */
+    if (ccc == 0) {
+        int cat = utf8proc_get_property((utf8proc_int32_t)b)->category;
+        if (cat != UTF8PROC_CATEGORY_MN && cat != UTF8PROC_CATEGORY_MC &&
+            cat != UTF8PROC_CATEGORY_ME)
+            return 0;
+    }
     utf8proc_int32_t pair[2] = {(utf8proc_int32_t)a, (utf8proc_int32_t)b};
     if (utf8proc_normalize_utf32(pair, 2, UTF8PROC_COMPOSE | UTF8PROC_STABLE) != 1)
         return 0;
@@ -94,6 +104,9 @@ static uint32_t compose_pair(uint32_t a, uint32_t b)
         return 0;
     return r;
 }
+
+/* Nothing below U+0300 has a combining class (the common case, cheaply). */
+static int ccc_of(uint32_t cp) { return cp < 0x300 ? 0 : ps_uni_combining_class(cp); }
 
 /* Canonical composition of v[0..n) in place (unicode-normalization's
  * Recompositions): a character joins the last starter unless a character
@@ -105,9 +118,9 @@ static size_t compose(uint32_t *v, size_t n)
     int last = -1; /* class of the last character kept after the starter */
     for (size_t r = 0; r < n; r++) {
         uint32_t c = v[r];
-        int ccc = ps_uni_combining_class(c);
+        int ccc = ccc_of(c);
         if (starter != SIZE_MAX && (last < 0 || last < ccc)) {
-            uint32_t comp = compose_pair(v[starter], c);
+            uint32_t comp = compose_pair(v[starter], c, ccc);
             if (comp) {
                 v[starter] = comp;
                 continue;
@@ -137,6 +150,10 @@ static int decompose_all(const unsigned char *s, size_t n, bool compat, ps_tok_b
                 return PS_ENOMEM;
         }
         uint32_t *v = (uint32_t *)(void *)tmp->p;
+        if (s[i] < 0x80) { /* ASCII between the rest: nothing decomposes */
+            v[k++] = s[i++];
+            continue;
+        }
         uint32_t cp;
         unsigned len = ps_tok_utf8_decode(s + i, n - i, &cp);
         if (!len) { /* not valid UTF-8 (the caller's promise broken): keep the byte */
@@ -157,12 +174,12 @@ static int reorder(ps_tok_buf *tmp, size_t n)
 {
     uint32_t *v = (uint32_t *)(void *)tmp->p;
     for (size_t i = 0; i < n;) {
-        if (ps_uni_combining_class(v[i]) == 0) {
+        if (ccc_of(v[i]) == 0) {
             i++;
             continue;
         }
         size_t j = i + 1;
-        while (j < n && ps_uni_combining_class(v[j]) != 0)
+        while (j < n && ccc_of(v[j]) != 0)
             j++;
         if (j - i > 32) {
             tmp->len = n * 4;
