@@ -93,3 +93,12 @@ WEAK int ps_tok_decode(const ps_tok_decoder *d, ps_tok_pieces *toks, ps_tok_piec
     (void)d, (void)toks, (void)tmp, (void)out;
     return PS_EUSAGE;
 }
+/* Until precompiled.c (branch unigram) lands: normalizers.c dispatches
+ * "Precompiled" here. */
+WEAK int ps_tok_precompiled_load(const ps_tok_load *c, json_t *j, const char *jpath,
+                                 ps_tok_norm **out)
+{
+    (void)j;
+    *out = NULL;
+    return ps_tok_load_fail(c, PS_EUSAGE, jpath, "the Precompiled normalizer is not built in");
+}
