@@ -107,8 +107,14 @@ const char *ps_pretok_scan_pattern(ps_pretok_scan_kind k);
 int ps_pretok_scan_split(ps_pretok_scan_kind k, const char *s, size_t n, ps_tok_stretch_fn fn,
                          void *ctx);
 
-/* Character classes the scanners use, as HF's Oniguruma sees them
- * (Unicode 14 \p{L}, \p{N}; \s is White_Space). */
+/* General category groups as HF's Rust side sees them (regex engine,
+ * char::is_numeric: Unicode 16): utf8proc corrected by a generated table
+ * of the newer characters (pretok_uclass.inc). */
+enum { PS_UCAT_OTHER, PS_UCAT_L, PS_UCAT_M, PS_UCAT_ND, PS_UCAT_NL, PS_UCAT_NO };
+int ps_pretok_ucat(uint32_t cp);
+
+/* Character classes the scanners use: \s (White_Space) first, then
+ * \p{L}, \p{N}, or other. */
 enum { PS_UC_OTHER = 0, PS_UC_L = 1, PS_UC_N = 2, PS_UC_S = 3 };
 int ps_pretok_uclass(uint32_t cp);
 

@@ -28,13 +28,17 @@ typedef struct chars_pt {
     uint32_t delim;
 } chars_pt;
 
-/* Rust char::is_numeric: Nd, Nl, No. */
+/* Rust char::is_numeric: Nd, Nl, No. Rust's std is a Unicode newer (17)
+ * than its regex crate (16): the Tolong Siki digits and U+16FF4..16FF6
+ * are numeric to it (found by the conformance test on every code point). */
 static bool is_numeric(uint32_t cp)
 {
     if (cp < 0x80)
         return cp >= '0' && cp <= '9';
-    utf8proc_category_t k = utf8proc_category((utf8proc_int32_t)cp);
-    return k == UTF8PROC_CATEGORY_ND || k == UTF8PROC_CATEGORY_NL || k == UTF8PROC_CATEGORY_NO;
+    if ((cp >= 0x11DE0 && cp <= 0x11DE9) || (cp >= 0x16FF4 && cp <= 0x16FF6))
+        return true;
+    int k = ps_pretok_ucat(cp);
+    return k == PS_UCAT_ND || k == PS_UCAT_NL || k == PS_UCAT_NO;
 }
 
 /* regex-syntax's Unicode \w: Alphabetic, M*, Nd, Pc, Join_Control.
@@ -48,15 +52,9 @@ static bool is_word(uint32_t cp)
         (cp >= 0x1F130 && cp <= 0x1F149) || (cp >= 0x1F150 && cp <= 0x1F169) ||
         (cp >= 0x1F170 && cp <= 0x1F189))
         return true;
-    switch (utf8proc_category((utf8proc_int32_t)cp)) {
-    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_MN:
-    case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME: case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_PC:
-        return true;
-    default:
-        return false;
-    }
+    int k = ps_pretok_ucat(cp);
+    return k == PS_UCAT_L || k == PS_UCAT_M || k == PS_UCAT_ND || k == PS_UCAT_NL ||
+           utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_PC;
 }
 
 static size_t next_cp(const char *s, size_t n, size_t i, uint32_t *cp)

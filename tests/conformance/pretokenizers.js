@@ -68,7 +68,11 @@ function ours(pt, lines, extra = []) {
   return { out: r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l)) };
 }
 
+// PS_PRETOK_ONLY=REGEX runs only the comparisons whose name matches.
+const ONLY = process.env.PS_PRETOK_ONLY ? new RegExp(process.env.PS_PRETOK_ONLY) : null;
+
 function compare(name, pt, lines) {
+  if (ONLY && !ONLY.test(name)) return;
   let h;
   try {
     h = hfPretok(pt);
@@ -87,8 +91,12 @@ function compare(name, pt, lines) {
     const want = h.preTokenizeString(lines[i]).map((x) => x[0]);
     const got = o.out[i];
     if (JSON.stringify(want) !== JSON.stringify(got)) {
-      if (bad++ < 3)
-        diag += `text ${JSON.stringify(lines[i]).slice(0, 300)}\n  HF   ${JSON.stringify(want).slice(0, 600)}\n  ours ${JSON.stringify(got).slice(0, 600)}\n`;
+      if (bad++ < 8) {
+        let k = 0;
+        while (k < want.length && got && want[k] === got[k]) k++;
+        const w = want.slice(Math.max(0, k - 2), k + 3), g = (got || []).slice(Math.max(0, k - 2), k + 3);
+        diag += `text ${JSON.stringify(lines[i]).slice(0, 120)}\n  piece ${k}: HF ${JSON.stringify(w)}\n  ours ${JSON.stringify(g)}\n`;
+      }
     }
   }
   tap(bad === 0, `${name}: ${lines.length - bad}/${lines.length} lines equal`, bad ? diag : '');
