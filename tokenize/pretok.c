@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ps_pretok_push_ref(ps_tok_pieces *out, size_t off, size_t len, bool at_start)
+int ps_pretok_push_ref_grow(ps_tok_pieces *out, size_t off, size_t len, bool at_start)
 {
     if (out->n == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 16;
@@ -30,7 +30,15 @@ static int piece(ps_pretok_emit *e, size_t b, size_t end)
     bool first = e->at_start && b <= e->start_upto;
     if (e->in_pool)
         return ps_pretok_push_ref(e->out, e->base + b, end - b, first);
-    return ps_tok_pieces_push(e->out, e->src + b, end - b, first);
+    ps_tok_pieces *o = e->out;
+    size_t len = end - b;
+    if (o->n < o->cap && o->pool.cap - o->pool.len > len) { /* the common case, inline */
+        memcpy(o->pool.p + o->pool.len, e->src + b, len);
+        o->v[o->n++] = (ps_tok_piece){.off = o->pool.len, .len = len, .at_start = first};
+        o->pool.len += len;
+        return PS_OK;
+    }
+    return ps_tok_pieces_push(o, e->src + b, len, first);
 }
 
 void ps_pretok_emit_init(ps_pretok_emit *e, ps_tok_pieces *out, const char *src, bool at_start,

@@ -53,7 +53,14 @@ int ps_pretok_emit_stretch(void *ctx, size_t off, size_t len, bool is_match);
 int ps_pretok_emit_end(ps_pretok_emit *e);
 
 /* Appends a piece that points at out->pool[off .. off+len) (no copy). */
-int ps_pretok_push_ref(ps_tok_pieces *out, size_t off, size_t len, bool at_start);
+int ps_pretok_push_ref_grow(ps_tok_pieces *out, size_t off, size_t len, bool at_start);
+static inline int ps_pretok_push_ref(ps_tok_pieces *out, size_t off, size_t len, bool at_start)
+{
+    if (out->n == out->cap) /* a piece per match: keep the common path inline */
+        return ps_pretok_push_ref_grow(out, off, len, at_start);
+    out->v[out->n++] = (ps_tok_piece){.off = off, .len = len, .at_start = at_start};
+    return PS_OK;
+}
 
 /* Parses a "behavior" string; PS_EFORMAT naming jpath when unknown. */
 int ps_pretok_behavior_parse(const ps_tok_load *c, json_t *obj, const char *jpath,
@@ -117,5 +124,7 @@ int ps_pretok_ucat(uint32_t cp);
  * \p{L}, \p{N}, or other. */
 enum { PS_UC_OTHER = 0, PS_UC_L = 1, PS_UC_N = 2, PS_UC_S = 3 };
 int ps_pretok_uclass(uint32_t cp);
+/* The scanners' table for ASCII byte b (-1 for b >= 0x80). */
+int ps_pretok_ascii_class(unsigned char b);
 
 #endif /* PS_TOKENIZE_PRETOK_H */

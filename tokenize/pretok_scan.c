@@ -102,16 +102,28 @@ int ps_pretok_uclass(uint32_t cp)
     }
 }
 
-/* ASCII classes, so plain text never decodes. */
-static unsigned char ascii_class[128];
-static bool ascii_ready;
+/* ASCII classes, so plain text never decodes (tests check the table
+ * against ps_pretok_uclass). */
+#define O_ PS_UC_OTHER
+#define L_ PS_UC_L
+#define N_ PS_UC_N
+#define S_ PS_UC_S
+static const unsigned char ascii_class[128] = {
+    O_, O_, O_, O_, O_, O_, O_, O_, O_, S_, S_, S_, S_, S_, O_, O_, /* \t \n \v \f \r */
+    O_, O_, O_, O_, O_, O_, O_, O_, O_, O_, O_, O_, O_, O_, O_, O_,
+    S_, O_, O_, O_, O_, O_, O_, O_, O_, O_, O_, O_, O_, O_, O_, O_, /* space */
+    N_, N_, N_, N_, N_, N_, N_, N_, N_, N_, O_, O_, O_, O_, O_, O_, /* 0-9 */
+    O_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, /* A-Z */
+    L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, O_, O_, O_, O_, O_,
+    O_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, /* a-z */
+    L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, L_, O_, O_, O_, O_, O_,
+};
+#undef O_
+#undef L_
+#undef N_
+#undef S_
 
-static void ascii_init(void)
-{
-    for (uint32_t c = 0; c < 128; c++)
-        ascii_class[c] = (unsigned char)ps_pretok_uclass(c);
-    ascii_ready = true; /* idempotent: racing threads write the same bytes */
-}
+int ps_pretok_ascii_class(unsigned char b) { return b < 0x80 ? ascii_class[b] : -1; }
 
 typedef struct cur {
     const unsigned char *s;
@@ -137,9 +149,15 @@ static inline int cls_at(const cur *c, size_t i, size_t *len)
 }
 
 /* End of the run of class k starting at i, at most `max` characters. */
-static size_t run(const cur *c, size_t i, int k, size_t max)
+static inline size_t run(const cur *c, size_t i, int k, size_t max)
 {
     size_t l;
+    if (max == SIZE_MAX) { /* ASCII first, a byte at a time */
+        while (i < c->n && c->s[i] < 0x80 && ascii_class[c->s[i]] == k)
+            i++;
+        if (i >= c->n || c->s[i] < 0x80)
+            return i;
+    }
     for (size_t m = 0; i < c->n && m < max && cls_at(c, i, &l) == k; m++)
         i += l;
     return i;
@@ -245,8 +263,6 @@ static size_t match_llama(const cur *c, size_t i, size_t max_digits)
 
 size_t ps_pretok_scan_match(ps_pretok_scan_kind k, const char *s, size_t n, size_t i)
 {
-    if (!ascii_ready)
-        ascii_init();
     cur c = {(const unsigned char *)s, n};
     switch (k) {
     case PS_SCAN_GPT2:

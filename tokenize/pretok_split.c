@@ -27,12 +27,31 @@ static void split_destroy(ps_tok_pretok *p)
     free(q);
 }
 
+/* The hot path (every GPT-2 / Llama-3 / Qwen2 model splits Isolated): the
+ * text is copied into the pool once and each match points into it. */
+static int scan_isolated(ps_pretok_scan_kind k, const char *s, size_t n, bool at_start,
+                         ps_tok_pieces *out)
+{
+    if (ps_tok_buf_put(&out->pool, s, n))
+        return PS_ENOMEM;
+    size_t base = out->pool.len - n;
+    for (size_t i = 0; i < n;) {
+        size_t m = ps_pretok_scan_match(k, s, n, i);
+        if (ps_pretok_push_ref(out, base + i, m, at_start && i == 0))
+            return PS_ENOMEM;
+        i += m;
+    }
+    return PS_OK;
+}
+
 static int split_split(const ps_tok_pretok *p, const char *s, size_t n, bool at_start,
                        ps_tok_pieces *out)
 {
     const split_pt *q = (const split_pt *)p;
     if (!n)
         return PS_OK;
+    if (q->scan && q->behavior == PS_PRETOK_ISOLATED)
+        return scan_isolated(q->scan, s, n, at_start, out);
     ps_pretok_emit e;
     ps_pretok_emit_init(&e, out, s, at_start, q->behavior, q->invert);
     int rc = q->scan ? ps_pretok_scan_split(q->scan, s, n, ps_pretok_emit_stretch, &e)
