@@ -10,6 +10,8 @@
 
 #include <pcre2.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,14 +43,73 @@ static pcre2_match_data *thread_match_data(void)
     return md;
 }
 
+/* Oniguruma's \s is the White_Space property; PCRE2's (with UCP) adds
+ * U+180E MONGOLIAN VOWEL SEPARATOR (through \h). Rewrites \s and \S
+ * outside character classes, and \s inside them, to White_Space spelled
+ * out (\t-\r, U+0085 and \p{Z}, which is the rest in Unicode 14). A \S
+ * inside a class is left to PCRE2. Returns a malloc'ed pattern or NULL. */
+static char *onig_spaces(const char *p, size_t len, size_t *out_len)
+{
+    static const char ws[] = "\\t-\\r\\x{85}\\p{Z}";
+    char *o = malloc(len * (sizeof ws + 3) + 1);
+    if (!o)
+        return NULL;
+    size_t k = 0;
+    bool in_class = false;
+    for (size_t i = 0; i < len; i++) {
+        char ch = p[i];
+        if (ch == '\\' && i + 1 < len) {
+            char nx = p[++i];
+            if (nx == 's' || (nx == 'S' && !in_class)) {
+                k += (size_t)sprintf(o + k, "%s%s%s", in_class ? "" : nx == 's' ? "[" : "[^", ws,
+                                     in_class ? "" : "]");
+            } else {
+                o[k++] = ch;
+                o[k++] = nx;
+            }
+            continue;
+        }
+        if (ch == '[' && !in_class) {
+            in_class = true;
+            o[k++] = ch;
+            if (i + 1 < len && p[i + 1] == '^')
+                o[k++] = p[++i];
+            if (i + 1 < len && p[i + 1] == ']') /* a leading ] is literal */
+                o[k++] = p[++i];
+            continue;
+        }
+        if (ch == '[' && in_class && i + 1 < len && p[i + 1] == ':') { /* [:alpha:] */
+            const char *e = memchr(p + i + 2, ']', len - i - 2);
+            if (e) {
+                size_t m = (size_t)(e - (p + i)) + 1;
+                memcpy(o + k, p + i, m);
+                k += m;
+                i += m - 1;
+                continue;
+            }
+        }
+        if (ch == ']' && in_class)
+            in_class = false;
+        o[k++] = ch;
+    }
+    o[k] = 0;
+    *out_len = k;
+    return o;
+}
+
 int ps_tok_regex_compile(const ps_tok_load *c, const char *jpath, const char *pattern,
                          size_t len, ps_tok_regex **out)
 {
     *out = NULL;
     int ec;
     PCRE2_SIZE eoff;
-    pcre2_code *code = pcre2_compile((PCRE2_SPTR)pattern, len, PCRE2_UTF | PCRE2_UCP, &ec, &eoff,
+    size_t plen;
+    char *pat = onig_spaces(pattern, len, &plen);
+    if (!pat)
+        return ps_tok_load_fail(c, PS_ENOMEM, jpath, "out of memory");
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)pat, plen, PCRE2_UTF | PCRE2_UCP, &ec, &eoff,
                                      NULL);
+    free(pat);
     if (!code) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(ec, msg, sizeof msg);
