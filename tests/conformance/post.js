@@ -30,7 +30,7 @@ function ok(cond, name, detail) {
 function runTool(json, requests) {
   const f = path.join(tmp, 't.json');
   fs.writeFileSync(f, json);
-  const r = spawnSync(TOOL, [f], { input: requests.map((q) => JSON.stringify(q)).join('\n') + '\n' });
+  const r = spawnSync(TOOL, [f], { maxBuffer: 1 << 28, input: requests.map((q) => JSON.stringify(q)).join('\n') + '\n' });
   const out = r.stdout.toString();
   if (out.startsWith('load:')) return { load: out.trim() };
   return { lines: out.trim().split('\n').filter((l) => l).map((l) => JSON.parse(l)) };
@@ -245,8 +245,33 @@ function loadCases() {
   }
 }
 
+// single_word's word characters (Rust regex's \w, Unicode 16): every code
+// point above ASCII before an added token "X", encoded by both.
+async function wordCharSweep() {
+  const json = JSON.stringify({ version: '1.0', truncation: null, padding: null,
+    added_tokens: [{ id: 1, content: 'X', single_word: true, lstrip: false, rstrip: false, normalized: false, special: false }],
+    normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null,
+    model: { type: 'WordLevel', vocab: { '[UNK]': 0 }, unk_token: '[UNK]' } });
+  const t = hf.Tokenizer.fromString(json);
+  const texts = [];
+  for (let c = 0x80; c <= 0x10ffff; c++) if (c < 0xd800 || c > 0xdfff) texts.push(String.fromCodePoint(c) + 'X');
+  const want = [];
+  for (let i = 0; i < texts.length; i += 20000) {
+    const enc = await t.encodeBatch(texts.slice(i, i + 20000), { addSpecialTokens: false });
+    for (const e of enc) want.push(e.getIds().length);
+  }
+  const got = runTool(json, texts.map((a) => ({ a })));
+  const bad = [];
+  texts.forEach((s, i) => {
+    if (!got.lines || !got.lines[i] || got.lines[i].ids.length !== want[i]) bad.push(s.codePointAt(0).toString(16));
+  });
+  ok(!bad.length, `single_word: ${texts.length - bad.length}/${texts.length} code points before a token judged as HF`,
+    bad.slice(0, 40).join(' '));
+}
+
 (async () => {
   loadCases();
+  if (process.env.POST_SWEEP !== '0') await wordCharSweep();
   await encodeCases(Number(process.env.POST_ROUNDS || 150));
   decoderCases(Number(process.env.POST_ROUNDS || 150));
   fs.rmSync(tmp, { recursive: true, force: true });
