@@ -23,4 +23,9 @@ if ! build_tool hf_post_tool "$PS_BUILD" "$TMP/hf_post_tool" -I"$PS_ROOT" -D_DEF
     echo "not ok 1 - hf_post_tool builds"
     exit 1
 fi
-cd "$DIR" && node post.js "$TMP/hf_post_tool"
+cd "$DIR" || exit 1
+node post.js "$TMP/hf_post_tool"
+rc=$?
+# End to end through `pairshard tokenize --tokenizer-json` (a second TAP run)
+node post_e2e.js "$PAIRSHARD" "$PS_ROOT" || rc=1
+exit $rc
