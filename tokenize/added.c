@@ -40,7 +40,6 @@ void ps_tok_added_free(ps_tok_added *a)
     for (size_t i = 0; i < a->n_map; i++)
         free(a->map[i].content);
     free(a->map);
-    free(a->special);
     for (int k = 0; k < 2; k++) {
         ps_tok_trie_free(&a->trie[k]);
     }
@@ -61,7 +60,7 @@ int32_t ps_tok_added_find(const ps_tok_added *a, const char *s, size_t n)
 {
     if (!a || !a->n_map)
         return -1;
-    ps_tok_added_name key = {(char *)s, n, 0};
+    ps_tok_added_name key = {(char *)s, n, 0, false};
     const ps_tok_added_name *hit = bsearch(&key, a->map, a->n_map, sizeof key, map_cmp);
     return hit ? hit->id : -1;
 }
@@ -97,10 +96,11 @@ const char *ps_tok_added_token(const ps_tok_added *a, int32_t id, bool *special)
 
 bool ps_tok_added_is_special(const ps_tok_added *a, const char *s, size_t n)
 {
-    if (!a)
+    if (!a || !a->n_map)
         return false;
-    ps_tok_added_name key = {(char *)s, n, 0};
-    return bsearch(&key, a->special, a->n_special, sizeof key, map_cmp) != NULL;
+    ps_tok_added_name key = {(char *)s, n, 0, false};
+    const ps_tok_added_name *hit = bsearch(&key, a->map, a->n_map, sizeof key, map_cmp);
+    return hit && hit->special;
 }
 
 int32_t ps_tok_added_max_id(const ps_tok_added *a)

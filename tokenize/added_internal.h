@@ -16,11 +16,13 @@ typedef struct ps_tok_added_tok {
     bool single_word, lstrip, rstrip, normalized, special;
 } ps_tok_added_tok;
 
-/* content -> id (HF's added_tokens_map), or a member of the special set. */
+/* content -> id (HF's added_tokens_map); `special`: the content is in HF's
+ * special_tokens_set (some entry with it had special=true; never removed). */
 typedef struct ps_tok_added_name {
     char *content;
     size_t len;
     int32_t id;
+    bool special;
 } ps_tok_added_name;
 
 struct ps_tok_added {
@@ -28,8 +30,6 @@ struct ps_tok_added {
     size_t n;
     ps_tok_added_name *map; /* sorted by content */
     size_t n_map;
-    ps_tok_added_name *special; /* sorted by content; ids unused */
-    size_t n_special;
     /* [0]: patterns of normalized=false tokens, [1]: normalized=true; the
      * trie's values are indices into toks. */
     ps_tok_trie trie[2];

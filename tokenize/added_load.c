@@ -115,18 +115,6 @@ static int normalize_content(const ps_tok_norm *norm, const entry *e, ps_tok_add
     return rc;
 }
 
-static int add_special(ps_tok_added *a, const entry *e)
-{
-    for (size_t i = 0; i < a->n_special; i++) /* sorted and deduplicated at the end */
-        if (a->special[i].len == e->len && !memcmp(a->special[i].content, e->content, e->len))
-            return PS_OK;
-    char *p = dup_bytes(e->content, e->len);
-    if (!p)
-        return PS_ENOMEM;
-    a->special[a->n_special++] = (ps_tok_added_name){p, e->len, -1};
-    return PS_OK;
-}
-
 /* HF's add_tokens for one token. *next_id: the next free id. */
 static int add_one(const ps_tok_load *c, build *b, const entry *e, const ps_tok_norm *norm,
                    const ps_tok_model *model, int64_t *next_id, const char *jp)
@@ -149,11 +137,12 @@ static int add_one(const ps_tok_load *c, build *b, const entry *e, const ps_tok_
         char *p = dup_bytes(e->content, e->len);
         if (!p)
             return PS_ENOMEM;
-        a->map[a->n_map] = (ps_tok_added_name){p, e->len, id};
+        a->map[a->n_map] = (ps_tok_added_name){p, e->len, id, false};
         b->by_name[ns] = (uint32_t)++a->n_map;
     } else {
         a->map[b->by_name[ns] - 1].id = id;
     }
+    a->map[b->by_name[ns] - 1].special |= e->special;
     size_t is = slot_of_id(b, id);
     ps_tok_added_tok *t;
     if (b->by_id[is]) { /* this id's token is replaced; its normalized form stays */
@@ -177,7 +166,7 @@ static int add_one(const ps_tok_load *c, build *b, const entry *e, const ps_tok_
     int rc;
     if (e->normalized && norm && (rc = normalize_content(norm, e, t)))
         return rc;
-    return e->special ? add_special(a, e) : PS_OK;
+    return PS_OK;
 }
 
 /* The model's vocabulary size as HF's get_vocab_size counts it: the
@@ -228,7 +217,6 @@ static int finish(ps_tok_added *a)
 {
     qsort(a->toks, a->n, sizeof *a->toks, tok_id_cmp);
     qsort(a->map, a->n_map, sizeof *a->map, name_cmp);
-    qsort(a->special, a->n_special, sizeof *a->special, name_cmp);
     int rc = build_trie(a, false);
     return rc ? rc : build_trie(a, true);
 }
@@ -248,8 +236,7 @@ static int alloc_build(build *b, size_t n)
     size_t m = n ? n : 1;
     b->a->toks = calloc(m, sizeof *b->a->toks);
     b->a->map = calloc(m, sizeof *b->a->map);
-    b->a->special = calloc(m, sizeof *b->a->special);
-    return b->a->toks && b->a->map && b->a->special ? PS_OK : PS_ENOMEM;
+    return b->a->toks && b->a->map ? PS_OK : PS_ENOMEM;
 }
 
 int ps_tok_added_load_model(const ps_tok_load *c, json_t *j, const char *jpath,
