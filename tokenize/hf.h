@@ -255,6 +255,14 @@ void ps_tok_segs_free(ps_tok_segs *s);
  * through `norm` here, as HF's AddedVocabulary does. */
 int ps_tok_added_load(const ps_tok_load *c, json_t *j, const char *jpath, const ps_tok_norm *norm,
                       ps_tok_added **out);
+/* As ps_tok_added_load, with HF's ids: HF ignores the "id" in the file and
+ * gives each token the id its content has (an earlier added token, then
+ * `model`'s vocabulary) or the next id from the model's vocabulary size on
+ * (AddedVocabulary::add_tokens). ps_tok_added_load (model NULL) takes the
+ * file's ids instead. */
+int ps_tok_added_load_model(const ps_tok_load *c, json_t *j, const char *jpath,
+                            const ps_tok_norm *norm, const ps_tok_model *model,
+                            ps_tok_added **out);
 /* Splits s[0..n) into stretches (out is cleared first) on the added tokens
  * whose `normalized` flag equals `normalized`, with HF's leftmost-longest
  * matching and single_word / lstrip / rstrip rules. NULL a: one stretch. */
@@ -264,6 +272,9 @@ int ps_tok_added_split(const ps_tok_added *a, bool normalized, const char *s, si
 int32_t ps_tok_added_find(const ps_tok_added *a, const char *s, size_t n);
 /* Content of added token `id` (NUL-terminated), or NULL. *special: its flag. */
 const char *ps_tok_added_token(const ps_tok_added *a, int32_t id, bool *special);
+/* HF's is_special_token: s[0..n) is the content of a token added with
+ * special=true (what decode(skip_special_tokens) drops). */
+bool ps_tok_added_is_special(const ps_tok_added *a, const char *s, size_t n);
 /* The largest added id, or -1 when none. */
 int32_t ps_tok_added_max_id(const ps_tok_added *a);
 void ps_tok_added_free(ps_tok_added *a);

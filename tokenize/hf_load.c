@@ -84,8 +84,9 @@ static int load_components(const ps_tok_load *c, json_t *root, struct ps_tok_hf 
         (rc = ps_tok_pretok_load(c, json_object_get(root, "pre_tokenizer"), "pre_tokenizer",
                                  &hf->pretok)) ||
         (rc = ps_tok_model_load(c, json_object_get(root, "model"), "model", &hf->model)) ||
-        (rc = ps_tok_added_load(c, json_object_get(root, "added_tokens"), "added_tokens", hf->norm,
-                                &hf->added)) ||
+        /* with the model: HF's ids (the file's "id" is only a hint to HF) */
+        (rc = ps_tok_added_load_model(c, json_object_get(root, "added_tokens"), "added_tokens",
+                                      hf->norm, hf->model, &hf->added)) ||
         (rc = ps_tok_post_load(c, json_object_get(root, "post_processor"), "post_processor",
                                &hf->post)) ||
         (rc = ps_tok_decoder_load(c, json_object_get(root, "decoder"), "decoder", &hf->decoder)))
