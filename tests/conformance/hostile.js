@@ -30,6 +30,9 @@ function hostileRecords() {
     q('Who 😀 has 👨‍👩‍👧‍👦 families and 🇨🇳🇺🇸 flags? 👍🏽 1️⃣', "SELECT name FROM t WHERE icon = '🏳️‍🌈'"),
     q('🤷‍♀️🤷‍♂️🧑🏿‍🚀', "SELECT '👩‍💻'"),
     // combining marks: decomposed é, stacked marks, a lone mark first
+    // a leading mark the normalizer removes: the first piece then starts past original
+    // offset 0, and Metaspace's prepend_scheme "first" must not prepend (HF looks at offsets_original)
+    q('\u0301count the rows', '\u0308select 1'),
     q('cafe\u0301 re\u0301sume\u0301 Z\u0324\u0354\u0367\u0311\u0313 \u0301start', "SELECT * FROM caf\u00e9 WHERE n = 'Zo\u0308e'"),
     // RTL scripts with marks and bidi controls
     q('\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645 \u05e9\u05dc\u05d5\u05dd \u200fRLM\u200e \u202ehidden\u202c',
@@ -77,4 +80,39 @@ function hostileRecords() {
   return out;
 }
 
-module.exports = { hostileRecords };
+// Seeded random records: fragments from a palette that mixes the hazards
+// above (special tokens whole and cut, contractions, digit runs, spaces,
+// marks, emoji, CJK, RTL) so they meet in combinations nobody wrote by hand.
+const PALETTE = [
+  ...SPECIALS, ...SPECIALS.map((t) => t.slice(0, -1)), ...CONTRACTIONS.flatMap(cases),
+  'SELECT', 'select', 'count(', 'ORDER BY', 'where', 'name', 'How', 'many', 'singers', 'the', 'a',
+  ' ', '  ', '   ', '\t', '\n', '\r\n', '\u00a0', '\u3000', '\u200b', '\u200d', '\ufeff',
+  '0', '7', '42', '1234', '98765432', '3.14', '\u0663', '\uff11',
+  '\u0301', '\u0308', 'e\u0301', '\u00e9', '\u00c5', '\u212b', '\ufb01', '\u0130', '\u03a3', '\u00df',
+  '\ud83d\ude00', '\ud83d\udc68\u200d\ud83d\udc69\u200d\ud83d\udc67', '\ud83c\udde8\ud83c\uddf3', '\ud83d\udc4d\ud83c\udffd',
+  '\u6b4c\u624b', '\u591a\u5c11', '\uff1f', '\u201c', '\u201d', '\u0645\u0631\u062d\u0628\u0627', '\u05e9\u05dc\u05d5\u05dd',
+  '\u0e2a\u0e27\u0e31', '\u0928\u092e\u0938\u094d', '\u0001', '\u007f', '\u0085', '\ud840\udc00', '\ue000',
+  '(', ')', '*', ',', ';', "'", '"', '.', '!', '?', '-', '_', '<', '>', '|', '[', ']', '##', '\u2581',
+];
+
+function randomRecords(seed, count) {
+  let x = seed >>> 0;
+  const rnd = () => { // mulberry32
+    x = (x + 0x6d2b79f5) >>> 0;
+    let t = x;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const text = () => {
+    const k = 1 + Math.floor(rnd() * 24);
+    let s = '';
+    for (let i = 0; i < k; i++) s += PALETTE[Math.floor(rnd() * PALETTE.length)];
+    return s;
+  };
+  const out = [];
+  for (let i = 0; i < count; i++) out.push({ question: text(), sql: text() });
+  return out;
+}
+
+module.exports = { hostileRecords, randomRecords };

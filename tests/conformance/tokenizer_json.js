@@ -7,22 +7,23 @@
 // CSpider-like set tests/data/cspider writes), and hostile strings (emoji,
 // ZWJ sequences, combining marks, RTL, control characters, digit runs,
 // contractions in every case, whitespace runs, special-token strings whole
-// and cut). For each file: encode(question, sql) and encode(question), with
-// special tokens, untruncated and truncated at 16, 32 and 128 (HF:
-// setTruncation(N), longest_first), compared id for id, input_ids and
-// token_type_ids. One TAP line per (file, mode, length); a mismatch prints
-// the file, record, first differing position and both ids there. Exits 1
-// on any mismatch.
+// and cut), and seeded random mixtures of all of these. For each file:
+// encode(question, sql) and encode(question), with special tokens,
+// untruncated and truncated at 16, 32 and 128 (HF: setTruncation(N),
+// longest_first), compared id for id, input_ids and token_type_ids. One
+// TAP line per (file, mode, length); a mismatch prints the file, record,
+// first differing position and both ids there. Exits 1 on any mismatch.
 //
 // env: PAIRSHARD (the binary), PS_ROOT (repository root); PS_TOKJSON_ONLY
-// (a substring: test only the files whose name contains it).
+// (a substring: test only the files whose name contains it); PS_FUZZ_SEED
+// and PS_FUZZ_COUNT change the seeded random records (default 20261203, 200).
 'use strict';
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { spawnSync } = require('child_process');
 const hf = require('tokenizers');
-const { hostileRecords } = require('./hostile');
+const { hostileRecords, randomRecords } = require('./hostile');
 
 const PAIRSHARD = process.env.PAIRSHARD;
 const ROOT = process.env.PS_ROOT;
@@ -38,6 +39,8 @@ process.on('exit', () => fs.rmSync(TMP, { recursive: true, force: true }));
 const LENGTHS = [0, 16, 32, 128]; // 0: no truncation
 const MODES = ['pair', 'question'];
 const SPIDER_EVERY = 8; // every 8th Spider dev record: 130 records
+const SEED = Number(process.env.PS_FUZZ_SEED || 20261203);
+const COUNT = Number(process.env.PS_FUZZ_COUNT || 200);
 
 let n = 0;
 let failures = 0;
@@ -81,6 +84,7 @@ function corpus() {
   });
   chineseRecords().forEach((r, i) => records.push({ id: `zh-${i}`, ...r }));
   hostileRecords().forEach((r, i) => records.push({ id: `hostile-${i}`, ...r }));
+  randomRecords(SEED, COUNT).forEach((r, i) => records.push({ id: `random-${i}`, ...r }));
   return records;
 }
 
