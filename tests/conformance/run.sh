@@ -1,17 +1,29 @@
 #!/bin/sh
 # Conformance of `pairshard tokenize` with HuggingFace tokenizers (node
-# binding, pinned in package-lock.json). Installs the binding with `npm ci`
-# when it is missing or not the pinned version, then runs conformance.js,
-# which prints TAP and exits non-zero on any mismatch.
+# binding, pinned in package-lock.json with tiktoken for the benchmarks).
+# Installs them with `npm ci` when one is missing or not the pinned
+# version, then runs conformance.js (vocab.txt WordPiece against
+# BertTokenizerFast) and tokenizer_json.js (every tokenizer.json in
+# tests/data/tokenizers), or only the scripts named as arguments. Each
+# prints TAP; the exit status is non-zero when any of them fails.
 # env: PAIRSHARD (the binary), PS_ROOT (repository root).
 set -eu
 : "${PAIRSHARD:?PAIRSHARD must point at the pairshard binary}"
 : "${PS_ROOT:?PS_ROOT must point at the repository root}"
 DIR="$PS_ROOT/tests/conformance"
 cd "$DIR"
-want=$(node -p 'require("./package-lock.json").packages["node_modules/tokenizers"].version')
-have=$(node -p 'try { require("./node_modules/tokenizers/package.json").version } catch (e) { "" }')
-if [ "$have" != "$want" ]; then
+pinned() { # package: 0 when node_modules holds the version the lock pins
+    want=$(node -p "require('./package-lock.json').packages['node_modules/$1'].version")
+    have=$(node -p "try { require('./node_modules/$1/package.json').version } catch (e) { '' }")
+    [ "$have" = "$want" ]
+}
+if ! pinned tokenizers || ! pinned tiktoken; then
     npm ci --silent --no-audit --no-fund --prefer-offline >&2
 fi
-TOKENIZERS_PARALLELISM=${TOKENIZERS_PARALLELISM:-true} exec node conformance.js
+[ $# -gt 0 ] || set -- conformance.js tokenizer_json.js
+export TOKENIZERS_PARALLELISM="${TOKENIZERS_PARALLELISM:-true}"
+rc=0
+for script in "$@"; do
+    node "$script" || rc=1
+done
+exit $rc
