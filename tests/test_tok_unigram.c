@@ -12,6 +12,7 @@
 
 #include "tokenize/hf.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,6 +294,84 @@ static void test_t5_model(void **state)
     EXPECT(m, &slot, "<unk>", 2);
     ps_tok_work_slot_clear(&slot);
     m->destroy(m);
+}
+
+/* Threads share one model and one normalizer, each with its own slot and
+ * buffers, and get the single-threaded answers. */
+typedef struct job {
+    const ps_tok_model *m;
+    const ps_tok_norm *n;
+    const char *const *texts;
+    size_t n_texts;
+    ps_tok_ids want; /* every text's ids, concatenated */
+    int bad;
+} job;
+
+static int run_texts(const job *jb, ps_tok_ids *out)
+{
+    ps_tok_work_slot slot = {0};
+    ps_tok_buf io = {0}, tmp = {0};
+    ps_error err;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < jb->n_texts; i++) {
+        io.len = 0;
+        rc = ps_tok_buf_put(&io, "\xE2\x96\x81", 3) || ps_tok_buf_put(&io, jb->texts[i], strlen(jb->texts[i]));
+        if (rc == 0)
+            rc = jb->n->apply(jb->n, &io, &tmp);
+        if (rc == 0)
+            rc = jb->m->encode(jb->m, &slot, io.p, io.len, out, &err);
+    }
+    ps_tok_work_slot_clear(&slot);
+    ps_tok_buf_free(&io);
+    ps_tok_buf_free(&tmp);
+    return rc;
+}
+
+static void *thread_main(void *arg)
+{
+    job *jb = arg;
+    for (int round = 0; round < 20; round++) {
+        ps_tok_ids got = {0};
+        if (run_texts(jb, &got) || got.n != jb->want.n ||
+            memcmp(got.v, jb->want.v, got.n * sizeof *got.v))
+            jb->bad++;
+        ps_tok_ids_free(&got);
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "How", "many", "singers", "do", "we", "have?", "SELECT", "count(*)", "FROM", "singer",
+        "\xEF\xBC\xA1\xEF\xBC\xA2", "\xE4\xB8\xAD\xE6\x96\x87", "caf\xC3\xA9", "\xEF\xAC\x81sh",
+        "T1.name", "concert_singer", "\xF0\x9F\x91\x8D", "e\xCC\x81t\xC3\xA9",
+    };
+    json_t *j = t5_json();
+    ps_tok_model *m = NULL;
+    ps_tok_norm *n = NULL;
+    ps_error err;
+    ps_tok_load c = {.file = "t5", .err = &err};
+    if (ps_tok_unigram_load(&c, json_object_get(j, "model"), "model", &m) < 0 ||
+        ps_tok_precompiled_load(&c, json_object_get(j, "normalizer"), "normalizer", &n) < 0)
+        fail_msg("%s", err.message);
+    json_decref(j);
+    job jobs[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        jobs[t] = (job){.m = m, .n = n, .texts = texts + t, .n_texts = 18 - (size_t)t};
+        assert_int_equal(run_texts(&jobs[t], &jobs[t].want), 0);
+    }
+    for (int t = 0; t < 4; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, thread_main, &jobs[t]), 0);
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(jobs[t].bad, 0);
+        ps_tok_ids_free(&jobs[t].want);
+    }
+    m->destroy(m);
+    n->destroy(n);
 }
 
 /* ---- the Precompiled normalizer ------------------------------------------- */
@@ -643,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_cache_per_model),
         cmocka_unit_test(test_bad_json),
         cmocka_unit_test(test_t5_model),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_t5_charsmap),
         cmocka_unit_test(test_t5_nul),
         cmocka_unit_test(test_handmade_blob),

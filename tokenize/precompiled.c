@@ -132,12 +132,13 @@ static bool hf_break(uint32_t a, uint32_t b, utf8proc_int32_t *state)
 /* Byte length of the extended grapheme cluster starting at s[i]. */
 static size_t cluster_len(const unsigned char *s, size_t n, size_t i)
 {
-    uint32_t a, b;
-    size_t k = i + ps_tok_utf8_decode(s + i, n - i, &a);
+    uint32_t a = 0, b = 0;
+    unsigned l = ps_tok_utf8_decode(s + i, n - i, &a);
+    size_t k = i + (l ? l : 1); /* the text is valid UTF-8; never loop if not */
     utf8proc_int32_t state = 0; /* safe to reset after a break (utf8proc.h) */
     while (k < n) {
-        unsigned l = ps_tok_utf8_decode(s + k, n - k, &b);
-        if (hf_break(a, b, &state))
+        l = ps_tok_utf8_decode(s + k, n - k, &b);
+        if (!l || hf_break(a, b, &state))
             break;
         a = b;
         k += l;
@@ -153,6 +154,7 @@ static int put_cluster(const pc_norm *p, const unsigned char *g, size_t n, ps_to
         return ps_tok_buf_put(out, p->pool + off, len);
     for (size_t i = 0; i < n;) {
         size_t l = ps_tok_utf8_decode(g + i, n - i, &(uint32_t){0});
+        l = l ? l : 1;
         int rc = transform(p, g + i, l, &off, &len) ? ps_tok_buf_put(out, p->pool + off, len)
                                                     : ps_tok_buf_put(out, g + i, l);
         if (rc < 0)

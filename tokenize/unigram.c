@@ -186,6 +186,8 @@ static int viterbi(const ug_model *m, ug_work *w, const unsigned char *s, size_t
         if (w->from[pos] == SIZE_MAX)
             here = 0.0;
         size_t mblen = utf8_len(s[pos]);
+        if (mblen > n - pos) /* only invalid UTF-8, which callers never pass */
+            mblen = n - pos;
         bool single = false;
         uint32_t node = 0;
         for (size_t k = pos; k < n; k++) {

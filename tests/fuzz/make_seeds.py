@@ -148,3 +148,36 @@ texts.append("[CLS] what is [MASK] ? [SEP] SELECT [UNK] FROM t [PAD]")
 for i, t in enumerate(texts):
     opt = (i * 37) % 256
     put("fuzz_encode", "text-%03d" % i, bytes([opt]) + t.encode("utf-8"))
+
+# Charsmaps for fuzz_charsmap: small darts-clone arrays in the layout
+# SentencePiece writes (u32 trie size, units, NUL-terminated replacements),
+# one 256-unit block per node, with keys like nmt_nfkc's.
+def charsmap(keys):
+    units = [0] * 512
+    units[0] = 256 << 10  # the root's children sit at 256 ^ byte
+    pool = b""
+    for key, repl in keys:
+        value = len(pool)
+        pool += repl.encode("utf-8") + b"\0"
+        base = 256
+        kb = key.encode("utf-8")
+        for i, ch in enumerate(kb):
+            idx = base + ch
+            if units[idx] and units[idx] & 0xFF == ch:
+                child = idx ^ (units[idx] >> 10)
+            else:
+                child = len(units)
+                units += [0] * 256
+                units[idx] = ch | ((idx ^ child) << 10)
+            if i == len(kb) - 1:
+                units[idx] |= 1 << 8
+                units[child] = 0x80000000 | value
+            base = child
+    return (len(units) * 4).to_bytes(4, "little") + \
+        b"".join(u.to_bytes(4, "little") for u in units) + pool
+
+
+put("fuzz_charsmap", "latin", charsmap([("a", "A"), ("\u00e9", "e"), ("\uff21", "A"), ("\r", " ")]))
+put("fuzz_charsmap", "nfkc", charsmap([("\ufb01", "fi"), ("e\u0301", "\u00e9"), ("\u00a0", " "),
+                                       ("\u2162", "III"), ("\x01", "")]))
+
