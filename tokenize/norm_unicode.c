@@ -156,7 +156,8 @@ static int decompose_all(const unsigned char *s, size_t n, bool compat, ps_tok_b
         }
         uint32_t cp;
         unsigned len = ps_tok_utf8_decode(s + i, n - i, &cp);
-        if (!len) { /* not valid UTF-8 (the caller's promise broken): keep the byte */
+        if (!len) { /* not valid UTF-8 (the caller's promise broken): the byte
+                     * is taken as U+0080..U+00FF, never read past */
             cp = s[i];
             len = 1;
         }

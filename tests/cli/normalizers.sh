@@ -5,19 +5,27 @@
 # options, legacy forms and Sequences. pairshard's side is
 # tests/tools/norm_apply, built here against the suite's library. Then
 # normalizers_e2e.js: real tokenizer.json files with normalizers swapped in,
-# through `pairshard tokenize`, id for id with HF's encode. The
-# binding is installed by tests/conformance/run.sh (npm ci); without it (or
-# without node) this is a skip.
+# through `pairshard tokenize`, id for id with HF's encode. Without node or
+# the binding (npm ci failed) this is a skip.
 . "$PS_ROOT/tests/tap.sh"
 . "$PS_ROOT/tests/tools/build_tool.sh"
 
 build_tool norm_apply "$PS_BUILD" "$TMP/norm_apply" -I"$PS_ROOT" 2>"$TMP/err"
 check "norm_apply builds against the library" $? "$TMP/err"
 
+# The binding, pinned by package-lock.json: installed as
+# tests/conformance/run.sh installs it, when missing and npm is there.
+CONF="$PS_ROOT/tests/conformance"
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+    want=$(cd "$CONF" && node -p 'require("./package-lock.json").packages["node_modules/tokenizers"].version')
+    have=$(cd "$CONF" && node -p 'try { require("./node_modules/tokenizers/package.json").version } catch (e) { "" }')
+    [ "$have" = "$want" ] || (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline >&2)
+fi
+
 if ! command -v node >/dev/null 2>&1; then
     skip "normalizers against the binding" "node is not installed"
 elif [ ! -f "$PS_ROOT/tests/conformance/node_modules/tokenizers/package.json" ]; then
-    skip "normalizers against the binding" "tokenizers@0.23.2 not installed (tests/conformance/run.sh installs it)"
+    skip "normalizers against the binding" "tokenizers@0.23.2 is not installed (npm ci failed)"
 else
     # relay a TAP stream from node, renumbered after ours
     relay() { # file

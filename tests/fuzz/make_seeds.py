@@ -4,7 +4,7 @@
     make_seeds.py ROOT SEEDS_DIR
 
 Writes SEEDS_DIR/<target>/ for fuzz_clean_{jsonl,json,csv,tsv}, fuzz_vocab,
-fuzz_tokenizer_json and fuzz_encode from Spider (tests/data/spider), the
+fuzz_tokenizer_json, fuzz_encode and fuzz_normalizers from Spider (tests/data/spider), the
 Unicode torture set (tests/data/torture) and the BERT vocabularies
 (tests/data/vocab). The block, manifest, LMDB and reader-state seeds come
 from a built shard set (run.sh).
@@ -148,6 +148,8 @@ texts.append("[CLS] what is [MASK] ? [SEP] SELECT [UNK] FROM t [PAD]")
 for i, t in enumerate(texts):
     opt = (i * 37) % 256
     put("fuzz_encode", "text-%03d" % i, bytes([opt]) + t.encode("utf-8"))
+    # fuzz_normalizers: the first byte picks the normalizer (17 of them)
+    put("fuzz_normalizers", "text-%03d" % i, bytes([i % 17]) + t.encode("utf-8"))
 
 # Charsmaps for fuzz_charsmap: small darts-clone arrays in the layout
 # SentencePiece writes (u32 trie size, units, NUL-terminated replacements),
