@@ -183,3 +183,41 @@ put("fuzz_charsmap", "latin", charsmap([("a", "A"), ("\u00e9", "e"), ("\uff21", 
 put("fuzz_charsmap", "nfkc", charsmap([("\ufb01", "fi"), ("e\u0301", "\u00e9"), ("\u00a0", " "),
                                        ("\u2162", "III"), ("\x01", "")]))
 
+
+# fuzz_tok_parts: added tokens, post-processors and decoders with text.
+def atok(content, **kw):
+    t = {"id": 0, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": True}
+    t.update(kw)
+    return t
+
+
+parts = [
+    {"added_tokens": [atok("<|im_start|>"), atok("<|im_end|>"), atok("<mask>", lstrip=True),
+                      atok("SELECT", single_word=True, special=False),
+                      atok("Where", normalized=True, rstrip=True)],
+     "post_processor": template(),
+     "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True},
+     "text": "<|im_start|>user\nHow many <mask> where SELECT count(*)<|im_end|>",
+     "tokens": ["\u0120a", "<0xE2>", "##b", "\u2581c"]},
+    {"added_tokens": [atok("ab"), atok("abc"), atok("bcd", lstrip=True, rstrip=True)],
+     "post_processor": {"type": "Sequence", "processors": [
+         {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True},
+         {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0],
+          "trim_offsets": True, "add_prefix_space": True}]},
+     "decoder": {"type": "Sequence", "decoders": [
+         {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+         {"type": "ByteFallback"}, {"type": "Fuse"},
+         {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+     "text": " abcd \u3000bcd xabc", "tokens": ["\u2581hi", "<0x21>", "<0xC3>"]},
+    {"added_tokens": None,
+     "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", 102], "cls": ["[CLS]", 101]},
+     "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first"},
+     "text": "plain", "tokens": ["\u2581a\u2581b", "c"]},
+    {"decoder": {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True},
+     "tokens": ["a", "a", "<pad>", "|", " do", " not"]},
+    {"decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+     "post_processor": {"type": "BPEDecoder"}, "tokens": ["a", "##b", " ."]},
+]
+for i, p in enumerate(parts):
+    put("fuzz_tok_parts", "parts-%d.json" % i, json.dumps(p, ensure_ascii=False))
