@@ -18,6 +18,7 @@
 // (a substring: test only the files whose name contains it); PS_FUZZ_SEED
 // and PS_FUZZ_COUNT change the seeded random records (default 20261203, 200).
 'use strict';
+const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -150,6 +151,19 @@ async function compare(name, file, tok, records, input, mode, maxLength) {
   return true;
 }
 
+// Every file is named in tokenizers/PROVENANCE.md with its sha256 (in a
+// "## file" section or a table row: the first 64-hex string after the name).
+function checkProvenance(files) {
+  const prov = fs.readFileSync(path.join(TOKDIR, 'PROVENANCE.md'), 'utf8');
+  for (const f of files) {
+    const sum = crypto.createHash('sha256').update(fs.readFileSync(path.join(TOKDIR, f))).digest('hex');
+    let at = prov.indexOf(`## ${f}`);
+    if (at < 0) at = prov.indexOf(`| ${f} |`);
+    const named = at < 0 ? null : (prov.slice(at).match(/\b[0-9a-f]{64}\b/) || [null])[0];
+    tap(named === sum, `PROVENANCE.md: ${f} sha256${named === sum ? '' : ` is ${sum}, it says ${named}`}`);
+  }
+}
+
 async function main() {
   const records = corpus();
   const input = path.join(TMP, 'corpus.jsonl');
@@ -158,10 +172,17 @@ async function main() {
   const files = fs.readdirSync(TOKDIR).filter((f) => f.endsWith('.tokenizer.json') && f.includes(only)).sort();
   console.log(`# ${records.length} records, ${files.length} tokenizer.json files`);
   if (files.length === 0) tap(false, `no tokenizer.json in ${TOKDIR} matches ${JSON.stringify(only)}`);
+  checkProvenance(files);
   for (const f of files) {
     const name = f.replace(/\.tokenizer\.json$/, '');
     const file = path.join(TOKDIR, f);
-    const tok = hf.Tokenizer.fromString(fs.readFileSync(file, 'utf8'));
+    let tok;
+    try {
+      tok = hf.Tokenizer.fromString(fs.readFileSync(file, 'utf8'));
+    } catch (e) {
+      tap(false, `${name}: HF does not load it: ${e.message}`);
+      continue;
+    }
     settings: for (const mode of MODES) {
       for (const len of LENGTHS) {
         // A file pairshard refuses fails once, not once per setting.
