@@ -107,11 +107,12 @@ function firstDiff(a, b) {
 
 // One line per mismatching record (at most 3 per test): where the lists
 // first differ and the ids (with HF's token) on each side.
-function describe(tok, rec, what, ours, theirs) {
+function describe(tok, rec, mode, what, ours, theirs) {
   const at = firstDiff(ours, theirs);
   const show = (list) => (at < list.length ? `${list[at]}${what === 'ids' ? ` ${JSON.stringify(tok.idToToken(list[at]))}` : ''}` : 'end');
+  const text = `q=${JSON.stringify(rec.question.slice(0, 60))}${mode === 'pair' ? ` sql=${JSON.stringify(rec.sql.slice(0, 40))}` : ''}`;
   return `#   ${rec.id} ${what}: first difference at ${at}: hf ${show(theirs)} | pairshard ${show(ours)}` +
-    ` (lengths ${theirs.length}/${ours.length}) q=${JSON.stringify(rec.question.slice(0, 60))}`;
+    ` (lengths ${theirs.length}/${ours.length}) ${text}`;
 }
 
 async function compare(name, file, tok, records, input, mode, maxLength) {
@@ -142,7 +143,7 @@ async function compare(name, file, tok, records, input, mode, maxLength) {
     bad++;
     if (notes.length < 3) {
       notes.push(what === 'id' ? `#   record ${i}: id ${JSON.stringify(o.id)}, expected ${records[i].id}`
-        : describe(tok, records[i], what, what === 'ids' ? o.input_ids : o.token_type_ids,
+        : describe(tok, records[i], mode, what, what === 'ids' ? o.input_ids : o.token_type_ids,
           what === 'ids' ? theirs[i].ids : theirs[i].types));
     }
   }
