@@ -123,7 +123,9 @@ async function compare(name, file, tok, records, input, mode, maxLength) {
   const r = runPairshard(args);
   if (r.status !== 0) {
     tap(false, label);
-    console.log(`#   pairshard exited ${r.status}: ${r.stderr.split('\n')[0]}`);
+    // the reason, or a sanitizer's report (its "=====" rule skipped) with its first frame
+    const why = r.stderr.split('\n').filter((l) => l.trim() !== '' && !/^=+$/.test(l)).slice(0, 4);
+    console.log(`#   pairshard exited ${r.status}${r.signal ? ` (${r.signal})` : ''}: ${why.join(' | ')}`);
     return false;
   }
   const ours = r.stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
