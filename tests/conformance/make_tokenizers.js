@@ -198,8 +198,10 @@ function llama3(g) {
     added_tokens: at,
     pre_tokenizer: { type: 'Sequence', pretokenizers: [
       { type: 'Split', pattern: { Regex: LLAMA3_REGEX }, behavior: 'Isolated', invert: false }, BYTELEVEL] },
-    post_processor: template('<|begin_of_text|> $A', '<|begin_of_text|> $A <|begin_of_text|>:1 $B:1',
-      [['<|begin_of_text|>', bos]]),
+    // as Meta's files have it: ByteLevel (offsets only) then the template
+    post_processor: { type: 'Sequence', processors: [
+      { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
+      template('<|begin_of_text|> $A', '<|begin_of_text|> $A <|begin_of_text|>:1 $B:1', [['<|begin_of_text|>', bos]])] },
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
   });
 }
@@ -236,6 +238,18 @@ function addedFlags(g) {
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
     post_processor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+  });
+}
+
+// The ByteLevel normalizer (not the pre-tokenizer): every byte is mapped
+// before anything splits, so no space is left and WhitespaceSplit keeps the
+// whole text as one word for the BPE model.
+function bytelevelNormalizer(g) {
+  return tokenizer(bpeModel(g.vocab, g.merges), {
+    added_tokens: [added(g.size, '<|endoftext|>')],
+    normalizer: { type: 'Sequence', normalizers: [{ type: 'NFC' }, { type: 'ByteLevel' }] },
+    pre_tokenizer: { type: 'WhitespaceSplit' },
+    decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
   });
 }
 
@@ -382,6 +396,28 @@ function wordpieceNfd() {
   });
 }
 
+// Every Split behaviour, invert, CharDelimiterSplit, the Nmt, one-sided
+// Strip and Regex Replace normalizers, a short max_input_chars_per_word, and
+// a template whose special token has two ids.
+function splitBehaviors() {
+  const t = wordpieceNfd();
+  const v = t.model.vocab;
+  t.model.max_input_chars_per_word = 12;
+  const split = (pattern, behavior, invert = false) => ({ type: 'Split', pattern, behavior, invert });
+  t.normalizer = { type: 'Sequence', normalizers: [
+    { type: 'Nmt' }, { type: 'NFKD' }, { type: 'Replace', pattern: { Regex: '\\s+' }, content: ' ' },
+    { type: 'Strip', strip_left: true, strip_right: false }, { type: 'Lowercase' }] };
+  t.pre_tokenizer = { type: 'Sequence', pretokenizers: [
+    split({ String: ' ' }, 'Removed'), split({ Regex: '\\d+' }, 'MergedWithPrevious'),
+    split({ Regex: '[,;]' }, 'MergedWithNext'), split({ Regex: '[()*]' }, 'Contiguous'),
+    split({ Regex: '[a-z]+' }, 'Isolated', true), { type: 'CharDelimiterSplit', delimiter: '_' }] };
+  const post = template('[CLS] $A [SEP]', '[CLS] $A [SEP] [Q]:1 $B:1 [SEP]:1',
+    [['[CLS]', v['[CLS]']], ['[SEP]', v['[SEP]']]]);
+  post.special_tokens['[Q]'] = { id: '[Q]', ids: [v['[unused0]'], v['[unused1]']], tokens: ['[unused0]', '[unused1]'] };
+  t.post_processor = post;
+  return t;
+}
+
 // WordLevel: the 3,000 most frequent lowercased Whitespace words of Spider train.
 function wordlevelVocab(texts) {
   const counts = new Map();
@@ -462,6 +498,8 @@ async function main() {
     'unigram-nfkc-bytefallback': unigramNfkc(pieces),
     'unigram-wsplit-unk3': unigramWsplit(pieces),
     'wordpiece-nfd-whitespace': wordpieceNfd(),
+    'split-behaviors-wordpiece': splitBehaviors(),
+    'bytelevel-normalizer': bytelevelNormalizer(g),
     'wordlevel-whitespace': wordlevel(wl),
     'notype-wordlevel-fields': notypeWordlevelFields(wl),
     'bpe-prefix-suffix': bpeAffix(texts, '##', '</w>'),

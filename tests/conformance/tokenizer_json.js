@@ -18,6 +18,7 @@
 // (a substring: test only the files whose name contains it); PS_FUZZ_SEED
 // and PS_FUZZ_COUNT change the seeded random records (default 20261203, 200).
 'use strict';
+const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -106,11 +107,12 @@ function firstDiff(a, b) {
 
 // One line per mismatching record (at most 3 per test): where the lists
 // first differ and the ids (with HF's token) on each side.
-function describe(tok, rec, what, ours, theirs) {
+function describe(tok, rec, mode, what, ours, theirs) {
   const at = firstDiff(ours, theirs);
   const show = (list) => (at < list.length ? `${list[at]}${what === 'ids' ? ` ${JSON.stringify(tok.idToToken(list[at]))}` : ''}` : 'end');
+  const text = `q=${JSON.stringify(rec.question.slice(0, 60))}${mode === 'pair' ? ` sql=${JSON.stringify(rec.sql.slice(0, 40))}` : ''}`;
   return `#   ${rec.id} ${what}: first difference at ${at}: hf ${show(theirs)} | pairshard ${show(ours)}` +
-    ` (lengths ${theirs.length}/${ours.length}) q=${JSON.stringify(rec.question.slice(0, 60))}`;
+    ` (lengths ${theirs.length}/${ours.length}) ${text}`;
 }
 
 async function compare(name, file, tok, records, input, mode, maxLength) {
@@ -121,7 +123,9 @@ async function compare(name, file, tok, records, input, mode, maxLength) {
   const r = runPairshard(args);
   if (r.status !== 0) {
     tap(false, label);
-    console.log(`#   pairshard exited ${r.status}: ${r.stderr.split('\n')[0]}`);
+    // the reason, or a sanitizer's report (its "=====" rule skipped) with its first frame
+    const why = r.stderr.split('\n').filter((l) => l.trim() !== '' && !/^=+$/.test(l)).slice(0, 4);
+    console.log(`#   pairshard exited ${r.status}${r.signal ? ` (${r.signal})` : ''}: ${why.join(' | ')}`);
     return false;
   }
   const ours = r.stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
@@ -141,13 +145,26 @@ async function compare(name, file, tok, records, input, mode, maxLength) {
     bad++;
     if (notes.length < 3) {
       notes.push(what === 'id' ? `#   record ${i}: id ${JSON.stringify(o.id)}, expected ${records[i].id}`
-        : describe(tok, records[i], what, what === 'ids' ? o.input_ids : o.token_type_ids,
+        : describe(tok, records[i], mode, what, what === 'ids' ? o.input_ids : o.token_type_ids,
           what === 'ids' ? theirs[i].ids : theirs[i].types));
     }
   }
   tap(bad === 0, `${label}${bad ? ` (${bad} of ${records.length} records differ)` : ''}`);
   notes.forEach((l) => console.log(l));
   return true;
+}
+
+// Every file is named in tokenizers/PROVENANCE.md with its sha256 (in a
+// "## file" section or a table row: the first 64-hex string after the name).
+function checkProvenance(files) {
+  const prov = fs.readFileSync(path.join(TOKDIR, 'PROVENANCE.md'), 'utf8');
+  for (const f of files) {
+    const sum = crypto.createHash('sha256').update(fs.readFileSync(path.join(TOKDIR, f))).digest('hex');
+    let at = prov.indexOf(`## ${f}`);
+    if (at < 0) at = prov.indexOf(`| ${f} |`);
+    const named = at < 0 ? null : (prov.slice(at).match(/\b[0-9a-f]{64}\b/) || [null])[0];
+    tap(named === sum, `PROVENANCE.md: ${f} sha256${named === sum ? '' : ` is ${sum}, it says ${named}`}`);
+  }
 }
 
 async function main() {
@@ -158,10 +175,17 @@ async function main() {
   const files = fs.readdirSync(TOKDIR).filter((f) => f.endsWith('.tokenizer.json') && f.includes(only)).sort();
   console.log(`# ${records.length} records, ${files.length} tokenizer.json files`);
   if (files.length === 0) tap(false, `no tokenizer.json in ${TOKDIR} matches ${JSON.stringify(only)}`);
+  checkProvenance(files);
   for (const f of files) {
     const name = f.replace(/\.tokenizer\.json$/, '');
     const file = path.join(TOKDIR, f);
-    const tok = hf.Tokenizer.fromString(fs.readFileSync(file, 'utf8'));
+    let tok;
+    try {
+      tok = hf.Tokenizer.fromString(fs.readFileSync(file, 'utf8'));
+    } catch (e) {
+      tap(false, `${name}: HF does not load it: ${e.message}`);
+      continue;
+    }
     settings: for (const mode of MODES) {
       for (const len of LENGTHS) {
         // A file pairshard refuses fails once, not once per setting.
