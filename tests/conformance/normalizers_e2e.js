@@ -59,7 +59,7 @@ const say = (ok, what, extra) => {
 };
 
 (async () => {
-  const files = ['tests/data/tokenizers/gpt2.tokenizer.json', 'tests/data/post/roberta-base.tokenizer.json',
+  const files = ['tests/data/tokenizers/gpt2.tokenizer.json', 'tests/data/tokenizers/roberta-base.tokenizer.json',
     'tests/data/tokenizers/t5-small.tokenizer.json'];
   for (const rel of files) {
     const name = path.basename(rel);

@@ -107,7 +107,7 @@ async function compare(name, json) {
 }
 
 (async () => {
-  const roberta = readJson('tests/data/post/roberta-base.tokenizer.json');
+  const roberta = readJson('tests/data/tokenizers/roberta-base.tokenizer.json');
   await compare('RoBERTa-base', roberta);
   await compare('Qwen2.5-like chat markers', qwenLike(roberta));
   await compare('Llama-3-like 256 specials', llama3Like(roberta));
