@@ -84,7 +84,8 @@ void ps_bpe_cache_put(ps_bpe_cache *c, uint64_t h, const char *s, size_t n, cons
         j = (j + 1) & (CACHE_SLOTS - 1);
     size_t off = c->used, ids_off = (off + n + 3) & ~(size_t)3;
     memcpy(c->arena + off, s, n);
-    memcpy(c->arena + ids_off, ids, n_ids * sizeof *ids);
+    if (n_ids) /* ids may be NULL then */
+        memcpy(c->arena + ids_off, ids, n_ids * sizeof *ids);
     c->used = ids_off + n_ids * sizeof *ids;
     c->entries++;
     c->slots[j] = (slot){.hash = h, .off = (uint32_t)off, .klen = (uint16_t)n,
