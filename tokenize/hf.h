@@ -320,6 +320,10 @@ struct ps_tok_hf {
     ps_tok_decoder *decoder;
     size_t vocab_size; /* one more than the largest id an encode can give */
     ps_tok_hf_specials specials;
+    /* A Metaspace with prepend_scheme "first" is in the pre-tokenizer: it
+     * needs to know whether a piece begins at original offset 0, which a
+     * normalizer that drops the first character changes (hf_encode.c). */
+    bool needs_origin;
 };
 
 /* Per-thread buffers of one encode (hung on the scratch, made on first use). */
@@ -333,6 +337,7 @@ struct ps_tok_hfwork {
     ps_tok_pieces dec_toks, dec_tmp; /* ps_tokenizer_decode */
     ps_tok_buf dec_out;
     ps_tok_ids unk_probe; /* ps_tokenizer_unk_words */
+    ps_tok_buf origin, origin_tmp; /* the first character's fate (needs_origin) */
 };
 
 /* The scratch's generic-pipeline buffers, made on first use (NULL: no memory). */

@@ -67,6 +67,30 @@ static int run_pieces(walk *k, const char *s, size_t n, bool at_start)
     return PS_OK;
 }
 
+/* Whether the normalized text still begins with (the output of) the
+ * input's first character, i.e. HF's offsets_original().0 == 0 for its
+ * first piece. A normalizer that drops the first character (StripAccents
+ * on a leading mark, Strip, a control character cleaned away) moves the
+ * start past it, and Metaspace's "first" scheme then prepends nothing.
+ * Normalizers keep no alignments here, so it is measured: the text without
+ * its first character normalizes to the same string exactly when that
+ * character contributed nothing. */
+static int first_char_kept(walk *k, const char *s, size_t n, bool *kept)
+{
+    struct ps_tok_hfwork *w = k->w;
+    size_t c = 1;
+    while (c < n && ((unsigned char)s[c] & 0xC0) == 0x80)
+        c++;
+    w->origin.len = 0;
+    int rc = ps_tok_buf_put(&w->origin, s + c, n - c);
+    if (!rc)
+        rc = ps_tok_norm_apply(k->hf->norm, &w->origin, &w->origin_tmp);
+    if (rc)
+        return rc;
+    *kept = w->origin.len != w->norm.len || memcmp(w->origin.p, w->norm.p, w->norm.len);
+    return PS_OK;
+}
+
 static int run_raw_stretch(walk *k, const char *s, size_t n, bool at_start)
 {
     struct ps_tok_hfwork *w = k->w;
@@ -74,6 +98,8 @@ static int run_raw_stretch(walk *k, const char *s, size_t n, bool at_start)
     int rc = ps_tok_buf_put(&w->norm, s, n);
     if (!rc)
         rc = ps_tok_norm_apply(k->hf->norm, &w->norm, &w->norm_tmp);
+    if (!rc && at_start && k->hf->needs_origin && n)
+        rc = first_char_kept(k, s, n, &at_start);
     if (!rc)
         rc = ps_tok_added_split(k->hf->added, true, w->norm.p, w->norm.len, &w->norm_segs);
     if (rc)

@@ -42,6 +42,8 @@ void ps_tok_hfwork_free(struct ps_tok_hfwork *w)
     ps_tok_pieces_free(&w->dec_tmp);
     ps_tok_buf_free(&w->dec_out);
     ps_tok_ids_free(&w->unk_probe);
+    ps_tok_buf_free(&w->origin);
+    ps_tok_buf_free(&w->origin_tmp);
     free(w);
 }
 
@@ -75,6 +77,24 @@ static size_t vocab_size(const struct ps_tok_hf *hf, json_t *root)
     size_t max_pp = 0;
     ps_tok_post_max_id(json_object_get(root, "post_processor"), &max_pp);
     return max_pp + 1 > n ? max_pp + 1 : n;
+}
+
+/* True when a Metaspace in the pre-tokenizer `j` prepends only to the
+ * piece at the start of the input (prepend_scheme "first"). */
+static bool metaspace_first(json_t *j)
+{
+    const char *type = ps_tok_json_type(j);
+    if (type && !strcmp(type, "Sequence")) {
+        size_t i;
+        json_t *p;
+        json_array_foreach(json_object_get(j, "pretokenizers"), i, p)
+            if (metaspace_first(p))
+                return true;
+        return false;
+    }
+    json_t *scheme = json_object_get(j, "prepend_scheme");
+    return type && !strcmp(type, "Metaspace") && json_is_string(scheme) &&
+           !strcmp(json_string_value(scheme), "first");
 }
 
 static int load_components(const ps_tok_load *c, json_t *root, struct ps_tok_hf *hf)
@@ -116,6 +136,7 @@ int ps_tok_hf_load(const ps_tok_load *c, json_t *root, ps_tokenizer **out)
         return rc;
     }
     hf->vocab_size = vocab_size(hf, root);
+    hf->needs_origin = hf->norm && metaspace_first(json_object_get(root, "pre_tokenizer"));
     ps_tok_hf_find_specials(hf, root);
     tok->unk_id = hf->specials.unk;
     *out = tok;
