@@ -452,6 +452,46 @@ static void test_shared_across_threads(void **state)
     ps_tok_model_free(m);
 }
 
+/* The cache grows, then empties itself at its bounds (64k pieces, 8 MiB):
+ * through all of it every piece gets what an uncached encode gives. */
+static void test_cache_bounds(void **state)
+{
+    (void)state;
+    json_t *j = load_file_model(data_path("tokenizers/gpt2.tokenizer.json"));
+    assert_non_null(j);
+    ps_error err;
+    ps_tok_load c = {"gpt2.tokenizer.json", &err};
+    ps_tok_model *m = NULL;
+    assert_int_equal(ps_tok_model_load(&c, j, "model", &m), 0);
+    json_decref(j);
+    ps_tok_work_slot cached = {0}, plain = {0};
+    ps_bpe_slot_uncached(m, &plain);
+    ps_tok_ids a = {0}, b = {0};
+    char piece[300];
+    /* 70k short pieces pass the entry bound; 16k long ones (250 random
+     * letters, about 100 ids each) the arena's */
+    uint32_t r = 12345;
+    for (int i = 0; i < 86000; i++) {
+        int len = snprintf(piece, sizeof piece, G "x%dq%d", i * 7919 % 100003, i);
+        if (i >= 70000)
+            for (len = 0; len < 250; len++) {
+                r = r * 1664525u + 1013904223u;
+                piece[len] = (char)('a' + (r >> 24) % 26);
+            }
+        for (int round = 0; round < (i % 5 ? 1 : 2); round++) { /* some twice: cache hits */
+            a.n = b.n = 0;
+            assert_int_equal(m->encode(m, &cached, piece, (size_t)len, &a, &err), 0);
+            assert_int_equal(m->encode(m, &plain, piece, (size_t)len, &b, &err), 0);
+            assert_true(a.n == b.n && a.n > 0 && !memcmp(a.v, b.v, a.n * sizeof *a.v));
+        }
+    }
+    ps_tok_ids_free(&a);
+    ps_tok_ids_free(&b);
+    ps_tok_work_slot_clear(&cached);
+    ps_tok_work_slot_clear(&plain);
+    ps_tok_model_free(m);
+}
+
 int run_driver(int argc, char **argv);
 
 int main(int argc, char **argv)
@@ -470,6 +510,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_gpt2),
         cmocka_unit_test(test_invalid_utf8),
         cmocka_unit_test(test_shared_across_threads),
+        cmocka_unit_test(test_cache_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

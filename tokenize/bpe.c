@@ -307,6 +307,8 @@ static int merge_all(const ps_bpe *m, work *w)
 
 static int emit(ps_tok_ids *out, const int32_t *ids, size_t n)
 {
+    if (!n) /* every character dropped; ids may be NULL */
+        return PS_OK;
     if (ps_tok_ids_reserve(out, n))
         return PS_ENOMEM;
     memcpy(out->v + out->n, ids, n * sizeof *ids);

@@ -5,6 +5,7 @@
 
 Writes SEEDS_DIR/<target>/ for fuzz_clean_{jsonl,json,csv,tsv}, fuzz_vocab,
 fuzz_tokenizer_json, fuzz_encode and fuzz_normalizers from Spider (tests/data/spider), the
+fuzz_tokenizer_json, fuzz_tok_model (hand-made models) and fuzz_encode from Spider (tests/data/spider), the
 Unicode torture set (tests/data/torture) and the BERT vocabularies
 (tests/data/vocab). The block, manifest, LMDB and reader-state seeds come
 from a built shard set (run.sh).
@@ -132,6 +133,25 @@ for k, (lower, post) in enumerate(((True, "template"), (False, "bert"), (True, "
                     "max_input_chars_per_word": 100, "vocab": ids}}
     put("fuzz_tokenizer_json", "bert-slice-%d.json" % k,
         json.dumps(tj, ensure_ascii=False, indent=2 if k == 0 else None))
+
+# Models for fuzz_tok_model: small ones exercising each BPE option, the
+# other model types, and no "type" at all.
+abc = {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5, "<unk>": 6, "<0x78>": 7,
+       "##b": 8, "ab##": 9, "b</w>": 10, "aa": 11}
+models = [
+    {"type": "BPE", "vocab": abc, "merges": ["b c", "a b", "a bc", "a a"]},
+    {"type": "BPE", "vocab": abc, "merges": [["a", "b"], ["b", "c"]], "unk_token": "<unk>",
+     "fuse_unk": True, "byte_fallback": True, "ignore_merges": True, "dropout": None},
+    {"type": "BPE", "vocab": abc, "merges": ["#version: 0.2", "a ##b"], "dropout": 1.0,
+     "continuing_subword_prefix": "##", "end_of_word_suffix": "</w>", "unk_token": "<unk>"},
+    {"vocab": abc, "merges": ["a b"]},
+    {"type": "WordPiece", "vocab": abc, "unk_token": "<unk>", "continuing_subword_prefix": "##",
+     "max_input_chars_per_word": 5},
+    {"type": "WordLevel", "vocab": abc, "unk_token": "<unk>"},
+    {"vocab": abc, "unk_token": "<unk>"},
+]
+for k, mdl in enumerate(models):
+    put("fuzz_tok_model", "model-%d.json" % k, json.dumps(mdl, ensure_ascii=False))
 
 # Text for the encoder: one option byte (normalizer flags, max_length),
 # then real questions and queries, and the torture fields.
