@@ -104,7 +104,15 @@ check "its manifest says 32-bit ids, 152000 ids, WordLevel, pad 1" $?
 "$PAIRSHARD" tokenize --tokenizer-json "$TMP/wide.json" -o "$TMP/want.jsonl" "$TMP/in.jsonl" 2>"$TMP/err"
 check "tokenize the same records with it" $? "$TMP/err"
 
+# A sanitizer build's library needs its runtimes preloaded into python3 (as
+# tests/cli/python.sh does).
+PRELOAD=
+for rt in asan ubsan tsan; do
+    so=$(ldd "$PS_BUILD/lib/libpairshard.so" 2>/dev/null | awk -v rt="lib$rt.so" 'index($1, rt) == 1 { print $3 }')
+    [ -n "$so" ] && PRELOAD="$PRELOAD${PRELOAD:+ }$so"
+done
 if "$PY" -c "import numpy, lmdb, zstandard" 2>/dev/null; then
+    LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
     PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so" PYTHONPATH="$PS_ROOT/python" "$PY" - \
         "$TMP/wide" "$TMP/want.jsonl" <<'PY' 2>"$TMP/err"
 import json, sys
