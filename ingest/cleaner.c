@@ -94,7 +94,7 @@ static int set_names(ps_cleaner *c)
     return 0;
 }
 
-int ps_cleaner_create(ps_cleaner **out, const ps_clean_options *opts, ps_error *err)
+int ps_cleaner_create(const ps_clean_options *opts, ps_cleaner **out, ps_error *err)
 {
     *out = NULL;
     ps_cleaner *c = calloc(1, sizeof *c);
@@ -207,7 +207,7 @@ int ps_cleaner_load_rules(ps_cleaner *c, const char *path, ps_error *err)
     return rc;
 }
 
-void ps_cleaner_counts(const ps_cleaner *c, ps_clean_counts *counts)
+void ps_cleaner_get_counts(const ps_cleaner *c, ps_clean_counts *counts)
 {
     ps_stats_counts(c->stats, counts);
 }

@@ -666,8 +666,8 @@ static int state_matches(const ps_reader *r, const rd_state *st, ps_error *err)
     return PS_OK;
 }
 
-int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *opt,
-                   const ps_reader_state *resume, ps_error *err)
+int ps_reader_open(const char *dir, const ps_reader_options *opt,
+                   const ps_reader_state *resume, ps_reader **out, ps_error *err)
 {
     *out = NULL;
     if (!dir)
@@ -881,7 +881,7 @@ int ps_reader_set_epoch(ps_reader *r, uint64_t epoch, ps_error *err)
 
 /* ---- introspection ---------------------------------------------------------- */
 
-int ps_reader_info_get(const ps_reader *r, ps_reader_info *o)
+int ps_reader_get_info(const ps_reader *r, ps_reader_info *o)
 {
     memset(o, 0, sizeof *o);
     o->epoch = r->popt.epoch;
@@ -901,7 +901,7 @@ int ps_reader_info_get(const ps_reader *r, ps_reader_info *o)
     return PS_OK;
 }
 
-int ps_reader_stats_get(const ps_reader *r, ps_reader_stats *o)
+int ps_reader_get_stats(const ps_reader *r, ps_reader_stats *o)
 {
     ps_reader *w = (ps_reader *)r; /* the lock only */
     pthread_mutex_lock(&w->mu);
@@ -914,12 +914,12 @@ int ps_reader_stats_get(const ps_reader *r, ps_reader_stats *o)
     return PS_OK;
 }
 
-const char *ps_reader_label(const ps_reader *r, uint32_t id)
+const char *ps_reader_get_label(const ps_reader *r, uint32_t id)
 {
     return id < r->m->n_labels ? r->m->labels[id] : NULL;
 }
 
-uint32_t ps_reader_bucket_bound(const ps_reader *r, uint32_t b)
+uint32_t ps_reader_get_bucket_bound(const ps_reader *r, uint32_t b)
 {
     return b < r->m->n_buckets ? r->m->bounds[b] : 0;
 }

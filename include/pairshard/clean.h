@@ -151,7 +151,7 @@ typedef struct ps_cleaner ps_cleaner;
 
 /* Creates a cleaner. Returns 0 and sets *out, or PS_EINVAL / PS_ENOMEM (with
  * a message in err). `opts` may be NULL for the defaults; it is copied. */
-PS_API int ps_cleaner_create(ps_cleaner **out, const ps_clean_options *opts, ps_error *err);
+PS_API int ps_cleaner_create(const ps_clean_options *opts, ps_cleaner **out, ps_error *err);
 
 /* Frees the cleaner and everything it owns. NULL is a no-op. */
 PS_API void ps_cleaner_free(ps_cleaner *c);
@@ -193,7 +193,7 @@ PS_API int ps_cleaner_run(ps_cleaner *c, const char *path, ps_clean_sink sink, v
                           ps_error *err);
 
 /* Copies the running totals into *counts. */
-PS_API void ps_cleaner_counts(const ps_cleaner *c, ps_clean_counts *counts);
+PS_API void ps_cleaner_get_counts(const ps_cleaner *c, ps_clean_counts *counts);
 
 /* Returns the accounting as a JSON document (malloc'ed, NUL-terminated, keys
  * in a fixed order; free() it), or NULL when out of memory:

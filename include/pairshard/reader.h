@@ -7,7 +7,7 @@
  *   o.batch_size = 64;
  *   ps_reader *r;
  *   ps_error err;
- *   if (ps_reader_open(&r, "shards/", &o, NULL, &err) < 0) { puts(err.message); ... }
+ *   if (ps_reader_open("shards/", &o, NULL, &r, &err) < 0) { puts(err.message); ... }
  *   for (;;) {
  *       const ps_batch *b;
  *       int rc = ps_reader_next(r, &b, &err);
@@ -143,7 +143,7 @@ PS_API void ps_reader_options_init(ps_reader_options *o);
  * hold `dtype` elements (int32_t or int64_t); labels are int64_t whatever
  * the dtype (what cross-entropy losses take). attention_mask is 1 on the sequence and 0 on padding;
  * token_type_ids 0 up to the record's type boundary, 1 after, 0 on
- * padding; labels are label ids (ps_reader_label) or -1 for unlabeled
+ * padding; labels are label ids (ps_reader_get_label) or -1 for unlabeled
  * records. Everything stays valid until ps_batch_release. */
 typedef struct ps_batch {
     uint64_t epoch;
@@ -179,8 +179,8 @@ typedef struct ps_reader_state {
  * too large for the records without drop_last, or one that drop_last
  * leaves without a batch), PS_EFORMAT (a damaged state), PS_ELIMIT (a plan
  * beyond half of physical memory) or PS_ENOMEM. */
-PS_API int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *opt,
-                          const ps_reader_state *resume, ps_error *err);
+PS_API int ps_reader_open(const char *dir, const ps_reader_options *opt,
+                          const ps_reader_state *resume, ps_reader **out, ps_error *err);
 
 /* Delivers the next batch of this rank's epoch. Returns 1 and sets *batch,
  * 0 at the end of the epoch (call ps_reader_set_epoch to go on), or a
@@ -202,7 +202,7 @@ PS_API void ps_batch_release(ps_reader *r, const ps_batch *batch);
  * reader opened with this state delivers exactly the batches this one
  * would have delivered next, without reading any data to get there.
  * Returns 0. */
-PS_API int ps_reader_state_get(const ps_reader *r, ps_reader_state *out);
+PS_API int ps_reader_get_state(const ps_reader *r, ps_reader_state *out);
 
 /* Starts epoch `epoch` from its first batch (a new plan; undelivered
  * batches of the current epoch are abandoned). Batches still held stay
@@ -242,14 +242,14 @@ typedef struct ps_reader_stats {
 } ps_reader_stats;
 
 /* Fill *out. Return 0. */
-PS_API int ps_reader_info_get(const ps_reader *r, ps_reader_info *out);
-PS_API int ps_reader_stats_get(const ps_reader *r, ps_reader_stats *out);
+PS_API int ps_reader_get_info(const ps_reader *r, ps_reader_info *out);
+PS_API int ps_reader_get_stats(const ps_reader *r, ps_reader_stats *out);
 
 /* Name of label `id` (manifest "labels"), or NULL when out of range. Owned
  * by the reader. */
-PS_API const char *ps_reader_label(const ps_reader *r, uint32_t id);
+PS_API const char *ps_reader_get_label(const ps_reader *r, uint32_t id);
 /* Inclusive token-length bound of bucket `b`, or 0 when out of range. */
-PS_API uint32_t ps_reader_bucket_bound(const ps_reader *r, uint32_t b);
+PS_API uint32_t ps_reader_get_bucket_bound(const ps_reader *r, uint32_t b);
 
 /* Stops the workers and frees everything, held batches included. NULL is
  * allowed. */
