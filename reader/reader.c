@@ -9,6 +9,7 @@
  * ring and the window table; the work (decompression, padding, the copy
  * to the device) happens outside it.
  */
+#include "common/options.h"
 #include "common/parse_num.h"
 #include "reader/reader_internal.h"
 
@@ -25,9 +26,16 @@
 #define DEFAULT_WINDOW 16
 #define DEFAULT_SORT_POOL 8
 
-void ps_reader_options_init(ps_reader_options *o)
+/* The sizes ps_reader_options has had in published versions, oldest
+ * first (common/options.h): when a field is appended, append its new
+ * sizeof. */
+static const size_t READER_OPTIONS_SIZES[] = {sizeof(ps_reader_options)};
+#define N_READER_OPTIONS_SIZES (sizeof READER_OPTIONS_SIZES / sizeof READER_OPTIONS_SIZES[0])
+
+static void reader_defaults(ps_reader_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
     o->batch_size = DEFAULT_BATCH;
     o->pad_mode = PS_PAD_LONGEST;
     o->pad_multiple = 1;
@@ -36,6 +44,14 @@ void ps_reader_options_init(ps_reader_options *o)
     o->world_size = PS_FROM_ENV;
     o->dtype = PS_DTYPE_INT64;
     o->device = PS_DEVICE_HOST;
+}
+
+int ps_reader_options_init_size(ps_reader_options *o, size_t struct_size)
+{
+    ps_reader_options d;
+    reader_defaults(&d);
+    return ps_options_init_copy(o, struct_size, &d, READER_OPTIONS_SIZES, N_READER_OPTIONS_SIZES,
+                                "ps_reader_options");
 }
 
 static uint64_t now_ns(void)
@@ -59,12 +75,13 @@ static int env_int(const char *name, long dflt, long *out, int *was_set, ps_erro
 
 static int resolve_options(const ps_reader_options *in, ps_reader_options *o, ps_error *err)
 {
-    if (in)
-        *o = *in;
-    else
-        ps_reader_options_init(o);
+    reader_defaults(o);
+    int rc = ps_options_adopt(o, sizeof *o, in, READER_OPTIONS_SIZES, N_READER_OPTIONS_SIZES,
+                              "ps_reader_options", err);
+    if (rc)
+        return rc;
     long rank = o->rank, world = o->world_size;
-    int rc, rank_set = 0, world_set = 0;
+    int rank_set = 0, world_set = 0;
     if (o->rank == PS_FROM_ENV && (rc = env_int("RANK", 0, &rank, &rank_set, err)))
         return rc;
     if (o->world_size == PS_FROM_ENV && (rc = env_int("WORLD_SIZE", 1, &world, &world_set, err)))

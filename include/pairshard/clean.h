@@ -66,6 +66,9 @@ typedef enum ps_utf8_policy {
 } ps_utf8_policy;
 
 typedef struct ps_clean_options {
+    size_t struct_size;         /* sizeof as the caller knows it: set by
+                                   ps_clean_options_init (pairshard/common.h,
+                                   "Options structs that grow") */
     ps_format format;
     /* Field names. Each may be a comma-separated list of candidates
      * ("SQL,query"): the first one a record has (and that is not null) is
@@ -105,8 +108,13 @@ enum {
     PS_NAMED_ID = 8
 };
 
-/* Fills `opts` with the defaults documented above. */
-PS_API void ps_clean_options_init(ps_clean_options *opts);
+/* Fills the first `struct_size` bytes of `*opts` with the defaults
+ * documented above and sets opts->struct_size; writes nothing past them.
+ * Call it through the macro ps_clean_options_init(opts), which passes the
+ * caller's sizeof. Returns 0, or PS_EINVAL when `opts` is NULL or
+ * struct_size is no size ps_clean_options has had (nothing written). */
+PS_API int ps_clean_options_init_size(ps_clean_options *opts, size_t struct_size);
+#define ps_clean_options_init(opts) ps_clean_options_init_size((opts), sizeof *(opts))
 
 typedef enum ps_outcome {
     PS_OUTCOME_KEPT = 0,

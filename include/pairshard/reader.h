@@ -94,6 +94,9 @@ typedef struct ps_reader ps_reader;
 #define PS_FROM_ENV (-1)
 
 typedef struct ps_reader_options {
+    size_t struct_size;     /* sizeof as the caller knows it: set by
+                               ps_reader_options_init (pairshard/common.h,
+                               "Options structs that grow") */
     /* Batching: exactly one of the two is non-zero. batch_size: sequences
      * per batch. max_tokens: a padded-token budget, B * T <= max_tokens
      * (fairseq's --max-tokens); the batch size of bucket b is
@@ -135,8 +138,14 @@ typedef struct ps_reader_options {
                                so a batch holds records of similar length. */
 } ps_reader_options;
 
-/* Fills `o` with the defaults above. */
-PS_API void ps_reader_options_init(ps_reader_options *o);
+/* Fills the first `struct_size` bytes of `*o` with the defaults above and
+ * sets o->struct_size; writes nothing past them. Call it through the macro
+ * ps_reader_options_init(o), which passes the caller's sizeof (bindings
+ * pass the size of their mirror of the struct). Returns 0, or PS_EINVAL
+ * when `o` is NULL or struct_size is no size ps_reader_options has had
+ * (nothing written). */
+PS_API int ps_reader_options_init_size(ps_reader_options *o, size_t struct_size);
+#define ps_reader_options_init(o) ps_reader_options_init_size((o), sizeof *(o))
 
 /* A delivered batch. Arrays are row-major B x T (input_ids, attention_mask,
  * token_type_ids) or [B] (labels, lengths). The token arrays and lengths

@@ -209,7 +209,7 @@ def _check_ints(**kw):
 
 def _options(lib, **kw):
     o = L.ps_reader_options()
-    lib.ps_reader_options_init(ctypes.byref(o))
+    L.options_init(lib, o)
     for k, v in kw.items():
         setattr(o, k, v)
     return o
