@@ -28,7 +28,8 @@
  * progress callback. The library renders nothing: the caller decides what
  * to show and where (the CLI draws one line on a terminal). */
 typedef struct ps_build_progress {
-    uint64_t records;     /* raw records read so far (all parts) */
+    uint64_t records;     /* input records committed so far: read, cleaned and
+                             tokenized, in input order (all parts) */
     uint64_t bytes;       /* decompressed input bytes read so far */
     uint64_t total_bytes; /* summed size of the inputs that are regular files; 0: unknown */
     double seconds;       /* since the build started */
