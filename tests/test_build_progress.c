@@ -84,13 +84,8 @@ static void run_build(const char *input, const char *out, calls *c)
     ps_build_config cfg;
     ps_build_config_init(&cfg);
     const char *inputs[1] = {input};
-    ps_error err;
-    ps_error_clear(&err);
-    ps_tokenizer_options topt;
-    ps_tokenizer_options_init(&topt);
-    ps_tokenizer *tok = NULL;
-    const char *vocab = ps_test_data("vocab/bert-base-uncased.vocab.txt");
-    assert_int_equal(ps_tokenizer_load_vocab(vocab, &topt, &tok, &err), 0);
+    ps_tokenizer *tok = ps_test_bert_tokenizer();
+    char *vocab = strdup(ps_test_data("vocab/bert-base-uncased.vocab.txt"));
     cfg.inputs = inputs;
     cfg.n_inputs = 1;
     cfg.out_dir = out;
@@ -104,6 +99,8 @@ static void run_build(const char *input, const char *out, calls *c)
     cfg.progress_user = c;
     ps_build_summary sum;
     memset(&sum, 0, sizeof sum);
+    ps_error err;
+    ps_error_clear(&err);
     int rc = ps_build_run(&cfg, &sum, &err);
     if (rc)
         print_message("build: %s\n", err.message);
@@ -111,6 +108,7 @@ static void run_build(const char *input, const char *out, calls *c)
     assert_int_equal(sum.counts.records_in, TOTAL);
     free(sum.report_summary);
     ps_tokenizer_free(tok);
+    free(vocab);
 }
 
 /* What holds for every sequence of reports. */

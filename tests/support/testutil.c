@@ -138,3 +138,17 @@ long ps_test_find_reason(const ps_test_run *run, const char *reason)
             return (long)i;
     return -1;
 }
+
+ps_tokenizer *ps_test_bert_tokenizer(void)
+{
+    ps_error err;
+    ps_error_clear(&err);
+    ps_tokenizer_options opt;
+    ps_tokenizer_options_init(&opt);
+    ps_tokenizer *tok = NULL;
+    int rc = ps_tokenizer_load_vocab(ps_test_data("vocab/bert-base-uncased.vocab.txt"), &opt, &tok,
+                                     &err);
+    if (rc)
+        fail_msg("bert-base-uncased vocabulary: %s", err.message);
+    return tok;
+}
