@@ -287,14 +287,14 @@ int ps_cmd_bench_read(int argc, char **argv)
     ps_error_clear(&err);
     ps_reader *r = NULL;
     uint64_t cpu0 = cpu_ns(), t0 = now_ns();
-    int rc = ps_reader_open(&r, dir, &o, NULL, &err);
+    int rc = ps_reader_open(dir, &o, NULL, &r, &err);
     uint64_t t_open = now_ns();
     if (rc < 0) {
         fprintf(stderr, "pairshard bench-read: %s\n", err.code ? err.message : ps_strerror(rc));
         return ps_read_open_status(rc);
     }
     ps_reader_info info;
-    ps_reader_info_get(r, &info);
+    ps_reader_get_info(r, &info);
 
     growing shapes = {.size = sizeof(shape)}, lens = {.size = sizeof(uint32_t)};
     uint64_t t_first = 0, batches = 0, records = 0, tokens = 0, real = 0;
@@ -348,7 +348,7 @@ int ps_cmd_bench_read(int argc, char **argv)
     }
     uint64_t t_end = now_ns(), cpu_end = cpu_ns();
     ps_reader_stats st;
-    ps_reader_stats_get(r, &st);
+    ps_reader_get_stats(r, &st);
     size_t epoch0_batches = 0;
     {
         /* The first epoch's batches are the first ones with its records. */

@@ -495,6 +495,19 @@ static int check_beside(const build_args *a)
     return rc;
 }
 
+/* Draws the library's progress reports as one line on the terminal,
+ * rewritten in place, ending with a newline after the final report. */
+static void show_progress(void *user, const ps_build_progress *p)
+{
+    (void)user;
+    if (p->eta_seconds >= 0)
+        fprintf(stderr, "\rpairshard build: %llu records, %.1f MB/s, ETA %.0fs   ",
+                (unsigned long long)p->records, p->mb_per_s, p->eta_seconds);
+    else
+        fprintf(stderr, "\rpairshard build: %llu records, %.1f MB/s%s",
+                (unsigned long long)p->records, p->mb_per_s, p->final ? "        \n" : "   ");
+}
+
 int ps_cmd_build(int argc, char **argv)
 {
     /* First: a signal during the set-up must not kill a build that is
@@ -582,7 +595,8 @@ int ps_cmd_build(int argc, char **argv)
     a.cfg.tokenizer = tok;
     a.cfg.vocab_path = a.tok.tokenizer_json ? a.tok.tokenizer_json : a.tok.vocab;
     a.cfg.vocab_kind = a.tok.tokenizer_json ? "tokenizer.json" : "vocab.txt";
-    a.cfg.progress = !a.quiet && isatty(STDERR_FILENO);
+    if (!a.quiet && isatty(STDERR_FILENO))
+        a.cfg.progress = show_progress;
     effective = effective_config(&a);
     a.cfg.config_json = effective;
 

@@ -199,7 +199,7 @@ int ps_cmd_clean(int argc, char **argv)
         return PS_EXIT_USAGE;
     }
     ps_cleaner *cl = NULL;
-    if (ps_cleaner_create(&cl, &opts, &err)) {
+    if (ps_cleaner_create(&opts, &cl, &err)) {
         fprintf(stderr, "pairshard clean: %s\n", err.message);
         return PS_EXIT_USAGE;
     }
@@ -239,7 +239,7 @@ int ps_cmd_clean(int argc, char **argv)
     }
     if (!quiet) {
         ps_clean_counts k;
-        ps_cleaner_counts(cl, &k);
+        ps_cleaner_get_counts(cl, &k);
         fprintf(stderr,
                 "pairshard clean: %llu records in = %llu kept + %llu rejected + %llu duplicates\n",
                 (unsigned long long)k.records_in, (unsigned long long)k.kept,

@@ -119,7 +119,7 @@ static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int
         json_object_set_new(o, "label_names", names);
         for (uint32_t i = 0; i < b->B; i++) {
             int64_t id = elem(b->labels, PS_DTYPE_INT64, i);
-            const char *name = id >= 0 && id <= UINT32_MAX ? ps_reader_label(r, (uint32_t)id) : NULL;
+            const char *name = id >= 0 && id <= UINT32_MAX ? ps_reader_get_label(r, (uint32_t)id) : NULL;
             json_array_append_new(names, name ? json_string(name) : json_null());
         }
     }
@@ -165,11 +165,11 @@ static int check_batch(const ps_reader *r, const ps_reader_options *o, const ps_
                        char *msg, size_t msgn)
 {
     const int dt = b->dtype;
-    uint32_t bound = ps_reader_bucket_bound(r, b->bucket);
-    uint32_t lower = b->bucket ? ps_reader_bucket_bound(r, b->bucket - 1) : 0;
+    uint32_t bound = ps_reader_get_bucket_bound(r, b->bucket);
+    uint32_t lower = b->bucket ? ps_reader_get_bucket_bound(r, b->bucket - 1) : 0;
     uint64_t mult = o->pad_multiple ? o->pad_multiple : 1;
     ps_reader_info info;
-    ps_reader_info_get(r, &info);
+    ps_reader_get_info(r, &info);
     if (b->B == 0 || b->T == 0 || bound == 0) {
         snprintf(msg, msgn, "B %u, T %u, bucket %u (bound %u)", b->B, b->T, b->bucket, bound);
         return -1;
@@ -280,7 +280,7 @@ static int load_state(const char *path, ps_reader_state *st)
 static int save_state(const char *path, const ps_reader *r)
 {
     ps_reader_state st;
-    ps_reader_state_get(r, &st);
+    ps_reader_get_state(r, &st);
     ps_error err;
     /* Whole or not at all: a kill mid-write must not leave a torn state
      * where the last good one was. */
@@ -361,7 +361,7 @@ int ps_cmd_read(int argc, char **argv)
     ps_error err;
     ps_error_clear(&err);
     ps_reader *r = NULL;
-    int rc = ps_reader_open(&r, dir, &o, resume_path ? &resume : NULL, &err);
+    int rc = ps_reader_open(dir, &o, resume_path ? &resume : NULL, &r, &err);
     if (rc < 0) {
         fprintf(stderr, "pairshard read: %s\n", err.code ? err.message : ps_strerror(rc));
         return ps_read_open_status(rc);
@@ -411,7 +411,7 @@ int ps_cmd_read(int argc, char **argv)
     if (status == PS_EXIT_OK && save_path && save_state(save_path, r))
         status = PS_EXIT_USAGE;
     ps_reader_stats st;
-    ps_reader_stats_get(r, &st);
+    ps_reader_get_stats(r, &st);
     if (st.skipped_batches)
         fprintf(stderr,
                 "pairshard read: skipped %llu batch(es), %llu record(s), that needed damaged "

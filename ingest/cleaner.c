@@ -5,6 +5,7 @@
  */
 #include "ingest/fields.h"
 #include "ingest/ingest.h"
+#include "common/options.h"
 #include "common/strmap.h"
 
 #include <errno.h>
@@ -45,9 +46,15 @@ struct ps_clean_worker {
     char detail[600];
 };
 
-void ps_clean_options_init(ps_clean_options *o)
+/* The sizes ps_clean_options has had in published versions, oldest first
+ * (common/options.h): when a field is appended, append its new sizeof. */
+static const size_t CLEAN_OPTIONS_SIZES[] = {sizeof(ps_clean_options)};
+#define N_CLEAN_OPTIONS_SIZES (sizeof CLEAN_OPTIONS_SIZES / sizeof CLEAN_OPTIONS_SIZES[0])
+
+static void clean_defaults(ps_clean_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
     o->format = PS_FORMAT_AUTO;
     o->question_field = "question";
     o->sql_field = NULL;
@@ -58,6 +65,14 @@ void ps_clean_options_init(ps_clean_options *o)
     o->sql_normalization = PS_NORM_NFKC;
     o->max_record_bytes = 1u << 20;
     o->max_field_bytes = 64u << 10;
+}
+
+int ps_clean_options_init_size(ps_clean_options *opts, size_t struct_size)
+{
+    ps_clean_options d;
+    clean_defaults(&d);
+    return ps_options_init_copy(opts, struct_size, &d, CLEAN_OPTIONS_SIZES, N_CLEAN_OPTIONS_SIZES,
+                                "ps_clean_options");
 }
 
 /* Splits the field options into candidate lists (the cleaner keeps its
@@ -94,22 +109,25 @@ static int set_names(ps_cleaner *c)
     return 0;
 }
 
-int ps_cleaner_create(ps_cleaner **out, const ps_clean_options *opts, ps_error *err)
+int ps_cleaner_create(const ps_clean_options *opts, ps_cleaner **out, ps_error *err)
 {
     *out = NULL;
     ps_cleaner *c = calloc(1, sizeof *c);
     if (!c)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    if (opts)
-        c->opts = *opts;
-    else
-        ps_clean_options_init(&c->opts);
+    clean_defaults(&c->opts);
+    int rc = ps_options_adopt(&c->opts, sizeof c->opts, opts, CLEAN_OPTIONS_SIZES,
+                              N_CLEAN_OPTIONS_SIZES, "ps_clean_options", err);
+    if (rc) {
+        free(c);
+        return rc;
+    }
     ps_clean_options *o = &c->opts;
     if (!o->max_record_bytes || !o->max_field_bytes) {
         free(c);
         return ps_error_set(err, PS_EINVAL, "max_record_bytes and max_field_bytes must be > 0");
     }
-    int rc = set_names(c);
+    rc = set_names(c);
     if (rc) {
         ps_cleaner_free(c);
         return ps_error_set(err, rc, rc == PS_EINVAL ? "a field name list is empty, has an empty "
@@ -207,7 +225,7 @@ int ps_cleaner_load_rules(ps_cleaner *c, const char *path, ps_error *err)
     return rc;
 }
 
-void ps_cleaner_counts(const ps_cleaner *c, ps_clean_counts *counts)
+void ps_cleaner_get_counts(const ps_cleaner *c, ps_clean_counts *counts)
 {
     ps_stats_counts(c->stats, counts);
 }

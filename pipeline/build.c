@@ -390,22 +390,27 @@ double ps_build_now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Hands the caller the figures of phase 1 so far (at most every 0.5 s,
+ * and always at the end); rendering them is the caller's business, since
+ * library code never prints. */
 static void progress(ps_build_state *st, uint64_t bytes, bool final)
 {
+    const ps_build_config *cfg = st->cfg;
     double t = ps_build_now();
     if (!final && t - st->last_progress < 0.5)
         return;
     st->last_progress = t;
-    double el = t - st->start;
-    double rate = el > 0 ? bytes / el / 1e6 : 0;
-    if (st->total_input_bytes > 0 && bytes <= st->total_input_bytes && rate > 0 && !final) {
-        double eta = (st->total_input_bytes - bytes) / 1e6 / rate;
-        fprintf(stderr, "\rpairshard build: %llu records, %.1f MB/s, ETA %.0fs   ",
-                (unsigned long long)st->ordinal, rate, eta);
-    } else {
-        fprintf(stderr, "\rpairshard build: %llu records, %.1f MB/s%s",
-                (unsigned long long)st->ordinal, rate, final ? "        \n" : "   ");
-    }
+    ps_build_progress p = {0};
+    p.records = st->ordinal;
+    p.bytes = bytes;
+    p.total_bytes = st->total_input_bytes;
+    p.seconds = t - st->start;
+    p.mb_per_s = p.seconds > 0 ? bytes / p.seconds / 1e6 : 0;
+    p.eta_seconds = -1;
+    if (p.total_bytes > 0 && bytes <= p.total_bytes && p.mb_per_s > 0 && !final)
+        p.eta_seconds = (p.total_bytes - bytes) / 1e6 / p.mb_per_s;
+    p.final = final;
+    cfg->progress(cfg->progress_user, &p);
 }
 
 /* Copies a raw record into the chunk. */

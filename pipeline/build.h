@@ -24,6 +24,27 @@
 
 #define PS_BUILD_MAX_BUCKETS 64
 
+/* Where phase 1 (reading, cleaning, tokenizing) stands, handed to the
+ * progress callback. The library renders nothing: the caller decides what
+ * to show and where (the CLI draws one line on a terminal). */
+typedef struct ps_build_progress {
+    uint64_t records;     /* input records committed so far: read, cleaned and
+                             tokenized, in input order (all parts) */
+    uint64_t bytes;       /* decompressed input bytes read so far */
+    uint64_t total_bytes; /* summed size of the inputs that are regular files; 0: unknown */
+    double seconds;       /* since the build started */
+    double mb_per_s;      /* bytes / seconds / 1e6; 0 before any time passed */
+    double eta_seconds;   /* time left at this rate; < 0 when unknown (no
+                             total, a compressed input read past its size,
+                             no rate yet) and on the final call */
+    int final;            /* 1 on the last call, when phase 1 is over */
+} ps_build_progress;
+
+/* Called from the thread that runs ps_build_run, at most every 0.5 s while
+ * phase 1 reads, and once with final = 1 after it. `p` is valid during the
+ * call only. It must not call back into the build. */
+typedef void (*ps_build_progress_fn)(void *user, const ps_build_progress *p);
+
 typedef struct ps_build_config {
     const char *const *inputs;
     size_t n_inputs;
@@ -43,7 +64,8 @@ typedef struct ps_build_config {
     int zstd_level;
     size_t threads;                 /* worker threads, >= 1 */
     size_t part_index, part_count;  /* --part K/N; part_count 0: whole input */
-    int progress;                   /* print progress to stderr */
+    ps_build_progress_fn progress;  /* NULL: no progress reports */
+    void *progress_user;            /* passed to `progress` */
     const char *config_json;        /* the effective config, recorded verbatim */
     void *validate_json;            /* json_t *: thresholds and modes, or NULL */
     int no_gate;                    /* publish even when a check fails */

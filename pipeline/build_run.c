@@ -279,7 +279,7 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
                          const char *prefix)
 {
     memset(sum, 0, sizeof *sum);
-    ps_cleaner_counts(st->cleaner, &sum->counts);
+    ps_cleaner_get_counts(st->cleaner, &sum->counts);
     for (size_t i = 0; st->results && i < st->cfg->shards; i++) {
         sum->tokens += st->results[i].tokens;
         sum->bytes_on_disk += st->results[i].bytes;
@@ -383,7 +383,7 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
             st.total_input_bytes += (uint64_t)sb.st_size;
     }
     ps_publish_opts pub = {cfg->inputs, cfg->n_inputs, cfg->force, cfg->cancel};
-    rc = ps_cleaner_create(&st.cleaner, &cfg->clean, err);
+    rc = ps_cleaner_create(&cfg->clean, &st.cleaner, err);
     if (!rc)
         rc = ps_cleaner_declare_inputs(st.cleaner, cfg->inputs, cfg->n_inputs, err);
     if (!rc && cfg->rules_path)

@@ -9,6 +9,7 @@
  * ring and the window table; the work (decompression, padding, the copy
  * to the device) happens outside it.
  */
+#include "common/options.h"
 #include "common/parse_num.h"
 #include "reader/reader_internal.h"
 
@@ -25,9 +26,16 @@
 #define DEFAULT_WINDOW 16
 #define DEFAULT_SORT_POOL 8
 
-void ps_reader_options_init(ps_reader_options *o)
+/* The sizes ps_reader_options has had in published versions, oldest
+ * first (common/options.h): when a field is appended, append its new
+ * sizeof. */
+static const size_t READER_OPTIONS_SIZES[] = {sizeof(ps_reader_options)};
+#define N_READER_OPTIONS_SIZES (sizeof READER_OPTIONS_SIZES / sizeof READER_OPTIONS_SIZES[0])
+
+static void reader_defaults(ps_reader_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
     o->batch_size = DEFAULT_BATCH;
     o->pad_mode = PS_PAD_LONGEST;
     o->pad_multiple = 1;
@@ -36,6 +44,14 @@ void ps_reader_options_init(ps_reader_options *o)
     o->world_size = PS_FROM_ENV;
     o->dtype = PS_DTYPE_INT64;
     o->device = PS_DEVICE_HOST;
+}
+
+int ps_reader_options_init_size(ps_reader_options *o, size_t struct_size)
+{
+    ps_reader_options d;
+    reader_defaults(&d);
+    return ps_options_init_copy(o, struct_size, &d, READER_OPTIONS_SIZES, N_READER_OPTIONS_SIZES,
+                                "ps_reader_options");
 }
 
 static uint64_t now_ns(void)
@@ -59,12 +75,13 @@ static int env_int(const char *name, long dflt, long *out, int *was_set, ps_erro
 
 static int resolve_options(const ps_reader_options *in, ps_reader_options *o, ps_error *err)
 {
-    if (in)
-        *o = *in;
-    else
-        ps_reader_options_init(o);
+    reader_defaults(o);
+    int rc = ps_options_adopt(o, sizeof *o, in, READER_OPTIONS_SIZES, N_READER_OPTIONS_SIZES,
+                              "ps_reader_options", err);
+    if (rc)
+        return rc;
     long rank = o->rank, world = o->world_size;
-    int rc, rank_set = 0, world_set = 0;
+    int rank_set = 0, world_set = 0;
     if (o->rank == PS_FROM_ENV && (rc = env_int("RANK", 0, &rank, &rank_set, err)))
         return rc;
     if (o->world_size == PS_FROM_ENV && (rc = env_int("WORLD_SIZE", 1, &world, &world_set, err)))
@@ -666,8 +683,8 @@ static int state_matches(const ps_reader *r, const rd_state *st, ps_error *err)
     return PS_OK;
 }
 
-int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *opt,
-                   const ps_reader_state *resume, ps_error *err)
+int ps_reader_open(const char *dir, const ps_reader_options *opt,
+                   const ps_reader_state *resume, ps_reader **out, ps_error *err)
 {
     *out = NULL;
     if (!dir)
@@ -881,7 +898,7 @@ int ps_reader_set_epoch(ps_reader *r, uint64_t epoch, ps_error *err)
 
 /* ---- introspection ---------------------------------------------------------- */
 
-int ps_reader_info_get(const ps_reader *r, ps_reader_info *o)
+int ps_reader_get_info(const ps_reader *r, ps_reader_info *o)
 {
     memset(o, 0, sizeof *o);
     o->epoch = r->popt.epoch;
@@ -901,7 +918,7 @@ int ps_reader_info_get(const ps_reader *r, ps_reader_info *o)
     return PS_OK;
 }
 
-int ps_reader_stats_get(const ps_reader *r, ps_reader_stats *o)
+int ps_reader_get_stats(const ps_reader *r, ps_reader_stats *o)
 {
     ps_reader *w = (ps_reader *)r; /* the lock only */
     pthread_mutex_lock(&w->mu);
@@ -914,12 +931,12 @@ int ps_reader_stats_get(const ps_reader *r, ps_reader_stats *o)
     return PS_OK;
 }
 
-const char *ps_reader_label(const ps_reader *r, uint32_t id)
+const char *ps_reader_get_label(const ps_reader *r, uint32_t id)
 {
     return id < r->m->n_labels ? r->m->labels[id] : NULL;
 }
 
-uint32_t ps_reader_bucket_bound(const ps_reader *r, uint32_t b)
+uint32_t ps_reader_get_bucket_bound(const ps_reader *r, uint32_t b)
 {
     return b < r->m->n_buckets ? r->m->bounds[b] : 0;
 }

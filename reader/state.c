@@ -110,7 +110,7 @@ int ps_reader_state_check(const void *bytes, size_t len, ps_error *err)
     return rd_state_decode(bytes, len, NULL, err);
 }
 
-int ps_reader_state_get(const ps_reader *r, ps_reader_state *out)
+int ps_reader_get_state(const ps_reader *r, ps_reader_state *out)
 {
     pthread_mutex_lock((pthread_mutex_t *)&r->mu);
     rd_state_encode(r, out);

@@ -458,7 +458,7 @@ static void test_bad_rules(void **state)
     (void)state;
     ps_cleaner *c;
     ps_error err;
-    assert_int_equal(ps_cleaner_create(&c, NULL, &err), 0);
+    assert_int_equal(ps_cleaner_create(NULL, &c, &err), 0);
     const char bad[] = "[{\"name\":\"ok\",\"field\":\"sql\",\"replace\":\"a\",\"with\":\"b\"},"
                        "{\"name\":\"broken\",\"field\":\"sql\",\"replace\":\"(ab\",\"with\":\"\"}]";
     assert_int_equal(ps_cleaner_add_rules(c, S(bad), "rules.json", &err), PS_ERULE);
@@ -520,7 +520,7 @@ static void test_result_json_round_trip(void **state)
                         "{\"question\":\"\xFF\",\"sql\":\"S\"}\n";
     ps_cleaner *c;
     ps_error err;
-    assert_int_equal(ps_cleaner_create(&c, NULL, &err), 0);
+    assert_int_equal(ps_cleaner_create(NULL, &c, &err), 0);
     char *path = ps_test_tmpfile(S(data), ".jsonl");
     ps_test_run run;
     memset(&run, 0, sizeof run);
@@ -659,12 +659,12 @@ static void clean_paths(ps_test_run *run, const char *const *paths, size_t n,
 {
     memset(run, 0, sizeof *run);
     ps_cleaner *c;
-    assert_int_equal(ps_cleaner_create(&c, o, &run->err), 0);
+    assert_int_equal(ps_cleaner_create(o, &c, &run->err), 0);
     if (declare)
         assert_int_equal(ps_cleaner_declare_inputs(c, paths, n, &run->err), 0);
     for (size_t i = 0; i < n && run->rc == 0; i++)
         run->rc = ps_cleaner_run(c, paths[i], ps_test_collect, run, &run->err);
-    ps_cleaner_counts(c, &run->counts);
+    ps_cleaner_get_counts(c, &run->counts);
     run->stats_json = ps_cleaner_stats_json(c);
     assert_int_equal(run->counts.records_in,
                      run->counts.kept + run->counts.rejected + run->counts.duplicates);
@@ -752,7 +752,7 @@ static void test_field_candidate_lists(void **state)
     o.sql_field = "SQL,,query";
     ps_cleaner *c = NULL;
     ps_error err;
-    assert_int_equal(ps_cleaner_create(&c, &o, &err), PS_EINVAL);
+    assert_int_equal(ps_cleaner_create(&o, &c, &err), PS_EINVAL);
     assert_null(c);
 }
 

@@ -449,7 +449,7 @@ static ps_reader *open_ok(const char *dir, const ps_reader_options *o, const ps_
     ps_reader *r = NULL;
     ps_error err;
     ps_error_clear(&err);
-    int rc = ps_reader_open(&r, dir, o, st, &err);
+    int rc = ps_reader_open(dir, o, st, &r, &err);
     if (rc != 0)
         fail_msg("ps_reader_open(%s): %s: %s", dir, ps_err_name(rc), err.message);
     assert_non_null(r);
@@ -463,7 +463,7 @@ static void epoch_run(const char *dir, const ps_reader_options *o, run *rn)
     ps_reader *r = open_ok(dir, o, NULL);
     drain(r, o, rn, ALL);
     ps_reader_stats st;
-    ps_reader_stats_get(r, &st);
+    ps_reader_get_stats(r, &st);
     ps_reader_close(r);
     assert_int_equal(rn->errors, 0);
     /* the counters agree with what was delivered, whatever the options */
@@ -542,7 +542,7 @@ static void test_open_close(void **state)
     ps_reader *r = open_ok(g_ref.dir, NULL, NULL);
     ps_reader_info in;
     memset(&in, 0xA5, sizeof in);
-    assert_int_equal(ps_reader_info_get(r, &in), 0);
+    assert_int_equal(ps_reader_get_info(r, &in), 0);
     assert_int_equal(in.epoch, 0);
     assert_int_equal(in.rank, 0);
     assert_int_equal(in.world_size, 1);
@@ -558,13 +558,13 @@ static void test_open_close(void **state)
     /* default batch size 32: at least ceil(n / 32) batches */
     assert_true(in.batches_per_epoch >= (g_ref.n + 31) / 32);
     for (uint32_t b = 0; b < g_ref.n_buckets; b++)
-        assert_int_equal(ps_reader_bucket_bound(r, b), g_ref.bounds[b]);
-    assert_int_equal(ps_reader_bucket_bound(r, g_ref.n_buckets), 0);
+        assert_int_equal(ps_reader_get_bucket_bound(r, b), g_ref.bounds[b]);
+    assert_int_equal(ps_reader_get_bucket_bound(r, g_ref.n_buckets), 0);
     for (size_t i = 0; i < g_ref.n_labels; i++)
-        assert_string_equal(ps_reader_label(r, (uint32_t)i), g_ref.labels[i]);
-    assert_null(ps_reader_label(r, (uint32_t)g_ref.n_labels));
+        assert_string_equal(ps_reader_get_label(r, (uint32_t)i), g_ref.labels[i]);
+    assert_null(ps_reader_get_label(r, (uint32_t)g_ref.n_labels));
     ps_reader_stats st;
-    assert_int_equal(ps_reader_stats_get(r, &st), 0);
+    assert_int_equal(ps_reader_get_stats(r, &st), 0);
     assert_int_equal(st.batches, 0);
     assert_int_equal(st.slots, 4);
     /* close with the workers running and nothing taken */
@@ -579,7 +579,7 @@ static void test_cover_world1(void **state)
     o.batch_size = 32;
     ps_reader *r = open_ok(g_ref.dir, &o, NULL);
     ps_reader_info in;
-    ps_reader_info_get(r, &in);
+    ps_reader_get_info(r, &in);
     run rn;
     memset(&rn, 0, sizeof rn);
     drain(r, &o, &rn, ALL);
@@ -621,7 +621,7 @@ static void test_world_sizes(void **state)
             o.seed = 11;
             ps_reader *r = open_ok(g_ref.dir, &o, NULL);
             ps_reader_info in;
-            ps_reader_info_get(r, &in);
+            ps_reader_get_info(r, &in);
             assert_int_equal(in.rank, k);
             assert_int_equal(in.world_size, W);
             memset(&runs[k], 0, sizeof runs[k]);
@@ -700,7 +700,7 @@ static void test_drop_last(void **state)
             run rn;
             ps_reader *r = open_ok(g_ref.dir, &o, NULL);
             ps_reader_info in;
-            ps_reader_info_get(r, &in);
+            ps_reader_get_info(r, &in);
             memset(&rn, 0, sizeof rn);
             drain(r, &o, &rn, ALL);
             ps_reader_close(r);
@@ -751,7 +751,7 @@ static void test_threads_prefetch_invariance(void **state)
             epoch_run(g_ref.dir, &o, &rn);
             ps_reader *r = open_ok(g_ref.dir, &o, NULL);
             ps_reader_info in;
-            ps_reader_info_get(r, &in);
+            ps_reader_get_info(r, &in);
             assert_int_equal(in.threads, tp[c][0]);
             assert_int_equal(in.slots, (uint32_t)tp[c][1]);
             ps_reader_close(r);
@@ -804,9 +804,9 @@ static void test_unlabeled(void **state)
     base_opts(&o);
     ps_reader *r = open_ok(g_dir_c, &o, NULL);
     ps_reader_info in;
-    ps_reader_info_get(r, &in);
+    ps_reader_get_info(r, &in);
     assert_int_equal(in.n_labels, 0);
-    assert_null(ps_reader_label(r, 0));
+    assert_null(ps_reader_get_label(r, 0));
     ps_reader_close(r);
     g_unlabeled = true;
     run c, a;
@@ -913,12 +913,12 @@ static void test_max_tokens(void **state)
     ps_reader *r = NULL;
     ps_error err;
     ps_error_clear(&err);
-    assert_int_equal(ps_reader_open(&r, g_ref.dir, &o, NULL, &err), PS_EUSAGE);
+    assert_int_equal(ps_reader_open(g_ref.dir, &o, NULL, &r, &err), PS_EUSAGE);
     assert_null(r);
     assert_true(err.message[0] != 0);
     o.max_tokens = 0;
     o.batch_size = 0;
-    assert_int_equal(ps_reader_open(&r, g_ref.dir, &o, NULL, &err), PS_EUSAGE);
+    assert_int_equal(ps_reader_open(g_ref.dir, &o, NULL, &r, &err), PS_EUSAGE);
 }
 
 static void test_usage_errors(void **state)
@@ -945,7 +945,7 @@ static void test_usage_errors(void **state)
         ps_reader *r = NULL;
         ps_error err;
         ps_error_clear(&err);
-        int rc = ps_reader_open(&r, g_ref.dir, &o, NULL, &err);
+        int rc = ps_reader_open(g_ref.dir, &o, NULL, &r, &err);
         if (rc != PS_EUSAGE)
             fail_msg("%s: %s, expected PS_EUSAGE", bad[i].what, ps_err_name(rc));
         assert_null(r);
@@ -968,7 +968,7 @@ static void test_empty_set(void **state)
     ps_reader *r = NULL;
     ps_error err;
     ps_error_clear(&err);
-    assert_int_equal(ps_reader_open(&r, dir, &o, NULL, &err), PS_EEMPTY);
+    assert_int_equal(ps_reader_open(dir, &o, NULL, &r, &err), PS_EEMPTY);
     assert_null(r);
     assert_non_null(strstr(err.message, dir));
     assert_non_null(strstr(err.message, "no records"));
@@ -1098,7 +1098,7 @@ static void test_epochs_and_seeds(void **state)
     drain(r, &o, &e0b, 5);
     assert_int_equal(ps_reader_set_epoch(r, 1, NULL), 0);
     ps_reader_info in;
-    ps_reader_info_get(r, &in);
+    ps_reader_get_info(r, &in);
     assert_int_equal(in.epoch, 1);
     run x;
     memset(&x, 0, sizeof x);
@@ -1117,7 +1117,7 @@ static void test_epochs_and_seeds(void **state)
     assert_true(same_digests(&x, 0, &e0, 0, e0.n));
     run_free(&x);
     ps_reader_stats st;
-    ps_reader_stats_get(r, &st);
+    ps_reader_get_stats(r, &st);
     assert_int_equal(st.batches, 5 + e1.n + e0.n); /* counters survive epochs */
     ps_reader_close(r);
     assert_true(same_digests(&e0b, 0, &e0, 0, 5));
@@ -1176,7 +1176,7 @@ static void test_state_resume(void **state)
             assert_int_equal(head.n, K);
             ps_reader_state st;
             memset(&st, 0, sizeof st);
-            assert_int_equal(ps_reader_state_get(r, &st), 0);
+            assert_int_equal(ps_reader_get_state(r, &st), 0);
             assert_int_equal(ps_reader_state_check(st.bytes, sizeof st.bytes, NULL), 0);
             ps_reader_close(r);
             /* The state's seed and epoch win over the options'; threads and
@@ -1188,7 +1188,7 @@ static void test_state_resume(void **state)
             o2.prefetch = 7;
             r = open_ok(g_ref.dir, &o2, &st);
             ps_reader_info in;
-            ps_reader_info_get(r, &in);
+            ps_reader_get_info(r, &in);
             assert_int_equal(in.epoch, 2);
             run tail;
             memset(&tail, 0, sizeof tail);
@@ -1230,7 +1230,7 @@ static void state_after(const ps_reader_options *o, size_t k, ps_reader_state *s
     run h;
     memset(&h, 0, sizeof h);
     drain(r, o, &h, k);
-    assert_int_equal(ps_reader_state_get(r, st), 0);
+    assert_int_equal(ps_reader_get_state(r, st), 0);
     ps_reader_close(r);
     run_free(&h);
 }
@@ -1241,7 +1241,7 @@ static void expect_resume_fails(const char *what, const char *dir, const ps_read
     ps_reader *r = NULL;
     ps_error err;
     ps_error_clear(&err);
-    int rc = ps_reader_open(&r, dir, o, st, &err);
+    int rc = ps_reader_open(dir, o, st, &r, &err);
     if (rc != want)
         fail_msg("resume with %s: %s (%s), expected %s", what, ps_err_name(rc), err.message,
                  ps_err_name(want));
@@ -1297,7 +1297,7 @@ static void test_batch_counts(void **state)
                     ps_reader *r = NULL;
                     ps_error err;
                     ps_error_clear(&err);
-                    int rc = ps_reader_open(&r, g_ref.dir, &o, NULL, &err);
+                    int rc = ps_reader_open(g_ref.dir, &o, NULL, &r, &err);
                     if (drop && want == 0 && rc == PS_EUSAGE) {
                         refused = true; /* nothing for the ranks: refusing is fine too */
                         break;
@@ -1405,7 +1405,7 @@ static void test_state_every_position(void **state)
                 ps_batch_release(r, b);
         }
         ps_reader_state st;
-        assert_int_equal(ps_reader_state_get(r, &st), 0);
+        assert_int_equal(ps_reader_get_state(r, &st), 0);
         for (int h = 0; h < 2; h++)
             if (held[h])
                 ps_batch_release(r, held[h]);
@@ -1427,7 +1427,7 @@ static void test_state_every_position(void **state)
     drain(r, &o, &junk, 2);
     assert_int_equal(ps_reader_set_epoch(r, 4, NULL), 0);
     ps_reader_state st;
-    assert_int_equal(ps_reader_state_get(r, &st), 0);
+    assert_int_equal(ps_reader_get_state(r, &st), 0);
     ps_reader_close(r);
     ps_reader_options o4 = o;
     o4.epoch = 4;
@@ -1619,7 +1619,7 @@ static void test_stats(void **state)
     /* Given time, the ring fills, and taking what is ready does not wait. */
     ps_reader_stats st;
     for (int i = 0; i < 100; i++) {
-        ps_reader_stats_get(r, &st);
+        ps_reader_get_stats(r, &st);
         if (st.ready == 4)
             break;
         sleep_ms(20);
@@ -1630,7 +1630,7 @@ static void test_stats(void **state)
     const ps_batch *held[4];
     for (int i = 0; i < 4; i++)
         assert_int_equal(ps_reader_next(r, &held[i], NULL), 1);
-    ps_reader_stats_get(r, &st);
+    ps_reader_get_stats(r, &st);
     assert_int_equal(st.waits, waits0);
     assert_int_equal(st.ready, 0);
     run rn;
@@ -1645,7 +1645,7 @@ static void test_stats(void **state)
         assert_int_equal(ps_reader_set_epoch(r, e, NULL), 0);
         drain(r, &o, &rn, ALL);
     }
-    ps_reader_stats_get(r, &st);
+    ps_reader_get_stats(r, &st);
     assert_int_equal(st.batches, rn.n);
     assert_int_equal(st.records, rn.records);
     assert_int_equal(st.records, 3 * g_ref.n);
@@ -1813,7 +1813,7 @@ static void test_corrupt_block(void **state)
         memset(&dmg, 0, sizeof dmg);
         ps_reader *r = open_ok(dir, &o, NULL);
         ps_reader_info in;
-        ps_reader_info_get(r, &in);
+        ps_reader_get_info(r, &in);
         for (size_t guard = 0;; guard++) {
             assert_true(guard < 10000);
             const ps_batch *b = NULL;
@@ -1872,7 +1872,7 @@ static void test_corrupt_block(void **state)
         r = open_ok(dir, &o, NULL);
         drain(r, &o, &sk, ALL);
         ps_reader_stats st;
-        ps_reader_stats_get(r, &st);
+        ps_reader_get_stats(r, &st);
         assert_int_equal(sk.errors, 0);
         assert_int_equal(sk.n, in.batches_per_epoch);
         assert_int_equal(st.skipped_records, in_block);
@@ -1992,7 +1992,7 @@ static void test_truncated_while_open(void **state)
             ps_batch_release(r, b);
         }
         ps_reader_stats st;
-        ps_reader_stats_get(r, &st);
+        ps_reader_get_stats(r, &st);
         ps_reader_close(r);
         if (skip) {
             assert_int_equal(errors, 0);
@@ -2088,7 +2088,7 @@ static void test_manifest_huge(void **state)
     ps_reader *r = NULL;
     ps_error err;
     ps_error_clear(&err);
-    int rc = ps_reader_open(&r, dir, &o, NULL, &err);
+    int rc = ps_reader_open(dir, &o, NULL, &r, &err);
     if (rc >= 0 || !strstr(err.message, "shard-0000"))
         fail_msg("a manifest claiming 10^12 records: %s '%s'", ps_err_name(rc), err.message);
     assert_null(r);
@@ -2119,7 +2119,7 @@ static void test_manifest_claims(void **state)
         base_opts(&o);
         ps_reader *r = open_ok(dir, &o, NULL);
         ps_reader_info in;
-        ps_reader_info_get(r, &in);
+        ps_reader_get_info(r, &in);
         size_t errors = 0, delivered = 0;
         for (size_t guard = 0;; guard++) {
             assert_true(guard < 100000);
@@ -2160,7 +2160,7 @@ static void test_manifest_claims(void **state)
         r = open_ok(dir, &o, NULL);
         drain(r, &o, &sk, ALL);
         ps_reader_stats st;
-        ps_reader_stats_get(r, &st);
+        ps_reader_get_stats(r, &st);
         ps_reader_close(r);
         assert_int_equal(sk.errors, 0);
         assert_int_equal(sk.n, in.batches_per_epoch); /* short or empty, never missing */
@@ -2195,7 +2195,7 @@ static void test_missing_shard(void **state)
         ps_reader *r = NULL;
         ps_error err;
         ps_error_clear(&err);
-        int rc = ps_reader_open(&r, dir, &o, NULL, &err);
+        int rc = ps_reader_open(dir, &o, NULL, &r, &err);
         if (rc == 0) {
             run rn;
             memset(&rn, 0, sizeof rn);
@@ -2226,21 +2226,21 @@ static void test_bad_dir(void **state)
     ps_error err;
     ps_error_clear(&err);
     char *nowhere = path_join(g_tmp, "no-such-set");
-    assert_int_equal(ps_reader_open(&r, nowhere, NULL, NULL, &err), PS_ENOENT);
+    assert_int_equal(ps_reader_open(nowhere, NULL, NULL, &r, &err), PS_ENOENT);
     assert_null(r);
     assert_int_equal(err.code, PS_ENOENT);
     assert_non_null(strstr(err.message, "no-such-set"));
     /* an empty directory, then a manifest that is not one */
     assert_int_equal(mkdir(nowhere, 0755), 0);
-    assert_int_equal(ps_reader_open(&r, nowhere, NULL, NULL, &err), PS_ENOENT);
+    assert_int_equal(ps_reader_open(nowhere, NULL, NULL, &r, &err), PS_ENOENT);
     char *mf = path_join(nowhere, "manifest.json");
     FILE *f = fopen(mf, "w");
     fputs("{\"format\": \"pairshard\", \"format_version\": \"one\"}", f);
     fclose(f);
     ps_error_clear(&err);
-    assert_int_equal(ps_reader_open(&r, nowhere, NULL, NULL, &err), PS_EFORMAT);
+    assert_int_equal(ps_reader_open(nowhere, NULL, NULL, &r, &err), PS_EFORMAT);
     assert_non_null(strstr(err.message, "manifest.json"));
-    assert_int_equal(ps_reader_open(&r, nowhere, NULL, NULL, NULL), PS_EFORMAT); /* err optional */
+    assert_int_equal(ps_reader_open(nowhere, NULL, NULL, &r, NULL), PS_EFORMAT); /* err optional */
     free(mf);
     ps_remove_tree(nowhere);
     free(nowhere);
@@ -2261,7 +2261,7 @@ static void test_env_rank(void **state)
     setenv("WORLD_SIZE", "3", 1);
     ps_reader *r = open_ok(g_ref.dir, &o, NULL);
     ps_reader_info in;
-    ps_reader_info_get(r, &in);
+    ps_reader_get_info(r, &in);
     assert_int_equal(in.rank, 2);
     assert_int_equal(in.world_size, 3);
     run got;
@@ -2275,7 +2275,7 @@ static void test_env_rank(void **state)
     ps_error err;
     ps_error_clear(&err);
     r = NULL;
-    assert_int_equal(ps_reader_open(&r, g_ref.dir, &o, NULL, &err), PS_EUSAGE);
+    assert_int_equal(ps_reader_open(g_ref.dir, &o, NULL, &r, &err), PS_EUSAGE);
     assert_true(err.message[0] != 0);
     /* not numbers */
     static const char *const junk[][2] = {{"abc", "3"}, {"1", "4x"}, {"-1", "3"}, {"1", "two"},
@@ -2285,7 +2285,7 @@ static void test_env_rank(void **state)
         setenv("WORLD_SIZE", junk[i][1], 1);
         ps_error_clear(&err);
         r = NULL;
-        int rc = ps_reader_open(&r, g_ref.dir, &o, NULL, &err);
+        int rc = ps_reader_open(g_ref.dir, &o, NULL, &r, &err);
         if (rc != PS_EUSAGE)
             fail_msg("RANK='%s' WORLD_SIZE='%s': %s, expected PS_EUSAGE", junk[i][0], junk[i][1],
                      ps_err_name(rc));
@@ -2295,7 +2295,7 @@ static void test_env_rank(void **state)
     unsetenv("RANK");
     unsetenv("WORLD_SIZE");
     r = open_ok(g_ref.dir, &o, NULL);
-    ps_reader_info_get(r, &in);
+    ps_reader_get_info(r, &in);
     assert_int_equal(in.rank, 0);
     assert_int_equal(in.world_size, 1);
     ps_reader_close(r);
@@ -2311,7 +2311,7 @@ static void test_device_fallback(void **state)
     o.device = 0;
     ps_reader *r = open_ok(g_ref.dir, &o, NULL);
     ps_reader_info in;
-    ps_reader_info_get(r, &in);
+    ps_reader_get_info(r, &in);
     run rn;
     memset(&rn, 0, sizeof rn);
     if (in.device == -1) {
@@ -2327,14 +2327,14 @@ static void test_device_fallback(void **state)
         ps_error err;
         ps_error_clear(&err);
         r = NULL;
-        assert_int_equal(ps_reader_open(&r, g_ref.dir, &o, NULL, &err), PS_EUSAGE);
+        assert_int_equal(ps_reader_open(g_ref.dir, &o, NULL, &r, &err), PS_EUSAGE);
         assert_true(err.message[0] != 0);
     } else {
         assert_int_equal(in.device, 0);
         drain(r, &o, &rn, ALL);
         expect_exact(&rn, 1);
         ps_reader_stats st;
-        ps_reader_stats_get(r, &st);
+        ps_reader_get_stats(r, &st);
         assert_true(st.h2d_bytes > 0);
         ps_reader_close(r);
     }
@@ -2365,7 +2365,7 @@ static void *par_main(void *p)
     o.threads = 3;
     o.prefetch = 3;
     ps_reader *r = NULL;
-    if (ps_reader_open(&r, g_ref.dir, &o, NULL, NULL) != 0)
+    if (ps_reader_open(g_ref.dir, &o, NULL, &r, NULL) != 0)
         return NULL;
     for (uint64_t e = 0; e < 2; e++) {
         if (e)

@@ -1267,7 +1267,7 @@ static ps_vreport *files_report(const char *const *paths, size_t npaths, const c
     o.label_field = "db_id";
     ps_cleaner *c = NULL;
     ps_error err;
-    assert_int_equal(ps_cleaner_create(&c, &o, &err), 0);
+    assert_int_equal(ps_cleaner_create(&o, &c, &err), 0);
     if (rules)
         assert_int_equal(ps_cleaner_add_rules(c, rules, strlen(rules), "rules", &err), 0);
     for (size_t i = 0; i < npaths; i++) {

@@ -32,7 +32,9 @@
  * Reason codes: invalid_utf8, bad_json, bad_csv, wrong_type, missing_field,
  * empty_field, empty_after_cleaning, too_long, dropped_by_rule, rule_error.
  *
- * Thread safety: a ps_cleaner is used by one thread at a time.
+ * Thread safety: a ps_cleaner is used by one thread at a time (the
+ * functions taking one are not thread-safe on the same cleaner); distinct
+ * cleaners are independent. Functions without a cleaner are thread-safe.
  */
 #ifndef PAIRSHARD_CLEAN_H
 #define PAIRSHARD_CLEAN_H
@@ -66,6 +68,9 @@ typedef enum ps_utf8_policy {
 } ps_utf8_policy;
 
 typedef struct ps_clean_options {
+    size_t struct_size;         /* sizeof as the caller knows it: set by
+                                   ps_clean_options_init (pairshard/common.h,
+                                   "Options structs that grow") */
     ps_format format;
     /* Field names. Each may be a comma-separated list of candidates
      * ("SQL,query"): the first one a record has (and that is not null) is
@@ -105,8 +110,13 @@ enum {
     PS_NAMED_ID = 8
 };
 
-/* Fills `opts` with the defaults documented above. */
-PS_API void ps_clean_options_init(ps_clean_options *opts);
+/* Fills the first `struct_size` bytes of `*opts` with the defaults
+ * documented above and sets opts->struct_size; writes nothing past them.
+ * Call it through the macro ps_clean_options_init(opts), which passes the
+ * caller's sizeof. Returns 0, or PS_EINVAL when `opts` is NULL or
+ * struct_size is no size ps_clean_options has had (nothing written). */
+PS_API int ps_clean_options_init_size(ps_clean_options *opts, size_t struct_size);
+#define ps_clean_options_init(opts) ps_clean_options_init_size((opts), sizeof *(opts))
 
 typedef enum ps_outcome {
     PS_OUTCOME_KEPT = 0,
@@ -149,25 +159,47 @@ typedef struct ps_clean_counts {
 
 typedef struct ps_cleaner ps_cleaner;
 
-/* Creates a cleaner. Returns 0 and sets *out, or PS_EINVAL / PS_ENOMEM (with
- * a message in err). `opts` may be NULL for the defaults; it is copied. */
-PS_API int ps_cleaner_create(ps_cleaner **out, const ps_clean_options *opts, ps_error *err);
+/* Creates a cleaner configured by `opts` (copied: the caller's struct and
+ * the strings it points to may go once this returns).
+ * @param opts  may be NULL for the defaults; else initialised with
+ *              ps_clean_options_init (its struct_size is checked).
+ * @param out   receives the cleaner (NULL on failure); not NULL.
+ * @return 0, or a negative code (message in err):
+ *   PS_EINVAL  opts->struct_size is unknown; max_record_bytes or
+ *              max_field_bytes is 0; a field list is empty, holds an empty
+ *              name or more than 8 candidates
+ *   PS_ENOMEM  out of memory
+ * Free the cleaner with ps_cleaner_free. */
+PS_API int ps_cleaner_create(const ps_clean_options *opts, ps_cleaner **out, ps_error *err);
 
-/* Frees the cleaner and everything it owns. NULL is a no-op. */
+/* Frees the cleaner and everything it owns (pointers it handed out, such
+ * as the strings of a ps_clean_result, are gone with it). NULL is a no-op. */
 PS_API void ps_cleaner_free(ps_cleaner *c);
 
 /* Adds user rules from a JSON text: an array (or {"rules": [...]}) of
  *   {"name": N, "field": "question"|"sql"|"both", "replace": PATTERN, "with": TEXT}
  *   {"name": N, "field": ..., "drop_if": PATTERN}
  * with optional "flags": any of "imsx" (caseless, multiline, dotall,
- * extended). `origin` names the text in messages (e.g. the file name).
- * Returns 0, or PS_ERULE with a message naming the rule and the pattern
- * offset, or PS_EFORMAT for malformed JSON. On error no rule is added. */
+ * extended). Rules apply in the order added. Call before the first
+ * ps_cleaner_run.
+ * @param json_text  `len` bytes, need not be NUL-terminated; not NULL.
+ * @param origin     names the text in messages (e.g. the file name); NULL
+ *                   shows "<rules>".
+ * @return 0, or (message in err; no rule of this text is added):
+ *   PS_EFORMAT  the text is not JSON (the message gives line and column)
+ *   PS_ERULE    a rule is malformed or its pattern does not compile (the
+ *               message names the rule and the pattern offset)
+ *   PS_EINVAL   cleaning has already started
+ *   PS_ENOMEM   out of memory */
 PS_API int ps_cleaner_add_rules(ps_cleaner *c, const char *json_text, size_t len,
                                 const char *origin, ps_error *err);
 
-/* Reads the rules file at `path` and adds its rules (see above). Returns 0,
- * PS_ENOENT / PS_EIO if it cannot be read, or an error from add_rules. */
+/* Reads the rules file at `path` (a regular file of at most 16 MiB: a FIFO
+ * or directory is refused without blocking) and adds its rules as
+ * ps_cleaner_add_rules does, `path` naming them in messages.
+ * @return 0, or PS_ENOENT (no such file), PS_EIO (unreadable, or not a
+ *         regular file), PS_ELIMIT (larger than 16 MiB), PS_ENOMEM, or a
+ *         code of ps_cleaner_add_rules. */
 PS_API int ps_cleaner_load_rules(ps_cleaner *c, const char *path, ps_error *err);
 
 /* Declares every input of the run (their paths as they will be passed to
@@ -175,47 +207,70 @@ PS_API int ps_cleaner_load_rules(ps_cleaner *c, const char *path, ps_error *err)
  * inputs whose base names clash ("spider/dev.json", "bird/dev.json") get
  * ids from their path as given ("bird/dev.json:#0"); the others keep
  * "<basename>:#<index>". Without it, an input whose base name clashes with
- * an earlier input's gets path ids. Returns 0 or PS_ENOMEM. */
+ * an earlier input's gets path ids. Optional.
+ * @param paths  n non-NULL paths ("-" is stdin); copied.
+ * @return 0 or PS_ENOMEM. */
 PS_API int ps_cleaner_declare_inputs(ps_cleaner *c, const char *const *paths, size_t n,
                                      ps_error *err);
 
-/* Ingests and cleans one input (`path`, or "-" for stdin), calling `sink` for
- * every record. Record-level problems are rejections, not errors. Returns 0,
- * or a negative code for what stops the whole input: PS_ENOENT / PS_EIO (the
- * file cannot be read), PS_EDECOMPRESS (a corrupt or truncated gzip/zstd
- * stream: records before the damage have been reported), PS_EFORMAT (the
- * format cannot be detected, or a CSV/TSV header is unusable), PS_ENOMEM, or
- * whatever the sink returned; PS_EUSAGE, after the whole input was read and
- * reported, when a field named in opts.named_fields is in none of its
- * records (the message names the input, the fields its records have and the
- * nearest one: "did you mean 'db_id'?"). */
+/* Ingests and cleans one input (`path`, or "-" for stdin; a pipe is fine),
+ * calling `sink` (may be NULL: only count) for every record, in input
+ * order, on the calling thread. Call it once per input; the accounting and
+ * the dedupe set carry over from one input to the next. Record-level
+ * problems are rejections reported to the sink, not errors.
+ * @return 0, or a negative code for what stops the whole input (message
+ *         in err, naming the input):
+ *   PS_ENOENT       the file does not exist
+ *   PS_EIO          it cannot be read
+ *   PS_EDECOMPRESS  a corrupt or truncated gzip/zstd stream (the records
+ *                   before the damage have been reported)
+ *   PS_EFORMAT      the format cannot be detected, a JSON input is not an
+ *                   array, or a CSV/TSV header is unusable
+ *   PS_ERULE        a rule's replacement failed (not its match limits: a
+ *                   record that hits them is rejected with rule_error)
+ *   PS_EUSAGE       after the whole input was read and reported: a field
+ *                   named in opts.named_fields is in none of its records
+ *                   (the message names the input, the fields its records
+ *                   have and the nearest one: "did you mean 'db_id'?")
+ *   PS_ENOMEM       out of memory
+ *   any negative code the sink returned (the run stops at that record).
+ * Not thread-safe: one call at a time per cleaner. */
 PS_API int ps_cleaner_run(ps_cleaner *c, const char *path, ps_clean_sink sink, void *user,
                           ps_error *err);
 
-/* Copies the running totals into *counts. */
-PS_API void ps_cleaner_counts(const ps_cleaner *c, ps_clean_counts *counts);
+/* Copies the running totals (all inputs so far) into *counts (not NULL).
+ * Never fails. Not while ps_cleaner_run runs on another thread. */
+PS_API void ps_cleaner_get_counts(const ps_cleaner *c, ps_clean_counts *counts);
 
-/* Returns the accounting as a JSON document (malloc'ed, NUL-terminated, keys
- * in a fixed order; free() it), or NULL when out of memory:
+/* The accounting as a new JSON document (keys in a fixed order):
  *   records_in, kept, rejected, duplicates, balanced (the identity holds),
  *   rejected_by_reason, rules (per rule: matched, changed, dropped),
  *   labels (per label: records_in, kept, rejected, duplicates), steps (what
  *   each cleaning step changed), inputs (per input file); "id_collisions" ({count,
- *   examples: [{id, source}]}) only when kept records share an id. */
+ *   examples: [{id, source}]}) only when kept records share an id.
+ * @return the NUL-terminated text, malloc'ed (free() it), or NULL when out
+ *         of memory. Not while ps_cleaner_run runs on another thread. */
 PS_API char *ps_cleaner_stats_json(const ps_cleaner *c);
 
-/* Serialises one outcome as a single JSON line (no newline):
+/* Serialises one outcome (as the sink receives it) as a single JSON line,
+ * without a newline:
  *   kept       {"id","question","sql","label","source"}
  *   rejected   {"source","reason","rule"?,"detail","id"?,"label"?,"original",
  *               "original_base64"? (when original is not valid UTF-8),
  *               "original_truncated"?}
  *   duplicate  {"id","source","duplicate_of","label","question","sql"}
- * Returns 0 and sets *out (malloc'ed, free() it) and *len, or PS_ENOMEM. */
+ * @param out  receives the text, malloc'ed and NUL-terminated (free() it);
+ *             NULL on failure. `len` receives its length. Neither NULL.
+ * @return 0 or PS_ENOMEM. Thread-safe (it touches nothing but `r`). */
 PS_API int ps_clean_result_json(const ps_clean_result *r, char **out, size_t *len);
 
-/* Parses a format name ("auto", "jsonl", "json", "csv", "tsv"). Returns 0
- * and sets *out, or PS_EINVAL. Likewise for "nfkc"/"nfc"/"none" and
- * "reject"/"replace". */
+/* Parse the names the CLI and config files use: formats "auto", "jsonl"
+ * (or "ndjson"), "json", "csv", "tsv"; normalisations "nfkc", "nfc",
+ * "none"; UTF-8 policies "reject", "replace" (exact, lower case).
+ * @param name  NUL-terminated, not NULL.
+ * @return 0 and sets *out, or PS_EINVAL for any other name (*out
+ *         untouched; no message: the caller names the option).
+ * Thread-safe. */
 PS_API int ps_format_parse(const char *name, ps_format *out);
 PS_API int ps_normalization_parse(const char *name, ps_normalization *out);
 PS_API int ps_utf8_policy_parse(const char *name, ps_utf8_policy *out);

@@ -11,7 +11,52 @@
  *     file, the record and the reason, e.g.
  *       "dev.json:#17: field 'question' is a number, expected a string".
  *   - Library code never calls exit() or abort() on bad input and never
- *     prints; the caller decides what to show.
+ *     prints; the caller decides what to show (the build's progress, for
+ *     one, is a callback; tests/cli/layers.sh checks that no library folder
+ *     calls printf, fprintf, puts or perror).
+ *   - Each function's comment lists the codes it can return ("Errors:").
+ *     The lists are complete for today's code; new codes may be added to a
+ *     function in later versions, so a caller should treat any other
+ *     negative value as a failure too.
+ *
+ * API conventions (every header follows them):
+ *   - Arguments: inputs first, then out-parameters, then `ps_error *err`
+ *     last: ps_reader_open(dir, opt, resume, &reader, &err). On failure an
+ *     out-pointer is set to NULL (or left as the function documents).
+ *   - Getters are named ps_<noun>_get_<what> (ps_reader_get_info,
+ *     ps_cleaner_get_counts, ps_tokenizer_get_options). Functions ending in
+ *     _json return a new malloc'ed JSON text the caller free()s.
+ *   - Pointers a function returns are owned by the object they came from
+ *     and live as long as it (or as documented), unless the comment says
+ *     "free() it".
+ *   - `err` may always be NULL. A pointer argument not documented as "may
+ *     be NULL" must not be NULL (passing NULL is undefined behaviour, as in
+ *     the C library).
+ *   - Objects (ps_cleaner, ps_reader, ps_tokenizer) say in their header
+ *     which calls may run concurrently. Every function of this header is
+ *     thread-safe.
+ *
+ * Options structs that grow. A public options struct (ps_clean_options,
+ * ps_reader_options) begins with `size_t struct_size`, so fields can be
+ * appended in later versions without breaking callers built against an
+ * older header:
+ *   - ps_<x>_options_init(&o) is a macro that calls
+ *     ps_<x>_options_init_size(&o, sizeof o): it writes the defaults into
+ *     the caller's bytes only, and sets o.struct_size to the caller's size.
+ *     A binding (python/pairshard) passes the size of its mirror.
+ *   - Functions taking the struct read only its first struct_size bytes.
+ *     A smaller size that the struct had in an earlier published version
+ *     is accepted, and the fields after it take their defaults; any other
+ *     size (0 from a struct never given to _init, a larger one from a newer
+ *     header than the library) is refused with PS_EINVAL, naming the struct
+ *     and the size, before anything else is done.
+ *   - Each version of a struct is larger than the one before (a new field
+ *     never hides in the old tail padding); fields are never removed or
+ *     reordered.
+ * Always initialise an options struct with its _init before setting
+ * fields: a struct filled by hand (or memset to 0) is refused.
+ * (ps_tokenizer_options, in pairshard/tokenizer.h, does not follow this
+ * scheme yet.)
  */
 #ifndef PAIRSHARD_COMMON_H
 #define PAIRSHARD_COMMON_H
@@ -34,7 +79,27 @@ extern "C" {
 #define PS_API
 #endif
 
-/* Error codes. Negative, stable, never reused. ps_strerror() names them. */
+/* Error codes. Negative, stable, never reused. ps_strerror() describes them
+ * and ps_err_name() names them. What each means in general (a function's
+ * comment says what it means there):
+ *   PS_ENOMEM      an allocation failed
+ *   PS_EIO         a read, write, fsync or rename failed (not a missing file)
+ *   PS_EINVAL      an argument the caller controls is wrong (a bad size, a
+ *                  NULL where one is not allowed, a mismatched resume state)
+ *   PS_ENOENT      a file or directory that must exist does not
+ *   PS_EFORMAT     a file's syntax or structure is wrong (JSON, CSV header,
+ *                  manifest, vocabulary, state blob)
+ *   PS_EUTF8       text is not valid UTF-8 where it must be
+ *   PS_ERANGE      a number is out of its range
+ *   PS_ECORRUPT    stored data fails its checks (a checksum, a bound)
+ *   PS_EVERSION    a format version this library does not read
+ *   PS_EUSAGE      options or configuration that cannot work together
+ *   PS_ERULE       a cleaning rule cannot be compiled or is malformed
+ *   PS_EDECOMPRESS a gzip or zstd stream is corrupt or truncated
+ *   PS_ELIMIT      a size or resource limit was reached
+ *   PS_EEOF        input ended where more was required
+ *   PS_EEMPTY      a shard set holds no records
+ *   PS_ECANCELED   the caller's cancel flag stopped the operation */
 #define PS_ERRNO_MAP(X)                                                        \
     X(ENOMEM, -1, "out of memory")                                             \
     X(EIO, -2, "input/output error")                                           \
@@ -69,23 +134,34 @@ typedef struct ps_error {
     char message[PS_ERROR_MESSAGE_MAX];    /* NUL-terminated, "" when code==0 */
 } ps_error;
 
-/* Returns a static, human-readable description of `code` (never NULL).
- * Unknown codes give "unknown error". */
+/* A human-readable description of `code`: "success" for PS_OK, "unknown
+ * error" for a code that is no PS_E*.
+ * @return a static string, never NULL; never fails; thread-safe. */
 PS_API const char *ps_strerror(int code);
 
-/* Returns the symbolic name of `code`, e.g. "PS_EFORMAT" (never NULL). */
+/* The symbolic name of `code`, e.g. "PS_EFORMAT"; "PS_OK" for 0 and
+ * "PS_EUNKNOWN" for a code that is no PS_E*.
+ * @return a static string, never NULL; never fails; thread-safe. */
 PS_API const char *ps_err_name(int code);
 
-/* Returns the library version as "MAJOR.MINOR.PATCH" (static string). */
+/* The library's version, "MAJOR.MINOR.PATCH" (PS_VERSION_STRING of the
+ * library that is running, which may differ from the header's).
+ * @return a static string, never NULL; thread-safe. */
 PS_API const char *ps_version_string(void);
 
-/* Writes "name version" lines for every linked dependency (LMDB, zstd,
- * utf8proc and its Unicode version, jansson, PCRE2, xxHash, zlib, CUDA) into
- * buf. Returns the length it needed (like snprintf; the text is cut when
- * that is >= n), or PS_EINVAL. */
+/* Writes one "name version" line for every linked dependency (LMDB, zstd,
+ * utf8proc with its Unicode version, jansson, PCRE2, xxHash, zlib, nettle,
+ * CUDA) into buf[0..n), NUL-terminated, cut short when it does not fit (as
+ * snprintf). `buf` may be NULL when n is 0, to ask for the length.
+ * @return the length of the whole text (excluding the NUL: the text was
+ *         cut when it is >= n), or PS_EINVAL when formatting failed.
+ * Thread-safe. */
 PS_API int ps_dependency_versions(char *buf, size_t n);
 
-/* Resets `err` to the no-error state. `err` may be NULL. */
+/* Resets `err` to the no-error state (code 0, empty message). `err` may be
+ * NULL (then nothing happens). A function that fails fills the ps_error it
+ * was given; one that succeeds does not clear it, so clear it before a
+ * call when you read it after one that may not have failed. */
 PS_API void ps_error_clear(ps_error *err);
 
 #ifdef __cplusplus

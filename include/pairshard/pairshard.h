@@ -6,6 +6,14 @@
  *   pairshard/clean.h      ingest + cleaning (stage 1)
  *   pairshard/tokenizer.h  BERT WordPiece tokenizer (stage 2)
  *   pairshard/reader.h     streaming shards into training batches (stage 5)
+ *
+ * pairshard/common.h states what every header follows: the error model
+ * (0 or a negative PS_E* code, a message in an optional ps_error), the
+ * argument order (inputs, out-parameters, ps_error last), getter names
+ * (ps_<noun>_get_<what>), ownership of returned pointers, and options
+ * structs that grow (a leading struct_size set by ps_*_options_init).
+ *
+ * Link with `pkg-config --cflags --libs pairshard`.
  */
 #ifndef PAIRSHARD_H
 #define PAIRSHARD_H

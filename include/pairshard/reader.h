@@ -7,7 +7,7 @@
  *   o.batch_size = 64;
  *   ps_reader *r;
  *   ps_error err;
- *   if (ps_reader_open(&r, "shards/", &o, NULL, &err) < 0) { puts(err.message); ... }
+ *   if (ps_reader_open("shards/", &o, NULL, &r, &err) < 0) { puts(err.message); ... }
  *   for (;;) {
  *       const ps_batch *b;
  *       int rc = ps_reader_next(r, &b, &err);
@@ -43,8 +43,10 @@
  * that need it) into a ring of `prefetch` batch slots; batches come out of
  * ps_reader_next in plan order whatever the timing. Memory is the slots
  * plus a few decoded windows per bucket: flat in the size of the set.
- * A ps_reader is used by one consumer thread (next, release, state,
- * set_epoch, stats from the same thread, or with the caller's own lock).
+ * A ps_reader is used by one consumer thread (open, next, release,
+ * get_state, get_info, set_epoch and close from the same thread, or under
+ * the caller's own lock); ps_reader_get_stats, get_label and
+ * get_bucket_bound may also be called from other threads.
  *
  * Memory and devices. Slots are pinned host memory (cudaHostAlloc) when
  * pairshard was built with CUDA and a GPU is present, and ordinary
@@ -80,20 +82,31 @@ typedef struct ps_reader ps_reader;
 /* Padding: to the longest sequence of the batch (rounded up to
  * `pad_multiple`), or to the bucket's bound (every batch of a bucket has
  * the same T). */
-#define PS_PAD_LONGEST 0
-#define PS_PAD_BUCKET 1
+typedef enum ps_pad_mode {
+    PS_PAD_LONGEST = 0,
+    PS_PAD_BUCKET = 1
+} ps_pad_mode;
 
-/* Element type of the batch arrays. */
-#define PS_DTYPE_INT32 0
-#define PS_DTYPE_INT64 1
+/* Element type of the batch's token arrays and lengths. (The struct fields
+ * holding these values are `int`, so that comparing them with an int never
+ * warns and the layout never depends on the compiler's enum size.) */
+typedef enum ps_dtype {
+    PS_DTYPE_INT32 = 0,
+    PS_DTYPE_INT64 = 1
+} ps_dtype;
 
-/* `device` value for host-only batches. */
-#define PS_DEVICE_HOST (-1)
-/* `rank` / `world_size` value meaning "from the environment": RANK and
- * WORLD_SIZE as torchrun sets them, else 0 and 1. */
-#define PS_FROM_ENV (-1)
+enum {
+    /* `device` value for host-only batches. */
+    PS_DEVICE_HOST = -1,
+    /* `rank` / `world_size` value meaning "from the environment": RANK and
+     * WORLD_SIZE as torchrun sets them, else 0 and 1. */
+    PS_FROM_ENV = -1
+};
 
 typedef struct ps_reader_options {
+    size_t struct_size;     /* sizeof as the caller knows it: set by
+                               ps_reader_options_init (pairshard/common.h,
+                               "Options structs that grow") */
     /* Batching: exactly one of the two is non-zero. batch_size: sequences
      * per batch. max_tokens: a padded-token budget, B * T <= max_tokens
      * (fairseq's --max-tokens); the batch size of bucket b is
@@ -103,7 +116,8 @@ typedef struct ps_reader_options {
     uint32_t batch_size;
     uint64_t max_tokens;
     int32_t pad_id;         /* input_ids padding; default 0 ([PAD] in BERT) */
-    int pad_mode;           /* PS_PAD_LONGEST (default) or PS_PAD_BUCKET */
+    int pad_mode;           /* a ps_pad_mode: PS_PAD_LONGEST (default) or
+                               PS_PAD_BUCKET */
     uint32_t pad_multiple;  /* round T up to a multiple of this; default 1 */
     int shuffle;            /* 1 (default): shuffle as above; 0: bucket by
                                bucket, records in stored order (each sorting
@@ -118,7 +132,7 @@ typedef struct ps_reader_options {
     int drop_last;          /* 0 (default) or 1, see above */
     int threads;            /* worker threads; 0: 2 */
     int prefetch;           /* batch slots in the ring; 0: 4 (minimum 2) */
-    int dtype;              /* PS_DTYPE_INT64 (default, what PyTorch wants) or
+    int dtype;              /* a ps_dtype: PS_DTYPE_INT64 (default, what PyTorch wants) or
                                PS_DTYPE_INT32: token arrays and lengths;
                                labels are int64 either way */
     int device;             /* PS_DEVICE_HOST (default) or a CUDA ordinal */
@@ -135,22 +149,28 @@ typedef struct ps_reader_options {
                                so a batch holds records of similar length. */
 } ps_reader_options;
 
-/* Fills `o` with the defaults above. */
-PS_API void ps_reader_options_init(ps_reader_options *o);
+/* Fills the first `struct_size` bytes of `*o` with the defaults above and
+ * sets o->struct_size; writes nothing past them. Call it through the macro
+ * ps_reader_options_init(o), which passes the caller's sizeof (bindings
+ * pass the size of their mirror of the struct). Returns 0, or PS_EINVAL
+ * when `o` is NULL or struct_size is no size ps_reader_options has had
+ * (nothing written). */
+PS_API int ps_reader_options_init_size(ps_reader_options *o, size_t struct_size);
+#define ps_reader_options_init(o) ps_reader_options_init_size((o), sizeof *(o))
 
 /* A delivered batch. Arrays are row-major B x T (input_ids, attention_mask,
  * token_type_ids) or [B] (labels, lengths). The token arrays and lengths
  * hold `dtype` elements (int32_t or int64_t); labels are int64_t whatever
  * the dtype (what cross-entropy losses take). attention_mask is 1 on the sequence and 0 on padding;
  * token_type_ids 0 up to the record's type boundary, 1 after, 0 on
- * padding; labels are label ids (ps_reader_label) or -1 for unlabeled
+ * padding; labels are label ids (ps_reader_get_label) or -1 for unlabeled
  * records. Everything stays valid until ps_batch_release. */
 typedef struct ps_batch {
     uint64_t epoch;
     uint64_t step;          /* index of the batch in this rank's epoch */
     uint32_t bucket;        /* bucket index (manifest "buckets") */
     uint32_t B, T;
-    int dtype;
+    int dtype;              /* a ps_dtype */
     void *input_ids, *attention_mask, *token_type_ids, *labels, *lengths;
     const char *const *ids; /* B record ids, NUL-terminated */
     uint64_t real_tokens;   /* sum of lengths */
@@ -160,53 +180,111 @@ typedef struct ps_batch {
     void *ready_event;      /* cudaEvent_t recorded after the copies */
 } ps_batch;
 
-/* Opaque resumption state: 128 bytes, safe to store and send anywhere (no
- * pointers, little-endian, with a magic, a version and a checksum;
- * docs/READER.md has the layout). */
-#define PS_READER_STATE_BYTES 128
+/* Resumption state: 128 bytes, safe to store and send anywhere (no
+ * pointers). Treat it as opaque; for the record, the layout (version 1,
+ * little-endian, offsets in bytes) is
+ *
+ *     0  "PSRS"          magic
+ *     4  u32 version     1
+ *     8  u64 seed
+ *    16  u64 epoch
+ *    24  u64 position    the next batch to deliver (0-based in the epoch)
+ *    32  u64 plan_hash   every plan input but seed and epoch, manifest included
+ *    40  u64 set_hash    XXH64 of manifest.json
+ *    48  u32 rank        52  u32 world_size
+ *    56  u32 batch_size  60  u32 pad_multiple
+ *    64  u64 max_tokens
+ *    72  u32 shuffle_window  76  u32 sort_pool
+ *    80  u8  shuffle     81  u8  drop_last
+ *    82  zero up to 119  reserved
+ *   120  u64 checksum    XXH64 of bytes 0..119
+ *
+ * The options are stored beside their hash so that a refused resume can
+ * name the one that differs. */
+enum { PS_READER_STATE_BYTES = 128 };
 typedef struct ps_reader_state {
     unsigned char bytes[PS_READER_STATE_BYTES];
 } ps_reader_state;
 
-/* Opens the shard set in `dir` (its manifest; shards are opened lazily, as
- * their blocks are first needed) and starts the workers. `opt` may be NULL
- * (defaults). With `resume` non-NULL, continues exactly where the reader
- * that produced it stood: its seed, epoch and position replace the
- * options' (which must otherwise describe the same batching, rank and
- * world size, and the set must be the same: PS_EINVAL naming what
- * differs). Returns 0, PS_ENOENT / PS_EIO / PS_EFORMAT / PS_EVERSION (the
- * manifest), PS_EUSAGE (options or RANK/WORLD_SIZE out of range, a world
- * too large for the records without drop_last, or one that drop_last
- * leaves without a batch), PS_EFORMAT (a damaged state), PS_ELIMIT (a plan
- * beyond half of physical memory) or PS_ENOMEM. */
-PS_API int ps_reader_open(ps_reader **out, const char *dir, const ps_reader_options *opt,
-                          const ps_reader_state *resume, ps_error *err);
+/* Opens the shard set in `dir` (reads and checks its manifest; shards are
+ * opened lazily, as their blocks are first needed), plans the epoch and
+ * starts the workers.
+ * @param dir     the set's directory; not NULL.
+ * @param opt     may be NULL for the defaults; else initialised with
+ *                ps_reader_options_init (struct_size is checked first).
+ *                Copied.
+ * @param resume  NULL to start at the first batch of opt->epoch; else a
+ *                state from ps_reader_get_state (checked as untrusted):
+ *                its seed, epoch and position replace the options', which
+ *                must otherwise describe the same batching, rank and world
+ *                size, and the set must be the same.
+ * @param out     receives the reader (NULL on failure); not NULL.
+ * @return 0, or a negative code (message in err):
+ *   PS_EINVAL    opt->struct_size is unknown; `resume` belongs to another
+ *                set, batching, rank or world size (the message names what
+ *                differs), or its position is past the epoch
+ *   PS_EUSAGE    an option out of range (threads, prefetch, pad_mode,
+ *                dtype, batch_size, pad_multiple, sort_pool, device), RANK
+ *                or WORLD_SIZE unset/invalid where needed, a world too large
+ *                for the records without drop_last, one that drop_last
+ *                leaves without a batch, or require_device without a GPU
+ *   PS_ENOENT    no manifest.json in `dir`
+ *   PS_EIO       the manifest or a shard cannot be read or opened; a CUDA
+ *                call failed
+ *   PS_EFORMAT   the manifest is malformed, or `resume` is damaged
+ *   PS_EVERSION  the manifest's or the state's format version is unknown
+ *   PS_ECORRUPT  a shard is missing or damaged so that the epoch cannot be
+ *                planned
+ *   PS_EEMPTY    the set holds no records
+ *   PS_ELIMIT    the manifest or the plan is too large (beyond half of
+ *                physical memory), or too many shards to open
+ *   PS_ENOMEM    out of memory, or worker threads cannot start
+ * Close the reader with ps_reader_close. */
+PS_API int ps_reader_open(const char *dir, const ps_reader_options *opt,
+                          const ps_reader_state *resume, ps_reader **out, ps_error *err);
 
-/* Delivers the next batch of this rank's epoch. Returns 1 and sets *batch,
- * 0 at the end of the epoch (call ps_reader_set_epoch to go on), or a
- * negative code: PS_ECORRUPT (a damaged block: the message names the shard,
- * bucket and block; the reader stays usable and the next call goes on with
- * the following batch), PS_EIO, PS_ENOMEM, PS_ELIMIT (every slot is held
- * by the caller: release one first). Blocks while the batch is not ready;
- * the time spent waiting is counted in the statistics. */
+/* Delivers the next batch of this rank's epoch, in plan order, blocking
+ * while it is not ready (the wait is counted in the statistics).
+ * @param batch  receives the batch on 1; it stays valid, and its slot
+ *               taken, until ps_batch_release (or ps_reader_close).
+ * @return 1 with *batch set; 0 at the end of the epoch (call
+ *         ps_reader_set_epoch to go on); or a negative code (message in
+ *         err), after which the reader stays usable and the next call goes
+ *         on with the following batch:
+ *   PS_ECORRUPT  a damaged block or shard (the message names the shard,
+ *                bucket and block; with opt.skip_corrupt the batch comes
+ *                short instead)
+ *   PS_EIO       a shard cannot be read; a device copy failed
+ *   PS_EVERSION  a shard's format version is unknown
+ *   PS_ELIMIT    every slot is held by the caller: release one first
+ *   PS_ENOMEM    out of memory
+ * Consumer thread only (see "Threads" above). */
 PS_API int ps_reader_next(ps_reader *r, const ps_batch **batch, ps_error *err);
 
-/* Gives a delivered batch's slot back for reuse. Batches may be released
- * in any order; with device buffers, release only after the work that
- * reads them has completed (or been ordered after, on the reader's
- * stream). */
+/* Gives a delivered batch's slot back for reuse; `batch` and its arrays
+ * are invalid from here on. Batches may be released in any order; with
+ * device buffers, release only after the work that reads them has
+ * completed (or been ordered after, on the reader's stream). NULL `r` or
+ * `batch`, or a batch already released, is a no-op. Never fails. */
 PS_API void ps_batch_release(ps_reader *r, const ps_batch *batch);
 
-/* Saves where the reader stands: the next batch ps_reader_next would
- * deliver (batches delivered so far count as consumed, released or not). A
- * reader opened with this state delivers exactly the batches this one
- * would have delivered next, without reading any data to get there.
- * Returns 0. */
-PS_API int ps_reader_state_get(const ps_reader *r, ps_reader_state *out);
+/* Saves where the reader stands into *out (not NULL): the next batch
+ * ps_reader_next would deliver (batches delivered so far count as
+ * consumed, released or not). A reader opened with this state delivers
+ * exactly the batches this one would have delivered next, without reading
+ * any data to get there.
+ * @return 0 (it cannot fail). Consumer thread only. */
+PS_API int ps_reader_get_state(const ps_reader *r, ps_reader_state *out);
 
 /* Starts epoch `epoch` from its first batch (a new plan; undelivered
- * batches of the current epoch are abandoned). Batches still held stay
- * valid until released. Returns 0 or a negative code. */
+ * batches of the current epoch are abandoned; the workers stop and
+ * restart). Batches still held stay valid until released.
+ * @return 0, or (message in err) PS_EUSAGE (drop_last leaves this epoch
+ *         without a batch), PS_ECORRUPT (a damaged shard stops the plan),
+ *         PS_ELIMIT (a plan too large) or PS_ENOMEM; after a failure only
+ *         ps_reader_set_epoch again, the getters and ps_reader_close may
+ *         be called.
+ * Consumer thread only. */
 PS_API int ps_reader_set_epoch(ps_reader *r, uint64_t epoch, ps_error *err);
 
 /* What the reader is doing, for trainers and benchmarks. */
@@ -241,23 +319,38 @@ typedef struct ps_reader_stats {
     uint32_t slots;
 } ps_reader_stats;
 
-/* Fill *out. Return 0. */
-PS_API int ps_reader_info_get(const ps_reader *r, ps_reader_info *out);
-PS_API int ps_reader_stats_get(const ps_reader *r, ps_reader_stats *out);
+/* Copies what the reader is doing (plan sizes, rank, slots, device) into
+ * *out (not NULL). `info` changes only with ps_reader_set_epoch.
+ * @return 0 (it cannot fail). Consumer thread only. */
+PS_API int ps_reader_get_info(const ps_reader *r, ps_reader_info *out);
 
-/* Name of label `id` (manifest "labels"), or NULL when out of range. Owned
- * by the reader. */
-PS_API const char *ps_reader_label(const ps_reader *r, uint32_t id);
-/* Inclusive token-length bound of bucket `b`, or 0 when out of range. */
-PS_API uint32_t ps_reader_bucket_bound(const ps_reader *r, uint32_t b);
+/* Copies the counters since open into *out (not NULL), consistently (taken
+ * under the reader's lock).
+ * @return 0 (it cannot fail). Thread-safe: a monitoring thread may call it
+ *         while the consumer runs. */
+PS_API int ps_reader_get_stats(const ps_reader *r, ps_reader_stats *out);
 
-/* Stops the workers and frees everything, held batches included. NULL is
- * allowed. */
+/* The name of label `id` (manifest "labels"; batches carry ids), or NULL
+ * when id >= ps_reader_info.n_labels. The string is owned by the reader and
+ * lives until ps_reader_close. Thread-safe (the labels never change). */
+PS_API const char *ps_reader_get_label(const ps_reader *r, uint32_t id);
+
+/* The inclusive token-length bound of bucket `b`, or 0 when
+ * b >= ps_reader_info.n_buckets. Thread-safe (the bounds never change). */
+PS_API uint32_t ps_reader_get_bucket_bound(const ps_reader *r, uint32_t b);
+
+/* Stops and joins the workers and frees everything, held batches included
+ * (their pointers are invalid afterwards). NULL is a no-op. Call it from
+ * the consumer thread, with no other call on `r` in progress. */
 PS_API void ps_reader_close(ps_reader *r);
 
-/* Checks a state blob from an untrusted place (magic, version, checksum,
- * ranges) without opening a set. Returns 0 or PS_EFORMAT / PS_EVERSION
- * with the reason. */
+/* Checks a state blob from an untrusted place (its magic, version,
+ * checksum and ranges: the layout is above ps_reader_state) without
+ * opening a set.
+ * @param bytes  `len` bytes; len must be PS_READER_STATE_BYTES.
+ * @return 0, or PS_EFORMAT (wrong length, magic, checksum or a field out of
+ *         range) or PS_EVERSION (a version this library does not read),
+ *         with the reason in err. Thread-safe. */
 PS_API int ps_reader_state_check(const void *bytes, size_t len, ps_error *err);
 
 #ifdef __cplusplus

@@ -52,7 +52,11 @@ class ps_error(ctypes.Structure):
 
 
 class ps_reader_options(ctypes.Structure):
+    # struct_size: the size of this mirror, which options_init passes to
+    # ps_reader_options_init_size; the library reads no byte past it and
+    # refuses a size it does not know (common.h, "Options structs that grow").
     _fields_ = [
+        ("struct_size", ctypes.c_size_t),
         ("batch_size", ctypes.c_uint32),
         ("max_tokens", ctypes.c_uint64),
         ("pad_id", ctypes.c_int32),
@@ -212,6 +216,19 @@ def check_path(name, value):
     return b
 
 
+def options_init(lib, o):
+    """Fills the ps_reader_options `o` with the library's defaults, telling
+    the library the size of this binding's mirror of the struct (so an
+    older or newer library never writes past it). A library that does not
+    know that size refuses it: OSError naming both."""
+    rc = lib.ps_reader_options_init_size(ctypes.byref(o), ctypes.sizeof(o))
+    if rc != 0:
+        raise OSError("libpairshard (%s) does not know ps_reader_options of %d bytes: the "
+                      "binding and the library are from different versions"
+                      % (_lib_path, ctypes.sizeof(o)))
+    return o
+
+
 # ---- finding and loading the library -------------------------------------------
 
 
@@ -235,19 +252,20 @@ def _declare(lib):
     c_reader_p = ctypes.c_void_p
     err_p = ctypes.POINTER(ps_error)
     sigs = {
-        "ps_reader_options_init": (None, [ctypes.POINTER(ps_reader_options)]),
-        "ps_reader_open": (ctypes.c_int, [ctypes.POINTER(c_reader_p), ctypes.c_char_p,
-                                          ctypes.POINTER(ps_reader_options),
-                                          ctypes.POINTER(ps_reader_state), err_p]),
+        "ps_reader_options_init_size": (ctypes.c_int, [ctypes.POINTER(ps_reader_options),
+                                                       ctypes.c_size_t]),
+        "ps_reader_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ps_reader_options),
+                                          ctypes.POINTER(ps_reader_state),
+                                          ctypes.POINTER(c_reader_p), err_p]),
         "ps_reader_next": (ctypes.c_int, [c_reader_p, ctypes.POINTER(ctypes.POINTER(ps_batch)),
                                           err_p]),
         "ps_batch_release": (None, [c_reader_p, ctypes.POINTER(ps_batch)]),
-        "ps_reader_state_get": (ctypes.c_int, [c_reader_p, ctypes.POINTER(ps_reader_state)]),
+        "ps_reader_get_state": (ctypes.c_int, [c_reader_p, ctypes.POINTER(ps_reader_state)]),
         "ps_reader_set_epoch": (ctypes.c_int, [c_reader_p, ctypes.c_uint64, err_p]),
-        "ps_reader_info_get": (ctypes.c_int, [c_reader_p, ctypes.POINTER(ps_reader_info)]),
-        "ps_reader_stats_get": (ctypes.c_int, [c_reader_p, ctypes.POINTER(ps_reader_stats)]),
-        "ps_reader_label": (ctypes.c_char_p, [c_reader_p, ctypes.c_uint32]),
-        "ps_reader_bucket_bound": (ctypes.c_uint32, [c_reader_p, ctypes.c_uint32]),
+        "ps_reader_get_info": (ctypes.c_int, [c_reader_p, ctypes.POINTER(ps_reader_info)]),
+        "ps_reader_get_stats": (ctypes.c_int, [c_reader_p, ctypes.POINTER(ps_reader_stats)]),
+        "ps_reader_get_label": (ctypes.c_char_p, [c_reader_p, ctypes.c_uint32]),
+        "ps_reader_get_bucket_bound": (ctypes.c_uint32, [c_reader_p, ctypes.c_uint32]),
         "ps_reader_close": (None, [c_reader_p]),
         "ps_reader_state_check": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, err_p]),
         "ps_strerror": (ctypes.c_char_p, [ctypes.c_int]),

@@ -75,9 +75,9 @@ class _Reader:
         self.closing = False
         self.ptr = ctypes.c_void_p()
         err = L.ps_error()
-        rc = lib.ps_reader_open(ctypes.byref(self.ptr), path, ctypes.byref(opts),
+        rc = lib.ps_reader_open(path, ctypes.byref(opts),
                                 ctypes.byref(state) if state is not None else None,
-                                ctypes.byref(err))
+                                ctypes.byref(self.ptr), ctypes.byref(err))
         if rc < 0:
             self.ptr = None
             _raise(rc, err)
@@ -209,7 +209,7 @@ def _check_ints(**kw):
 
 def _options(lib, **kw):
     o = L.ps_reader_options()
-    lib.ps_reader_options_init(ctypes.byref(o))
+    L.options_init(lib, o)
     for k, v in kw.items():
         setattr(o, k, v)
     return o
@@ -416,7 +416,7 @@ class Loader:
         r = self._live()
         st = L.ps_reader_state()
         with r.lock:
-            self._lib.ps_reader_state_get(r.ptr, ctypes.byref(st))
+            self._lib.ps_reader_get_state(r.ptr, ctypes.byref(st))
         return {"version": 1, "reader_state": bytes(st.bytes), "epoch_ended": self._ended}
 
     def load_state_dict(self, d):
@@ -444,14 +444,14 @@ class Loader:
         r = self._live()
         i = L.ps_reader_info()
         with r.lock:
-            self._lib.ps_reader_info_get(r.ptr, ctypes.byref(i))
+            self._lib.ps_reader_get_info(r.ptr, ctypes.byref(i))
         return {k: getattr(i, k) for k, _ in L.ps_reader_info._fields_}
 
     def stats(self):
         r = self._live()
         s = L.ps_reader_stats()
         with r.lock:
-            self._lib.ps_reader_stats_get(r.ptr, ctypes.byref(s))
+            self._lib.ps_reader_get_stats(r.ptr, ctypes.byref(s))
         return {k: getattr(s, k) for k, _ in L.ps_reader_stats._fields_}
 
     @property
@@ -461,7 +461,7 @@ class Loader:
             r = self._live()
             n = self.info()["n_labels"]
             with r.lock:
-                self._labels = [self._lib.ps_reader_label(r.ptr, k).decode("utf-8", "replace")
+                self._labels = [self._lib.ps_reader_get_label(r.ptr, k).decode("utf-8", "replace")
                                 for k in range(n)]
         return list(self._labels)
 
@@ -469,7 +469,7 @@ class Loader:
         r = self._live()
         n = self.info()["n_buckets"]
         with r.lock:
-            return [self._lib.ps_reader_bucket_bound(r.ptr, k) for k in range(n)]
+            return [self._lib.ps_reader_get_bucket_bound(r.ptr, k) for k in range(n)]
 
     # ---- closing ---------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ int main(void)
 {
     ps_cleaner *c;
     ps_error err;
-    if (ps_cleaner_create(&c, NULL, &err) != 0)
+    if (ps_cleaner_create(NULL, &c, &err) != 0)
         return 1;
     ps_cleaner_free(c);
     printf("%s %s\n", ps_version_string(), ps_strerror(PS_EFORMAT));

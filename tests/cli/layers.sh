@@ -2,6 +2,8 @@
 # The folder layering: scripts/include-graph.py derives the include graph
 # from the sources, passes on the real tree, refuses an upward include
 # planted in a copy, and docs/ARCHITECTURE.md shows the graph it derives.
+# scripts/lib-prints.py finds no printing in the library folders, and finds
+# one planted in a copy.
 . "$PS_ROOT/tests/tap.sh"
 GRAPH="$PS_ROOT/scripts/include-graph.py"
 
@@ -49,5 +51,31 @@ printf '#include "shards/shards.h"\n' >>"$TMP/tree/reader/plan.h"
 python3 "$GRAPH" "$TMP/tree" >/dev/null 2>"$TMP/err"
 [ $? -eq 1 ] && grep -q '"shards/shards.h": not a layer' "$TMP/err"
 check "an include of a folder that is no layer fails" $?
+
+# Library code never prints: the caller renders (the build's progress is a
+# callback the CLI draws).
+PRINTS="$PS_ROOT/scripts/lib-prints.py"
+python3 "$PRINTS" "$PS_ROOT" >"$TMP/prints" 2>&1
+check "no printf/fprintf/puts/perror or stderr in the library folders" $?
+
+copy_tree
+python3 "$PRINTS" "$TMP/tree" >/dev/null 2>&1
+check "an unchanged copy has no printing library code" $?
+
+printf '/* printf("x"); in a comment, "/dev/stderr" in a string */\nstatic const char *s = "puts(";\n' \
+    >>"$TMP/tree/reader/state.c"
+python3 "$PRINTS" "$TMP/tree" >/dev/null 2>&1
+check "comments and strings naming printf, puts and /dev/stderr are not hits" $?
+
+printf 'static void say(int n) { fprintf(stderr, "%%d\\n", n); }\n' >>"$TMP/tree/pipeline/merge.c"
+python3 "$PRINTS" "$TMP/tree" >"$TMP/prints" 2>&1
+[ $? -eq 1 ] && grep -q '^pipeline/merge.c:[0-9]*: static void say' "$TMP/prints"
+check "an fprintf(stderr) planted in pipeline/ fails, naming file and line" $?
+
+copy_tree
+printf 'static void say(void) { puts("x"); perror("y"); }\n' >>"$TMP/tree/common/buf.c"
+python3 "$PRINTS" "$TMP/tree" >"$TMP/prints" 2>&1
+[ $? -eq 1 ] && grep -q '^common/buf.c:' "$TMP/prints"
+check "puts/perror planted in common/ fail" $?
 
 done_testing

@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.max_record_bytes = 64 << 10;
     ps_cleaner *c = NULL;
     ps_error err = {0};
-    if (ps_cleaner_create(&c, &o, &err) != 0)
+    if (ps_cleaner_create(&o, &c, &err) != 0)
         abort();
     if (ps_cleaner_add_rules(c, RULES, sizeof RULES - 1, "fuzz-rules", &err) != 0)
         abort();
@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = ps_cleaner_run(c, path, sink, &t, &err);
     FUZZ_CHECK_ERROR(rc, err);
     ps_clean_counts n;
-    ps_cleaner_counts(c, &n);
+    ps_cleaner_get_counts(c, &n);
     if (n.records_in != n.kept + n.rejected + n.duplicates || n.records_in != t.calls ||
         n.kept != t.kept || n.rejected != t.rejected || n.duplicates != t.dups)
         abort(); /* a record was lost or counted twice */

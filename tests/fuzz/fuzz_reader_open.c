@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.skip_corrupt = (size & 2) != 0;
     ps_reader *r = NULL;
     ps_error err = {0};
-    int rc = ps_reader_open(&r, fuzz_dir(), &o, NULL, &err);
+    int rc = ps_reader_open(fuzz_dir(), &o, NULL, &r, &err);
     FUZZ_CHECK_ERROR(rc, err);
     if (rc < 0)
         return 0;
@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ps_batch_release(r, b);
     }
     ps_reader_state st;
-    ps_reader_state_get(r, &st);
+    ps_reader_get_state(r, &st);
     if (ps_reader_state_check(st.bytes, sizeof st.bytes, &err) != 0)
         abort(); /* a state the reader wrote must pass its own check */
     ps_reader_close(r);

@@ -78,13 +78,13 @@ int main(int argc, char **argv)
         o.world_size = 1;
         o.batch_size = 8;
         ps_reader *r;
-        if (ps_reader_open(&r, argv[2], &o, NULL, &err) != 0) {
+        if (ps_reader_open(argv[2], &o, NULL, &r, &err) != 0) {
             fprintf(stderr, "seeds: %s\n", err.message);
             return 1;
         }
         for (unsigned k = 0; k < 4; k++) {
             ps_reader_state st;
-            ps_reader_state_get(r, &st);
+            ps_reader_get_state(r, &st);
             if (save(argv[3], "state", k, st.bytes, sizeof st.bytes))
                 break;
             for (int i = 0; i < 3; i++) {

@@ -53,7 +53,7 @@ static ps_reader *open_or_die(const char *dir, const ps_reader_options *o)
     ps_reader *r = NULL;
     ps_error err;
     ps_error_clear(&err);
-    if (ps_reader_open(&r, dir, o, NULL, &err) != 0) {
+    if (ps_reader_open(dir, o, NULL, &r, &err) != 0) {
         fprintf(stderr, "gpu_check: open %s (device %d): %s\n", dir, o->device, err.message);
         exit(1);
     }
@@ -170,7 +170,7 @@ static perf run_perf(const char *dir, const ps_reader_options *o, int epochs, do
     }
     p.seconds = now_s() - t0;
     ps_reader_stats st;
-    ps_reader_stats_get(r, &st);
+    ps_reader_get_stats(r, &st);
     ps_reader_close(r);
     p.h2d_bytes = st.h2d_bytes;
     p.waits = st.waits;
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
         od.require_device = 1;
         ps_reader *rd = open_or_die(dir, &od), *rh = open_or_die(dir, &o);
         ps_reader_info in;
-        ps_reader_info_get(rd, &in);
+        ps_reader_get_info(rd, &in);
         if (in.device != device)
             used_device = 0;
         if (!in.pinned)

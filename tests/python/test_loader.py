@@ -227,11 +227,32 @@ def layouts():
 def defaults():
     o = L.ps_reader_options()
     ctypes.memset(ctypes.byref(o), 0x5A, ctypes.sizeof(o))
-    L.load().ps_reader_options_init(ctypes.byref(o))
-    check("ps_reader_options_init through ctypes gives the header's defaults",
-          (o.batch_size, o.max_tokens, o.shuffle, o.rank, o.world_size, o.dtype, o.device,
-           o.pad_multiple) == (32, 0, 1, -1, -1, L.PS_DTYPE_INT64, -1, 1),
+    L.options_init(L.load(), o)
+    check("ps_reader_options_init_size through ctypes gives the header's defaults",
+          (o.struct_size, o.batch_size, o.max_tokens, o.shuffle, o.rank, o.world_size, o.dtype, o.device,
+           o.pad_multiple) == (ctypes.sizeof(o), 32, 0, 1, -1, -1, L.PS_DTYPE_INT64, -1, 1),
           [(f, getattr(o, f)) for f, _ in o._fields_])
+
+
+@test
+def options_size():
+    """A struct_size the library does not know (a binding from another
+    version) is refused, by init without writing and by open."""
+    lib = L.load()
+    o = L.ps_reader_options()
+    ctypes.memset(ctypes.byref(o), 0x5A, ctypes.sizeof(o))
+    rc = lib.ps_reader_options_init_size(ctypes.byref(o), ctypes.sizeof(o) + 8)
+    check("init_size refuses a larger, unknown struct_size (PS_EINVAL) and writes nothing",
+          rc == L.PS_EINVAL and bytes(o) == b"\x5a" * ctypes.sizeof(o), rc)
+    L.options_init(lib, o)
+    o.struct_size = 0
+    r = ctypes.c_void_p()
+    err = L.ps_error()
+    rc = lib.ps_reader_open(b"/nonexistent", ctypes.byref(o), None, ctypes.byref(r),
+                            ctypes.byref(err))
+    check("ps_reader_open refuses struct_size 0 before anything else (PS_EINVAL, named)",
+          rc == L.PS_EINVAL and not r.value and b"struct_size is 0" in err.message,
+          (rc, err.message))
 
 
 @test

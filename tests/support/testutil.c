@@ -84,12 +84,12 @@ void ps_test_clean_file(ps_test_run *run, const char *path, const ps_clean_optio
 {
     memset(run, 0, sizeof *run);
     ps_cleaner *c = NULL;
-    assert_int_equal(ps_cleaner_create(&c, opts, &run->err), 0);
+    assert_int_equal(ps_cleaner_create(opts, &c, &run->err), 0);
     if (rules_json)
         assert_int_equal(ps_cleaner_add_rules(c, rules_json, strlen(rules_json), "test", &run->err),
                          0);
     run->rc = ps_cleaner_run(c, path, ps_test_collect, run, &run->err);
-    ps_cleaner_counts(c, &run->counts);
+    ps_cleaner_get_counts(c, &run->counts);
     run->stats_json = ps_cleaner_stats_json(c);
     assert_non_null(run->stats_json);
     /* Nothing is lost: every record has exactly one outcome. */
@@ -137,4 +137,18 @@ long ps_test_find_reason(const ps_test_run *run, const char *reason)
         if (run->v[i].reason && strcmp(run->v[i].reason, reason) == 0)
             return (long)i;
     return -1;
+}
+
+ps_tokenizer *ps_test_bert_tokenizer(void)
+{
+    ps_error err;
+    ps_error_clear(&err);
+    ps_tokenizer_options opt;
+    ps_tokenizer_options_init(&opt);
+    ps_tokenizer *tok = NULL;
+    int rc = ps_tokenizer_load_vocab(ps_test_data("vocab/bert-base-uncased.vocab.txt"), &opt, &tok,
+                                     &err);
+    if (rc)
+        fail_msg("bert-base-uncased vocabulary: %s", err.message);
+    return tok;
 }

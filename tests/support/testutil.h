@@ -51,4 +51,9 @@ void ps_test_run_free(ps_test_run *run);
 /* Index of the first outcome whose rejection reason is `reason`, or -1. */
 long ps_test_find_reason(const ps_test_run *run, const char *reason);
 
+/* The bert-base-uncased vocabulary of tests/data with the default options
+ * (what the builds of the tests use). Fails the test when it does not
+ * load; ps_tokenizer_free() it. */
+ps_tokenizer *ps_test_bert_tokenizer(void);
+
 #endif

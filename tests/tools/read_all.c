@@ -185,13 +185,13 @@ int main(int argc, char **argv)
     ps_error err;
     ps_error_clear(&err);
     ps_reader *r = NULL;
-    int rc = ps_reader_open(&r, dir, &o, NULL, &err);
+    int rc = ps_reader_open(dir, &o, NULL, &r, &err);
     if (rc) {
         fprintf(stderr, "read_all: %s\n", err.message);
         return 1;
     }
     ps_reader_info in;
-    ps_reader_info_get(r, &in);
+    ps_reader_get_info(r, &in);
     if (check && in.world_size != 1) {
         fputs("read_all: --check-epochs needs world size 1\n", stderr);
         return 2;
@@ -274,7 +274,7 @@ int main(int argc, char **argv)
     if (want_rss)
         rss_end = rss_kb();
     ps_reader_stats st;
-    ps_reader_stats_get(r, &st);
+    ps_reader_get_stats(r, &st);
     ps_reader_close(r);
     if (ids && fclose(ids) != 0) {
         fprintf(stderr, "read_all: %s: write failed\n", ids_path);
