@@ -171,6 +171,16 @@ static void test_chinese_vocab_is_cased(void **state)
     ps_tokenizer_get_options(tok, &got);
     assert_int_equal(got.lowercase, 0);
     assert_int_equal(got.strip_accents, 0); /* follows lowercase */
+    assert_int_equal(got.struct_size, sizeof got);
+    /* options never given to _init (struct_size 0) are refused, not guessed */
+    ps_tokenizer_options raw;
+    memset(&raw, 0, sizeof raw);
+    ps_tokenizer *none = NULL;
+    assert_int_equal(ps_tokenizer_load_vocab(data_path("vocab/bert-base-chinese.vocab.txt"), &raw,
+                                             &none, &err), PS_EINVAL);
+    assert_null(none);
+    assert_non_null(strstr(err.message, "ps_tokenizer_options"));
+    assert_int_equal(ps_tokenizer_options_init_size(&raw, sizeof raw + 8), PS_EINVAL);
     ps_tok_scratch *s = ps_tok_scratch_new();
     /* ideographs are words of their own; accents stay */
     assert_string_equal(words_of(tok, s, S("学生name和Café")), "学|生|name|和|Café");

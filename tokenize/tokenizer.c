@@ -2,6 +2,7 @@
  * tables (tries, ASCII classes, special tokens), accessors, scratch. */
 #include "tokenize/hf.h"
 #include "tokenize/tokenize.h"
+#include "common/options.h"
 #include "tokenize/unicode.h"
 
 #include <errno.h>
@@ -9,15 +10,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ps_tokenizer_options_init(ps_tokenizer_options *opt)
+/* Sizes ps_tokenizer_options has had, oldest first (common/options.h). */
+static const size_t TOK_OPTIONS_SIZES[] = {sizeof(ps_tokenizer_options)};
+#define N_TOK_OPTIONS_SIZES (sizeof TOK_OPTIONS_SIZES / sizeof TOK_OPTIONS_SIZES[0])
+
+static void tok_defaults(ps_tokenizer_options *opt)
 {
     memset(opt, 0, sizeof *opt);
+    opt->struct_size = sizeof *opt;
     opt->lowercase = 1;
     opt->strip_accents = -1;
     opt->handle_chinese_chars = 1;
     opt->clean_text = 1;
     opt->match_special_tokens = 1;
     opt->max_input_chars_per_word = 100;
+}
+
+int ps_tokenizer_options_init_size(ps_tokenizer_options *opt, size_t struct_size)
+{
+    ps_tokenizer_options d;
+    tok_defaults(&d);
+    return ps_options_init_copy(opt, struct_size, &d, TOK_OPTIONS_SIZES, N_TOK_OPTIONS_SIZES,
+                                "ps_tokenizer_options");
 }
 
 ps_tokenizer *ps_tok_alloc(void)
@@ -174,20 +188,22 @@ int ps_tokenizer_load_vocab_buffer(const char *data, size_t len, const char *nam
                                    const ps_tokenizer_options *opt, ps_tokenizer **out,
                                    ps_error *err)
 {
-    ps_tokenizer_options dflt;
+    ps_tokenizer_options own; /* the caller's options at this library's size */
     if (!out || (!data && len))
         return ps_error_set(err, PS_EINVAL, "ps_tokenizer_load_vocab_buffer: bad arguments");
     *out = NULL;
-    if (!opt) {
-        ps_tokenizer_options_init(&dflt);
-        opt = &dflt;
-    }
+    tok_defaults(&own);
+    int rc = ps_options_adopt(&own, sizeof own, opt, TOK_OPTIONS_SIZES, N_TOK_OPTIONS_SIZES,
+                              "ps_tokenizer_options", err);
+    if (rc)
+        return rc;
+    opt = &own;
     if (!name)
         name = "<vocab>";
     ps_tokenizer *tok = ps_tok_alloc();
     if (!tok)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = ps_tok_vocab_parse_txt(&tok->vocab, data ? data : "", len, name, err);
+    rc = ps_tok_vocab_parse_txt(&tok->vocab, data ? data : "", len, name, err);
     if (!rc)
         rc = ps_tok_finish(tok, opt, err);
     if (!rc && ((rc = add_bert_specials(tok, name)) || (rc = ps_tok_vocab_check(tok, data, len, name))))
@@ -219,6 +235,7 @@ int ps_tokenizer_load_vocab(const char *path, const ps_tokenizer_options *opt,
 void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt)
 {
     memset(opt, 0, sizeof *opt);
+    opt->struct_size = sizeof *opt;
     if (tok->hf) { /* BERT's options do not apply; only the unk token */
         opt->unk_token = ps_tokenizer_id_to_token(tok, tok->hf->specials.unk);
         return;

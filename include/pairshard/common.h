@@ -54,9 +54,9 @@
  *     never hides in the old tail padding); fields are never removed or
  *     reordered.
  * Always initialise an options struct with its _init before setting
- * fields: a struct filled by hand (or memset to 0) is refused.
- * (ps_tokenizer_options, in pairshard/tokenizer.h, does not follow this
- * scheme yet.)
+ * fields: a struct filled by hand (or memset to 0) is refused. The
+ * options structs are ps_clean_options, ps_reader_options and
+ * ps_tokenizer_options.
  */
 #ifndef PAIRSHARD_COMMON_H
 #define PAIRSHARD_COMMON_H

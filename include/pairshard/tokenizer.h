@@ -51,6 +51,7 @@ typedef struct ps_tok_scratch ps_tok_scratch;
 /* How text is normalized and split; the fields mirror HF's BertNormalizer
  * and WordPiece model. Strings are copied by the loaders. */
 typedef struct ps_tokenizer_options {
+    size_t struct_size;       /* set by ps_tokenizer_options_init (pairshard/common.h) */
     int lowercase;            /* 1: lowercase (Rust char::to_lowercase) */
     int strip_accents;        /* 1, 0, or -1: follow `lowercase` (HF's None) */
     int handle_chinese_chars; /* 1: CJK ideographs become words of their own */
@@ -80,13 +81,18 @@ typedef struct ps_encoding {
  * model: lowercase 1, strip_accents -1, handle_chinese_chars 1,
  * clean_text 1, match_special_tokens 1, the [UNK]/[CLS]/[SEP] and "##"
  * defaults, max_input_chars_per_word 100. */
-PS_API void ps_tokenizer_options_init(ps_tokenizer_options *opt);
+PS_API int ps_tokenizer_options_init_size(ps_tokenizer_options *opt, size_t struct_size);
+/* Call it through this macro, which passes the caller's sizeof; returns 0,
+ * or PS_EINVAL for a NULL opt or a size this library does not know. */
+#define ps_tokenizer_options_init(opt) ps_tokenizer_options_init_size((opt), sizeof *(opt))
 
 /* Loads a BERT vocab.txt (one token a line, id = line number counted from 0;
  * trailing whitespace, CR and a missing final newline are tolerated; a
  * duplicated token keeps the id of its last line, as HF's HashMap does).
- * `opt` may be NULL for the defaults. On success stores a new tokenizer in
- * *out and returns 0. Errors: PS_ENOENT / PS_EIO (cannot open/read),
+ * `opt` may be NULL for the defaults, else it must have been set up by
+ * ps_tokenizer_options_init (its struct_size is checked: PS_EINVAL). On
+ * success stores a new tokenizer in *out and returns 0. Errors: PS_ENOENT /
+ * PS_EIO (cannot open/read),
  * PS_EUTF8 (a line is not valid UTF-8; message "file:line: ..."),
  * PS_ELIMIT (more than INT32_MAX tokens or a token over 65535 bytes),
  * PS_EFORMAT (an empty file), PS_EINVAL (bad arguments or options),
@@ -148,8 +154,9 @@ PS_API int ps_tokenizer_decode(const ps_tokenizer *tok, ps_tok_scratch *s, const
 /* Frees a tokenizer (NULL is allowed). No scratch may be in use with it. */
 PS_API void ps_tokenizer_free(ps_tokenizer *tok);
 
-/* Copies the effective options into *opt (strings point into `tok`, valid
- * while it lives; strip_accents is resolved to 0 or 1). */
+/* Copies the effective options into *opt, struct_size included (strings
+ * point into `tok`, valid while it lives; strip_accents is resolved to 0
+ * or 1). A tokenizer.json that is not BERT's reports only unk_token. */
 PS_API void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt);
 
 /* Returns one more than the largest id any encode can return: the number
