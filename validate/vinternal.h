@@ -203,6 +203,21 @@ struct ps_vreport {
 
 /* JSON helpers shared by the loaders. */
 int ps_vjson_u64(json_t *o, const char *key, uint64_t *out, const char *ctx, ps_error *err);
+
+/* The loaders read a struct's counters from a table, one row per member, so
+ * that a member added to the struct is one row here and in its writer. */
+typedef enum ps_vjson_type {
+    PS_VJSON_U64, /* a non-negative integer into a uint64_t */
+} ps_vjson_type;
+typedef struct ps_vjson_field {
+    const char *key;    /* the JSON member */
+    size_t offset;      /* offsetof the struct member */
+    ps_vjson_type type;
+} ps_vjson_field;
+/* Reads each row's member of object o into base + offset, in table order;
+ * the first missing or mistyped one fails with its key named (PS_EFORMAT). */
+int ps_vjson_fields(json_t *o, void *base, const ps_vjson_field *t, size_t n, const char *ctx,
+                    ps_error *err);
 /* A sparse histogram [[bin, count], ...] (strictly increasing bins < nbins,
  * counts >= 1) into h (zeroed first); *total gets the count sum. */
 int ps_vjson_hist(json_t *a, uint64_t *h, size_t nbins, uint64_t *total, const char *ctx,
