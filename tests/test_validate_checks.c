@@ -1,6 +1,7 @@
 /* Tests of validate/: every check on constructed data: pass, warn, fail, not
  * enough data and off. Shared helpers: tests/support/validate_fixture.c. */
 #include "tests/support/validate_fixture.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

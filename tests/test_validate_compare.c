@@ -1,6 +1,7 @@
 /* Tests of validate/: comparing two statistics files, config overrides and the
  * statistics file itself. Shared helpers: tests/support/validate_fixture.c. */
 #include "tests/support/validate_fixture.h"
+
 #include <stdlib.h>
 #include <string.h>
 

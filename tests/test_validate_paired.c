@@ -2,6 +2,7 @@
  * reason, the most-changed examples, character counts. Shared helpers:
  * tests/support/validate_fixture.c. */
 #include "tests/support/validate_fixture.h"
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -2,6 +2,7 @@
  * written by tests/cli/validate_scipy.sh; skipped without it). Shared helpers:
  * tests/support/validate_fixture.c. */
 #include "tests/support/validate_fixture.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

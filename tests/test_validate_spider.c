@@ -2,6 +2,7 @@
  * fail the gate, a clean run passes. Shared helpers:
  * tests/support/validate_fixture.c. */
 #include "tests/support/validate_fixture.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,6 +3,7 @@
  * hostile statistics files refused. Shared helpers:
  * tests/support/validate_fixture.c. */
 #include "tests/support/validate_fixture.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
