@@ -89,14 +89,10 @@ static int add_reason(ps_vpaired *p, const char *reason, const char *rule, uint6
             return 0;
         }
     }
-    if (p->nreasons == p->rcap) {
-        size_t nc = p->rcap ? p->rcap * 2 : 8;
-        ps_vreason *nr = realloc(p->reasons, nc * sizeof *nr);
-        if (!nr)
-            return PS_ENOMEM;
-        p->reasons = nr;
-        p->rcap = nc;
-    }
+    void *reasons = p->reasons;
+    if (ps_array_grow(&reasons, &p->rcap, p->nreasons, sizeof *p->reasons, 8))
+        return PS_ENOMEM;
+    p->reasons = reasons;
     ps_vreason *r = &p->reasons[p->nreasons];
     r->reason = strdup(reason);
     r->rule = rule ? strdup(rule) : NULL;

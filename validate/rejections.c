@@ -47,14 +47,10 @@ int ps_vrejections_add(ps_vpaired *p, const char *input, const char *reason, con
         r->count += count;
         return 0;
     }
-    if (p->ninr == p->inrcap) {
-        size_t nc = p->inrcap ? p->inrcap * 2 : 8;
-        ps_vinput_reason *nr = realloc(p->inr, nc * sizeof *nr);
-        if (!nr)
-            return PS_ENOMEM;
-        p->inr = nr;
-        p->inrcap = nc;
-    }
+    void *inr = p->inr;
+    if (ps_array_grow(&inr, &p->inrcap, p->ninr, sizeof *p->inr, 8))
+        return PS_ENOMEM;
+    p->inr = inr;
     r = &p->inr[p->ninr];
     r->input = strdup(input);
     r->reason = strdup(reason);
