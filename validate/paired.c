@@ -614,14 +614,10 @@ static int change_from_json(json_t *ch, ps_vpaired *p, const char *ctx, ps_error
 static int label_from_json(json_t *e, size_t i, const char *prev, ps_vpaired *p,
                            uint64_t *records_in_sum, const char *ctx, ps_error *err)
 {
-    int rc;
-    const char *name = json_string_value(json_object_get(e, "label"));
-    if (!json_is_object(e) || !name)
-        return ps_error_set(err, PS_EFORMAT, "%s: label %zu must be an object with a string 'label'",
-                            ctx, i);
-    if (prev && strcmp(prev, name) >= 0)
-        return ps_error_set(err, PS_EFORMAT, "%s: labels must be sorted and unique ('%.100s')", ctx,
-                            name);
+    const char *name;
+    int rc = ps_vjson_label_entry(e, i, prev, 100, &name, ctx, err);
+    if (rc)
+        return rc;
     ps_vplabel *l = get_label(p, name);
     if (!l)
         return ps_error_set(err, PS_ENOMEM, "out of memory");

@@ -3,6 +3,7 @@
  * text health counters; to and from JSON (the loader trusts nothing). */
 #include "validate/vinternal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -453,6 +454,19 @@ int ps_vjson_fields(json_t *o, void *base, const ps_vjson_field *t, size_t n, co
     return 0;
 }
 
+int ps_vjson_label_entry(json_t *e, size_t i, const char *prev, int name_cap, const char **name,
+                         const char *ctx, ps_error *err)
+{
+    *name = json_string_value(json_object_get(e, "label"));
+    if (!json_is_object(e) || !*name)
+        return ps_error_set(err, PS_EFORMAT, "%s: label %zu must be an object with a string 'label'",
+                            ctx, i);
+    if (prev && strcmp(prev, *name) >= 0)
+        return ps_error_set(err, PS_EFORMAT, "%s: labels must be sorted and unique ('%.*s')", ctx,
+                            name_cap, *name);
+    return 0;
+}
+
 int ps_vjson_hist(json_t *a, uint64_t *h, size_t nbins, uint64_t *total, const char *ctx,
                   ps_error *err)
 {
@@ -678,14 +692,10 @@ static int unk_from_json(json_t *uw, ps_vstats *s, const char *ctx, ps_error *er
 static int label_from_json(json_t *e, size_t i, const char *prev, ps_vstats *s,
                            uint64_t *label_sum, const char *ctx, ps_error *err)
 {
-    int rc;
-    const char *name = json_string_value(json_object_get(e, "label"));
-    if (!json_is_object(e) || !name)
-        return ps_error_set(err, PS_EFORMAT, "%s: label %zu must be an object with a string 'label'",
-                            ctx, i);
-    if (prev && strcmp(prev, name) >= 0)
-        return ps_error_set(err, PS_EFORMAT, "%s: labels must be sorted and unique ('%s')", ctx,
-                            name);
+    const char *name;
+    int rc = ps_vjson_label_entry(e, i, prev, INT_MAX, &name, ctx, err);
+    if (rc)
+        return rc;
     ps_vlabel *l = get_label(s, name);
     if (!l)
         return ps_error_set(err, PS_ENOMEM, "out of memory");

@@ -222,6 +222,11 @@ int ps_vjson_fields(json_t *o, void *base, const ps_vjson_field *t, size_t n, co
  * counts >= 1) into h (zeroed first); *total gets the count sum. */
 int ps_vjson_hist(json_t *a, uint64_t *h, size_t nbins, uint64_t *total, const char *ctx,
                   ps_error *err);
+/* Entry i of a 'labels' array: an object with a string 'label' sorting
+ * after `prev` (NULL for the first); *name gets it. Messages name at most
+ * name_cap bytes of it. 0 or PS_EFORMAT. */
+int ps_vjson_label_entry(json_t *e, size_t i, const char *prev, int name_cap, const char **name,
+                         const char *ctx, ps_error *err);
 json_t *ps_vjson_hist_new(const uint64_t *h, size_t nbins);
 json_t *ps_vjson_u(uint64_t v);
 
