@@ -19,11 +19,7 @@ static char g_tmp[PATH_MAX];
 
 static const char *at(const char *rel)
 {
-    static char buf[4][PATH_MAX + 300];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_tmp, rel);
-    return buf[k];
+    return ps_test_path(g_tmp, rel);
 }
 
 static bool exists(const char *path)
@@ -36,42 +32,11 @@ static bool exists(const char *path)
  * input), with fixed buckets so that parts and the whole agree. */
 static void build(const char *out, size_t index, size_t count, size_t block_records)
 {
-    ps_build_config cfg;
-    ps_build_config_init(&cfg);
-    char input[PATH_MAX], vocab[PATH_MAX];
-    snprintf(input, sizeof input, "%s", ps_test_data("spider/dev.json"));
-    snprintf(vocab, sizeof vocab, "%s", ps_test_data("vocab/bert-base-uncased.vocab.txt"));
-    const char *inputs[1] = {input};
-    ps_error err;
-    ps_error_clear(&err);
-    ps_tokenizer_options topt;
-    ps_tokenizer_options_init(&topt);
-    ps_tokenizer *tok = NULL;
-    assert_int_equal(ps_tokenizer_load_vocab(vocab, &topt, &tok, &err), 0);
-    cfg.inputs = inputs;
-    cfg.n_inputs = 1;
-    cfg.out_dir = out;
-    cfg.clean.label_field = "db_id";
-    cfg.tokenizer = tok;
-    cfg.vocab_path = vocab;
-    cfg.vocab_kind = "vocab.txt";
-    cfg.max_length = 128;
-    cfg.shards = 2;
     static const uint32_t bounds[] = {16, 32, 64, 128};
-    memcpy(cfg.buckets, bounds, sizeof bounds);
-    cfg.n_buckets = 4;
-    cfg.block_records = block_records;
-    cfg.part_index = index;
-    cfg.part_count = count;
-    cfg.threads = 2;
-    ps_build_summary sum;
-    memset(&sum, 0, sizeof sum);
-    int rc = ps_build_run(&cfg, &sum, &err);
-    if (rc)
-        fail_msg("build %s: %s", out, err.message);
-    assert_false(sum.gate_failed);
-    free(sum.report_summary);
-    ps_tokenizer_free(tok);
+    ps_test_build_opts o = {.label_field = "db_id", .shards = 2, .block_records = block_records,
+                            .buckets = bounds, .n_buckets = 4, .part_index = index,
+                            .part_count = count};
+    ps_test_build(ps_test_data("spider/dev.json"), out, &o);
 }
 
 static int setup(void **state)

@@ -66,20 +66,6 @@ static int find_biggest(void *user, uint32_t bucket, uint32_t seq, const void *d
     return 0;
 }
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *p = malloc((size_t)n);
-    assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return p;
-}
-
 static void test_corrupt_block(void **state)
 {
     (void)state;
@@ -96,7 +82,7 @@ static void test_corrupt_block(void **state)
     ps_shard_close(sh);
     assert_true(big.len > 64);
     size_t flen;
-    unsigned char *file = slurp(shard, &flen);
+    unsigned char *file = ps_test_read_file(shard, &flen);
     size_t at = SIZE_MAX, hits = 0;
     for (size_t i = 0; i + big.len <= flen; i++)
         if (memcmp(file + i, big.head, sizeof big.head) == 0) {

@@ -153,41 +153,10 @@ long ref_find(const ref_set *s, const char *id)
 /* ---- building the sets --------------------------------------------------- */
 
 void build_set_of(const char *in, const char *out, size_t shards, size_t block_records,
-                         const char *label)
+                  const char *label)
 {
-    ps_build_config cfg;
-    ps_build_config_init(&cfg);
-    char *input = xstrdup(in);
-    char *vocab = xstrdup(ps_test_data("vocab/bert-base-uncased.vocab.txt"));
-    const char *inputs[1] = {input};
-    ps_error err;
-    ps_error_clear(&err);
-    ps_tokenizer_options topt;
-    ps_tokenizer_options_init(&topt);
-    ps_tokenizer *tok = NULL;
-    assert_int_equal(ps_tokenizer_load_vocab(vocab, &topt, &tok, &err), 0);
-    cfg.inputs = inputs;
-    cfg.n_inputs = 1;
-    cfg.out_dir = out;
-    cfg.clean.label_field = label;
-    cfg.tokenizer = tok;
-    cfg.vocab_path = vocab;
-    cfg.vocab_kind = "vocab.txt";
-    cfg.max_length = 128;
-    cfg.shards = shards;
-    cfg.block_records = block_records;
-    cfg.threads = 2;
-    ps_build_summary sum;
-    memset(&sum, 0, sizeof sum);
-    int rc = ps_build_run(&cfg, &sum, &err);
-    if (rc)
-        fprintf(stderr, "build %s: %s\n", out, err.message);
-    assert_int_equal(rc, 0);
-    assert_false(sum.gate_failed);
-    free(sum.report_summary);
-    ps_tokenizer_free(tok);
-    free(input);
-    free(vocab);
+    ps_test_build_opts o = {.label_field = label, .shards = shards, .block_records = block_records};
+    ps_test_build(in, out, &o);
 }
 
 static void build_set(const char *out, size_t shards, size_t block_records, const char *label)
