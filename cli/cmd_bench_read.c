@@ -142,6 +142,17 @@ static uint64_t batch_bytes(const shape *s, size_t elem)
     return ((uint64_t)s->B * s->T * 3 + (uint64_t)s->B) * elem + (uint64_t)s->B * 8;
 }
 
+/* The largest batch's bytes and all batches' bytes. */
+static void batch_totals(const shape *sh, size_t nb, size_t elem, uint64_t *max, uint64_t *total)
+{
+    *max = *total = 0;
+    for (size_t b = 0; b < nb; b++) {
+        uint64_t x = batch_bytes(&sh[b], elem);
+        *max = x > *max ? x : *max;
+        *total += x;
+    }
+}
+
 /* The memcpy bound: copies every batch's bytes, in order, from a warm
  * batch-sized source into a ring of `slots` destinations, repeating the
  * whole sequence until at least 0.2 s have gone by. Returns bytes/s, or a
@@ -149,12 +160,8 @@ static uint64_t batch_bytes(const shape *s, size_t elem)
 static double memcpy_bound(const shape *sh, size_t nb, size_t elem, uint32_t slots,
                            uint64_t *bytes_out, double *seconds_out)
 {
-    uint64_t max = 0, total = 0;
-    for (size_t b = 0; b < nb; b++) {
-        uint64_t x = batch_bytes(&sh[b], elem);
-        max = x > max ? x : max;
-        total += x;
-    }
+    uint64_t max, total;
+    batch_totals(sh, nb, elem, &max, &total);
     *bytes_out = 0;
     *seconds_out = 0;
     if (!nb || !max)
@@ -203,12 +210,8 @@ static double memcpy_bound(const shape *sh, size_t nb, size_t elem, uint32_t slo
  * bytes/s, or a negative value when memory ran out. */
 static double memcpy_stream(const shape *sh, size_t nb, size_t elem)
 {
-    uint64_t max = 0, total = 0;
-    for (size_t b = 0; b < nb; b++) {
-        uint64_t x = batch_bytes(&sh[b], elem);
-        max = x > max ? x : max;
-        total += x;
-    }
+    uint64_t max, total;
+    batch_totals(sh, nb, elem, &max, &total);
     if (!nb || !max)
         return 0;
     uint64_t size = total < (256u << 20) ? total : (256u << 20);
@@ -275,23 +278,13 @@ static int bench_parse(int argc, char **argv, bench_args *a)
         case O_JSON:
             a->as_json = 1;
             break;
-        case 'h':
-            printf(USAGE, ps_read_batching_help);
-            return PS_EXIT_OK;
         default:
-            ps_opt_error("bench-read", c, argv, longopts);
-            return PS_EXIT_USAGE;
+            return ps_read_help_or_bad("bench-read", c, argv, longopts, USAGE);
         }
     }
-    if (argc - optind != 1) {
-        fputs("pairshard bench-read: expected one DIR\n"
-              "pairshard bench-read: see 'pairshard bench-read --help'\n",
-              stderr);
+    if (ps_read_one_dir("bench-read", argc, argv, &a->dir) ||
+        ps_read_batching_finish("bench-read", &a->o, seen))
         return PS_EXIT_USAGE;
-    }
-    if (ps_read_batching_finish("bench-read", &a->o, seen))
-        return PS_EXIT_USAGE;
-    a->dir = argv[optind];
     return -1;
 }
 

@@ -5,6 +5,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,4 +194,34 @@ size_t ps_read_longopts(struct option *out, size_t cap, const struct option *own
     memcpy(out + n, own, n_own * sizeof *out);
     memset(&out[n + n_own], 0, sizeof *out);
     return n + n_own;
+}
+
+int ps_read_help_or_bad(const char *cmd, int c, char **argv, const struct option *longopts,
+                        const char *usage)
+{
+    if (c == 'h') {
+        /* usage holds one "%s" (and no other conversion): the shared help. */
+        const char *at = strstr(usage, "%s");
+        if (!at) {
+            fputs(usage, stdout);
+        } else {
+            fwrite(usage, 1, (size_t)(at - usage), stdout);
+            fputs(ps_read_batching_help, stdout);
+            fputs(at + 2, stdout);
+        }
+        return PS_EXIT_OK;
+    }
+    ps_opt_error(cmd, c, argv, longopts);
+    return PS_EXIT_USAGE;
+}
+
+int ps_read_one_dir(const char *cmd, int argc, char **argv, const char **dir)
+{
+    if (argc - optind != 1) {
+        fprintf(stderr, "pairshard %s: expected one DIR\npairshard %s: see 'pairshard %s --help'\n",
+                cmd, cmd, cmd);
+        return -1;
+    }
+    *dir = argv[optind];
+    return 0;
 }

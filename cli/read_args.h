@@ -35,6 +35,16 @@ int ps_read_batching_option(const char *cmd, const char *name, const char *v,
 /* Checks the combination. Returns 0 or -1 after printing why. */
 int ps_read_batching_finish(const char *cmd, ps_reader_options *o, unsigned seen);
 
+/* The rest of both commands' option switch: -h prints `usage` (filled with
+ * ps_read_batching_help) and returns PS_EXIT_OK; anything else is reported
+ * as an unknown or malformed option and returns PS_EXIT_USAGE. */
+int ps_read_help_or_bad(const char *cmd, int c, char **argv, const struct option *longopts,
+                        const char *usage);
+
+/* After the options: the one DIR operand into *dir; 0, or -1 after printing
+ * why (none or several). */
+int ps_read_one_dir(const char *cmd, int argc, char **argv, const char **dir);
+
 /* Exit status for a failed ps_reader_open. */
 int ps_read_open_status(int rc);
 
