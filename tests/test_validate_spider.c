@@ -3,6 +3,8 @@
  * tests/support/validate_fixture.c. */
 #include "tests/support/validate_fixture.h"
 
+#include "common/unicode.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +20,6 @@ typedef struct spider_run {
     int32_t unk;
 } spider_run;
 
-static uint32_t u8chars(const char *s, size_t n)
-{
-    uint32_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return c;
-}
-
 static int spider_sink(void *user, const ps_clean_result *r)
 {
     spider_run *h = user;
@@ -39,7 +33,7 @@ static int spider_sink(void *user, const ps_clean_result *r)
     bool changed = r->outcome != PS_OUTCOME_REJECTED &&
                    (r->question_len != ql || memcmp(r->question, q, ql) || r->sql_len != sl ||
                     memcmp(r->sql, s, sl));
-    ps_vrecord raw = rec(lab, u8chars(q, ql), u8chars(s, sl), PS_VSTATS_NO_TOKENS);
+    ps_vrecord raw = rec(lab, ps_utf8_count(q, ql), ps_utf8_count(s, sl), PS_VSTATS_NO_TOKENS);
     raw.changed = changed;
     assert_int_equal(ps_vstats_add(h->raw, &raw), 0);
     ps_vpair p = {.id = r->id, .source = r->source, .label = lab, .outcome = r->outcome,
@@ -54,7 +48,7 @@ static int spider_sink(void *user, const ps_clean_result *r)
     assert_int_equal(ps_vpaired_add(h->paired, &p), 0);
     if (r->outcome != PS_OUTCOME_KEPT)
         return 0;
-    ps_vrecord c = rec(r->label, u8chars(r->question, r->question_len), u8chars(r->sql, r->sql_len),
+    ps_vrecord c = rec(r->label, ps_utf8_count(r->question, r->question_len), ps_utf8_count(r->sql, r->sql_len),
                        PS_VSTATS_NO_TOKENS);
     c.changed = changed;
     assert_int_equal(ps_vstats_add(h->cleaned, &c), 0);
