@@ -255,22 +255,16 @@ typedef struct bench_args {
 static int bench_parse(int argc, char **argv, bench_args *a)
 {
     ps_reader_options_init(&a->o);
-    unsigned seen = 0;
     a->epochs = 1;
     a->as_json = 0;
 
-    struct option longopts[32];
-    ps_read_longopts(longopts, 32, OWN_OPTS, N_OWN);
-
-    int c, idx = 0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", longopts, &idx)) != -1) {
+    ps_read_parser rp;
+    ps_read_parser_init(&rp, "bench-read", OWN_OPTS, N_OWN, &a->o);
+    int c;
+    while ((c = ps_read_getopt(&rp, argc, argv)) != -1) {
         switch (c) {
-        case PS_READ_BATCHING_OPT:
-            if (ps_read_batching_option("bench-read", longopts[idx].name, optarg, &a->o, &seen))
-                return PS_EXIT_USAGE;
-            break;
+        case PS_READ_BAD_OPTION:
+            return PS_EXIT_USAGE;
         case O_EPOCHS:
             if (ps_args_u64("bench-read", "epochs", optarg, 1, 1000000, &a->epochs))
                 return PS_EXIT_USAGE;
@@ -279,11 +273,10 @@ static int bench_parse(int argc, char **argv, bench_args *a)
             a->as_json = 1;
             break;
         default:
-            return ps_read_help_or_bad("bench-read", c, argv, longopts, USAGE);
+            return ps_read_help_or_bad("bench-read", c, argv, rp.longopts, USAGE);
         }
     }
-    if (ps_read_one_dir("bench-read", argc, argv, &a->dir) ||
-        ps_read_batching_finish("bench-read", &a->o, seen))
+    if (ps_read_finish(&rp, argc, argv, &a->dir))
         return PS_EXIT_USAGE;
     return -1;
 }

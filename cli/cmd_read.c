@@ -299,23 +299,17 @@ int ps_cmd_read(int argc, char **argv)
 {
     ps_reader_options o;
     ps_reader_options_init(&o);
-    unsigned seen = 0;
     uint64_t limit = UINT64_MAX;
     const char *save_path = NULL, *resume_path = NULL;
     int labels = 0, tokens = 0, check = 0;
 
-    struct option longopts[32];
-    ps_read_longopts(longopts, 32, OWN_OPTS, N_OWN);
-
-    int c, idx = 0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", longopts, &idx)) != -1) {
+    ps_read_parser rp;
+    ps_read_parser_init(&rp, "read", OWN_OPTS, N_OWN, &o);
+    int c;
+    while ((c = ps_read_getopt(&rp, argc, argv)) != -1) {
         switch (c) {
-        case PS_READ_BATCHING_OPT:
-            if (ps_read_batching_option("read", longopts[idx].name, optarg, &o, &seen))
-                return PS_EXIT_USAGE;
-            break;
+        case PS_READ_BAD_OPTION:
+            return PS_EXIT_USAGE;
         case O_LIMIT:
             if (ps_args_u64("read", "limit", optarg, 0, UINT64_MAX >> 1, &limit))
                 return PS_EXIT_USAGE;
@@ -336,11 +330,11 @@ int ps_cmd_read(int argc, char **argv)
             check = 1;
             break;
         default:
-            return ps_read_help_or_bad("read", c, argv, longopts, USAGE);
+            return ps_read_help_or_bad("read", c, argv, rp.longopts, USAGE);
         }
     }
     const char *dir;
-    if (ps_read_one_dir("read", argc, argv, &dir) || ps_read_batching_finish("read", &o, seen))
+    if (ps_read_finish(&rp, argc, argv, &dir))
         return PS_EXIT_USAGE;
     ps_error perr;
     const ps_path_use outs[] = {{"--save-state", save_path}};

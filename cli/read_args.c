@@ -215,13 +215,35 @@ int ps_read_help_or_bad(const char *cmd, int c, char **argv, const struct option
     return PS_EXIT_USAGE;
 }
 
-int ps_read_one_dir(const char *cmd, int argc, char **argv, const char **dir)
+void ps_read_parser_init(ps_read_parser *p, const char *cmd, const struct option *own,
+                         size_t n_own, ps_reader_options *o)
+{
+    p->cmd = cmd;
+    p->o = o;
+    p->seen = 0;
+    p->idx = 0;
+    ps_read_longopts(p->longopts, sizeof p->longopts / sizeof p->longopts[0], own, n_own);
+    optind = 1;
+    opterr = 0;
+}
+
+int ps_read_getopt(ps_read_parser *p, int argc, char **argv)
+{
+    int c;
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", p->longopts, &p->idx)) ==
+           PS_READ_BATCHING_OPT)
+        if (ps_read_batching_option(p->cmd, p->longopts[p->idx].name, optarg, p->o, &p->seen))
+            return PS_READ_BAD_OPTION;
+    return c;
+}
+
+int ps_read_finish(ps_read_parser *p, int argc, char **argv, const char **dir)
 {
     if (argc - optind != 1) {
         fprintf(stderr, "pairshard %s: expected one DIR\npairshard %s: see 'pairshard %s --help'\n",
-                cmd, cmd, cmd);
+                p->cmd, p->cmd, p->cmd);
         return -1;
     }
     *dir = argv[optind];
-    return 0;
+    return ps_read_batching_finish(p->cmd, p->o, p->seen);
 }
