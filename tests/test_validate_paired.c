@@ -50,7 +50,7 @@ static void test_paired_accounting_and_examples(void **state)
     assert_int_equal(p->shrink[0][8], 2);   /* -8 chars twice */
     assert_int_equal(p->rel[0][80], 2);
     assert_int_equal(p->rel[0][50], 1);     /* 2 -> 1 chars */
-    const ps_vplabel *b = ps_vpaired_find_label(p, "b");
+    const ps_vpaired_label *b = ps_vpaired_find_label(p, "b");
     assert_non_null(b);
     assert_int_equal(b->records_in, 3);
     assert_int_equal(b->kept, 2);

@@ -54,20 +54,20 @@ void ps_vpaired_free(ps_vpaired *p)
     }
     free(p->reasons);
     ps_vrejections_free(p);
-    ps_vids_free(p);
+    ps_vid_collisions_free(p);
     for (size_t i = 0; i < p->nex; i++)
         ex_free(&p->ex[i]);
     free(p->ex);
     free(p);
 }
 
-const ps_vplabel *ps_vpaired_find_label(const ps_vpaired *p, const char *name)
+const ps_vpaired_label *ps_vpaired_find_label(const ps_vpaired *p, const char *name)
 {
     long i = name ? ps_strmap_find(&p->names, name) : -1;
     return i < 0 ? NULL : &p->labels[i];
 }
 
-static ps_vplabel *get_label(ps_vpaired *p, const char *name)
+static ps_vpaired_label *get_label(ps_vpaired *p, const char *name)
 {
     void *records = p->labels;
     long i = ps_strmap_slot(&p->names, name, &records, &p->cap, sizeof *p->labels);
@@ -198,7 +198,7 @@ static const char *outcome_name(ps_outcome o)
 int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
 {
     uint64_t seq = p->records_in++;
-    ps_vplabel *l = NULL;
+    ps_vpaired_label *l = NULL;
     if (r->label) {
         l = get_label(p, r->label);
         if (!l)
@@ -210,7 +210,7 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
     bool empty_after = false;
     switch (r->outcome) {
     case PS_OUTCOME_KEPT:
-        if (r->id_collision && ps_vids_add(p, r->id, 1))
+        if (r->id_collision && ps_vid_collisions_add(p, r->id, 1))
             return PS_ENOMEM;
         p->kept++;
         if (l)
@@ -337,8 +337,8 @@ int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from)
         return PS_EINVAL;
     uint64_t off = into->records_in;
     for (size_t i = 0; i < from->nlabels; i++) {
-        const ps_vplabel *f = &from->labels[i];
-        ps_vplabel *l = get_label(into, f->name);
+        const ps_vpaired_label *f = &from->labels[i];
+        ps_vpaired_label *l = get_label(into, f->name);
         if (!l)
             return PS_ENOMEM;
         l->records_in += f->records_in;
@@ -353,7 +353,7 @@ int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from)
     for (size_t i = 0; i < from->nreasons; i++)
         if (add_reason(into, from->reasons[i].reason, from->reasons[i].rule, from->reasons[i].count))
             return PS_ENOMEM;
-    if (ps_vrejections_merge(into, from) || ps_vids_merge(into, from))
+    if (ps_vrejections_merge(into, from) || ps_vid_collisions_merge(into, from))
         return PS_ENOMEM;
     into->records_in += from->records_in;
     into->kept += from->kept;
@@ -402,7 +402,7 @@ static int cmp_reason(const void *a, const void *b)
 
 static int cmp_plabel(const void *a, const void *b)
 {
-    return strcmp(((const ps_vplabel *)a)->name, ((const ps_vplabel *)b)->name);
+    return strcmp(((const ps_vpaired_label *)a)->name, ((const ps_vpaired_label *)b)->name);
 }
 
 json_t *ps_vpaired_to_json(const ps_vpaired *p)
@@ -413,17 +413,17 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
     if (!o)
         return NULL;
     int bad = 0;
-    bad |= json_object_set_new(o, "records_in", ps_vjson_u(p->records_in));
-    bad |= json_object_set_new(o, "kept", ps_vjson_u(p->kept));
-    bad |= json_object_set_new(o, "rejected", ps_vjson_u(p->rejected));
-    bad |= json_object_set_new(o, "duplicates", ps_vjson_u(p->duplicates));
+    bad |= json_object_set_new(o, "records_in", ps_vjson_uint(p->records_in));
+    bad |= json_object_set_new(o, "kept", ps_vjson_uint(p->kept));
+    bad |= json_object_set_new(o, "rejected", ps_vjson_uint(p->rejected));
+    bad |= json_object_set_new(o, "duplicates", ps_vjson_uint(p->duplicates));
     bad |= json_object_set_new(
         o, "balanced", json_boolean(p->records_in == p->kept + p->rejected + p->duplicates));
-    bad |= json_object_set_new(o, "unparsed", ps_vjson_u(p->unparsed));
-    bad |= json_object_set_new(o, "unlabeled", ps_vjson_u(p->unlabeled));
-    bad |= json_object_set_new(o, "empty_after_cleaning", ps_vjson_u(p->empty_after_cleaning));
-    bad |= json_object_set_new(o, "changed_question", ps_vjson_u(p->changed_question));
-    bad |= json_object_set_new(o, "changed_sql", ps_vjson_u(p->changed_sql));
+    bad |= json_object_set_new(o, "unparsed", ps_vjson_uint(p->unparsed));
+    bad |= json_object_set_new(o, "unlabeled", ps_vjson_uint(p->unlabeled));
+    bad |= json_object_set_new(o, "empty_after_cleaning", ps_vjson_uint(p->empty_after_cleaning));
+    bad |= json_object_set_new(o, "changed_question", ps_vjson_uint(p->changed_question));
+    bad |= json_object_set_new(o, "changed_sql", ps_vjson_uint(p->changed_sql));
     bad |= json_object_set_new(o, "retention",
                                json_real(p->records_in ? (double)p->kept / (double)p->records_in : 0));
     /* rejections by reason and rule, sorted */
@@ -442,23 +442,23 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
     for (size_t i = 0; i < p->nreasons; i++)
         bad |= json_array_append_new(ra, json_pack("{sssoso}", "reason", rs[i].reason, "rule",
                                                    str_or_null(rs[i].rule), "count",
-                                                   ps_vjson_u(rs[i].count)));
+                                                   ps_vjson_uint(rs[i].count)));
     free(rs);
     bad |= json_object_set_new(o, "rejected_by", ra);
     json_t *rbi = ps_vrejections_to_json(p);
     bad |= rbi ? json_object_set_new(o, "rejected_by_input", rbi) : -1;
-    json_t *ids = ps_vids_to_json(p);
+    json_t *ids = ps_vid_collisions_to_json(p);
     bad |= ids ? json_object_set_new(o, "id_collisions", ids) : -1;
     json_t *ch = json_object();
     for (int f = 0; ch && f < 2; f++)
         bad |= json_object_set_new(
             ch, ps_vfield_names[f],
-            json_pack("{sosososo}", "zero", ps_vjson_u(p->zero[f]), "shrink",
+            json_pack("{sosososo}", "zero", ps_vjson_uint(p->zero[f]), "shrink",
                       ps_vjson_hist_new(p->shrink[f], PS_VBINS), "grow",
                       ps_vjson_hist_new(p->grow[f], PS_VBINS), "relative",
                       ps_vjson_hist_new(p->rel[f], PS_VREL_BINS)));
     bad |= json_object_set_new(o, "change", ch ? ch : json_null());
-    ps_vplabel *ls = p->nlabels ? malloc(p->nlabels * sizeof *ls) : NULL;
+    ps_vpaired_label *ls = p->nlabels ? malloc(p->nlabels * sizeof *ls) : NULL;
     json_t *la = json_array();
     if ((p->nlabels && !ls) || !la) {
         free(ls);
@@ -471,12 +471,12 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
         qsort(ls, p->nlabels, sizeof *ls, cmp_plabel);
     }
     for (size_t i = 0; i < p->nlabels; i++) {
-        const ps_vplabel *l = &ls[i];
+        const ps_vpaired_label *l = &ls[i];
         bad |= json_array_append_new(
             la, json_pack("{sssosososososfs{soso}}", "label", l->name, "records_in",
-                          ps_vjson_u(l->records_in), "kept", ps_vjson_u(l->kept), "rejected",
-                          ps_vjson_u(l->rejected), "duplicates", ps_vjson_u(l->duplicates),
-                          "empty_after_cleaning", ps_vjson_u(l->empty_after_cleaning),
+                          ps_vjson_uint(l->records_in), "kept", ps_vjson_uint(l->kept), "rejected",
+                          ps_vjson_uint(l->rejected), "duplicates", ps_vjson_uint(l->duplicates),
+                          "empty_after_cleaning", ps_vjson_uint(l->empty_after_cleaning),
                           "retention",
                           l->records_in ? (double)l->kept / (double)l->records_in : 0.0,
                           "relative", "question_chars", ps_vjson_hist_new(l->rel[0], PS_VREL_BINS),
@@ -484,7 +484,7 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
     }
     free(ls);
     bad |= json_object_set_new(o, "labels", la);
-    bad |= json_object_set_new(o, "max_examples", ps_vjson_u(p->max_examples));
+    bad |= json_object_set_new(o, "max_examples", ps_vjson_uint(p->max_examples));
     json_t *ea = json_array();
     for (size_t i = 0; ea && i < p->nex; i++) {
         const ps_vexample *e = &p->ex[i];
@@ -530,11 +530,11 @@ static const ps_vjson_field count_fields[] = {
 };
 
 static const ps_vjson_field label_fields[] = {
-    {"records_in", offsetof(ps_vplabel, records_in), PS_VJSON_U64},
-    {"kept", offsetof(ps_vplabel, kept), PS_VJSON_U64},
-    {"rejected", offsetof(ps_vplabel, rejected), PS_VJSON_U64},
-    {"duplicates", offsetof(ps_vplabel, duplicates), PS_VJSON_U64},
-    {"empty_after_cleaning", offsetof(ps_vplabel, empty_after_cleaning), PS_VJSON_U64},
+    {"records_in", offsetof(ps_vpaired_label, records_in), PS_VJSON_U64},
+    {"kept", offsetof(ps_vpaired_label, kept), PS_VJSON_U64},
+    {"rejected", offsetof(ps_vpaired_label, rejected), PS_VJSON_U64},
+    {"duplicates", offsetof(ps_vpaired_label, duplicates), PS_VJSON_U64},
+    {"empty_after_cleaning", offsetof(ps_vpaired_label, empty_after_cleaning), PS_VJSON_U64},
 };
 
 /* The outcome totals and whether they fit records_in. */
@@ -618,7 +618,7 @@ static int label_from_json(json_t *e, size_t i, const char *prev, ps_vpaired *p,
     int rc = ps_vjson_label_entry(e, i, prev, 100, &name, ctx, err);
     if (rc)
         return rc;
-    ps_vplabel *l = get_label(p, name);
+    ps_vpaired_label *l = get_label(p, name);
     if (!l)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     if ((rc = ps_vjson_fields(e, l, label_fields, NFIELDS(label_fields), ctx, err)))
@@ -749,7 +749,7 @@ int ps_vpaired_from_json(json_t *j, ps_vpaired **out, ps_error *err)
     if ((rc = counts_from_json(j, p, ctx, err)) ||
         (rc = reasons_from_json(json_object_get(j, "rejected_by"), p, ctx, err)) ||
         (rc = ps_vrejections_from_json(p, json_object_get(j, "rejected_by_input"), ctx, err)) ||
-        (rc = ps_vids_from_json(p, json_object_get(j, "id_collisions"), ctx, err)) ||
+        (rc = ps_vid_collisions_from_json(p, json_object_get(j, "id_collisions"), ctx, err)) ||
         (rc = change_from_json(json_object_get(j, "change"), p, ctx, err)) ||
         (rc = labels_from_json(json_object_get(j, "labels"), p, ctx, err)) ||
         (rc = examples_from_json(json_object_get(j, "examples"), p, ctx, err)))

@@ -281,7 +281,7 @@ size_t *ps_vstats_sorted_labels(const ps_vstats *s)
 
 /* ---- JSON ------------------------------------------------------------------ */
 
-json_t *ps_vjson_u(uint64_t v)
+json_t *ps_vjson_uint(uint64_t v)
 {
     return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
@@ -294,7 +294,7 @@ json_t *ps_vjson_hist_new(const uint64_t *h, size_t nbins)
     for (size_t b = 0; b < nbins; b++) {
         if (!h[b])
             continue;
-        json_t *pair = json_pack("[Io]", (json_int_t)b, ps_vjson_u(h[b]));
+        json_t *pair = json_pack("[Io]", (json_int_t)b, ps_vjson_uint(h[b]));
         if (!pair || json_array_append_new(a, pair)) {
             json_decref(a);
             return NULL;
@@ -310,10 +310,10 @@ static json_t *dist_field_json(const ps_vdist *d, int f)
     if (!o)
         return NULL;
     int bad = 0;
-    bad |= json_object_set_new(o, "n", ps_vjson_u(n));
-    bad |= json_object_set_new(o, "sum", ps_vjson_u(d->sum[f]));
+    bad |= json_object_set_new(o, "n", ps_vjson_uint(n));
+    bad |= json_object_set_new(o, "sum", ps_vjson_uint(d->sum[f]));
     bad |= json_object_set_new(o, "mean", json_real(n ? (double)d->sum[f] / (double)n : 0));
-    bad |= json_object_set_new(o, "max", ps_vjson_u(d->max[f]));
+    bad |= json_object_set_new(o, "max", ps_vjson_uint(d->max[f]));
     bad |= json_object_set_new(o, "p50", json_real(ps_sm_quantile(d->hist[f], n, 0.50, d->max[f])));
     bad |= json_object_set_new(o, "p90", json_real(ps_sm_quantile(d->hist[f], n, 0.90, d->max[f])));
     bad |= json_object_set_new(o, "p99", json_real(ps_sm_quantile(d->hist[f], n, 0.99, d->max[f])));
@@ -355,22 +355,22 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
         goto fail;
     int bad = 0;
     bad |= json_object_set_new(o, "point", json_string(s->point));
-    bad |= json_object_set_new(o, "records", ps_vjson_u(s->records));
-    bad |= json_object_set_new(o, "unparsed", ps_vjson_u(s->unparsed));
-    bad |= json_object_set_new(o, "parsed", ps_vjson_u(parsed));
-    bad |= json_object_set_new(o, "unlabeled", ps_vjson_u(s->unlabeled));
-    bad |= json_object_set_new(o, "label_count", ps_vjson_u(s->nlabels));
-    bad |= json_object_set_new(h, "empty_question", ps_vjson_u(s->empty_question));
-    bad |= json_object_set_new(h, "empty_sql", ps_vjson_u(s->empty_sql));
-    bad |= json_object_set_new(h, "changed", ps_vjson_u(s->changed));
-    bad |= json_object_set_new(h, "invalid_utf8", ps_vjson_u(s->invalid_utf8));
-    bad |= json_object_set_new(h, "records_with_controls_removed", ps_vjson_u(s->records_with_controls));
-    bad |= json_object_set_new(h, "controls_removed", ps_vjson_u(s->controls_removed));
-    bad |= json_object_set_new(h, "records_with_tokens", ps_vjson_u(s->records_with_tokens));
-    bad |= json_object_set_new(h, "tokens", ps_vjson_u(s->tokens));
-    bad |= json_object_set_new(h, "unk_tokens", ps_vjson_u(s->unk_tokens));
-    bad |= json_object_set_new(h, "records_with_unk", ps_vjson_u(s->records_with_unk));
-    bad |= json_object_set_new(h, "truncated", ps_vjson_u(s->truncated));
+    bad |= json_object_set_new(o, "records", ps_vjson_uint(s->records));
+    bad |= json_object_set_new(o, "unparsed", ps_vjson_uint(s->unparsed));
+    bad |= json_object_set_new(o, "parsed", ps_vjson_uint(parsed));
+    bad |= json_object_set_new(o, "unlabeled", ps_vjson_uint(s->unlabeled));
+    bad |= json_object_set_new(o, "label_count", ps_vjson_uint(s->nlabels));
+    bad |= json_object_set_new(h, "empty_question", ps_vjson_uint(s->empty_question));
+    bad |= json_object_set_new(h, "empty_sql", ps_vjson_uint(s->empty_sql));
+    bad |= json_object_set_new(h, "changed", ps_vjson_uint(s->changed));
+    bad |= json_object_set_new(h, "invalid_utf8", ps_vjson_uint(s->invalid_utf8));
+    bad |= json_object_set_new(h, "records_with_controls_removed", ps_vjson_uint(s->records_with_controls));
+    bad |= json_object_set_new(h, "controls_removed", ps_vjson_uint(s->controls_removed));
+    bad |= json_object_set_new(h, "records_with_tokens", ps_vjson_uint(s->records_with_tokens));
+    bad |= json_object_set_new(h, "tokens", ps_vjson_uint(s->tokens));
+    bad |= json_object_set_new(h, "unk_tokens", ps_vjson_uint(s->unk_tokens));
+    bad |= json_object_set_new(h, "records_with_unk", ps_vjson_uint(s->records_with_unk));
+    bad |= json_object_set_new(h, "truncated", ps_vjson_uint(s->truncated));
     bad |= json_object_set_new(h, "empty_question_rate", json_real(rate(s->empty_question, parsed)));
     bad |= json_object_set_new(h, "empty_sql_rate", json_real(rate(s->empty_sql, parsed)));
     bad |= json_object_set_new(h, "changed_rate", json_real(rate(s->changed, parsed)));
@@ -391,11 +391,11 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
     if (ps_vstats_padding(s, &padded, &toks)) {
         json_t *b = json_array();
         for (size_t i = 0; b && i < s->nbounds; i++)
-            bad |= json_array_append_new(b, ps_vjson_u(s->bounds[i]));
+            bad |= json_array_append_new(b, ps_vjson_uint(s->bounds[i]));
         bad |= json_object_set_new(
             o, "padding",
-            json_pack("{sosososf}", "bounds", b ? b : json_null(), "tokens", ps_vjson_u(toks),
-                      "padded_tokens", ps_vjson_u(padded), "padding_rate",
+            json_pack("{sosososf}", "bounds", b ? b : json_null(), "tokens", ps_vjson_uint(toks),
+                      "padded_tokens", ps_vjson_uint(padded), "padding_rate",
                       padded ? (double)(padded - toks) / (double)padded : 0.0));
     } else {
         bad |= json_object_set_new(o, "padding", json_null());
@@ -409,7 +409,7 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
         goto fail;
     for (size_t i = 0; i < s->nlabels && !bad; i++) {
         const ps_vlabel *l = &s->labels[ix[i]];
-        json_t *e = json_pack("{sssosfso}", "label", l->name, "records", ps_vjson_u(l->records),
+        json_t *e = json_pack("{sssosfso}", "label", l->name, "records", ps_vjson_uint(l->records),
                               "share", rate(l->records, parsed - s->unlabeled), "lengths",
                               dist_json(&l->d));
         bad |= !e || json_array_append_new(labels, e);
