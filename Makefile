@@ -151,7 +151,8 @@ check-asan:
 
 # ThreadSanitizer: a separate build of everything, then the reader's tests.
 check-tsan:
-	$(MAKE) BUILD=$(BUILD)/tsan SANITIZE=thread all $(BUILD)/tsan/tests/test_reader
+	$(MAKE) BUILD=$(BUILD)/tsan SANITIZE=thread all \
+	    $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(wildcard tests/test_reader_*.c))
 	@sh tests/tsan/run.sh $(BUILD)/tsan
 
 check-faults: all

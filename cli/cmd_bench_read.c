@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,17 @@ static uint64_t batch_bytes(const shape *s, size_t elem)
     return ((uint64_t)s->B * s->T * 3 + (uint64_t)s->B) * elem + (uint64_t)s->B * 8;
 }
 
+/* The largest batch's bytes and all batches' bytes. */
+static void batch_totals(const shape *sh, size_t nb, size_t elem, uint64_t *max, uint64_t *total)
+{
+    *max = *total = 0;
+    for (size_t b = 0; b < nb; b++) {
+        uint64_t x = batch_bytes(&sh[b], elem);
+        *max = x > *max ? x : *max;
+        *total += x;
+    }
+}
+
 /* The memcpy bound: copies every batch's bytes, in order, from a warm
  * batch-sized source into a ring of `slots` destinations, repeating the
  * whole sequence until at least 0.2 s have gone by. Returns bytes/s, or a
@@ -148,12 +160,8 @@ static uint64_t batch_bytes(const shape *s, size_t elem)
 static double memcpy_bound(const shape *sh, size_t nb, size_t elem, uint32_t slots,
                            uint64_t *bytes_out, double *seconds_out)
 {
-    uint64_t max = 0, total = 0;
-    for (size_t b = 0; b < nb; b++) {
-        uint64_t x = batch_bytes(&sh[b], elem);
-        max = x > max ? x : max;
-        total += x;
-    }
+    uint64_t max, total;
+    batch_totals(sh, nb, elem, &max, &total);
     *bytes_out = 0;
     *seconds_out = 0;
     if (!nb || !max)
@@ -202,12 +210,8 @@ static double memcpy_bound(const shape *sh, size_t nb, size_t elem, uint32_t slo
  * bytes/s, or a negative value when memory ran out. */
 static double memcpy_stream(const shape *sh, size_t nb, size_t elem)
 {
-    uint64_t max = 0, total = 0;
-    for (size_t b = 0; b < nb; b++) {
-        uint64_t x = batch_bytes(&sh[b], elem);
-        max = x > max ? x : max;
-        total += x;
-    }
+    uint64_t max, total;
+    batch_totals(sh, nb, elem, &max, &total);
     if (!nb || !max)
         return 0;
     uint64_t size = total < (256u << 20) ? total : (256u << 20);
@@ -238,72 +242,91 @@ static double memcpy_stream(const shape *sh, size_t nb, size_t elem)
     return rate;
 }
 
-int ps_cmd_bench_read(int argc, char **argv)
-{
+/* What the command line asked for. */
+typedef struct bench_args {
     ps_reader_options o;
-    ps_reader_options_init(&o);
-    unsigned seen = 0;
-    uint64_t epochs = 1;
-    int as_json = 0;
+    uint64_t epochs;
+    int as_json;
+    const char *dir;
+} bench_args;
 
-    struct option longopts[32];
-    ps_read_longopts(longopts, 32, OWN_OPTS, N_OWN);
+/* Parses the command line into a; returns -1 to go on, else the exit status
+ * (--help, or a usage error already reported). */
+static int bench_parse(int argc, char **argv, bench_args *a)
+{
+    ps_reader_options_init(&a->o);
+    a->epochs = 1;
+    a->as_json = 0;
 
-    int c, idx = 0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", longopts, &idx)) != -1) {
+    ps_read_parser rp;
+    ps_read_parser_init(&rp, "bench-read", OWN_OPTS, N_OWN, &a->o);
+    int c;
+    while ((c = ps_read_getopt(&rp, argc, argv)) != -1) {
         switch (c) {
-        case PS_READ_BATCHING_OPT:
-            if (ps_read_batching_option("bench-read", longopts[idx].name, optarg, &o, &seen))
-                return PS_EXIT_USAGE;
-            break;
+        case PS_READ_BAD_OPTION:
+            return PS_EXIT_USAGE;
         case O_EPOCHS:
-            if (ps_args_u64("bench-read", "epochs", optarg, 1, 1000000, &epochs))
+            if (ps_args_u64("bench-read", "epochs", optarg, 1, 1000000, &a->epochs))
                 return PS_EXIT_USAGE;
             break;
         case O_JSON:
-            as_json = 1;
+            a->as_json = 1;
             break;
-        case 'h':
-            printf(USAGE, ps_read_batching_help);
-            return PS_EXIT_OK;
         default:
-            ps_opt_error("bench-read", c, argv, longopts);
-            return PS_EXIT_USAGE;
+            return ps_read_help_or_bad("bench-read", c, argv, rp.longopts, USAGE);
         }
     }
-    if (argc - optind != 1) {
-        fputs("pairshard bench-read: expected one DIR\n"
-              "pairshard bench-read: see 'pairshard bench-read --help'\n",
-              stderr);
+    if (ps_read_finish(&rp, argc, argv, &a->dir))
         return PS_EXIT_USAGE;
-    }
-    if (ps_read_batching_finish("bench-read", &o, seen))
-        return PS_EXIT_USAGE;
-    const char *dir = argv[optind];
+    return -1;
+}
 
+/* What a run measured. */
+typedef struct bench_result {
+    ps_reader_info info;
+    ps_reader_stats st;
+    uint64_t batches, records, tokens, real;
+    uint64_t bytes;         /* the batches' bytes, as the memcpy bound copies them */
+    int elem_size;
+    double secs, cpu;       /* wall and CPU seconds of the reading */
+    double open_ms, first_ms;
+    double waste, rwaste;   /* padding waste, and with random batching */
+    double rate;            /* the reader's bytes per second */
+    uint64_t mc_bytes;
+    double mc_seconds, mc_rate, stream_rate, share;
+} bench_result;
+
+/* Records one batch's shape (every epoch) and its lengths (the first
+ * epoch only); 0, or -1 when out of memory. */
+static int note_batch(const ps_batch *b, bool first_epoch, growing *shapes, growing *lens)
+{
+    shape *s = grow(shapes);
+    if (!s)
+        return -1;
+    s->B = b->B;
+    s->T = b->T;
+    for (uint32_t i = 0; first_epoch && i < b->B; i++) {
+        uint32_t *l = grow(lens);
+        if (!l)
+            return -1;
+        *l = b->dtype == PS_DTYPE_INT32 ? (uint32_t)((const int32_t *)b->lengths)[i]
+                                        : (uint32_t)((const int64_t *)b->lengths)[i];
+    }
+    return 0;
+}
+
+/* Reads the epochs, noting each batch; the reader stays open for its stats.
+ * Returns PS_EXIT_OK or PS_EXIT_FAIL (reported). */
+static int bench_read_epochs(ps_reader *r, const bench_args *a, bench_result *res,
+                             uint64_t *t_first, growing *shapes, growing *lens)
+{
     ps_error err;
     ps_error_clear(&err);
-    ps_reader *r = NULL;
-    uint64_t cpu0 = cpu_ns(), t0 = now_ns();
-    int rc = ps_reader_open(dir, &o, NULL, &r, &err);
-    uint64_t t_open = now_ns();
-    if (rc < 0) {
-        fprintf(stderr, "pairshard bench-read: %s\n", err.code ? err.message : ps_strerror(rc));
-        return ps_read_open_status(rc);
-    }
-    ps_reader_info info;
-    ps_reader_get_info(r, &info);
-
-    growing shapes = {.size = sizeof(shape)}, lens = {.size = sizeof(uint32_t)};
-    uint64_t t_first = 0, batches = 0, records = 0, tokens = 0, real = 0;
-    int status = PS_EXIT_OK, elem_size = o.dtype == PS_DTYPE_INT32 ? 4 : 8;
-    for (uint64_t e = 0; e < epochs && status == PS_EXIT_OK; e++) {
-        if (e && (rc = ps_reader_set_epoch(r, o.epoch + e, &err)) < 0) {
+    for (uint64_t e = 0; e < a->epochs; e++) {
+        int rc;
+        if (e && (rc = ps_reader_set_epoch(r, a->o.epoch + e, &err)) < 0) {
             fprintf(stderr, "pairshard bench-read: %s\n", err.code ? err.message : ps_strerror(rc));
-            status = PS_EXIT_FAIL;
-            break;
+            return PS_EXIT_FAIL;
         }
         for (;;) {
             const ps_batch *b;
@@ -313,42 +336,72 @@ int ps_cmd_bench_read(int argc, char **argv)
             if (rc < 0) {
                 fprintf(stderr, "pairshard bench-read: %s\n",
                         err.code ? err.message : ps_strerror(rc));
-                status = PS_EXIT_FAIL;
-                break;
+                return PS_EXIT_FAIL;
             }
-            if (!t_first)
-                t_first = now_ns();
-            batches++;
-            records += b->B;
-            tokens += (uint64_t)b->B * b->T;
-            real += b->real_tokens;
-            elem_size = b->dtype == PS_DTYPE_INT32 ? 4 : 8;
-            shape *s = grow(&shapes);
-            int oom = !s;
-            if (s) {
-                s->B = b->B;
-                s->T = b->T;
-            }
-            for (uint32_t i = 0; e == 0 && !oom && i < b->B; i++) {
-                uint32_t *l = grow(&lens);
-                if (!l) {
-                    oom = 1;
-                    break;
-                }
-                *l = b->dtype == PS_DTYPE_INT32 ? (uint32_t)((const int32_t *)b->lengths)[i]
-                                                : (uint32_t)((const int64_t *)b->lengths)[i];
-            }
+            if (!*t_first)
+                *t_first = now_ns();
+            res->batches++;
+            res->records += b->B;
+            res->tokens += (uint64_t)b->B * b->T;
+            res->real += b->real_tokens;
+            res->elem_size = b->dtype == PS_DTYPE_INT32 ? 4 : 8;
+            int oom = note_batch(b, e == 0, shapes, lens);
             ps_batch_release(r, b);
             if (oom) {
                 fputs("pairshard bench-read: out of memory\n", stderr);
-                status = PS_EXIT_FAIL;
-                break;
+                return PS_EXIT_FAIL;
             }
         }
     }
+    return PS_EXIT_OK;
+}
+
+/* The padding of random batching and the memcpy bounds, from the shapes and
+ * lengths read; PS_EXIT_OK or PS_EXIT_FAIL (out of memory, reported). */
+static int bench_bounds(const bench_args *a, bench_result *res, const growing *shapes,
+                        const growing *lens, size_t epoch0_batches)
+{
+    uint64_t random_pad = random_padded(lens->p, lens->n, shapes->p, epoch0_batches,
+                                        a->o.pad_multiple ? a->o.pad_multiple : 1);
+    uint64_t epoch0_real = 0;
+    for (size_t i = 0; i < lens->n; i++)
+        epoch0_real += ((uint32_t *)lens->p)[i];
+    res->mc_rate = memcpy_bound(shapes->p, shapes->n, (size_t)res->elem_size, res->info.slots,
+                                &res->mc_bytes, &res->mc_seconds);
+    res->stream_rate =
+        res->mc_rate < 0 ? -1 : memcpy_stream(shapes->p, shapes->n, (size_t)res->elem_size);
+    for (size_t b = 0; b < shapes->n; b++)
+        res->bytes += batch_bytes(&((shape *)shapes->p)[b], (size_t)res->elem_size);
+    if (res->mc_rate < 0 || res->stream_rate < 0) {
+        fputs("pairshard bench-read: out of memory\n", stderr);
+        return PS_EXIT_FAIL;
+    }
+    res->rwaste = random_pad ? 1.0 - (double)epoch0_real / (double)random_pad : 0;
+    return PS_EXIT_OK;
+}
+
+/* Opens the reader, reads the epochs, closes it and measures the memcpy
+ * bounds; PS_EXIT_OK or the failure's status (reported). */
+static int bench_run(const bench_args *a, bench_result *res)
+{
+    ps_error err;
+    ps_error_clear(&err);
+    ps_reader *r = NULL;
+    uint64_t cpu0 = cpu_ns(), t0 = now_ns();
+    int rc = ps_reader_open(a->dir, &a->o, NULL, &r, &err);
+    uint64_t t_open = now_ns();
+    if (rc < 0) {
+        fprintf(stderr, "pairshard bench-read: %s\n", err.code ? err.message : ps_strerror(rc));
+        return ps_read_open_status(rc);
+    }
+    ps_reader_get_info(r, &res->info);
+
+    growing shapes = {.size = sizeof(shape)}, lens = {.size = sizeof(uint32_t)};
+    uint64_t t_first = 0;
+    res->elem_size = a->o.dtype == PS_DTYPE_INT32 ? 4 : 8;
+    int status = bench_read_epochs(r, a, res, &t_first, &shapes, &lens);
     uint64_t t_end = now_ns(), cpu_end = cpu_ns();
-    ps_reader_stats st;
-    ps_reader_get_stats(r, &st);
+    ps_reader_get_stats(r, &res->st);
     size_t epoch0_batches = 0;
     {
         /* The first epoch's batches are the first ones with its records. */
@@ -358,121 +411,133 @@ int ps_cmd_bench_read(int argc, char **argv)
             n += sh[epoch0_batches++].B;
     }
     ps_reader_close(r);
-    if (status != PS_EXIT_OK) {
-        free(shapes.p);
-        free(lens.p);
-        return status;
-    }
-
-    uint64_t random_pad = random_padded(lens.p, lens.n, shapes.p, epoch0_batches,
-                                        o.pad_multiple ? o.pad_multiple : 1);
-    uint64_t epoch0_real = 0;
-    for (size_t i = 0; i < lens.n; i++)
-        epoch0_real += ((uint32_t *)lens.p)[i];
-    uint64_t mc_bytes;
-    double mc_seconds;
-    double mc_rate = memcpy_bound(shapes.p, shapes.n, (size_t)elem_size, info.slots, &mc_bytes,
-                                  &mc_seconds);
-    double stream_rate = mc_rate < 0 ? -1 : memcpy_stream(shapes.p, shapes.n, (size_t)elem_size);
-    uint64_t bytes = 0;
-    for (size_t b = 0; b < shapes.n; b++)
-        bytes += batch_bytes(&((shape *)shapes.p)[b], (size_t)elem_size);
+    if (status == PS_EXIT_OK)
+        status = bench_bounds(a, res, &shapes, &lens, epoch0_batches);
     free(shapes.p);
     free(lens.p);
-    if (mc_rate < 0 || stream_rate < 0) {
+    if (status != PS_EXIT_OK)
+        return status;
+
+    res->secs = (double)(t_end - t0) / 1e9;
+    res->cpu = (double)(cpu_end - cpu0) / 1e9;
+    if (res->secs <= 0)
+        res->secs = 1e-9;
+    if (res->cpu <= 0)
+        res->cpu = 1e-9;
+    res->open_ms = (double)(t_open - t0) / 1e6;
+    res->first_ms = t_first ? (double)(t_first - t0) / 1e6 : 0;
+    res->waste = res->tokens ? 1.0 - (double)res->real / (double)res->tokens : 0;
+    res->rate = (double)res->bytes / res->secs;
+    res->share = res->mc_rate > 0 ? res->rate / res->mc_rate : 0;
+    return PS_EXIT_OK;
+}
+
+/* --json: one object; PS_EXIT_OK or PS_EXIT_FAIL (out of memory). */
+static int bench_report_json(const bench_args *a, const bench_result *res)
+{
+    const ps_reader_info *info = &res->info;
+    const ps_reader_stats *st = &res->st;
+    double secs = res->secs, cpu = res->cpu;
+    json_t *j = json_pack(
+        "{ss sI sI sI si si sI si si si"
+        " sI sI sI sI sI sf sf"
+        " sf sf sf sf sf sf sf sf"
+        " sf sf sI sI sf sf"
+        " sI sf sf sf sI sI sI}",
+        "dir", a->dir, "epochs", (json_int_t)a->epochs, "rank", (json_int_t)info->rank,
+        "world_size", (json_int_t)info->world_size, "threads", info->threads, "prefetch",
+        (int)info->slots, "batch_size", (json_int_t)a->o.batch_size, "dtype_bytes",
+        res->elem_size, "device", info->device, "pinned", info->pinned,
+        "batches", (json_int_t)res->batches, "records", (json_int_t)res->records, "tokens",
+        (json_int_t)res->tokens, "real_tokens", (json_int_t)res->real, "bytes",
+        (json_int_t)res->bytes, "seconds", secs, "cpu_seconds", cpu,
+        "batches_per_s", res->batches / secs, "records_per_s", res->records / secs,
+        "tokens_per_s", res->tokens / secs, "real_tokens_per_s", res->real / secs,
+        "tokens_per_cpu_s", res->tokens / cpu, "real_tokens_per_cpu_s", res->real / cpu,
+        "bytes_per_s", res->rate, "cpu_cores_busy", cpu / secs,
+        "padding_waste", res->waste, "random_padding_waste", res->rwaste, "wait_ns",
+        (json_int_t)st->wait_ns, "waits", (json_int_t)st->waits, "open_ms", res->open_ms,
+        "first_batch_ms", res->first_ms,
+        "memcpy_bytes", (json_int_t)res->mc_bytes, "memcpy_seconds", res->mc_seconds,
+        "memcpy_bytes_per_s", res->mc_rate, "reader_vs_memcpy", res->share, "blocks_decoded",
+        (json_int_t)st->blocks_decoded, "skipped_batches", (json_int_t)st->skipped_batches,
+        "skipped_records", (json_int_t)st->skipped_records);
+    if (j) {
+        json_t *plan = json_pack("{sfsfsIsIsIsIsIsI}", "memcpy_stream_bytes_per_s", res->stream_rate,
+                                 "reader_vs_memcpy_stream",
+                                 res->stream_rate > 0 ? res->rate / res->stream_rate : 0.0,
+                                 "h2d_bytes", (json_int_t)st->h2d_bytes,
+                                 "records_total", (json_int_t)info->records_total,
+                                 "records_per_epoch", (json_int_t)info->records_per_epoch,
+                                 "batches_per_epoch", (json_int_t)info->batches_per_epoch,
+                                 "records_dropped", (json_int_t)info->records_dropped,
+                                 "buckets", (json_int_t)info->n_buckets);
+        if (!plan || json_object_update(j, plan)) {
+            json_decref(j);
+            j = NULL;
+        }
+        json_decref(plan);
+    }
+    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!text) {
         fputs("pairshard bench-read: out of memory\n", stderr);
         return PS_EXIT_FAIL;
     }
+    printf("%s\n", text);
+    free(text);
+    return PS_EXIT_OK;
+}
 
-    double secs = (double)(t_end - t0) / 1e9, cpu = (double)(cpu_end - cpu0) / 1e9;
-    if (secs <= 0)
-        secs = 1e-9;
-    if (cpu <= 0)
-        cpu = 1e-9;
-    double open_ms = (double)(t_open - t0) / 1e6;
-    double first_ms = t_first ? (double)(t_first - t0) / 1e6 : 0;
-    double waste = tokens ? 1.0 - (double)real / (double)tokens : 0;
-    double rwaste = random_pad ? 1.0 - (double)epoch0_real / (double)random_pad : 0;
-    double rate = (double)bytes / secs;
-    double share = mc_rate > 0 ? rate / mc_rate : 0;
+static void bench_report_text(const bench_args *a, const bench_result *res)
+{
+    const ps_reader_info *info = &res->info;
+    const ps_reader_stats *st = &res->st;
+    double secs = res->secs, cpu = res->cpu, rate = res->rate;
+    printf("bench-read %s: %llu epoch(s), rank %d of %d, %d thread(s), %u slots, %s, "
+           "device %d%s\n",
+           a->dir, (unsigned long long)a->epochs, info->rank, info->world_size, info->threads,
+           info->slots, res->elem_size == 4 ? "int32" : "int64", info->device,
+           info->pinned ? " (pinned)" : "");
+    printf("  %llu batches, %llu records, %llu tokens (padded), %llu real tokens in %.3f s"
+           " (%.3f s CPU, %.2f cores busy)\n",
+           (unsigned long long)res->batches, (unsigned long long)res->records,
+           (unsigned long long)res->tokens, (unsigned long long)res->real, secs, cpu, cpu / secs);
+    printf("  %.0f batches/s  %.0f records/s  %.0f tokens/s  %.0f real tokens/s\n",
+           res->batches / secs, res->records / secs, res->tokens / secs, res->real / secs);
+    printf("  per CPU second: %.0f tokens, %.0f real tokens\n", res->tokens / cpu,
+           res->real / cpu);
+    printf("  padding waste %.2f%% (random batching of the same records: %.2f%%)\n",
+           100 * res->waste, 100 * res->rwaste);
+    printf("  consumer waited %.3f ms in %llu of %llu calls\n", st->wait_ns / 1e6,
+           (unsigned long long)st->waits, (unsigned long long)res->batches);
+    printf("  start-up: open %.3f ms, open to first batch %.3f ms\n", res->open_ms, res->first_ms);
+    if (st->skipped_batches)
+        printf("  skipped %llu batch(es), %llu record(s), that needed damaged blocks\n",
+               (unsigned long long)st->skipped_batches, (unsigned long long)st->skipped_records);
+    if (st->h2d_bytes)
+        printf("  copied %.1f MB to device %d\n", st->h2d_bytes / 1e6, info->device);
+    printf("  memcpy bound %.2f GB/s; reader %.2f GB/s = %.1f%% of it\n", res->mc_rate / 1e9,
+           rate / 1e9, 100 * res->share);
+    printf("  (the same copies streamed through buffers as large as all the batches, up to\n"
+           "  256 MiB: %.2f GB/s; reader = %.1f%%)\n",
+           res->stream_rate / 1e9, res->stream_rate > 0 ? 100 * rate / res->stream_rate : 0.0);
+}
 
-    if (as_json) {
-        json_t *j = json_pack(
-            "{ss sI sI sI si si sI si si si"
-            " sI sI sI sI sI sf sf"
-            " sf sf sf sf sf sf sf sf"
-            " sf sf sI sI sf sf"
-            " sI sf sf sf sI sI sI}",
-            "dir", dir, "epochs", (json_int_t)epochs, "rank", (json_int_t)info.rank, "world_size",
-            (json_int_t)info.world_size, "threads", info.threads, "prefetch", (int)info.slots,
-            "batch_size", (json_int_t)o.batch_size, "dtype_bytes", elem_size, "device",
-            info.device, "pinned", info.pinned,
-            "batches", (json_int_t)batches, "records", (json_int_t)records, "tokens",
-            (json_int_t)tokens, "real_tokens", (json_int_t)real, "bytes", (json_int_t)bytes,
-            "seconds", secs, "cpu_seconds", cpu,
-            "batches_per_s", batches / secs, "records_per_s", records / secs, "tokens_per_s",
-            tokens / secs, "real_tokens_per_s", real / secs, "tokens_per_cpu_s", tokens / cpu,
-            "real_tokens_per_cpu_s", real / cpu, "bytes_per_s", rate, "cpu_cores_busy",
-            cpu / secs,
-            "padding_waste", waste, "random_padding_waste", rwaste, "wait_ns",
-            (json_int_t)st.wait_ns, "waits", (json_int_t)st.waits, "open_ms", open_ms,
-            "first_batch_ms", first_ms,
-            "memcpy_bytes", (json_int_t)mc_bytes, "memcpy_seconds", mc_seconds,
-            "memcpy_bytes_per_s", mc_rate, "reader_vs_memcpy", share, "blocks_decoded",
-            (json_int_t)st.blocks_decoded, "skipped_batches", (json_int_t)st.skipped_batches,
-            "skipped_records", (json_int_t)st.skipped_records);
-        if (j) {
-            json_t *plan = json_pack("{sfsfsIsIsIsIsIsI}", "memcpy_stream_bytes_per_s", stream_rate,
-                                     "reader_vs_memcpy_stream",
-                                     stream_rate > 0 ? rate / stream_rate : 0.0,
-                                     "h2d_bytes", (json_int_t)st.h2d_bytes,
-                                     "records_total", (json_int_t)info.records_total,
-                                     "records_per_epoch", (json_int_t)info.records_per_epoch,
-                                     "batches_per_epoch", (json_int_t)info.batches_per_epoch,
-                                     "records_dropped", (json_int_t)info.records_dropped,
-                                     "buckets", (json_int_t)info.n_buckets);
-            if (!plan || json_object_update(j, plan)) {
-                json_decref(j);
-                j = NULL;
-            }
-            json_decref(plan);
-        }
-        char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-        json_decref(j);
-        if (!text) {
-            fputs("pairshard bench-read: out of memory\n", stderr);
-            return PS_EXIT_FAIL;
-        }
-        printf("%s\n", text);
-        free(text);
+int ps_cmd_bench_read(int argc, char **argv)
+{
+    bench_args a;
+    int status = bench_parse(argc, argv, &a);
+    if (status >= 0)
+        return status;
+    bench_result res = {0};
+    if ((status = bench_run(&a, &res)) != PS_EXIT_OK)
+        return status;
+    if (a.as_json) {
+        if ((status = bench_report_json(&a, &res)) != PS_EXIT_OK)
+            return status;
     } else {
-        printf("bench-read %s: %llu epoch(s), rank %d of %d, %d thread(s), %u slots, %s, "
-               "device %d%s\n",
-               dir, (unsigned long long)epochs, info.rank, info.world_size, info.threads,
-               info.slots, elem_size == 4 ? "int32" : "int64", info.device,
-               info.pinned ? " (pinned)" : "");
-        printf("  %llu batches, %llu records, %llu tokens (padded), %llu real tokens in %.3f s"
-               " (%.3f s CPU, %.2f cores busy)\n",
-               (unsigned long long)batches, (unsigned long long)records,
-               (unsigned long long)tokens, (unsigned long long)real, secs, cpu, cpu / secs);
-        printf("  %.0f batches/s  %.0f records/s  %.0f tokens/s  %.0f real tokens/s\n",
-               batches / secs, records / secs, tokens / secs, real / secs);
-        printf("  per CPU second: %.0f tokens, %.0f real tokens\n", tokens / cpu, real / cpu);
-        printf("  padding waste %.2f%% (random batching of the same records: %.2f%%)\n",
-               100 * waste, 100 * rwaste);
-        printf("  consumer waited %.3f ms in %llu of %llu calls\n", st.wait_ns / 1e6,
-               (unsigned long long)st.waits, (unsigned long long)batches);
-        printf("  start-up: open %.3f ms, open to first batch %.3f ms\n", open_ms, first_ms);
-        if (st.skipped_batches)
-            printf("  skipped %llu batch(es), %llu record(s), that needed damaged blocks\n",
-                   (unsigned long long)st.skipped_batches, (unsigned long long)st.skipped_records);
-        if (st.h2d_bytes)
-            printf("  copied %.1f MB to device %d\n", st.h2d_bytes / 1e6, info.device);
-        printf("  memcpy bound %.2f GB/s; reader %.2f GB/s = %.1f%% of it\n", mc_rate / 1e9,
-               rate / 1e9, 100 * share);
-        printf("  (the same copies streamed through buffers as large as all the batches, up to\n"
-               "  256 MiB: %.2f GB/s; reader = %.1f%%)\n",
-               stream_rate / 1e9, stream_rate > 0 ? 100 * rate / stream_rate : 0.0);
+        bench_report_text(&a, &res);
     }
     if (fflush(stdout)) {
         fputs("pairshard bench-read: write error\n", stderr);

@@ -33,14 +33,10 @@ static const char USAGE[] =
     "  --seconds S           minimum measuring time (default 1)\n"
     "  -h, --help            this help\n";
 
-enum { OPT_VOCAB = 256, OPT_JSON, OPT_LOWER, OPT_NOLOWER, OPT_MAXLEN, OPT_THREADS, OPT_SECONDS };
+enum { OPT_THREADS = PS_TOK_OPT_OWN, OPT_SECONDS };
 
 static const struct option LONGOPTS[] = {
-    {"vocab", required_argument, NULL, OPT_VOCAB},
-    {"tokenizer-json", required_argument, NULL, OPT_JSON},
-    {"lowercase", no_argument, NULL, OPT_LOWER},
-    {"no-lowercase", no_argument, NULL, OPT_NOLOWER},
-    {"max-length", required_argument, NULL, OPT_MAXLEN},
+    PS_TOK_SOURCE_LONGOPTS
     {"threads", required_argument, NULL, OPT_THREADS},
     {"seconds", required_argument, NULL, OPT_SECONDS},
     {"help", no_argument, NULL, 'h'},
@@ -230,15 +226,12 @@ int ps_cmd_bench_tokenize(int argc, char **argv)
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", LONGOPTS, NULL)) != -1) {
+        int shared = ps_tok_source_option("bench-tokenize", &src, &max_length, c, optarg);
+        if (shared < 0)
+            return PS_EXIT_USAGE;
+        if (shared)
+            continue;
         switch (c) {
-        case OPT_VOCAB: src.vocab = optarg; break;
-        case OPT_JSON: src.tokenizer_json = optarg; break;
-        case OPT_LOWER: src.lowercase = 1; break;
-        case OPT_NOLOWER: src.lowercase = 0; break;
-        case OPT_MAXLEN:
-            if (ps_args_size("bench-tokenize", "max-length", optarg, 0, 1u << 31, &max_length))
-                return PS_EXIT_USAGE;
-            break;
         case OPT_THREADS:
             if (ps_args_size("bench-tokenize", "threads", optarg, 1, 1024, &threads))
                 return PS_EXIT_USAGE;

@@ -74,6 +74,20 @@ static int64_t elem(const void *a, int dtype, size_t i)
     return dtype == PS_DTYPE_INT32 ? ((const int32_t *)a)[i] : ((const int64_t *)a)[i];
 }
 
+/* Sets o.k1 = v1 and o.k2 = v2 (both taken); -1, with neither set, when
+ * either is NULL (out of memory). */
+static int set_pair(json_t *o, const char *k1, json_t *v1, const char *k2, json_t *v2)
+{
+    if (!v1 || !v2) {
+        json_decref(v1);
+        json_decref(v2);
+        return -1;
+    }
+    json_object_set_new(o, k1, v1);
+    json_object_set_new(o, k2, v2);
+    return 0;
+}
+
 static json_t *int_row(const void *a, int dtype, size_t from, size_t n)
 {
     json_t *row = json_array();
@@ -108,15 +122,10 @@ static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int
         goto fail;
     json_object_set_new(o, "lengths", lens);
     if (labels) {
-        json_t *l = int_row(b->labels, PS_DTYPE_INT64, 0, b->B);
         json_t *names = json_array();
-        if (!l || !names) {
-            json_decref(l);
-            json_decref(names);
+        if (set_pair(o, "labels", int_row(b->labels, PS_DTYPE_INT64, 0, b->B), "label_names",
+                     names))
             goto fail;
-        }
-        json_object_set_new(o, "labels", l);
-        json_object_set_new(o, "label_names", names);
         for (uint32_t i = 0; i < b->B; i++) {
             int64_t id = elem(b->labels, PS_DTYPE_INT64, i);
             const char *name = id >= 0 && id <= UINT32_MAX ? ps_reader_get_label(r, (uint32_t)id) : NULL;
@@ -125,13 +134,8 @@ static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int
     }
     if (tokens) {
         json_t *rows = json_array(), *types = json_array();
-        if (!rows || !types) {
-            json_decref(rows);
-            json_decref(types);
+        if (set_pair(o, "input_ids", rows, "token_type_ids", types))
             goto fail;
-        }
-        json_object_set_new(o, "input_ids", rows);
-        json_object_set_new(o, "token_type_ids", types);
         for (uint32_t i = 0; i < b->B; i++) {
             int64_t len = elem(b->lengths, b->dtype, i);
             size_t n = len < 0 ? 0 : len > (int64_t)b->T ? b->T : (size_t)len;
@@ -295,23 +299,17 @@ int ps_cmd_read(int argc, char **argv)
 {
     ps_reader_options o;
     ps_reader_options_init(&o);
-    unsigned seen = 0;
     uint64_t limit = UINT64_MAX;
     const char *save_path = NULL, *resume_path = NULL;
     int labels = 0, tokens = 0, check = 0;
 
-    struct option longopts[32];
-    ps_read_longopts(longopts, 32, OWN_OPTS, N_OWN);
-
-    int c, idx = 0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", longopts, &idx)) != -1) {
+    ps_read_parser rp;
+    ps_read_parser_init(&rp, "read", OWN_OPTS, N_OWN, &o);
+    int c;
+    while ((c = ps_read_getopt(&rp, argc, argv)) != -1) {
         switch (c) {
-        case PS_READ_BATCHING_OPT:
-            if (ps_read_batching_option("read", longopts[idx].name, optarg, &o, &seen))
-                return PS_EXIT_USAGE;
-            break;
+        case PS_READ_BAD_OPTION:
+            return PS_EXIT_USAGE;
         case O_LIMIT:
             if (ps_args_u64("read", "limit", optarg, 0, UINT64_MAX >> 1, &limit))
                 return PS_EXIT_USAGE;
@@ -331,22 +329,13 @@ int ps_cmd_read(int argc, char **argv)
         case O_CHECK:
             check = 1;
             break;
-        case 'h':
-            printf(USAGE, ps_read_batching_help);
-            return PS_EXIT_OK;
         default:
-            ps_opt_error("read", c, argv, longopts);
-            return PS_EXIT_USAGE;
+            return ps_read_help_or_bad("read", c, argv, rp.longopts, USAGE);
         }
     }
-    if (argc - optind != 1) {
-        fputs("pairshard read: expected one DIR\n"
-              "pairshard read: see 'pairshard read --help'\n", stderr);
+    const char *dir;
+    if (ps_read_finish(&rp, argc, argv, &dir))
         return PS_EXIT_USAGE;
-    }
-    if (ps_read_batching_finish("read", &o, seen))
-        return PS_EXIT_USAGE;
-    const char *dir = argv[optind];
     ps_error perr;
     const ps_path_use outs[] = {{"--save-state", save_path}};
     if (ps_outputs_check(outs, 1, NULL, 0, &perr)) {

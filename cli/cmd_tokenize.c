@@ -57,14 +57,10 @@ static const char USAGE[] =
     "reason; nothing is written then.\n"
     "Exit status: 0 done, 2 usage or input error.\n";
 
-enum { OPT_VOCAB = 256, OPT_JSON, OPT_LOWER, OPT_NOLOWER, OPT_MAXLEN, OPT_FIELD, OPT_WORDS };
+enum { OPT_FIELD = PS_TOK_OPT_OWN, OPT_WORDS };
 
 static const struct option LONGOPTS[] = {
-    {"vocab", required_argument, NULL, OPT_VOCAB},
-    {"tokenizer-json", required_argument, NULL, OPT_JSON},
-    {"lowercase", no_argument, NULL, OPT_LOWER},
-    {"no-lowercase", no_argument, NULL, OPT_NOLOWER},
-    {"max-length", required_argument, NULL, OPT_MAXLEN},
+    PS_TOK_SOURCE_LONGOPTS
     {"field", required_argument, NULL, OPT_FIELD},
     {"words", no_argument, NULL, OPT_WORDS},
     {"help", no_argument, NULL, 'h'},
@@ -261,15 +257,12 @@ int ps_cmd_tokenize(int argc, char **argv)
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, PS_OPT_QUIET "o:h", LONGOPTS, NULL)) != -1) {
+        int shared = ps_tok_source_option("tokenize", &src, &j.max_length, c, optarg);
+        if (shared < 0)
+            return PS_EXIT_USAGE;
+        if (shared)
+            continue;
         switch (c) {
-        case OPT_VOCAB: src.vocab = optarg; break;
-        case OPT_JSON: src.tokenizer_json = optarg; break;
-        case OPT_LOWER: src.lowercase = 1; break;
-        case OPT_NOLOWER: src.lowercase = 0; break;
-        case OPT_MAXLEN:
-            if (ps_args_size("tokenize", "max-length", optarg, 0, 1u << 31, &j.max_length))
-                return PS_EXIT_USAGE;
-            break;
         case OPT_FIELD: {
             static const ps_args_choice fields[] = {{"question", 0}, {"sql", 1}};
             int f;

@@ -5,6 +5,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/opt_error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,4 +194,56 @@ size_t ps_read_longopts(struct option *out, size_t cap, const struct option *own
     memcpy(out + n, own, n_own * sizeof *out);
     memset(&out[n + n_own], 0, sizeof *out);
     return n + n_own;
+}
+
+int ps_read_help_or_bad(const char *cmd, int c, char **argv, const struct option *longopts,
+                        const char *usage)
+{
+    if (c == 'h') {
+        /* usage holds one "%s" (and no other conversion): the shared help. */
+        const char *at = strstr(usage, "%s");
+        if (!at) {
+            fputs(usage, stdout);
+        } else {
+            fwrite(usage, 1, (size_t)(at - usage), stdout);
+            fputs(ps_read_batching_help, stdout);
+            fputs(at + 2, stdout);
+        }
+        return PS_EXIT_OK;
+    }
+    ps_opt_error(cmd, c, argv, longopts);
+    return PS_EXIT_USAGE;
+}
+
+void ps_read_parser_init(ps_read_parser *p, const char *cmd, const struct option *own,
+                         size_t n_own, ps_reader_options *o)
+{
+    p->cmd = cmd;
+    p->o = o;
+    p->seen = 0;
+    p->idx = 0;
+    ps_read_longopts(p->longopts, sizeof p->longopts / sizeof p->longopts[0], own, n_own);
+    optind = 1;
+    opterr = 0;
+}
+
+int ps_read_getopt(ps_read_parser *p, int argc, char **argv)
+{
+    int c;
+    while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", p->longopts, &p->idx)) ==
+           PS_READ_BATCHING_OPT)
+        if (ps_read_batching_option(p->cmd, p->longopts[p->idx].name, optarg, p->o, &p->seen))
+            return PS_READ_BAD_OPTION;
+    return c;
+}
+
+int ps_read_finish(ps_read_parser *p, int argc, char **argv, const char **dir)
+{
+    if (argc - optind != 1) {
+        fprintf(stderr, "pairshard %s: expected one DIR\npairshard %s: see 'pairshard %s --help'\n",
+                p->cmd, p->cmd, p->cmd);
+        return -1;
+    }
+    *dir = argv[optind];
+    return ps_read_batching_finish(p->cmd, p->o, p->seen);
 }

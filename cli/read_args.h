@@ -35,6 +35,36 @@ int ps_read_batching_option(const char *cmd, const char *name, const char *v,
 /* Checks the combination. Returns 0 or -1 after printing why. */
 int ps_read_batching_finish(const char *cmd, ps_reader_options *o, unsigned seen);
 
+/* Both commands' option loop: the shared options applied on the way, the
+ * command's own handed back. */
+typedef struct ps_read_parser {
+    const char *cmd;
+    struct option longopts[32];
+    int idx;
+    ps_reader_options *o;
+    unsigned seen;
+} ps_read_parser;
+
+/* A shared option had a bad value (already reported). */
+#define PS_READ_BAD_OPTION (-2)
+
+/* Starts reading argv with the shared options and the command's `own`
+ * (getopt restarted, its own messages off); options go into *o. */
+void ps_read_parser_init(ps_read_parser *p, const char *cmd, const struct option *own,
+                         size_t n_own, ps_reader_options *o);
+/* The next option that is not a shared one (its getopt_long value, with
+ * optarg set), -1 at the end, or PS_READ_BAD_OPTION. */
+int ps_read_getopt(ps_read_parser *p, int argc, char **argv);
+/* After the options: the one DIR operand into *dir and the shared options'
+ * combination checked; 0, or -1 after printing why. */
+int ps_read_finish(ps_read_parser *p, int argc, char **argv, const char **dir);
+
+/* The rest of both commands' option switch: -h prints `usage` (filled with
+ * ps_read_batching_help) and returns PS_EXIT_OK; anything else is reported
+ * as an unknown or malformed option and returns PS_EXIT_USAGE. */
+int ps_read_help_or_bad(const char *cmd, int c, char **argv, const struct option *longopts,
+                        const char *usage);
+
 /* Exit status for a failed ps_reader_open. */
 int ps_read_open_status(int rc);
 

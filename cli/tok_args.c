@@ -1,5 +1,6 @@
 /* Tokenizer loading (and its load warnings) for the commands that tokenize. */
 #include "cli/tok_args.h"
+#include "cli/args.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,4 +39,18 @@ int ps_tok_source_load(const char *cmd, const ps_tok_source *src, ps_tokenizer *
     for (size_t i = 0; i < ps_tokenizer_warning_count(*out); i++)
         fprintf(stderr, "pairshard %s: warning: %s\n", cmd, ps_tokenizer_warning(*out, i));
     return 0;
+}
+
+int ps_tok_source_option(const char *cmd, ps_tok_source *src, size_t *max_length, int c,
+                         const char *arg)
+{
+    switch (c) {
+    case PS_TOK_OPT_VOCAB: src->vocab = arg; return 1;
+    case PS_TOK_OPT_JSON: src->tokenizer_json = arg; return 1;
+    case PS_TOK_OPT_LOWER: src->lowercase = 1; return 1;
+    case PS_TOK_OPT_NOLOWER: src->lowercase = 0; return 1;
+    case PS_TOK_OPT_MAXLEN:
+        return ps_args_size(cmd, "max-length", arg, 0, 1u << 31, max_length) ? -1 : 1;
+    default: return 0;
+    }
 }

@@ -6,6 +6,7 @@
 #define PS_COMMON_UNICODE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The White_Space property (stable since Unicode 6.3, when U+180E left it):
@@ -20,6 +21,15 @@ static inline bool ps_is_white_space(uint32_t cp)
     default:
         return cp >= 0x2000 && cp <= 0x200A;
     }
+}
+
+/* Code points in valid UTF-8: the bytes that are not continuation bytes. */
+static inline uint32_t ps_utf8_count(const char *s, size_t n)
+{
+    uint32_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
 }
 
 /* Encodes cp (a scalar value <= U+10FFFF) as UTF-8 into out; returns the

@@ -349,133 +349,132 @@ static int check_options(const ps_plan_options *o, ps_error *err)
     return PS_OK;
 }
 
-int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
-                  const uint64_t *trusted_bytes, ps_error *err)
+/* One bucket's part of the plan: its padded bound and batch size, its blocks
+ * (shuffled), its windows and its cuts into batches. */
+static int plan_bucket(ps_plan *p, const ps_manifest *m, size_t b, const uint64_t *trusted_bytes,
+                       uint64_t *used, cuts *c, ps_error *err)
 {
-    memset(p, 0, sizeof *p);
-    int rc = check_options(opt, err);
-    if (rc)
+    const ps_plan_options *opt = &p->opt;
+    ps_plan_bucket *pb = &p->buckets[b];
+    int rc;
+    pb->bound = m->bounds[b];
+    pb->lower = b ? m->bounds[b - 1] : 0;
+    uint64_t padded = ((uint64_t)pb->bound + opt->pad_multiple - 1) / opt->pad_multiple *
+                      opt->pad_multiple;
+    if (padded > UINT32_MAX)
+        return ps_error_set(err, PS_EFORMAT, "manifest.json: bucket bound %u is too large",
+                            pb->bound);
+    pb->padded_bound = (uint32_t)(padded ? padded : 1);
+    uint64_t B = opt->batch_size ? opt->batch_size : opt->max_tokens / pb->padded_bound;
+    if (B < 1)
+        B = 1;
+    if (B > (1u << 24))
+        B = 1u << 24;
+    pb->batch_size = (uint32_t)B;
+    if (pb->batch_size > p->max_batch)
+        p->max_batch = pb->batch_size;
+    if ((uint64_t)pb->batch_size * pb->padded_bound > p->max_batch_tokens)
+        p->max_batch_tokens = (uint64_t)pb->batch_size * pb->padded_bound;
+    if ((rc = collect_blocks(pb, m, b, trusted_bytes, used, used + m->n_shards, err)))
         return rc;
-    p->opt = *opt;
-    p->n_buckets = m->n_buckets;
-    p->buckets = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *p->buckets);
-    cuts *c = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *c);
-    uint32_t *order = NULL;
-    uint64_t *nper = NULL;
-    ps_plan_batch **per = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *per);
-    uint64_t *used = calloc(2 * (m->n_shards ? m->n_shards : 1), sizeof *used);
-    if (!p->buckets || !c || !per || !used) {
-        rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
-        goto done;
+    if (opt->shuffle) {
+        rng r;
+        rng_init(&r, opt->seed, opt->epoch, TAG_BLOCKS, b, 0);
+        FISHER_YATES(pb->blocks, (uint64_t)pb->n_blocks, &r, ps_plan_block);
     }
-    uint64_t batches = 0;
-    for (size_t b = 0; b < m->n_buckets; b++) {
-        ps_plan_bucket *pb = &p->buckets[b];
-        pb->bound = m->bounds[b];
-        pb->lower = b ? m->bounds[b - 1] : 0;
-        uint64_t padded = ((uint64_t)pb->bound + opt->pad_multiple - 1) / opt->pad_multiple *
-                          opt->pad_multiple;
-        if (padded > UINT32_MAX) {
-            rc = ps_error_set(err, PS_EFORMAT, "manifest.json: bucket bound %u is too large",
-                              pb->bound);
-            goto done;
-        }
-        pb->padded_bound = (uint32_t)(padded ? padded : 1);
-        uint64_t B = opt->batch_size ? opt->batch_size : opt->max_tokens / pb->padded_bound;
-        if (B < 1)
-            B = 1;
-        if (B > (1u << 24))
-            B = 1u << 24;
-        pb->batch_size = (uint32_t)B;
-        if (pb->batch_size > p->max_batch)
-            p->max_batch = pb->batch_size;
-        if ((uint64_t)pb->batch_size * pb->padded_bound > p->max_batch_tokens)
-            p->max_batch_tokens = (uint64_t)pb->batch_size * pb->padded_bound;
-        if ((rc = collect_blocks(pb, m, b, trusted_bytes, used, used + m->n_shards, err)))
-            goto done;
-        if (opt->shuffle) {
-            rng r;
-            rng_init(&r, opt->seed, opt->epoch, TAG_BLOCKS, b, 0);
-            FISHER_YATES(pb->blocks, (uint64_t)pb->n_blocks, &r, ps_plan_block);
-        }
-        uint64_t pool_records = B * (opt->sort_pool ? opt->sort_pool : 1);
-        uint64_t wb = (pool_records + m->block_records - 1) / m->block_records;
-        if (wb < opt->shuffle_window)
-            wb = opt->shuffle_window;
-        if ((rc = make_windows(pb, (uint32_t)(wb < UINT32_MAX ? wb : UINT32_MAX), err)))
-            goto done;
-        p->records_total += pb->records;
+    uint64_t pool_records = B * (opt->sort_pool ? opt->sort_pool : 1);
+    uint64_t wb = (pool_records + m->block_records - 1) / m->block_records;
+    if (wb < opt->shuffle_window)
+        wb = opt->shuffle_window;
+    if ((rc = make_windows(pb, (uint32_t)(wb < UINT32_MAX ? wb : UINT32_MAX), err)))
+        return rc;
+    p->records_total += pb->records;
 
-        c[b].n_full = pb->records / B;
-        c[b].rem = pb->records % B;
-        c[b].partial = !opt->drop_last && c[b].rem;
-        c[b].full_p = c[b].part_p = 1;
-        if (opt->drop_last)
-            p->records_dropped += c[b].rem;
-        batches += cuts_count(&c[b]);
-    }
+    c->n_full = pb->records / B;
+    c->rem = pb->records % B;
+    c->partial = !opt->drop_last && c->rem;
+    c->full_p = c->part_p = 1;
+    if (opt->drop_last)
+        p->records_dropped += c->rem;
+    return PS_OK;
+}
 
+/* Makes the global batch count a multiple of the ranks: with drop_last the
+ * last *tail batches are dropped, otherwise batches are split until every
+ * rank has as many. */
+static int fit_ranks(ps_plan *p, cuts *c, uint64_t *batches, uint64_t *tail, ps_error *err)
+{
+    const ps_plan_options *opt = &p->opt;
     /* What the plan itself will take (bucket labels, cuts, this rank's
      * share): refused when beyond half of this machine's memory rather
      * than left to the allocator's overcommit. */
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     uint64_t phys = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
-    if (phys && (batches + opt->world_size) > phys / 2 / 48) {
-        rc = ps_error_set(err, PS_ELIMIT,
-                          "reader: %llu batches would need more memory for the plan than this "
-                          "machine has (use larger batches)",
-                          (unsigned long long)batches);
-        goto done;
-    }
-    uint64_t W = opt->world_size, tail = 0;
+    if (phys && (*batches + opt->world_size) > phys / 2 / 48)
+        return ps_error_set(err, PS_ELIMIT,
+                            "reader: %llu batches would need more memory for the plan than this "
+                            "machine has (use larger batches)",
+                            (unsigned long long)*batches);
+    uint64_t W = opt->world_size;
+    *tail = 0;
     if (opt->drop_last) {
-        tail = batches % W;
-        if (p->records_total && batches - tail == 0) {
-            rc = ps_error_set(err, PS_EUSAGE,
-                              "reader: with drop_last, %llu full batches leave nothing for %u "
-                              "ranks (%llu records); use smaller batches or fewer ranks",
-                              (unsigned long long)batches, opt->world_size,
-                              (unsigned long long)p->records_total);
-            goto done;
-        }
-    } else if (batches % W) {
-        uint64_t extra = W - batches % W;
-        if ((rc = split_for_ranks(c, p, extra, p->records_total, batches, err)))
-            goto done;
-        batches += extra;
+        *tail = *batches % W;
+        if (p->records_total && *batches - *tail == 0)
+            return ps_error_set(err, PS_EUSAGE,
+                                "reader: with drop_last, %llu full batches leave nothing for %u "
+                                "ranks (%llu records); use smaller batches or fewer ranks",
+                                (unsigned long long)*batches, opt->world_size,
+                                (unsigned long long)p->records_total);
+    } else if (*batches % W) {
+        uint64_t extra = W - *batches % W;
+        int rc = split_for_ranks(c, p, extra, p->records_total, *batches, err);
+        if (rc)
+            return rc;
+        *batches += extra;
     }
-    p->global_batches = batches - tail;
+    p->global_batches = *batches - *tail;
+    return PS_OK;
+}
 
-    /* Each bucket's batches in order, then the interleaving of buckets. */
-    nper = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *nper);
-    if (!nper) {
-        rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
-        goto done;
-    }
+/* Each bucket's batches in order (per[b], nper[b] of them), with their sort
+ * pools. */
+static int bucket_batches(ps_plan *p, const ps_manifest *m, const cuts *c, ps_plan_batch **per,
+                          uint64_t *nper, ps_error *err)
+{
     for (size_t b = 0; b < m->n_buckets; b++) {
         uint64_t nb = cuts_count(&c[b]);
         per[b] = malloc((nb ? nb : 1) * sizeof **per);
-        if (!per[b]) {
-            rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
-            goto done;
-        }
+        if (!per[b])
+            return ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
         nper[b] = emit_cuts(&c[b], (uint32_t)b, p->buckets[b].batch_size, per[b]);
-        if ((rc = make_pools(per[b], nper[b], opt, (uint32_t)b, err)))
-            goto done;
+        int rc = make_pools(per[b], nper[b], &p->opt, (uint32_t)b, err);
+        if (rc)
+            return rc;
         /* Over every rank's batches, so that it is the same every epoch. */
         for (uint64_t i = 0; i < nper[b]; i++)
             if (per[b][i].pool_count > p->max_pool)
                 p->max_pool = per[b][i].pool_count;
     }
-    order = malloc((batches ? batches : 1) * sizeof *order);
+    return PS_OK;
+}
+
+/* The interleaving of buckets (shuffled), dealt round-robin to the ranks:
+ * this rank keeps every world_size-th batch; the last `tail` are dropped. */
+static int deal_batches(ps_plan *p, size_t n_buckets, ps_plan_batch *const *per,
+                        const uint64_t *nper, uint64_t batches, uint64_t tail, ps_error *err)
+{
+    const ps_plan_options *opt = &p->opt;
+    uint64_t W = opt->world_size;
+    uint32_t *order = malloc((batches ? batches : 1) * sizeof *order);
     p->batches = malloc((batches / W + 1) * sizeof *p->batches);
+    uint64_t *next = NULL;
     if (!order || !p->batches) {
-        rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for %llu batches",
-                          (unsigned long long)batches);
-        goto done;
+        free(order);
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for %llu batches",
+                            (unsigned long long)batches);
     }
     uint64_t k = 0;
-    for (size_t b = 0; b < m->n_buckets; b++)
+    for (size_t b = 0; b < n_buckets; b++)
         for (uint64_t i = 0; i < nper[b]; i++)
             order[k++] = (uint32_t)b;
     if (opt->shuffle) {
@@ -483,10 +482,10 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
         rng_init(&r, opt->seed, opt->epoch, TAG_ORDER, 0, 0);
         FISHER_YATES(order, batches, &r, uint32_t);
     }
-    uint64_t *next = calloc(m->n_buckets ? m->n_buckets : 1, sizeof *next);
+    next = calloc(n_buckets ? n_buckets : 1, sizeof *next);
     if (!next) {
-        rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
-        goto done;
+        free(order);
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
     }
     for (uint64_t g = 0; g < batches; g++) {
         uint32_t b = order[g];
@@ -506,7 +505,39 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
             pb->window_users[w]++;
     }
     free(next);
+    free(order);
+    return PS_OK;
+}
 
+int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
+                  const uint64_t *trusted_bytes, ps_error *err)
+{
+    memset(p, 0, sizeof *p);
+    int rc = check_options(opt, err);
+    if (rc)
+        return rc;
+    p->opt = *opt;
+    p->n_buckets = m->n_buckets;
+    size_t nb = m->n_buckets ? m->n_buckets : 1;
+    p->buckets = calloc(nb, sizeof *p->buckets);
+    cuts *c = calloc(nb, sizeof *c);
+    uint64_t *nper = calloc(nb, sizeof *nper);
+    ps_plan_batch **per = calloc(nb, sizeof *per);
+    uint64_t *used = calloc(2 * (m->n_shards ? m->n_shards : 1), sizeof *used);
+    if (!p->buckets || !c || !per || !used || !nper) {
+        rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
+        goto done;
+    }
+    uint64_t batches = 0, tail = 0;
+    for (size_t b = 0; b < m->n_buckets; b++) {
+        if ((rc = plan_bucket(p, m, b, trusted_bytes, used, &c[b], err)))
+            goto done;
+        batches += cuts_count(&c[b]);
+    }
+    if ((rc = fit_ranks(p, c, &batches, &tail, err)) ||
+        (rc = bucket_batches(p, m, c, per, nper, err)) ||
+        (rc = deal_batches(p, m->n_buckets, per, nper, batches, tail, err)))
+        goto done;
 done:
     if (per)
         for (size_t b = 0; b < m->n_buckets; b++)
@@ -515,7 +546,6 @@ done:
     free(c);
     free(used);
     free(nper);
-    free(order);
     if (rc)
         ps_plan_free(p);
     return rc;

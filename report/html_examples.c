@@ -21,14 +21,10 @@ static int segs_add(segs *s, int kind, size_t off, size_t len)
         s->v[s->n - 1].len += len;
         return 0;
     }
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 16;
-        seg *nv = realloc(s->v, nc * sizeof *nv);
-        if (!nv)
-            return PS_ENOMEM;
-        s->v = nv;
-        s->cap = nc;
-    }
+    void *v = s->v;
+    if (ps_array_grow(&v, &s->cap, s->n, sizeof *s->v, 16))
+        return PS_ENOMEM;
+    s->v = v;
     s->v[s->n++] = (seg){kind, off, len};
     return 0;
 }

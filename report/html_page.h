@@ -65,6 +65,8 @@ static const char *jstr(json_t *j, size_t *len)
 /* ---- small writers -------------------------------------------------------- */
 
 static inline void na(ps_html *h) { ps_html_raw(h, "<span class=\"na\">not available</span>"); }
+/* A table cell's "no value": an em dash. */
+static inline void dash(ps_html *h) { ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>"); }
 
 /* Compact JSON of any value, cut when `budget` bytes are spent. */
 static inline void put_json(ps_html *h, json_t *j, int *budget, int depth)

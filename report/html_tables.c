@@ -16,6 +16,40 @@ static int cmp_kv(const void *a, const void *b)
     return strcmp(x->k, y->k);
 }
 
+/* e's string member `key`, or a dash when it has none. */
+static void text_or_dash(ps_html *h, json_t *e, const char *key, size_t cap)
+{
+    if (jstr(jget(e, key), NULL))
+        put_field_text(h, e, key, cap);
+    else
+        dash(h);
+}
+
+/* A value, or a dash when absent. */
+static void val_or_dash(ps_html *h, json_t *x, size_t cap)
+{
+    if (x)
+        put_val(h, x, cap);
+    else
+        dash(h);
+}
+
+/* A share, or "not available" when its base is unknown. */
+static void pct_or_na(ps_html *h, bool ok, double share)
+{
+    if (ok)
+        ps_html_pct(h, share);
+    else
+        na(h);
+}
+
+/* The note under a table cut at MAX_ROWS rows (what: " reasons", or ""). */
+static void more_not_shown(ps_html *h, size_t n, const char *what)
+{
+    if (n > MAX_ROWS)
+        ps_html_printf(h, "<p class=\"mu\">%zu more%s not shown.</p>", n - MAX_ROWS, what);
+}
+
 void ps_rh_rejections(page *pg)
 {
     ps_html *h = &pg->h;
@@ -36,22 +70,16 @@ void ps_rh_rejections(page *pg)
             ps_html_raw(h, "<tr><td class=\"mono\">");
             put_field_text(h, e, "reason", CAP_SHORT);
             ps_html_raw(h, "</td><td class=\"mono\">");
-            if (jstr(jget(e, "rule"), NULL))
-                put_field_text(h, e, "rule", CAP_SHORT);
-            else
-                ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>");
+            text_or_dash(h, e, "rule", CAP_SHORT);
             ps_html_raw(h, "</td><td class=\"n\">");
             put_count(h, jget(e, "count"));
             ps_html_raw(h, "</td><td class=\"n\">");
-            if (have_in && jnum(jget(e, "count"), &c))
-                ps_html_pct(h, c / in);
-            else
-                na(h);
+            bool counted = have_in && jnum(jget(e, "count"), &c);
+            pct_or_na(h, counted, counted ? c / in : 0);
             ps_html_raw(h, "</td></tr>");
         }
         ps_html_raw(h, "</tbody></table>");
-        if (n > MAX_ROWS)
-            ps_html_printf(h, "<p class=\"mu\">%zu more not shown.</p>", n - MAX_ROWS);
+        more_not_shown(h, n, "");
     } else if (json_is_array(rb))
         ps_html_raw(h, "<p>No record was rejected.</p>");
     else if (json_is_object(rr) && json_object_size(rr)) {
@@ -78,15 +106,11 @@ void ps_rh_rejections(page *pg)
             ps_html_raw(h, "</td><td class=\"n\">");
             ps_html_num(h, v[i].v, 6);
             ps_html_raw(h, "</td><td class=\"n\">");
-            if (have_in)
-                ps_html_pct(h, v[i].v / in);
-            else
-                na(h);
+            pct_or_na(h, have_in, have_in ? v[i].v / in : 0);
             ps_html_raw(h, "</td></tr>");
         }
         ps_html_raw(h, "</tbody></table>");
-        if (m > MAX_ROWS)
-            ps_html_printf(h, "<p class=\"mu\">%zu more reasons not shown.</p>", m - MAX_ROWS);
+        more_not_shown(h, m, " reasons");
         free(v);
     } else if (json_is_object(rr))
         ps_html_raw(h, "<p>No record was rejected.</p>");
@@ -97,22 +121,17 @@ void ps_rh_rejections(page *pg)
     double cq, cs, kept;
     if (jnum(jget(p, "changed_question"), &cq) && jnum(jget(p, "changed_sql"), &cs) && jnum(jget(p, "kept"), &kept)) {
         ps_html_raw(h, "<h3>Records changed by cleaning</h3><table><thead><tr><th>field</th>"
-                       "<th class=\"n\">records changed</th><th class=\"n\">share of kept</th></tr></thead><tbody>"
-                       "<tr><td>question</td><td class=\"n\">");
-        ps_html_num(h, cq, 6);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        if (kept > 0)
-            ps_html_pct(h, cq / kept);
-        else
-            na(h);
-        ps_html_raw(h, "</td></tr><tr><td>sql</td><td class=\"n\">");
-        ps_html_num(h, cs, 6);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        if (kept > 0)
-            ps_html_pct(h, cs / kept);
-        else
-            na(h);
-        ps_html_raw(h, "</td></tr></tbody></table>");
+                       "<th class=\"n\">records changed</th><th class=\"n\">share of kept</th></tr></thead><tbody>");
+        const char *const field[2] = {"question", "sql"};
+        const double changed[2] = {cq, cs};
+        for (int f = 0; f < 2; f++) {
+            ps_html_printf(h, "<tr><td>%s</td><td class=\"n\">", field[f]);
+            ps_html_num(h, changed[f], 6);
+            ps_html_raw(h, "</td><td class=\"n\">");
+            pct_or_na(h, kept > 0, kept > 0 ? changed[f] / kept : 0);
+            ps_html_raw(h, "</td></tr>");
+        }
+        ps_html_raw(h, "</tbody></table>");
     }
     if (rules || !jget(p, "rejected_by"))
         ps_html_raw(h, "<h3>Cleaning rules</h3>");
@@ -132,8 +151,7 @@ void ps_rh_rejections(page *pg)
             ps_html_raw(h, "</td></tr>");
         }
         ps_html_raw(h, "</tbody></table>");
-        if (n > MAX_ROWS)
-            ps_html_printf(h, "<p class=\"mu\">%zu more rules not shown.</p>", n - MAX_ROWS);
+        more_not_shown(h, n, " rules");
     } else if (json_is_array(rules))
         ps_html_raw(h, "<p>No user rules.</p>");
     else if (!jget(p, "rejected_by"))
@@ -161,10 +179,7 @@ void ps_rh_rejections_by_input(page *pg)
         ps_html_raw(h, "<tr>");
         for (size_t k = 0; k < 3; k++) {
             ps_html_raw(h, "<td class=\"mono\">");
-            if (jstr(jget(e, K[k]), NULL))
-                put_field_text(h, e, K[k], CAP_SHORT);
-            else
-                ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>");
+            text_or_dash(h, e, K[k], CAP_SHORT);
             ps_html_raw(h, "</td>");
         }
         ps_html_raw(h, "<td class=\"n\">");
@@ -178,8 +193,7 @@ void ps_rh_rejections_by_input(page *pg)
         ps_html_raw(h, "</td></tr>");
     }
     ps_html_raw(h, "</tbody></table>");
-    if (n > MAX_ROWS)
-        ps_html_printf(h, "<p class=\"mu\">%zu more not shown.</p>", n - MAX_ROWS);
+    more_not_shown(h, n, "");
     ps_html_raw(h, "</section>");
 }
 
@@ -237,10 +251,8 @@ void ps_rh_health(page *pg)
             double d;
             if (rate && jnum(x, &d))
                 ps_html_pct(h, d);
-            else if (x)
-                put_val(h, x, 40);
             else
-                ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>");
+                val_or_dash(h, x, 40);
         }
         ps_html_raw(h, "</td></tr>");
     }
@@ -291,16 +303,9 @@ void ps_rh_thresholds(page *pg)
             snprintf(wk, sizeof wk, "%s_warn", k);
             w = jget(t, wk);
         }
-        if (w)
-            put_val(h, w, CAP_SHORT);
-        else
-            ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>");
+        val_or_dash(h, w, CAP_SHORT);
         ps_html_raw(h, "</td><td>");
-        json_t *m = jget(modes, k);
-        if (m)
-            put_val(h, m, 16);
-        else
-            ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>");
+        val_or_dash(h, jget(modes, k), 16);
         ps_html_raw(h, "</td></tr>");
     }
     ps_html_raw(h, "</tbody></table></div>");

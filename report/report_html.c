@@ -418,7 +418,7 @@ static void checks_table(page *pg)
         if (jnum(jget(c, "p_value"), &pv))
             ps_html_num(h, pv, 3);
         else
-            ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>");
+            dash(h);
         ps_html_raw(h, "</td><td>");
         put_field_text(h, c, "explanation", CAP_TEXT / 2);
         ps_html_raw(h, "</td></tr>");

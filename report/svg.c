@@ -260,248 +260,339 @@ static void svg_open(ps_html *h, const char *id, const char *title, const char *
     ps_html_raw(h, "</desc>");
 }
 
-void ps_svg_histogram_marked(ps_html *h, const char *id, const char *title, const char *xlabel,
-                             const char *desc, const ps_svg_series *s, size_t n, const double *marks,
-                             size_t n_marks, const char *marks_name)
+/* The union of every usable series' bin edges, each series' share of records
+ * spread over the union's slots, and the span of slots drawn. Built by
+ * hist_layout(); the drawing functions below only read it. */
+typedef struct hlayout {
+    hseries *hs; /* one per series */
+    size_t n;
+    double *uni; /* sorted distinct edges of the usable series */
+    size_t nu;
+    size_t nslots; /* nu - 1 */
+    double *mass;  /* mass[k * nslots + j]: series k's share in union slot j */
+    size_t lo, hi; /* the slots that hold anything: [lo, hi) */
+    bool any;
+    size_t group; /* union slots merged per bar, so that at most PS_SVG_MAX_SLOTS bars stand */
+    size_t ng;    /* bars */
+    double ymax;
+    bool uneven;   /* the drawn slots are not all equally wide */
+    bool open_end; /* the last edge is open ("120+") */
+} hlayout;
+
+static void hlayout_free(hlayout *L)
 {
-    enum { W = 600, H = 270, ML = 58, MR = 14, MT = 40, MB = 50 };
-    const double pw = W - ML - MR, ph = H - MT - MB;
-    hseries *hs = calloc(n ? n : 1, sizeof *hs);
-    double *uni = NULL, *mass = NULL;
-    size_t nu = 0, total_edges = 0;
-    if (!hs) {
-        h->err = PS_ENOMEM;
-        return;
+    if (L->hs)
+        for (size_t k = 0; k < L->n; k++)
+            free(L->hs[k].edges);
+    free(L->hs);
+    free(L->uni);
+    free(L->mass);
+}
+
+/* Copies one series' bins into y, closing an open last bin with the width of
+ * the one before it; y->ok says whether the series can be drawn. */
+static int series_prepare(const ps_svg_series *x, hseries *y)
+{
+    if (!x->counts || !x->edges || x->n_counts == 0 || x->n_counts > 100000 ||
+        (x->n_edges != x->n_counts + 1 && x->n_edges != x->n_counts))
+        return 0;
+    y->n = x->n_counts;
+    y->counts = x->counts;
+    y->edges = malloc((y->n + 1) * sizeof(double));
+    if (!y->edges)
+        return PS_ENOMEM;
+    memcpy(y->edges, x->edges, x->n_edges * sizeof(double));
+    if (x->n_edges == x->n_counts) {
+        double w = y->n >= 2 ? y->edges[y->n - 1] - y->edges[y->n - 2] : 1.0;
+        y->edges[y->n] = y->edges[y->n - 1] + (w > 0 ? w : 1.0);
+        y->open_end = true;
     }
-    for (size_t k = 0; k < n; k++) {
-        const ps_svg_series *x = &s[k];
-        hseries *y = &hs[k];
-        if (!x->counts || !x->edges || x->n_counts == 0 || x->n_counts > 100000 ||
-            (x->n_edges != x->n_counts + 1 && x->n_edges != x->n_counts))
-            continue;
-        y->n = x->n_counts;
-        y->counts = x->counts;
-        y->edges = malloc((y->n + 1) * sizeof(double));
-        if (!y->edges) {
-            h->err = PS_ENOMEM;
-            goto out;
-        }
-        memcpy(y->edges, x->edges, x->n_edges * sizeof(double));
-        if (x->n_edges == x->n_counts) {
-            double w = y->n >= 2 ? y->edges[y->n - 1] - y->edges[y->n - 2] : 1.0;
-            y->edges[y->n] = y->edges[y->n - 1] + (w > 0 ? w : 1.0);
-            y->open_end = true;
-        }
-        y->ok = true;
-        for (size_t i = 0; i <= y->n; i++)
-            if (!isfinite(y->edges[i]) || (i && y->edges[i] < y->edges[i - 1]))
-                y->ok = false;
-        for (size_t i = 0; i < y->n && y->ok; i++) {
-            if (!isfinite(y->counts[i]) || y->counts[i] < 0)
-                y->ok = false;
-            else
-                y->total += y->counts[i];
-        }
-        if (y->ok && y->total > 0)
-            total_edges += y->n + 1;
-        else
+    y->ok = true;
+    for (size_t i = 0; i <= y->n; i++)
+        if (!isfinite(y->edges[i]) || (i && y->edges[i] < y->edges[i - 1]))
             y->ok = false;
+    for (size_t i = 0; i < y->n && y->ok; i++) {
+        if (!isfinite(y->counts[i]) || y->counts[i] < 0)
+            y->ok = false;
+        else
+            y->total += y->counts[i];
     }
-    if (total_edges) {
-        uni = malloc(total_edges * sizeof(double));
-        if (!uni) {
-            h->err = PS_ENOMEM;
-            goto out;
-        }
-        for (size_t k = 0; k < n; k++)
-            if (hs[k].ok)
-                for (size_t i = 0; i <= hs[k].n; i++)
-                    uni[nu++] = hs[k].edges[i];
-        qsort(uni, nu, sizeof(double), cmp_double);
-        size_t w = 0;
-        for (size_t i = 0; i < nu; i++)
-            if (!w || uni[i] != uni[w - 1])
-                uni[w++] = uni[i];
-        nu = w;
-    }
-    size_t nslots = nu >= 2 ? nu - 1 : 0;
-    /* mass[k * nslots + j]: series k's share in union slot j */
-    if (nslots) {
-        mass = calloc(n * nslots, sizeof(double));
-        if (!mass) {
-            h->err = PS_ENOMEM;
-            goto out;
-        }
-        for (size_t k = 0; k < n; k++) {
-            hseries *y = &hs[k];
-            if (!y->ok)
-                continue;
-            for (size_t i = 0; i < y->n; i++) {
-                size_t a = lower_bound(uni, nu, y->edges[i]);
-                size_t b = lower_bound(uni, nu, y->edges[i + 1]);
-                double share = y->counts[i] / y->total;
-                if (b <= a) { /* zero-width bin: give it to the slot it starts */
-                    b = a + 1;
-                    if (b > nslots) {
-                        a = nslots - 1;
-                        b = nslots;
-                    }
+    if (!(y->ok && y->total > 0))
+        y->ok = false;
+    return 0;
+}
+
+/* The sorted, distinct edges of every usable series. */
+static int union_edges(hlayout *L)
+{
+    size_t total_edges = 0;
+    for (size_t k = 0; k < L->n; k++)
+        if (L->hs[k].ok)
+            total_edges += L->hs[k].n + 1;
+    if (!total_edges)
+        return 0;
+    L->uni = malloc(total_edges * sizeof(double));
+    if (!L->uni)
+        return PS_ENOMEM;
+    for (size_t k = 0; k < L->n; k++)
+        if (L->hs[k].ok)
+            for (size_t i = 0; i <= L->hs[k].n; i++)
+                L->uni[L->nu++] = L->hs[k].edges[i];
+    qsort(L->uni, L->nu, sizeof(double), cmp_double);
+    size_t w = 0;
+    for (size_t i = 0; i < L->nu; i++)
+        if (!w || L->uni[i] != L->uni[w - 1])
+            L->uni[w++] = L->uni[i];
+    L->nu = w;
+    return 0;
+}
+
+/* Spreads each series' share of a bin evenly over the union slots it covers,
+ * so that series with different bins stand on one axis. */
+static int slot_mass(hlayout *L)
+{
+    size_t nslots = L->nu >= 2 ? L->nu - 1 : 0;
+    L->nslots = nslots;
+    if (!nslots)
+        return 0;
+    L->mass = calloc(L->n * nslots, sizeof(double));
+    if (!L->mass)
+        return PS_ENOMEM;
+    for (size_t k = 0; k < L->n; k++) {
+        hseries *y = &L->hs[k];
+        if (!y->ok)
+            continue;
+        for (size_t i = 0; i < y->n; i++) {
+            size_t a = lower_bound(L->uni, L->nu, y->edges[i]);
+            size_t b = lower_bound(L->uni, L->nu, y->edges[i + 1]);
+            double share = y->counts[i] / y->total;
+            if (b <= a) { /* zero-width bin: give it to the slot it starts */
+                b = a + 1;
+                if (b > nslots) {
+                    a = nslots - 1;
+                    b = nslots;
                 }
-                for (size_t j = a; j < b; j++)
-                    mass[k * nslots + j] += share / (double)(b - a);
             }
+            for (size_t j = a; j < b; j++)
+                L->mass[k * nslots + j] += share / (double)(b - a);
         }
     }
-    /* trim to the slots that hold anything */
-    size_t lo = nslots, hi = 0;
-    for (size_t j = 0; j < nslots; j++)
-        for (size_t k = 0; k < n; k++)
-            if (mass[k * nslots + j] > 0) {
+    return 0;
+}
+
+/* Series k's share in bar g (the union slots it merges). */
+static double bar_value(const hlayout *L, size_t k, size_t g)
+{
+    double v = 0;
+    for (size_t j = L->lo + g * L->group; j < L->lo + (g + 1) * L->group && j < L->hi; j++)
+        v += L->mass[k * L->nslots + j];
+    return v;
+}
+
+/* Trims to the slots that hold anything, merges them into at most
+ * PS_SVG_MAX_SLOTS bars and finds the y maximum and the axis notes. */
+static void layout_span(hlayout *L)
+{
+    size_t lo = L->nslots, hi = 0;
+    for (size_t j = 0; j < L->nslots; j++)
+        for (size_t k = 0; k < L->n; k++)
+            if (L->mass[k * L->nslots + j] > 0) {
                 if (j < lo)
                     lo = j;
                 if (j + 1 > hi)
                     hi = j + 1;
             }
-    bool any = lo < hi;
-    size_t span = any ? hi - lo : 0;
-    size_t group = span > PS_SVG_MAX_SLOTS ? (span + PS_SVG_MAX_SLOTS - 1) / PS_SVG_MAX_SLOTS : 1;
-    size_t ng = any ? (span + group - 1) / group : 0;
-    double gv[PS_SVG_MAX_SLOTS + 1];
-    double ymax = 0;
-    for (size_t k = 0; k < n && any; k++)
-        for (size_t g = 0; g < ng; g++) {
-            double v = 0;
-            for (size_t j = lo + g * group; j < lo + (g + 1) * group && j < hi; j++)
-                v += mass[k * nslots + j];
-            if (v > ymax)
-                ymax = v;
+    L->lo = lo;
+    L->hi = hi;
+    L->any = lo < hi;
+    size_t span = L->any ? hi - lo : 0;
+    L->group = span > PS_SVG_MAX_SLOTS ? (span + PS_SVG_MAX_SLOTS - 1) / PS_SVG_MAX_SLOTS : 1;
+    L->ng = L->any ? (span + L->group - 1) / L->group : 0;
+    for (size_t k = 0; k < L->n && L->any; k++)
+        for (size_t g = 0; g < L->ng; g++) {
+            double v = bar_value(L, k, g);
+            if (v > L->ymax)
+                L->ymax = v;
         }
-    bool uneven = false;
-    for (size_t j = lo + 1; any && j < hi; j++) {
+    const double *uni = L->uni;
+    for (size_t j = lo + 1; L->any && j < hi; j++) {
         double w0 = uni[lo + 1] - uni[lo], w1 = uni[j + 1] - uni[j];
         if (fabs(w1 - w0) > 1e-9 * (fabs(w0) + 1))
-            uneven = true;
+            L->uneven = true;
     }
-    bool open_end = false;
-    for (size_t k = 0; k < n; k++)
-        if (hs[k].ok && hs[k].open_end && any && hs[k].edges[hs[k].n] >= uni[hi])
-            open_end = true;
+    for (size_t k = 0; k < L->n; k++)
+        if (L->hs[k].ok && L->hs[k].open_end && L->any && L->hs[k].edges[L->hs[k].n] >= uni[hi])
+            L->open_end = true;
+}
 
-    svg_open(h, id, title, desc, W, H);
-    ps_html_printf(h, "<text class=\"ct\" x=\"%d\" y=\"16\">", ML);
-    ps_html_text(h, title);
-    ps_html_raw(h, "</text>");
-    /* legend, right-aligned on the title line */
-    {
-        double x = W - MR;
-        if (n_marks && marks_name) {
-            size_t len = strlen(marks_name), cut = ps_utf8_cut(marks_name, len, 40);
-            x -= 6.2 * (double)cut;
-            ps_html_printf(h, "<text class=\"lg\" x=\"%.1f\" y=\"32\">", x);
-            ps_html_text_capped(h, marks_name, len, 40);
-            ps_html_raw(h, "</text>");
-            x -= 18;
-            ps_html_printf(h, "<line class=\"mk\" x1=\"%.1f\" x2=\"%.1f\" y1=\"23\" y2=\"34\"/>", x + 6, x + 6);
-            x -= 10;
-        }
-        for (size_t k = n; k-- > 0;) {
-            size_t len = s[k].name ? strlen(s[k].name) : 0;
-            size_t cut = ps_utf8_cut(s[k].name ? s[k].name : "", len, 40);
-            double tw = 6.2 * (double)cut + (hs[k].ok ? 0 : 6.2 * 17);
-            x -= tw;
-            ps_html_printf(h, "<text class=\"lg\" x=\"%.1f\" y=\"32\">", x);
-            ps_html_text_capped(h, s[k].name ? s[k].name : "", len, 40);
-            if (!hs[k].ok)
-                ps_html_raw(h, " (not available)");
-            ps_html_raw(h, "</text>");
-            x -= 16;
-            ps_html_printf(h, "<rect class=\"sw s%d\" x=\"%.1f\" y=\"23\" width=\"11\" height=\"11\"/>",
-                           s[k].style % 3, x);
-            x -= 14;
-        }
+static int hist_layout(hlayout *L, const ps_svg_series *s, size_t n)
+{
+    L->n = n;
+    L->hs = calloc(n ? n : 1, sizeof *L->hs);
+    if (!L->hs)
+        return PS_ENOMEM;
+    for (size_t k = 0; k < n; k++)
+        if (series_prepare(&s[k], &L->hs[k]) < 0)
+            return PS_ENOMEM;
+    if (union_edges(L) < 0 || slot_mass(L) < 0)
+        return PS_ENOMEM;
+    layout_span(L);
+    return 0;
+}
+
+/* Chart geometry: width, height and the plot's margins. */
+enum { HW = 600, HH = 270, HML = 58, HMR = 14, HMT = 40, HMB = 50 };
+static const double HPW = HW - HML - HMR, HPH = HH - HMT - HMB;
+
+/* The legend, right-aligned on the title line: the markers, then the series
+ * from last to first. */
+static void draw_legend(ps_html *h, const ps_svg_series *s, const hlayout *L, size_t n_marks,
+                        const char *marks_name)
+{
+    double x = HW - HMR;
+    if (n_marks && marks_name) {
+        size_t len = strlen(marks_name), cut = ps_utf8_cut(marks_name, len, 40);
+        x -= 6.2 * (double)cut;
+        ps_html_printf(h, "<text class=\"lg\" x=\"%.1f\" y=\"32\">", x);
+        ps_html_text_capped(h, marks_name, len, 40);
+        ps_html_raw(h, "</text>");
+        x -= 18;
+        ps_html_printf(h, "<line class=\"mk\" x1=\"%.1f\" x2=\"%.1f\" y1=\"23\" y2=\"34\"/>", x + 6, x + 6);
+        x -= 10;
     }
-    ps_html_printf(h, "<rect class=\"pl\" x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\"/>", ML, MT,
-                   pw, ph);
-    if (!any) {
-        ps_html_printf(h, "<text class=\"nd\" x=\"%.1f\" y=\"%.1f\">no data</text></svg>",
-                       ML + pw / 2, MT + ph / 2);
-        goto out;
+    for (size_t k = L->n; k-- > 0;) {
+        size_t len = s[k].name ? strlen(s[k].name) : 0;
+        size_t cut = ps_utf8_cut(s[k].name ? s[k].name : "", len, 40);
+        double tw = 6.2 * (double)cut + (L->hs[k].ok ? 0 : 6.2 * 17);
+        x -= tw;
+        ps_html_printf(h, "<text class=\"lg\" x=\"%.1f\" y=\"32\">", x);
+        ps_html_text_capped(h, s[k].name ? s[k].name : "", len, 40);
+        if (!L->hs[k].ok)
+            ps_html_raw(h, " (not available)");
+        ps_html_raw(h, "</text>");
+        x -= 16;
+        ps_html_printf(h, "<rect class=\"sw s%d\" x=\"%.1f\" y=\"23\" width=\"11\" height=\"11\"/>",
+                       s[k].style % 3, x);
+        x -= 14;
     }
+}
+
+/* Horizontal grid lines with their percentages; returns the axis top. */
+static double draw_y_axis(ps_html *h, double ymax)
+{
     double top, step;
     nice_axis(ymax, &top, &step);
     for (int t = 0; t * step <= top + 1e-12 && t < 12; t++) {
         double v = t * step;
-        double y = MT + ph - ph * v / top;
-        ps_html_printf(h, "<line class=\"gr\" x1=\"%d\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\"/>", ML,
-                       ML + pw, y, y);
-        ps_html_printf(h, "<text class=\"yt\" x=\"%d\" y=\"%.1f\">%.*f%%</text>", ML - 5, y + 4,
+        double y = HMT + HPH - HPH * v / top;
+        ps_html_printf(h, "<line class=\"gr\" x1=\"%d\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\"/>", HML,
+                       HML + HPW, y, y);
+        ps_html_printf(h, "<text class=\"yt\" x=\"%d\" y=\"%.1f\">%.*f%%</text>", HML - 5, y + 4,
                        step * 100 < 1 ? (step * 100 < 0.1 ? 2 : 1) : 0, v * 100);
     }
-    double gw = pw / (double)ng;
-    for (size_t k = 0; k < n; k++) {
-        if (!hs[k].ok)
+    return top;
+}
+
+/* Each usable series as one step path over the bars. */
+static void draw_series(ps_html *h, const ps_svg_series *s, const hlayout *L, double top)
+{
+    double gv[PS_SVG_MAX_SLOTS + 1];
+    double gw = HPW / (double)L->ng;
+    for (size_t k = 0; k < L->n; k++) {
+        if (!L->hs[k].ok)
             continue;
-        for (size_t g = 0; g < ng; g++) {
-            double v = 0;
-            for (size_t j = lo + g * group; j < lo + (g + 1) * group && j < hi; j++)
-                v += mass[k * nslots + j];
-            gv[g] = v;
+        for (size_t g = 0; g < L->ng; g++)
+            gv[g] = bar_value(L, k, g);
+        ps_html_printf(h, "<path class=\"s%d\" d=\"M%.1f %.1f", s[k].style % 3, (double)HML, HMT + HPH);
+        for (size_t g = 0; g < L->ng; g++) {
+            double y = HMT + HPH - HPH * gv[g] / top;
+            ps_html_printf(h, "L%.1f %.1fL%.1f %.1f", HML + gw * (double)g, y, HML + gw * (double)(g + 1), y);
         }
-        ps_html_printf(h, "<path class=\"s%d\" d=\"M%.1f %.1f", s[k].style % 3, (double)ML, MT + ph);
-        for (size_t g = 0; g < ng; g++) {
-            double y = MT + ph - ph * gv[g] / top;
-            ps_html_printf(h, "L%.1f %.1fL%.1f %.1f", ML + gw * (double)g, y, ML + gw * (double)(g + 1), y);
-        }
-        ps_html_printf(h, "L%.1f %.1fZ\"/>", ML + pw, MT + ph);
+        ps_html_printf(h, "L%.1f %.1fZ\"/>", HML + HPW, HMT + HPH);
     }
-    /* markers: value -> position inside its union slot */
+}
+
+/* Markers: a value's position inside its union slot, at most 64. */
+static void draw_marks(ps_html *h, const hlayout *L, const double *marks, size_t n_marks)
+{
+    const double *uni = L->uni;
+    double gw = HPW / (double)L->ng;
     for (size_t m = 0; m < n_marks && m < 64; m++) {
         double v = marks[m];
-        if (!isfinite(v) || v < uni[lo] || v > uni[hi])
+        if (!isfinite(v) || v < uni[L->lo] || v > uni[L->hi])
             continue;
-        size_t j = lower_bound(uni, nu, v);
-        if (j > lo && (j >= nu || uni[j] > v))
+        size_t j = lower_bound(uni, L->nu, v);
+        if (j > L->lo && (j >= L->nu || uni[j] > v))
             j--;
-        if (j >= hi)
-            j = hi - 1;
+        if (j >= L->hi)
+            j = L->hi - 1;
         double span_w = uni[j + 1] - uni[j];
         double frac = span_w > 0 ? (v - uni[j]) / span_w : 0;
-        double x = ML + gw * (((double)(j - lo) + frac) / (double)group);
-        ps_html_printf(h, "<line class=\"mk\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.0f\"/>", x, x, MT,
-                       MT + ph);
+        double x = HML + gw * (((double)(j - L->lo) + frac) / (double)L->group);
+        ps_html_printf(h, "<line class=\"mk\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.0f\"/>", x, x, HMT,
+                       HMT + HPH);
     }
-    /* x labels at group boundaries, at most 9 */
-    size_t every = (ng + 7) / 8;
+}
+
+/* x labels at bar boundaries (at most 9), the x axis title with its notes,
+ * and the y axis title. */
+static void draw_x_axis(ps_html *h, const hlayout *L, const char *xlabel)
+{
+    double gw = HPW / (double)L->ng;
+    size_t every = (L->ng + 7) / 8;
     if (!every)
         every = 1;
-    for (size_t g = 0; g <= ng; g += every) {
-        size_t j = lo + g * group;
-        if (j > hi)
-            j = hi;
+    for (size_t g = 0; g <= L->ng; g += every) {
+        size_t j = L->lo + g * L->group;
+        if (j > L->hi)
+            j = L->hi;
         char t[40];
-        fmt_edge(t, sizeof t, uni[j]);
-        double x = ML + gw * (double)g;
+        fmt_edge(t, sizeof t, L->uni[j]);
+        double x = HML + gw * (double)g;
         ps_html_printf(h, "<line class=\"tk\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\"/>", x, x,
-                       MT + ph, MT + ph + 4);
-        ps_html_printf(h, "<text class=\"xt\" x=\"%.1f\" y=\"%.0f\">%s%s</text>", x, MT + ph + 16, t,
-                       (open_end && j == hi) ? "+" : "");
+                       HMT + HPH, HMT + HPH + 4);
+        ps_html_printf(h, "<text class=\"xt\" x=\"%.1f\" y=\"%.0f\">%s%s</text>", x, HMT + HPH + 16, t,
+                       (L->open_end && j == L->hi) ? "+" : "");
     }
-    ps_html_printf(h, "<text class=\"xl\" x=\"%.1f\" y=\"%d\">", ML + pw / 2, H - 8);
+    ps_html_printf(h, "<text class=\"xl\" x=\"%.1f\" y=\"%d\">", HML + HPW / 2, HH - 8);
     ps_html_text(h, xlabel);
-    if (uneven)
+    if (L->uneven)
         ps_html_raw(h, " (bins of unequal width, drawn equally wide)");
-    if (group > 1)
-        ps_html_printf(h, " (%zu bins merged per bar)", group);
+    if (L->group > 1)
+        ps_html_printf(h, " (%zu bins merged per bar)", L->group);
     ps_html_raw(h, "</text>");
     ps_html_printf(h, "<text class=\"yl\" transform=\"translate(13 %.1f) rotate(-90)\">share of records</text>",
-                   MT + ph / 2);
-    ps_html_raw(h, "</svg>");
-out:
-    for (size_t k = 0; k < n; k++)
-        free(hs[k].edges);
-    free(hs);
-    free(uni);
-    free(mass);
+                   HMT + HPH / 2);
+}
+
+void ps_svg_histogram_marked(ps_html *h, const char *id, const char *title, const char *xlabel,
+                             const char *desc, const ps_svg_series *s, size_t n, const double *marks,
+                             size_t n_marks, const char *marks_name)
+{
+    hlayout L = {0};
+    if (hist_layout(&L, s, n) < 0) {
+        h->err = PS_ENOMEM;
+        hlayout_free(&L);
+        return;
+    }
+    svg_open(h, id, title, desc, HW, HH);
+    ps_html_printf(h, "<text class=\"ct\" x=\"%d\" y=\"16\">", HML);
+    ps_html_text(h, title);
+    ps_html_raw(h, "</text>");
+    draw_legend(h, s, &L, n_marks, marks_name);
+    ps_html_printf(h, "<rect class=\"pl\" x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\"/>", HML, HMT,
+                   HPW, HPH);
+    if (!L.any) {
+        ps_html_printf(h, "<text class=\"nd\" x=\"%.1f\" y=\"%.1f\">no data</text></svg>",
+                       HML + HPW / 2, HMT + HPH / 2);
+    } else {
+        double top = draw_y_axis(h, L.ymax);
+        draw_series(h, s, &L, top);
+        draw_marks(h, &L, marks, n_marks);
+        draw_x_axis(h, &L, xlabel);
+        ps_html_raw(h, "</svg>");
+    }
+    hlayout_free(&L);
 }
 
 /* ---- bars ------------------------------------------------------------------ */

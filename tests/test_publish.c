@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "pipeline/build.h"
+#include "tests/support/testutil.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -37,11 +38,7 @@ static int teardown(void **state)
 
 static const char *at(const char *rel)
 {
-    static char buf[4][PATH_MAX + 300];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_tmp, rel);
-    return buf[k];
+    return ps_test_path(g_tmp, rel);
 }
 
 static void put(const char *path, const char *text)

@@ -9,6 +9,7 @@
 
 #include "store/inspect.h"
 #include "store/shards.h"
+#include "tests/support/testutil.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -94,21 +95,6 @@ static char *tmp_path(const char *name)
     snprintf(p, 4096, "%s/pstest-shards-%ld-%s", dir && *dir ? dir : "/tmp", (long)getpid(), name);
     unlink(p);
     return p;
-}
-
-static unsigned char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)n + 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return b;
 }
 
 static void write_all(const char *path, const void *data, size_t len)
@@ -444,7 +430,7 @@ static void test_writer_deterministic(void **state)
     write_shard(a, 41, META1, 3000);
     write_shard(b, 41, META1, 3000);
     size_t la, lb;
-    unsigned char *da = read_all(a, &la), *db = read_all(b, &lb);
+    unsigned char *da = ps_test_read_file(a, &la), *db = ps_test_read_file(b, &lb);
     assert_int_equal(la, lb);
     assert_memory_equal(da, db, la);
     free(da);
@@ -461,8 +447,8 @@ static void test_writer_deterministic(void **state)
     /* a different put gives different bytes */
     unlink(b);
     write_shard(b, 40, META1, 3000);
-    db = read_all(b, &lb);
-    da = read_all(a, &la);
+    db = ps_test_read_file(b, &lb);
+    da = ps_test_read_file(a, &la);
     assert_true(la != lb || memcmp(da, db, la));
     free(da);
     free(db);
@@ -472,8 +458,8 @@ static void test_writer_deterministic(void **state)
     unlink(b);
     write_shard_map(a, 301, META1, 20000, 64 << 10);
     write_shard_map(b, 301, META1, 20000, 64 << 10);
-    da = read_all(a, &la);
-    db = read_all(b, &lb);
+    da = ps_test_read_file(a, &la);
+    db = ps_test_read_file(b, &lb);
     assert_int_equal(la, lb);
     assert_memory_equal(da, db, la);
     free(da);
@@ -678,7 +664,7 @@ static void test_reader_truncated(void **state)
     char *p = tmp_path("trunc.mdb");
     write_shard(p, 30, META1, 5000);
     size_t len;
-    unsigned char *d = read_all(p, &len);
+    unsigned char *d = ps_test_read_file(p, &len);
     size_t cuts[] = {len - 1, len - 4096, len / 2, 8192, 4096};
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
         write_all(p, d, cuts[i]);
@@ -721,7 +707,7 @@ static void test_reader_damaged_pages(void **state)
     char *p = tmp_path("pages.mdb");
     write_shard(p, 60, META1, 3000); /* leaf + branch pages and overflow pages */
     size_t len;
-    unsigned char *orig = read_all(p, &len);
+    unsigned char *orig = ps_test_read_file(p, &len);
     size_t psize = 4096, refused = 0, opened = 0;
     static const unsigned char vals[] = {0x00, 0xFF, 0x01, 0x80};
     int fd = open(p, O_WRONLY);

@@ -3,7 +3,7 @@
 
 Usage: validate_ref.py SPIDER_DIR OUT.json
 
-Writes the inputs and scipy's answers; tests/test_validate.c
+Writes the inputs and scipy's answers; tests/test_validate_scipy.c
 (test_scipy_reference, run with PS_VALIDATE_REF=OUT.json) recomputes every
 value with validate/stat_math.c and requires a relative error <= 1e-9.
 

@@ -105,6 +105,15 @@ int ps_tok_vocab_reserve(ps_tok_vocab *v, size_t n_tokens);
 /* Parses vocab.txt text into v. `name` is for messages. */
 /* Length of a line after Rust's str::trim_end (valid UTF-8). */
 size_t ps_tok_trim_end_len(const char *line, size_t len);
+/* The lines of a vocab.txt as Rust's BufRead::lines yields them: split at
+ * '\n', no final empty line after a trailing '\n'. Start with {data, len};
+ * each ps_tok_next_line sets *line, *line_len (the '\n' excluded) and
+ * counts line_no (1-based); false at the end. */
+typedef struct ps_tok_lines {
+    const char *data;
+    size_t len, pos, line_no;
+} ps_tok_lines;
+bool ps_tok_next_line(ps_tok_lines *it, const char **line, size_t *line_len);
 int ps_tok_vocab_parse_txt(ps_tok_vocab *v, const char *data, size_t len, const char *name,
                            ps_error *err);
 

@@ -171,18 +171,28 @@ static size_t utf8_invalid_at(const char *p, size_t len)
     return len;
 }
 
+bool ps_tok_next_line(ps_tok_lines *it, const char **line, size_t *line_len)
+{
+    if (it->pos >= it->len)
+        return false;
+    const char *p = it->data + it->pos;
+    const char *nl = memchr(p, '\n', it->len - it->pos);
+    *line = p;
+    *line_len = nl ? (size_t)(nl - p) : it->len - it->pos;
+    it->pos += *line_len + (nl ? 1 : 0);
+    it->line_no++;
+    return true;
+}
+
 int ps_tok_vocab_parse_txt(ps_tok_vocab *v, const char *data, size_t len, const char *name,
                            ps_error *err)
 {
-    /* Lines as Rust's BufRead::lines yields them: split at '\n', no final
-     * empty line after a trailing '\n'; then trim_end, as HF's read_file. */
-    size_t pos = 0, line_no = 0;
-    while (pos < len) {
-        const char *line = data + pos;
-        const char *nl = memchr(line, '\n', len - pos);
-        size_t line_len = nl ? (size_t)(nl - line) : len - pos;
-        pos += line_len + (nl ? 1 : 0);
-        line_no++;
+    /* Each line trimmed with trim_end, as HF's read_file. */
+    ps_tok_lines it = {data, len, 0, 0};
+    const char *line;
+    size_t line_len, line_no = 0;
+    while (ps_tok_next_line(&it, &line, &line_len)) {
+        line_no = it.line_no;
         if (line_no > PS_TOK_MAX_TOKENS)
             return ps_error_set(err, PS_ELIMIT, "%s:%zu: more than %zu tokens", name, line_no,
                                 PS_TOK_MAX_TOKENS);

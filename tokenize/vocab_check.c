@@ -51,13 +51,12 @@ static int check_html(ps_tokenizer *tok, const char *name)
 /* One pass over the lines: CRLF endings and duplicated tokens. */
 static int check_lines(ps_tokenizer *tok, const char *data, size_t len, const char *name)
 {
-    size_t pos = 0, line_no = 0, crlf = 0, first_crlf = 0, dups = 0;
-    while (pos < len) {
-        const char *line = data + pos;
-        const char *nl = memchr(line, '\n', len - pos);
-        size_t line_len = nl ? (size_t)(nl - line) : len - pos;
-        pos += line_len + (nl ? 1 : 0);
-        line_no++;
+    size_t line_no = 0, crlf = 0, first_crlf = 0, dups = 0;
+    ps_tok_lines it = {data, len, 0, 0};
+    const char *line;
+    size_t line_len;
+    while (ps_tok_next_line(&it, &line, &line_len)) {
+        line_no = it.line_no;
         if (line_len && line[line_len - 1] == '\r' && !crlf++)
             first_crlf = line_no;
         size_t tok_len = ps_tok_trim_end_len(line, line_len);

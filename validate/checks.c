@@ -482,11 +482,11 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
                      PSI[3] = {C_Q_PSI, C_S_PSI, C_T_PSI}, QU[3] = {C_Q_QUANT, C_S_QUANT, C_T_QUANT};
     const char *fname = ps_vfield_names[f];
     uint64_t n1 = A ? A->all.n[f] : 0, n2 = B ? B->all.n[f] : 0;
-    double mr = ps_vcheck_min_records(x), mlk = x->c->param[P_MIN_LABEL_KS_RECORDS];
-    if ((double)n1 < mr || (double)n2 < mr) {
+    double min_records = ps_vcheck_min_records(x), min_label_ks = x->c->param[P_MIN_LABEL_KS_RECORDS];
+    if ((double)n1 < min_records || (double)n2 < min_records) {
         char w[200];
         snprintf(w, sizeof w, "not enough data: %s lengths of %llu and %llu records (min_records %.0f)",
-                 fname, (unsigned long long)n1, (unsigned long long)n2, mr);
+                 fname, (unsigned long long)n1, (unsigned long long)n2, min_records);
         ps_vcheck_push(x, KS[f], NAN, NAN, NULL, "%s", w);
         ps_vcheck_push(x, KSL[f], NAN, NAN, NULL, "%s", w);
         ps_vcheck_push(x, PSI[f], NAN, NAN, NULL, "%s", w);
@@ -513,7 +513,7 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
     size_t nl = 0;
     for (size_t i = 0; i < B->nlabels; i++) {
         const ps_vlabel *lb = &B->labels[i], *la = ps_vstats_find_label(A, lb->name);
-        if (!la || (double)la->d.n[f] < mlk || (double)lb->d.n[f] < mlk)
+        if (!la || (double)la->d.n[f] < min_label_ks || (double)lb->d.n[f] < min_label_ks)
             continue;
         double dl = ps_sm_ks_d(la->d.hist[f], lb->d.hist[f], PS_VBINS);
         ls[nl++] = (kslab){lb->name, dl, NAN, la->d.n[f], lb->d.n[f]};
@@ -521,7 +521,7 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
     if (!nl) {
         ps_vcheck_push(x, KSL[f], NAN, NAN, NULL,
              "not enough data: no label has min_label_ks_records (%.0f) %s lengths on both sides",
-             mlk, fname);
+             min_label_ks, fname);
     } else {
         qsort(ls, nl, sizeof *ls, cmp_kslab);
         /* p-values (information only) for the labels reported */
@@ -592,12 +592,12 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
 
 static void health_checks(ctx *x, const ps_vstats *T, const ps_vstats *base, bool increase)
 {
-    double mr = ps_vcheck_min_records(x);
+    double min_records = ps_vcheck_min_records(x);
     uint64_t nt = T ? T->records_with_tokens : 0;
-    bool ok = T && (double)nt >= mr && T->tokens > 0;
+    bool ok = T && (double)nt >= min_records && T->tokens > 0;
     char w[200];
     snprintf(w, sizeof w, "not enough data: %llu tokenized records (min_records %.0f)",
-             (unsigned long long)nt, mr);
+             (unsigned long long)nt, min_records);
     if (!ok) {
         ps_vcheck_push(x, C_UNK_TOKEN, NAN, NAN, NULL, "%s", w);
         ps_vcheck_push(x, C_UNK_RECORD, NAN, NAN, NULL, "%s", w);
@@ -622,11 +622,11 @@ static void health_checks(ctx *x, const ps_vstats *T, const ps_vstats *base, boo
          "%.2f%% of records hold an [UNK] (warn %.3g%%, fail %.3g%%): %s", 100 * rr,
          100 * x->c->warn[C_UNK_RECORD], 100 * x->c->fail[C_UNK_RECORD], ps_vcheck_word(vd));
     if (increase) {
-        bool bok = base && (double)base->records_with_tokens >= mr && base->tokens > 0;
+        bool bok = base && (double)base->records_with_tokens >= min_records && base->tokens > 0;
         if (!bok) {
             ps_vcheck_push(x, C_UNK_INCREASE, NAN, NAN, NULL,
                  "not enough data: the baseline has %llu tokenized records (min_records %.0f)",
-                 (unsigned long long)(base ? base->records_with_tokens : 0), mr);
+                 (unsigned long long)(base ? base->records_with_tokens : 0), min_records);
         } else {
             double br = (double)base->unk_tokens / (double)base->tokens, inc = ur - br;
             vd = ps_vcheck_verdict(x, C_UNK_INCREASE, inc);

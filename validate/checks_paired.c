@@ -46,15 +46,15 @@ static void id_collision_check(ctx *x, const ps_vpaired *P)
 static void accounting_check(ctx *x, const ps_vpaired *P, const ps_vstats *raw, const ps_vstats *cl)
 {
     uint64_t out = P->kept + P->rejected + P->duplicates;
-    double imb = fabs((double)P->records_in - (double)out);
-    double rawd = raw ? fabs((double)raw->records - (double)P->records_in) : 0;
-    double cld = cl ? fabs((double)cl->records - (double)P->kept) : 0;
-    double acc = imb + rawd + cld;
-    int vd = ps_vcheck_verdict(x, C_ACCOUNTING, acc);
-    ps_vcheck_push(x, C_ACCOUNTING, acc, NAN,
+    double imbalance = fabs((double)P->records_in - (double)out);
+    double raw_gap = raw ? fabs((double)raw->records - (double)P->records_in) : 0;
+    double cleaned_gap = cl ? fabs((double)cl->records - (double)P->kept) : 0;
+    double discrepancy = imbalance + raw_gap + cleaned_gap;
+    int vd = ps_vcheck_verdict(x, C_ACCOUNTING, discrepancy);
+    ps_vcheck_push(x, C_ACCOUNTING, discrepancy, NAN,
          json_pack("{sIsIsIsIsbsIsI}", "records_in", (json_int_t)P->records_in, "kept",
                    (json_int_t)P->kept, "rejected", (json_int_t)P->rejected, "duplicates",
-                   (json_int_t)P->duplicates, "balanced", imb == 0, "raw_records",
+                   (json_int_t)P->duplicates, "balanced", imbalance == 0, "raw_records",
                    (json_int_t)(raw ? raw->records : 0), "cleaned_records",
                    (json_int_t)(cl ? cl->records : 0)),
          vd == PS_VV_PASS ? "records in (%llu) = kept (%llu) + rejected (%llu) + duplicates (%llu)"
@@ -67,7 +67,7 @@ static void accounting_check(ctx *x, const ps_vpaired *P, const ps_vstats *raw, 
  * of memory (the remaining paired checks are then skipped). */
 static bool label_retention_check(ctx *x, const ps_vpaired *P)
 {
-    double mlr = x->c->param[P_MIN_LABEL_RECORDS], mlost = x->c->param[P_RETENTION_MIN_LOST];
+    double min_label_records = x->c->param[P_MIN_LABEL_RECORDS], min_lost = x->c->param[P_RETENTION_MIN_LOST];
     double overall = P->records_in ? (double)P->kept / (double)P->records_in : 0;
     lret *lr = malloc((P->nlabels + 1) * sizeof *lr);
     if (!lr) {
@@ -76,12 +76,12 @@ static bool label_retention_check(ctx *x, const ps_vpaired *P)
     }
     size_t nl = 0, eligible = 0;
     for (size_t i = 0; i < P->nlabels; i++) {
-        const ps_vplabel *l = &P->labels[i];
-        if ((double)l->records_in < mlr)
+        const ps_vpaired_label *l = &P->labels[i];
+        if ((double)l->records_in < min_label_records)
             continue;
         eligible++;
         uint64_t lost = l->records_in - l->kept;
-        if ((double)lost < mlost && l->kept)
+        if ((double)lost < min_lost && l->kept)
             continue;
         double ret = (double)l->kept / (double)l->records_in;
         lr[nl++] = (lret){l->name, overall > 0 ? ret / overall : (l->kept ? 1 : 0), ret,
@@ -91,7 +91,7 @@ static bool label_retention_check(ctx *x, const ps_vpaired *P)
         ps_vcheck_push(x, C_LABEL_RETENTION, NAN, NAN, NULL,
              overall > 0 ? "not enough data: no label has min_label_records (%.0f) records"
                          : "not enough data: no record was kept (%.0f)",
-             mlr);
+             min_label_records);
     } else {
         qsort(lr, nl, sizeof *lr, cmp_lret);
         json_t *arr = json_array();
@@ -107,8 +107,8 @@ static bool label_retention_check(ctx *x, const ps_vpaired *P)
                               (json_int_t)eligible, "lowest", arr ? arr : json_array());
         if (!nl)
             ps_vcheck_push(x, C_LABEL_RETENTION, value, NAN, d,
-                 "no label with >= %.0f records lost >= %.0f records (overall retention %.2f%%)", mlr,
-                 mlost, 100 * overall);
+                 "no label with >= %.0f records lost >= %.0f records (overall retention %.2f%%)", min_label_records,
+                 min_lost, 100 * overall);
         else if (lr[0].kept == 0)
             ps_vcheck_push(x, C_LABEL_RETENTION, value, NAN, d,
                  "label '%s' vanished: 0 of its %llu records kept (overall retention %.2f%%)",
@@ -127,12 +127,12 @@ static bool label_retention_check(ctx *x, const ps_vpaired *P)
 /* The largest rejection cause (reason and rule), and records cleaning emptied. */
 static void rejection_checks(ctx *x, const ps_vpaired *P, bool enough)
 {
-    double mr = ps_vcheck_min_records(x);
+    double min_records = ps_vcheck_min_records(x);
     if (!enough) {
         ps_vcheck_push(x, C_REJECTED_SHARE, NAN, NAN, NULL, "not enough data: %llu records (min_records %.0f)",
-             (unsigned long long)P->records_in, mr);
+             (unsigned long long)P->records_in, min_records);
         ps_vcheck_push(x, C_EMPTY_AFTER_CLEANING, NAN, NAN, NULL,
-             "not enough data: %llu records (min_records %.0f)", (unsigned long long)P->records_in, mr);
+             "not enough data: %llu records (min_records %.0f)", (unsigned long long)P->records_in, min_records);
     } else {
         double worst = 0;
         const ps_vreason *wr = NULL;
@@ -181,43 +181,43 @@ static void rejection_checks(ctx *x, const ps_vpaired *P, bool enough)
  * cleaning changed by at least length_change_rel, overall and per label. */
 static void length_change_check(ctx *x, const ps_vpaired *P, int f)
 {
-    double mr = ps_vcheck_min_records(x), mlr = x->c->param[P_MIN_LABEL_RECORDS];
-    unsigned minbin = (unsigned)llround(x->c->param[P_LENGTH_CHANGE_REL] * 100);
+    double min_records = ps_vcheck_min_records(x), min_label_records = x->c->param[P_MIN_LABEL_RECORDS];
+    unsigned min_bin = (unsigned)llround(x->c->param[P_LENGTH_CHANGE_REL] * 100);
     int id = f == 0 ? C_QUESTION_LENGTH_CHANGE : C_SQL_LENGTH_CHANGE;
-    uint64_t tot = 0, big = 0;
+    uint64_t kept_total = 0, changed = 0;
     for (unsigned b = 0; b < PS_VREL_BINS; b++) {
-        tot += P->rel[f][b];
-        if (b >= minbin)
-            big += P->rel[f][b];
+        kept_total += P->rel[f][b];
+        if (b >= min_bin)
+            changed += P->rel[f][b];
     }
-    if ((double)tot < mr) {
+    if ((double)kept_total < min_records) {
         ps_vcheck_push(x, id, NAN, NAN, NULL, "not enough data: %llu kept records (min_records %.0f)",
-             (unsigned long long)tot, mr);
+             (unsigned long long)kept_total, min_records);
         return;
     }
-    double worst = (double)big / (double)tot;
-    const char *wl = NULL;
-    uint64_t wbig = big, wtot = tot;
+    double worst = (double)changed / (double)kept_total;
+    const char *worst_label = NULL;
+    uint64_t worst_changed = changed, worst_kept = kept_total;
     json_t *arr = json_array();
     for (size_t i = 0; i < P->nlabels; i++) {
-        const ps_vplabel *l = &P->labels[i];
-        uint64_t lt = 0, lb = 0;
+        const ps_vpaired_label *l = &P->labels[i];
+        uint64_t label_kept = 0, label_changed = 0;
         for (unsigned b = 0; b < PS_VREL_BINS; b++) {
-            lt += l->rel[f][b];
-            if (b >= minbin)
-                lb += l->rel[f][b];
+            label_kept += l->rel[f][b];
+            if (b >= min_bin)
+                label_changed += l->rel[f][b];
         }
-        if ((double)lt < mlr || !lb)
+        if ((double)label_kept < min_label_records || !label_changed)
             continue;
-        double s = (double)lb / (double)lt;
+        double s = (double)label_changed / (double)label_kept;
         if (arr && s > 0.01)
-            json_array_append_new(arr, json_pack("{sssIsIsf}", "label", l->name, "changed", (json_int_t)lb,
-                                                 "kept", (json_int_t)lt, "share", s));
-        if (s > worst || (s == worst && wl && strcmp(l->name, wl) < 0)) {
+            json_array_append_new(arr, json_pack("{sssIsIsf}", "label", l->name, "changed", (json_int_t)label_changed,
+                                                 "kept", (json_int_t)label_kept, "share", s));
+        if (s > worst || (s == worst && worst_label && strcmp(l->name, worst_label) < 0)) {
             worst = s;
-            wl = l->name;
-            wbig = lb;
-            wtot = lt;
+            worst_label = l->name;
+            worst_changed = label_changed;
+            worst_kept = label_kept;
         }
     }
     uint64_t hist_total = 0;
@@ -227,31 +227,31 @@ static void length_change_check(ctx *x, const ps_vpaired *P, int f)
         mean_abs += (double)(P->shrink[f][b] + P->grow[f][b]) * ps_vbin_lo((uint32_t)b);
     }
     json_t *d = json_pack("{sfsIsIsIso}", "min_relative_change", x->c->param[P_LENGTH_CHANGE_REL],
-                          "records", (json_int_t)tot, "changed_overall", (json_int_t)big,
+                          "records", (json_int_t)kept_total, "changed_overall", (json_int_t)changed,
                           "length_changed", (json_int_t)hist_total, "labels",
                           arr ? arr : json_array());
     int vd = ps_vcheck_verdict(x, id, worst);
     const char *fld = f == 0 ? "question" : "sql";
-    if (wl)
+    if (worst_label)
         ps_vcheck_push(x, id, worst, NAN, d,
              "label '%s': %llu of %llu kept records (%.1f%%) had their %s length changed by >= "
              "%.0f%% (fail above %.3g%%): %s",
-             wl, (unsigned long long)wbig, (unsigned long long)wtot, 100 * worst, fld,
+             worst_label, (unsigned long long)worst_changed, (unsigned long long)worst_kept, 100 * worst, fld,
              100 * x->c->param[P_LENGTH_CHANGE_REL], 100 * x->c->fail[id], ps_vcheck_word(vd));
     else
         ps_vcheck_push(x, id, worst, NAN, d,
              "%llu of %llu kept records (%.2f%%) had their %s length changed by >= %.0f%% (fail "
              "above %.3g%%): %s",
-             (unsigned long long)big, (unsigned long long)tot, 100 * worst, fld,
+             (unsigned long long)changed, (unsigned long long)kept_total, 100 * worst, fld,
              100 * x->c->param[P_LENGTH_CHANGE_REL], 100 * x->c->fail[id], ps_vcheck_word(vd));
 }
 
 static void duplicate_rate_check(ctx *x, const ps_vpaired *P, bool enough)
 {
-    double mr = ps_vcheck_min_records(x);
+    double min_records = ps_vcheck_min_records(x);
     if (!enough) {
         ps_vcheck_push(x, C_DUPLICATE_RATE, NAN, NAN, NULL, "not enough data: %llu records (min_records %.0f)",
-             (unsigned long long)P->records_in, mr);
+             (unsigned long long)P->records_in, min_records);
     } else {
         double dr = (double)P->duplicates / (double)P->records_in;
         int vd = ps_vcheck_verdict(x, C_DUPLICATE_RATE, dr);

@@ -4,6 +4,7 @@
 #include "validate/vinternal.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,20 +54,20 @@ void ps_vpaired_free(ps_vpaired *p)
     }
     free(p->reasons);
     ps_vrejections_free(p);
-    ps_vids_free(p);
+    ps_vid_collisions_free(p);
     for (size_t i = 0; i < p->nex; i++)
         ex_free(&p->ex[i]);
     free(p->ex);
     free(p);
 }
 
-const ps_vplabel *ps_vpaired_find_label(const ps_vpaired *p, const char *name)
+const ps_vpaired_label *ps_vpaired_find_label(const ps_vpaired *p, const char *name)
 {
     long i = name ? ps_strmap_find(&p->names, name) : -1;
     return i < 0 ? NULL : &p->labels[i];
 }
 
-static ps_vplabel *get_label(ps_vpaired *p, const char *name)
+static ps_vpaired_label *get_label(ps_vpaired *p, const char *name)
 {
     void *records = p->labels;
     long i = ps_strmap_slot(&p->names, name, &records, &p->cap, sizeof *p->labels);
@@ -88,14 +89,10 @@ static int add_reason(ps_vpaired *p, const char *reason, const char *rule, uint6
             return 0;
         }
     }
-    if (p->nreasons == p->rcap) {
-        size_t nc = p->rcap ? p->rcap * 2 : 8;
-        ps_vreason *nr = realloc(p->reasons, nc * sizeof *nr);
-        if (!nr)
-            return PS_ENOMEM;
-        p->reasons = nr;
-        p->rcap = nc;
-    }
+    void *reasons = p->reasons;
+    if (ps_array_grow(&reasons, &p->rcap, p->nreasons, sizeof *p->reasons, 8))
+        return PS_ENOMEM;
+    p->reasons = reasons;
     ps_vreason *r = &p->reasons[p->nreasons];
     r->reason = strdup(reason);
     r->rule = rule ? strdup(rule) : NULL;
@@ -201,7 +198,7 @@ static const char *outcome_name(ps_outcome o)
 int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
 {
     uint64_t seq = p->records_in++;
-    ps_vplabel *l = NULL;
+    ps_vpaired_label *l = NULL;
     if (r->label) {
         l = get_label(p, r->label);
         if (!l)
@@ -213,7 +210,7 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
     bool empty_after = false;
     switch (r->outcome) {
     case PS_OUTCOME_KEPT:
-        if (r->id_collision && ps_vids_add(p, r->id, 1))
+        if (r->id_collision && ps_vid_collisions_add(p, r->id, 1))
             return PS_ENOMEM;
         p->kept++;
         if (l)
@@ -340,8 +337,8 @@ int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from)
         return PS_EINVAL;
     uint64_t off = into->records_in;
     for (size_t i = 0; i < from->nlabels; i++) {
-        const ps_vplabel *f = &from->labels[i];
-        ps_vplabel *l = get_label(into, f->name);
+        const ps_vpaired_label *f = &from->labels[i];
+        ps_vpaired_label *l = get_label(into, f->name);
         if (!l)
             return PS_ENOMEM;
         l->records_in += f->records_in;
@@ -356,7 +353,7 @@ int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from)
     for (size_t i = 0; i < from->nreasons; i++)
         if (add_reason(into, from->reasons[i].reason, from->reasons[i].rule, from->reasons[i].count))
             return PS_ENOMEM;
-    if (ps_vrejections_merge(into, from) || ps_vids_merge(into, from))
+    if (ps_vrejections_merge(into, from) || ps_vid_collisions_merge(into, from))
         return PS_ENOMEM;
     into->records_in += from->records_in;
     into->kept += from->kept;
@@ -405,7 +402,7 @@ static int cmp_reason(const void *a, const void *b)
 
 static int cmp_plabel(const void *a, const void *b)
 {
-    return strcmp(((const ps_vplabel *)a)->name, ((const ps_vplabel *)b)->name);
+    return strcmp(((const ps_vpaired_label *)a)->name, ((const ps_vpaired_label *)b)->name);
 }
 
 json_t *ps_vpaired_to_json(const ps_vpaired *p)
@@ -416,17 +413,17 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
     if (!o)
         return NULL;
     int bad = 0;
-    bad |= json_object_set_new(o, "records_in", ps_vjson_u(p->records_in));
-    bad |= json_object_set_new(o, "kept", ps_vjson_u(p->kept));
-    bad |= json_object_set_new(o, "rejected", ps_vjson_u(p->rejected));
-    bad |= json_object_set_new(o, "duplicates", ps_vjson_u(p->duplicates));
+    bad |= json_object_set_new(o, "records_in", ps_vjson_uint(p->records_in));
+    bad |= json_object_set_new(o, "kept", ps_vjson_uint(p->kept));
+    bad |= json_object_set_new(o, "rejected", ps_vjson_uint(p->rejected));
+    bad |= json_object_set_new(o, "duplicates", ps_vjson_uint(p->duplicates));
     bad |= json_object_set_new(
         o, "balanced", json_boolean(p->records_in == p->kept + p->rejected + p->duplicates));
-    bad |= json_object_set_new(o, "unparsed", ps_vjson_u(p->unparsed));
-    bad |= json_object_set_new(o, "unlabeled", ps_vjson_u(p->unlabeled));
-    bad |= json_object_set_new(o, "empty_after_cleaning", ps_vjson_u(p->empty_after_cleaning));
-    bad |= json_object_set_new(o, "changed_question", ps_vjson_u(p->changed_question));
-    bad |= json_object_set_new(o, "changed_sql", ps_vjson_u(p->changed_sql));
+    bad |= json_object_set_new(o, "unparsed", ps_vjson_uint(p->unparsed));
+    bad |= json_object_set_new(o, "unlabeled", ps_vjson_uint(p->unlabeled));
+    bad |= json_object_set_new(o, "empty_after_cleaning", ps_vjson_uint(p->empty_after_cleaning));
+    bad |= json_object_set_new(o, "changed_question", ps_vjson_uint(p->changed_question));
+    bad |= json_object_set_new(o, "changed_sql", ps_vjson_uint(p->changed_sql));
     bad |= json_object_set_new(o, "retention",
                                json_real(p->records_in ? (double)p->kept / (double)p->records_in : 0));
     /* rejections by reason and rule, sorted */
@@ -445,23 +442,23 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
     for (size_t i = 0; i < p->nreasons; i++)
         bad |= json_array_append_new(ra, json_pack("{sssoso}", "reason", rs[i].reason, "rule",
                                                    str_or_null(rs[i].rule), "count",
-                                                   ps_vjson_u(rs[i].count)));
+                                                   ps_vjson_uint(rs[i].count)));
     free(rs);
     bad |= json_object_set_new(o, "rejected_by", ra);
     json_t *rbi = ps_vrejections_to_json(p);
     bad |= rbi ? json_object_set_new(o, "rejected_by_input", rbi) : -1;
-    json_t *ids = ps_vids_to_json(p);
+    json_t *ids = ps_vid_collisions_to_json(p);
     bad |= ids ? json_object_set_new(o, "id_collisions", ids) : -1;
     json_t *ch = json_object();
     for (int f = 0; ch && f < 2; f++)
         bad |= json_object_set_new(
             ch, ps_vfield_names[f],
-            json_pack("{sosososo}", "zero", ps_vjson_u(p->zero[f]), "shrink",
+            json_pack("{sosososo}", "zero", ps_vjson_uint(p->zero[f]), "shrink",
                       ps_vjson_hist_new(p->shrink[f], PS_VBINS), "grow",
                       ps_vjson_hist_new(p->grow[f], PS_VBINS), "relative",
                       ps_vjson_hist_new(p->rel[f], PS_VREL_BINS)));
     bad |= json_object_set_new(o, "change", ch ? ch : json_null());
-    ps_vplabel *ls = p->nlabels ? malloc(p->nlabels * sizeof *ls) : NULL;
+    ps_vpaired_label *ls = p->nlabels ? malloc(p->nlabels * sizeof *ls) : NULL;
     json_t *la = json_array();
     if ((p->nlabels && !ls) || !la) {
         free(ls);
@@ -474,12 +471,12 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
         qsort(ls, p->nlabels, sizeof *ls, cmp_plabel);
     }
     for (size_t i = 0; i < p->nlabels; i++) {
-        const ps_vplabel *l = &ls[i];
+        const ps_vpaired_label *l = &ls[i];
         bad |= json_array_append_new(
             la, json_pack("{sssosososososfs{soso}}", "label", l->name, "records_in",
-                          ps_vjson_u(l->records_in), "kept", ps_vjson_u(l->kept), "rejected",
-                          ps_vjson_u(l->rejected), "duplicates", ps_vjson_u(l->duplicates),
-                          "empty_after_cleaning", ps_vjson_u(l->empty_after_cleaning),
+                          ps_vjson_uint(l->records_in), "kept", ps_vjson_uint(l->kept), "rejected",
+                          ps_vjson_uint(l->rejected), "duplicates", ps_vjson_uint(l->duplicates),
+                          "empty_after_cleaning", ps_vjson_uint(l->empty_after_cleaning),
                           "retention",
                           l->records_in ? (double)l->kept / (double)l->records_in : 0.0,
                           "relative", "question_chars", ps_vjson_hist_new(l->rel[0], PS_VREL_BINS),
@@ -487,7 +484,7 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
     }
     free(ls);
     bad |= json_object_set_new(o, "labels", la);
-    bad |= json_object_set_new(o, "max_examples", ps_vjson_u(p->max_examples));
+    bad |= json_object_set_new(o, "max_examples", ps_vjson_uint(p->max_examples));
     json_t *ea = json_array();
     for (size_t i = 0; ea && i < p->nex; i++) {
         const ps_vexample *e = &p->ex[i];
@@ -508,17 +505,6 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
     return o;
 }
 
-#define LOAD(obj, key, dst)                                                                        \
-    do {                                                                                           \
-        if ((rc = ps_vjson_u64((obj), (key), &(dst), ctx, err)))                                    \
-            goto fail;                                                                             \
-    } while (0)
-#define FAILF(...)                                                                                 \
-    do {                                                                                           \
-        rc = ps_error_set(err, PS_EFORMAT, __VA_ARGS__);                                           \
-        goto fail;                                                                                 \
-    } while (0)
-
 static const char *opt_str(json_t *o, const char *key, bool *ok)
 {
     json_t *v = json_object_get(o, key);
@@ -527,6 +513,222 @@ static const char *opt_str(json_t *o, const char *key, bool *ok)
     if (!json_is_string(v))
         *ok = false;
     return json_string_value(v);
+}
+
+#define NFIELDS(t) (sizeof(t) / sizeof(t)[0])
+
+static const ps_vjson_field count_fields[] = {
+    {"records_in", offsetof(ps_vpaired, records_in), PS_VJSON_U64},
+    {"kept", offsetof(ps_vpaired, kept), PS_VJSON_U64},
+    {"rejected", offsetof(ps_vpaired, rejected), PS_VJSON_U64},
+    {"duplicates", offsetof(ps_vpaired, duplicates), PS_VJSON_U64},
+    {"unparsed", offsetof(ps_vpaired, unparsed), PS_VJSON_U64},
+    {"unlabeled", offsetof(ps_vpaired, unlabeled), PS_VJSON_U64},
+    {"empty_after_cleaning", offsetof(ps_vpaired, empty_after_cleaning), PS_VJSON_U64},
+    {"changed_question", offsetof(ps_vpaired, changed_question), PS_VJSON_U64},
+    {"changed_sql", offsetof(ps_vpaired, changed_sql), PS_VJSON_U64},
+};
+
+static const ps_vjson_field label_fields[] = {
+    {"records_in", offsetof(ps_vpaired_label, records_in), PS_VJSON_U64},
+    {"kept", offsetof(ps_vpaired_label, kept), PS_VJSON_U64},
+    {"rejected", offsetof(ps_vpaired_label, rejected), PS_VJSON_U64},
+    {"duplicates", offsetof(ps_vpaired_label, duplicates), PS_VJSON_U64},
+    {"empty_after_cleaning", offsetof(ps_vpaired_label, empty_after_cleaning), PS_VJSON_U64},
+};
+
+/* The outcome totals and whether they fit records_in. */
+static int counts_from_json(json_t *j, ps_vpaired *p, const char *ctx, ps_error *err)
+{
+    int rc = ps_vjson_fields(j, p, count_fields, NFIELDS(count_fields), ctx, err);
+    if (rc)
+        return rc;
+    if (p->kept > p->records_in || p->rejected > p->records_in || p->duplicates > p->records_in ||
+        p->unparsed > p->records_in || p->unlabeled > p->records_in ||
+        p->empty_after_cleaning > p->rejected || p->changed_question > p->kept ||
+        p->changed_sql > p->kept)
+        return ps_error_set(err, PS_EFORMAT, "%s: counts out of range", ctx);
+    return 0;
+}
+
+/* rejected_by: [{reason, rule?, count}], summing to the rejected total. */
+static int reasons_from_json(json_t *ra, ps_vpaired *p, const char *ctx, ps_error *err)
+{
+    int rc;
+    if (!json_is_array(ra))
+        return ps_error_set(err, PS_EFORMAT, "%s: 'rejected_by' must be an array", ctx);
+    size_t i;
+    json_t *e;
+    uint64_t rsum = 0;
+    json_array_foreach(ra, i, e)
+    {
+        bool ok = json_is_object(e);
+        const char *reason = json_string_value(json_object_get(e, "reason"));
+        const char *rule = ok ? opt_str(e, "rule", &ok) : NULL;
+        uint64_t c;
+        if (!ok || !reason)
+            return ps_error_set(err, PS_EFORMAT, "%s: rejected_by entry %zu needs a string 'reason'",
+                                ctx, i);
+        if ((rc = ps_vjson_u64(e, "count", &c, ctx, err)))
+            return rc;
+        if (__builtin_add_overflow(rsum, c, &rsum))
+            return ps_error_set(err, PS_EFORMAT, "%s: rejected_by counts overflow", ctx);
+        if (add_reason(p, reason, rule, c))
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    if (rsum != p->rejected)
+        return ps_error_set(err, PS_EFORMAT, "%s: rejected_by sums to %llu, rejected is %llu", ctx,
+                            (unsigned long long)rsum, (unsigned long long)p->rejected);
+    return 0;
+}
+
+/* change.{question,sql}: zero, shrink, grow and relative histograms. */
+static int change_from_json(json_t *ch, ps_vpaired *p, const char *ctx, ps_error *err)
+{
+    int rc;
+    if (!json_is_object(ch))
+        return ps_error_set(err, PS_EFORMAT, "%s: 'change' must be an object", ctx);
+    for (int f = 0; f < 2; f++) {
+        json_t *c = json_object_get(ch, ps_vfield_names[f]);
+        uint64_t ts, tg, tr;
+        if (!json_is_object(c))
+            return ps_error_set(err, PS_EFORMAT, "%s: change.%s must be an object", ctx,
+                                ps_vfield_names[f]);
+        if ((rc = ps_vjson_u64(c, "zero", &p->zero[f], ctx, err)))
+            return rc;
+        if ((rc = ps_vjson_hist(json_object_get(c, "shrink"), p->shrink[f], PS_VBINS, &ts, ctx, err)) ||
+            (rc = ps_vjson_hist(json_object_get(c, "grow"), p->grow[f], PS_VBINS, &tg, ctx, err)) ||
+            (rc = ps_vjson_hist(json_object_get(c, "relative"), p->rel[f], PS_VREL_BINS, &tr, ctx, err)))
+            return rc;
+        if (p->shrink[f][0] || p->grow[f][0])
+            return ps_error_set(err, PS_EFORMAT, "%s: change.%s: a change of 0 in shrink or grow",
+                                ctx, ps_vfield_names[f]);
+        if (p->zero[f] + ts + tg != tr || tr > p->kept)
+            return ps_error_set(err, PS_EFORMAT, "%s: change.%s counts disagree", ctx,
+                                ps_vfield_names[f]);
+    }
+    return 0;
+}
+
+/* One entry of 'labels': its outcome counts and relative changes. */
+static int label_from_json(json_t *e, size_t i, const char *prev, ps_vpaired *p,
+                           uint64_t *records_in_sum, const char *ctx, ps_error *err)
+{
+    const char *name;
+    int rc = ps_vjson_label_entry(e, i, prev, 100, &name, ctx, err);
+    if (rc)
+        return rc;
+    ps_vpaired_label *l = get_label(p, name);
+    if (!l)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    if ((rc = ps_vjson_fields(e, l, label_fields, NFIELDS(label_fields), ctx, err)))
+        return rc;
+    if (l->kept > l->records_in || l->rejected > l->records_in ||
+        l->duplicates > l->records_in || l->empty_after_cleaning > l->rejected)
+        return ps_error_set(err, PS_EFORMAT, "%s: label '%.100s': counts out of range", ctx, name);
+    json_t *rel = json_object_get(e, "relative");
+    for (int f = 0; f < 2; f++) {
+        uint64_t t;
+        if ((rc = ps_vjson_hist(json_object_get(rel, ps_vfield_names[f]), l->rel[f], PS_VREL_BINS,
+                                &t, ctx, err)))
+            return rc;
+        if (t > l->kept)
+            return ps_error_set(err, PS_EFORMAT,
+                                "%s: label '%.100s': relative change counts exceed kept", ctx, name);
+    }
+    if (__builtin_add_overflow(*records_in_sum, l->records_in, records_in_sum))
+        return ps_error_set(err, PS_EFORMAT, "%s: label counts overflow", ctx);
+    return 0;
+}
+
+/* 'labels', sorted by name, and whether they fit the totals. */
+static int labels_from_json(json_t *la, ps_vpaired *p, const char *ctx, ps_error *err)
+{
+    int rc;
+    if (!json_is_array(la))
+        return ps_error_set(err, PS_EFORMAT, "%s: 'labels' must be an array", ctx);
+    const char *prev = NULL;
+    uint64_t records_in_sum = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(la, i, e)
+    {
+        if ((rc = label_from_json(e, i, prev, p, &records_in_sum, ctx, err)))
+            return rc;
+        prev = json_string_value(json_object_get(e, "label"));
+    }
+    if (records_in_sum + p->unlabeled != p->records_in)
+        return ps_error_set(err, PS_EFORMAT, "%s: label records_in + unlabeled != records_in", ctx);
+    uint64_t kept = 0, rejected = 0, duplicates = 0, empty = 0;
+    for (size_t k = 0; k < p->nlabels; k++) { /* each <= its records_in: sums cannot overflow */
+        kept += p->labels[k].kept;
+        rejected += p->labels[k].rejected;
+        duplicates += p->labels[k].duplicates;
+        empty += p->labels[k].empty_after_cleaning;
+    }
+    if (kept > p->kept || rejected > p->rejected || duplicates > p->duplicates ||
+        empty > p->empty_after_cleaning)
+        return ps_error_set(err, PS_EFORMAT, "%s: the labels' counts exceed the totals", ctx);
+    return 0;
+}
+
+/* One entry of 'examples' into x (its strings owned by x, also on failure). */
+static int example_from_json(json_t *e, size_t i, ps_vexample *x, const char *ctx, ps_error *err)
+{
+    bool ok = json_is_object(e);
+    json_t *sc = json_object_get(e, "relative_change"), *dq = json_object_get(e, "question_delta"),
+           *ds = json_object_get(e, "sql_delta"), *sq = json_object_get(e, "seq");
+    const char *oc = json_string_value(json_object_get(e, "outcome"));
+    const char *t[4] = {json_string_value(json_object_get(e, "question_before")),
+                        json_string_value(json_object_get(e, "question_after")),
+                        json_string_value(json_object_get(e, "sql_before")),
+                        json_string_value(json_object_get(e, "sql_after"))};
+    const char *id = ok ? opt_str(e, "id", &ok) : NULL, *src = ok ? opt_str(e, "source", &ok) : NULL,
+               *lab = ok ? opt_str(e, "label", &ok) : NULL, *rea = ok ? opt_str(e, "reason", &ok) : NULL,
+               *rul = ok ? opt_str(e, "rule", &ok) : NULL;
+    if (!ok || !json_is_number(sc) || !json_is_integer(dq) || !json_is_integer(ds) ||
+        !json_is_integer(sq) || json_integer_value(sq) < 0 || !oc || !t[0] || !t[1] || !t[2] ||
+        !t[3] || (strcmp(oc, "kept") && strcmp(oc, "rejected") && strcmp(oc, "duplicate")))
+        return ps_error_set(err, PS_EFORMAT, "%s: example %zu is malformed", ctx, i);
+    x->score = json_number_value(sc);
+    if (!(x->score >= 0) || !isfinite(x->score))
+        return ps_error_set(err, PS_EFORMAT, "%s: example %zu: relative_change out of range", ctx, i);
+    x->dq = json_integer_value(dq);
+    x->ds = json_integer_value(ds);
+    x->seq = (uint64_t)json_integer_value(sq);
+    x->id = dup_or_null(id);
+    x->source = dup_or_null(src);
+    x->label = dup_or_null(lab);
+    x->reason = dup_or_null(rea);
+    x->rule = dup_or_null(rul);
+    x->outcome = strdup(oc);
+    x->q_before = dup_prefix(t[0], strlen(t[0]));
+    x->q_after = dup_prefix(t[1], strlen(t[1]));
+    x->s_before = dup_prefix(t[2], strlen(t[2]));
+    x->s_after = dup_prefix(t[3], strlen(t[3]));
+    if (!x->outcome || !x->q_before || !x->q_after || !x->s_before || !x->s_after)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int examples_from_json(json_t *ea, ps_vpaired *p, const char *ctx, ps_error *err)
+{
+    if (!json_is_array(ea) || json_array_size(ea) > p->max_examples)
+        return ps_error_set(err, PS_EFORMAT, "%s: 'examples' must be an array of at most max_examples",
+                            ctx);
+    size_t i;
+    json_t *e;
+    json_array_foreach(ea, i, e)
+    {
+        ps_vexample x = {0};
+        int rc = example_from_json(e, i, &x, ctx, err);
+        if (rc) {
+            ex_free(&x);
+            return rc;
+        }
+        ex_offer(p, &x);
+    }
+    return 0;
 }
 
 int ps_vpaired_from_json(json_t *j, ps_vpaired **out, ps_error *err)
@@ -544,159 +746,14 @@ int ps_vpaired_from_json(json_t *j, ps_vpaired **out, ps_error *err)
     ps_vpaired *p = ps_vpaired_new((size_t)maxex);
     if (!p)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    LOAD(j, "records_in", p->records_in);
-    LOAD(j, "kept", p->kept);
-    LOAD(j, "rejected", p->rejected);
-    LOAD(j, "duplicates", p->duplicates);
-    LOAD(j, "unparsed", p->unparsed);
-    LOAD(j, "unlabeled", p->unlabeled);
-    LOAD(j, "empty_after_cleaning", p->empty_after_cleaning);
-    LOAD(j, "changed_question", p->changed_question);
-    LOAD(j, "changed_sql", p->changed_sql);
-    if (p->kept > p->records_in || p->rejected > p->records_in || p->duplicates > p->records_in ||
-        p->unparsed > p->records_in || p->unlabeled > p->records_in ||
-        p->empty_after_cleaning > p->rejected || p->changed_question > p->kept ||
-        p->changed_sql > p->kept)
-        FAILF("%s: counts out of range", ctx);
-    json_t *ra = json_object_get(j, "rejected_by");
-    if (!json_is_array(ra))
-        FAILF("%s: 'rejected_by' must be an array", ctx);
-    size_t i;
-    json_t *e;
-    uint64_t rsum = 0;
-    json_array_foreach(ra, i, e)
-    {
-        bool ok = json_is_object(e);
-        const char *reason = json_string_value(json_object_get(e, "reason"));
-        const char *rule = ok ? opt_str(e, "rule", &ok) : NULL;
-        uint64_t c;
-        if (!ok || !reason)
-            FAILF("%s: rejected_by entry %zu needs a string 'reason'", ctx, i);
-        LOAD(e, "count", c);
-        if (__builtin_add_overflow(rsum, c, &rsum))
-            FAILF("%s: rejected_by counts overflow", ctx);
-        if (add_reason(p, reason, rule, c)) {
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-            goto fail;
-        }
-    }
-    if (rsum != p->rejected)
-        FAILF("%s: rejected_by sums to %llu, rejected is %llu", ctx, (unsigned long long)rsum,
-              (unsigned long long)p->rejected);
-    if ((rc = ps_vrejections_from_json(p, json_object_get(j, "rejected_by_input"), ctx, err)) ||
-        (rc = ps_vids_from_json(p, json_object_get(j, "id_collisions"), ctx, err)))
+    if ((rc = counts_from_json(j, p, ctx, err)) ||
+        (rc = reasons_from_json(json_object_get(j, "rejected_by"), p, ctx, err)) ||
+        (rc = ps_vrejections_from_json(p, json_object_get(j, "rejected_by_input"), ctx, err)) ||
+        (rc = ps_vid_collisions_from_json(p, json_object_get(j, "id_collisions"), ctx, err)) ||
+        (rc = change_from_json(json_object_get(j, "change"), p, ctx, err)) ||
+        (rc = labels_from_json(json_object_get(j, "labels"), p, ctx, err)) ||
+        (rc = examples_from_json(json_object_get(j, "examples"), p, ctx, err)))
         goto fail;
-    json_t *ch = json_object_get(j, "change");
-    if (!json_is_object(ch))
-        FAILF("%s: 'change' must be an object", ctx);
-    for (int f = 0; f < 2; f++) {
-        json_t *c = json_object_get(ch, ps_vfield_names[f]);
-        uint64_t ts, tg, tr;
-        if (!json_is_object(c))
-            FAILF("%s: change.%s must be an object", ctx, ps_vfield_names[f]);
-        LOAD(c, "zero", p->zero[f]);
-        if ((rc = ps_vjson_hist(json_object_get(c, "shrink"), p->shrink[f], PS_VBINS, &ts, ctx, err)) ||
-            (rc = ps_vjson_hist(json_object_get(c, "grow"), p->grow[f], PS_VBINS, &tg, ctx, err)) ||
-            (rc = ps_vjson_hist(json_object_get(c, "relative"), p->rel[f], PS_VREL_BINS, &tr, ctx, err)))
-            goto fail;
-        if (p->shrink[f][0] || p->grow[f][0])
-            FAILF("%s: change.%s: a change of 0 in shrink or grow", ctx, ps_vfield_names[f]);
-        if (p->zero[f] + ts + tg != tr || tr > p->kept)
-            FAILF("%s: change.%s counts disagree", ctx, ps_vfield_names[f]);
-    }
-    json_t *la = json_object_get(j, "labels");
-    if (!json_is_array(la))
-        FAILF("%s: 'labels' must be an array", ctx);
-    const char *prev = NULL;
-    uint64_t lin = 0;
-    json_array_foreach(la, i, e)
-    {
-        const char *name = json_string_value(json_object_get(e, "label"));
-        if (!json_is_object(e) || !name)
-            FAILF("%s: label %zu must be an object with a string 'label'", ctx, i);
-        if (prev && strcmp(prev, name) >= 0)
-            FAILF("%s: labels must be sorted and unique ('%.100s')", ctx, name);
-        prev = name;
-        ps_vplabel *l = get_label(p, name);
-        if (!l) {
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-            goto fail;
-        }
-        LOAD(e, "records_in", l->records_in);
-        LOAD(e, "kept", l->kept);
-        LOAD(e, "rejected", l->rejected);
-        LOAD(e, "duplicates", l->duplicates);
-        LOAD(e, "empty_after_cleaning", l->empty_after_cleaning);
-        if (l->kept > l->records_in || l->rejected > l->records_in ||
-            l->duplicates > l->records_in || l->empty_after_cleaning > l->rejected)
-            FAILF("%s: label '%.100s': counts out of range", ctx, name);
-        json_t *rel = json_object_get(e, "relative");
-        for (int f = 0; f < 2; f++) {
-            uint64_t t;
-            if ((rc = ps_vjson_hist(json_object_get(rel, ps_vfield_names[f]), l->rel[f],
-                                    PS_VREL_BINS, &t, ctx, err)))
-                goto fail;
-            if (t > l->kept)
-                FAILF("%s: label '%.100s': relative change counts exceed kept", ctx, name);
-        }
-        if (__builtin_add_overflow(lin, l->records_in, &lin))
-            FAILF("%s: label counts overflow", ctx);
-    }
-    if (lin + p->unlabeled != p->records_in)
-        FAILF("%s: label records_in + unlabeled != records_in", ctx);
-    uint64_t lk = 0, lr = 0, ld = 0, le = 0;
-    for (size_t k = 0; k < p->nlabels; k++) { /* each <= its records_in: sums cannot overflow */
-        lk += p->labels[k].kept;
-        lr += p->labels[k].rejected;
-        ld += p->labels[k].duplicates;
-        le += p->labels[k].empty_after_cleaning;
-    }
-    if (lk > p->kept || lr > p->rejected || ld > p->duplicates || le > p->empty_after_cleaning)
-        FAILF("%s: the labels' counts exceed the totals", ctx);
-    json_t *ea = json_object_get(j, "examples");
-    if (!json_is_array(ea) || json_array_size(ea) > p->max_examples)
-        FAILF("%s: 'examples' must be an array of at most max_examples", ctx);
-    json_array_foreach(ea, i, e)
-    {
-        bool ok = json_is_object(e);
-        ps_vexample x = {0};
-        json_t *sc = json_object_get(e, "relative_change"), *dq = json_object_get(e, "question_delta"),
-               *ds = json_object_get(e, "sql_delta"), *sq = json_object_get(e, "seq");
-        const char *oc = json_string_value(json_object_get(e, "outcome"));
-        const char *t[4] = {json_string_value(json_object_get(e, "question_before")),
-                            json_string_value(json_object_get(e, "question_after")),
-                            json_string_value(json_object_get(e, "sql_before")),
-                            json_string_value(json_object_get(e, "sql_after"))};
-        const char *id = ok ? opt_str(e, "id", &ok) : NULL, *src = ok ? opt_str(e, "source", &ok) : NULL,
-                   *lab = ok ? opt_str(e, "label", &ok) : NULL, *rea = ok ? opt_str(e, "reason", &ok) : NULL,
-                   *rul = ok ? opt_str(e, "rule", &ok) : NULL;
-        if (!ok || !json_is_number(sc) || !json_is_integer(dq) || !json_is_integer(ds) ||
-            !json_is_integer(sq) || json_integer_value(sq) < 0 || !oc || !t[0] || !t[1] || !t[2] ||
-            !t[3] || (strcmp(oc, "kept") && strcmp(oc, "rejected") && strcmp(oc, "duplicate")))
-            FAILF("%s: example %zu is malformed", ctx, i);
-        x.score = json_number_value(sc);
-        if (!(x.score >= 0) || !isfinite(x.score))
-            FAILF("%s: example %zu: relative_change out of range", ctx, i);
-        x.dq = json_integer_value(dq);
-        x.ds = json_integer_value(ds);
-        x.seq = (uint64_t)json_integer_value(sq);
-        x.id = dup_or_null(id);
-        x.source = dup_or_null(src);
-        x.label = dup_or_null(lab);
-        x.reason = dup_or_null(rea);
-        x.rule = dup_or_null(rul);
-        x.outcome = strdup(oc);
-        x.q_before = dup_prefix(t[0], strlen(t[0]));
-        x.q_after = dup_prefix(t[1], strlen(t[1]));
-        x.s_before = dup_prefix(t[2], strlen(t[2]));
-        x.s_after = dup_prefix(t[3], strlen(t[3]));
-        if (!x.outcome || !x.q_before || !x.q_after || !x.s_before || !x.s_after) {
-            ex_free(&x);
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-            goto fail;
-        }
-        ex_offer(p, &x);
-    }
     *out = p;
     return 0;
 fail:

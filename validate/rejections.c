@@ -47,14 +47,10 @@ int ps_vrejections_add(ps_vpaired *p, const char *input, const char *reason, con
         r->count += count;
         return 0;
     }
-    if (p->ninr == p->inrcap) {
-        size_t nc = p->inrcap ? p->inrcap * 2 : 8;
-        ps_vinput_reason *nr = realloc(p->inr, nc * sizeof *nr);
-        if (!nr)
-            return PS_ENOMEM;
-        p->inr = nr;
-        p->inrcap = nc;
-    }
+    void *inr = p->inr;
+    if (ps_array_grow(&inr, &p->inrcap, p->ninr, sizeof *p->inr, 8))
+        return PS_ENOMEM;
+    p->inr = inr;
     r = &p->inr[p->ninr];
     r->input = strdup(input);
     r->reason = strdup(reason);
@@ -170,7 +166,7 @@ int ps_vrejections_from_json(ps_vpaired *p, json_t *a, const char *ctx, ps_error
  * Counted by the cleaner in input order; here so that the report can warn
  * (check id_collisions) and merged part sets add them up. */
 
-int ps_vids_add(ps_vpaired *p, const char *id, uint64_t count)
+int ps_vid_collisions_add(ps_vpaired *p, const char *id, uint64_t count)
 {
     p->id_collisions += count;
     if (id && p->nid_examples < PS_VID_EXAMPLES) {
@@ -181,23 +177,23 @@ int ps_vids_add(ps_vpaired *p, const char *id, uint64_t count)
     return 0;
 }
 
-void ps_vids_free(ps_vpaired *p)
+void ps_vid_collisions_free(ps_vpaired *p)
 {
     for (size_t i = 0; i < p->nid_examples; i++)
         free(p->id_examples[i]);
     p->nid_examples = 0;
 }
 
-int ps_vids_merge(ps_vpaired *into, const ps_vpaired *from)
+int ps_vid_collisions_merge(ps_vpaired *into, const ps_vpaired *from)
 {
     into->id_collisions += from->id_collisions;
     for (size_t i = 0; i < from->nid_examples; i++)
-        if (ps_vids_add(into, from->id_examples[i], 0))
+        if (ps_vid_collisions_add(into, from->id_examples[i], 0))
             return PS_ENOMEM;
     return 0;
 }
 
-json_t *ps_vids_to_json(const ps_vpaired *p)
+json_t *ps_vid_collisions_to_json(const ps_vpaired *p)
 {
     json_t *ex = json_array();
     for (size_t i = 0; ex && i < p->nid_examples; i++)
@@ -205,7 +201,7 @@ json_t *ps_vids_to_json(const ps_vpaired *p)
     return ex ? json_pack("{sIso}", "count", (json_int_t)p->id_collisions, "examples", ex) : NULL;
 }
 
-int ps_vids_from_json(ps_vpaired *p, json_t *o, const char *ctx, ps_error *err)
+int ps_vid_collisions_from_json(ps_vpaired *p, json_t *o, const char *ctx, ps_error *err)
 {
     if (!o) /* statistics written before this member existed */
         return 0;
@@ -221,7 +217,7 @@ int ps_vids_from_json(ps_vpaired *p, json_t *o, const char *ctx, ps_error *err)
         if (!json_is_string(e))
             return ps_error_set(err, PS_EFORMAT, "%s: id_collisions.examples[%zu] is not a string",
                                 ctx, i);
-        if (ps_vids_add(p, json_string_value(e), 0))
+        if (ps_vid_collisions_add(p, json_string_value(e), 0))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
     return 0;

@@ -3,7 +3,9 @@
  * text health counters; to and from JSON (the loader trusts nothing). */
 #include "validate/vinternal.h"
 
+#include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,7 +281,7 @@ size_t *ps_vstats_sorted_labels(const ps_vstats *s)
 
 /* ---- JSON ------------------------------------------------------------------ */
 
-json_t *ps_vjson_u(uint64_t v)
+json_t *ps_vjson_uint(uint64_t v)
 {
     return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
@@ -292,7 +294,7 @@ json_t *ps_vjson_hist_new(const uint64_t *h, size_t nbins)
     for (size_t b = 0; b < nbins; b++) {
         if (!h[b])
             continue;
-        json_t *pair = json_pack("[Io]", (json_int_t)b, ps_vjson_u(h[b]));
+        json_t *pair = json_pack("[Io]", (json_int_t)b, ps_vjson_uint(h[b]));
         if (!pair || json_array_append_new(a, pair)) {
             json_decref(a);
             return NULL;
@@ -308,10 +310,10 @@ static json_t *dist_field_json(const ps_vdist *d, int f)
     if (!o)
         return NULL;
     int bad = 0;
-    bad |= json_object_set_new(o, "n", ps_vjson_u(n));
-    bad |= json_object_set_new(o, "sum", ps_vjson_u(d->sum[f]));
+    bad |= json_object_set_new(o, "n", ps_vjson_uint(n));
+    bad |= json_object_set_new(o, "sum", ps_vjson_uint(d->sum[f]));
     bad |= json_object_set_new(o, "mean", json_real(n ? (double)d->sum[f] / (double)n : 0));
-    bad |= json_object_set_new(o, "max", ps_vjson_u(d->max[f]));
+    bad |= json_object_set_new(o, "max", ps_vjson_uint(d->max[f]));
     bad |= json_object_set_new(o, "p50", json_real(ps_sm_quantile(d->hist[f], n, 0.50, d->max[f])));
     bad |= json_object_set_new(o, "p90", json_real(ps_sm_quantile(d->hist[f], n, 0.90, d->max[f])));
     bad |= json_object_set_new(o, "p99", json_real(ps_sm_quantile(d->hist[f], n, 0.99, d->max[f])));
@@ -353,22 +355,22 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
         goto fail;
     int bad = 0;
     bad |= json_object_set_new(o, "point", json_string(s->point));
-    bad |= json_object_set_new(o, "records", ps_vjson_u(s->records));
-    bad |= json_object_set_new(o, "unparsed", ps_vjson_u(s->unparsed));
-    bad |= json_object_set_new(o, "parsed", ps_vjson_u(parsed));
-    bad |= json_object_set_new(o, "unlabeled", ps_vjson_u(s->unlabeled));
-    bad |= json_object_set_new(o, "label_count", ps_vjson_u(s->nlabels));
-    bad |= json_object_set_new(h, "empty_question", ps_vjson_u(s->empty_question));
-    bad |= json_object_set_new(h, "empty_sql", ps_vjson_u(s->empty_sql));
-    bad |= json_object_set_new(h, "changed", ps_vjson_u(s->changed));
-    bad |= json_object_set_new(h, "invalid_utf8", ps_vjson_u(s->invalid_utf8));
-    bad |= json_object_set_new(h, "records_with_controls_removed", ps_vjson_u(s->records_with_controls));
-    bad |= json_object_set_new(h, "controls_removed", ps_vjson_u(s->controls_removed));
-    bad |= json_object_set_new(h, "records_with_tokens", ps_vjson_u(s->records_with_tokens));
-    bad |= json_object_set_new(h, "tokens", ps_vjson_u(s->tokens));
-    bad |= json_object_set_new(h, "unk_tokens", ps_vjson_u(s->unk_tokens));
-    bad |= json_object_set_new(h, "records_with_unk", ps_vjson_u(s->records_with_unk));
-    bad |= json_object_set_new(h, "truncated", ps_vjson_u(s->truncated));
+    bad |= json_object_set_new(o, "records", ps_vjson_uint(s->records));
+    bad |= json_object_set_new(o, "unparsed", ps_vjson_uint(s->unparsed));
+    bad |= json_object_set_new(o, "parsed", ps_vjson_uint(parsed));
+    bad |= json_object_set_new(o, "unlabeled", ps_vjson_uint(s->unlabeled));
+    bad |= json_object_set_new(o, "label_count", ps_vjson_uint(s->nlabels));
+    bad |= json_object_set_new(h, "empty_question", ps_vjson_uint(s->empty_question));
+    bad |= json_object_set_new(h, "empty_sql", ps_vjson_uint(s->empty_sql));
+    bad |= json_object_set_new(h, "changed", ps_vjson_uint(s->changed));
+    bad |= json_object_set_new(h, "invalid_utf8", ps_vjson_uint(s->invalid_utf8));
+    bad |= json_object_set_new(h, "records_with_controls_removed", ps_vjson_uint(s->records_with_controls));
+    bad |= json_object_set_new(h, "controls_removed", ps_vjson_uint(s->controls_removed));
+    bad |= json_object_set_new(h, "records_with_tokens", ps_vjson_uint(s->records_with_tokens));
+    bad |= json_object_set_new(h, "tokens", ps_vjson_uint(s->tokens));
+    bad |= json_object_set_new(h, "unk_tokens", ps_vjson_uint(s->unk_tokens));
+    bad |= json_object_set_new(h, "records_with_unk", ps_vjson_uint(s->records_with_unk));
+    bad |= json_object_set_new(h, "truncated", ps_vjson_uint(s->truncated));
     bad |= json_object_set_new(h, "empty_question_rate", json_real(rate(s->empty_question, parsed)));
     bad |= json_object_set_new(h, "empty_sql_rate", json_real(rate(s->empty_sql, parsed)));
     bad |= json_object_set_new(h, "changed_rate", json_real(rate(s->changed, parsed)));
@@ -389,11 +391,11 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
     if (ps_vstats_padding(s, &padded, &toks)) {
         json_t *b = json_array();
         for (size_t i = 0; b && i < s->nbounds; i++)
-            bad |= json_array_append_new(b, ps_vjson_u(s->bounds[i]));
+            bad |= json_array_append_new(b, ps_vjson_uint(s->bounds[i]));
         bad |= json_object_set_new(
             o, "padding",
-            json_pack("{sosososf}", "bounds", b ? b : json_null(), "tokens", ps_vjson_u(toks),
-                      "padded_tokens", ps_vjson_u(padded), "padding_rate",
+            json_pack("{sosososf}", "bounds", b ? b : json_null(), "tokens", ps_vjson_uint(toks),
+                      "padded_tokens", ps_vjson_uint(padded), "padding_rate",
                       padded ? (double)(padded - toks) / (double)padded : 0.0));
     } else {
         bad |= json_object_set_new(o, "padding", json_null());
@@ -407,7 +409,7 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
         goto fail;
     for (size_t i = 0; i < s->nlabels && !bad; i++) {
         const ps_vlabel *l = &s->labels[ix[i]];
-        json_t *e = json_pack("{sssosfso}", "label", l->name, "records", ps_vjson_u(l->records),
+        json_t *e = json_pack("{sssosfso}", "label", l->name, "records", ps_vjson_uint(l->records),
                               "share", rate(l->records, parsed - s->unlabeled), "lengths",
                               dist_json(&l->d));
         bad |= !e || json_array_append_new(labels, e);
@@ -433,6 +435,35 @@ int ps_vjson_u64(json_t *o, const char *key, uint64_t *out, const char *ctx, ps_
     if (!json_is_integer(v) || json_integer_value(v) < 0)
         return ps_error_set(err, PS_EFORMAT, "%s: '%s' must be a non-negative integer", ctx, key);
     *out = (uint64_t)json_integer_value(v);
+    return 0;
+}
+
+int ps_vjson_fields(json_t *o, void *base, const ps_vjson_field *t, size_t n, const char *ctx,
+                    ps_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = 0;
+        switch (t[i].type) {
+        case PS_VJSON_U64:
+            rc = ps_vjson_u64(o, t[i].key, (uint64_t *)((char *)base + t[i].offset), ctx, err);
+            break;
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int ps_vjson_label_entry(json_t *e, size_t i, const char *prev, int name_cap, const char **name,
+                         const char *ctx, ps_error *err)
+{
+    *name = json_string_value(json_object_get(e, "label"));
+    if (!json_is_object(e) || !*name)
+        return ps_error_set(err, PS_EFORMAT, "%s: label %zu must be an object with a string 'label'",
+                            ctx, i);
+    if (prev && strcmp(prev, *name) >= 0)
+        return ps_error_set(err, PS_EFORMAT, "%s: labels must be sorted and unique ('%.*s')", ctx,
+                            name_cap, *name);
     return 0;
 }
 
@@ -523,17 +554,215 @@ static int dist_from_json(json_t *o, ps_vdist *d, bool tokens_allowed, const cha
     return 0;
 }
 
-#define LOAD_U64(obj, key, dst)                                                                    \
-    do {                                                                                           \
-        if ((rc = ps_vjson_u64((obj), (key), &(dst), ctx, err)))                                    \
-            goto fail;                                                                             \
-    } while (0)
+/* The record counts at the top of the file; parsed and label_count are
+ * checked against the rest and not kept. */
+typedef struct head_counts {
+    uint64_t records, unparsed, parsed, unlabeled, label_count;
+} head_counts;
 
-#define FAILF(...)                                                                                 \
-    do {                                                                                           \
-        rc = ps_error_set(err, PS_EFORMAT, __VA_ARGS__);                                           \
-        goto fail;                                                                                 \
-    } while (0)
+static const ps_vjson_field head_fields[] = {
+    {"records", offsetof(head_counts, records), PS_VJSON_U64},
+    {"unparsed", offsetof(head_counts, unparsed), PS_VJSON_U64},
+    {"parsed", offsetof(head_counts, parsed), PS_VJSON_U64},
+    {"unlabeled", offsetof(head_counts, unlabeled), PS_VJSON_U64},
+    {"label_count", offsetof(head_counts, label_count), PS_VJSON_U64},
+};
+
+static const ps_vjson_field health_fields[] = {
+    {"empty_question", offsetof(ps_vstats, empty_question), PS_VJSON_U64},
+    {"empty_sql", offsetof(ps_vstats, empty_sql), PS_VJSON_U64},
+    {"changed", offsetof(ps_vstats, changed), PS_VJSON_U64},
+    {"invalid_utf8", offsetof(ps_vstats, invalid_utf8), PS_VJSON_U64},
+    {"records_with_controls_removed", offsetof(ps_vstats, records_with_controls), PS_VJSON_U64},
+    {"controls_removed", offsetof(ps_vstats, controls_removed), PS_VJSON_U64},
+    {"records_with_tokens", offsetof(ps_vstats, records_with_tokens), PS_VJSON_U64},
+    {"tokens", offsetof(ps_vstats, tokens), PS_VJSON_U64},
+    {"unk_tokens", offsetof(ps_vstats, unk_tokens), PS_VJSON_U64},
+    {"records_with_unk", offsetof(ps_vstats, records_with_unk), PS_VJSON_U64},
+    {"truncated", offsetof(ps_vstats, truncated), PS_VJSON_U64},
+};
+
+#define NFIELDS(t) (sizeof(t) / sizeof(t)[0])
+
+/* The head and health counters, and whether they agree with each other. */
+static int counts_from_json(json_t *j, ps_vstats *s, head_counts *hc, const char *ctx,
+                            ps_error *err)
+{
+    int rc;
+    if ((rc = ps_vjson_fields(j, hc, head_fields, NFIELDS(head_fields), ctx, err)))
+        return rc;
+    s->records = hc->records;
+    s->unparsed = hc->unparsed;
+    s->unlabeled = hc->unlabeled;
+    uint64_t parsed = hc->parsed;
+    if (s->unparsed > s->records || parsed != s->records - s->unparsed || s->unlabeled > parsed)
+        return ps_error_set(err, PS_EFORMAT, "%s: records, unparsed, parsed and unlabeled disagree",
+                            ctx);
+    json_t *h = json_object_get(j, "health");
+    if (!json_is_object(h))
+        return ps_error_set(err, PS_EFORMAT, "%s: 'health' must be an object", ctx);
+    if ((rc = ps_vjson_fields(h, s, health_fields, NFIELDS(health_fields), ctx, err)))
+        return rc;
+    if (s->empty_question > parsed || s->empty_sql > parsed || s->changed > parsed ||
+        s->invalid_utf8 > parsed || s->records_with_controls > parsed ||
+        s->records_with_controls > s->controls_removed ||
+        (s->controls_removed && !s->records_with_controls) || s->records_with_tokens > parsed ||
+        s->unk_tokens > s->tokens || s->records_with_unk > s->records_with_tokens ||
+        s->records_with_unk > s->unk_tokens || s->truncated > s->records_with_tokens)
+        return ps_error_set(err, PS_EFORMAT, "%s: health counters out of range", ctx);
+    return 0;
+}
+
+/* The overall length distributions and the exact token lengths, checked
+ * against the record counts and each other. */
+static int lengths_from_json(json_t *j, ps_vstats *s, uint64_t parsed, const char *ctx,
+                             ps_error *err)
+{
+    int rc;
+    if ((rc = dist_from_json(json_object_get(j, "lengths"), &s->all,
+                             !strcmp(s->point, "tokenized"), "statistics.lengths", err)))
+        return rc;
+    if (s->all.n[PS_VF_QUESTION] != parsed || s->all.n[PS_VF_SQL] != parsed ||
+        s->all.n[PS_VF_TOKENS] != s->records_with_tokens ||
+        s->all.sum[PS_VF_TOKENS] != s->tokens)
+        return ps_error_set(err, PS_EFORMAT, "%s: length counts disagree with the record counts",
+                            ctx);
+    json_t *te = json_object_get(j, "tokens_exact");
+    if (te && !json_is_null(te)) {
+        uint64_t tt;
+        if ((rc = ps_vjson_hist(te, s->tok_exact, PS_VTOK_EXACT, &tt, "statistics.tokens_exact",
+                                err)))
+            return rc;
+        for (uint32_t l = 0; l < PS_VTOK_EXACT; l++)
+            if (s->tok_exact[l] > s->all.hist[PS_VF_TOKENS][ps_vbin_of(l)])
+                return ps_error_set(err, PS_EFORMAT,
+                                    "%s: tokens_exact disagrees with the tokens histogram", ctx);
+        for (uint32_t b = 0; b < 256; b++)
+            if (s->tok_exact[b] != s->all.hist[PS_VF_TOKENS][b])
+                return ps_error_set(err, PS_EFORMAT,
+                                    "%s: tokens_exact disagrees with the tokens histogram", ctx);
+    } else if (s->records_with_tokens) {
+        return ps_error_set(err, PS_EFORMAT, "%s: 'tokens_exact' missing", ctx);
+    }
+    return 0;
+}
+
+/* padding.bounds (absent or null: no padding figures). */
+static int padding_from_json(json_t *pad, ps_vstats *s, const char *ctx, ps_error *err)
+{
+    if (!pad || json_is_null(pad))
+        return 0;
+    json_t *b = json_object_get(pad, "bounds");
+    if (!json_is_object(pad) || !json_is_array(b) || json_array_size(b) > 65536)
+        return ps_error_set(err, PS_EFORMAT, "%s: 'padding.bounds' must be an array", ctx);
+    size_t nb = json_array_size(b);
+    uint32_t *bv = calloc(nb + 1, sizeof *bv);
+    if (!bv)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nb; i++) {
+        json_t *e = json_array_get(b, i);
+        json_int_t v = json_is_integer(e) ? json_integer_value(e) : -1;
+        if (v < 1 || v > UINT32_MAX || (i && (uint32_t)v <= bv[i - 1])) {
+            free(bv);
+            return ps_error_set(err, PS_EFORMAT,
+                                "%s: padding bounds must be increasing positive integers", ctx);
+        }
+        bv[i] = (uint32_t)v;
+    }
+    int rc = ps_vstats_set_padding(s, bv, nb);
+    free(bv);
+    if (rc)
+        return ps_error_set(err, rc, "%s: padding bounds", ctx);
+    return 0;
+}
+
+/* unk_words: absent in files of earlier versions. */
+static int unk_from_json(json_t *uw, ps_vstats *s, const char *ctx, ps_error *err)
+{
+    if (!uw || json_is_null(uw))
+        return 0;
+    if (strcmp(s->point, "tokenized"))
+        return ps_error_set(err, PS_EFORMAT, "%s: 'unk_words' before tokenization", ctx);
+    if (unk_tables(s))
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return ps_vunk_from_json(uw, s->unk, err);
+}
+
+/* One entry of 'labels': its records and length distributions. */
+static int label_from_json(json_t *e, size_t i, const char *prev, ps_vstats *s,
+                           uint64_t *label_sum, const char *ctx, ps_error *err)
+{
+    const char *name;
+    int rc = ps_vjson_label_entry(e, i, prev, INT_MAX, &name, ctx, err);
+    if (rc)
+        return rc;
+    ps_vlabel *l = get_label(s, name);
+    if (!l)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    char c3[200];
+    snprintf(c3, sizeof c3, "statistics label '%.100s'", name);
+    if ((rc = ps_vjson_u64(e, "records", &l->records, c3, err)) ||
+        (rc = dist_from_json(json_object_get(e, "lengths"), &l->d, !strcmp(s->point, "tokenized"),
+                             c3, err)))
+        return rc;
+    if (l->d.n[PS_VF_QUESTION] != l->records || l->d.n[PS_VF_SQL] != l->records ||
+        l->d.n[PS_VF_TOKENS] > l->records)
+        return ps_error_set(err, PS_EFORMAT, "%s: length counts disagree with records", c3);
+    if (__builtin_add_overflow(*label_sum, l->records, label_sum))
+        return ps_error_set(err, PS_EFORMAT, "%s: label counts overflow", ctx);
+    return 0;
+}
+
+/* The labels' histograms add up to at most the overall ones. */
+static int labels_within_overall(const ps_vstats *s, const char *ctx, ps_error *err)
+{
+    ps_vdist *acc = calloc(1, sizeof *acc);
+    if (!acc)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (size_t k = 0; k < s->nlabels; k++)
+        for (int f = 0; f < PS_VF_N; f++)
+            for (uint32_t b = 0; b < PS_VBINS; b++)
+                acc->hist[f][b] += s->labels[k].d.hist[f][b]; /* each <= parsed: no overflow */
+    bool over = false;
+    for (int f = 0; f < PS_VF_N; f++)
+        for (uint32_t b = 0; b < PS_VBINS; b++)
+            over |= acc->hist[f][b] > s->all.hist[f][b];
+    free(acc);
+    if (over)
+        return ps_error_set(err, PS_EFORMAT,
+                            "%s: the labels' length histograms exceed the overall ones", ctx);
+    return 0;
+}
+
+static int labels_from_json(json_t *labels, ps_vstats *s, const head_counts *hc, const char *ctx,
+                            ps_error *err)
+{
+    int rc;
+    if (hc->label_count > PS_VSTATS_MAX_LABELS)
+        return ps_error_set(err, PS_ELIMIT, "%s: %llu labels, more than %u", ctx,
+                            (unsigned long long)hc->label_count, PS_VSTATS_MAX_LABELS);
+    if (!json_is_array(labels) || json_array_size(labels) != hc->label_count)
+        return ps_error_set(err, PS_EFORMAT, "%s: 'labels' must be an array of label_count entries",
+                            ctx);
+    size_t i;
+    json_t *e;
+    const char *prev = NULL;
+    uint64_t lsum = 0;
+    json_array_foreach(labels, i, e)
+    {
+        if ((rc = label_from_json(e, i, prev, s, &lsum, ctx, err)))
+            return rc;
+        prev = json_string_value(json_object_get(e, "label"));
+    }
+    if ((rc = labels_within_overall(s, ctx, err)))
+        return rc;
+    if (lsum + s->unlabeled != hc->parsed)
+        return ps_error_set(err, PS_EFORMAT,
+                            "%s: label records (%llu) + unlabeled (%llu) != parsed (%llu)", ctx,
+                            (unsigned long long)lsum, (unsigned long long)s->unlabeled,
+                            (unsigned long long)hc->parsed);
+    return 0;
+}
 
 int ps_vstats_from_json(json_t *j, ps_vstats **out, ps_error *err)
 {
@@ -552,152 +781,13 @@ int ps_vstats_from_json(json_t *j, ps_vstats **out, ps_error *err)
     char c2[160];
     snprintf(c2, sizeof c2, "statistics '%s'", point);
     ctx = c2;
-    uint64_t parsed, label_count;
-    LOAD_U64(j, "records", s->records);
-    LOAD_U64(j, "unparsed", s->unparsed);
-    LOAD_U64(j, "parsed", parsed);
-    LOAD_U64(j, "unlabeled", s->unlabeled);
-    LOAD_U64(j, "label_count", label_count);
-    if (s->unparsed > s->records || parsed != s->records - s->unparsed || s->unlabeled > parsed)
-        FAILF("%s: records, unparsed, parsed and unlabeled disagree", ctx);
-    json_t *h = json_object_get(j, "health");
-    if (!json_is_object(h))
-        FAILF("%s: 'health' must be an object", ctx);
-    LOAD_U64(h, "empty_question", s->empty_question);
-    LOAD_U64(h, "empty_sql", s->empty_sql);
-    LOAD_U64(h, "changed", s->changed);
-    LOAD_U64(h, "invalid_utf8", s->invalid_utf8);
-    LOAD_U64(h, "records_with_controls_removed", s->records_with_controls);
-    LOAD_U64(h, "controls_removed", s->controls_removed);
-    LOAD_U64(h, "records_with_tokens", s->records_with_tokens);
-    LOAD_U64(h, "tokens", s->tokens);
-    LOAD_U64(h, "unk_tokens", s->unk_tokens);
-    LOAD_U64(h, "records_with_unk", s->records_with_unk);
-    LOAD_U64(h, "truncated", s->truncated);
-    if (s->empty_question > parsed || s->empty_sql > parsed || s->changed > parsed ||
-        s->invalid_utf8 > parsed || s->records_with_controls > parsed ||
-        s->records_with_controls > s->controls_removed ||
-        (s->controls_removed && !s->records_with_controls) || s->records_with_tokens > parsed ||
-        s->unk_tokens > s->tokens || s->records_with_unk > s->records_with_tokens ||
-        s->records_with_unk > s->unk_tokens || s->truncated > s->records_with_tokens)
-        FAILF("%s: health counters out of range", ctx);
-    if ((rc = dist_from_json(json_object_get(j, "lengths"), &s->all, !strcmp(point, "tokenized"),
-                             "statistics.lengths", err)))
+    head_counts hc;
+    if ((rc = counts_from_json(j, s, &hc, ctx, err)) ||
+        (rc = lengths_from_json(j, s, hc.parsed, ctx, err)) ||
+        (rc = padding_from_json(json_object_get(j, "padding"), s, ctx, err)) ||
+        (rc = unk_from_json(json_object_get(j, "unk_words"), s, ctx, err)) ||
+        (rc = labels_from_json(json_object_get(j, "labels"), s, &hc, ctx, err)))
         goto fail;
-    if (s->all.n[PS_VF_QUESTION] != parsed || s->all.n[PS_VF_SQL] != parsed ||
-        s->all.n[PS_VF_TOKENS] != s->records_with_tokens ||
-        s->all.sum[PS_VF_TOKENS] != s->tokens)
-        FAILF("%s: length counts disagree with the record counts", ctx);
-    json_t *te = json_object_get(j, "tokens_exact");
-    if (te && !json_is_null(te)) {
-        uint64_t tt;
-        if ((rc = ps_vjson_hist(te, s->tok_exact, PS_VTOK_EXACT, &tt, "statistics.tokens_exact", err)))
-            goto fail;
-        for (uint32_t l = 0; l < PS_VTOK_EXACT; l++)
-            if (s->tok_exact[l] > s->all.hist[PS_VF_TOKENS][ps_vbin_of(l)])
-                FAILF("%s: tokens_exact disagrees with the tokens histogram", ctx);
-        for (uint32_t b = 0; b < 256; b++)
-            if (s->tok_exact[b] != s->all.hist[PS_VF_TOKENS][b])
-                FAILF("%s: tokens_exact disagrees with the tokens histogram", ctx);
-    } else if (s->records_with_tokens) {
-        FAILF("%s: 'tokens_exact' missing", ctx);
-    }
-    json_t *pad = json_object_get(j, "padding");
-    if (pad && !json_is_null(pad)) {
-        json_t *b = json_object_get(pad, "bounds");
-        if (!json_is_object(pad) || !json_is_array(b) || json_array_size(b) > 65536)
-            FAILF("%s: 'padding.bounds' must be an array", ctx);
-        size_t nb = json_array_size(b);
-        uint32_t *bv = calloc(nb + 1, sizeof *bv);
-        if (!bv) {
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-            goto fail;
-        }
-        for (size_t i = 0; i < nb; i++) {
-            json_t *e = json_array_get(b, i);
-            json_int_t v = json_is_integer(e) ? json_integer_value(e) : -1;
-            if (v < 1 || v > UINT32_MAX || (i && (uint32_t)v <= bv[i - 1])) {
-                free(bv);
-                FAILF("%s: padding bounds must be increasing positive integers", ctx);
-            }
-            bv[i] = (uint32_t)v;
-        }
-        rc = ps_vstats_set_padding(s, bv, nb);
-        free(bv);
-        if (rc) {
-            rc = ps_error_set(err, rc, "%s: padding bounds", ctx);
-            goto fail;
-        }
-    }
-    json_t *uw = json_object_get(j, "unk_words");
-    if (uw && !json_is_null(uw)) { /* absent in files of earlier versions */
-        if (strcmp(point, "tokenized"))
-            FAILF("%s: 'unk_words' before tokenization", ctx);
-        if (unk_tables(s)) {
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-            goto fail;
-        }
-        if ((rc = ps_vunk_from_json(uw, s->unk, err)))
-            goto fail;
-    }
-    json_t *labels = json_object_get(j, "labels");
-    if (label_count > PS_VSTATS_MAX_LABELS) {
-        rc = ps_error_set(err, PS_ELIMIT, "%s: %llu labels, more than %u", ctx,
-                          (unsigned long long)label_count, PS_VSTATS_MAX_LABELS);
-        goto fail;
-    }
-    if (!json_is_array(labels) || json_array_size(labels) != label_count)
-        FAILF("%s: 'labels' must be an array of label_count entries", ctx);
-    size_t i;
-    json_t *e;
-    const char *prev = NULL;
-    uint64_t lsum = 0;
-    json_array_foreach(labels, i, e)
-    {
-        const char *name = json_string_value(json_object_get(e, "label"));
-        if (!json_is_object(e) || !name)
-            FAILF("%s: label %zu must be an object with a string 'label'", ctx, i);
-        if (prev && strcmp(prev, name) >= 0)
-            FAILF("%s: labels must be sorted and unique ('%s')", ctx, name);
-        prev = name;
-        ps_vlabel *l = get_label(s, name);
-        if (!l) {
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-            goto fail;
-        }
-        char c3[200];
-        snprintf(c3, sizeof c3, "statistics label '%.100s'", name);
-        if ((rc = ps_vjson_u64(e, "records", &l->records, c3, err)) ||
-            (rc = dist_from_json(json_object_get(e, "lengths"), &l->d, !strcmp(point, "tokenized"),
-                                 c3, err)))
-            goto fail;
-        if (l->d.n[PS_VF_QUESTION] != l->records || l->d.n[PS_VF_SQL] != l->records ||
-            l->d.n[PS_VF_TOKENS] > l->records)
-            FAILF("%s: length counts disagree with records", c3);
-        if (__builtin_add_overflow(lsum, l->records, &lsum))
-            FAILF("%s: label counts overflow", ctx);
-    }
-    /* the labels' histograms add up to at most the overall ones */
-    ps_vdist *acc = calloc(1, sizeof *acc);
-    if (!acc) {
-        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-        goto fail;
-    }
-    for (size_t k = 0; k < s->nlabels; k++)
-        for (int f = 0; f < PS_VF_N; f++)
-            for (uint32_t b = 0; b < PS_VBINS; b++)
-                acc->hist[f][b] += s->labels[k].d.hist[f][b]; /* each <= parsed: no overflow */
-    bool over = false;
-    for (int f = 0; f < PS_VF_N; f++)
-        for (uint32_t b = 0; b < PS_VBINS; b++)
-            over |= acc->hist[f][b] > s->all.hist[f][b];
-    free(acc);
-    if (over)
-        FAILF("%s: the labels' length histograms exceed the overall ones", ctx);
-    if (lsum + s->unlabeled != parsed)
-        FAILF("%s: label records (%llu) + unlabeled (%llu) != parsed (%llu)", ctx,
-              (unsigned long long)lsum, (unsigned long long)s->unlabeled,
-              (unsigned long long)parsed);
     *out = s;
     return 0;
 fail:

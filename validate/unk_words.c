@@ -165,8 +165,8 @@ size_t *ps_vunk_sorted(const ps_vunk *u)
 static json_t *word_json(const ps_vunk_word *e)
 {
     const char *h = e->hint > 0 && (size_t)e->hint < N_HINTS ? HINT_NAMES[e->hint] : NULL;
-    return json_pack("{sssosososo}", "word", e->word, "count", ps_vjson_u(e->count), "error",
-                     ps_vjson_u(e->error), "example",
+    return json_pack("{sssosososo}", "word", e->word, "count", ps_vjson_uint(e->count), "error",
+                     ps_vjson_uint(e->error), "example",
                      e->example ? json_string(e->example) : json_null(), "hint",
                      h ? json_string(h) : json_null());
 }
@@ -186,7 +186,7 @@ static json_t *table_json(const ps_vunk *u, size_t top)
         json_decref(words);
         return NULL;
     }
-    return json_pack("{soso}", "total", ps_vjson_u(u->total), "words", words);
+    return json_pack("{soso}", "total", ps_vjson_uint(u->total), "words", words);
 }
 
 json_t *ps_vunk_to_json(const ps_vunk u[PS_VUNK_FIELDS], size_t top)

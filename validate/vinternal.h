@@ -105,11 +105,11 @@ bool ps_vstats_padding(const ps_vstats *s, uint64_t *padded, uint64_t *tokens);
  * capped at 100 (>= 100%). */
 #define PS_VREL_BINS 101u
 
-typedef struct ps_vplabel {
+typedef struct ps_vpaired_label {
     char *name;
     uint64_t records_in, kept, rejected, duplicates, empty_after_cleaning;
     uint64_t rel[2][PS_VREL_BINS]; /* kept: question, sql */
-} ps_vplabel;
+} ps_vpaired_label;
 
 typedef struct ps_vreason {
     char *reason, *rule; /* rule may be NULL */
@@ -142,7 +142,7 @@ struct ps_vpaired {
     uint64_t zero[2];
     uint64_t shrink[2][PS_VBINS], grow[2][PS_VBINS];
     uint64_t rel[2][PS_VREL_BINS];
-    ps_vplabel *labels; /* names owned by `names` */
+    ps_vpaired_label *labels; /* names owned by `names` */
     size_t nlabels, cap;
     ps_strmap names;
     ps_vreason *reasons;
@@ -169,13 +169,13 @@ json_t *ps_vrejections_to_json(const ps_vpaired *p);
 int ps_vrejections_from_json(ps_vpaired *p, json_t *a, const char *ctx, ps_error *err);
 /* rejections.c: paired.id_collisions ({count, examples}); `id` NULL adds
  * to the count only. */
-int ps_vids_add(ps_vpaired *p, const char *id, uint64_t count);
-void ps_vids_free(ps_vpaired *p);
-int ps_vids_merge(ps_vpaired *into, const ps_vpaired *from);
-json_t *ps_vids_to_json(const ps_vpaired *p);
-int ps_vids_from_json(ps_vpaired *p, json_t *o, const char *ctx, ps_error *err);
+int ps_vid_collisions_add(ps_vpaired *p, const char *id, uint64_t count);
+void ps_vid_collisions_free(ps_vpaired *p);
+int ps_vid_collisions_merge(ps_vpaired *into, const ps_vpaired *from);
+json_t *ps_vid_collisions_to_json(const ps_vpaired *p);
+int ps_vid_collisions_from_json(ps_vpaired *p, json_t *o, const char *ctx, ps_error *err);
 
-const ps_vplabel *ps_vpaired_find_label(const ps_vpaired *p, const char *name);
+const ps_vpaired_label *ps_vpaired_find_label(const ps_vpaired *p, const char *name);
 
 /* One check's outcome in a report. */
 enum { PS_VV_PASS = 0, PS_VV_WARN, PS_VV_FAIL, PS_VV_NOT_ENOUGH_DATA, PS_VV_OFF, PS_VV_N };
@@ -203,11 +203,31 @@ struct ps_vreport {
 
 /* JSON helpers shared by the loaders. */
 int ps_vjson_u64(json_t *o, const char *key, uint64_t *out, const char *ctx, ps_error *err);
+
+/* The loaders read a struct's counters from a table, one row per member, so
+ * that a member added to the struct is one row here and in its writer. */
+typedef enum ps_vjson_type {
+    PS_VJSON_U64, /* a non-negative integer into a uint64_t */
+} ps_vjson_type;
+typedef struct ps_vjson_field {
+    const char *key;    /* the JSON member */
+    size_t offset;      /* offsetof the struct member */
+    ps_vjson_type type;
+} ps_vjson_field;
+/* Reads each row's member of object o into base + offset, in table order;
+ * the first missing or mistyped one fails with its key named (PS_EFORMAT). */
+int ps_vjson_fields(json_t *o, void *base, const ps_vjson_field *t, size_t n, const char *ctx,
+                    ps_error *err);
 /* A sparse histogram [[bin, count], ...] (strictly increasing bins < nbins,
  * counts >= 1) into h (zeroed first); *total gets the count sum. */
 int ps_vjson_hist(json_t *a, uint64_t *h, size_t nbins, uint64_t *total, const char *ctx,
                   ps_error *err);
+/* Entry i of a 'labels' array: an object with a string 'label' sorting
+ * after `prev` (NULL for the first); *name gets it. Messages name at most
+ * name_cap bytes of it. 0 or PS_EFORMAT. */
+int ps_vjson_label_entry(json_t *e, size_t i, const char *prev, int name_cap, const char **name,
+                         const char *ctx, ps_error *err);
 json_t *ps_vjson_hist_new(const uint64_t *h, size_t nbins);
-json_t *ps_vjson_u(uint64_t v);
+json_t *ps_vjson_uint(uint64_t v);
 
 #endif

@@ -34,23 +34,34 @@ python3 "$GRAPH" "$TMP/tree" >/dev/null 2>"$TMP/err"
 [ $? -eq 1 ] && grep -q 'store/block.c:[0-9]*: #include "pipeline/build.h": store may not include pipeline' "$TMP/err"
 check "an upward include (store -> pipeline) fails, naming file, line and edge" $?
 
-copy_tree
-printf '#include "report/report.h"\n' >>"$TMP/tree/validate/checks.c"
-python3 "$GRAPH" "$TMP/tree" >/dev/null 2>"$TMP/err"
-[ $? -eq 1 ] && grep -q 'validate may not include report' "$TMP/err"
-check "validate/ including report/ (one layer up) fails" $?
+# plant FILE INCLUDE GREP DESC: one include planted in a fresh copy fails
+# the check (exit 1), its message matching GREP.
+plant() {
+    copy_tree
+    printf '#include "%s"\n' "$2" >>"$TMP/tree/$1"
+    python3 "$GRAPH" "$TMP/tree" >/dev/null 2>"$TMP/err"
+    [ $? -eq 1 ] && grep -q "$3" "$TMP/err"
+    check "$4" $?
+}
+plant validate/checks.c report/report.h 'validate may not include report' \
+    "validate/ including report/ (one layer up) fails"
+plant store/verify.c pairshard/reader.h 'store may not include reader' \
+    "reaching a higher layer through its public header fails"
+plant reader/plan.h shards/shards.h '"shards/shards.h": not a layer' \
+    "an include of a folder that is no layer fails"
 
+# No library or CLI function over 150 lines (scripts/long-functions.py; the
+# JSON scanner's state machine is its one listed exception).
+python3 "$PS_ROOT/scripts/long-functions.py" "$PS_ROOT" >"$TMP/long" 2>&1
+check "no function over 150 lines in the library folders and cli/" $?
+[ -s "$TMP/long" ] && sed 's/^/# /' "$TMP/long"
 copy_tree
-printf '#include "pairshard/reader.h"\n' >>"$TMP/tree/store/verify.c"
-python3 "$GRAPH" "$TMP/tree" >/dev/null 2>"$TMP/err"
-[ $? -eq 1 ] && grep -q 'store may not include reader' "$TMP/err"
-check "reaching a higher layer through its public header fails" $?
-
-copy_tree
-printf '#include "shards/shards.h"\n' >>"$TMP/tree/reader/plan.h"
-python3 "$GRAPH" "$TMP/tree" >/dev/null 2>"$TMP/err"
-[ $? -eq 1 ] && grep -q '"shards/shards.h": not a layer' "$TMP/err"
-check "an include of a folder that is no layer fails" $?
+{ cat "$PS_ROOT/store/block.c"; echo "static int planted_long(void)"; echo "{"
+  i=0; while [ $i -lt 160 ]; do echo "    (void)0;"; i=$((i + 1)); done
+  echo "    return 0;"; echo "}"; } >"$TMP/tree/store/block.c"
+python3 "$PS_ROOT/scripts/long-functions.py" "$TMP/tree" >/dev/null 2>"$TMP/err"
+[ $? -eq 1 ] && grep -q 'store/block.c:[0-9]*: planted_long: 164 lines (limit 150)' "$TMP/err"
+check "a planted 164-line function fails, naming file, line and length" $?
 
 # Library code never prints: the caller renders (the build's progress is a
 # callback the CLI draws).

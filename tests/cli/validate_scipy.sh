@@ -12,7 +12,7 @@ have_scipy() { [ -x "$PY" ] && "$PY" -c 'import scipy, numpy' 2>/dev/null; }
 if ! have_scipy; then
     sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" python3-scipy
 fi
-UNIT="$PS_BUILD/tests/test_validate"
+UNIT="$PS_BUILD/tests/test_validate_scipy"
 if ! have_scipy; then
     echo "ok 1 - # SKIP python3-scipy is not installed and apt-get could not install it"
     echo "1..1"

@@ -1,6 +1,8 @@
 /* Helpers shared by pairshard's cmocka tests (see testutil.h). */
 #include "tests/support/testutil.h"
 
+#include "pipeline/build.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,77 @@ char *ps_test_tmpfile(const void *data, size_t len, const char *suffix)
     }
     close(fd);
     return path;
+}
+
+const char *ps_test_path(const char *dir, const char *rel)
+{
+    static char buf[4][4400];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, rel);
+    return buf[k];
+}
+
+unsigned char *ps_test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("%s: cannot open", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    assert_true(n >= 0);
+    unsigned char *b = malloc((size_t)n + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    b[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+void ps_test_build(const char *in, const char *out, const ps_test_build_opts *o)
+{
+    ps_build_config cfg;
+    ps_build_config_init(&cfg);
+    char *input = strdup(in);
+    char *vocab = strdup(ps_test_data("vocab/bert-base-uncased.vocab.txt"));
+    assert_true(input && vocab);
+    const char *inputs[1] = {input};
+    ps_error err;
+    ps_error_clear(&err);
+    ps_tokenizer_options topt;
+    ps_tokenizer_options_init(&topt);
+    ps_tokenizer *tok = NULL;
+    assert_int_equal(ps_tokenizer_load_vocab(vocab, &topt, &tok, &err), 0);
+    cfg.inputs = inputs;
+    cfg.n_inputs = 1;
+    cfg.out_dir = out;
+    cfg.clean.label_field = o->label_field;
+    cfg.tokenizer = tok;
+    cfg.vocab_path = vocab;
+    cfg.vocab_kind = "vocab.txt";
+    cfg.max_length = 128;
+    cfg.shards = o->shards;
+    cfg.block_records = o->block_records;
+    if (o->buckets) {
+        assert_true(o->n_buckets <= PS_BUILD_MAX_BUCKETS);
+        memcpy(cfg.buckets, o->buckets, o->n_buckets * sizeof *o->buckets);
+        cfg.n_buckets = o->n_buckets;
+    }
+    cfg.part_index = o->part_index;
+    cfg.part_count = o->part_count;
+    cfg.threads = 2;
+    ps_build_summary sum;
+    memset(&sum, 0, sizeof sum);
+    int rc = ps_build_run(&cfg, &sum, &err);
+    if (rc)
+        fail_msg("build %s: %s", out, err.message);
+    assert_false(sum.gate_failed);
+    free(sum.report_summary);
+    ps_tokenizer_free(tok);
+    free(input);
+    free(vocab);
 }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }

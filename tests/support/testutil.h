@@ -18,6 +18,28 @@ const char *ps_test_data(const char *rel);
  * (e.g. ".jsonl"); returns its malloc'ed path. Fails the test on error. */
 char *ps_test_tmpfile(const void *data, size_t len, const char *suffix);
 
+/* rel under dir, in one of 4 static buffers used in turn (so that a few
+ * may stand in one call). */
+const char *ps_test_path(const char *dir, const char *rel);
+
+/* The whole file at `path`, malloc'ed with a NUL after its *len bytes.
+ * Fails the test when it cannot be read. */
+unsigned char *ps_test_read_file(const char *path, size_t *len);
+
+/* What ps_test_build varies; the rest is the CLI's defaults with the
+ * bert-base-uncased vocabulary, max length 128 and 2 threads. */
+typedef struct ps_test_build_opts {
+    const char *label_field;
+    size_t shards, block_records;
+    const uint32_t *buckets; /* NULL: automatic */
+    size_t n_buckets;
+    size_t part_index, part_count; /* part_count 0: the whole input */
+} ps_test_build_opts;
+
+/* Builds the pairs file `in` into the shard set `out`; fails the test
+ * (naming the error) unless the build succeeds and its gate passes. */
+void ps_test_build(const char *in, const char *out, const ps_test_build_opts *o);
+
 /* Every outcome of a cleaning run, copied. */
 typedef struct ps_test_outcome {
     ps_outcome outcome;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # `make check-tsan`: the reader's tests under ThreadSanitizer. Runs the TSan
-# build of test_reader, then the read_all tool (built here against the TSan
+# builds of test_reader_*, then the read_all tool (built here against the TSan
 # library) streaming many small batches through 4 decoding threads and a
 # tiny ring, so that slot hand-off, window sharing and epoch switches are
 # exercised as often as possible. Any ThreadSanitizer report fails the
@@ -27,27 +27,26 @@ fi
 # tsan_clean LOG: no ThreadSanitizer report in LOG
 tsan_clean() { ! grep -q 'WARNING: ThreadSanitizer\|ThreadSanitizer: \(data race\|lock-order\|heap-use\)' "$1"; }
 
-T="$BUILD/tests/test_reader"
-[ -x "$T" ]
-check "the TSan build of test_reader exists ($T)" $?
-start=$(date +%s)
-$NORAND "$T" >"$TMP/unit.log" 2>&1
-rc=$?
-# Re-emit each cmocka result as ours.
-grep -E '^(not )?ok ' "$TMP/unit.log" | while IFS= read -r line; do
-    case $line in
-    "not ok"*) echo "# tsan: $line" ;;
-    esac
+for T in "$BUILD"/tests/test_reader_*; do
+    [ -x "$T" ] || continue
+    name=$(basename "$T")
+    start=$(date +%s)
+    $NORAND "$T" >"$TMP/unit.log" 2>&1
+    rc=$?
+    # Re-emit each cmocka failure as ours.
+    grep -E '^not ok ' "$TMP/unit.log" | sed 's/^/# tsan: /'
+    passed=$(grep '^ok ' "$TMP/unit.log" | grep -Eicv '#[[:space:]]*skip')
+    failed=$(grep '^not ok ' "$TMP/unit.log" | grep -Eicv '#[[:space:]]*skip')
+    [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+    check "$name under TSan: $passed passed, $failed failed, exit $rc ($(($(date +%s) - start)) s)" $?
+    tsan_clean "$TMP/unit.log"
+    check "$name under TSan: no ThreadSanitizer report" $?
+    if ! tsan_clean "$TMP/unit.log" || [ "$rc" -ne 0 ]; then
+        grep -v '^ok ' "$TMP/unit.log" | head -80 | sed 's/^/# /'
+    fi
 done
-passed=$(grep '^ok ' "$TMP/unit.log" | grep -Eicv '#[[:space:]]*skip')
-failed=$(grep '^not ok ' "$TMP/unit.log" | grep -Eicv '#[[:space:]]*skip')
-[ "$rc" -eq 0 ] && [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
-check "test_reader under TSan: $passed passed, $failed failed, exit $rc ($(($(date +%s) - start)) s)" $?
-tsan_clean "$TMP/unit.log"
-check "test_reader under TSan: no ThreadSanitizer report" $?
-if ! tsan_clean "$TMP/unit.log" || [ "$rc" -ne 0 ]; then
-    grep -v '^ok ' "$TMP/unit.log" | head -80 | sed 's/^/# /'
-fi
+ls "$BUILD"/tests/test_reader_* >/dev/null 2>&1
+check "the TSan builds of the reader's tests (test_reader_*) exist" $?
 
 build_tool read_all "$BUILD" "$TMP/read_all"
 check "read_all builds against the TSan library" $?
