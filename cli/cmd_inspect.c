@@ -1,6 +1,8 @@
 /* pairshard inspect: what a shard set holds, and (--verify) whether every
  * block of it reads back and agrees with the manifest. */
+#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/inspect_show.h"
 #include "cli/opt_error.h"
 #include "common/ps_internal.h"
 #include "store/inspect.h"
@@ -15,6 +17,7 @@
 
 static const char USAGE[] =
     "usage: pairshard inspect DIR [--verify] [--json]\n"
+    "       pairshard inspect DIR --show N [--vocab FILE | --tokenizer-json FILE]\n"
     "\n"
     "Summarises the shard set in DIR (written by 'pairshard build'): its shards\n"
     "(records, tokens, blocks, bytes on disk), its length buckets (records,\n"
@@ -31,6 +34,13 @@ static const char USAGE[] =
     "              names the shard, the bucket and block, and what is wrong;\n"
     "              adds the compression ratio of the zstd blocks alone\n"
     "  --json      print one JSON object instead of text\n"
+    "  --show N    print the first N stored records instead, one JSON line each\n"
+    "              (id, bucket, length, type_boundary, label, input_ids) and,\n"
+    "              with the tokenizer the set was built with (its SHA-256 is\n"
+    "              checked against the manifest's), \"text\": the ids decoded\n"
+    "              back as HuggingFace's decode does, special tokens kept\n"
+    "  --vocab FILE, --tokenizer-json FILE\n"
+    "              that tokenizer, for --show\n"
     "  -h, --help  this help\n"
     "\n"
     "Exit status: 0 fine, 1 --verify found corruption, 2 usage error or a set\n"
@@ -39,6 +49,9 @@ static const char USAGE[] =
 static const struct option LONGOPTS[] = {
     {"verify", no_argument, NULL, 'v'},
     {"json", no_argument, NULL, 'j'},
+    {"show", required_argument, NULL, 's'},
+    {"vocab", required_argument, NULL, 'V'},
+    {"tokenizer-json", required_argument, NULL, 'T'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -266,9 +279,33 @@ static json_t *summary_json(const summary *s, const char *dir, const ps_error *v
     return o;
 }
 
+/* --show: exit 0, 1 (a damaged shard) or 2 (usage, the wrong tokenizer). */
+static int show_records(const char *dir, ps_manifest *m, uint64_t n, const char *vocab,
+                        const char *tok_json)
+{
+    ps_error err;
+    ps_error_clear(&err);
+    ps_tokenizer *tok = NULL;
+    int rc = vocab || tok_json ? ps_inspect_load_tokenizer(m, vocab, tok_json, &tok, &err) : 0;
+    int status = rc ? PS_EXIT_USAGE : PS_EXIT_OK;
+    if (!rc && (rc = ps_inspect_show(dir, m, n > SIZE_MAX ? SIZE_MAX : (size_t)n, tok, &err)))
+        status = rc == PS_ECORRUPT ? PS_EXIT_FAIL : PS_EXIT_USAGE;
+    if (rc)
+        fprintf(stderr, "pairshard inspect: %s\n", err.message);
+    if (fflush(stdout) && status == PS_EXIT_OK) {
+        fprintf(stderr, "pairshard inspect: write error\n");
+        status = PS_EXIT_USAGE;
+    }
+    ps_tokenizer_free(tok);
+    ps_manifest_free(m);
+    return status;
+}
+
 int ps_cmd_inspect(int argc, char **argv)
 {
     int verify = 0, as_json = 0, c;
+    uint64_t show_n = 0;
+    const char *vocab = NULL, *tok_json = NULL;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, PS_OPT_QUIET "h", LONGOPTS, NULL)) != -1) {
@@ -278,6 +315,16 @@ int ps_cmd_inspect(int argc, char **argv)
             break;
         case 'j':
             as_json = 1;
+            break;
+        case 's':
+            if (ps_args_u64("inspect", "show", optarg, 1, UINT64_MAX, &show_n))
+                return PS_EXIT_USAGE;
+            break;
+        case 'V':
+            vocab = optarg;
+            break;
+        case 'T':
+            tok_json = optarg;
             break;
         case 'h':
             fputs(USAGE, stdout);
@@ -292,6 +339,14 @@ int ps_cmd_inspect(int argc, char **argv)
               "pairshard inspect: see 'pairshard inspect --help'\n", stderr);
         return PS_EXIT_USAGE;
     }
+    if ((vocab || tok_json) && !show_n) {
+        fputs("pairshard inspect: --vocab and --tokenizer-json go with --show\n", stderr);
+        return PS_EXIT_USAGE;
+    }
+    if (vocab && tok_json) {
+        fputs("pairshard inspect: give --vocab or --tokenizer-json, not both\n", stderr);
+        return PS_EXIT_USAGE;
+    }
     const char *dir = argv[optind];
     ps_manifest *m = NULL;
     ps_error err;
@@ -300,6 +355,8 @@ int ps_cmd_inspect(int argc, char **argv)
         fprintf(stderr, "pairshard inspect: %s\n", err.message);
         return PS_EXIT_USAGE;
     }
+    if (show_n)
+        return show_records(dir, m, show_n, vocab, tok_json);
     ps_verify_report rep;
     memset(&rep, 0, sizeof rep);
     ps_error verr;

@@ -19,7 +19,7 @@ static const command commands[] = {
     {"bench-read", ps_cmd_bench_read, "measure the reader's throughput against a memcpy bound"},
     {"validate", ps_cmd_validate, "compare two saved statistics files with the checks"},
     {"clean", ps_cmd_clean, "ingest raw pairs and write cleaned JSONL records"},
-    {"tokenize", ps_cmd_tokenize, "encode cleaned records with a BERT WordPiece vocabulary"},
+    {"tokenize", ps_cmd_tokenize, "encode cleaned records with a vocab.txt or any tokenizer.json"},
     {"bench-tokenize", ps_cmd_bench_tokenize, "measure tokenizer throughput in memory"},
     {"version", ps_cmd_version, "print versions of pairshard and its libraries"},
 };

@@ -134,6 +134,32 @@ static int capture_unk_words(const ps_tokenizer *tok, ps_tok_scratch *ts, chunk 
 }
 
 /* Cleans and tokenizes every record of a chunk (a worker thread). */
+
+/* The shards keep token types as one boundary: types 0 up to it, 1 from
+ * it (BERT's and most templates). A post-processor whose types have
+ * another shape (a 0 after a 1, or a type id above 1) cannot be stored
+ * faithfully, so the record stops the build rather than lose them. */
+static int type_boundary(const ps_encoding *enc, const ps_clean_result *r, uint32_t *tb,
+                         ps_error *err)
+{
+    size_t b = enc->len;
+    for (size_t t = 0; t < enc->len; t++)
+        if (enc->token_type_ids[t]) {
+            b = t;
+            break;
+        }
+    for (size_t t = b; t < enc->len; t++)
+        if (enc->token_type_ids[t] != 1)
+            return ps_error_set(err, PS_EUSAGE,
+                                "%s: record %s: the tokenizer's post-processor gives token type "
+                                "%d at position %zu after type 1 began at %zu; the shard format "
+                                "keeps types as 0...0 1...1",
+                                r->source, r->id ? r->id : "?",
+                                enc->token_type_ids[t], t, b);
+    *tb = (uint32_t)b;
+    return PS_OK;
+}
+
 static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch *ts)
 {
     const ps_build_config *cfg = p->cfg;
@@ -177,12 +203,11 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
                 ch->rc = n;
                 break;
             }
-            uint32_t tb = (uint32_t)enc.len;
-            for (size_t t = 0; t < enc.len; t++)
-                if (enc.token_type_ids[t]) {
-                    tb = (uint32_t)t;
-                    break;
-                }
+            uint32_t tb = 0;
+            if ((rc = type_boundary(&enc, r, &tb, &ch->err))) {
+                ch->rc = rc;
+                break;
+            }
             while (ch->out.len % 4) /* align the ids */
                 ps_buf_putc(&ch->out, 0);
             pk->o_tokens = ch->out.len;
@@ -404,9 +429,9 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     p.cfg = cfg;
     p.cleaner = st->cleaner;
     {
-        ps_tokenizer_options to;
-        ps_tokenizer_get_options(cfg->tokenizer, &to);
-        p.unk_id = ps_tokenizer_token_to_id(cfg->tokenizer, to.unk_token, strlen(to.unk_token));
+        ps_tokenizer_info ti; /* unk_id -1: a tokenizer without unk (byte-level BPE) */
+        ps_tokenizer_get_info(cfg->tokenizer, &ti);
+        p.unk_id = ti.unk_id;
     }
     p.ring_n = 2 * cfg->threads + 2;
     p.ring = calloc(p.ring_n, sizeof *p.ring);

@@ -27,6 +27,9 @@ static json_t *libraries(void)
     return o;
 }
 
+/* An id, or null when the tokenizer has none. */
+static json_t *id_or_null(int32_t id) { return id >= 0 ? json_integer(id) : json_null(); }
+
 static json_t *tokenizer_json(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
@@ -36,15 +39,27 @@ static json_t *tokenizer_json(ps_build_state *st, ps_error *err)
         return NULL;
     ps_tokenizer_options o;
     ps_tokenizer_get_options(cfg->tokenizer, &o);
-    return json_pack("{sssssIsisIsbsbsbsbsssssssssI}", "source",
-                     cfg->vocab_kind ? cfg->vocab_kind : "vocab.txt", "vocab_sha256", sha,
-                     "vocab_size", I(ps_tokenizer_vocab_size(cfg->tokenizer)), "id_width",
-                     st->id_width, "max_length", I(cfg->max_length), "lowercase", o.lowercase,
-                     "strip_accents", o.strip_accents > 0, "handle_chinese_chars",
-                     o.handle_chinese_chars, "clean_text", o.clean_text, "unk_token",
-                     o.unk_token, "cls_token", o.cls_token, "sep_token", o.sep_token,
-                     "continuing_subword_prefix", o.continuing_subword_prefix,
-                     "max_input_chars_per_word", I(o.max_input_chars_per_word));
+    ps_tokenizer_info info;
+    ps_tokenizer_get_info(cfg->tokenizer, &info);
+    json_t *t = json_pack("{sssssIsisIsbsbsbsbss?ss?ss?ss?sI}", "source",
+                          cfg->vocab_kind ? cfg->vocab_kind : "vocab.txt", "vocab_sha256", sha,
+                          "vocab_size", I(info.vocab_size), "id_width", st->id_width, "max_length",
+                          I(cfg->max_length), "lowercase", o.lowercase, "strip_accents",
+                          o.strip_accents > 0, "handle_chinese_chars", o.handle_chinese_chars,
+                          "clean_text", o.clean_text, "unk_token", o.unk_token, "cls_token",
+                          o.cls_token, "sep_token", o.sep_token, "continuing_subword_prefix",
+                          o.continuing_subword_prefix, "max_input_chars_per_word",
+                          I(o.max_input_chars_per_word));
+    if (!t)
+        return NULL;
+    /* the model and the special ids a trainer needs (null: none, e.g. no
+     * pad for GPT-2 and Llama; see docs/TOKENIZER.md) */
+    json_object_set_new(t, "model", json_string(info.model));
+    json_object_set_new(t, "special_ids",
+                        json_pack("{sosososo}", "bos", id_or_null(info.bos_id), "eos",
+                                  id_or_null(info.eos_id), "pad", id_or_null(info.pad_id), "unk",
+                                  id_or_null(info.unk_id)));
+    return t;
 }
 
 char *ps_build_manifest(ps_build_state *st, ps_error *err)

@@ -1,12 +1,21 @@
 # Sourced by the CLI test scripts: a tiny TAP emitter.
 #   ok_if "description" command...   runs the command; ok when it exits 0
-#   check "description" <condition-exit-status>
+#   check "description" <condition-exit-status> [file to show on failure]
+#   skip "description" "why"          a skip, counted as one (never a pass)
 # Every script ends with `done_testing`.
 n=0
 fails=0
-check() { # description status
+check() { # description status [file]
     n=$((n + 1))
-    if [ "$2" -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; fails=$((fails + 1)); fi
+    if [ "$2" -eq 0 ]; then echo "ok $n - $1"; else
+        echo "not ok $n - $1"
+        fails=$((fails + 1))
+        if [ -n "${3:-}" ] && [ -r "$3" ]; then head -20 "$3" | sed 's/^/# /'; fi
+    fi
+}
+skip() { # description why
+    n=$((n + 1))
+    echo "ok $n - $1 # SKIP $2"
 }
 ok_if() { # description command...
     d=$1; shift

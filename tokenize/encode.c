@@ -3,6 +3,7 @@
  * each sequence, truncate (longest_first, max_length minus the special
  * tokens the post-processor adds), then lay out [CLS] A [SEP] (B [SEP]).
  */
+#include "tokenize/hf.h"
 #include "tokenize/tokenize.h"
 
 #include <string.h>
@@ -11,7 +12,7 @@
  * *na (first) and *nb (second) and whose budget is `max` (max_length less
  * the special tokens). The lengths are those ps_tok_run leaves with its
  * early stop (see there), as tokenizers 0.23 counts them. */
-static void longest_first(size_t *na, size_t *nb, size_t max)
+void ps_tok_longest_first(size_t *na, size_t *nb, size_t max)
 {
     if (*na + *nb <= max)
         return;
@@ -84,6 +85,8 @@ int ps_tokenizer_encode_pair(const ps_tokenizer *tok, ps_tok_scratch *s, const c
 {
     if (!tok || !s)
         return ps_error_set(err, PS_EINVAL, "NULL tokenizer or scratch");
+    if (tok->hf)
+        return ps_tok_hf_encode(tok, s, a, a_len, b, b_len, true, true, max_length, out, err);
     if (max_length && max_length < 3)
         return ps_error_set(err, PS_EINVAL, "max_length %zu is below the 3 special tokens of a pair",
                             max_length);
@@ -104,7 +107,7 @@ int ps_tokenizer_encode_pair(const ps_tokenizer *tok, ps_tok_scratch *s, const c
         return ps_error_set(err, rc, "out of memory");
     size_t ka = na, kb = nb;
     if (max_length)
-        longest_first(&ka, &kb, max_length - 3);
+        ps_tok_longest_first(&ka, &kb, max_length - 3);
     /* ids: [CLS] a(0..na) b(0..nb) -> [CLS] a(0..ka) [SEP] b(0..kb) [SEP] */
     memmove(s->ids + 2 + ka, s->ids + 1 + na, kb * sizeof *s->ids);
     s->ids[1 + ka] = tok->sep_id;
@@ -122,6 +125,8 @@ int ps_tokenizer_encode(const ps_tokenizer *tok, ps_tok_scratch *s, const char *
 {
     if (!tok || !s)
         return ps_error_set(err, PS_EINVAL, "NULL tokenizer or scratch");
+    if (tok->hf)
+        return ps_tok_hf_encode(tok, s, text, len, NULL, 0, false, true, max_length, out, err);
     if (max_length && max_length < 2)
         return ps_error_set(err, PS_EINVAL, "max_length %zu is below the 2 special tokens",
                             max_length);
@@ -150,6 +155,8 @@ int ps_tokenizer_tokenize(const ps_tokenizer *tok, ps_tok_scratch *s, const char
 {
     if (!tok || !s)
         return ps_error_set(err, PS_EINVAL, "NULL tokenizer or scratch");
+    if (tok->hf)
+        return ps_tok_hf_encode(tok, s, text, len, NULL, 0, false, false, 0, out, err);
     s->n = 0;
     int rc = run_into(tok, s, text, len, 1, 0, err);
     if (rc)
@@ -165,6 +172,8 @@ int ps_tokenizer_words(const ps_tokenizer *tok, ps_tok_scratch *s, const char *t
 {
     if (!tok || !s || !fn || (!text && len))
         return ps_error_set(err, PS_EINVAL, "ps_tokenizer_words: bad arguments");
+    if (tok->hf)
+        return ps_tok_hf_words(tok, s, text, len, fn, ctx, err);
     s->word_fn = fn;
     s->word_ctx = ctx;
     s->stop_at = 0;

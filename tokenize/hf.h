@@ -300,4 +300,61 @@ int ps_tok_decode(const ps_tok_decoder *d, ps_tok_pieces *toks, ps_tok_pieces *t
                   ps_tok_buf *out);
 void ps_tok_decoder_free(ps_tok_decoder *d);
 
+/* ---- the whole pipeline (hf_load.c, hf_encode.c) ---------------------- */
+
+/* Special ids the tokenizer.json implies; -1 when absent (hf_info.c). */
+typedef struct ps_tok_hf_specials {
+    int32_t bos, eos, pad, unk;
+} ps_tok_hf_specials;
+
+struct ps_tok_hf {
+    ps_tok_norm *norm;
+    ps_tok_pretok *pretok;
+    ps_tok_model *model;
+    ps_tok_added *added;
+    ps_tok_post *post;
+    ps_tok_decoder *decoder;
+    size_t vocab_size; /* one more than the largest id an encode can give */
+    ps_tok_hf_specials specials;
+    /* A Metaspace with prepend_scheme "first" is in the pre-tokenizer: it
+     * needs to know whether a piece begins at original offset 0, which a
+     * normalizer that drops the first character changes (hf_encode.c). */
+    bool needs_origin;
+};
+
+/* Per-thread buffers of one encode (hung on the scratch, made on first use). */
+struct ps_tok_hfwork {
+    ps_tok_segs raw_segs, norm_segs;
+    ps_tok_buf norm, norm_tmp;
+    ps_tok_pieces pieces, pieces_tmp;
+    ps_tok_ids a, b, out;
+    ps_tok_buf types;
+    ps_tok_work_slot model_slot;
+    ps_tok_pieces dec_toks, dec_tmp; /* ps_tokenizer_decode */
+    ps_tok_buf dec_out;
+    ps_tok_ids unk_probe; /* ps_tokenizer_unk_words */
+    ps_tok_buf origin, origin_tmp; /* the first character's fate (needs_origin) */
+};
+
+/* The scratch's generic-pipeline buffers, made on first use (NULL: no memory). */
+struct ps_tok_hfwork *ps_tok_hfwork_of(ps_tok_scratch *s);
+
+/* Loads every component of the parsed file `root` into a new tokenizer
+ * (tok->hf set). PS_EUSAGE for a component outside the supported set. */
+int ps_tok_hf_load(const ps_tok_load *c, json_t *root, ps_tokenizer **out);
+/* Finds bos/eos/pad/unk in the file (template, padding, well-known names). */
+void ps_tok_hf_find_specials(struct ps_tok_hf *hf, json_t *root);
+/* Raises *max to the largest id the "post_processor" value j names. */
+void ps_tok_post_max_id(json_t *j, size_t *max);
+void ps_tok_hf_free(struct ps_tok_hf *hf);
+void ps_tok_hfwork_free(struct ps_tok_hfwork *w);
+
+/* Encoders of the generic pipeline behind the public ps_tokenizer_* calls
+ * (same contracts). `b` NULL: a single sequence. */
+int ps_tok_hf_encode(const ps_tokenizer *tok, ps_tok_scratch *s, const char *a, size_t a_len,
+                     const char *b, size_t b_len, bool pair, bool add_special,
+                     size_t max_length, ps_encoding *out, ps_error *err);
+int ps_tok_hf_words(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text, size_t len,
+                    ps_word_fn fn, void *ctx, ps_error *err);
+
 #endif /* PS_TOKENIZE_HF_H */

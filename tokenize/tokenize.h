@@ -155,6 +155,10 @@ struct ps_tokenizer {
     bool specials_ascii;        /* every special token starts with ASCII */
     char **warnings;            /* signs of a damaged vocabulary, at load */
     size_t n_warnings;
+    /* Any other tokenizer.json: its components (tokenize/hf.h); NULL for
+     * the fused BERT WordPiece path above. */
+    struct ps_tok_hf *hf;
+    char *model_type; /* "WordPiece", "BPE", "Unigram", "WordLevel" */
 };
 
 /* Fills a tokenizer whose vocab is already loaded: copies the options,
@@ -197,7 +201,11 @@ struct ps_tok_scratch {
     ps_word_fn word_fn;
     void *word_ctx;
     int word_rc;
+    struct ps_tok_hfwork *hw; /* buffers of the generic pipeline, on first use */
 };
+
+/* HF's truncate_encodings, LongestFirst, on a pair of lengths (encode.c). */
+void ps_tok_longest_first(size_t *na, size_t *nb, size_t max);
 
 /* Makes room for `extra` more ids. 0 or PS_ENOMEM. */
 int ps_tok_scratch_reserve(ps_tok_scratch *s, size_t extra);

@@ -1,5 +1,6 @@
 /* The tokenizer object: options, construction from vocab.txt, the derived
  * tables (tries, ASCII classes, special tokens), accessors, scratch. */
+#include "tokenize/hf.h"
 #include "tokenize/tokenize.h"
 #include "tokenize/unicode.h"
 
@@ -46,6 +47,8 @@ void ps_tokenizer_free(ps_tokenizer *tok)
     free(tok->prefix);
     free(tok->cls);
     free(tok->sep);
+    ps_tok_hf_free(tok->hf);
+    free(tok->model_type);
     free(tok);
 }
 
@@ -216,6 +219,10 @@ int ps_tokenizer_load_vocab(const char *path, const ps_tokenizer_options *opt,
 void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt)
 {
     memset(opt, 0, sizeof *opt);
+    if (tok->hf) { /* BERT's options do not apply; only the unk token */
+        opt->unk_token = ps_tokenizer_id_to_token(tok, tok->hf->specials.unk);
+        return;
+    }
     opt->lowercase = tok->lowercase;
     opt->strip_accents = tok->strip_accents;
     opt->handle_chinese_chars = tok->chinese;
@@ -232,6 +239,8 @@ size_t ps_tokenizer_vocab_size(const ps_tokenizer *tok)
 {
     /* every id an encode can return is below this: added tokens and the
      * post-processor's ids of a tokenizer.json may lie past the model's */
+    if (tok->hf)
+        return tok->hf->vocab_size;
     size_t n = tok->vocab.n_ids;
     for (size_t i = 0; i < tok->n_specials; i++)
         if ((size_t)tok->specials[i].id + 1 > n)
@@ -247,6 +256,12 @@ int32_t ps_tokenizer_token_to_id(const ps_tokenizer *tok, const char *token, siz
 {
     if (!token)
         return PS_EINVAL;
+    if (tok->hf) { /* added tokens first, then the model, as HF */
+        int32_t a = ps_tok_added_find(tok->hf->added, token, len);
+        if (a < 0)
+            a = ps_tok_vocab_find(&tok->hf->model->vocab, token, len);
+        return a >= 0 ? a : PS_ENOENT;
+    }
     int32_t id = ps_tok_vocab_find(&tok->vocab, token, len);
     for (size_t i = 0; id < 0 && i < tok->n_specials; i++) /* added, as in HF */
         if (tok->specials[i].len == len && !memcmp(tok->specials[i].text, token, len))
@@ -256,6 +271,13 @@ int32_t ps_tokenizer_token_to_id(const ps_tokenizer *tok, const char *token, siz
 
 const char *ps_tokenizer_id_to_token(const ps_tokenizer *tok, int32_t id)
 {
+    if (tok->hf) {
+        const char *t = ps_tok_added_token(tok->hf->added, id, NULL);
+        const ps_tok_vocab *v = &tok->hf->model->vocab;
+        if (t || id < 0 || (size_t)id >= v->n_ids || v->tok_off[id] == SIZE_MAX)
+            return t;
+        return v->pool + v->tok_off[id];
+    }
     if (id < 0 || (size_t)id >= tok->vocab.n_ids || tok->vocab.tok_off[id] == SIZE_MAX)
         return NULL;
     return tok->vocab.pool + tok->vocab.tok_off[id];
@@ -271,6 +293,7 @@ void ps_tok_scratch_free(ps_tok_scratch *s)
     free(s->types);
     free(s->word);
     free(s->pend);
+    ps_tok_hfwork_free(s->hw);
     free(s);
 }
 

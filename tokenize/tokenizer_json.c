@@ -1,12 +1,15 @@
 /*
- * Loading a HuggingFace tokenizer.json whose pipeline is BERT's:
+ * Loading a HuggingFace tokenizer.json. A file whose pipeline is BERT's
+ * takes the fused WordPiece path below; any other goes to the general
+ * pipeline (hf_load.c). The BERT path:
  * WordPiece model, BertNormalizer (or none), BertPreTokenizer,
  * BertProcessing or TemplateProcessing of the [CLS] $A [SEP] $B:1 [SEP]:1
- * shape, and added tokens matched verbatim in the raw text. Anything else
- * is refused with PS_EUSAGE rather than encoded differently from HF.
+ * shape, and added tokens matched verbatim in the raw text; anything else
+ * returns PS_EUSAGE from here, and the general loader takes over.
  * "truncation" and "padding" in the file are ignored: callers pass
  * max_length explicitly.
  */
+#include "tokenize/hf.h"
 #include "tokenize/tokenize.h"
 
 #include <jansson.h>
@@ -233,6 +236,39 @@ static int read_added_tokens(const ctx *c, json_t *added, ps_tokenizer *tok)
     return PS_OK;
 }
 
+/* The fused BERT path: WordPiece + BertNormalizer + BertPreTokenizer +
+ * BERT's template. PS_EUSAGE when the file is anything else. */
+static int load_bert(const ctx *c, json_t *root, ps_tokenizer **out)
+{
+    ps_tokenizer *tok = ps_tok_alloc();
+    ps_tokenizer_options opt;
+    ps_tokenizer_options_init(&opt);
+    if (!tok)
+        return ps_error_set(c->err, PS_ENOMEM, "out of memory");
+    int rc = PS_OK;
+    const char *pre = type_of(json_object_get(root, "pre_tokenizer"));
+    if (!pre || strcmp(pre, "BertPreTokenizer"))
+        rc = bad(c, PS_EUSAGE, "pre_tokenizer", "only BertPreTokenizer is supported");
+    if (!rc)
+        rc = read_normalizer(c, json_object_get(root, "normalizer"), &opt);
+    if (!rc)
+        rc = read_model(c, json_object_get(root, "model"), tok, &opt);
+    if (!rc)
+        rc = read_post_processor(c, json_object_get(root, "post_processor"), tok, &opt);
+    if (!rc)
+        rc = read_added_tokens(c, json_object_get(root, "added_tokens"), tok);
+    if (!rc)
+        rc = ps_tok_finish(tok, &opt, c->err); /* copies the strings out of `root` */
+    if (!rc && !(tok->model_type = strdup("WordPiece")))
+        rc = ps_error_set(c->err, PS_ENOMEM, "out of memory");
+    if (rc) {
+        ps_tokenizer_free(tok);
+        return rc;
+    }
+    *out = tok;
+    return PS_OK;
+}
+
 int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error *err)
 {
     if (!path || !out)
@@ -250,33 +286,14 @@ int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error *err)
         return ps_error_set(err, PS_EFORMAT, "%s:%d:%d: %s", path, jerr.line, jerr.column,
                             jerr.text);
     ctx c = {path, err};
-    ps_tokenizer *tok = ps_tok_alloc();
-    ps_tokenizer_options opt;
-    ps_tokenizer_options_init(&opt);
-    if (!tok) {
-        json_decref(root);
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    }
-    const char *pre = type_of(json_object_get(root, "pre_tokenizer"));
     if (!json_is_object(root))
         rc = bad(&c, PS_EFORMAT, "top level", "expected an object");
-    else if (!pre || strcmp(pre, "BertPreTokenizer"))
-        rc = bad(&c, PS_EUSAGE, "pre_tokenizer", "only BertPreTokenizer is supported");
-    if (!rc)
-        rc = read_normalizer(&c, json_object_get(root, "normalizer"), &opt);
-    if (!rc)
-        rc = read_model(&c, json_object_get(root, "model"), tok, &opt);
-    if (!rc)
-        rc = read_post_processor(&c, json_object_get(root, "post_processor"), tok, &opt);
-    if (!rc)
-        rc = read_added_tokens(&c, json_object_get(root, "added_tokens"), tok);
-    if (!rc)
-        rc = ps_tok_finish(tok, &opt, err); /* copies the strings out of `root` */
-    json_decref(root);
-    if (rc) {
-        ps_tokenizer_free(tok);
-        return rc;
+    else
+        rc = load_bert(&c, root, out);
+    if (rc == PS_EUSAGE) { /* not BERT's pipeline: the general one */
+        ps_tok_load lc = {path, err};
+        rc = ps_tok_hf_load(&lc, root, out);
     }
-    *out = tok;
-    return PS_OK;
+    json_decref(root);
+    return rc;
 }

@@ -5,6 +5,7 @@
  * diagnosis.
  */
 #include "common/unicode.h"
+#include "tokenize/hf.h"
 #include "tokenize/tokenize.h"
 #include "tokenize/unicode.h"
 
@@ -28,9 +29,31 @@ static size_t utf8_chars(const char *w, size_t len)
 /* True when WordPiece turns the normalized word into [UNK] (a word is
  * either all pieces or one [UNK]). Uses s->ids from s->n on, then drops
  * what it wrote. */
+/* The same for a tokenizer.json pipeline: the piece goes through the
+ * model alone, and any unk id in it counts (BPE and Unigram may mix
+ * pieces and unk within one word). */
+static int piece_is_unk(const ps_tokenizer *tok, ps_tok_scratch *s, const char *w, size_t len,
+                        bool *unk)
+{
+    struct ps_tok_hfwork *hw = ps_tok_hfwork_of(s);
+    if (!hw)
+        return PS_ENOMEM;
+    const ps_tok_model *m = tok->hf->model;
+    hw->unk_probe.n = 0;
+    *unk = false;
+    if (!len)
+        return PS_OK;
+    int rc = m->encode(m, &hw->model_slot, w, len, &hw->unk_probe, NULL);
+    for (size_t i = 0; !rc && i < hw->unk_probe.n && !*unk; i++)
+        *unk = hw->unk_probe.v[i] == tok->unk_id;
+    return rc;
+}
+
 static int word_is_unk(const ps_tokenizer *tok, ps_tok_scratch *s, const char *w, size_t len,
                        bool *unk)
 {
+    if (tok->hf)
+        return piece_is_unk(tok, s, w, len, unk);
     size_t mark = s->n;
     int rc = ps_tok_wordpiece(tok, s, w, len, utf8_chars(w, len));
     *unk = !rc && s->n == mark + 1 && s->ids[mark] == tok->unk_id;
@@ -102,7 +125,8 @@ static bool html_escaped(const ps_tokenizer *tok, const char *w, size_t len)
                                          {"\"", "&quot;"}, {"'", "&#39;"}};
     for (size_t i = 0; i < sizeof ent / sizeof ent[0]; i++)
         if (len == 1 && w[0] == ent[i][0][0])
-            return ps_tok_vocab_find(&tok->vocab, ent[i][1], strlen(ent[i][1])) >= 0;
+            return ps_tok_vocab_find(tok->hf ? &tok->hf->model->vocab : &tok->vocab, ent[i][1],
+                                     strlen(ent[i][1])) >= 0;
     return false;
 }
 

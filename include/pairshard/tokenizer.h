@@ -1,9 +1,14 @@
 /*
- * pairshard/tokenizer.h — BERT WordPiece tokenizer (stage 2).
+ * pairshard/tokenizer.h — tokenizers (stage 2).
  *
- * Encodes text exactly as HuggingFace tokenizers 0.23 does with a BERT
- * WordPiece tokenizer (BertNormalizer, BertPreTokenizer, WordPiece model,
- * [CLS]/[SEP] post-processing, longest_first truncation), id for id.
+ * Encodes text exactly as HuggingFace tokenizers 0.23.2 does, id for id:
+ * a BERT vocab.txt (as BertTokenizerFast builds it), or any tokenizer.json
+ * whose components pairshard implements — models BPE (byte-level and
+ * SentencePiece-style), Unigram, WordPiece, WordLevel; the normalizers,
+ * pre-tokenizers, post-processors, added tokens and decoders listed in
+ * docs/TOKENIZER.md. A file with anything else is refused at load with a
+ * message naming the component and its JSON path, never approximated.
+ * Truncation is HF's longest_first for pairs, for every model.
  *
  * Threads: a ps_tokenizer is immutable once loaded and may be shared by any
  * number of threads without locking. Each thread encodes with its own
@@ -95,14 +100,14 @@ PS_API int ps_tokenizer_load_vocab_buffer(const char *data, size_t len, const ch
                                           const ps_tokenizer_options *opt,
                                           ps_tokenizer **out, ps_error *err);
 
-/* Loads a HuggingFace tokenizer.json whose model is WordPiece: vocabulary,
- * unk token, prefix and max_input_chars_per_word from "model"; the
- * BertNormalizer flags from "normalizer"; [CLS]/[SEP] from "post_processor"
- * (BertProcessing or TemplateProcessing); special tokens from
- * "added_tokens". Returns 0 and stores *out, or: PS_ENOENT / PS_EIO,
- * PS_EFORMAT (not JSON, or a field of the wrong type; the message names the
- * line or the field), PS_EUSAGE (a component pairshard does not implement,
- * e.g. a BPE model or a non-BERT normalizer), PS_ELIMIT, PS_ENOMEM. */
+/* Loads a HuggingFace tokenizer.json: its normalizer, pre-tokenizer,
+ * model, added tokens, post-processor and decoder ("truncation" and
+ * "padding" are not applied: callers pass max_length, the reader pads).
+ * Returns 0 and stores *out, or: PS_ENOENT / PS_EIO, PS_EFORMAT (not JSON,
+ * or a member of the wrong type; the message names the line or the JSON
+ * path), PS_EUSAGE (a component or option pairshard does not implement,
+ * e.g. BPE dropout or a UnicodeScripts pre-tokenizer; the message names it
+ * and its JSON path), PS_ELIMIT, PS_ENOMEM. */
 PS_API int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error *err);
 
 /* Warnings about a damaged vocabulary found at load (the tokens load as
@@ -114,6 +119,31 @@ PS_API int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error
  * is owned by `tok`. The library prints nothing: the caller shows them. */
 PS_API size_t ps_tokenizer_warning_count(const ps_tokenizer *tok);
 PS_API const char *ps_tokenizer_warning(const ps_tokenizer *tok, size_t i);
+
+/* What a trainer needs to know of a tokenizer beyond its ids. */
+typedef struct ps_tokenizer_info {
+    const char *model; /* "WordPiece", "BPE", "Unigram" or "WordLevel" (owned by the tokenizer) */
+    size_t vocab_size; /* as ps_tokenizer_vocab_size */
+    /* Special ids, -1 when the tokenizer has none (GPT-2 and Llama have no
+     * pad). BERT: bos = [CLS], eos = [SEP], pad = [PAD]. A tokenizer.json
+     * has no field for them; docs/TOKENIZER.md lists where they are found
+     * (the post-processor's template, "padding", well-known names). */
+    int32_t bos_id, eos_id, pad_id, unk_id;
+} ps_tokenizer_info;
+
+/* Fills *info. `tok` and `info` must not be NULL. */
+PS_API void ps_tokenizer_get_info(const ps_tokenizer *tok, ps_tokenizer_info *info);
+
+/* Decodes ids back to text as HF's decode does: each id to its token (ids
+ * with no token are skipped; special tokens too when skip_special_tokens is
+ * 1), then the file's decoder (BERT: WordPiece's "##" joining and cleanup;
+ * no decoder: tokens joined by spaces). On success stores a NUL-terminated
+ * string in *text (and its length in *len, which may be NULL), valid until
+ * the scratch is used again, and returns 0; or PS_EINVAL (NULL arguments),
+ * PS_ENOMEM. For showing what was built (pairshard inspect --show). */
+PS_API int ps_tokenizer_decode(const ps_tokenizer *tok, ps_tok_scratch *s, const int32_t *ids,
+                               size_t n, int skip_special_tokens, const char **text, size_t *len,
+                               ps_error *err);
 
 /* Frees a tokenizer (NULL is allowed). No scratch may be in use with it. */
 PS_API void ps_tokenizer_free(ps_tokenizer *tok);
