@@ -1,8 +1,8 @@
 #!/bin/sh
 # Conformance of `pairshard tokenize` with HuggingFace tokenizers (node
 # binding, pinned in package-lock.json). Installs the binding with `npm ci`
-# when it is missing or not the pinned version, then runs conformance.js,
-# which prints TAP and exits non-zero on any mismatch.
+# when it is missing or not the pinned version, then runs conformance.js
+# and pretokenizers.js, which print TAP and exit non-zero on any mismatch.
 # env: PAIRSHARD (the binary), PS_ROOT (repository root).
 set -eu
 : "${PAIRSHARD:?PAIRSHARD must point at the pairshard binary}"
@@ -14,4 +14,10 @@ have=$(node -p 'try { require("./node_modules/tokenizers/package.json").version 
 if [ "$have" != "$want" ]; then
     npm ci --silent --no-audit --no-fund --prefer-offline >&2
 fi
-TOKENIZERS_PARALLELISM=${TOKENIZERS_PARALLELISM:-true} exec node conformance.js
+# conformance.js: the BERT path; pretokenizers.js: the pre-tokenizers of
+# any tokenizer.json (needs PS_BUILD, which tests/run.sh exports).
+export TOKENIZERS_PARALLELISM=${TOKENIZERS_PARALLELISM:-true}
+rc=0
+node conformance.js || rc=1
+node pretokenizers.js || rc=1
+exit $rc
