@@ -440,6 +440,10 @@ static void test_scan_lookup(void **state)
         assert_int_equal(ps_pretok_scan_lookup(p, strlen(p) - 1), PS_SCAN_NONE);
     }
     assert_int_equal(ps_pretok_scan_lookup("\\s+", 3), PS_SCAN_NONE);
+    /* the scanners' constant ASCII table is the general classification */
+    for (unsigned b = 0; b < 128; b++)
+        assert_int_equal(ps_pretok_ascii_class((unsigned char)b), ps_pretok_uclass(b));
+    assert_int_equal(ps_pretok_ascii_class(0x80), -1);
 }
 
 int main(void)
