@@ -150,6 +150,9 @@ static void test_metaspace(void **state)
            "a b", true, "^_a|_b");
     expect("{\"type\":\"Metaspace\",\"replacement\":\"_\",\"add_prefix_space\":false,\"prepend_scheme\":\"never\"}",
            "a b", true, "^a|_b");
+    /* split is an Option: null means the default (true) */
+    expect("{\"type\":\"Metaspace\",\"replacement\":\"_\",\"split\":null,\"str_rep\":null}",
+           "a b", true, "^_a|_b");
 }
 
 static void test_char_classes(void **state)
@@ -227,6 +230,13 @@ static void test_load_errors(void **state)
     expect_error("{\"type\":3}", PS_EFORMAT, "pre_tokenizer.type: expected a string");
     expect_error("{\"add_prefix_space\":true}", PS_EFORMAT, "pre_tokenizer: missing field 'type'");
     expect_error("[1]", PS_EFORMAT, "pre_tokenizer: expected an object or null");
+    /* null where HF's field is not an Option */
+    expect_error("{\"type\":\"Metaspace\",\"replacement\":null}", PS_EFORMAT,
+                 "pre_tokenizer.replacement: must not be null");
+    expect_error("{\"type\":\"Punctuation\",\"behavior\":null}", PS_EFORMAT,
+                 "pre_tokenizer.behavior: must not be null");
+    expect_error("{\"type\":\"Metaspace\",\"replacement\":\"_\",\"prepend_scheme\":null}", PS_EFORMAT,
+                 "pre_tokenizer.prepend_scheme: must not be null");
 }
 
 /* ---- the scanners against PCRE2 ---------------------------------------- */

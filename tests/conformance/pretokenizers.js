@@ -254,6 +254,17 @@ const LOADS = [
   [{ type: 'Sequence', pretokenizers: [{ type: 'ByteLevel' }] }, false],
   [{ type: 'Bogus' }, false],
   [{ add_prefix_space: true, trim_offsets: true }, false],
+  // JSON null: an error where HF's field is not an Option
+  [{ type: 'Metaspace', replacement: null }, false],
+  [{ type: 'Metaspace', replacement: '_', prepend_scheme: null }, false],
+  [{ type: 'Metaspace', replacement: '_', split: null, add_prefix_space: null, str_rep: null }, true],
+  [{ type: 'Punctuation', behavior: null }, false],
+  [{ type: 'Split', pattern: { String: 'x' }, behavior: null, invert: false }, false],
+  [{ type: 'Split', pattern: { String: 'x' }, behavior: 'Isolated', invert: null }, false],
+  [{ type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: null }, false],
+  [{ type: 'Digits', individual_digits: null }, false],
+  [{ type: 'Sequence', pretokenizers: null }, false],
+  [{ type: 'CharDelimiterSplit', delimiter: null }, false],
 ];
 for (const [pt, accepted] of LOADS) {
   let hfOk = true;
