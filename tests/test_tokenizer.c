@@ -623,9 +623,18 @@ static void test_tokenizer_json(void **state)
     ps_tokenizer_free(tok);
     unlink(path);
 
-    path = write_temp("{\"model\": {\"type\": \"BPE\"}, \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}}");
+    /* a component outside the supported set is refused, named with its JSON path */
+    path = write_temp("{\"model\": {\"type\": \"FancyModel\"}, \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}}");
     assert_int_equal(ps_tokenizer_load_json(path, &tok, &err), PS_EUSAGE);
-    assert_non_null(strstr(err.message, "WordPiece"));
+    assert_non_null(strstr(err.message, "model.type"));
+    assert_non_null(strstr(err.message, "FancyModel"));
+    unlink(path);
+    path = write_temp("{\"model\": {\"type\": \"WordLevel\", \"vocab\": {\"a\": 0}, \"unk_token\": \"a\"},"
+                      "\"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Whitespace\"},"
+                      "{\"type\": \"UnicodeScripts\"}]}}");
+    assert_int_equal(ps_tokenizer_load_json(path, &tok, &err), PS_EUSAGE);
+    assert_non_null(strstr(err.message, "pre_tokenizer.pretokenizers[1]"));
+    assert_non_null(strstr(err.message, "UnicodeScripts"));
     unlink(path);
 
     path = write_temp("{\n\"model\": [1, 2,\n}");
