@@ -303,8 +303,8 @@ static int pcre_class(uint32_t cp, ps_tok_regex *const re[3])
 
 /* Every scalar value, in contexts that end each alternative of the three
  * patterns on each side of it. PCRE2 10.42 knows Unicode 14, HF (and the
- * scanners) 16: code points whose class PCRE2 does not know yet are left
- * out, and we check that those are the only differences in class. */
+ * scanners) 16; regex.c adds the newer letters and digits to \p{L} and
+ * \p{N}, so the classes agree on every code point too. */
 static void test_scan_every_code_point(void **state)
 {
     (void)state;
@@ -325,13 +325,8 @@ static void test_scan_every_code_point(void **state)
         if (cp >= 0xD800 && cp <= 0xDFFF)
             continue;
         int ours = ps_pretok_uclass(cp), theirs = pcre_class(cp, cls);
-        if (ours != theirs) {
-            /* only characters newer than PCRE2's Unicode */
-            if (theirs != PS_UC_OTHER || ours == PS_UC_S)
-                fail_msg("U+%04X: scanner class %d, PCRE2 class %d", cp, ours, theirs);
-            skipped++;
-            continue;
-        }
+        if (ours != theirs && skipped++ < 5)
+            print_message("U+%04X: scanner class %d, PCRE2 class %d\n", cp, ours, theirs);
         char u[5] = {0};
         ps_utf8_encode(cp, u);
         for (size_t t = 0; t < sizeof ctx / sizeof *ctx; t++) {
@@ -347,8 +342,7 @@ static void test_scan_every_code_point(void **state)
         if (bad > 10)
             fail_msg("too many differences");
     }
-    print_message("# %zu code points newer than PCRE2's Unicode left out\n", skipped);
-    assert_true(skipped < 9700); /* Unicode 15 and 16 added 9,674 characters in all */
+    assert_int_equal(skipped, 0); /* code points whose class differs */
     assert_int_equal(bad, 0);
     for (int i = 0; i < 3; i++) {
         ps_tok_regex_free(cls[i]);

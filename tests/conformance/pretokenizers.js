@@ -224,6 +224,7 @@ for (const [name, pt, lines] of [
   ['ByteLevel (GPT-2 scanner)', bytelevel(false, true), ALL],
   ['Split Llama-3 (scanner)', split({ Regex: LLAMA3 }, 'Isolated'), ALL],
   ['Split Qwen2 (scanner)', split({ Regex: QWEN2 }, 'Isolated'), ALL],
+  ['Split Llama-3 with a space more (PCRE2)', split({ Regex: LLAMA3 + ' ' }, 'Isolated'), ALL],
   ['Whitespace', { type: 'Whitespace' }, ONE],
   ['WhitespaceSplit', { type: 'WhitespaceSplit' }, ONE],
   ['Digits', { type: 'Digits', individual_digits: false }, ONE],
