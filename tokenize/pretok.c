@@ -117,11 +117,20 @@ int ps_pretok_emit_end(ps_pretok_emit *e) { return flush(e); }
 
 int ps_pretok_require(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key)
 {
-    if (json_object_get(obj, key))
+    json_t *v = json_object_get(obj, key);
+    if (v && !json_is_null(v))
         return PS_OK;
     char where[256];
     return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                            "missing field (HF requires it)");
+                            v ? "must not be null (HF requires a value)"
+                              : "missing field (HF requires it)");
+}
+
+/* A member HF gives a default when absent but not when null. */
+static int not_null(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    return v ? ps_pretok_require(c, obj, jpath, key) : PS_OK;
 }
 
 int ps_pretok_behavior_parse(const ps_tok_load *c, json_t *obj, const char *jpath, bool required,
@@ -129,7 +138,8 @@ int ps_pretok_behavior_parse(const ps_tok_load *c, json_t *obj, const char *jpat
 {
     static const char *const names[] = {"Removed", "Isolated", "MergedWithPrevious",
                                         "MergedWithNext", "Contiguous"};
-    int rc = required ? ps_pretok_require(c, obj, jpath, "behavior") : PS_OK;
+    int rc = required ? ps_pretok_require(c, obj, jpath, "behavior")
+                      : not_null(c, obj, jpath, "behavior");
     const char *s = NULL;
     if (rc || (rc = ps_tok_json_string(c, obj, jpath, "behavior", &s, NULL)) || !s)
         return rc;

@@ -35,6 +35,10 @@ static int bl_piece(void *ctx, size_t off, size_t len, bool is_match)
     unsigned char *w = (unsigned char *)pool->p + base;
     const unsigned char *r = (const unsigned char *)x->src + off;
     for (size_t i = 0; i < len; i++) {
+        if (r[i] >= '!' && r[i] <= '~') { /* printable ASCII stands for itself */
+            *w++ = r[i];
+            continue;
+        }
         uint32_t cp = ps_tok_bytelevel_char(r[i]);
         if (cp < 0x80) {
             *w++ = (unsigned char)cp;

@@ -85,7 +85,9 @@ static void ms_destroy(ps_tok_pretok *p) { free(p); }
 static int parse_scheme(const ps_tok_load *c, json_t *j, const char *jpath, prepend_scheme *out)
 {
     const char *s = NULL;
-    int rc = ps_tok_json_string(c, j, jpath, "prepend_scheme", &s, NULL);
+    json_t *v = json_object_get(j, "prepend_scheme");
+    int rc = v && json_is_null(v) ? ps_pretok_require(c, j, jpath, "prepend_scheme")
+                                  : ps_tok_json_string(c, j, jpath, "prepend_scheme", &s, NULL);
     if (rc || !s)
         return rc;
     if (!strcmp(s, "always"))
@@ -114,7 +116,8 @@ int ps_pretok_metaspace_load(const ps_tok_load *c, json_t *j, const char *jpath,
     if ((rc = ps_pretok_require(c, j, jpath, "replacement")) ||
         (rc = ps_pretok_json_char(c, j, jpath, "replacement", &rep)) ||
         (rc = parse_scheme(c, j, jpath, &scheme)) ||
-        (rc = ps_tok_json_bool(c, j, jpath, "split", &split)) ||
+        (!json_is_null(json_object_get(j, "split")) && /* Option<bool>: null is absent */
+         (rc = ps_tok_json_bool(c, j, jpath, "split", &split))) ||
         (rc = ps_tok_json_string(c, j, jpath, "str_rep", &str_rep, NULL)))
         return rc;
     json_t *aps = json_object_get(j, "add_prefix_space");

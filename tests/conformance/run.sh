@@ -4,7 +4,8 @@
 # Installs them with `npm ci` when one is missing or not the pinned
 # version, then runs conformance.js (vocab.txt WordPiece against
 # BertTokenizerFast) and tokenizer_json.js (every tokenizer.json in
-# tests/data/tokenizers), or only the scripts named as arguments. Each
+# tests/data/tokenizers) and pretokenizers.js (the pre-tokenizers alone,
+# through PS_BUILD's tools), or only the scripts named as arguments. Each
 # prints TAP; the exit status is non-zero when any of them fails.
 # env: PAIRSHARD (the binary), PS_ROOT (repository root).
 set -eu
@@ -20,7 +21,7 @@ pinned() { # package: 0 when node_modules holds the version the lock pins
 if ! pinned tokenizers || ! pinned tiktoken; then
     npm ci --silent --no-audit --no-fund --prefer-offline >&2
 fi
-[ $# -gt 0 ] || set -- conformance.js tokenizer_json.js
+[ $# -gt 0 ] || set -- conformance.js tokenizer_json.js pretokenizers.js
 export TOKENIZERS_PARALLELISM="${TOKENIZERS_PARALLELISM:-true}"
 rc=0
 for script in "$@"; do
