@@ -140,8 +140,8 @@ void ps_tok_regex_free(ps_tok_regex *re);
  * empty; a match may be (an empty regex match, reported as HF reports it;
  * an empty match right after the previous match's end is skipped, as
  * Rust's find_iter does). `re` NULL: the literal lit[0..lit_len) is the
- * pattern (non-overlapping, leftmost; empty: nothing matches). Returns 0,
- * fn's non-zero value, or a negative code. */
+ * pattern (non-overlapping, leftmost; empty: nothing matches). Empty text
+ * gives no stretch. Returns 0, fn's non-zero value, or a negative code. */
 typedef int (*ps_tok_stretch_fn)(void *ctx, size_t off, size_t len, bool is_match);
 int ps_tok_pattern_split(const ps_tok_regex *re, const char *lit, size_t lit_len, const char *s,
                          size_t n, ps_tok_stretch_fn fn, void *ctx);

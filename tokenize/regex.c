@@ -221,6 +221,8 @@ static int next_match(const ps_tok_regex *re, const char *lit, size_t lit_len, c
 int ps_tok_pattern_split(const ps_tok_regex *re, const char *lit, size_t lit_len, const char *s,
                          size_t n, ps_tok_stretch_fn fn, void *ctx)
 {
+    if (!n) /* HF: one empty stretch, which every caller drops: none at all */
+        return PS_OK;
     size_t prev = 0, from = 0, last_end = SIZE_MAX;
     while (from <= n) {
         size_t mb, me;
