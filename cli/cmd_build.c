@@ -508,6 +508,22 @@ static void show_progress(void *user, const ps_build_progress *p)
                 (unsigned long long)p->records, p->mb_per_s, p->final ? "        \n" : "   ");
 }
 
+/* The closing lines of a published build: the accounting and the set. */
+static void print_summary(const build_args *a, const ps_build_summary *sum)
+{
+    fprintf(stderr,
+            "pairshard build: %llu records in = %llu kept + %llu rejected + %llu duplicates\n"
+            "pairshard build: %zu shard(s), %zu labels, %llu tokens, buckets",
+            (unsigned long long)sum->counts.records_in, (unsigned long long)sum->counts.kept,
+            (unsigned long long)sum->counts.rejected, (unsigned long long)sum->counts.duplicates,
+            a->cfg.shards, sum->n_labels, (unsigned long long)sum->tokens);
+    for (size_t i = 0; i < sum->n_buckets; i++)
+        fprintf(stderr, "%s%u", i ? "," : " ", sum->buckets[i]);
+    fprintf(stderr, "; %.1f MB on disk; %.2f s (%.0f records/s) -> %s\n",
+            sum->bytes_on_disk / 1e6, sum->seconds,
+            sum->seconds > 0 ? sum->counts.records_in / sum->seconds : 0.0, a->cfg.out_dir);
+}
+
 int ps_cmd_build(int argc, char **argv)
 {
     /* First: a signal during the set-up must not kill a build that is
@@ -636,19 +652,8 @@ int ps_cmd_build(int argc, char **argv)
         fprintf(stderr, "pairshard build: warning: %s holds no records (%llu read: all "
                 "rejected or duplicates, see its rejects.jsonl); readers refuse an empty set\n",
                 a.cfg.out_dir, (unsigned long long)sum.counts.records_in);
-    if (!a.quiet) {
-        fprintf(stderr,
-                "pairshard build: %llu records in = %llu kept + %llu rejected + %llu duplicates\n"
-                "pairshard build: %zu shard(s), %zu labels, %llu tokens, buckets",
-                (unsigned long long)sum.counts.records_in, (unsigned long long)sum.counts.kept,
-                (unsigned long long)sum.counts.rejected, (unsigned long long)sum.counts.duplicates,
-                a.cfg.shards, sum.n_labels, (unsigned long long)sum.tokens);
-        for (size_t i = 0; i < sum.n_buckets; i++)
-            fprintf(stderr, "%s%u", i ? "," : " ", sum.buckets[i]);
-        fprintf(stderr, "; %.1f MB on disk; %.2f s (%.0f records/s) -> %s\n",
-                sum.bytes_on_disk / 1e6, sum.seconds,
-                sum.seconds > 0 ? sum.counts.records_in / sum.seconds : 0.0, a.cfg.out_dir);
-    }
+    if (!a.quiet)
+        print_summary(&a, &sum);
 done:
     free(effective);
     ps_tokenizer_free(tok);
