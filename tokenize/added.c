@@ -171,20 +171,6 @@ static const ps_uni_range u16_word[] = {
     {0x18CFF, 0x18CFF}, {0x1CCF0, 0x1CCF9}, {0x1E5D0, 0x1E5FA}, {0x2EBF0, 0x2EE5D},
 };
 
-static bool in_ranges(const ps_uni_range *r, size_t n, uint32_t cp)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (cp > r[mid].hi)
-            lo = mid + 1;
-        else if (cp < r[mid].lo)
-            hi = mid;
-        else
-            return true;
-    }
-    return false;
-}
 
 /* Rust regex's \w (Unicode): Alphabetic, marks, decimal digits, connector
  * punctuation and Join_Control. Alphabetic is the letters, Nl and
@@ -198,7 +184,7 @@ static bool is_word_char(uint32_t cp)
     if (cp == 0x200C || cp == 0x200D || (cp >= 0x24B6 && cp <= 0x24E9) ||
         (cp >= 0x1F130 && cp <= 0x1F149) || (cp >= 0x1F150 && cp <= 0x1F169) ||
         (cp >= 0x1F170 && cp <= 0x1F189) ||
-        in_ranges(u16_word, sizeof u16_word / sizeof *u16_word, cp))
+        ps_uni_in_ranges(u16_word, sizeof u16_word / sizeof *u16_word, cp))
         return true;
     switch (utf8proc_get_property((utf8proc_int32_t)cp)->category) {
     case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:

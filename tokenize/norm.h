@@ -58,21 +58,6 @@ static inline void ps_norm_swap(ps_tok_buf *a, ps_tok_buf *b)
     *b = t;
 }
 
-/* Whether cp lies in one of the n sorted, inclusive ranges r. */
-static inline bool ps_norm_in_ranges(const ps_uni_range *r, unsigned n, uint32_t cp)
-{
-    unsigned lo = 0, hi = n;
-    while (lo < hi) {
-        unsigned mid = lo + (hi - lo) / 2;
-        if (cp < r[mid].lo)
-            hi = mid;
-        else if (cp > r[mid].hi)
-            lo = mid + 1;
-        else
-            return true;
-    }
-    return false;
-}
 
 /* `unicode-normalization-alignments`' is_combining_mark (General_Category
  * M in its Unicode 9 tables), which StripAccents removes. */

@@ -24,9 +24,9 @@
 /* Full decomposition of cp (canonical, or compatibility with `compat`). */
 static int decompose_cp(uint32_t cp, bool compat, uint32_t out[DECOMP_MAX])
 {
-    if (!compat || cp < 0xA0 || ps_norm_in_ranges(ps_uni_hf_no_nfkd, ps_uni_hf_no_nfkd_n, cp))
+    if (!compat || cp < 0xA0 || ps_uni_in_ranges(ps_uni_hf_no_nfkd, ps_uni_hf_no_nfkd_n, cp))
         return ps_uni_nfd(cp, out);
-    if (ps_norm_in_ranges(ps_uni_hf_no_nfd, ps_uni_hf_no_nfd_n, cp)) {
+    if (ps_uni_in_ranges(ps_uni_hf_no_nfd, ps_uni_hf_no_nfd_n, cp)) {
         out[0] = cp;
         return 1;
     }
@@ -100,7 +100,7 @@ static uint32_t compose_pair(uint32_t a, uint32_t b, int ccc)
         return 0;
     uint32_t r = (uint32_t)pair[0];
     /* a composite newer than HF's tables: HF does not decompose it either */
-    if (ps_norm_in_ranges(ps_uni_hf_no_nfd, ps_uni_hf_no_nfd_n, r))
+    if (ps_uni_in_ranges(ps_uni_hf_no_nfd, ps_uni_hf_no_nfd_n, r))
         return 0;
     return r;
 }
@@ -230,9 +230,9 @@ bool ps_uni_is_combining_mark(uint32_t cp)
     case UTF8PROC_CATEGORY_MN:
     case UTF8PROC_CATEGORY_MC:
     case UTF8PROC_CATEGORY_ME:
-        return !ps_norm_in_ranges(ps_uni_hf_not_mark, ps_uni_hf_not_mark_n, cp);
+        return !ps_uni_in_ranges(ps_uni_hf_not_mark, ps_uni_hf_not_mark_n, cp);
     default:
-        return ps_norm_in_ranges(ps_uni_hf_mark, ps_uni_hf_mark_n, cp);
+        return ps_uni_in_ranges(ps_uni_hf_mark, ps_uni_hf_mark_n, cp);
     }
 }
 

@@ -90,20 +90,6 @@ static const ps_uni_range hf_new_extend[] = {
     {0x1E6E3, 0x1E6E3}, {0x1E6E6, 0x1E6E6}, {0x1E6EE, 0x1E6EF}, {0x1E6F5, 0x1E6F5},
 };
 
-static bool in_ranges(const ps_uni_range *r, size_t n, uint32_t cp)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (cp > r[mid].hi)
-            lo = mid + 1;
-        else if (cp < r[mid].lo)
-            hi = mid;
-        else
-            return true;
-    }
-    return false;
-}
 
 static bool is_control_class(uint32_t cp)
 {
@@ -117,7 +103,7 @@ static bool is_control_class(uint32_t cp)
  * Prepend, U+11A3A stopped being one). */
 static bool hf_break(uint32_t a, uint32_t b, utf8proc_int32_t *state)
 {
-    if (in_ranges(hf_new_extend, sizeof hf_new_extend / sizeof *hf_new_extend, b)) {
+    if (ps_uni_in_ranges(hf_new_extend, sizeof hf_new_extend / sizeof *hf_new_extend, b)) {
         *state = 0;
         return is_control_class(a); /* GB4 before GB9 */
     }

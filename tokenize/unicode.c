@@ -4,20 +4,6 @@
 
 #include <utf8proc.h>
 
-static bool in_ranges(const ps_uni_range *r, unsigned n, uint32_t cp)
-{
-    unsigned lo = 0, hi = n;
-    while (lo < hi) {
-        unsigned mid = lo + (hi - lo) / 2;
-        if (cp < r[mid].lo)
-            hi = mid;
-        else if (cp > r[mid].hi)
-            lo = mid + 1;
-        else
-            return true;
-    }
-    return false;
-}
 
 static int category(uint32_t cp)
 {
@@ -34,7 +20,7 @@ bool ps_uni_is_control(uint32_t cp)
     case UTF8PROC_CATEGORY_CO:
     case UTF8PROC_CATEGORY_CS:
         /* Unassigned (Cn) code points are kept: HF's table has no Cn. */
-        return !in_ranges(ps_uni_hf_not_control, ps_uni_hf_not_control_n, cp);
+        return !ps_uni_in_ranges(ps_uni_hf_not_control, ps_uni_hf_not_control_n, cp);
     default:
         return false;
     }
@@ -47,8 +33,8 @@ bool ps_uni_is_punctuation(uint32_t cp)
                (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126);
     int c = category(cp);
     if (c >= UTF8PROC_CATEGORY_PC && c <= UTF8PROC_CATEGORY_PO)
-        return !in_ranges(ps_uni_hf_not_punct, ps_uni_hf_not_punct_n, cp);
-    return in_ranges(ps_uni_hf_punct, ps_uni_hf_punct_n, cp);
+        return !ps_uni_in_ranges(ps_uni_hf_not_punct, ps_uni_hf_not_punct_n, cp);
+    return ps_uni_in_ranges(ps_uni_hf_punct, ps_uni_hf_punct_n, cp);
 }
 
 bool ps_uni_is_chinese(uint32_t cp)
@@ -62,21 +48,21 @@ bool ps_uni_is_chinese(uint32_t cp)
 bool ps_uni_is_nonspacing_mark(uint32_t cp)
 {
     if (category(cp) == UTF8PROC_CATEGORY_MN)
-        return !in_ranges(ps_uni_hf_not_mn, ps_uni_hf_not_mn_n, cp);
-    return in_ranges(ps_uni_hf_mn, ps_uni_hf_mn_n, cp);
+        return !ps_uni_in_ranges(ps_uni_hf_not_mn, ps_uni_hf_not_mn_n, cp);
+    return ps_uni_in_ranges(ps_uni_hf_mn, ps_uni_hf_mn_n, cp);
 }
 
 int ps_uni_combining_class(uint32_t cp)
 {
     int ccc = utf8proc_get_property((utf8proc_int32_t)cp)->combining_class;
-    if (ccc && in_ranges(ps_uni_hf_ccc_zero, ps_uni_hf_ccc_zero_n, cp))
+    if (ccc && ps_uni_in_ranges(ps_uni_hf_ccc_zero, ps_uni_hf_ccc_zero_n, cp))
         return 0;
     return ccc;
 }
 
 int ps_uni_nfd(uint32_t cp, uint32_t out[4])
 {
-    if (cp < 0xC0 || in_ranges(ps_uni_hf_no_nfd, ps_uni_hf_no_nfd_n, cp)) {
+    if (cp < 0xC0 || ps_uni_in_ranges(ps_uni_hf_no_nfd, ps_uni_hf_no_nfd_n, cp)) {
         out[0] = cp;
         return 1;
     }

@@ -84,6 +84,22 @@ static inline unsigned ps_tok_utf8_decode(const unsigned char *p, size_t n, uint
 
 /* Override tables (unicode_overrides.c): sorted code point lists. */
 typedef struct { uint32_t lo, hi; } ps_uni_range;
+
+/* Whether cp lies in one of the n sorted, inclusive, disjoint ranges r. */
+static inline bool ps_uni_in_ranges(const ps_uni_range *r, size_t n, uint32_t cp)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cp < r[mid].lo)
+            hi = mid;
+        else if (cp > r[mid].hi)
+            lo = mid + 1;
+        else
+            return true;
+    }
+    return false;
+}
 extern const ps_uni_range ps_uni_hf_not_control[];     /* newer Cf: kept */
 extern const unsigned ps_uni_hf_not_control_n;
 extern const ps_uni_range ps_uni_hf_not_punct[];       /* utf8proc P*, HF not */
