@@ -68,7 +68,7 @@ static int run_into(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text
     return ps_tok_run(tok, s, text ? text : "", len, which, err);
 }
 
-static int finish(ps_tok_scratch *s, bool truncated, ps_encoding *out)
+int ps_tok_finish_encoding(ps_tok_scratch *s, bool truncated, ps_encoding *out)
 {
     if (out) {
         out->input_ids = s->ids;
@@ -117,7 +117,7 @@ int ps_tokenizer_encode_pair(const ps_tokenizer *tok, ps_tok_scratch *s, const c
     memset(s->types + 2 + ka, 1, kb + 1);
     /* A walk that stopped early holds >= max_length ids, over the pair's
      * budget, so it is always cut here too. */
-    return finish(s, ka < na || kb < nb, out);
+    return ps_tok_finish_encoding(s, ka < na || kb < nb, out);
 }
 
 int ps_tokenizer_encode(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text,
@@ -147,7 +147,7 @@ int ps_tokenizer_encode(const ps_tokenizer *tok, ps_tok_scratch *s, const char *
     s->ids[1 + n] = tok->sep_id;
     s->n = n + 2;
     memset(s->types, 0, s->n);
-    return finish(s, n < full, out);
+    return ps_tok_finish_encoding(s, n < full, out);
 }
 
 int ps_tokenizer_tokenize(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text,
@@ -164,7 +164,7 @@ int ps_tokenizer_tokenize(const ps_tokenizer *tok, ps_tok_scratch *s, const char
     if ((rc = ps_tok_scratch_reserve(s, 1)))
         return ps_error_set(err, rc, "out of memory");
     memset(s->types, 0, s->n);
-    return finish(s, false, out); /* no special tokens, no truncation */
+    return ps_tok_finish_encoding(s, false, out); /* no special tokens, no truncation */
 }
 
 int ps_tokenizer_words(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text, size_t len,

@@ -168,13 +168,7 @@ static int publish(ps_tok_scratch *s, const struct ps_tok_hfwork *w, bool trunca
     memcpy(s->ids, w->out.v, w->out.n * sizeof *s->ids);
     memcpy(s->types, w->types.p, w->out.n);
     s->n = w->out.n;
-    if (out) {
-        out->input_ids = s->ids;
-        out->token_type_ids = s->types;
-        out->len = s->n;
-        out->truncated = truncated;
-    }
-    return s->n > INT32_MAX ? PS_ELIMIT : (int)s->n;
+    return ps_tok_finish_encoding(s, truncated, out);
 }
 
 int ps_tok_hf_encode(const ps_tokenizer *tok, ps_tok_scratch *s, const char *a, size_t a_len,

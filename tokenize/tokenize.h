@@ -216,6 +216,10 @@ struct ps_tok_scratch {
     struct ps_tok_hfwork *hw; /* buffers of the generic pipeline, on first use */
 };
 
+/* Points *out (may be NULL) at the scratch's ids and types; returns the
+ * count, or PS_ELIMIT past INT32_MAX (encode.c). */
+int ps_tok_finish_encoding(ps_tok_scratch *s, bool truncated, ps_encoding *out);
+
 /* HF's truncate_encodings, LongestFirst, on a pair of lengths (encode.c). */
 void ps_tok_longest_first(size_t *na, size_t *nb, size_t max);
 
