@@ -230,8 +230,13 @@ int main(int argc, char **argv)
     tool t = {0};
     ps_error err = {0};
     int rc = load(&t, argv[1], &err);
-    if (rc) {
+    if (rc) { /* free what did load: a sanitizer build checks for leaks at exit */
         printf("load: %s: %s\n", ps_err_name(rc), err.message);
+        fflush(stdout);
+        ps_tok_added_free(t.added);
+        ps_tok_post_free(t.post);
+        ps_tok_decoder_free(t.dec);
+        ps_tok_vocab_free(&t.vocab);
         return 1;
     }
     char *line = NULL;
