@@ -160,6 +160,12 @@ static void test_all_data_files(void **state)
     closedir(d);
     assert_true(n >= 20);
     assert_true(fast >= 15);
+    const char *extra = getenv("PS_FASTLOAD_EXTRA"); /* e.g. a 152k-token file, by hand */
+    if (extra) {
+        bool taken;
+        assert_int_equal(both(extra, &taken), PS_OK);
+        assert_true(taken);
+    }
 }
 
 /* A small byte-level-free BPE with %s for the vocab and merges texts. */
