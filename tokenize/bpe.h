@@ -81,7 +81,8 @@ void ps_bpe_slot_uncached(const ps_tok_model *model, ps_tok_work_slot *slot);
  * when some merge is malformed or names a token not in the vocabulary:
  * nothing of the batch is inserted then, and the caller's one-by-one path
  * finds and reports the first bad merge. */
-bool ps_bpe_merges_batch(ps_bpe *m, json_t *arr, bool is_str, size_t start, size_t count,
+bool ps_bpe_merges_batch(ps_bpe *m, json_t *arr, const ps_tok_pre *pre, bool is_str,
+                         size_t start, size_t count,
                          uint32_t *rank, char *buf, size_t longest);
 
 /* ---- per-thread cache: piece bytes -> ids (bpe_cache.c) ---------------- */

@@ -191,11 +191,16 @@ static int read_merge(const ps_tok_load *c, ps_bpe *m, json_t *e, bool is_str, a
                      json_string_value(b), json_string_length(b), (*rank)++, buf, buf_len);
 }
 
-static int read_merges(const ps_tok_load *c, json_t *arr, const char *jpath, ps_bpe *m,
-                       size_t longest)
+static int read_merges_in(const ps_tok_load *c, json_t *arr, const char *jpath, ps_bpe *m,
+                          size_t longest)
 {
     at where = {.jpath = jpath};
-    size_t n = json_array_size(arr), cap = 16;
+    ps_tok_pre *pre = ps_tok_pre_for(arr);
+    if (pre && arr != pre->merges_stub)
+        pre = NULL;
+    if (pre)
+        pre->merges_used = true;
+    size_t n = pre ? pre->n_merges : json_array_size(arr), cap = 16;
     while (cap < 2 * n)
         cap *= 2;
     if (n > UINT32_MAX / 2 || !(m->merges = malloc(cap * sizeof *m->merges)))
@@ -209,19 +214,36 @@ static int read_merges(const ps_tok_load *c, json_t *arr, const char *jpath, ps_
     char *buf = malloc(PS_BPE_BATCH * (longest + 1));
     if (!buf)
         return ps_error_set(c->err, PS_ENOMEM, "out of memory");
-    bool is_str = n && json_is_string(json_array_get(arr, 0));
+    bool is_str = pre ? pre->merges_is_str : n && json_is_string(json_array_get(arr, 0));
     uint32_t rank = 0;
     int rc = PS_OK;
     for (size_t s = 0; s < n && !rc; s += PS_BPE_BATCH) {
         size_t count = n - s < PS_BPE_BATCH ? n - s : PS_BPE_BATCH;
-        if (ps_bpe_merges_batch(m, arr, is_str, s, count, &rank, buf, longest))
+        if (ps_bpe_merges_batch(m, arr, pre, is_str, s, count, &rank, buf, longest))
             continue;
+        if (pre) { /* the plain path redoes the load and names the bad merge */
+            pre->failed = true;
+            rc = ps_error_set(c->err, PS_EFORMAT, "fast path: model.merges left to the plain path");
+            break;
+        }
         for (size_t i = s; i < s + count && !rc; i++) { /* finds what is wrong */
             where.i = i;
             rc = read_merge(c, m, json_array_get(arr, i), is_str, &where, &rank, buf, longest);
         }
     }
     free(buf);
+    return rc;
+}
+
+/* Any failure on pre-parsed merges (fastload.c) sends the load back to
+ * the plain path, whose message is the one to report. */
+static int read_merges(const ps_tok_load *c, json_t *arr, const char *jpath, ps_bpe *m,
+                       size_t longest)
+{
+    int rc = read_merges_in(c, arr, jpath, m, longest);
+    ps_tok_pre *pre = ps_tok_pre_for(arr);
+    if (rc && pre)
+        pre->failed = true;
     return rc;
 }
 

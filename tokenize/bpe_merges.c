@@ -7,6 +7,7 @@
  *
  * A batch with anything wrong in it is not reported here: the caller runs
  * the plain path (bpe_load.c) over it, which names the first bad merge.
+ * `pre` (fastload.c), when set, replaces the JSON array arr.
  */
 #include "tokenize/bpe.h"
 
@@ -34,14 +35,18 @@ static inline int32_t find_h(const ps_tok_vocab *v, const char *tok, size_t len,
 
 /* Splits element e into its two tokens; false when it is not a well-formed
  * merge. *skip: a "#version" line. */
-static bool split(json_t *e, bool is_str, pend *p, bool *skip)
+static bool split(json_t *e, const ps_tok_pre_merge *pm, bool is_str, pend *p, bool *skip)
 {
     *skip = false;
+    if (pm && !is_str) { /* pre-parsed: a pair of strings by construction */
+        *p = (pend){.a = pm->a, .na = pm->na, .b = pm->b, .nb = pm->nb};
+        return true;
+    }
     if (is_str) {
-        if (!json_is_string(e))
+        if (!pm && !json_is_string(e))
             return false;
-        const char *s = json_string_value(e);
-        size_t n = json_string_length(e);
+        const char *s = pm ? pm->a : json_string_value(e);
+        size_t n = pm ? pm->na : json_string_length(e);
         if (n >= 8 && !memcmp(s, "#version", 8))
             return *skip = true;
         const char *sp = memchr(s, ' ', n);
@@ -58,15 +63,16 @@ static bool split(json_t *e, bool is_str, pend *p, bool *skip)
     return true;
 }
 
-bool ps_bpe_merges_batch(ps_bpe *m, json_t *arr, bool is_str, size_t start, size_t count,
-                         uint32_t *rank, char *buf, size_t longest)
+bool ps_bpe_merges_batch(ps_bpe *m, json_t *arr, const ps_tok_pre *pre, bool is_str,
+                         size_t start, size_t count, uint32_t *rank, char *buf, size_t longest)
 {
     pend p[PS_BPE_BATCH];
     size_t k = 0;
     const ps_tok_vocab *v = &m->base.vocab;
     for (size_t i = 0; i < count; i++) { /* parse, join, hash, prefetch */
         bool skip;
-        if (!split(json_array_get(arr, start + i), is_str, &p[k], &skip))
+        if (!split(pre ? NULL : json_array_get(arr, start + i), pre ? &pre->merges[start + i] : NULL,
+                   is_str, &p[k], &skip))
             return false;
         if (skip)
             continue;

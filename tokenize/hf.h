@@ -233,6 +233,53 @@ void ps_tok_model_free(ps_tok_model *m);
  * duplicate key wins, as in HF. PS_EFORMAT / PS_ELIMIT / PS_ENOMEM. */
 int ps_tok_model_vocab(const ps_tok_load *c, json_t *obj, const char *jpath, ps_tok_vocab *v);
 
+/* ---- the fast load path (fastload.c) ------------------------------------
+ * model.vocab and model.merges read without jansson, which parses a copy of
+ * the text with them replaced by {} / []. A loader that meets one of those
+ * stubs (ps_tok_pre_for) reads the pre-parsed form instead; on any failure
+ * it sets `failed`, and ps_tokenizer_load_json redoes the whole load on the
+ * plain path, whose messages are the only ones a caller sees. */
+
+typedef struct ps_tok_pre_entry {
+    const char *key;
+    size_t len;
+    int64_t id;
+} ps_tok_pre_entry;
+
+typedef struct ps_tok_pre_merge {
+    const char *a, *b; /* "a b" form: the whole string in a, b NULL */
+    size_t na, nb;
+} ps_tok_pre_merge;
+
+typedef struct ps_tok_pre {
+    ps_tok_pre_entry *vocab; /* in file order */
+    size_t n_vocab;
+    ps_tok_pre_merge *merges;
+    size_t n_merges;
+    bool merges_is_str, has_vocab, has_merges;
+    json_t *vocab_stub, *merges_stub; /* in the parsed copy */
+    bool vocab_used, merges_used, failed;
+    char *arena; /* the decoded strings */
+} ps_tok_pre;
+
+/* The load in progress on this thread: a global rather than a member of
+ * ps_tok_load so that no loader's signature changes; ps_tok_pre_for only
+ * answers for the very stub objects of this load. */
+extern _Thread_local ps_tok_pre *ps_tok_pre_current;
+
+/* PS_OK with *text (malloc'd, stubbed) when a member was pre-parsed;
+ * PS_EUSAGE when the fast path does not apply; PS_ENOMEM. */
+int ps_tok_pre_parse(const char *data, size_t len, ps_tok_pre *pre, char **text, size_t *text_len);
+bool ps_tok_pre_bind(ps_tok_pre *pre, json_t *root);
+bool ps_tok_pre_complete(const ps_tok_pre *pre);
+void ps_tok_pre_free(ps_tok_pre *pre);
+/* The pre-parsed form behind `member` when it is a stub of this load. */
+ps_tok_pre *ps_tok_pre_for(json_t *member);
+/* Internal switch (tests): false forces the plain jansson path. */
+void ps_tok_fastload_enable(bool on);
+/* How many loads the fast path completed (tests: it was taken). */
+unsigned long ps_tok_fastload_hits(void);
+
 /* ---- added tokens ------------------------------------------------------ */
 
 typedef struct ps_tok_added ps_tok_added;

@@ -165,8 +165,10 @@ static int publish(ps_tok_scratch *s, const struct ps_tok_hfwork *w, bool trunca
     s->n = 0;
     if (ps_tok_scratch_reserve(s, w->out.n + 1))
         return oom(err);
-    memcpy(s->ids, w->out.v, w->out.n * sizeof *s->ids);
-    memcpy(s->types, w->types.p, w->out.n);
+    if (w->out.n) { /* an empty encoding may have no arrays yet: memcpy(NULL) is UB */
+        memcpy(s->ids, w->out.v, w->out.n * sizeof *s->ids);
+        memcpy(s->types, w->types.p, w->out.n);
+    }
     s->n = w->out.n;
     return ps_tok_finish_encoding(s, truncated, out);
 }

@@ -19,8 +19,33 @@ static json_int_t id_limit(size_t n_tokens)
     return (json_int_t)n_tokens * 16 + 65536;
 }
 
+/* The pre-parsed vocabulary (fastload.c): the same checks and the same
+ * ps_tok_vocab_set calls in the same order as below. A duplicated key
+ * (jansson keeps one, at its first place) fails: the plain path redoes it. */
+static int pre_vocab(const ps_tok_load *c, ps_tok_pre *pre, ps_tok_vocab *v)
+{
+    pre->vocab_used = true;
+    json_int_t limit = id_limit(pre->n_vocab);
+    int rc = ps_tok_vocab_reserve(v, pre->n_vocab) ? PS_ENOMEM : PS_OK;
+    for (size_t i = 0; i < pre->n_vocab && !rc; i++) {
+        const ps_tok_pre_entry *e = &pre->vocab[i];
+        size_t before = v->n_keys;
+        if (e->id >= (json_int_t)PS_TOK_MAX_TOKENS || e->id >= limit)
+            rc = PS_ELIMIT;
+        else if (!(rc = ps_tok_vocab_set(v, e->key, e->len, (int32_t)e->id)) && v->n_keys == before)
+            rc = PS_EFORMAT;
+    }
+    if (!rc)
+        return PS_OK;
+    pre->failed = true;
+    return ps_error_set(c->err, rc, "fast path: model.vocab left to the plain path");
+}
+
 int ps_tok_model_vocab(const ps_tok_load *c, json_t *obj, const char *jpath, ps_tok_vocab *v)
 {
+    ps_tok_pre *pre = ps_tok_pre_for(obj);
+    if (pre && obj == pre->vocab_stub)
+        return pre_vocab(c, pre, v);
     if (!json_is_object(obj))
         return ps_tok_load_fail(c, PS_EFORMAT, jpath, "expected an object of token -> id");
     json_int_t limit = id_limit(json_object_size(obj));

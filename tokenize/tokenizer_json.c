@@ -13,6 +13,8 @@
 #include "tokenize/tokenize.h"
 
 #include <jansson.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct ctx {
@@ -71,6 +73,31 @@ static int read_normalizer(const ctx *c, json_t *n, ps_tokenizer_options *opt)
     return PS_OK;
 }
 
+/* read_model's loop over the pre-parsed vocabulary (fastload.c): the same
+ * checks and calls in the same order; a duplicated key (jansson keeps one,
+ * at its first place) or any failure sends the load to the plain path. */
+static int read_pre_vocab(const ctx *c, ps_tok_pre *pre, ps_tokenizer *tok)
+{
+    pre->vocab_used = true;
+    int64_t id_limit = (int64_t)pre->n_vocab * 16 + 65536;
+    int rc = PS_OK;
+    for (size_t i = 0; i < pre->n_vocab && !rc; i++) {
+        const ps_tok_pre_entry *e = &pre->vocab[i];
+        size_t before = tok->vocab.n_keys;
+        if (e->id >= id_limit || e->id >= (int64_t)PS_TOK_MAX_TOKENS)
+            rc = PS_ELIMIT;
+        else if (!(rc = ps_tok_vocab_set(&tok->vocab, e->key, e->len, (int32_t)e->id)) &&
+                 tok->vocab.n_keys == before)
+            rc = PS_EFORMAT;
+    }
+    if (!rc && !tok->vocab.n_keys)
+        rc = PS_EFORMAT;
+    if (!rc)
+        return PS_OK;
+    pre->failed = true;
+    return bad(c, rc, "model.vocab", "left to the plain path");
+}
+
 static int read_model(const ctx *c, json_t *m, ps_tokenizer *tok, ps_tokenizer_options *opt)
 {
     if (!json_is_object(m))
@@ -97,6 +124,9 @@ static int read_model(const ctx *c, json_t *m, ps_tokenizer *tok, ps_tokenizer_o
     json_t *vocab = json_object_get(m, "vocab");
     if (!json_is_object(vocab))
         return bad(c, PS_EFORMAT, "model.vocab", "missing or not an object");
+    ps_tok_pre *pre = ps_tok_pre_for(vocab);
+    if (pre && vocab == pre->vocab_stub)
+        return read_pre_vocab(c, pre, tok);
     /* ids index an array, so a hostile file must not make it huge: allow
      * holes, but not ids far beyond the number of tokens */
     json_int_t id_limit = (json_int_t)json_object_size(vocab) * 16 + 65536;
@@ -269,6 +299,64 @@ static int load_bert(const ctx *c, json_t *root, ps_tokenizer **out)
     return PS_OK;
 }
 
+/* The load from a parsed root: the fused BERT path, else the general one. */
+static int load_root(const char *path, json_t *root, ps_tokenizer **out, ps_error *err)
+{
+    ctx c = {path, err};
+    int rc;
+    if (!json_is_object(root))
+        rc = bad(&c, PS_EFORMAT, "top level", "expected an object");
+    else
+        rc = load_bert(&c, root, out);
+    if (rc == PS_EUSAGE) { /* not BERT's pipeline: the general one */
+        ps_tok_load lc = {path, err};
+        rc = ps_tok_hf_load(&lc, root, out);
+    }
+    return rc;
+}
+
+static _Atomic bool fast_off;
+static _Atomic unsigned long fast_hits;
+
+void ps_tok_fastload_enable(bool on) { fast_off = !on; }
+
+unsigned long ps_tok_fastload_hits(void) { return fast_hits; }
+
+/* The fast path (fastload.c): true with *out loaded, or false when the
+ * plain path must do the load (and say what is wrong, if anything is). */
+static bool load_fast(const char *path, const char *data, size_t len, ps_tokenizer **out,
+                      ps_error *err)
+{
+    ps_tok_pre pre;
+    char *text;
+    size_t text_len;
+    if (fast_off || ps_tok_pre_parse(data, len, &pre, &text, &text_len))
+        return false;
+    json_error_t jerr;
+    json_t *root = json_loadb(text, text_len, 0, &jerr);
+    free(text);
+    ps_error quiet = {0};
+    int rc = PS_EFORMAT;
+    if (root && ps_tok_pre_bind(&pre, root)) {
+        ps_tok_pre_current = &pre;
+        rc = load_root(path, root, out, &quiet);
+        ps_tok_pre_current = NULL;
+        if (!rc && !ps_tok_pre_complete(&pre)) { /* a stub was read as JSON */
+            ps_tokenizer_free(*out);
+            *out = NULL;
+            rc = PS_EFORMAT;
+        }
+    }
+    json_decref(root);
+    ps_tok_pre_free(&pre);
+    if (rc != PS_OK)
+        return false;
+    fast_hits++;
+    if (err) /* what the plain path leaves there too (the BERT path's refusal) */
+        *err = quiet;
+    return true;
+}
+
 int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error *err)
 {
     if (!path || !out)
@@ -279,21 +367,17 @@ int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error *err)
     int rc = ps_file_read_all(path, "tokenizer.json", PS_TOK_FILE_MAX, &data, &len, err);
     if (rc)
         return rc;
+    if (load_fast(path, data, len, out, err)) {
+        free(data);
+        return PS_OK;
+    }
     json_error_t jerr;
     json_t *root = json_loadb(data, len, 0, &jerr);
     free(data);
     if (!root)
         return ps_error_set(err, PS_EFORMAT, "%s:%d:%d: %s", path, jerr.line, jerr.column,
                             jerr.text);
-    ctx c = {path, err};
-    if (!json_is_object(root))
-        rc = bad(&c, PS_EFORMAT, "top level", "expected an object");
-    else
-        rc = load_bert(&c, root, out);
-    if (rc == PS_EUSAGE) { /* not BERT's pipeline: the general one */
-        ps_tok_load lc = {path, err};
-        rc = ps_tok_hf_load(&lc, root, out);
-    }
+    rc = load_root(path, root, out, err);
     json_decref(root);
     return rc;
 }
