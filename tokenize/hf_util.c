@@ -193,3 +193,32 @@ int ps_tok_json_uint(const ps_tok_load *c, json_t *obj, const char *jpath, const
     *out = (uint64_t)json_integer_value(v);
     return PS_OK;
 }
+
+json_t *ps_tok_json_need(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key,
+                         int *rc)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        *rc = ps_tok_load_fail(c, PS_EFORMAT, jpath, "missing member '%s'", key);
+    return v;
+}
+
+int ps_tok_json_need_bool(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key,
+                          bool *out)
+{
+    int rc = PS_OK;
+    if (!ps_tok_json_need(c, obj, jpath, key, &rc))
+        return rc;
+    return ps_tok_json_bool(c, obj, jpath, key, out);
+}
+
+int ps_tok_json_check_type(const ps_tok_load *c, json_t *obj, const char *jpath,
+                           const char *want)
+{
+    const char *t = ps_tok_json_type(obj);
+    char where[256];
+    if (!t || strcmp(t, want))
+        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, "type"),
+                                "expected '%s'", want);
+    return PS_OK;
+}
