@@ -124,11 +124,9 @@ int ps_norm_bert_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok
     if (!json_is_null(json_object_get(j, "strip_accents")) &&
         (rc = ps_tok_json_bool(c, j, jpath, "strip_accents", &strip)))
         return rc;
-    bert_norm *b = calloc(1, sizeof *b);
+    bert_norm *b = (bert_norm *)ps_norm_new(sizeof *b, bert_apply, bert_destroy);
     if (!b)
         return PS_ENOMEM;
-    b->base.apply = bert_apply;
-    b->base.destroy = bert_destroy;
     b->clean = clean;
     b->chinese = chinese;
     b->strip = strip;

@@ -126,11 +126,9 @@ int ps_norm_replace_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_
     if ((rc = read_pattern(c, pat, jpath, &is_regex, &ps, &plen)) ||
         (rc = ps_norm_required_string(c, j, jpath, "content", &content, &clen)))
         return rc;
-    replace_norm *r = calloc(1, sizeof *r);
+    replace_norm *r = (replace_norm *)ps_norm_new(sizeof *r, replace_apply, replace_destroy);
     if (!r)
         return PS_ENOMEM;
-    r->base.apply = replace_apply;
-    r->base.destroy = replace_destroy;
     r->lit_len = plen;
     r->content_len = clen;
     if (!(r->lit = dup_bytes(ps, plen)) || !(r->content = dup_bytes(content, clen))) {

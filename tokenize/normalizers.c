@@ -34,16 +34,9 @@ int ps_norm_required_bool(const ps_tok_load *c, json_t *obj, const char *jpath, 
                           bool *out)
 {
     int rc = PS_OK;
-    json_t *v = ps_norm_required(c, obj, jpath, key, &rc);
-    if (!v)
+    if (!ps_norm_required(c, obj, jpath, key, &rc))
         return rc;
-    if (!json_is_boolean(v)) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                                "expected true or false");
-    }
-    *out = json_is_true(v);
-    return PS_OK;
+    return ps_tok_json_bool(c, obj, jpath, key, out);
 }
 
 int ps_norm_required_string(const ps_tok_load *c, json_t *obj, const char *jpath,
@@ -61,6 +54,18 @@ int ps_norm_required_string(const ps_tok_load *c, json_t *obj, const char *jpath
     *out = json_string_value(v);
     *len = json_string_length(v);
     return PS_OK;
+}
+
+ps_tok_norm *ps_norm_new(size_t size,
+                         int (*apply)(const ps_tok_norm *, ps_tok_buf *, ps_tok_buf *),
+                         void (*destroy)(ps_tok_norm *))
+{
+    ps_tok_norm *n = calloc(1, size);
+    if (n) {
+        n->apply = apply;
+        n->destroy = destroy;
+    }
+    return n;
 }
 
 /* ---- Sequence ----------------------------------------------------------- */
@@ -105,11 +110,9 @@ static int seq_load(const ps_tok_load *c, json_t *j, const char *jpath, int dept
     if (!json_is_array(arr))
         return ps_tok_load_fail(c, PS_EFORMAT, where, "expected an array");
     size_t n = json_array_size(arr);
-    seq_norm *s = calloc(1, sizeof *s + n * sizeof s->v[0]);
+    seq_norm *s = (seq_norm *)ps_norm_new(sizeof *s + n * sizeof s->v[0], seq_apply, seq_destroy);
     if (!s)
         return PS_ENOMEM;
-    s->base.apply = seq_apply;
-    s->base.destroy = seq_destroy;
     for (size_t i = 0; i < n; i++) {
         char item[300];
         ps_tok_jpath_idx(item, sizeof item, where, i);
