@@ -226,6 +226,19 @@ static int seq_add(seq *q, ps_tok_pretok *p)
     return PS_OK;
 }
 
+ps_tok_pretok *ps_pretok_new(size_t size,
+                             int (*split)(const ps_tok_pretok *, const char *, size_t, bool,
+                                          ps_tok_pieces *),
+                             void (*destroy)(ps_tok_pretok *))
+{
+    ps_tok_pretok *p = calloc(1, size);
+    if (p) {
+        p->split = split;
+        p->destroy = destroy;
+    }
+    return p;
+}
+
 static int seq_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_pretok **out)
 {
     char where[256];
@@ -237,11 +250,9 @@ static int seq_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_p
         return ps_tok_load_fail(c, PS_EFORMAT,
                                 ps_tok_jpath_key(where, sizeof where, jpath, "pretokenizers"),
                                 "expected an array");
-    seq *q = calloc(1, sizeof *q);
+    seq *q = (seq *)ps_pretok_new(sizeof *q, seq_split, seq_destroy);
     if (!q)
         return ps_tok_load_fail(c, PS_ENOMEM, jpath, "out of memory");
-    q->base.split = seq_split;
-    q->base.destroy = seq_destroy;
     char list[256];
     ps_tok_jpath_key(list, sizeof list, jpath, "pretokenizers");
     for (size_t i = 0; i < json_array_size(arr); i++) {

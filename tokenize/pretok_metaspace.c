@@ -134,11 +134,9 @@ int ps_pretok_metaspace_load(const ps_tok_load *c, json_t *j, const char *jpath,
                                 ps_tok_jpath_key(where, sizeof where, jpath, "add_prefix_space"),
                                 "add_prefix_space does not match declared prepend_scheme");
     }
-    metaspace_pt *q = calloc(1, sizeof *q);
+    metaspace_pt *q = (metaspace_pt *)ps_pretok_new(sizeof *q, ms_split, ms_destroy);
     if (!q)
         return ps_tok_load_fail(c, PS_ENOMEM, jpath, "out of memory");
-    q->base.split = ms_split;
-    q->base.destroy = ms_destroy;
     q->rep_len = ps_utf8_encode(rep, q->rep);
     q->scheme = scheme;
     q->split = split;

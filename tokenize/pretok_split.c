@@ -64,11 +64,9 @@ int ps_pretok_split_new(const ps_tok_load *c, const char *jpath, const char *pat
                         bool is_regex, ps_pretok_behavior behavior, bool invert, bool use_scanner,
                         ps_tok_pretok **out)
 {
-    split_pt *q = calloc(1, sizeof *q);
+    split_pt *q = (split_pt *)ps_pretok_new(sizeof *q, split_split, split_destroy);
     if (!q)
         return ps_tok_load_fail(c, PS_ENOMEM, jpath, "out of memory");
-    q->base.split = split_split;
-    q->base.destroy = split_destroy;
     q->behavior = behavior;
     q->invert = invert;
     int rc = PS_OK;
