@@ -117,6 +117,10 @@ bool ps_tok_next_line(ps_tok_lines *it, const char **line, size_t *line_len);
 int ps_tok_vocab_parse_txt(ps_tok_vocab *v, const char *data, size_t len, const char *name,
                            ps_error *err);
 
+/* PS_EUTF8 "invalid UTF-8 at byte N of the text" (or "of the second
+ * sequence" when which is 2) unless text[0..len) is valid UTF-8. */
+int ps_tok_utf8_check(const char *text, size_t len, int which, ps_error *err);
+
 /* ---- byte trie for longest-prefix matches --------------------------- */
 
 typedef struct ps_tok_trie_node {
