@@ -110,3 +110,16 @@ int ps_array_grow(void **items, size_t *cap, size_t n, size_t size, size_t first
     *cap = nc;
     return 0;
 }
+
+int ps_array_resize(void *pp, size_t n, size_t size)
+{
+    void *old, *nv;
+    if (size && n > SIZE_MAX / size)
+        return PS_ENOMEM;
+    memcpy(&old, pp, sizeof old); /* pp is a T **, not a void ** */
+    nv = realloc(old, n * size);
+    if (!nv)
+        return PS_ENOMEM;
+    memcpy(pp, &nv, sizeof nv);
+    return 0;
+}

@@ -33,6 +33,11 @@ int ps_errno_code(int e);
  * and reallocates. 0, or PS_ENOMEM with the array unchanged. */
 int ps_array_grow(void **items, size_t *cap, size_t n, size_t size, size_t first);
 
+/* Reallocates the array whose pointer is at `pp` (a T **) to n items of
+ * `size` bytes. On failure (0 or PS_ENOMEM) the array is as it was, so a
+ * struct of parallel arrays stays freeable when one of them cannot grow. */
+int ps_array_resize(void *pp, size_t n, size_t size);
+
 /* A growable byte buffer. `data` is always NUL-terminated when non-NULL
  * (the NUL is not counted in `len`), so it can be handed to C string APIs. */
 typedef struct ps_buf {

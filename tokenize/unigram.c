@@ -116,19 +116,10 @@ static ug_work *ug_work_get(const ug_model *m, ps_tok_work_slot *slot, size_t n)
             return NULL;
         cap *= 2;
     }
-    double *best = realloc(w->best, cap * sizeof *best);
-    if (best)
-        w->best = best;
-    size_t *from = realloc(w->from, cap * sizeof *from);
-    if (from)
-        w->from = from;
-    int32_t *id = realloc(w->id, cap * sizeof *id);
-    if (id)
-        w->id = id;
-    size_t *stack = realloc(w->stack, cap * sizeof *stack);
-    if (stack)
-        w->stack = stack;
-    if (!best || !from || !id || !stack)
+    if (ps_array_resize(&w->best, cap, sizeof *w->best) ||
+        ps_array_resize(&w->from, cap, sizeof *w->from) ||
+        ps_array_resize(&w->id, cap, sizeof *w->id) ||
+        ps_array_resize(&w->stack, cap, sizeof *w->stack))
         return NULL;
     w->cap = cap;
     return w;
