@@ -43,13 +43,11 @@ static int need_string(const ps_tok_load *c, json_t *o, const char *jp, const ch
                        char **out, size_t *len)
 {
     int rc = PS_OK;
-    char w[256];
     json_t *v = ps_tok_json_need(c, o, jp, key, &rc);
     if (!v)
         return rc;
     if (!json_is_string(v))
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(w, sizeof w, jp, key),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jp, key, "expected a string");
     *len = json_string_length(v);
     *out = malloc(*len + 1);
     if (!*out)
@@ -63,15 +61,13 @@ static int need_char(const ps_tok_load *c, json_t *o, const char *jp, const char
                      uint32_t *cp)
 {
     int rc = PS_OK;
-    char w[256];
     json_t *v = ps_tok_json_need(c, o, jp, key, &rc);
     if (!v)
         return rc;
     const unsigned char *s = (const unsigned char *)json_string_value(v);
     size_t n = json_string_length(v);
     if (!s || !n || ps_tok_utf8_decode(s, n, cp) != n)
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(w, sizeof w, jp, key),
-                                "expected a string of one character");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jp, key, "expected a string of one character");
     return PS_OK;
 }
 
@@ -88,7 +84,6 @@ static int d_bytelevel(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_d
     (void)depth;
     bool b;
     int rc;
-    char w[256];
     d->kind = PS_DEC_BYTELEVEL;
     if ((rc = ps_tok_json_check_type(c, j, jp, "ByteLevel")) ||
         (rc = ps_tok_json_need_bool(c, j, jp, "add_prefix_space", &b)) ||
@@ -96,8 +91,7 @@ static int d_bytelevel(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_d
         return rc;
     json_t *u = json_object_get(j, "use_regex"); /* defaulted, but not null */
     if (u && !json_is_boolean(u))
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(w, sizeof w, jp, "use_regex"),
-                                "expected true or false");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jp, "use_regex", "expected true or false");
     return PS_OK;
 }
 
@@ -128,7 +122,6 @@ static int d_metaspace(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_d
 {
     (void)depth;
     int rc, aps, split;
-    char w[256];
     d->kind = PS_DEC_METASPACE;
     if ((rc = ps_tok_json_check_type(c, j, jp, "Metaspace")) || (rc = need_char(c, j, jp, "replacement", &d->ch)) ||
         (rc = opt_bool(c, j, jp, "add_prefix_space", &aps)) ||
@@ -143,13 +136,11 @@ static int d_metaspace(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_d
         else if (s && !strcmp(s, "never"))
             d->prepend = PS_DEC_PREPEND_NEVER;
         else if (!s || strcmp(s, "always"))
-            return ps_tok_load_fail(c, PS_EFORMAT,
-                                    ps_tok_jpath_key(w, sizeof w, jp, "prepend_scheme"),
-                                    "expected \"first\", \"never\" or \"always\"");
+            return ps_tok_load_fail_key(c, PS_EFORMAT, jp, "prepend_scheme",
+                                        "expected \"first\", \"never\" or \"always\"");
     }
     if (sr && !json_is_null(sr) && !json_is_string(sr))
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(w, sizeof w, jp, "str_rep"),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jp, "str_rep", "expected a string");
     if (aps == 0) { /* legacy add_prefix_space=false means "never" */
         if (d->prepend != PS_DEC_PREPEND_NEVER)
             return ps_tok_load_fail(c, PS_EFORMAT, jp,
@@ -311,10 +302,8 @@ static int load_any(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_dec 
             return rc;
         }
     }
-    char w[256];
     if (type)
-        return ps_tok_load_fail(c, PS_EUSAGE, ps_tok_jpath_key(w, sizeof w, jp, "type"),
-                                "'%s' is not supported", type);
+        return ps_tok_load_fail_key(c, PS_EUSAGE, jp, "type", "'%s' is not supported", type);
     return ps_tok_load_fail(c, PS_EFORMAT, jp, "matches no decoder (no \"type\")");
 }
 

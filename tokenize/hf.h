@@ -101,6 +101,10 @@ typedef struct ps_tok_load {
 int ps_tok_load_fail(const ps_tok_load *c, int code, const char *jpath, const char *fmt, ...)
     PS_PRINTF(4, 5);
 
+/* The same at member `key` of jpath: "FILE: JPATH.KEY: <fmt...>". */
+int ps_tok_load_fail_key(const ps_tok_load *c, int code, const char *jpath, const char *key,
+                         const char *fmt, ...) PS_PRINTF(5, 6);
+
 /* The "type" member of obj, or NULL when absent or not a string. */
 const char *ps_tok_json_type(json_t *obj);
 

@@ -103,11 +103,8 @@ static int read_pattern(const ps_tok_load *c, json_t *p, const char *jpath, bool
                                 "unknown variant '%s', expected 'String' or 'Regex'", key);
     }
     if (!json_is_string(v)) {
-        char inner[300];
-        return ps_tok_load_fail(c, PS_EFORMAT,
-                                ps_tok_jpath_key(inner, sizeof inner, where,
-                                                 *is_regex ? "Regex" : "String"),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, where, *is_regex ? "Regex" : "String",
+                                    "expected a string");
     }
     *s = json_string_value(v);
     *len = json_string_length(v);

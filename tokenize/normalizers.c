@@ -23,9 +23,7 @@ json_t *ps_norm_required(const ps_tok_load *c, json_t *obj, const char *jpath, c
 {
     json_t *v = json_object_get(obj, key);
     if (!v) {
-        char where[256];
-        *rc = ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                               "missing field");
+        *rc = ps_tok_load_fail_key(c, PS_EFORMAT, jpath, key, "missing field");
     }
     return v;
 }
@@ -47,9 +45,7 @@ int ps_norm_required_string(const ps_tok_load *c, json_t *obj, const char *jpath
     if (!v)
         return rc;
     if (!json_is_string(v)) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, key, "expected a string");
     }
     *out = json_string_value(v);
     *len = json_string_length(v);
@@ -178,12 +174,10 @@ static int load_one(const ps_tok_load *c, json_t *j, const char *jpath, int dept
         return ps_tok_load_fail(c, PS_EFORMAT, jpath, "expected a normalizer object or null");
     if (depth > 64) /* a Sequence nested this deep is an attack, not a model */
         return ps_tok_load_fail(c, PS_ELIMIT, jpath, "normalizers nested more than 64 deep");
-    char where[256];
     json_t *tj = json_object_get(j, "type");
     const char *type = json_is_string(tj) ? json_string_value(tj) : NULL;
     if (tj && !type)
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, "type"),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "type", "expected a string");
     if (!type && !(type = legacy_type(j)))
         return ps_tok_load_fail(c, PS_EFORMAT, jpath,
                                 "no \"type\", and the members match no normalizer");
@@ -216,8 +210,8 @@ static int load_one(const ps_tok_load *c, json_t *j, const char *jpath, int dept
         default: return ps_norm_nf_load((ps_nf_form)units[i].form, out);
         }
     }
-    return ps_tok_load_fail(c, PS_EUSAGE, ps_tok_jpath_key(where, sizeof where, jpath, "type"),
-                            "'%s' is not a supported normalizer", type);
+    return ps_tok_load_fail_key(c, PS_EUSAGE, jpath, "type", "'%s' is not a supported normalizer",
+                                type);
 }
 
 int ps_tok_norm_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_norm **out)

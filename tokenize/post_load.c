@@ -99,10 +99,7 @@ static int variant_bytelevel(const ps_tok_load *c, json_t *j, const char *jp, ps
     /* use_regex has a default, but null is not a bool to HF */
     json_t *u = json_object_get(j, "use_regex");
     if (u && json_is_null(u)) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT,
-                                ps_tok_jpath_key(where, sizeof where, jp, "use_regex"),
-                                "expected true or false");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jp, "use_regex", "expected true or false");
     }
     if ((rc = ps_tok_json_bool(c, j, jp, "use_regex", &b)))
         return rc;
@@ -132,8 +129,7 @@ static int read_specials(const ps_tok_load *c, json_t *m, const char *jp, ps_tok
         if (!toks)
             return rc;
         if (!json_is_string(id))
-            return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(wi, sizeof wi, w, "id"),
-                                    "expected a string");
+            return ps_tok_load_fail_key(c, PS_EFORMAT, w, "id", "expected a string");
         if (!json_is_array(ids) || !json_is_array(toks))
             return ps_tok_load_fail(c, PS_EFORMAT, w, "'ids' and 'tokens' must be arrays");
         for (size_t i = 0; i < json_array_size(toks); i++)
@@ -347,7 +343,6 @@ static int load_any(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_post
     }
     /* Nothing fits: let the variant the type names say why. */
     const char *type = ps_tok_json_type(j);
-    char w[256];
     for (size_t v = 0; type && v < nv; v++) {
         if (strcmp(type, variants[v].type))
             continue;
@@ -357,8 +352,7 @@ static int load_any(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_post
         return rc ? rc : ps_tok_load_fail(c, PS_EFORMAT, jp, "not a valid %s", type);
     }
     if (type)
-        return ps_tok_load_fail(c, PS_EUSAGE, ps_tok_jpath_key(w, sizeof w, jp, "type"),
-                                "'%s' is not supported", type);
+        return ps_tok_load_fail_key(c, PS_EUSAGE, jp, "type", "'%s' is not supported", type);
     return ps_tok_load_fail(c, PS_EFORMAT, jp,
                             "matches no post-processor (RobertaProcessing, BertProcessing, "
                             "ByteLevel, TemplateProcessing, Sequence)");

@@ -114,10 +114,8 @@ int ps_pretok_split_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_
                                 "expected {\"String\": ...} or {\"Regex\": ...}");
     json_t *v = str ? str : re;
     if (!json_is_string(v)) {
-        char inner[300];
-        return ps_tok_load_fail(c, PS_EFORMAT,
-                                ps_tok_jpath_key(inner, sizeof inner, where, str ? "String" : "Regex"),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, where, str ? "String" : "Regex",
+                                    "expected a string");
     }
     return ps_pretok_split_new(c, where, json_string_value(v), json_string_length(v), re != NULL,
                                behavior, invert, true, out);

@@ -400,9 +400,7 @@ int ps_tok_unigram_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_t
         return ps_tok_load_fail(c, PS_EFORMAT, jpath, "expected an object");
     const char *type = ps_tok_json_type(j);
     if (json_object_get(j, "type") && (!type || strcmp(type, "Unigram") != 0)) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, "type"),
-                                "expected \"Unigram\"");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "type", "expected \"Unigram\"");
     }
     ug_model *m = calloc(1, sizeof *m);
     if (!m)
