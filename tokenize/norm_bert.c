@@ -71,14 +71,7 @@ static int accent_lower_char(const void *ctx, uint32_t cp, ps_tok_buf *out)
     }
     if (b->strip && ps_uni_is_nonspacing_mark(cp))
         return PS_OK;
-    if (!b->lower)
-        return ps_tok_buf_put_cp(out, cp);
-    uint32_t low[3];
-    int k = ps_uni_lowercase(cp, low);
-    for (int i = 0; i < k; i++)
-        if (ps_tok_buf_put_cp(out, low[i]))
-            return PS_ENOMEM;
-    return PS_OK;
+    return b->lower ? ps_norm_put_lower(out, cp) : ps_tok_buf_put_cp(out, cp);
 }
 
 /* The whole normalizer on ASCII text, in place. */

@@ -61,15 +61,20 @@ static int plain_new(int (*apply)(const ps_tok_norm *, ps_tok_buf *, ps_tok_buf 
 
 /* ---- Lowercase: Rust's char::to_lowercase, character by character ----- */
 
-static int lower_char(const void *ctx, uint32_t cp, ps_tok_buf *out)
+int ps_norm_put_lower(ps_tok_buf *out, uint32_t cp)
 {
-    (void)ctx;
     uint32_t low[3];
     int k = ps_uni_lowercase(cp, low);
     for (int i = 0; i < k; i++)
         if (ps_tok_buf_put_cp(out, low[i]))
             return PS_ENOMEM;
     return PS_OK;
+}
+
+static int lower_char(const void *ctx, uint32_t cp, ps_tok_buf *out)
+{
+    (void)ctx;
+    return ps_norm_put_lower(out, cp);
 }
 
 static int lowercase_apply(const ps_tok_norm *n, ps_tok_buf *io, ps_tok_buf *tmp)
