@@ -123,3 +123,18 @@ int ps_array_resize(void *pp, size_t n, size_t size)
     memcpy(pp, &nv, sizeof nv);
     return 0;
 }
+
+char *ps_strndup(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+char *ps_strdup_opt(const char *s)
+{
+    return s ? ps_strndup(s, strlen(s)) : NULL;
+}

@@ -38,6 +38,11 @@ int ps_array_grow(void **items, size_t *cap, size_t n, size_t size, size_t first
  * struct of parallel arrays stays freeable when one of them cannot grow. */
 int ps_array_resize(void *pp, size_t n, size_t size);
 
+/* A NUL-terminated copy of s[0..n); NULL when out of memory. */
+char *ps_strndup(const char *s, size_t n);
+/* strdup(s), or NULL for a NULL s (optional strings of a record). */
+char *ps_strdup_opt(const char *s);
+
 /* A growable byte buffer. `data` is always NUL-terminated when non-NULL
  * (the NUL is not counted in `len`), so it can be handed to C string APIs. */
 typedef struct ps_buf {

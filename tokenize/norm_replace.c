@@ -76,16 +76,6 @@ static void replace_destroy(ps_tok_norm *n)
     free(r);
 }
 
-static char *dup_bytes(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 /* `pattern` is {"String": s} or {"Regex": r}: exactly one key. */
 static int read_pattern(const ps_tok_load *c, json_t *p, const char *jpath, bool *is_regex,
                         const char **s, size_t *len)
@@ -128,7 +118,7 @@ int ps_norm_replace_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_
         return PS_ENOMEM;
     r->lit_len = plen;
     r->content_len = clen;
-    if (!(r->lit = dup_bytes(ps, plen)) || !(r->content = dup_bytes(content, clen))) {
+    if (!(r->lit = ps_strndup(ps, plen)) || !(r->content = ps_strndup(content, clen))) {
         replace_destroy(&r->base);
         return PS_ENOMEM;
     }

@@ -34,11 +34,6 @@ static ps_vinput_reason *find(ps_vpaired *p, const char *input, const char *reas
     return NULL;
 }
 
-static char *dup_or_null(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
-
 int ps_vrejections_add(ps_vpaired *p, const char *input, const char *reason, const char *rule,
                        uint64_t count, const char *source, const char *detail)
 {
@@ -54,9 +49,9 @@ int ps_vrejections_add(ps_vpaired *p, const char *input, const char *reason, con
     r = &p->inr[p->ninr];
     r->input = strdup(input);
     r->reason = strdup(reason);
-    r->rule = dup_or_null(rule);
-    r->source = dup_or_null(source);
-    r->detail = dup_or_null(detail);
+    r->rule = ps_strdup_opt(rule);
+    r->source = ps_strdup_opt(source);
+    r->detail = ps_strdup_opt(detail);
     r->count = count;
     if (!r->input || !r->reason || (rule && !r->rule) || (source && !r->source) ||
         (detail && !r->detail)) {
