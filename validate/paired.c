@@ -95,7 +95,7 @@ static int add_reason(ps_vpaired *p, const char *reason, const char *rule, uint6
     p->reasons = reasons;
     ps_vreason *r = &p->reasons[p->nreasons];
     r->reason = strdup(reason);
-    r->rule = rule ? strdup(rule) : NULL;
+    r->rule = ps_strdup_opt(rule);
     r->count = count;
     if (!r->reason || (rule && !r->rule)) {
         free(r->reason);
