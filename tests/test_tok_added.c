@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/tok_fixture.h"
 #include "tokenize/hf.h"
 
 #include <stdio.h>
@@ -43,10 +44,7 @@ static ps_tok_norm lower_norm = {lower, NULL};
 static int load_rc(const char *json, const ps_tok_norm *norm, const ps_tok_model *m,
                    ps_tok_added **out, ps_error *err)
 {
-    json_error_t je;
-    json_t *j = json_loads(json, JSON_DECODE_ANY, &je);
-    if (!j)
-        fail_msg("bad test JSON: %s: %s", je.text, json);
+    json_t *j = ps_test_json(json, JSON_DECODE_ANY);
     ps_tok_load c = {"t.json", err};
     int rc = ps_tok_added_load_model(&c, j, "added_tokens", norm, m, out);
     json_decref(j);

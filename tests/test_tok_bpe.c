@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/tok_fixture.h"
 #include "tokenize/bpe.h"
 #include "tokenize/hf.h"
 
@@ -39,10 +40,7 @@ static json_t *parse(const char *text)
     for (char *p = s; *p; p++)
         if (*p == '\'')
             *p = '"';
-    json_error_t jerr;
-    json_t *j = json_loads(s, 0, &jerr);
-    if (!j)
-        fail_msg("bad test JSON %s: %s", s, jerr.text);
+    json_t *j = ps_test_json(s, 0);
     free(s);
     return j;
 }

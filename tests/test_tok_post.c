@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/tok_fixture.h"
 #include "tokenize/hf.h"
 
 #include <stdio.h>
@@ -14,10 +15,7 @@
 
 static int load_rc(const char *json, ps_tok_post **out, ps_error *err)
 {
-    json_error_t je;
-    json_t *j = json_loads(json, JSON_DECODE_ANY, &je);
-    if (!j)
-        fail_msg("bad test JSON: %s: %s", je.text, json);
+    json_t *j = ps_test_json(json, JSON_DECODE_ANY);
     ps_tok_load c = {"t.json", err};
     int rc = ps_tok_post_load(&c, j, "post_processor", out);
     json_decref(j);

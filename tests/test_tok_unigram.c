@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/tok_fixture.h"
 #include "tokenize/hf.h"
 
 #include <pthread.h>
@@ -19,23 +20,12 @@
 
 #define S(lit) lit, sizeof(lit) - 1
 
-static char *data_path(const char *rel)
-{
-    const char *root = getenv("PS_ROOT");
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/tests/data/%s", root ? root : ".", rel);
-    return buf;
-}
-
 /* ---- the model ------------------------------------------------------------ */
 
 /* Loads a model from JSON text; returns the load's code, the model in *out. */
 static int load_model(const char *json, ps_tok_model **out, ps_error *err)
 {
-    json_error_t je;
-    json_t *j = json_loads(json, 0, &je);
-    if (!j)
-        fail_msg("bad test JSON: %s", je.text);
+    json_t *j = ps_test_json(json, 0);
     ps_error_clear(err);
     ps_tok_load c = {.file = "t.json", .err = err};
     int rc = ps_tok_unigram_load(&c, j, "model", out);
@@ -265,7 +255,7 @@ static void test_bad_json(void **state)
 static json_t *t5_json(void)
 {
     json_error_t je;
-    json_t *j = json_load_file(data_path("tokenizers/t5-small.tokenizer.json"), 0, &je);
+    json_t *j = json_load_file(ps_test_data("tokenizers/t5-small.tokenizer.json"), 0, &je);
     if (!j)
         fail_msg("t5-small.tokenizer.json: %s", je.text);
     return j;
