@@ -262,14 +262,19 @@ static void test_normalized_tokens(void **state)
     assert_string_equal(split(NULL, false, "abc"), "0:3:-1");
 }
 
+/* test_load_errors' loader: nothing may be made. */
+static int try_load(const char *json, ps_error *err)
+{
+    ps_tok_added *a = NULL;
+    int rc = load_rc(json, NULL, NULL, &a, err);
+    assert_null(a);
+    return rc;
+}
+
 static void test_load_errors(void **state)
 {
     (void)state;
-    static const struct {
-        const char *json;
-        int code;
-        const char *msg;
-    } cases[] = {
+    static const ps_test_load_case cases[] = {
         {"{}", PS_EFORMAT, "t.json: added_tokens: expected an array"},
         {"[1]", PS_EFORMAT, "t.json: added_tokens[0]: expected an object"},
         {"[{\"id\":1,\"content\":\"x\"}]", PS_EFORMAT,
@@ -283,13 +288,7 @@ static void test_load_errors(void **state)
         {"[" TOK("x", FL("id", "3000000000")) "]", PS_ELIMIT,
          "t.json: added_tokens[0]: id 3000000000 is above 2147483647"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        ps_tok_added *a = NULL;
-        ps_error err = {0};
-        assert_int_equal(load_rc(cases[i].json, NULL, NULL, &a, &err), cases[i].code);
-        assert_null(a);
-        assert_string_equal(err.message, cases[i].msg);
-    }
+    ps_test_load_errors(cases, sizeof cases / sizeof *cases, try_load, NULL);
 }
 
 int main(void)
