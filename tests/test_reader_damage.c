@@ -66,16 +66,25 @@ static int find_biggest(void *user, uint32_t bucket, uint32_t seq, const void *d
     return 0;
 }
 
+/* A fresh copy of the set named `name`: *dir, the path of its shard 0 in
+ * *shard, and that shard open. */
+static ps_shard *open_copy_shard0(const char *name, char **dir, char **shard, ps_error *err)
+{
+    *dir = copy_set(name, NULL);
+    *shard = path_join(*dir, "shard-00000.mdb");
+    ps_error_clear(err);
+    ps_shard *sh = NULL;
+    assert_int_equal(ps_shard_open(&sh, *shard, err), 0);
+    return sh;
+}
+
 static void test_corrupt_block(void **state)
 {
     (void)state;
-    char *dir = copy_set("damaged", NULL);
-    char *shard = path_join(dir, "shard-00000.mdb");
+    char *dir, *shard;
     ps_error err;
-    ps_error_clear(&err);
+    ps_shard *sh = open_copy_shard0("damaged", &dir, &shard, &err);
     /* the largest block of shard 0, located in the file by its first bytes */
-    ps_shard *sh = NULL;
-    assert_int_equal(ps_shard_open(&sh, shard, &err), 0);
     biggest big;
     memset(&big, 0, sizeof big);
     assert_int_equal(ps_shard_foreach(sh, find_biggest, &big, &err), 0);
@@ -281,13 +290,10 @@ static void truncate_shards(const char *dir, off_t size)
 static void test_truncated_while_open(void **state)
 {
     (void)state;
-    char *dir = copy_set("truncated", NULL);
-    char *shard = path_join(dir, "shard-00000.mdb");
+    char *dir, *shard;
     ps_error err;
-    ps_error_clear(&err);
+    ps_shard *sh = open_copy_shard0("truncated", &dir, &shard, &err);
     /* the shard layer: open, then the file shrinks to half */
-    ps_shard *sh = NULL;
-    assert_int_equal(ps_shard_open(&sh, shard, &err), 0);
     uint64_t bytes = ps_shard_file_bytes(sh);
     assert_int_equal(truncate(shard, (off_t)(bytes / 2)), 0);
     biggest big;
