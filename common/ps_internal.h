@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__GNUC__)
 #define PS_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -42,6 +43,12 @@ int ps_array_resize(void *pp, size_t n, size_t size);
 char *ps_strndup(const char *s, size_t n);
 /* strdup(s), or NULL for a NULL s (optional strings of a record). */
 char *ps_strdup_opt(const char *s);
+
+/* Two optional strings are equal: both NULL, or both strings alike. */
+static inline bool ps_str_eq_opt(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
 
 /* A growable byte buffer. `data` is always NUL-terminated when non-NULL
  * (the NUL is not counted in `len`), so it can be handed to C string APIs. */

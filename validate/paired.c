@@ -83,8 +83,7 @@ static int add_reason(ps_vpaired *p, const char *reason, const char *rule, uint6
 {
     for (size_t i = 0; i < p->nreasons; i++) {
         ps_vreason *r = &p->reasons[i];
-        if (!strcmp(r->reason, reason) &&
-            ((!r->rule && !rule) || (r->rule && rule && !strcmp(r->rule, rule)))) {
+        if (!strcmp(r->reason, reason) && ps_str_eq_opt(r->rule, rule)) {
             r->count += count;
             return 0;
         }

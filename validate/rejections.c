@@ -10,23 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool same_rule(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 static ps_vinput_reason *find(ps_vpaired *p, const char *input, const char *reason,
                               const char *rule)
 {
     /* Rejections come in runs (one input, one cause): try the last hit first. */
     if (p->last_inr < p->ninr) {
         ps_vinput_reason *r = &p->inr[p->last_inr];
-        if (!strcmp(r->input, input) && !strcmp(r->reason, reason) && same_rule(r->rule, rule))
+        if (!strcmp(r->input, input) && !strcmp(r->reason, reason) && ps_str_eq_opt(r->rule, rule))
             return r;
     }
     for (size_t i = 0; i < p->ninr; i++) {
         ps_vinput_reason *r = &p->inr[i];
-        if (!strcmp(r->input, input) && !strcmp(r->reason, reason) && same_rule(r->rule, rule)) {
+        if (!strcmp(r->input, input) && !strcmp(r->reason, reason) && ps_str_eq_opt(r->rule, rule)) {
             p->last_inr = i;
             return r;
         }
@@ -88,7 +83,7 @@ const ps_vinput_reason *ps_vrejections_example(const ps_vpaired *p, const char *
                                                const char *rule)
 {
     for (size_t i = 0; i < p->ninr; i++)
-        if (!strcmp(p->inr[i].reason, reason) && same_rule(p->inr[i].rule, rule))
+        if (!strcmp(p->inr[i].reason, reason) && ps_str_eq_opt(p->inr[i].rule, rule))
             return &p->inr[i];
     return NULL;
 }
