@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "tests/support/tok_fixture.h"
+#include "tests/support/tok_stubs.h"
 #include "tokenize/hf.h"
 
 #include <stdio.h>
@@ -30,16 +31,7 @@ static ps_tok_model *model5(void)
     return &m;
 }
 
-static int lower(const ps_tok_norm *n, ps_tok_buf *io, ps_tok_buf *tmp)
-{
-    (void)n;
-    (void)tmp;
-    for (size_t i = 0; i < io->len; i++)
-        if (io->p[i] >= 'A' && io->p[i] <= 'Z')
-            io->p[i] = (char)(io->p[i] + 32);
-    return 0;
-}
-static ps_tok_norm lower_norm = {lower, NULL};
+static ps_tok_norm lower_norm = {ps_test_ascii_lower, NULL};
 
 static int load_rc(const char *json, const ps_tok_norm *norm, const ps_tok_model *m,
                    ps_tok_added **out, ps_error *err)

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "tests/support/tok_fixture.h"
+#include "tests/support/tok_stubs.h"
 #include "tokenize/hf.h"
 
 #include <pthread.h>
@@ -469,18 +470,8 @@ static void dart_key(dart *d, const char *key, const char *repl)
 /* The normalizer JSON of blob b[0..n). */
 static json_t *charsmap_json(const unsigned char *b, size_t n)
 {
-    static const char *abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *s = malloc(n / 3 * 4 + 8);
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)b[i] << 16 | (i + 1 < n ? (uint32_t)b[i + 1] << 8 : 0) |
-                     (i + 2 < n ? b[i + 2] : 0);
-        s[o++] = abc[v >> 18];
-        s[o++] = abc[(v >> 12) & 63];
-        s[o++] = i + 1 < n ? abc[(v >> 6) & 63] : '=';
-        s[o++] = i + 2 < n ? abc[v & 63] : '=';
-    }
-    s[o] = '\0';
+    char *s = ps_test_base64(b, n);
+    assert_non_null(s);
     json_t *j = json_pack("{s:s,s:s}", "type", "Precompiled", "precompiled_charsmap", s);
     free(s);
     return j;
