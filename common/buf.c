@@ -96,17 +96,15 @@ const char *ps_path_basename(const char *path)
     return s ? s + 1 : path;
 }
 
-int ps_array_grow(void **items, size_t *cap, size_t n, size_t size, size_t first)
+int ps_array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first)
 {
     if (n < *cap)
         return 0;
     size_t nc = *cap ? *cap * 2 : first;
     if (nc < *cap || nc > SIZE_MAX / size)
         return PS_ENOMEM;
-    void *nv = realloc(*items, nc * size);
-    if (!nv)
+    if (ps_array_resize(items, nc, size))
         return PS_ENOMEM;
-    *items = nv;
     *cap = nc;
     return 0;
 }

@@ -29,10 +29,10 @@ int ps_error_set(ps_error *err, int code, const char *fmt, ...) PS_PRINTF(3, 4);
  * is missing, PS_EIO for anything else. */
 int ps_errno_code(int e);
 
-/* Makes room for one more item in the array *items of n items of `size`
- * bytes (capacity *cap): when full, doubles the capacity (first `first`)
- * and reallocates. 0, or PS_ENOMEM with the array unchanged. */
-int ps_array_grow(void **items, size_t *cap, size_t n, size_t size, size_t first);
+/* Makes room for one more item in the array at `items` (a T **) of n items
+ * of `size` bytes (capacity *cap): when full, doubles the capacity (first
+ * `first`) and reallocates. 0, or PS_ENOMEM with the array unchanged. */
+int ps_array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first);
 
 /* Reallocates the array whose pointer is at `pp` (a T **) to n items of
  * `size` bytes. On failure (0 or PS_ENOMEM) the array is as it was, so a

@@ -88,10 +88,8 @@ static int add_reason(ps_vpaired *p, const char *reason, const char *rule, uint6
             return 0;
         }
     }
-    void *reasons = p->reasons;
-    if (ps_array_grow(&reasons, &p->rcap, p->nreasons, sizeof *p->reasons, 8))
+    if (ps_array_grow(&p->reasons, &p->rcap, p->nreasons, sizeof *p->reasons, 8))
         return PS_ENOMEM;
-    p->reasons = reasons;
     ps_vreason *r = &p->reasons[p->nreasons];
     r->reason = strdup(reason);
     r->rule = ps_strdup_opt(rule);

@@ -37,10 +37,8 @@ int ps_vrejections_add(ps_vpaired *p, const char *input, const char *reason, con
         r->count += count;
         return 0;
     }
-    void *inr = p->inr;
-    if (ps_array_grow(&inr, &p->inrcap, p->ninr, sizeof *p->inr, 8))
+    if (ps_array_grow(&p->inr, &p->inrcap, p->ninr, sizeof *p->inr, 8))
         return PS_ENOMEM;
-    p->inr = inr;
     r = &p->inr[p->ninr];
     r->input = strdup(input);
     r->reason = strdup(reason);
