@@ -78,6 +78,19 @@ static ps_shard *open_copy_shard0(const char *name, char **dir, char **shard, ps
     return sh;
 }
 
+/* With skip_corrupt: dir opened, one epoch drained into *sk, the stats in
+ * *st; the reader stays open. */
+static ps_reader *drain_skipping(const char *dir, ps_reader_options *o, run *sk,
+                                 ps_reader_stats *st)
+{
+    o->skip_corrupt = 1;
+    memset(sk, 0, sizeof *sk);
+    ps_reader *r = open_ok(dir, o, NULL);
+    drain(r, o, sk, ALL);
+    ps_reader_get_stats(r, st);
+    return r;
+}
+
 static void test_corrupt_block(void **state)
 {
     (void)state;
@@ -208,13 +221,9 @@ static void test_corrupt_block(void **state)
 
         /* with skip_corrupt: every batch comes, without the damaged
          * records; every intact record exactly once */
-        o.skip_corrupt = 1;
         run sk;
-        memset(&sk, 0, sizeof sk);
-        r = open_ok(dir, &o, NULL);
-        drain(r, &o, &sk, ALL);
         ps_reader_stats st;
-        ps_reader_get_stats(r, &st);
+        r = drain_skipping(dir, &o, &sk, &st);
         assert_int_equal(sk.errors, 0);
         assert_int_equal(sk.n, in.batches_per_epoch);
         assert_int_equal(st.skipped_records, in_block);
@@ -493,13 +502,9 @@ static void test_manifest_claims(void **state)
         else
             assert_true(delivered > 0 && errors > 0);
         /* skip_corrupt: the epoch completes, everything counted */
-        o.skip_corrupt = 1;
         run sk;
-        memset(&sk, 0, sizeof sk);
-        r = open_ok(dir, &o, NULL);
-        drain(r, &o, &sk, ALL);
         ps_reader_stats st;
-        ps_reader_get_stats(r, &st);
+        r = drain_skipping(dir, &o, &sk, &st);
         ps_reader_close(r);
         assert_int_equal(sk.errors, 0);
         assert_int_equal(sk.n, in.batches_per_epoch); /* short or empty, never missing */
