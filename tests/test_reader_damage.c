@@ -433,10 +433,9 @@ static void test_manifest_huge(void **state)
     char *dir = copy_set_edited("huge", edit_huge);
     ps_reader_options o;
     base_opts(&o);
-    ps_reader *r = NULL;
+    ps_reader *r;
     ps_error err;
-    ps_error_clear(&err);
-    int rc = ps_reader_open(dir, &o, NULL, &r, &err);
+    int rc = open_rc(dir, &o, &r, &err);
     if (rc >= 0 || !strstr(err.message, "shard-0000"))
         fail_msg("a manifest claiming 10^12 records: %s '%s'", ps_err_name(rc), err.message);
     assert_null(r);
@@ -536,10 +535,9 @@ static void test_missing_shard(void **state)
             truncate_half(dir, "shard-00001.mdb");
         ps_reader_options o;
         base_opts(&o);
-        ps_reader *r = NULL;
+        ps_reader *r;
         ps_error err;
-        ps_error_clear(&err);
-        int rc = ps_reader_open(dir, &o, NULL, &r, &err);
+        int rc = open_rc(dir, &o, &r, &err);
         if (rc == 0) {
             run rn;
             memset(&rn, 0, sizeof rn);
