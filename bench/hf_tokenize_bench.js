@@ -9,19 +9,14 @@
 const fs = require('fs');
 const path = require('path');
 const hf = require(path.join(__dirname, '..', 'tests', 'conformance', 'node_modules', 'tokenizers'));
+const { bertTokenizer } = require('./hf_bert');
 
 async function main() {
   const [vocab, mode, ...inputs] = process.argv.slice(2);
   const pairs = [];
   for (const f of inputs) for (const r of JSON.parse(fs.readFileSync(f, 'utf8'))) pairs.push([r.question, r.query]);
   const bytes = pairs.reduce((n, [q, s]) => n + Buffer.byteLength(q) + Buffer.byteLength(s), 0);
-  const model = await hf.WordPiece.fromFile(vocab, { unkToken: '[UNK]', continuingSubwordPrefix: '##', maxInputCharsPerWord: 100 });
-  const tok = new hf.Tokenizer(model);
-  tok.setNormalizer(hf.bertNormalizer({ cleanText: true, handleChineseChars: true, lowercase: true }));
-  tok.setPreTokenizer(hf.bertPreTokenizer());
-  tok.setPostProcessor(hf.templateProcessing('[CLS] $A [SEP]', '[CLS] $A [SEP] $B:1 [SEP]:1',
-    [['[CLS]', tok.tokenToId('[CLS]')], ['[SEP]', tok.tokenToId('[SEP]')]]));
-  tok.addSpecialTokens(['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']);
+  const tok = await bertTokenizer(hf, vocab);
   let tokens = 0;
   const pass = async () => {
     if (mode === 'serial') {

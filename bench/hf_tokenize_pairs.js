@@ -21,6 +21,7 @@
 const fs = require('fs');
 const path = require('path');
 const hf = require(path.join(__dirname, '..', 'tests', 'conformance', 'node_modules', 'tokenizers'));
+const { bertTokenizer } = require('./hf_bert');
 
 const BATCH = 4096;
 
@@ -32,15 +33,7 @@ async function main() {
   }
   const maxLength = Number(maxLengthArg);
   const pairs = JSON.parse(fs.readFileSync(pairsFile, 'utf8'));
-  const model = await hf.WordPiece.fromFile(vocab, {
-    unkToken: '[UNK]', continuingSubwordPrefix: '##', maxInputCharsPerWord: 100,
-  });
-  const tok = new hf.Tokenizer(model);
-  tok.setNormalizer(hf.bertNormalizer({ cleanText: true, handleChineseChars: true, lowercase: true }));
-  tok.setPreTokenizer(hf.bertPreTokenizer());
-  tok.setPostProcessor(hf.templateProcessing('[CLS] $A [SEP]', '[CLS] $A [SEP] $B:1 [SEP]:1',
-    [['[CLS]', tok.tokenToId('[CLS]')], ['[SEP]', tok.tokenToId('[SEP]')]]));
-  tok.addSpecialTokens(['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']);
+  const tok = await bertTokenizer(hf, vocab);
   if (maxLength > 0) tok.setTruncation(maxLength, { strategy: 'LongestFirst' });
 
   const n = pairs.length;

@@ -96,17 +96,43 @@ const char *ps_path_basename(const char *path)
     return s ? s + 1 : path;
 }
 
-int ps_array_grow(void **items, size_t *cap, size_t n, size_t size, size_t first)
+int ps_array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first)
 {
     if (n < *cap)
         return 0;
     size_t nc = *cap ? *cap * 2 : first;
     if (nc < *cap || nc > SIZE_MAX / size)
         return PS_ENOMEM;
-    void *nv = realloc(*items, nc * size);
-    if (!nv)
+    if (ps_array_resize(items, nc, size))
         return PS_ENOMEM;
-    *items = nv;
     *cap = nc;
     return 0;
+}
+
+int ps_array_resize(void *pp, size_t n, size_t size)
+{
+    void *old, *nv;
+    if (size && n > SIZE_MAX / size)
+        return PS_ENOMEM;
+    memcpy(&old, pp, sizeof old); /* pp is a T **, not a void ** */
+    nv = realloc(old, n * size);
+    if (!nv)
+        return PS_ENOMEM;
+    memcpy(pp, &nv, sizeof nv);
+    return 0;
+}
+
+char *ps_strndup(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+char *ps_strdup_opt(const char *s)
+{
+    return s ? ps_strndup(s, strlen(s)) : NULL;
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__GNUC__)
 #define PS_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -28,10 +29,26 @@ int ps_error_set(ps_error *err, int code, const char *fmt, ...) PS_PRINTF(3, 4);
  * is missing, PS_EIO for anything else. */
 int ps_errno_code(int e);
 
-/* Makes room for one more item in the array *items of n items of `size`
- * bytes (capacity *cap): when full, doubles the capacity (first `first`)
- * and reallocates. 0, or PS_ENOMEM with the array unchanged. */
-int ps_array_grow(void **items, size_t *cap, size_t n, size_t size, size_t first);
+/* Makes room for one more item in the array at `items` (a T **) of n items
+ * of `size` bytes (capacity *cap): when full, doubles the capacity (first
+ * `first`) and reallocates. 0, or PS_ENOMEM with the array unchanged. */
+int ps_array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first);
+
+/* Reallocates the array whose pointer is at `pp` (a T **) to n items of
+ * `size` bytes. On failure (0 or PS_ENOMEM) the array is as it was, so a
+ * struct of parallel arrays stays freeable when one of them cannot grow. */
+int ps_array_resize(void *pp, size_t n, size_t size);
+
+/* A NUL-terminated copy of s[0..n); NULL when out of memory. */
+char *ps_strndup(const char *s, size_t n);
+/* strdup(s), or NULL for a NULL s (optional strings of a record). */
+char *ps_strdup_opt(const char *s);
+
+/* Two optional strings are equal: both NULL, or both strings alike. */
+static inline bool ps_str_eq_opt(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
 
 /* A growable byte buffer. `data` is always NUL-terminated when non-NULL
  * (the NUL is not counted in `len`), so it can be handed to C string APIs. */

@@ -5,6 +5,7 @@
  */
 #include "pipeline/build.h"
 #include "pipeline/build_internal.h"
+#include "common/unicode.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -45,15 +46,6 @@ typedef struct packed {
     uint32_t raw_q_chars, raw_s_chars, q_chars, s_chars;
     bool truncated;
 } packed;
-
-/* Unicode code points in valid UTF-8: the bytes that are not continuations. */
-static uint32_t count_chars(const char *s, size_t n)
-{
-    uint32_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return c;
-}
 
 typedef struct chunk {
     ps_input_ctx in;       /* a copy without src/rr: what workers may read */
@@ -191,8 +183,8 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
         if (pk->it.parsed) {
             pk->o_rq = arena_put(&ch->out, pk->it.raw_question, pk->it.raw_question_len, &arc);
             pk->o_rs = arena_put(&ch->out, pk->it.raw_sql, pk->it.raw_sql_len, &arc);
-            pk->raw_q_chars = count_chars(pk->it.raw_question, pk->it.raw_question_len);
-            pk->raw_s_chars = count_chars(pk->it.raw_sql, pk->it.raw_sql_len);
+            pk->raw_q_chars = ps_utf8_count(pk->it.raw_question, pk->it.raw_question_len);
+            pk->raw_s_chars = ps_utf8_count(pk->it.raw_sql, pk->it.raw_sql_len);
         }
         if (r->outcome == PS_OUTCOME_KEPT) {
             ps_encoding enc;
@@ -222,8 +214,8 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
                 ch->rc = rc;
                 break;
             }
-            pk->q_chars = count_chars(r->question, r->question_len);
-            pk->s_chars = count_chars(r->sql, r->sql_len);
+            pk->q_chars = ps_utf8_count(r->question, r->question_len);
+            pk->s_chars = ps_utf8_count(r->sql, r->sql_len);
         }
     }
     if (arc && !ch->rc)

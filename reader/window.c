@@ -309,14 +309,9 @@ static int window_reserve(rd_window *w, uint32_t nb, uint32_t n)
         w->bufs = bufs;
         for (uint32_t k = w->cap_blocks; k < nb; k++)
             ps_buf_init(&bufs[k]);
-        ps_block_view *views = realloc(w->views, nb * sizeof *views);
-        if (!views)
+        if (ps_array_resize(&w->views, nb, sizeof *w->views) ||
+            ps_array_resize(&w->blk_code, nb, sizeof *w->blk_code))
             return PS_ENOMEM;
-        w->views = views;
-        int *codes = realloc(w->blk_code, nb * sizeof *codes);
-        if (!codes)
-            return PS_ENOMEM;
-        w->blk_code = codes;
         char **msgs = realloc(w->blk_msg, nb * sizeof *msgs);
         if (!msgs)
             return PS_ENOMEM;
@@ -326,16 +321,9 @@ static int window_reserve(rd_window *w, uint32_t nb, uint32_t n)
         w->cap_blocks = nb;
     }
     if (n > w->cap_recs) {
-        uint32_t *a = realloc(w->rec_block, n * sizeof *a);
-        if (a)
-            w->rec_block = a;
-        uint32_t *b = realloc(w->rec_index, n * sizeof *b);
-        if (b)
-            w->rec_index = b;
-        uint32_t *c = realloc(w->perm, n * sizeof *c);
-        if (c)
-            w->perm = c;
-        if (!a || !b || !c)
+        if (ps_array_resize(&w->rec_block, n, sizeof *w->rec_block) ||
+            ps_array_resize(&w->rec_index, n, sizeof *w->rec_index) ||
+            ps_array_resize(&w->perm, n, sizeof *w->perm))
             return PS_ENOMEM;
         w->cap_recs = n;
     }

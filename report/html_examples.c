@@ -21,10 +21,8 @@ static int segs_add(segs *s, int kind, size_t off, size_t len)
         s->v[s->n - 1].len += len;
         return 0;
     }
-    void *v = s->v;
-    if (ps_array_grow(&v, &s->cap, s->n, sizeof *s->v, 16))
+    if (ps_array_grow(&s->v, &s->cap, s->n, sizeof *s->v, 16))
         return PS_ENOMEM;
-    s->v = v;
     s->v[s->n++] = (seg){kind, off, len};
     return 0;
 }

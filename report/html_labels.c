@@ -42,6 +42,25 @@ static int ret_level(const ret_levels *rl, const lab *l)
     return ratio < rl->fail ? 2 : ratio < rl->warn ? 1 : 0;
 }
 
+/* Table cells of a label row: the label opens the row, numbers follow. */
+static void label_cell(ps_html *h, const char *name, size_t len)
+{
+    ps_html_raw(h, "<tr><td>");
+    ps_html_text_capped(h, name, len, CAP_SHORT);
+}
+
+static void num_cell(ps_html *h, double v)
+{
+    ps_html_raw(h, "</td><td class=\"n\">");
+    ps_html_num(h, v, 6);
+}
+
+static void pct_cell(ps_html *h, double r)
+{
+    ps_html_raw(h, "</td><td class=\"n\">");
+    ps_html_pct(h, r);
+}
+
 /* The data of a label chart as a table (in a <details>, for screen
  * readers and exact numbers). */
 static void retention_table(ps_html *h, const lab *v, size_t n)
@@ -49,14 +68,10 @@ static void retention_table(ps_html *h, const lab *v, size_t n)
     ps_html_raw(h, "<details><summary>as a table</summary><table><thead><tr><th>label</th><th class=\"n\">in</th>"
                    "<th class=\"n\">kept</th><th class=\"n\">retention</th></tr></thead><tbody>");
     for (size_t i = 0; i < n; i++) {
-        ps_html_raw(h, "<tr><td>");
-        ps_html_text_capped(h, v[i].name, v[i].len, CAP_SHORT);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_num(h, v[i].in, 6);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_num(h, v[i].kept, 6);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_pct(h, v[i].ret);
+        label_cell(h, v[i].name, v[i].len);
+        num_cell(h, v[i].in);
+        num_cell(h, v[i].kept);
+        pct_cell(h, v[i].ret);
         ps_html_raw(h, "</td></tr>");
     }
     ps_html_raw(h, "</tbody></table></details>");
@@ -184,16 +199,11 @@ static void compare_labels(page *pg)
                    "<th class=\"n\">baseline share</th><th class=\"n\">current records</th><th class=\"n\">current share</th>"
                    "<th class=\"n\">change (points)</th></tr></thead><tbody>");
     for (size_t i = 0; i < top; i++) {
-        ps_html_raw(h, "<tr><td>");
-        ps_html_text_capped(h, v[i].name, v[i].len, CAP_SHORT);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_num(h, v[i].ra, 6);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_pct(h, v[i].a);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_num(h, v[i].rb, 6);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        ps_html_pct(h, v[i].b);
+        label_cell(h, v[i].name, v[i].len);
+        num_cell(h, v[i].ra);
+        pct_cell(h, v[i].a);
+        num_cell(h, v[i].rb);
+        pct_cell(h, v[i].b);
         ps_html_printf(h, "</td><td class=\"n\">%+.2f</td></tr>", 100 * (v[i].b - v[i].a));
     }
     ps_html_raw(h, "</tbody></table></div>");

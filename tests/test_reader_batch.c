@@ -222,10 +222,9 @@ static void test_max_tokens(void **state)
     ps_reader_options o;
     base_opts(&o);
     o.max_tokens = 512;
-    ps_reader *r = NULL;
+    ps_reader *r;
     ps_error err;
-    ps_error_clear(&err);
-    assert_int_equal(ps_reader_open(g_ref.dir, &o, NULL, &r, &err), PS_EUSAGE);
+    assert_int_equal(open_rc(g_ref.dir, &o, &r, &err), PS_EUSAGE);
     assert_null(r);
     assert_true(err.message[0] != 0);
     o.max_tokens = 0;
@@ -276,10 +275,9 @@ static void test_batch_counts(void **state)
                     o.rank = k;
                     o.drop_last = drop;
                     o.seed = bs + (uint64_t)W;
-                    ps_reader *r = NULL;
+                    ps_reader *r;
                     ps_error err;
-                    ps_error_clear(&err);
-                    int rc = ps_reader_open(g_ref.dir, &o, NULL, &r, &err);
+                    int rc = open_rc(g_ref.dir, &o, &r, &err);
                     if (drop && want == 0 && rc == PS_EUSAGE) {
                         refused = true; /* nothing for the ranks: refusing is fine too */
                         break;

@@ -66,16 +66,38 @@ static int find_biggest(void *user, uint32_t bucket, uint32_t seq, const void *d
     return 0;
 }
 
+/* A fresh copy of the set named `name`: *dir, the path of its shard 0 in
+ * *shard, and that shard open. */
+static ps_shard *open_copy_shard0(const char *name, char **dir, char **shard, ps_error *err)
+{
+    *dir = copy_set(name, NULL);
+    *shard = path_join(*dir, "shard-00000.mdb");
+    ps_error_clear(err);
+    ps_shard *sh = NULL;
+    assert_int_equal(ps_shard_open(&sh, *shard, err), 0);
+    return sh;
+}
+
+/* With skip_corrupt: dir opened, one epoch drained into *sk, the stats in
+ * *st; the reader stays open. */
+static ps_reader *drain_skipping(const char *dir, ps_reader_options *o, run *sk,
+                                 ps_reader_stats *st)
+{
+    o->skip_corrupt = 1;
+    memset(sk, 0, sizeof *sk);
+    ps_reader *r = open_ok(dir, o, NULL);
+    drain(r, o, sk, ALL);
+    ps_reader_get_stats(r, st);
+    return r;
+}
+
 static void test_corrupt_block(void **state)
 {
     (void)state;
-    char *dir = copy_set("damaged", NULL);
-    char *shard = path_join(dir, "shard-00000.mdb");
+    char *dir, *shard;
     ps_error err;
-    ps_error_clear(&err);
+    ps_shard *sh = open_copy_shard0("damaged", &dir, &shard, &err);
     /* the largest block of shard 0, located in the file by its first bytes */
-    ps_shard *sh = NULL;
-    assert_int_equal(ps_shard_open(&sh, shard, &err), 0);
     biggest big;
     memset(&big, 0, sizeof big);
     assert_int_equal(ps_shard_foreach(sh, find_biggest, &big, &err), 0);
@@ -199,13 +221,9 @@ static void test_corrupt_block(void **state)
 
         /* with skip_corrupt: every batch comes, without the damaged
          * records; every intact record exactly once */
-        o.skip_corrupt = 1;
         run sk;
-        memset(&sk, 0, sizeof sk);
-        r = open_ok(dir, &o, NULL);
-        drain(r, &o, &sk, ALL);
         ps_reader_stats st;
-        ps_reader_get_stats(r, &st);
+        r = drain_skipping(dir, &o, &sk, &st);
         assert_int_equal(sk.errors, 0);
         assert_int_equal(sk.n, in.batches_per_epoch);
         assert_int_equal(st.skipped_records, in_block);
@@ -281,13 +299,10 @@ static void truncate_shards(const char *dir, off_t size)
 static void test_truncated_while_open(void **state)
 {
     (void)state;
-    char *dir = copy_set("truncated", NULL);
-    char *shard = path_join(dir, "shard-00000.mdb");
+    char *dir, *shard;
     ps_error err;
-    ps_error_clear(&err);
+    ps_shard *sh = open_copy_shard0("truncated", &dir, &shard, &err);
     /* the shard layer: open, then the file shrinks to half */
-    ps_shard *sh = NULL;
-    assert_int_equal(ps_shard_open(&sh, shard, &err), 0);
     uint64_t bytes = ps_shard_file_bytes(sh);
     assert_int_equal(truncate(shard, (off_t)(bytes / 2)), 0);
     biggest big;
@@ -418,10 +433,9 @@ static void test_manifest_huge(void **state)
     char *dir = copy_set_edited("huge", edit_huge);
     ps_reader_options o;
     base_opts(&o);
-    ps_reader *r = NULL;
+    ps_reader *r;
     ps_error err;
-    ps_error_clear(&err);
-    int rc = ps_reader_open(dir, &o, NULL, &r, &err);
+    int rc = open_rc(dir, &o, &r, &err);
     if (rc >= 0 || !strstr(err.message, "shard-0000"))
         fail_msg("a manifest claiming 10^12 records: %s '%s'", ps_err_name(rc), err.message);
     assert_null(r);
@@ -487,13 +501,9 @@ static void test_manifest_claims(void **state)
         else
             assert_true(delivered > 0 && errors > 0);
         /* skip_corrupt: the epoch completes, everything counted */
-        o.skip_corrupt = 1;
         run sk;
-        memset(&sk, 0, sizeof sk);
-        r = open_ok(dir, &o, NULL);
-        drain(r, &o, &sk, ALL);
         ps_reader_stats st;
-        ps_reader_get_stats(r, &st);
+        r = drain_skipping(dir, &o, &sk, &st);
         ps_reader_close(r);
         assert_int_equal(sk.errors, 0);
         assert_int_equal(sk.n, in.batches_per_epoch); /* short or empty, never missing */
@@ -525,10 +535,9 @@ static void test_missing_shard(void **state)
             truncate_half(dir, "shard-00001.mdb");
         ps_reader_options o;
         base_opts(&o);
-        ps_reader *r = NULL;
+        ps_reader *r;
         ps_error err;
-        ps_error_clear(&err);
-        int rc = ps_reader_open(dir, &o, NULL, &r, &err);
+        int rc = open_rc(dir, &o, &r, &err);
         if (rc == 0) {
             run rn;
             memset(&rn, 0, sizeof rn);

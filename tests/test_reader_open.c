@@ -97,10 +97,9 @@ static void test_usage_errors(void **state)
         o.world_size = bad[i].world;
         o.dtype = bad[i].dtype;
         o.pad_mode = bad[i].pad_mode;
-        ps_reader *r = NULL;
+        ps_reader *r;
         ps_error err;
-        ps_error_clear(&err);
-        int rc = ps_reader_open(g_ref.dir, &o, NULL, &r, &err);
+        int rc = open_rc(g_ref.dir, &o, &r, &err);
         if (rc != PS_EUSAGE)
             fail_msg("%s: %s, expected PS_EUSAGE", bad[i].what, ps_err_name(rc));
         assert_null(r);
@@ -120,10 +119,9 @@ static void test_empty_set(void **state)
     build_set_of(input, dir, 1, 16, "db_id");
     ps_reader_options o;
     base_opts(&o);
-    ps_reader *r = NULL;
+    ps_reader *r;
     ps_error err;
-    ps_error_clear(&err);
-    assert_int_equal(ps_reader_open(dir, &o, NULL, &r, &err), PS_EEMPTY);
+    assert_int_equal(open_rc(dir, &o, &r, &err), PS_EEMPTY);
     assert_null(r);
     assert_non_null(strstr(err.message, dir));
     assert_non_null(strstr(err.message, "no records"));

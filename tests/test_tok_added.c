@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/tok_fixture.h"
+#include "tests/support/tok_stubs.h"
 #include "tokenize/hf.h"
 
 #include <stdio.h>
@@ -29,24 +31,12 @@ static ps_tok_model *model5(void)
     return &m;
 }
 
-static int lower(const ps_tok_norm *n, ps_tok_buf *io, ps_tok_buf *tmp)
-{
-    (void)n;
-    (void)tmp;
-    for (size_t i = 0; i < io->len; i++)
-        if (io->p[i] >= 'A' && io->p[i] <= 'Z')
-            io->p[i] = (char)(io->p[i] + 32);
-    return 0;
-}
-static ps_tok_norm lower_norm = {lower, NULL};
+static ps_tok_norm lower_norm = {ps_test_ascii_lower, NULL};
 
 static int load_rc(const char *json, const ps_tok_norm *norm, const ps_tok_model *m,
                    ps_tok_added **out, ps_error *err)
 {
-    json_error_t je;
-    json_t *j = json_loads(json, JSON_DECODE_ANY, &je);
-    if (!j)
-        fail_msg("bad test JSON: %s: %s", je.text, json);
+    json_t *j = ps_test_json(json, JSON_DECODE_ANY);
     ps_tok_load c = {"t.json", err};
     int rc = ps_tok_added_load_model(&c, j, "added_tokens", norm, m, out);
     json_decref(j);
@@ -264,14 +254,19 @@ static void test_normalized_tokens(void **state)
     assert_string_equal(split(NULL, false, "abc"), "0:3:-1");
 }
 
+/* test_load_errors' loader: nothing may be made. */
+static int try_load(const char *json, ps_error *err)
+{
+    ps_tok_added *a = NULL;
+    int rc = load_rc(json, NULL, NULL, &a, err);
+    assert_null(a);
+    return rc;
+}
+
 static void test_load_errors(void **state)
 {
     (void)state;
-    static const struct {
-        const char *json;
-        int code;
-        const char *msg;
-    } cases[] = {
+    static const ps_test_load_case cases[] = {
         {"{}", PS_EFORMAT, "t.json: added_tokens: expected an array"},
         {"[1]", PS_EFORMAT, "t.json: added_tokens[0]: expected an object"},
         {"[{\"id\":1,\"content\":\"x\"}]", PS_EFORMAT,
@@ -285,13 +280,7 @@ static void test_load_errors(void **state)
         {"[" TOK("x", FL("id", "3000000000")) "]", PS_ELIMIT,
          "t.json: added_tokens[0]: id 3000000000 is above 2147483647"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        ps_tok_added *a = NULL;
-        ps_error err = {0};
-        assert_int_equal(load_rc(cases[i].json, NULL, NULL, &a, &err), cases[i].code);
-        assert_null(a);
-        assert_string_equal(err.message, cases[i].msg);
-    }
+    ps_test_load_errors(cases, sizeof cases / sizeof *cases, try_load, NULL);
 }
 
 int main(void)

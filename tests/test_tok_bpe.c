@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/tok_fixture.h"
 #include "tokenize/bpe.h"
 #include "tokenize/hf.h"
 
@@ -24,14 +25,6 @@
 #include <string.h>
 #include <time.h>
 
-static const char *data_path(const char *rel)
-{
-    const char *root = getenv("PS_ROOT");
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/tests/data/%s", root ? root : ".", rel);
-    return buf;
-}
-
 /* JSON written with ' for " (readability); tokens here never hold a '. */
 static json_t *parse(const char *text)
 {
@@ -39,10 +32,7 @@ static json_t *parse(const char *text)
     for (char *p = s; *p; p++)
         if (*p == '\'')
             *p = '"';
-    json_error_t jerr;
-    json_t *j = json_loads(s, 0, &jerr);
-    if (!j)
-        fail_msg("bad test JSON %s: %s", s, jerr.text);
+    json_t *j = ps_test_json(s, 0);
     free(s);
     return j;
 }
@@ -345,21 +335,31 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* GPT-2: known encodings of byte-level pieces ("Ġ" is the space). */
-static void test_gpt2(void **state)
+/* GPT-2's BPE model from tests/data (the test fails when it does not load);
+ * *secs, when asked, gets the load's CPU time (the JSON already parsed). */
+static ps_tok_model *load_gpt2(double *secs)
 {
-    (void)state;
-    json_t *j = load_file_model(data_path("tokenizers/gpt2.tokenizer.json"));
+    json_t *j = load_file_model(ps_test_data("tokenizers/gpt2.tokenizer.json"));
     assert_non_null(j);
     ps_error err;
     ps_tok_load c = {"gpt2.tokenizer.json", &err};
     ps_tok_model *m = NULL;
     double t0 = now_s();
     int rc = ps_tok_model_load(&c, j, "model", &m);
-    double dt = now_s() - t0;
+    if (secs)
+        *secs = now_s() - t0;
     json_decref(j);
     if (rc)
         fail_msg("%s", err.message);
+    return m;
+}
+
+/* GPT-2: known encodings of byte-level pieces ("Ġ" is the space). */
+static void test_gpt2(void **state)
+{
+    (void)state;
+    double dt;
+    ps_tok_model *m = load_gpt2(&dt);
     print_message("GPT-2 model loaded in %.1f ms (JSON already parsed)\n", dt * 1e3);
     assert_int_equal(m->kind, PS_TOK_MODEL_BPE);
     assert_int_equal(m->vocab.n_keys, 50257);
@@ -427,13 +427,7 @@ static void *encode_all(void *arg)
 static void test_shared_across_threads(void **state)
 {
     (void)state;
-    json_t *j = load_file_model(data_path("tokenizers/gpt2.tokenizer.json"));
-    assert_non_null(j);
-    ps_error err;
-    ps_tok_load c = {"gpt2.tokenizer.json", &err};
-    ps_tok_model *m = NULL;
-    assert_int_equal(ps_tok_model_load(&c, j, "model", &m), 0);
-    json_decref(j);
+    ps_tok_model *m = load_gpt2(NULL);
     job solo = {.m = m};
     encode_all(&solo);
     assert_int_equal(solo.rc, 0);
@@ -457,13 +451,8 @@ static void test_shared_across_threads(void **state)
 static void test_cache_bounds(void **state)
 {
     (void)state;
-    json_t *j = load_file_model(data_path("tokenizers/gpt2.tokenizer.json"));
-    assert_non_null(j);
+    ps_tok_model *m = load_gpt2(NULL);
     ps_error err;
-    ps_tok_load c = {"gpt2.tokenizer.json", &err};
-    ps_tok_model *m = NULL;
-    assert_int_equal(ps_tok_model_load(&c, j, "model", &m), 0);
-    json_decref(j);
     ps_tok_work_slot cached = {0}, plain = {0};
     ps_bpe_slot_uncached(m, &plain);
     ps_tok_ids a = {0}, b = {0};

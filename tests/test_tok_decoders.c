@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/tok_fixture.h"
 #include "tokenize/hf.h"
 
 #include <stdio.h>
@@ -14,10 +15,7 @@
 
 static int load_rc(const char *json, ps_tok_decoder **out, ps_error *err)
 {
-    json_error_t je;
-    json_t *j = json_loads(json, JSON_DECODE_ANY, &je);
-    if (!j)
-        fail_msg("bad test JSON: %s: %s", je.text, json);
+    json_t *j = ps_test_json(json, JSON_DECODE_ANY);
     ps_tok_load c = {"t.json", err};
     int rc = ps_tok_decoder_load(&c, j, "decoder", out);
     json_decref(j);
@@ -166,14 +164,19 @@ static void test_sequence(void **state)
         "hi! \xe2\x82\xac");
 }
 
+/* test_load_errors' loader: nothing may be made. */
+static int try_load(const char *json, ps_error *err)
+{
+    ps_tok_decoder *d = NULL;
+    int rc = load_rc(json, &d, err);
+    assert_null(d);
+    return rc;
+}
+
 static void test_load_errors(void **state)
 {
     (void)state;
-    static const struct {
-        const char *json;
-        int code;
-        const char *msg;
-    } cases[] = {
+    static const ps_test_load_case cases[] = {
         {"{\"type\":\"ByteLevel\"}", PS_EFORMAT, "t.json: decoder: missing member 'add_prefix_space'"},
         {"{\"type\":\"Metaspace\",\"replacement\":\"ab\"}", PS_EFORMAT,
          "t.json: decoder.replacement: expected a string of one character"},
@@ -193,16 +196,8 @@ static void test_load_errors(void **state)
         {"{}", PS_EFORMAT, "t.json: decoder: matches no decoder (no \"type\")"},
         {"[]", PS_EFORMAT, "t.json: decoder: expected an object"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        ps_tok_decoder *d = NULL;
-        ps_error err = {0};
-        assert_int_equal(load_rc(cases[i].json, &d, &err), cases[i].code);
-        assert_null(d);
-        if (cases[i].msg)
-            assert_string_equal(err.message, cases[i].msg);
-        else
-            assert_non_null(strstr(err.message, "t.json: decoder.pattern.Regex: "));
-    }
+    ps_test_load_errors(cases, sizeof cases / sizeof *cases, try_load,
+                        "t.json: decoder.pattern.Regex: ");
 }
 
 int main(void)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/tok_fixture.h"
 #include "tokenize/hf.h"
 
 #include <stdio.h>
@@ -20,10 +21,7 @@
 
 static ps_tok_norm *load(const char *json, int *rc, ps_error *err)
 {
-    json_error_t je;
-    json_t *j = json_loads(json, JSON_DECODE_ANY, &je);
-    if (!j)
-        fail_msg("bad test JSON %s: %s", json, je.text);
+    json_t *j = ps_test_json(json, JSON_DECODE_ANY);
     ps_tok_load c = {"t.json", err};
     ps_tok_norm *n = (ps_tok_norm *)1;
     memset(err, 0, sizeof *err);

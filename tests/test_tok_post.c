@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/tok_fixture.h"
 #include "tokenize/hf.h"
 
 #include <stdio.h>
@@ -14,10 +15,7 @@
 
 static int load_rc(const char *json, ps_tok_post **out, ps_error *err)
 {
-    json_error_t je;
-    json_t *j = json_loads(json, JSON_DECODE_ANY, &je);
-    if (!j)
-        fail_msg("bad test JSON: %s: %s", je.text, json);
+    json_t *j = ps_test_json(json, JSON_DECODE_ANY);
     ps_tok_load c = {"t.json", err};
     int rc = ps_tok_post_load(&c, j, "post_processor", out);
     json_decref(j);
@@ -137,14 +135,19 @@ static void test_pair_template_missing_token(void **state)
     ps_tok_post_free(p);
 }
 
+/* test_load_errors' loader: nothing may be made. */
+static int try_load(const char *json, ps_error *err)
+{
+    ps_tok_post *p = NULL;
+    int rc = load_rc(json, &p, err);
+    assert_null(p);
+    return rc;
+}
+
 static void test_load_errors(void **state)
 {
     (void)state;
-    static const struct {
-        const char *json;
-        int code;
-        const char *msg;
-    } cases[] = {
+    static const ps_test_load_case cases[] = {
         {"{\"type\":\"Sequence\",\"processors\":[" BERT "," ROBERTA "]}", PS_EUSAGE,
          "t.json: post_processor.processors[1]: a second processor that adds special tokens "
          "is not supported"},
@@ -179,13 +182,7 @@ static void test_load_errors(void **state)
          "t.json: post_processor: matches no post-processor (RobertaProcessing, "
          "BertProcessing, ByteLevel, TemplateProcessing, Sequence)"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        ps_tok_post *p = NULL;
-        ps_error err = {0};
-        assert_int_equal(load_rc(cases[i].json, &p, &err), cases[i].code);
-        assert_null(p);
-        assert_string_equal(err.message, cases[i].msg);
-    }
+    ps_test_load_errors(cases, sizeof cases / sizeof *cases, try_load, NULL);
 }
 
 int main(void)

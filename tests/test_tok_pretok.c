@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/tok_fixture.h"
 #include "tokenize/pretok.h"
 
 #include <stdio.h>
@@ -19,10 +20,7 @@
 
 static ps_tok_pretok *load_rc(const char *json, int *rc, ps_error *err)
 {
-    json_error_t je;
-    json_t *j = json_loads(json, JSON_DECODE_ANY, &je);
-    if (!j)
-        fail_msg("bad test JSON %s: %s", json, je.text);
+    json_t *j = ps_test_json(json, JSON_DECODE_ANY);
     ps_tok_load c = {.file = "t.json", .err = err};
     ps_tok_pretok *p = NULL;
     *rc = ps_tok_pretok_load(&c, j, "pre_tokenizer", &p);

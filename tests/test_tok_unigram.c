@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/tok_fixture.h"
+#include "tests/support/tok_stubs.h"
 #include "tokenize/hf.h"
 
 #include <pthread.h>
@@ -19,23 +21,12 @@
 
 #define S(lit) lit, sizeof(lit) - 1
 
-static char *data_path(const char *rel)
-{
-    const char *root = getenv("PS_ROOT");
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/tests/data/%s", root ? root : ".", rel);
-    return buf;
-}
-
 /* ---- the model ------------------------------------------------------------ */
 
 /* Loads a model from JSON text; returns the load's code, the model in *out. */
 static int load_model(const char *json, ps_tok_model **out, ps_error *err)
 {
-    json_error_t je;
-    json_t *j = json_loads(json, 0, &je);
-    if (!j)
-        fail_msg("bad test JSON: %s", je.text);
+    json_t *j = ps_test_json(json, 0);
     ps_error_clear(err);
     ps_tok_load c = {.file = "t.json", .err = err};
     int rc = ps_tok_unigram_load(&c, j, "model", out);
@@ -265,7 +256,7 @@ static void test_bad_json(void **state)
 static json_t *t5_json(void)
 {
     json_error_t je;
-    json_t *j = json_load_file(data_path("tokenizers/t5-small.tokenizer.json"), 0, &je);
+    json_t *j = json_load_file(ps_test_data("tokenizers/t5-small.tokenizer.json"), 0, &je);
     if (!j)
         fail_msg("t5-small.tokenizer.json: %s", je.text);
     return j;
@@ -479,18 +470,8 @@ static void dart_key(dart *d, const char *key, const char *repl)
 /* The normalizer JSON of blob b[0..n). */
 static json_t *charsmap_json(const unsigned char *b, size_t n)
 {
-    static const char *abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *s = malloc(n / 3 * 4 + 8);
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)b[i] << 16 | (i + 1 < n ? (uint32_t)b[i + 1] << 8 : 0) |
-                     (i + 2 < n ? b[i + 2] : 0);
-        s[o++] = abc[v >> 18];
-        s[o++] = abc[(v >> 12) & 63];
-        s[o++] = i + 1 < n ? abc[(v >> 6) & 63] : '=';
-        s[o++] = i + 2 < n ? abc[v & 63] : '=';
-    }
-    s[o] = '\0';
+    char *s = ps_test_base64(b, n);
+    assert_non_null(s);
     json_t *j = json_pack("{s:s,s:s}", "type", "Precompiled", "precompiled_charsmap", s);
     free(s);
     return j;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/testutil.h"
 #include "pairshard/tokenizer.h"
 
 #include <pthread.h>
@@ -19,19 +20,11 @@
 
 #define S(lit) lit, sizeof(lit) - 1
 
-static char *data_path(const char *rel)
-{
-    const char *root = getenv("PS_ROOT");
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/tests/data/%s", root ? root : ".", rel);
-    return buf;
-}
-
 static ps_tokenizer *load_uncased(void)
 {
     ps_tokenizer *tok = NULL;
     ps_error err;
-    int rc = ps_tokenizer_load_vocab(data_path("vocab/bert-base-uncased.vocab.txt"), NULL, &tok, &err);
+    int rc = ps_tokenizer_load_vocab(ps_test_data("vocab/bert-base-uncased.vocab.txt"), NULL, &tok, &err);
     if (rc)
         fail_msg("loading bert-base-uncased: %s", err.message);
     return tok;
@@ -164,7 +157,7 @@ static void test_chinese_vocab_is_cased(void **state)
     opt.lowercase = 0; /* bert-base-chinese: do_lower_case = false */
     ps_tokenizer *tok = NULL;
     ps_error err;
-    assert_int_equal(ps_tokenizer_load_vocab(data_path("vocab/bert-base-chinese.vocab.txt"), &opt,
+    assert_int_equal(ps_tokenizer_load_vocab(ps_test_data("vocab/bert-base-chinese.vocab.txt"), &opt,
                                              &tok, &err), 0);
     assert_int_equal(ps_tokenizer_vocab_size(tok), 21128);
     ps_tokenizer_options got;
@@ -176,7 +169,7 @@ static void test_chinese_vocab_is_cased(void **state)
     ps_tokenizer_options raw;
     memset(&raw, 0, sizeof raw);
     ps_tokenizer *none = NULL;
-    assert_int_equal(ps_tokenizer_load_vocab(data_path("vocab/bert-base-chinese.vocab.txt"), &raw,
+    assert_int_equal(ps_tokenizer_load_vocab(ps_test_data("vocab/bert-base-chinese.vocab.txt"), &raw,
                                              &none, &err), PS_EINVAL);
     assert_null(none);
     assert_non_null(strstr(err.message, "ps_tokenizer_options"));
@@ -189,7 +182,7 @@ static void test_chinese_vocab_is_cased(void **state)
     ps_tok_scratch_free(s);
     ps_tokenizer_free(tok);
     /* the mirror copy has no final newline: its last line is still a token */
-    assert_int_equal(ps_tokenizer_load_vocab(data_path("vocab/bert-base-chinese.mirror-escaped.vocab.txt"), &opt, &tok,
+    assert_int_equal(ps_tokenizer_load_vocab(ps_test_data("vocab/bert-base-chinese.mirror-escaped.vocab.txt"), &opt, &tok,
                                              &err), 0);
     assert_int_equal(ps_tokenizer_vocab_size(tok), 21128);
     ps_tokenizer_free(tok);
@@ -224,7 +217,7 @@ static void test_unk_words_and_hints(void **state)
     opt.lowercase = 0;
     ps_tokenizer *tok = NULL;
     ps_error err;
-    assert_int_equal(ps_tokenizer_load_vocab(data_path("vocab/bert-base-chinese.mirror-escaped.vocab.txt"), &opt,
+    assert_int_equal(ps_tokenizer_load_vocab(ps_test_data("vocab/bert-base-chinese.mirror-escaped.vocab.txt"), &opt,
                                              &tok, &err), 0);
     ps_tok_scratch *s = ps_tok_scratch_new();
     unk_list u = {.tok = tok, .s = s};
@@ -281,7 +274,7 @@ static void test_normalization(void **state)
     ps_tokenizer_options opt;
     ps_tokenizer_options_init(&opt);
     opt.strip_accents = 0;
-    assert_int_equal(ps_tokenizer_load_vocab(data_path("vocab/bert-base-uncased.vocab.txt"), &opt,
+    assert_int_equal(ps_tokenizer_load_vocab(ps_test_data("vocab/bert-base-uncased.vocab.txt"), &opt,
                                              &tok, NULL), 0);
     s = ps_tok_scratch_new();
     assert_string_equal(words_of(tok, s, S("İ Café")), "i\xcc\x87|café");
@@ -331,7 +324,7 @@ static void test_special_tokens_in_text(void **state)
     ps_tokenizer_options opt;
     ps_tokenizer_options_init(&opt);
     opt.match_special_tokens = 0;
-    assert_int_equal(ps_tokenizer_load_vocab(data_path("vocab/bert-base-uncased.vocab.txt"), &opt,
+    assert_int_equal(ps_tokenizer_load_vocab(ps_test_data("vocab/bert-base-uncased.vocab.txt"), &opt,
                                              &tok, NULL), 0);
     s = ps_tok_scratch_new();
     assert_int_equal(ps_tokenizer_tokenize(tok, s, S("[MASK]"), &enc, NULL), 3);

@@ -214,20 +214,6 @@ static uint32_t cp_at(const char *s, size_t n)
     return cp;
 }
 
-/* Start of the whitespace run that ends s[0..end) (HF: `\s*$`). */
-static size_t space_run_before(const char *s, size_t end)
-{
-    while (end > 0) {
-        size_t b = end - 1;
-        while (b > 0 && ((unsigned char)s[b] & 0xC0) == 0x80)
-            b--;
-        if (!ps_is_white_space(cp_before(s, end)))
-            break;
-        end = b;
-    }
-    return end;
-}
-
 /* Length of the whitespace run that starts s[0..n) (HF: `^\s*`). */
 static size_t space_run_after(const char *s, size_t n)
 {
@@ -281,7 +267,7 @@ int ps_tok_added_split(const ps_tok_added *a, bool normalized, const char *s, si
         }
         size_t start = mb, stop = me;
         if (tok->lstrip) {
-            size_t ns = space_run_before(s, mb);
+            size_t ns = ps_tok_trim_end_len(s, mb); /* HF: `\s*$` */
             start = ns > start_offset ? ns : start_offset;
         }
         if (tok->rstrip)

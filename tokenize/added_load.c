@@ -43,16 +43,6 @@ static size_t slot_of_id(const build *b, int32_t id)
     }
 }
 
-static char *dup_bytes(const char *s, size_t n)
-{
-    char *p = malloc(n + 1);
-    if (p) {
-        memcpy(p, s, n);
-        p[n] = '\0';
-    }
-    return p;
-}
-
 /* One entry of the file, members checked. */
 typedef struct entry {
     const char *content;
@@ -101,7 +91,7 @@ static int normalize_content(const ps_tok_norm *norm, const entry *e, ps_tok_add
     if (!rc)
         rc = norm->apply(norm, &io, &tmp); /* what ps_tok_norm_apply does for non-NULL */
     if (!rc && (io.len != e->len || memcmp(io.p, e->content, e->len))) {
-        char *p = dup_bytes(io.p ? io.p : "", io.len);
+        char *p = ps_strndup(io.p ? io.p : "", io.len);
         if (!p) {
             rc = PS_ENOMEM;
         } else {
@@ -134,7 +124,7 @@ static int add_one(const ps_tok_load *c, build *b, const entry *e, const ps_tok_
         id = (int32_t)want;
     }
     if (!b->by_name[ns]) {
-        char *p = dup_bytes(e->content, e->len);
+        char *p = ps_strndup(e->content, e->len);
         if (!p)
             return PS_ENOMEM;
         a->map[a->n_map] = (ps_tok_added_name){p, e->len, id, false};
@@ -153,7 +143,7 @@ static int add_one(const ps_tok_load *c, build *b, const entry *e, const ps_tok_
         memset(t, 0, sizeof *t);
         b->by_id[is] = (uint32_t)++a->n;
     }
-    t->content = dup_bytes(e->content, e->len);
+    t->content = ps_strndup(e->content, e->len);
     if (!t->content)
         return PS_ENOMEM;
     t->len = e->len;

@@ -80,9 +80,7 @@ static int read_options(const ps_tok_load *c, json_t *j, const char *jpath, ps_b
 {
     const char *type = ps_tok_json_type(j);
     if (json_object_get(j, "type") && (!type || strcmp(type, "BPE"))) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, "type"),
-                                "expected \"BPE\"");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "type", "expected \"BPE\"");
     }
     int rc;
     if ((rc = read_dropout(c, j, jpath, m)) ||
@@ -314,9 +312,7 @@ int ps_tok_bpe_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_m
         rc = ps_tok_model_vocab(c, vocab, ps_tok_jpath_key(where, sizeof where, jpath, "vocab"),
                                 &m->base.vocab);
     if (!rc && !json_is_array(merges))
-        rc = ps_tok_load_fail(c, PS_EFORMAT,
-                              ps_tok_jpath_key(where, sizeof where, jpath, "merges"),
-                              "expected an array");
+        rc = ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "merges", "expected an array");
     if (!rc)
         rc = read_merges(c, merges, ps_tok_jpath_key(where, sizeof where, jpath, "merges"), m,
                          longest_token(&m->base.vocab));

@@ -21,18 +21,6 @@ typedef struct pend {
     size_t slot; /* in the merge table */
 } pend;
 
-/* ps_tok_vocab_find with the hash already known. */
-static inline int32_t find_h(const ps_tok_vocab *v, const char *tok, size_t len, uint64_t h)
-{
-    for (size_t j = (size_t)h & v->mask;; j = (j + 1) & v->mask) {
-        const ps_tok_slot *s = &v->slots[j];
-        if (s->id < 0)
-            return -1;
-        if (s->hash == h && s->len == len && (len <= 8 || !memcmp(v->pool + s->off, tok, len)))
-            return s->id;
-    }
-}
-
 /* Splits element e into its two tokens; false when it is not a well-formed
  * merge. *skip: a "#version" line. */
 static bool split(json_t *e, const ps_tok_pre_merge *pm, bool is_str, pend *p, bool *skip)
@@ -92,9 +80,9 @@ bool ps_bpe_merges_batch(ps_bpe *m, json_t *arr, const ps_tok_pre *pre, bool is_
     }
     for (size_t i = 0; i < k; i++) { /* resolve, prefetch the merge slot */
         pend *q = &p[i];
-        q->ia = find_h(v, q->a, q->na, q->ha);
-        q->ib = find_h(v, q->b, q->nb, q->hb);
-        q->in = find_h(v, buf + i * (longest + 1), q->nn, q->hn);
+        q->ia = ps_tok_vocab_find_hashed(v, q->a, q->na, q->ha);
+        q->ib = ps_tok_vocab_find_hashed(v, q->b, q->nb, q->hb);
+        q->in = ps_tok_vocab_find_hashed(v, buf + i * (longest + 1), q->nn, q->hn);
         if (q->ia < 0 || q->ib < 0 || q->in < 0)
             return false;
         q->slot = (size_t)ps_tok_fmix(ps_bpe_key(q->ia, q->ib)) & m->merge_mask;

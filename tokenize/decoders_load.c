@@ -39,25 +39,15 @@ void ps_tok_decoder_free(ps_tok_decoder *d)
         d->destroy(d);
 }
 
-static json_t *need(const ps_tok_load *c, json_t *o, const char *jp, const char *key, int *rc)
-{
-    json_t *v = json_object_get(o, key);
-    if (!v)
-        *rc = ps_tok_load_fail(c, PS_EFORMAT, jp, "missing member '%s'", key);
-    return v;
-}
-
 static int need_string(const ps_tok_load *c, json_t *o, const char *jp, const char *key,
                        char **out, size_t *len)
 {
     int rc = PS_OK;
-    char w[256];
-    json_t *v = need(c, o, jp, key, &rc);
+    json_t *v = ps_tok_json_need(c, o, jp, key, &rc);
     if (!v)
         return rc;
     if (!json_is_string(v))
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(w, sizeof w, jp, key),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jp, key, "expected a string");
     *len = json_string_length(v);
     *out = malloc(*len + 1);
     if (!*out)
@@ -66,38 +56,18 @@ static int need_string(const ps_tok_load *c, json_t *o, const char *jp, const ch
     return PS_OK;
 }
 
-static int need_bool(const ps_tok_load *c, json_t *o, const char *jp, const char *key, bool *b)
-{
-    int rc = PS_OK;
-    if (!need(c, o, jp, key, &rc))
-        return rc;
-    return ps_tok_json_bool(c, o, jp, key, b);
-}
-
 /* A Rust `char`: a string of exactly one character. */
 static int need_char(const ps_tok_load *c, json_t *o, const char *jp, const char *key,
                      uint32_t *cp)
 {
     int rc = PS_OK;
-    char w[256];
-    json_t *v = need(c, o, jp, key, &rc);
+    json_t *v = ps_tok_json_need(c, o, jp, key, &rc);
     if (!v)
         return rc;
     const unsigned char *s = (const unsigned char *)json_string_value(v);
     size_t n = json_string_length(v);
     if (!s || !n || ps_tok_utf8_decode(s, n, cp) != n)
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(w, sizeof w, jp, key),
-                                "expected a string of one character");
-    return PS_OK;
-}
-
-static int check_type(const ps_tok_load *c, json_t *j, const char *jp, const char *want)
-{
-    const char *t = ps_tok_json_type(j);
-    char w[256];
-    if (!t || strcmp(t, want))
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(w, sizeof w, jp, "type"),
-                                "expected '%s'", want);
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jp, key, "expected a string of one character");
     return PS_OK;
 }
 
@@ -114,16 +84,14 @@ static int d_bytelevel(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_d
     (void)depth;
     bool b;
     int rc;
-    char w[256];
     d->kind = PS_DEC_BYTELEVEL;
-    if ((rc = check_type(c, j, jp, "ByteLevel")) ||
-        (rc = need_bool(c, j, jp, "add_prefix_space", &b)) ||
-        (rc = need_bool(c, j, jp, "trim_offsets", &b)))
+    if ((rc = ps_tok_json_check_type(c, j, jp, "ByteLevel")) ||
+        (rc = ps_tok_json_need_bool(c, j, jp, "add_prefix_space", &b)) ||
+        (rc = ps_tok_json_need_bool(c, j, jp, "trim_offsets", &b)))
         return rc;
     json_t *u = json_object_get(j, "use_regex"); /* defaulted, but not null */
     if (u && !json_is_boolean(u))
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(w, sizeof w, jp, "use_regex"),
-                                "expected true or false");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jp, "use_regex", "expected true or false");
     return PS_OK;
 }
 
@@ -133,7 +101,7 @@ static int d_wordpiece(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_d
     (void)depth;
     d->kind = PS_DEC_WORDPIECE;
     int rc = need_string(c, j, jp, "prefix", &d->s1, &d->n1);
-    return rc ? rc : need_bool(c, j, jp, "cleanup", &d->cleanup);
+    return rc ? rc : ps_tok_json_need_bool(c, j, jp, "cleanup", &d->cleanup);
 }
 
 /* Optional<bool> members: absent or null is None. */
@@ -154,9 +122,8 @@ static int d_metaspace(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_d
 {
     (void)depth;
     int rc, aps, split;
-    char w[256];
     d->kind = PS_DEC_METASPACE;
-    if ((rc = check_type(c, j, jp, "Metaspace")) || (rc = need_char(c, j, jp, "replacement", &d->ch)) ||
+    if ((rc = ps_tok_json_check_type(c, j, jp, "Metaspace")) || (rc = need_char(c, j, jp, "replacement", &d->ch)) ||
         (rc = opt_bool(c, j, jp, "add_prefix_space", &aps)) ||
         (rc = opt_bool(c, j, jp, "split", &split)))
         return rc;
@@ -169,13 +136,11 @@ static int d_metaspace(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_d
         else if (s && !strcmp(s, "never"))
             d->prepend = PS_DEC_PREPEND_NEVER;
         else if (!s || strcmp(s, "always"))
-            return ps_tok_load_fail(c, PS_EFORMAT,
-                                    ps_tok_jpath_key(w, sizeof w, jp, "prepend_scheme"),
-                                    "expected \"first\", \"never\" or \"always\"");
+            return ps_tok_load_fail_key(c, PS_EFORMAT, jp, "prepend_scheme",
+                                        "expected \"first\", \"never\" or \"always\"");
     }
     if (sr && !json_is_null(sr) && !json_is_string(sr))
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(w, sizeof w, jp, "str_rep"),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jp, "str_rep", "expected a string");
     if (aps == 0) { /* legacy add_prefix_space=false means "never" */
         if (d->prepend != PS_DEC_PREPEND_NEVER)
             return ps_tok_load_fail(c, PS_EFORMAT, jp,
@@ -193,7 +158,7 @@ static int d_ctc(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_dec *d,
     if ((rc = need_string(c, j, jp, "pad_token", &d->s1, &d->n1)) ||
         (rc = need_string(c, j, jp, "word_delimiter_token", &d->s2, &d->n2)))
         return rc;
-    return need_bool(c, j, jp, "cleanup", &d->cleanup);
+    return ps_tok_json_need_bool(c, j, jp, "cleanup", &d->cleanup);
 }
 
 static int d_sequence(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_dec *d,
@@ -203,7 +168,7 @@ static int d_sequence(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_de
     char w[256], wi[300];
     json_t *arr;
     d->kind = PS_DEC_SEQUENCE;
-    if ((rc = check_type(c, j, jp, "Sequence")) || !(arr = need(c, j, jp, "decoders", &rc)))
+    if ((rc = ps_tok_json_check_type(c, j, jp, "Sequence")) || !(arr = ps_tok_json_need(c, j, jp, "decoders", &rc)))
         return rc;
     ps_tok_jpath_key(w, sizeof w, jp, "decoders");
     if (!json_is_array(arr))
@@ -228,7 +193,7 @@ static int d_replace(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_dec
     int rc = PS_OK;
     char w[256], wi[300];
     d->kind = PS_DEC_REPLACE;
-    json_t *p = need(c, j, jp, "pattern", &rc);
+    json_t *p = ps_tok_json_need(c, j, jp, "pattern", &rc);
     if (!p || (rc = need_string(c, j, jp, "content", &d->s2, &d->n2)))
         return rc;
     ps_tok_jpath_key(w, sizeof w, jp, "pattern");
@@ -253,7 +218,7 @@ static int d_fuse(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_dec *d
 {
     (void)depth;
     d->kind = PS_DEC_FUSE;
-    return check_type(c, j, jp, "Fuse");
+    return ps_tok_json_check_type(c, j, jp, "Fuse");
 }
 
 static int d_bytefallback(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_dec *d,
@@ -261,7 +226,7 @@ static int d_bytefallback(const ps_tok_load *c, json_t *j, const char *jp, ps_to
 {
     (void)depth;
     d->kind = PS_DEC_BYTEFALLBACK;
-    return check_type(c, j, jp, "ByteFallback");
+    return ps_tok_json_check_type(c, j, jp, "ByteFallback");
 }
 
 static int d_strip(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_dec *d, int depth)
@@ -269,8 +234,8 @@ static int d_strip(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_dec *
     (void)depth;
     int rc = PS_OK;
     d->kind = PS_DEC_STRIP;
-    if ((rc = need_char(c, j, jp, "content", &d->ch)) || !need(c, j, jp, "start", &rc) ||
-        !need(c, j, jp, "stop", &rc))
+    if ((rc = need_char(c, j, jp, "content", &d->ch)) || !ps_tok_json_need(c, j, jp, "start", &rc) ||
+        !ps_tok_json_need(c, j, jp, "stop", &rc))
         return rc;
     if ((rc = ps_tok_json_uint(c, j, jp, "start", UINT64_MAX >> 1, &d->start)))
         return rc;
@@ -337,10 +302,8 @@ static int load_any(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_dec 
             return rc;
         }
     }
-    char w[256];
     if (type)
-        return ps_tok_load_fail(c, PS_EUSAGE, ps_tok_jpath_key(w, sizeof w, jp, "type"),
-                                "'%s' is not supported", type);
+        return ps_tok_load_fail_key(c, PS_EUSAGE, jp, "type", "'%s' is not supported", type);
     return ps_tok_load_fail(c, PS_EFORMAT, jp, "matches no decoder (no \"type\")");
 }
 

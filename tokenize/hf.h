@@ -101,6 +101,10 @@ typedef struct ps_tok_load {
 int ps_tok_load_fail(const ps_tok_load *c, int code, const char *jpath, const char *fmt, ...)
     PS_PRINTF(4, 5);
 
+/* The same at member `key` of jpath: "FILE: JPATH.KEY: <fmt...>". */
+int ps_tok_load_fail_key(const ps_tok_load *c, int code, const char *jpath, const char *key,
+                         const char *fmt, ...) PS_PRINTF(5, 6);
+
 /* The "type" member of obj, or NULL when absent or not a string. */
 const char *ps_tok_json_type(json_t *obj);
 
@@ -113,6 +117,18 @@ int ps_tok_json_string(const ps_tok_load *c, json_t *obj, const char *jpath, con
                        const char **out, size_t *len);
 int ps_tok_json_uint(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key,
                      uint64_t max, uint64_t *out);
+
+/* Required members (serde fields without a default): obj's `key`, or NULL
+ * with *rc set to PS_EFORMAT "missing member 'key'" at jpath. */
+json_t *ps_tok_json_need(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key,
+                         int *rc);
+/* A required bool: missing or not true/false is PS_EFORMAT. */
+int ps_tok_json_need_bool(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key,
+                          bool *out);
+/* obj's "type" is `want`, else PS_EFORMAT "expected 'want'" at jpath.type
+ * (a tagged variant tried on a value of another type). */
+int ps_tok_json_check_type(const ps_tok_load *c, json_t *obj, const char *jpath,
+                           const char *want);
 
 /* Writes "jpath.key" or "jpath[i]" into buf (truncated to size). */
 const char *ps_tok_jpath_key(char *buf, size_t size, const char *jpath, const char *key);

@@ -118,24 +118,10 @@ static int run_raw_stretch(walk *k, const char *s, size_t n, bool at_start)
     return PS_OK;
 }
 
-static int check_utf8(const char *text, size_t len, int which, ps_error *err)
-{
-    const unsigned char *p = (const unsigned char *)text;
-    for (size_t i = 0; i < len;) {
-        uint32_t cp;
-        unsigned n = p[i] < 0x80 ? 1 : ps_tok_utf8_decode(p + i, len - i, &cp);
-        if (!n)
-            return ps_error_set(err, PS_EUTF8, "invalid UTF-8 at byte %zu of %s", i,
-                                which == 2 ? "the second sequence" : "the text");
-        i += n;
-    }
-    return PS_OK;
-}
-
 /* Appends the ids of one sequence to k->ids (or reports its pieces). */
 static int run_sequence(walk *k, const char *text, size_t len, int which)
 {
-    int rc = check_utf8(text, len, which, k->err);
+    int rc = ps_tok_utf8_check(text, len, which, k->err);
     if (rc)
         return rc;
     struct ps_tok_hfwork *w = k->w;

@@ -128,6 +128,17 @@ int ps_tok_load_fail(const ps_tok_load *c, int code, const char *jpath, const ch
                         jpath && *jpath ? jpath : "(top level)", why);
 }
 
+int ps_tok_load_fail_key(const ps_tok_load *c, int code, const char *jpath, const char *key,
+                         const char *fmt, ...)
+{
+    char why[512], where[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return ps_tok_load_fail(c, code, ps_tok_jpath_key(where, sizeof where, jpath, key), "%s", why);
+}
+
 const char *ps_tok_json_type(json_t *obj)
 {
     json_t *t = json_object_get(obj, "type");
@@ -153,9 +164,7 @@ int ps_tok_json_bool(const ps_tok_load *c, json_t *obj, const char *jpath, const
     if (!v)
         return PS_OK;
     if (!json_is_boolean(v)) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                                "expected true or false");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, key, "expected true or false");
     }
     *out = json_is_true(v);
     return PS_OK;
@@ -168,9 +177,7 @@ int ps_tok_json_string(const ps_tok_load *c, json_t *obj, const char *jpath, con
     if (!v || json_is_null(v))
         return PS_OK;
     if (!json_is_string(v)) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, key, "expected a string");
     }
     *out = json_string_value(v);
     if (len)
@@ -186,10 +193,36 @@ int ps_tok_json_uint(const ps_tok_load *c, json_t *obj, const char *jpath, const
         return PS_OK;
     if (!json_is_integer(v) || json_integer_value(v) < 0 ||
         (uint64_t)json_integer_value(v) > max) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                                "expected an integer from 0 to %llu", (unsigned long long)max);
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, key, "expected an integer from 0 to %llu",
+                                    (unsigned long long)max);
     }
     *out = (uint64_t)json_integer_value(v);
+    return PS_OK;
+}
+
+json_t *ps_tok_json_need(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key,
+                         int *rc)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        *rc = ps_tok_load_fail(c, PS_EFORMAT, jpath, "missing member '%s'", key);
+    return v;
+}
+
+int ps_tok_json_need_bool(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key,
+                          bool *out)
+{
+    int rc = PS_OK;
+    if (!ps_tok_json_need(c, obj, jpath, key, &rc))
+        return rc;
+    return ps_tok_json_bool(c, obj, jpath, key, out);
+}
+
+int ps_tok_json_check_type(const ps_tok_load *c, json_t *obj, const char *jpath,
+                           const char *want)
+{
+    const char *t = ps_tok_json_type(obj);
+    if (!t || strcmp(t, want))
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "type", "expected '%s'", want);
     return PS_OK;
 }

@@ -40,6 +40,15 @@ int ps_norm_required_bool(const ps_tok_load *c, json_t *obj, const char *jpath, 
 int ps_norm_required_string(const ps_tok_load *c, json_t *obj, const char *jpath,
                             const char *key, const char **out, size_t *len);
 
+/* A zeroed normalizer of `size` bytes (its ps_tok_norm first) with its
+ * apply and destroy set; NULL when out of memory. */
+ps_tok_norm *ps_norm_new(size_t size,
+                         int (*apply)(const ps_tok_norm *, ps_tok_buf *, ps_tok_buf *),
+                         void (*destroy)(ps_tok_norm *));
+
+/* Appends cp lowercased as Rust's char::to_lowercase: 0 or PS_ENOMEM. */
+int ps_norm_put_lower(ps_tok_buf *out, uint32_t cp);
+
 /* Appends what code point cp becomes to out: 0 or a negative code. */
 typedef int (*ps_norm_char_fn)(const void *ctx, uint32_t cp, ps_tok_buf *out);
 /* Rebuilds io->p[from..len) through fn, character by character, in tmp,

@@ -71,14 +71,7 @@ static int accent_lower_char(const void *ctx, uint32_t cp, ps_tok_buf *out)
     }
     if (b->strip && ps_uni_is_nonspacing_mark(cp))
         return PS_OK;
-    if (!b->lower)
-        return ps_tok_buf_put_cp(out, cp);
-    uint32_t low[3];
-    int k = ps_uni_lowercase(cp, low);
-    for (int i = 0; i < k; i++)
-        if (ps_tok_buf_put_cp(out, low[i]))
-            return PS_ENOMEM;
-    return PS_OK;
+    return b->lower ? ps_norm_put_lower(out, cp) : ps_tok_buf_put_cp(out, cp);
 }
 
 /* The whole normalizer on ASCII text, in place. */
@@ -124,11 +117,9 @@ int ps_norm_bert_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok
     if (!json_is_null(json_object_get(j, "strip_accents")) &&
         (rc = ps_tok_json_bool(c, j, jpath, "strip_accents", &strip)))
         return rc;
-    bert_norm *b = calloc(1, sizeof *b);
+    bert_norm *b = (bert_norm *)ps_norm_new(sizeof *b, bert_apply, bert_destroy);
     if (!b)
         return PS_ENOMEM;
-    b->base.apply = bert_apply;
-    b->base.destroy = bert_destroy;
     b->clean = clean;
     b->chinese = chinese;
     b->strip = strip;

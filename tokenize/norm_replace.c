@@ -76,16 +76,6 @@ static void replace_destroy(ps_tok_norm *n)
     free(r);
 }
 
-static char *dup_bytes(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 /* `pattern` is {"String": s} or {"Regex": r}: exactly one key. */
 static int read_pattern(const ps_tok_load *c, json_t *p, const char *jpath, bool *is_regex,
                         const char **s, size_t *len)
@@ -103,11 +93,8 @@ static int read_pattern(const ps_tok_load *c, json_t *p, const char *jpath, bool
                                 "unknown variant '%s', expected 'String' or 'Regex'", key);
     }
     if (!json_is_string(v)) {
-        char inner[300];
-        return ps_tok_load_fail(c, PS_EFORMAT,
-                                ps_tok_jpath_key(inner, sizeof inner, where,
-                                                 *is_regex ? "Regex" : "String"),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, where, *is_regex ? "Regex" : "String",
+                                    "expected a string");
     }
     *s = json_string_value(v);
     *len = json_string_length(v);
@@ -126,14 +113,12 @@ int ps_norm_replace_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_
     if ((rc = read_pattern(c, pat, jpath, &is_regex, &ps, &plen)) ||
         (rc = ps_norm_required_string(c, j, jpath, "content", &content, &clen)))
         return rc;
-    replace_norm *r = calloc(1, sizeof *r);
+    replace_norm *r = (replace_norm *)ps_norm_new(sizeof *r, replace_apply, replace_destroy);
     if (!r)
         return PS_ENOMEM;
-    r->base.apply = replace_apply;
-    r->base.destroy = replace_destroy;
     r->lit_len = plen;
     r->content_len = clen;
-    if (!(r->lit = dup_bytes(ps, plen)) || !(r->content = dup_bytes(content, clen))) {
+    if (!(r->lit = ps_strndup(ps, plen)) || !(r->content = ps_strndup(content, clen))) {
         replace_destroy(&r->base);
         return PS_ENOMEM;
     }

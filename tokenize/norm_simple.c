@@ -61,15 +61,20 @@ static int plain_new(int (*apply)(const ps_tok_norm *, ps_tok_buf *, ps_tok_buf 
 
 /* ---- Lowercase: Rust's char::to_lowercase, character by character ----- */
 
-static int lower_char(const void *ctx, uint32_t cp, ps_tok_buf *out)
+int ps_norm_put_lower(ps_tok_buf *out, uint32_t cp)
 {
-    (void)ctx;
     uint32_t low[3];
     int k = ps_uni_lowercase(cp, low);
     for (int i = 0; i < k; i++)
         if (ps_tok_buf_put_cp(out, low[i]))
             return PS_ENOMEM;
     return PS_OK;
+}
+
+static int lower_char(const void *ctx, uint32_t cp, ps_tok_buf *out)
+{
+    (void)ctx;
+    return ps_norm_put_lower(out, cp);
 }
 
 static int lowercase_apply(const ps_tok_norm *n, ps_tok_buf *io, ps_tok_buf *tmp)
@@ -200,11 +205,9 @@ int ps_norm_strip_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_to
         rc = ps_norm_required_bool(c, j, jpath, "strip_right", &right);
     if (rc)
         return rc;
-    strip_norm *st = calloc(1, sizeof *st);
+    strip_norm *st = (strip_norm *)ps_norm_new(sizeof *st, strip_apply, plain_destroy);
     if (!st)
         return PS_ENOMEM;
-    st->base.apply = strip_apply;
-    st->base.destroy = plain_destroy;
     st->left = left;
     st->right = right;
     *out = &st->base;
@@ -240,11 +243,10 @@ int ps_norm_prepend_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_
     int rc = ps_norm_required_string(c, j, jpath, "prepend", &s, &len);
     if (rc)
         return rc;
-    prepend_norm *pn = calloc(1, sizeof *pn + len + 1);
+    prepend_norm *pn =
+        (prepend_norm *)ps_norm_new(sizeof *pn + len + 1, prepend_apply, plain_destroy);
     if (!pn)
         return PS_ENOMEM;
-    pn->base.apply = prepend_apply;
-    pn->base.destroy = plain_destroy;
     pn->len = len;
     memcpy(pn->text, s, len);
     *out = &pn->base;

@@ -252,11 +252,9 @@ static void nf_destroy(ps_tok_norm *n) { free(n); }
 
 int ps_norm_nf_load(ps_nf_form form, ps_tok_norm **out)
 {
-    nf_norm *n = calloc(1, sizeof *n);
+    nf_norm *n = (nf_norm *)ps_norm_new(sizeof *n, nf_apply, nf_destroy);
     if (!n)
         return PS_ENOMEM;
-    n->base.apply = nf_apply;
-    n->base.destroy = nf_destroy;
     n->form = form;
     *out = &n->base;
     return PS_OK;

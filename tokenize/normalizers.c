@@ -23,9 +23,7 @@ json_t *ps_norm_required(const ps_tok_load *c, json_t *obj, const char *jpath, c
 {
     json_t *v = json_object_get(obj, key);
     if (!v) {
-        char where[256];
-        *rc = ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                               "missing field");
+        *rc = ps_tok_load_fail_key(c, PS_EFORMAT, jpath, key, "missing field");
     }
     return v;
 }
@@ -34,16 +32,9 @@ int ps_norm_required_bool(const ps_tok_load *c, json_t *obj, const char *jpath, 
                           bool *out)
 {
     int rc = PS_OK;
-    json_t *v = ps_norm_required(c, obj, jpath, key, &rc);
-    if (!v)
+    if (!ps_norm_required(c, obj, jpath, key, &rc))
         return rc;
-    if (!json_is_boolean(v)) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                                "expected true or false");
-    }
-    *out = json_is_true(v);
-    return PS_OK;
+    return ps_tok_json_bool(c, obj, jpath, key, out);
 }
 
 int ps_norm_required_string(const ps_tok_load *c, json_t *obj, const char *jpath,
@@ -54,13 +45,23 @@ int ps_norm_required_string(const ps_tok_load *c, json_t *obj, const char *jpath
     if (!v)
         return rc;
     if (!json_is_string(v)) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, key, "expected a string");
     }
     *out = json_string_value(v);
     *len = json_string_length(v);
     return PS_OK;
+}
+
+ps_tok_norm *ps_norm_new(size_t size,
+                         int (*apply)(const ps_tok_norm *, ps_tok_buf *, ps_tok_buf *),
+                         void (*destroy)(ps_tok_norm *))
+{
+    ps_tok_norm *n = calloc(1, size);
+    if (n) {
+        n->apply = apply;
+        n->destroy = destroy;
+    }
+    return n;
 }
 
 /* ---- Sequence ----------------------------------------------------------- */
@@ -105,11 +106,9 @@ static int seq_load(const ps_tok_load *c, json_t *j, const char *jpath, int dept
     if (!json_is_array(arr))
         return ps_tok_load_fail(c, PS_EFORMAT, where, "expected an array");
     size_t n = json_array_size(arr);
-    seq_norm *s = calloc(1, sizeof *s + n * sizeof s->v[0]);
+    seq_norm *s = (seq_norm *)ps_norm_new(sizeof *s + n * sizeof s->v[0], seq_apply, seq_destroy);
     if (!s)
         return PS_ENOMEM;
-    s->base.apply = seq_apply;
-    s->base.destroy = seq_destroy;
     for (size_t i = 0; i < n; i++) {
         char item[300];
         ps_tok_jpath_idx(item, sizeof item, where, i);
@@ -175,12 +174,10 @@ static int load_one(const ps_tok_load *c, json_t *j, const char *jpath, int dept
         return ps_tok_load_fail(c, PS_EFORMAT, jpath, "expected a normalizer object or null");
     if (depth > 64) /* a Sequence nested this deep is an attack, not a model */
         return ps_tok_load_fail(c, PS_ELIMIT, jpath, "normalizers nested more than 64 deep");
-    char where[256];
     json_t *tj = json_object_get(j, "type");
     const char *type = json_is_string(tj) ? json_string_value(tj) : NULL;
     if (tj && !type)
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, "type"),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "type", "expected a string");
     if (!type && !(type = legacy_type(j)))
         return ps_tok_load_fail(c, PS_EFORMAT, jpath,
                                 "no \"type\", and the members match no normalizer");
@@ -213,8 +210,8 @@ static int load_one(const ps_tok_load *c, json_t *j, const char *jpath, int dept
         default: return ps_norm_nf_load((ps_nf_form)units[i].form, out);
         }
     }
-    return ps_tok_load_fail(c, PS_EUSAGE, ps_tok_jpath_key(where, sizeof where, jpath, "type"),
-                            "'%s' is not a supported normalizer", type);
+    return ps_tok_load_fail_key(c, PS_EUSAGE, jpath, "type", "'%s' is not a supported normalizer",
+                                type);
 }
 
 int ps_tok_norm_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_norm **out)

@@ -22,15 +22,6 @@ typedef int (*variant_fn)(const ps_tok_load *c, json_t *j, const char *jp, ps_to
 static int load_any(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_post **out,
                     int depth);
 
-static json_t *required(const ps_tok_load *c, json_t *o, const char *jp, const char *key,
-                        int *rc)
-{
-    json_t *v = json_object_get(o, key);
-    if (!v)
-        *rc = ps_tok_load_fail(c, PS_EFORMAT, jp, "missing member '%s'", key);
-    return v;
-}
-
 /* A u32 id as HF reads it; above INT32_MAX is refused. */
 static int read_id(const ps_tok_load *c, json_t *v, const char *jp, int32_t *id)
 {
@@ -50,7 +41,7 @@ static int read_pair(const ps_tok_load *c, json_t *o, const char *jp, const char
 {
     int rc = PS_OK;
     char where[256];
-    json_t *v = required(c, o, jp, key, &rc);
+    json_t *v = ps_tok_json_need(c, o, jp, key, &rc);
     if (!v)
         return rc;
     ps_tok_jpath_key(where, sizeof where, jp, key);
@@ -60,13 +51,11 @@ static int read_pair(const ps_tok_load *c, json_t *o, const char *jp, const char
     return read_id(c, json_array_get(v, 1), ps_tok_jpath_idx(w1, sizeof w1, where, 1), id);
 }
 
+/* A required bool HF checks but pairshard's encoding does not use. */
 static int read_req_bool(const ps_tok_load *c, json_t *o, const char *jp, const char *key)
 {
-    int rc = PS_OK;
     bool b;
-    if (!required(c, o, jp, key, &rc))
-        return rc;
-    return ps_tok_json_bool(c, o, jp, key, &b);
+    return ps_tok_json_need_bool(c, o, jp, key, &b);
 }
 
 static int variant_roberta(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_post *p,
@@ -97,33 +86,20 @@ static int variant_bert(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_
     return PS_OK;
 }
 
-static int check_type(const ps_tok_load *c, json_t *j, const char *jp, const char *want)
-{
-    const char *t = ps_tok_json_type(j);
-    char where[256];
-    if (!t || strcmp(t, want))
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jp, "type"),
-                                "expected '%s'", want);
-    return PS_OK;
-}
-
 static int variant_bytelevel(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_post *p,
                              int depth)
 {
     (void)depth;
     int rc;
     bool b;
-    if ((rc = check_type(c, j, jp, "ByteLevel")) ||
+    if ((rc = ps_tok_json_check_type(c, j, jp, "ByteLevel")) ||
         (rc = read_req_bool(c, j, jp, "add_prefix_space")) ||
         (rc = read_req_bool(c, j, jp, "trim_offsets")))
         return rc;
     /* use_regex has a default, but null is not a bool to HF */
     json_t *u = json_object_get(j, "use_regex");
     if (u && json_is_null(u)) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT,
-                                ps_tok_jpath_key(where, sizeof where, jp, "use_regex"),
-                                "expected true or false");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jp, "use_regex", "expected true or false");
     }
     if ((rc = ps_tok_json_bool(c, j, jp, "use_regex", &b)))
         return rc;
@@ -148,13 +124,12 @@ static int read_specials(const ps_tok_load *c, json_t *m, const char *jp, ps_tok
         ps_tok_jpath_key(w, sizeof w, jp, name);
         if (!json_is_object(v))
             return ps_tok_load_fail(c, PS_EFORMAT, w, "expected an object");
-        json_t *id = required(c, v, w, "id", &rc), *ids = id ? required(c, v, w, "ids", &rc) : NULL,
-               *toks = ids ? required(c, v, w, "tokens", &rc) : NULL;
+        json_t *id = ps_tok_json_need(c, v, w, "id", &rc), *ids = id ? ps_tok_json_need(c, v, w, "ids", &rc) : NULL,
+               *toks = ids ? ps_tok_json_need(c, v, w, "tokens", &rc) : NULL;
         if (!toks)
             return rc;
         if (!json_is_string(id))
-            return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(wi, sizeof wi, w, "id"),
-                                    "expected a string");
+            return ps_tok_load_fail_key(c, PS_EFORMAT, w, "id", "expected a string");
         if (!json_is_array(ids) || !json_is_array(toks))
             return ps_tok_load_fail(c, PS_EFORMAT, w, "'ids' and 'tokens' must be arrays");
         for (size_t i = 0; i < json_array_size(toks); i++)
@@ -202,7 +177,7 @@ static int read_piece(const ps_tok_load *c, json_t *v, const char *jp, const ps_
         return ps_tok_load_fail(c, PS_EFORMAT, jp, "unknown piece (Sequence or SpecialToken)");
     if (!json_is_object(b))
         return ps_tok_load_fail(c, PS_EFORMAT, w, "expected an object");
-    json_t *id = required(c, b, w, "id", &rc), *ty = id ? required(c, b, w, "type_id", &rc) : NULL;
+    json_t *id = ps_tok_json_need(c, b, w, "id", &rc), *ty = id ? ps_tok_json_need(c, b, w, "type_id", &rc) : NULL;
     if (!ty)
         return rc;
     if (!json_is_integer(ty) || json_integer_value(ty) < 0 ||
@@ -262,8 +237,8 @@ static int variant_template(const ps_tok_load *c, json_t *j, const char *jp, ps_
     if (!json_is_object(j))
         return ps_tok_load_fail(c, PS_EFORMAT, jp, "expected an object");
     char w[256], wi[300];
-    json_t *m = required(c, j, jp, "special_tokens", &rc);
-    if (!m || !required(c, j, jp, "single", &rc) || !required(c, j, jp, "pair", &rc))
+    json_t *m = ps_tok_json_need(c, j, jp, "special_tokens", &rc);
+    if (!m || !ps_tok_json_need(c, j, jp, "single", &rc) || !ps_tok_json_need(c, j, jp, "pair", &rc))
         return rc;
     if ((rc = read_specials(c, m, ps_tok_jpath_key(w, sizeof w, jp, "special_tokens"), p)))
         return rc;
@@ -298,7 +273,7 @@ static int variant_sequence(const ps_tok_load *c, json_t *j, const char *jp, ps_
     int rc = PS_OK;
     char w[256], wi[300];
     json_t *arr;
-    if ((rc = check_type(c, j, jp, "Sequence")) || !(arr = required(c, j, jp, "processors", &rc)))
+    if ((rc = ps_tok_json_check_type(c, j, jp, "Sequence")) || !(arr = ps_tok_json_need(c, j, jp, "processors", &rc)))
         return rc;
     ps_tok_jpath_key(w, sizeof w, jp, "processors");
     if (!json_is_array(arr))
@@ -368,7 +343,6 @@ static int load_any(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_post
     }
     /* Nothing fits: let the variant the type names say why. */
     const char *type = ps_tok_json_type(j);
-    char w[256];
     for (size_t v = 0; type && v < nv; v++) {
         if (strcmp(type, variants[v].type))
             continue;
@@ -378,8 +352,7 @@ static int load_any(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_post
         return rc ? rc : ps_tok_load_fail(c, PS_EFORMAT, jp, "not a valid %s", type);
     }
     if (type)
-        return ps_tok_load_fail(c, PS_EUSAGE, ps_tok_jpath_key(w, sizeof w, jp, "type"),
-                                "'%s' is not supported", type);
+        return ps_tok_load_fail_key(c, PS_EUSAGE, jp, "type", "'%s' is not supported", type);
     return ps_tok_load_fail(c, PS_EFORMAT, jp,
                             "matches no post-processor (RobertaProcessing, BertProcessing, "
                             "ByteLevel, TemplateProcessing, Sequence)");

@@ -23,6 +23,7 @@
  * reach is checked, and so is every value it can yield.
  */
 #include "tokenize/hf.h"
+#include "tokenize/norm.h"
 #include "tokenize/unicode.h"
 
 #include <stdlib.h>
@@ -388,11 +389,9 @@ int ps_tok_precompiled_load(const ps_tok_load *c, json_t *j, const char *jpath,
     *out = NULL;
     if (!json_is_object(j))
         return ps_tok_load_fail(c, PS_EFORMAT, jpath, "expected an object");
-    pc_norm *p = calloc(1, sizeof *p);
+    pc_norm *p = (pc_norm *)ps_norm_new(sizeof *p, pc_apply, pc_destroy);
     if (!p)
         return PS_ENOMEM;
-    p->base.apply = pc_apply;
-    p->base.destroy = pc_destroy;
     int rc = decode_member(c, p, j, jpath);
     if (rc < 0) {
         if (rc == PS_ENOMEM)

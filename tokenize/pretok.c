@@ -120,10 +120,9 @@ int ps_pretok_require(const ps_tok_load *c, json_t *obj, const char *jpath, cons
     json_t *v = json_object_get(obj, key);
     if (v && !json_is_null(v))
         return PS_OK;
-    char where[256];
-    return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                            v ? "must not be null (HF requires a value)"
-                              : "missing field (HF requires it)");
+    return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, key,
+                                v ? "must not be null (HF requires a value)"
+                                  : "missing field (HF requires it)");
 }
 
 /* A member HF gives a default when absent but not when null. */
@@ -148,10 +147,10 @@ int ps_pretok_behavior_parse(const ps_tok_load *c, json_t *obj, const char *jpat
             *out = (ps_pretok_behavior)i;
             return PS_OK;
         }
-    char where[256];
-    return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, "behavior"),
-                            "unknown behavior '%s' (Removed, Isolated, MergedWithPrevious, "
-                            "MergedWithNext or Contiguous)", s);
+    return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "behavior",
+                                "unknown behavior '%s' (Removed, Isolated, MergedWithPrevious, "
+                                "MergedWithNext or Contiguous)",
+                                s);
 }
 
 int ps_pretok_json_char(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key,
@@ -164,9 +163,8 @@ int ps_pretok_json_char(const ps_tok_load *c, json_t *obj, const char *jpath, co
         return rc;
     if (n && ps_tok_utf8_decode((const unsigned char *)s, n, cp) == n)
         return PS_OK;
-    char where[256];
-    return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                            "expected a single character, got \"%.40s\"", s);
+    return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, key,
+                                "expected a single character, got \"%.40s\"", s);
 }
 
 /* ---- Sequence --------------------------------------------------------- */
@@ -226,6 +224,19 @@ static int seq_add(seq *q, ps_tok_pretok *p)
     return PS_OK;
 }
 
+ps_tok_pretok *ps_pretok_new(size_t size,
+                             int (*split)(const ps_tok_pretok *, const char *, size_t, bool,
+                                          ps_tok_pieces *),
+                             void (*destroy)(ps_tok_pretok *))
+{
+    ps_tok_pretok *p = calloc(1, size);
+    if (p) {
+        p->split = split;
+        p->destroy = destroy;
+    }
+    return p;
+}
+
 static int seq_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_pretok **out)
 {
     char where[256];
@@ -234,14 +245,10 @@ static int seq_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_p
         return rc;
     json_t *arr = json_object_get(j, "pretokenizers");
     if (!json_is_array(arr))
-        return ps_tok_load_fail(c, PS_EFORMAT,
-                                ps_tok_jpath_key(where, sizeof where, jpath, "pretokenizers"),
-                                "expected an array");
-    seq *q = calloc(1, sizeof *q);
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "pretokenizers", "expected an array");
+    seq *q = (seq *)ps_pretok_new(sizeof *q, seq_split, seq_destroy);
     if (!q)
         return ps_tok_load_fail(c, PS_ENOMEM, jpath, "out of memory");
-    q->base.split = seq_split;
-    q->base.destroy = seq_destroy;
     char list[256];
     ps_tok_jpath_key(list, sizeof list, jpath, "pretokenizers");
     for (size_t i = 0; i < json_array_size(arr); i++) {
@@ -286,9 +293,7 @@ int ps_tok_pretok_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_to
         return ps_tok_load_fail(c, PS_EFORMAT, jpath, "missing field 'type'");
     const char *type = ps_tok_json_type(j);
     if (!type) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, "type"),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "type", "expected a string");
     }
     if (!strcmp(type, "Sequence"))
         return seq_load(c, j, jpath, out);
@@ -302,9 +307,7 @@ int ps_tok_pretok_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_to
         !strcmp(type, "Punctuation") || !strcmp(type, "Digits") ||
         !strcmp(type, "BertPreTokenizer") || !strcmp(type, "CharDelimiterSplit"))
         return ps_pretok_chars_load(c, j, jpath, type, out);
-    char where[256];
-    return ps_tok_load_fail(c, PS_EUSAGE, ps_tok_jpath_key(where, sizeof where, jpath, "type"),
-                            "'%s' is not supported", type);
+    return ps_tok_load_fail_key(c, PS_EUSAGE, jpath, "type", "'%s' is not supported", type);
 }
 
 int ps_tok_pretok_apply(const ps_tok_pretok *p, ps_tok_pieces *io, ps_tok_pieces *tmp)

@@ -67,6 +67,12 @@ int ps_pretok_behavior_parse(const ps_tok_load *c, json_t *obj, const char *jpat
                              bool required, ps_pretok_behavior *out);
 
 /* Rejects a missing member HF requires: PS_EFORMAT "missing field". */
+/* A zeroed pre-tokenizer of `size` bytes (its ps_tok_pretok first) with
+ * its split and destroy set; NULL when out of memory. */
+ps_tok_pretok *ps_pretok_new(size_t size,
+                             int (*split)(const ps_tok_pretok *, const char *, size_t, bool,
+                                          ps_tok_pieces *),
+                             void (*destroy)(ps_tok_pretok *));
 int ps_pretok_require(const ps_tok_load *c, json_t *obj, const char *jpath, const char *key);
 
 /* The single character of a JSON string (HF's `char` fields): PS_EFORMAT

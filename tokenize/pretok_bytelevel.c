@@ -82,11 +82,9 @@ static void bl_destroy(ps_tok_pretok *p) { free(p); }
 int ps_pretok_bytelevel_load(const ps_tok_load *c, json_t *j, const char *jpath,
                              ps_tok_pretok **out)
 {
-    bytelevel_pt *q = calloc(1, sizeof *q);
+    bytelevel_pt *q = (bytelevel_pt *)ps_pretok_new(sizeof *q, bl_split, bl_destroy);
     if (!q)
         return ps_tok_load_fail(c, PS_ENOMEM, jpath, "out of memory");
-    q->base.split = bl_split;
-    q->base.destroy = bl_destroy;
     q->use_regex = true; /* serde default */
     bool trim = false;
     int rc;

@@ -97,10 +97,8 @@ static int parse_scheme(const ps_tok_load *c, json_t *j, const char *jpath, prep
     else if (!strcmp(s, "never"))
         *out = PREPEND_NEVER;
     else {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT,
-                                ps_tok_jpath_key(where, sizeof where, jpath, "prepend_scheme"),
-                                "unknown prepend_scheme '%s' (always, first or never)", s);
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "prepend_scheme",
+                                    "unknown prepend_scheme '%s' (always, first or never)", s);
     }
     return PS_OK;
 }
@@ -129,16 +127,12 @@ int ps_pretok_metaspace_load(const ps_tok_load *c, json_t *j, const char *jpath,
     /* metaspace.rs: add_prefix_space false demands prepend_scheme "never"
      * (an absent prepend_scheme defaults to "always", so it fails too). */
     if (has_aps && !add_prefix_space && scheme != PREPEND_NEVER) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT,
-                                ps_tok_jpath_key(where, sizeof where, jpath, "add_prefix_space"),
-                                "add_prefix_space does not match declared prepend_scheme");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "add_prefix_space",
+                                    "add_prefix_space does not match declared prepend_scheme");
     }
-    metaspace_pt *q = calloc(1, sizeof *q);
+    metaspace_pt *q = (metaspace_pt *)ps_pretok_new(sizeof *q, ms_split, ms_destroy);
     if (!q)
         return ps_tok_load_fail(c, PS_ENOMEM, jpath, "out of memory");
-    q->base.split = ms_split;
-    q->base.destroy = ms_destroy;
     q->rep_len = ps_utf8_encode(rep, q->rep);
     q->scheme = scheme;
     q->split = split;

@@ -64,11 +64,9 @@ int ps_pretok_split_new(const ps_tok_load *c, const char *jpath, const char *pat
                         bool is_regex, ps_pretok_behavior behavior, bool invert, bool use_scanner,
                         ps_tok_pretok **out)
 {
-    split_pt *q = calloc(1, sizeof *q);
+    split_pt *q = (split_pt *)ps_pretok_new(sizeof *q, split_split, split_destroy);
     if (!q)
         return ps_tok_load_fail(c, PS_ENOMEM, jpath, "out of memory");
-    q->base.split = split_split;
-    q->base.destroy = split_destroy;
     q->behavior = behavior;
     q->invert = invert;
     int rc = PS_OK;
@@ -116,10 +114,8 @@ int ps_pretok_split_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_
                                 "expected {\"String\": ...} or {\"Regex\": ...}");
     json_t *v = str ? str : re;
     if (!json_is_string(v)) {
-        char inner[300];
-        return ps_tok_load_fail(c, PS_EFORMAT,
-                                ps_tok_jpath_key(inner, sizeof inner, where, str ? "String" : "Regex"),
-                                "expected a string");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, where, str ? "String" : "Regex",
+                                    "expected a string");
     }
     return ps_pretok_split_new(c, where, json_string_value(v), json_string_length(v), re != NULL,
                                behavior, invert, true, out);

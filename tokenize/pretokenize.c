@@ -216,6 +216,12 @@ static int emit_special(const ps_tokenizer *tok, ps_tok_scratch *s, const ps_tok
     return PS_OK;
 }
 
+static int utf8_error(ps_error *err, size_t at, int which)
+{
+    return ps_error_set(err, PS_EUTF8, "invalid UTF-8 at byte %zu of %s", at,
+                        which == 2 ? "the second sequence" : "the text");
+}
+
 /* One stretch of text. With `specials`, special tokens that start with an
  * ASCII byte are matched here too (that byte's class carries a flag).
  * `base` is the stretch's offset in the caller's text, for messages. */
@@ -277,8 +283,7 @@ static int run_segment(const ps_tokenizer *tok, ps_tok_scratch *s, const unsigne
         uint32_t cp;
         unsigned n = ps_tok_utf8_decode(p + i, len - i, &cp);
         if (!n)
-            return ps_error_set(err, PS_EUTF8, "invalid UTF-8 at byte %zu of %s", base + i,
-                                which == 2 ? "the second sequence" : "the text");
+            return utf8_error(err, base + i, which);
         if ((rc = slow_char(tok, s, cp)))
             return rc;
         i += n;
@@ -286,20 +291,14 @@ static int run_segment(const ps_tokenizer *tok, ps_tok_scratch *s, const unsigne
     return end_word(tok, s);
 }
 
-/* After an early stop: the rest must still be valid UTF-8, so that whether
- * a record is rejected does not depend on max_length. */
-static int check_rest(const unsigned char *p, size_t len, size_t base, int which, ps_error *err)
+int ps_tok_utf8_check(const char *text, size_t len, int which, ps_error *err)
 {
+    const unsigned char *p = (const unsigned char *)text;
     for (size_t i = 0; i < len;) {
-        if (p[i] < 0x80) {
-            i++;
-            continue;
-        }
         uint32_t cp;
-        unsigned n = ps_tok_utf8_decode(p + i, len - i, &cp);
+        unsigned n = p[i] < 0x80 ? 1 : ps_tok_utf8_decode(p + i, len - i, &cp);
         if (!n)
-            return ps_error_set(err, PS_EUTF8, "invalid UTF-8 at byte %zu of %s", base + i,
-                                which == 2 ? "the second sequence" : "the text");
+            return utf8_error(err, i, which);
         i += n;
     }
     return PS_OK;
@@ -346,7 +345,9 @@ int ps_tok_run(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text, siz
         if (!rc)
             rc = run_segment(tok, s, p + seg, len - seg, seg, which, false, err);
     }
+    /* after an early stop the rest must still be valid UTF-8, so that whether
+     * a record is rejected does not depend on max_length */
     if (rc > 0 && s->stopped)
-        return check_rest(p, len, 0, which, err);
+        return ps_tok_utf8_check((const char *)p, len, which, err);
     return rc ? fail_rc(tok, s, rc, err) : PS_OK;
 }

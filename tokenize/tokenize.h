@@ -82,12 +82,10 @@ static inline uint64_t ps_tok_hash(const void *p, size_t n)
     return ps_tok_fmix(v ^ (n * 0x9E3779B97F4A7C15ULL));
 }
 
-/* Returns the id of tok[0..len), or -1. Inlined into the hot path. */
-static inline int32_t ps_tok_vocab_find(const ps_tok_vocab *v, const char *tok, size_t len)
+/* ps_tok_vocab_find with tok's ps_tok_hash already known (v has slots). */
+static inline int32_t ps_tok_vocab_find_hashed(const ps_tok_vocab *v, const char *tok, size_t len,
+                                               uint64_t h)
 {
-    if (!v->slots)
-        return -1;
-    uint64_t h = ps_tok_hash(tok, len);
     for (size_t j = (size_t)h & v->mask;; j = (j + 1) & v->mask) {
         const ps_tok_slot *s = &v->slots[j];
         if (s->id < 0)
@@ -96,6 +94,15 @@ static inline int32_t ps_tok_vocab_find(const ps_tok_vocab *v, const char *tok, 
             return s->id;
     }
 }
+
+/* Returns the id of tok[0..len), or -1. Inlined into the hot path. */
+static inline int32_t ps_tok_vocab_find(const ps_tok_vocab *v, const char *tok, size_t len)
+{
+    if (!v->slots)
+        return -1;
+    return ps_tok_vocab_find_hashed(v, tok, len, ps_tok_hash(tok, len));
+}
+
 /* Sets token -> id (a later set of the same token replaces the id, as HF's
  * HashMap insert does) and records id -> token. 0 or PS_ENOMEM/PS_ELIMIT. */
 int ps_tok_vocab_set(ps_tok_vocab *v, const char *tok, size_t len, int32_t id);
@@ -116,6 +123,10 @@ typedef struct ps_tok_lines {
 bool ps_tok_next_line(ps_tok_lines *it, const char **line, size_t *line_len);
 int ps_tok_vocab_parse_txt(ps_tok_vocab *v, const char *data, size_t len, const char *name,
                            ps_error *err);
+
+/* PS_EUTF8 "invalid UTF-8 at byte N of the text" (or "of the second
+ * sequence" when which is 2) unless text[0..len) is valid UTF-8. */
+int ps_tok_utf8_check(const char *text, size_t len, int which, ps_error *err);
 
 /* ---- byte trie for longest-prefix matches --------------------------- */
 

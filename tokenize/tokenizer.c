@@ -324,14 +324,9 @@ int ps_tok_scratch_reserve(ps_tok_scratch *s, size_t extra)
     size_t cap = s->cap ? s->cap : 256;
     while (cap < need)
         cap *= 2;
-    int32_t *ids = realloc(s->ids, cap * sizeof *ids);
-    if (!ids)
+    if (ps_array_resize(&s->ids, cap, sizeof *s->ids) ||
+        ps_array_resize(&s->types, cap, sizeof *s->types))
         return PS_ENOMEM;
-    s->ids = ids;
-    uint8_t *types = realloc(s->types, cap);
-    if (!types)
-        return PS_ENOMEM;
-    s->types = types;
     s->cap = cap;
     return PS_OK;
 }

@@ -116,19 +116,10 @@ static ug_work *ug_work_get(const ug_model *m, ps_tok_work_slot *slot, size_t n)
             return NULL;
         cap *= 2;
     }
-    double *best = realloc(w->best, cap * sizeof *best);
-    if (best)
-        w->best = best;
-    size_t *from = realloc(w->from, cap * sizeof *from);
-    if (from)
-        w->from = from;
-    int32_t *id = realloc(w->id, cap * sizeof *id);
-    if (id)
-        w->id = id;
-    size_t *stack = realloc(w->stack, cap * sizeof *stack);
-    if (stack)
-        w->stack = stack;
-    if (!best || !from || !id || !stack)
+    if (ps_array_resize(&w->best, cap, sizeof *w->best) ||
+        ps_array_resize(&w->from, cap, sizeof *w->from) ||
+        ps_array_resize(&w->id, cap, sizeof *w->id) ||
+        ps_array_resize(&w->stack, cap, sizeof *w->stack))
         return NULL;
     w->cap = cap;
     return w;
@@ -409,9 +400,7 @@ int ps_tok_unigram_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_t
         return ps_tok_load_fail(c, PS_EFORMAT, jpath, "expected an object");
     const char *type = ps_tok_json_type(j);
     if (json_object_get(j, "type") && (!type || strcmp(type, "Unigram") != 0)) {
-        char where[256];
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, "type"),
-                                "expected \"Unigram\"");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "type", "expected \"Unigram\"");
     }
     ug_model *m = calloc(1, sizeof *m);
     if (!m)

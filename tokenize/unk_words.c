@@ -18,14 +18,6 @@ typedef struct unk_filter {
     void *ctx;
 } unk_filter;
 
-static size_t utf8_chars(const char *w, size_t len)
-{
-    size_t c = 0;
-    for (size_t i = 0; i < len; i++)
-        c += ((unsigned char)w[i] & 0xC0) != 0x80;
-    return c;
-}
-
 /* True when WordPiece turns the normalized word into [UNK] (a word is
  * either all pieces or one [UNK]). Uses s->ids from s->n on, then drops
  * what it wrote. */
@@ -55,7 +47,7 @@ static int word_is_unk(const ps_tokenizer *tok, ps_tok_scratch *s, const char *w
     if (tok->hf)
         return piece_is_unk(tok, s, w, len, unk);
     size_t mark = s->n;
-    int rc = ps_tok_wordpiece(tok, s, w, len, utf8_chars(w, len));
+    int rc = ps_tok_wordpiece(tok, s, w, len, ps_utf8_count(w, len));
     *unk = !rc && s->n == mark + 1 && s->ids[mark] == tok->unk_id;
     s->n = mark;
     return rc;

@@ -74,10 +74,8 @@ static int record_id(ps_tok_vocab *v, int32_t id, size_t off)
         size_t cap = v->ids_cap ? v->ids_cap : 1024;
         while (cap < want)
             cap *= 2;
-        size_t *p = realloc(v->tok_off, cap * sizeof *p);
-        if (!p)
+        if (ps_array_resize(&v->tok_off, cap, sizeof *v->tok_off))
             return PS_ENOMEM;
-        v->tok_off = p;
         v->ids_cap = cap;
     }
     for (size_t i = v->n_ids; i < want; i++)

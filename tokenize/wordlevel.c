@@ -46,9 +46,7 @@ static int need_string(const ps_tok_load *c, json_t *j, const char *jpath, const
         *out = json_string_value(v);
         return PS_OK;
     }
-    char where[256];
-    return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, key),
-                            v ? "expected a string" : "missing");
+    return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, key, v ? "expected a string" : "missing");
 }
 
 int ps_tok_wordlevel_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_tok_model **out)
@@ -59,12 +57,10 @@ int ps_tok_wordlevel_load(const ps_tok_load *c, json_t *j, const char *jpath, ps
     const char *type = ps_tok_json_type(j), *unk = NULL;
     char where[256];
     if (json_object_get(j, "type") && (!type || strcmp(type, "WordLevel")))
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, "type"),
-                                "expected \"WordLevel\"");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "type", "expected \"WordLevel\"");
     int rc = need_string(c, j, jpath, "unk_token", &unk);
     if (!rc && !json_object_get(j, "vocab"))
-        rc = ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, "vocab"),
-                              "missing");
+        rc = ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "vocab", "missing");
     if (rc)
         return rc;
     wordlevel *m = calloc(1, sizeof *m);

@@ -86,8 +86,7 @@ static int read_members(const ps_tok_load *c, json_t *j, const char *jpath,
     opt->max_input_chars_per_word = (size_t)json_integer_value(json_object_get(j, keys[2]));
     const char *type = ps_tok_json_type(j);
     if (json_object_get(j, "type") && (!type || strcmp(type, "WordPiece")))
-        return ps_tok_load_fail(c, PS_EFORMAT, ps_tok_jpath_key(where, sizeof where, jpath, "type"),
-                                "expected \"WordPiece\"");
+        return ps_tok_load_fail_key(c, PS_EFORMAT, jpath, "type", "expected \"WordPiece\"");
     return PS_OK;
 }
 

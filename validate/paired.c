@@ -83,19 +83,16 @@ static int add_reason(ps_vpaired *p, const char *reason, const char *rule, uint6
 {
     for (size_t i = 0; i < p->nreasons; i++) {
         ps_vreason *r = &p->reasons[i];
-        if (!strcmp(r->reason, reason) &&
-            ((!r->rule && !rule) || (r->rule && rule && !strcmp(r->rule, rule)))) {
+        if (!strcmp(r->reason, reason) && ps_str_eq_opt(r->rule, rule)) {
             r->count += count;
             return 0;
         }
     }
-    void *reasons = p->reasons;
-    if (ps_array_grow(&reasons, &p->rcap, p->nreasons, sizeof *p->reasons, 8))
+    if (ps_array_grow(&p->reasons, &p->rcap, p->nreasons, sizeof *p->reasons, 8))
         return PS_ENOMEM;
-    p->reasons = reasons;
     ps_vreason *r = &p->reasons[p->nreasons];
     r->reason = strdup(reason);
-    r->rule = rule ? strdup(rule) : NULL;
+    r->rule = ps_strdup_opt(rule);
     r->count = count;
     if (!r->reason || (rule && !r->rule)) {
         free(r->reason);
@@ -147,17 +144,7 @@ static char *dup_prefix(const char *s, size_t n)
         while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
             n--;
     }
-    char *d = malloc(n + 1);
-    if (!d)
-        return NULL;
-    memcpy(d, s, n);
-    d[n] = '\0';
-    return d;
-}
-
-static char *dup_or_null(const char *s)
-{
-    return s ? strdup(s) : NULL;
+    return ps_strndup(s, n);
 }
 
 static bool ex_before(const ps_vexample *a, const ps_vexample *b)
@@ -287,12 +274,12 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
     e.seq = seq;
     e.dq = have_after ? (int64_t)qa - (int64_t)qb : -(int64_t)qb;
     e.ds = have_after ? (int64_t)sa - (int64_t)sb : -(int64_t)sb;
-    e.id = dup_or_null(r->id);
-    e.source = dup_or_null(r->source);
-    e.label = dup_or_null(r->label);
+    e.id = ps_strdup_opt(r->id);
+    e.source = ps_strdup_opt(r->source);
+    e.label = ps_strdup_opt(r->label);
     e.outcome = strdup(outcome_name(r->outcome));
-    e.reason = dup_or_null(r->reason);
-    e.rule = dup_or_null(r->rule);
+    e.reason = ps_strdup_opt(r->reason);
+    e.rule = ps_strdup_opt(r->rule);
     e.q_before = dup_prefix(r->question_before, r->question_before_len);
     e.s_before = dup_prefix(r->sql_before, r->sql_before_len);
     e.q_after = have_after ? dup_prefix(r->question_after, r->question_after_len) : strdup("");
@@ -311,16 +298,16 @@ static int ex_copy(ps_vexample *d, const ps_vexample *s, uint64_t seq_offset)
 {
     *d = *s;
     d->seq = s->seq + seq_offset;
-    d->id = dup_or_null(s->id);
-    d->source = dup_or_null(s->source);
-    d->label = dup_or_null(s->label);
-    d->outcome = dup_or_null(s->outcome);
-    d->reason = dup_or_null(s->reason);
-    d->rule = dup_or_null(s->rule);
-    d->q_before = dup_or_null(s->q_before);
-    d->q_after = dup_or_null(s->q_after);
-    d->s_before = dup_or_null(s->s_before);
-    d->s_after = dup_or_null(s->s_after);
+    d->id = ps_strdup_opt(s->id);
+    d->source = ps_strdup_opt(s->source);
+    d->label = ps_strdup_opt(s->label);
+    d->outcome = ps_strdup_opt(s->outcome);
+    d->reason = ps_strdup_opt(s->reason);
+    d->rule = ps_strdup_opt(s->rule);
+    d->q_before = ps_strdup_opt(s->q_before);
+    d->q_after = ps_strdup_opt(s->q_after);
+    d->s_before = ps_strdup_opt(s->s_before);
+    d->s_after = ps_strdup_opt(s->s_after);
     if ((s->id && !d->id) || (s->source && !d->source) || (s->label && !d->label) ||
         (s->outcome && !d->outcome) || (s->reason && !d->reason) || (s->rule && !d->rule) ||
         (s->q_before && !d->q_before) || (s->q_after && !d->q_after) ||
@@ -696,11 +683,11 @@ static int example_from_json(json_t *e, size_t i, ps_vexample *x, const char *ct
     x->dq = json_integer_value(dq);
     x->ds = json_integer_value(ds);
     x->seq = (uint64_t)json_integer_value(sq);
-    x->id = dup_or_null(id);
-    x->source = dup_or_null(src);
-    x->label = dup_or_null(lab);
-    x->reason = dup_or_null(rea);
-    x->rule = dup_or_null(rul);
+    x->id = ps_strdup_opt(id);
+    x->source = ps_strdup_opt(src);
+    x->label = ps_strdup_opt(lab);
+    x->reason = ps_strdup_opt(rea);
+    x->rule = ps_strdup_opt(rul);
     x->outcome = strdup(oc);
     x->q_before = dup_prefix(t[0], strlen(t[0]));
     x->q_after = dup_prefix(t[1], strlen(t[1]));

@@ -10,33 +10,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool same_rule(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 static ps_vinput_reason *find(ps_vpaired *p, const char *input, const char *reason,
                               const char *rule)
 {
     /* Rejections come in runs (one input, one cause): try the last hit first. */
     if (p->last_inr < p->ninr) {
         ps_vinput_reason *r = &p->inr[p->last_inr];
-        if (!strcmp(r->input, input) && !strcmp(r->reason, reason) && same_rule(r->rule, rule))
+        if (!strcmp(r->input, input) && !strcmp(r->reason, reason) && ps_str_eq_opt(r->rule, rule))
             return r;
     }
     for (size_t i = 0; i < p->ninr; i++) {
         ps_vinput_reason *r = &p->inr[i];
-        if (!strcmp(r->input, input) && !strcmp(r->reason, reason) && same_rule(r->rule, rule)) {
+        if (!strcmp(r->input, input) && !strcmp(r->reason, reason) && ps_str_eq_opt(r->rule, rule)) {
             p->last_inr = i;
             return r;
         }
     }
     return NULL;
-}
-
-static char *dup_or_null(const char *s)
-{
-    return s ? strdup(s) : NULL;
 }
 
 int ps_vrejections_add(ps_vpaired *p, const char *input, const char *reason, const char *rule,
@@ -47,16 +37,14 @@ int ps_vrejections_add(ps_vpaired *p, const char *input, const char *reason, con
         r->count += count;
         return 0;
     }
-    void *inr = p->inr;
-    if (ps_array_grow(&inr, &p->inrcap, p->ninr, sizeof *p->inr, 8))
+    if (ps_array_grow(&p->inr, &p->inrcap, p->ninr, sizeof *p->inr, 8))
         return PS_ENOMEM;
-    p->inr = inr;
     r = &p->inr[p->ninr];
     r->input = strdup(input);
     r->reason = strdup(reason);
-    r->rule = dup_or_null(rule);
-    r->source = dup_or_null(source);
-    r->detail = dup_or_null(detail);
+    r->rule = ps_strdup_opt(rule);
+    r->source = ps_strdup_opt(source);
+    r->detail = ps_strdup_opt(detail);
     r->count = count;
     if (!r->input || !r->reason || (rule && !r->rule) || (source && !r->source) ||
         (detail && !r->detail)) {
@@ -93,7 +81,7 @@ const ps_vinput_reason *ps_vrejections_example(const ps_vpaired *p, const char *
                                                const char *rule)
 {
     for (size_t i = 0; i < p->ninr; i++)
-        if (!strcmp(p->inr[i].reason, reason) && same_rule(p->inr[i].rule, rule))
+        if (!strcmp(p->inr[i].reason, reason) && ps_str_eq_opt(p->inr[i].rule, rule))
             return &p->inr[i];
     return NULL;
 }

@@ -75,16 +75,6 @@ static size_t kept_len(const char *word, size_t len)
     return len;
 }
 
-static char *dup_n(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
 int ps_vunk_add(ps_vunk *u, const char *word, size_t len, uint64_t count, uint64_t error,
                 const char *example, int hint)
 {
@@ -99,7 +89,7 @@ int ps_vunk_add(ps_vunk *u, const char *word, size_t len, uint64_t count, uint64
             return PS_ENOMEM;
         return 0;
     }
-    char *w = dup_n(word, len), *ex = example ? strdup(example) : NULL;
+    char *w = ps_strndup(word, len), *ex = example ? strdup(example) : NULL;
     if (!w || (example && !ex)) {
         free(w);
         free(ex);

@@ -62,6 +62,15 @@ check "reading leaves no lock files in the set" $?
 
 # A fresh copy of the set for each damage.
 fresh() { rm -rf "$TMP/bad"; cp -r "$SET" "$TMP/bad"; }
+# pairshard inspect [OPTION...] on the damaged copy: exits EXIT with PATTERN
+# in its message.
+expect_inspect() { # EXIT PATTERN WHAT [OPTION...]
+    want=$1 pat=$2 what=$3
+    shift 3
+    "$PAIRSHARD" inspect "$@" "$TMP/bad" >/dev/null 2>"$TMP/err"
+    [ $? -eq "$want" ] && grep -q "$pat" "$TMP/err"
+    check "$what" $?
+}
 S0="$TMP/bad/shard-00000.mdb"
 
 # A flipped byte inside a block: at a zstd frame's 40th byte.
@@ -91,9 +100,7 @@ b = bytearray(open(p, "rb").read())
 b[len(b) // 2] ^= 0x01
 open(p, "wb").write(b)
 PY
-"$PAIRSHARD" inspect --verify "$TMP/bad" >/dev/null 2>"$TMP/err"
-[ $? -eq 1 ] && grep -q "shard-00000.mdb" "$TMP/err"
-check "a flipped byte mid-file: exit 1 naming the shard" $?
+expect_inspect 1 "shard-00000.mdb" "a flipped byte mid-file: exit 1 naming the shard" --verify
 
 # Truncated shards, at several lengths.
 all=0
@@ -108,14 +115,10 @@ done
 check "truncated shards: exit 1 naming the shard" $all
 fresh
 : >"$S0"
-"$PAIRSHARD" inspect --verify "$TMP/bad" >/dev/null 2>"$TMP/err"
-[ $? -eq 1 ] && grep -q "shard-00000.mdb" "$TMP/err"
-check "an empty shard file: exit 1" $?
+expect_inspect 1 "shard-00000.mdb" "an empty shard file: exit 1" --verify
 fresh
 rm "$TMP/bad/shard-00001.mdb"
-"$PAIRSHARD" inspect --verify "$TMP/bad" >/dev/null 2>"$TMP/err"
-[ $? -eq 1 ] && grep -q "shard-00001.mdb: missing" "$TMP/err"
-check "a missing shard: exit 1 naming it" $?
+expect_inspect 1 "shard-00001.mdb: missing" "a missing shard: exit 1 naming it" --verify
 
 # Random single-bit damage: always exit 1, never a crash (any byte change
 # is caught at the latest by the file's SHA-256).
@@ -153,31 +156,19 @@ json.dump(m, open(p, "w"), indent=2)
 PY
 }
 edit_manifest 'm["shards"][1]["buckets"][2]["records"] += 1'
-"$PAIRSHARD" inspect --verify "$TMP/bad" >/dev/null 2>"$TMP/err"
-[ $? -eq 1 ] && grep -q "shard-00001.mdb: bucket 2:" "$TMP/err"
-check "manifest bucket count off by one: exit 1 naming shard and bucket" $?
+expect_inspect 1 "shard-00001.mdb: bucket 2:" "manifest bucket count off by one: exit 1 naming shard and bucket" --verify
 edit_manifest 'm["tokenizer"]["vocab_size"] = 1000'
-"$PAIRSHARD" inspect --verify "$TMP/bad" >/dev/null 2>"$TMP/err"
-[ $? -eq 1 ] && grep -q "vocabulary size" "$TMP/err"
-check "token ids above vocab_size: exit 1" $?
+expect_inspect 1 "vocabulary size" "token ids above vocab_size: exit 1" --verify
 edit_manifest 'm["block_records"] = 64'
-"$PAIRSHARD" inspect --verify "$TMP/bad" >/dev/null 2>"$TMP/err"
-[ $? -eq 1 ] && grep -q "records, expected" "$TMP/err"
-check "records per block disagree with block_records: exit 1" $?
+expect_inspect 1 "records, expected" "records per block disagree with block_records: exit 1" --verify
 edit_manifest 'm["labels"] = m["labels"][:3]'
-"$PAIRSHARD" inspect --verify "$TMP/bad" >/dev/null 2>"$TMP/err"
-[ $? -eq 1 ] && grep -q "label" "$TMP/err"
-check "labels beyond the manifest's: exit 1" $?
+expect_inspect 1 "label" "labels beyond the manifest's: exit 1" --verify
 edit_manifest 'm["shards"][0]["sha256"] = "0" * 64'
-"$PAIRSHARD" inspect --verify "$TMP/bad" >/dev/null 2>"$TMP/err"
-[ $? -eq 1 ] && grep -q "shard-00000.mdb: SHA-256" "$TMP/err"
-check "a wrong SHA-256 in the manifest: exit 1" $?
+expect_inspect 1 "shard-00000.mdb: SHA-256" "a wrong SHA-256 in the manifest: exit 1" --verify
 
 # Hostile or unreadable manifests: exit 2, nothing read outside the set.
 edit_manifest 'm["format_version"] = 2'
-"$PAIRSHARD" inspect "$TMP/bad" >/dev/null 2>"$TMP/err"
-[ $? -eq 2 ] && grep -q "format version 2 is newer" "$TMP/err"
-check "a newer manifest format version: exit 2 with a clear message" $?
+expect_inspect 2 "format version 2 is newer" "a newer manifest format version: exit 2 with a clear message"
 for name in "../shard-00000.mdb" "/etc/passwd" "." ".." "shard-00000.mdb/" "sub/shard-00000.mdb" "shard-0x.mdb" "shard-.mdb"; do
     edit_manifest "m['shards'][0]['file'] = '$name'"
     "$PAIRSHARD" inspect --verify "$TMP/bad" >/dev/null 2>"$TMP/err"
@@ -186,18 +177,14 @@ for name in "../shard-00000.mdb" "/etc/passwd" "." ".." "shard-00000.mdb/" "sub/
     check "shard file '$name' in the manifest: exit 2" $?
 done
 edit_manifest 'm["shards"][1]["file"] = m["shards"][0]["file"]'
-"$PAIRSHARD" inspect "$TMP/bad" >/dev/null 2>"$TMP/err"
-[ $? -eq 2 ] && grep -q "listed twice" "$TMP/err"
-check "a shard listed twice: exit 2" $?
+expect_inspect 2 "listed twice" "a shard listed twice: exit 2"
 edit_manifest 'm["shards"][0]["buckets"] = m["shards"][0]["buckets"][:2]'
 "$PAIRSHARD" inspect "$TMP/bad" >/dev/null 2>"$TMP/err"
 [ $? -eq 2 ]
 check "a shard's bucket list of the wrong length: exit 2" $?
 fresh
 printf '{"format":"pairshard-manifest","format_version":1,' >"$TMP/bad/manifest.json"
-"$PAIRSHARD" inspect "$TMP/bad" >/dev/null 2>"$TMP/err"
-[ $? -eq 2 ] && grep -q "manifest.json:" "$TMP/err"
-check "a truncated manifest: exit 2 naming it" $?
+expect_inspect 2 "manifest.json:" "a truncated manifest: exit 2 naming it"
 "$PAIRSHARD" inspect "$TMP/nonexistent" >/dev/null 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "no manifest" "$TMP/err"
 check "no set there: exit 2" $?
@@ -219,8 +206,6 @@ assert at >= 0
 b[at + 17:at + 18] = b"7"
 open(p, "wb").write(b)
 PY
-"$PAIRSHARD" inspect --verify "$TMP/bad" >/dev/null 2>"$TMP/err"
-[ $? -eq 2 ] && grep -q "shard-00000.mdb: shard format version 7 is newer" "$TMP/err"
-check "a shard of a newer format version: exit 2 naming it" $?
+expect_inspect 2 "shard-00000.mdb: shard format version 7 is newer" "a shard of a newer format version: exit 2 naming it" --verify
 
 done_testing

@@ -15,28 +15,16 @@
 // PS_FUZZ_COUNT change the generated records (default 20231202, 2000).
 'use strict';
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
 const { spawnSync } = require('child_process');
 const hf = require('tokenizers');
+const { requireEnv, tapCounter, tempDir } = require('./common');
 
-const PAIRSHARD = process.env.PAIRSHARD;
-const ROOT = process.env.PS_ROOT;
-if (!PAIRSHARD || !ROOT) {
-  console.error('conformance.js: set PAIRSHARD and PS_ROOT');
-  process.exit(2);
-}
-const DATA = path.join(ROOT, 'tests', 'data');
-const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'pairshard-conf-'));
-process.on('exit', () => fs.rmSync(TMP, { recursive: true, force: true }));
+const { PAIRSHARD, ROOT, DATA } = requireEnv('conformance.js');
+const TMP = tempDir('pairshard-conf-');
 
-let n = 0;
-let failures = 0;
-function tap(ok, what) {
-  n++;
-  if (!ok) failures++;
-  console.log(`${ok ? 'ok' : 'not ok'} ${n} - ${what}`);
-}
+const TAP = tapCounter();
+const tap = TAP.tap;
 
 const VOCABS = [
   // bert-base-uncased: do_lower_case true, strip_accents None (follows lowercase)
@@ -318,12 +306,12 @@ async function main() {
   for (const opts of combos) {
     await compareWords(`unicode ${JSON.stringify(opts)}`, uncased, opts, cpRecords, cpFile);
   }
-  console.log(`1..${n}`);
-  process.exitCode = failures ? 1 : 0;
+  console.log(`1..${TAP.count()}`);
+  process.exitCode = TAP.failures() ? 1 : 0;
 }
 
 main().catch((e) => {
-  console.log(`not ok ${n + 1} - conformance harness failed: ${e.message}`);
-  console.log(`1..${n + 1}`);
+  console.log(`not ok ${TAP.count() + 1} - conformance harness failed: ${e.message}`);
+  console.log(`1..${TAP.count() + 1}`);
   process.exitCode = 1;
 });

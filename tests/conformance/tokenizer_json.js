@@ -20,22 +20,15 @@
 'use strict';
 const crypto = require('crypto');
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
 const { spawnSync } = require('child_process');
 const hf = require('tokenizers');
+const { requireEnv, tapCounter, tempDir } = require('./common');
 const { hostileRecords, randomRecords } = require('./hostile');
 
-const PAIRSHARD = process.env.PAIRSHARD;
-const ROOT = process.env.PS_ROOT;
-if (!PAIRSHARD || !ROOT) {
-  console.error('tokenizer_json.js: set PAIRSHARD and PS_ROOT');
-  process.exit(2);
-}
-const DATA = path.join(ROOT, 'tests', 'data');
+const { PAIRSHARD, ROOT, DATA } = requireEnv('tokenizer_json.js');
 const TOKDIR = path.join(DATA, 'tokenizers');
-const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'pairshard-tokjson-'));
-process.on('exit', () => fs.rmSync(TMP, { recursive: true, force: true }));
+const TMP = tempDir('pairshard-tokjson-');
 
 const LENGTHS = [0, 16, 32, 128]; // 0: no truncation
 const MODES = ['pair', 'question'];
@@ -43,13 +36,8 @@ const SPIDER_EVERY = 8; // every 8th Spider dev record: 130 records
 const SEED = Number(process.env.PS_FUZZ_SEED || 20261203);
 const COUNT = Number(process.env.PS_FUZZ_COUNT || 200);
 
-let n = 0;
-let failures = 0;
-function tap(ok, what) {
-  n++;
-  if (!ok) failures++;
-  console.log(`${ok ? 'ok' : 'not ok'} ${n} - ${what}`);
-}
+const TAP = tapCounter();
+const tap = TAP.tap;
 
 function readJson(file) {
   return JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -196,9 +184,9 @@ async function main() {
       }
     }
   }
-  console.log(`1..${n}`);
-  if (failures) console.log(`# ${failures} of ${n} failed`);
-  process.exit(failures ? 1 : 0);
+  console.log(`1..${TAP.count()}`);
+  if (TAP.failures()) console.log(`# ${TAP.failures()} of ${TAP.count()} failed`);
+  process.exit(TAP.failures() ? 1 : 0);
 }
 
 main().catch((e) => {

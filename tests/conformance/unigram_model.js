@@ -20,24 +20,18 @@
 // PS_FUZZ_SEED, PS_FUZZ_COUNT change the generated cases)
 'use strict';
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
 const { spawnSync } = require('child_process');
 const hf = require('tokenizers');
+const { tapCounter, tempDir } = require('./common');
 
 const DRIVE = process.argv[2];
 const ROOT = process.env.PS_ROOT || path.join(__dirname, '..', '..');
 const DATA = path.join(ROOT, 'tests', 'data');
-const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'pairshard-unigram-'));
-process.on('exit', () => fs.rmSync(TMP, { recursive: true, force: true }));
+const TMP = tempDir('pairshard-unigram-');
 
-let n = 0;
-let failures = 0;
-function tap(ok, what) {
-  n++;
-  if (!ok) failures++;
-  console.log(`${ok ? 'ok' : 'not ok'} ${n} - ${what}`);
-}
+const TAP = tapCounter();
+const tap = TAP.tap;
 
 // Runs the driver on lines; returns its output lines, parsed.
 function drive(mode, jsonPath, lines) {
@@ -262,12 +256,12 @@ async function main() {
     }
     tap(bad === 0, `random piece tables ${JSON.stringify(opts)} (seed ${seed}): ${count} tables x 20 texts${bad ? `, ${bad} differ` : ''}`);
   }
-  console.log(`1..${n}`);
-  process.exit(failures ? 1 : 0);
+  console.log(`1..${TAP.count()}`);
+  process.exit(TAP.failures() ? 1 : 0);
 }
 
 main().catch((e) => {
-  console.log(`not ok ${n + 1} - ${e.stack}`);
-  console.log(`1..${n + 1}`);
+  console.log(`not ok ${TAP.count() + 1} - ${e.stack}`);
+  console.log(`1..${TAP.count() + 1}`);
   process.exit(1);
 });

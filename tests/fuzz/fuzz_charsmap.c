@@ -7,6 +7,7 @@
  * outside it, into valid UTF-8, the same twice.
  */
 #include "tokenize/hf.h"
+#include "tests/support/tok_stubs.h"
 #include "tokenize/unicode.h"
 
 #include <stdint.h>
@@ -19,24 +20,6 @@ static const char *const TEXTS[] = {
     "\xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd \xef\xac\x81 \xe2\x85\xab",
     "\x01\x7f\xc2\xa0\xc2\xbd \xe0\xa4\x95\xe0\xa5\x8d\xe0\xa4\xb7 \xe1\xab\x8f",
 };
-
-static char *base64(const uint8_t *b, size_t n)
-{
-    static const char *abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *s = malloc(n / 3 * 4 + 8);
-    size_t o = 0;
-    for (size_t i = 0; s && i < n; i += 3) {
-        uint32_t v = (uint32_t)b[i] << 16 | (i + 1 < n ? (uint32_t)b[i + 1] << 8 : 0) |
-                     (i + 2 < n ? b[i + 2] : 0);
-        s[o++] = abc[v >> 18];
-        s[o++] = abc[(v >> 12) & 63];
-        s[o++] = i + 1 < n ? abc[(v >> 6) & 63] : '=';
-        s[o++] = i + 2 < n ? abc[v & 63] : '=';
-    }
-    if (s)
-        s[o] = '\0';
-    return s;
-}
 
 static int valid_utf8(const char *p, size_t n)
 {
@@ -51,7 +34,7 @@ static int valid_utf8(const char *p, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *b64 = base64(data, size);
+    char *b64 = ps_test_base64(data, size);
     json_t *j = b64 ? json_pack("{s:s,s:s}", "type", "Precompiled", "precompiled_charsmap", b64) : NULL;
     free(b64);
     if (!j)

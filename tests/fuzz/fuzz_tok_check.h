@@ -75,4 +75,16 @@ static void fuzz_encode_all(const ps_tokenizer *tok, ps_tok_scratch *s, const ch
     }
 }
 
+/* A loaded tokenizer's last checks: text truncated at max_length and
+ * untruncated, with one scratch; then the tokenizer is freed. */
+static inline void fuzz_encode_then_free(ps_tokenizer *tok, const char *text, size_t len,
+                                         size_t max_length)
+{
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    fuzz_encode_all(tok, s, text, len, max_length);
+    fuzz_encode_all(tok, s, text, len, 0);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
 #endif

@@ -7,20 +7,12 @@
  * type id, and that a failed load names its error.
  */
 #include "tokenize/hf.h"
+#include "tests/support/tok_stubs.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static int lower(const ps_tok_norm *n, ps_tok_buf *io, ps_tok_buf *tmp)
-{
-    (void)n;
-    (void)tmp;
-    for (size_t i = 0; i < io->len; i++)
-        if (io->p[i] >= 'A' && io->p[i] <= 'Z')
-            io->p[i] = (char)(io->p[i] + 32);
-    return 0;
-}
-static ps_tok_norm lower_norm = {lower, NULL};
+static ps_tok_norm lower_norm = {ps_test_ascii_lower, NULL};
 
 static void check_load(int rc, const ps_error *err)
 {

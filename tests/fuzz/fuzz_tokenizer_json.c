@@ -55,10 +55,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ps_tokenizer_get_options(tok, &o);
     if (o.strip_accents != 0 && o.strip_accents != 1)
         abort(); /* documented as resolved */
-    ps_tok_scratch *s = ps_tok_scratch_new();
-    fuzz_encode_all(tok, s, TEXT, sizeof TEXT - 1, 12);
-    fuzz_encode_all(tok, s, TEXT, sizeof TEXT - 1, 0);
-    ps_tok_scratch_free(s);
-    ps_tokenizer_free(tok);
+    fuzz_encode_then_free(tok, TEXT, sizeof TEXT - 1, 12);
     return 0;
 }

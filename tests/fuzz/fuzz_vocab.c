@@ -37,10 +37,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (ps_tokenizer_id_to_token(tok, (int32_t)vs) || ps_tokenizer_id_to_token(tok, -1))
         abort();
-    ps_tok_scratch *s = ps_tok_scratch_new();
-    fuzz_encode_all(tok, s, TEXT, sizeof TEXT - 1, 16);
-    fuzz_encode_all(tok, s, TEXT, sizeof TEXT - 1, 0);
-    ps_tok_scratch_free(s);
-    ps_tokenizer_free(tok);
+    fuzz_encode_then_free(tok, TEXT, sizeof TEXT - 1, 16);
     return 0;
 }

@@ -179,6 +179,16 @@ MAN, RECS = decode_set(SET)
 MAN3, RECS3 = decode_set(SET3)
 
 
+def expect_state_refused(set_dir, sd, needle, what, what_refused, **opts):
+    """A Loader of set_dir with opts refuses state sd: PS_EINVAL naming needle."""
+    with pairshard.Loader(set_dir, **opts) as ld:
+        try:
+            ld.load_state_dict(sd)
+            check(what, False)
+        except pairshard.PairshardError as e:
+            check(what_refused, e.code == L.PS_EINVAL and needle in e.message, e)
+
+
 def run_epoch(loader):
     return [(b["epoch"], b["step"], tuple(b["ids"])) for b in loader]
 
@@ -654,27 +664,18 @@ def resume():
     check("state_dict: version 1 and a 128-byte reader_state",
           sd["version"] == 1 and isinstance(sd["reader_state"], bytes)
           and len(sd["reader_state"]) == 128)
-    with pairshard.Loader(SET, batch_size=8, rank=0, world_size=1) as ld:
-        try:
-            ld.load_state_dict(sd)
-            check("a state from other batching options is refused", False)
-        except pairshard.PairshardError as e:
-            check("a state from other batching options is refused (PS_EINVAL naming it)",
-                  e.code == L.PS_EINVAL and "batch_size" in e.message, e)
-    with pairshard.Loader(SET, batch_size=16, rank=1, world_size=2) as ld:
-        try:
-            ld.load_state_dict(sd)
-            check("a state from another rank is refused", False)
-        except pairshard.PairshardError as e:
-            check("a state from another rank / world size is refused (PS_EINVAL naming it)",
-                  e.code == L.PS_EINVAL and "rank" in e.message, e)
-    with pairshard.Loader(SET3, batch_size=16, rank=0, world_size=1) as ld:
-        try:
-            ld.load_state_dict(sd)
-            check("a state from another set is refused", False)
-        except pairshard.PairshardError as e:
-            check("a state from another shard set is refused (PS_EINVAL naming it)",
-                  e.code == L.PS_EINVAL and "set" in e.message, e)
+    expect_state_refused(SET, sd, "batch_size",
+                         "a state from other batching options is refused",
+                         "a state from other batching options is refused (PS_EINVAL naming it)",
+                         batch_size=8, rank=0, world_size=1)
+    expect_state_refused(SET, sd, "rank",
+                         "a state from another rank is refused",
+                         "a state from another rank / world size is refused (PS_EINVAL naming it)",
+                         batch_size=16, rank=1, world_size=2)
+    expect_state_refused(SET3, sd, "set",
+                         "a state from another set is refused",
+                         "a state from another shard set is refused (PS_EINVAL naming it)",
+                         batch_size=16, rank=0, world_size=1)
     with pairshard.Loader(SET, batch_size=8, rank=0, world_size=1) as ld:
         bad = bytearray(sd["reader_state"])
         bad[20] ^= 1

@@ -375,6 +375,13 @@ void drain(ps_reader *r, const ps_reader_options *o, run *rn, size_t max)
     fail_msg("the epoch never ended");
 }
 
+int open_rc(const char *dir, const ps_reader_options *o, ps_reader **r, ps_error *err)
+{
+    *r = NULL;
+    ps_error_clear(err);
+    return ps_reader_open(dir, o, NULL, r, err);
+}
+
 ps_reader *open_ok(const char *dir, const ps_reader_options *o, const ps_reader_state *st)
 {
     ps_reader *r = NULL;

@@ -88,6 +88,8 @@ void run_add(run *rn, const ps_batch *b, const ps_reader_options *o);
  * errors are counted, not fatal. */
 void drain(ps_reader *r, const ps_reader_options *o, run *rn, size_t max);
 
+/* ps_reader_open(dir, o) without a state, *err cleared first: its code. */
+int open_rc(const char *dir, const ps_reader_options *o, ps_reader **r, ps_error *err);
 ps_reader *open_ok(const char *dir, const ps_reader_options *o, const ps_reader_state *st);
 
 /* One whole epoch of `o` on `dir`. */

@@ -52,6 +52,12 @@ void assert_explains(const ps_vreport *r, const char *name, const char *needle)
         fail_msg("%s: explanation '%s' lacks '%s'", name, k->explanation, needle);
 }
 
+void assert_fails_explained(const ps_vreport *r, const char *name, const char *needle)
+{
+    assert_int_equal(verdict(r, name), PS_VV_FAIL);
+    assert_explains(r, name, needle);
+}
+
 /* A text of n ASCII characters. */
 const char *text(size_t n)
 {

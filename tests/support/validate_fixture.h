@@ -38,6 +38,8 @@ const ps_vcheck *check_of(const ps_vreport *r, const char *name);
 int verdict(const ps_vreport *r, const char *name);
 
 void assert_explains(const ps_vreport *r, const char *name, const char *needle);
+/* The check failed, and its explanation holds needle. */
+void assert_fails_explained(const ps_vreport *r, const char *name, const char *needle);
 
 /* A text of n ASCII characters. */
 const char *text(size_t n);
