@@ -356,6 +356,12 @@ size_t ps_tok_post_added(const ps_tok_post *p, bool pair);
  * types (one type id per id). NULL p: a then b, types 0 then 1. */
 int ps_tok_post_apply(const ps_tok_post *p, const int32_t *a, size_t na, const int32_t *b,
                       size_t nb, bool pair, ps_tok_ids *ids, ps_tok_buf *types);
+/* The largest id the post-processor adds, or -1 (NULL p: none). */
+int32_t ps_tok_post_max_id(const ps_tok_post *p);
+/* bos: the first id of the first special token before $A in the single
+ * template (Roberta/Bert: cls); eos: the last id of the last special
+ * token after it (sep). -1 when there is none. */
+void ps_tok_post_ends(const ps_tok_post *p, int32_t *bos, int32_t *eos);
 void ps_tok_post_free(ps_tok_post *p);
 
 /* ---- decoders ------------------------------------------------------------ */
@@ -422,8 +428,7 @@ struct ps_tok_hfwork *ps_tok_hfwork_of(ps_tok_scratch *s);
 int ps_tok_hf_load(const ps_tok_load *c, json_t *root, ps_tokenizer **out);
 /* Finds bos/eos/pad/unk in the file (template, padding, well-known names). */
 void ps_tok_hf_find_specials(struct ps_tok_hf *hf, json_t *root);
-/* Raises *max to the largest id the "post_processor" value j names. */
-void ps_tok_post_max_id(json_t *j, size_t *max);
+
 void ps_tok_hf_free(struct ps_tok_hf *hf);
 void ps_tok_hfwork_free(struct ps_tok_hfwork *w);
 

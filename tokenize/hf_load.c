@@ -66,16 +66,15 @@ static const char *model_name(ps_tok_model_kind k)
 }
 
 /* One more than the largest id of the model, the added tokens and the
- * post-processor's special tokens (found in the JSON: they need not be
- * in the vocabulary). */
-static size_t vocab_size(const struct ps_tok_hf *hf, json_t *root)
+ * post-processor's special tokens (which need not be in the vocabulary). */
+static size_t vocab_size(const struct ps_tok_hf *hf)
 {
     size_t n = hf->model->vocab.n_ids;
     int32_t a = ps_tok_added_max_id(hf->added);
     if (a >= 0 && (size_t)a + 1 > n)
         n = (size_t)a + 1;
-    size_t max_pp = 0;
-    ps_tok_post_max_id(json_object_get(root, "post_processor"), &max_pp);
+    int32_t pp = ps_tok_post_max_id(hf->post);
+    size_t max_pp = pp > 0 ? (size_t)pp : 0;
     return max_pp + 1 > n ? max_pp + 1 : n;
 }
 
@@ -136,7 +135,7 @@ int ps_tok_hf_load(const ps_tok_load *c, json_t *root, ps_tokenizer **out)
         ps_tokenizer_free(tok);
         return rc;
     }
-    hf->vocab_size = vocab_size(hf, root);
+    hf->vocab_size = vocab_size(hf);
     hf->needs_origin = hf->norm && metaspace_first(json_object_get(root, "pre_tokenizer"));
     ps_tok_hf_find_specials(hf, root);
     tok->unk_id = hf->specials.unk;

@@ -51,6 +51,47 @@ size_t ps_tok_post_added(const ps_tok_post *p, bool pair)
     }
 }
 
+int32_t ps_tok_post_max_id(const ps_tok_post *p)
+{
+    int32_t max = -1;
+    if (!p)
+        return max;
+    if (p->kind == PS_POST_ROBERTA || p->kind == PS_POST_BERT)
+        return p->cls > p->sep ? p->cls : p->sep;
+    for (size_t i = 0; i < p->n_sp; i++)
+        for (size_t k = 0; k < p->sp[i].n; k++)
+            if (p->sp[i].ids[k] > max)
+                max = p->sp[i].ids[k];
+    return max;
+}
+
+void ps_tok_post_ends(const ps_tok_post *p, int32_t *bos, int32_t *eos)
+{
+    *bos = *eos = -1;
+    if (!p)
+        return;
+    if (p->kind == PS_POST_ROBERTA || p->kind == PS_POST_BERT) {
+        *bos = p->cls;
+        *eos = p->sep;
+        return;
+    }
+    bool seen_a = false;
+    for (size_t i = 0; p->kind == PS_POST_TEMPLATE && i < p->n_single; i++) {
+        const ps_tok_post_piece *q = &p->single[i];
+        if (q->sp < 0) {
+            seen_a = true;
+            continue;
+        }
+        const ps_tok_post_special *sp = &p->sp[q->sp];
+        if (!sp->n)
+            continue;
+        if (!seen_a && *bos < 0)
+            *bos = sp->ids[0];
+        else if (seen_a)
+            *eos = sp->ids[sp->n - 1];
+    }
+}
+
 static int put(ps_tok_ids *ids, ps_tok_buf *types, const int32_t *v, size_t n, uint8_t type)
 {
     if (ps_tok_ids_reserve(ids, n) || ps_tok_buf_reserve(types, n))
