@@ -62,6 +62,14 @@ static int load_model(tool *t, json_t *m)
     return 0;
 }
 
+static void tool_free(tool *t)
+{
+    ps_tok_added_free(t->added);
+    ps_tok_post_free(t->post);
+    ps_tok_decoder_free(t->dec);
+    ps_tok_vocab_free(&t->vocab);
+}
+
 static int load(tool *t, const char *path, ps_error *err)
 {
     json_error_t je;
@@ -233,10 +241,7 @@ int main(int argc, char **argv)
     if (rc) { /* free what did load: a sanitizer build checks for leaks at exit */
         printf("load: %s: %s\n", ps_err_name(rc), err.message);
         fflush(stdout);
-        ps_tok_added_free(t.added);
-        ps_tok_post_free(t.post);
-        ps_tok_decoder_free(t.dec);
-        ps_tok_vocab_free(&t.vocab);
+        tool_free(&t);
         return 1;
     }
     char *line = NULL;
@@ -254,9 +259,6 @@ int main(int argc, char **argv)
         json_decref(req);
     }
     free(line);
-    ps_tok_added_free(t.added);
-    ps_tok_post_free(t.post);
-    ps_tok_decoder_free(t.dec);
-    ps_tok_vocab_free(&t.vocab);
+    tool_free(&t);
     return 0;
 }
