@@ -26,7 +26,7 @@ else
 Q :=
 endif
 
-PKGS      := lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle
+PKGS      := lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle sqlite3
 TEST_PKGS := cmocka
 
 # Install missing dependencies before pkg-config is asked anything. Skipped
@@ -78,7 +78,7 @@ CUDA_LIBS     := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
 LIBS_ALL      += $(CUDA_LIBS)
 endif
 
-LIB_SRCS := $(sort $(wildcard common/*.c ingest/*.c tokenize/*.c validate/*.c report/*.c store/*.c pipeline/*.c reader/*.c))
+LIB_SRCS := $(sort $(wildcard common/*.c schema/*.c ingest/*.c tokenize/*.c validate/*.c report/*.c store/*.c pipeline/*.c reader/*.c))
 CLI_SRCS := $(sort $(wildcard cli/*.c))
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c))

@@ -21,7 +21,8 @@ import sys
 # everything below them (the transitive closure). Order: lowest first.
 LAYERS = [
     ("common", []),
-    ("ingest", ["common"]),
+    ("schema", ["common"]),
+    ("ingest", ["schema"]),
     ("tokenize", ["ingest"]),
     ("validate", ["tokenize"]),
     ("report", ["validate"]),
@@ -35,6 +36,7 @@ LAYERS = [
 PUBLIC_HEADERS = {
     "common.h": "common",
     "clean.h": "ingest",
+    "schema.h": "schema",
     "tokenizer.h": "tokenize",
     "reader.h": "reader",
     "pairshard.h": "cli",  # the umbrella header: everything, so only the top may use it

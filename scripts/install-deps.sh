@@ -11,7 +11,7 @@ set -eu
 # pkg-config module : Debian package
 LIBS="lmdb:liblmdb-dev libzstd:libzstd-dev libutf8proc:libutf8proc-dev
 jansson:libjansson-dev libpcre2-8:libpcre2-dev libxxhash:libxxhash-dev
-zlib:zlib1g-dev nettle:nettle-dev cmocka:libcmocka-dev"
+zlib:zlib1g-dev nettle:nettle-dev sqlite3:libsqlite3-dev cmocka:libcmocka-dev"
 # command : Debian package
 CMDS="cc:gcc make:make pkg-config:pkg-config python3:python3 node:nodejs
 npm:npm zstd:zstd gzip:gzip"

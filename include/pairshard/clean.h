@@ -30,7 +30,8 @@
  * cleaned (question, sql) pair are dropped (the first occurrence is kept).
  *
  * Reason codes: invalid_utf8, bad_json, bad_csv, wrong_type, missing_field,
- * empty_field, empty_after_cleaning, too_long, dropped_by_rule, rule_error.
+ * empty_field, empty_after_cleaning, too_long, dropped_by_rule, rule_error,
+ * and with schemas: unknown_database, sql_invalid.
  *
  * Thread safety: a ps_cleaner is used by one thread at a time (the
  * functions taking one are not thread-safe on the same cleaner); distinct
@@ -40,6 +41,7 @@
 #define PAIRSHARD_CLEAN_H
 
 #include "pairshard/common.h"
+#include "pairshard/schema.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -101,6 +103,27 @@ typedef struct ps_clean_options {
      * whose every record is rejected or silently unlabelled. Unnamed
      * (default) fields keep the per-record behaviour. Default 0. */
     unsigned named_fields;
+    /* ---- text-to-SQL inputs (pairshard/schema.h); appended in 0.x ---- */
+    /* The record's database: candidates as for the other fields. NULL means
+     * "db_id", then "database_id" (SParC/CoSQL). Read only when the cleaner
+     * has schemas or a template. */
+    const char *db_field;
+    /* Dialogues (SParC, CoSQL): each record's array at turns_path (dotted
+     * path; NULL: none) becomes one record per turn, its question and sql
+     * from turn_question_field (NULL: "utterance") and turn_sql_field (NULL:
+     * "query") of the turn, its id "<dialogue id>/<turn index>", its
+     * history the earlier turns' questions (most recent first). The other
+     * fields (db_field, label, template fields) come from the dialogue. */
+    const char *turns_path;
+    const char *turn_question_field;
+    const char *turn_sql_field;
+    /* With schemas: reject records whose cleaned SQL does not compile
+     * (reason sql_invalid) instead of only counting them. */
+    int reject_invalid_sql;
+    /* With databases (ps_schemas_load_databases): run each kept record's
+     * SQL read-only, stopped after execute_timeout_ms (default 2000). */
+    int execute;
+    unsigned execute_timeout_ms;
 } ps_clean_options;
 
 enum {
@@ -142,6 +165,16 @@ typedef struct ps_clean_result {
     size_t original_len;
     int original_truncated; /* original holds only a prefix of the record */
     const char *duplicate_of; /* duplicate: id of the kept record */
+    /* With schemas or a template (else NULL / 0): */
+    const char *db_id;        /* the record's database, as read */
+    const char *prompt;       /* kept/duplicate: the rendered prompt */
+    size_t prompt_len;
+    const char *completion;   /* the rendered completion; NULL when the
+                                 template has none */
+    size_t completion_len;
+    const char *sql_check;    /* kept: "ok" or the SQLite error class of the
+                                 cleaned SQL; NULL when not checked */
+    const char *sql_message;  /* SQLite's message when it did not compile */
 } ps_clean_result;
 
 /* Called once per input record, in input order. Return 0 to go on, or a
@@ -175,6 +208,25 @@ PS_API int ps_cleaner_create(const ps_clean_options *opts, ps_cleaner **out, ps_
 /* Frees the cleaner and everything it owns (pointers it handed out, such
  * as the strings of a ps_clean_result, are gone with it). NULL is a no-op. */
 PS_API void ps_cleaner_free(ps_cleaner *c);
+
+/* Gives the cleaner the schemas of the run's databases (borrowed: they
+ * must outlive the cleaner). Every record must then name a database of the
+ * set in opts.db_field (else it is rejected unknown_database), and its SQL
+ * is compiled against that schema before and after cleaning (counted in
+ * the accounting's "sql" object; opts.reject_invalid_sql rejects those that
+ * fail after cleaning, reason sql_invalid). Call before the first run.
+ * @return 0, or PS_EINVAL (cleaning has started), PS_ENOMEM. */
+PS_API int ps_cleaner_set_schemas(ps_cleaner *c, const ps_schemas *schemas, ps_error *err);
+
+/* Gives the cleaner a template (borrowed, as above): kept records carry
+ * the rendered prompt and completion, the fields the template names are
+ * read and cleaned like the question, and duplicates are exact repeats of
+ * the rendered (prompt, completion). A record lacking a field a
+ * placeholder needs is rejected missing_field, naming it. A template with
+ * a {schema:...} placeholder needs ps_cleaner_set_schemas first.
+ * @return 0, or PS_EINVAL (cleaning has started), PS_EUSAGE (the template
+ *         needs schemas the cleaner lacks), PS_ENOMEM. */
+PS_API int ps_cleaner_set_template(ps_cleaner *c, const ps_template *t, ps_error *err);
 
 /* Adds user rules from a JSON text: an array (or {"rules": [...]}) of
  *   {"name": N, "field": "question"|"sql"|"both", "replace": PATTERN, "with": TEXT}

@@ -19,6 +19,7 @@
 #define PAIRSHARD_H
 
 #include "pairshard/common.h"
+#include "pairshard/schema.h"
 #include "pairshard/clean.h"
 #include "pairshard/tokenizer.h"
 #include "pairshard/reader.h"

@@ -21,7 +21,7 @@ check "docs/ARCHITECTURE.md shows the generated include graph" $?
 # A copy of the library folders with one upward include planted in store/.
 copy_tree() {
     rm -rf "$TMP/tree" && mkdir -p "$TMP/tree"
-    for d in common ingest tokenize validate report store reader pipeline cli include; do
+    for d in common schema ingest tokenize validate report store reader pipeline cli include; do
         cp -R "$PS_ROOT/$d" "$TMP/tree/$d"
     done
 }

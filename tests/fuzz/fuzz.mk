@@ -13,7 +13,7 @@ SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 CPPFLAGS_F := -Iinclude -I. -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DPS_HAVE_CUDA=0 $(PKG_CFLAGS)
 CFLAGS_F   := -std=c11 -O1 -g -fno-omit-frame-pointer -pthread -Wall -Wextra \
               -Wno-unused-command-line-argument $(SAN)
-LIB_DIRS ?= common ingest tokenize validate report store pipeline reader
+LIB_DIRS ?= common schema ingest tokenize validate report store pipeline reader
 LIB_SRCS := $(sort $(wildcard $(LIB_DIRS:%=%/*.c)))
 CLI_SRCS := $(sort $(wildcard cli/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(FB)/obj/%.o)

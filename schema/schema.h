@@ -1,0 +1,178 @@
+/*
+ * schema/schema.h — internal interfaces of the text-to-SQL input layer:
+ * database schemas, their serializations, templates, and SQL checked
+ * against a schema with SQLite. Below ingest (which renders and checks each
+ * record while cleaning it) and above common only.
+ *
+ *   tables.c      Spider-format tables.json → ps_schema
+ *   databases.c   DIR/<db_id>/<db_id>.sqlite → ps_schema (read-only)
+ *   schemas.c     the set: lookup by db_id, digest
+ *   serialize.c   {schema:picard}, {schema:ddl}
+ *   shorten.c     what a too-long prompt drops first
+ *   compile.c     sqlite3_prepare_v2 against an in-memory copy of a schema
+ *   execute.c     running a query read-only with a time limit
+ *   template.c    presets, template files, rendering
+ */
+#ifndef PS_SCHEMA_SCHEMA_H
+#define PS_SCHEMA_SCHEMA_H
+
+#include "common/ps_internal.h"
+#include "pairshard/schema.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- one database's schema ------------------------------------------------ */
+
+typedef struct ps_schema_column {
+    char *name;      /* as the SQL writes it (column_names_original) */
+    char *type;      /* "text", "number", ... as the source gives it; may be "" */
+    uint32_t table;  /* index into tables */
+    bool primary;    /* part of its table's primary key */
+} ps_schema_column;
+
+typedef struct ps_schema_fk {
+    uint32_t column, ref_column; /* indexes into columns */
+} ps_schema_fk;
+
+typedef struct ps_schema {
+    char *db_id;
+    char **tables;            /* table_names_original, sqlite_* removed */
+    size_t n_tables;
+    ps_schema_column *columns; /* in source order, grouped by nothing; no "*" */
+    size_t n_columns;
+    ps_schema_fk *fks;
+    size_t n_fks;
+    char *origin;             /* the tables file or .sqlite it came from */
+    char *db_path;            /* the .sqlite file, or NULL */
+} ps_schema;
+
+/* The schema of `db_id` (len bytes, need not be NUL-terminated), or NULL. */
+const ps_schema *ps_schemas_find(const ps_schemas *s, const char *db_id, size_t len);
+/* The i-th schema in db_id order (i < ps_schemas_count). */
+const ps_schema *ps_schemas_at(const ps_schemas *s, size_t i);
+
+/* ---- serializations (serialize.c) ----------------------------------------- */
+
+typedef enum ps_schema_style {
+    PS_SCHEMA_PICARD = 0, /* " | db_id | table : col , col | table : ..." */
+    PS_SCHEMA_DDL         /* CREATE TABLE ... with types and keys */
+} ps_schema_style;
+
+/* Which tables and columns a serialization keeps: keep_table[i] and
+ * keep_column[j] non-zero. A NULL mask keeps everything. */
+typedef struct ps_schema_mask {
+    const unsigned char *keep_table;  /* n_tables flags */
+    const unsigned char *keep_column; /* n_columns flags */
+} ps_schema_mask;
+
+/* Appends the serialization of `s` to `out` (not reset). Exact formats are
+ * documented in docs/CLEANING.md. Returns 0 or PS_ENOMEM. Thread-safe. */
+int ps_schema_serialize(const ps_schema *s, ps_schema_style style, const ps_schema_mask *mask,
+                        ps_buf *out);
+
+/* ---- shortening (shorten.c) -------------------------------------------------
+ * When a rendered prompt is over the length limit, whole tables the gold SQL
+ * does not mention are dropped first, then columns it does not mention (of
+ * the tables left); never a table or column it mentions. */
+
+typedef struct ps_shorten_unit {
+    uint32_t index;  /* a table index, or a column index when is_column */
+    bool is_column;
+} ps_shorten_unit;
+
+/* Writes into units[] (room for n_tables + n_columns) the tables and
+ * columns that may be dropped, in the order they are dropped
+ * (deterministic: unmentioned tables last to first, then unmentioned
+ * columns last to first), and their count into *n. A table or column is
+ * mentioned when its name occurs in `sql` as an identifier (bare or
+ * quoted, case-insensitive; not inside a string literal). Returns 0 or
+ * PS_ENOMEM. Thread-safe. */
+int ps_schema_shorten_order(const ps_schema *s, const char *sql, size_t len,
+                            ps_shorten_unit *units, size_t *n);
+
+/* Sets keep_table/keep_column (n_tables and n_columns flags) to keep all
+ * but the first `k` units. */
+void ps_schema_mask_drop(const ps_schema *s, const ps_shorten_unit *units, size_t k,
+                         unsigned char *keep_table, unsigned char *keep_column);
+
+/* ---- SQL checks (compile.c, execute.c) ------------------------------------ */
+
+typedef enum ps_sql_class {
+    PS_SQL_OK = 0,
+    PS_SQL_SYNTAX,          /* "syntax error", "incomplete input", unrecognized token */
+    PS_SQL_NO_TABLE,        /* "no such table" */
+    PS_SQL_NO_COLUMN,       /* "no such column" */
+    PS_SQL_AMBIGUOUS,       /* "ambiguous column name" */
+    PS_SQL_NO_FUNCTION,     /* "no such function", "wrong number of arguments" */
+    PS_SQL_MULTIPLE,        /* more than one statement */
+    PS_SQL_OTHER,           /* anything else SQLite refuses */
+    PS_SQL_CLASSES
+} ps_sql_class;
+
+/* "ok", "syntax", "no_such_table", "no_such_column", "ambiguous_column",
+ * "no_such_function", "multiple_statements", "other". */
+const char *ps_sql_class_name(ps_sql_class c);
+
+/* Per-thread SQLite state: one connection per database used, made on
+ * first use (an in-memory database created from the schema; the .sqlite
+ * file itself, read-only, when the schema came with one). */
+typedef struct ps_sql_checker ps_sql_checker;
+
+int ps_sql_checker_create(const ps_schemas *s, ps_sql_checker **out, ps_error *err);
+void ps_sql_checker_free(ps_sql_checker *k);
+
+/* Compiles `sql` (sqlite3_prepare_v2; nothing is executed) against `db`.
+ * Sets *cls and SQLite's message into msg (msz bytes; "" when ok).
+ * Returns 0 (compiled or not: see *cls), or a negative code when the
+ * database itself cannot be set up (PS_ENOMEM, PS_EIO with a message). */
+int ps_sql_compile(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
+                   ps_sql_class *cls, char *msg, size_t msz, ps_error *err);
+
+typedef enum ps_exec_status {
+    PS_EXEC_OK = 0,     /* ran, returned at least one row */
+    PS_EXEC_EMPTY,      /* ran, no rows */
+    PS_EXEC_ERROR,      /* SQLite failed while compiling or running it */
+    PS_EXEC_TIMEOUT,    /* stopped at the time limit */
+    PS_EXEC_NO_DATABASE /* the schema has no .sqlite file */
+} ps_exec_status;
+
+const char *ps_exec_status_name(ps_exec_status s); /* "ok", "empty", ... */
+
+/* Runs `sql` read-only on db->db_path, stopping it after timeout_ms (a
+ * progress handler) and counting up to max_rows rows into *rows. */
+int ps_sql_execute(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
+                   unsigned timeout_ms, uint64_t max_rows, ps_exec_status *status,
+                   uint64_t *rows, char *msg, size_t msz, ps_error *err);
+
+/* ---- templates (template.c) ------------------------------------------------ */
+
+/* A record's cleaned fields, as a template reads them. */
+typedef struct ps_render_fields {
+    const char *question, *sql, *db_id;
+    size_t question_len, sql_len, db_id_len;
+    const ps_schema *schema;            /* NULL when the run has no schemas */
+    const char *const *history;         /* earlier utterances, most recent first */
+    const size_t *history_lens;
+    size_t n_history;
+    /* one per ps_template_info.fields entry, same order; NULL: the record
+     * has no such field or it is null */
+    const char *const *values;
+    const size_t *value_lens;
+} ps_render_fields;
+
+/* Renders the prompt and completion (both reset first) of `f`, the schema
+ * under `mask` (NULL: whole). *has_completion is false when the template
+ * has none (completion is then empty). Returns 0; 1 when the record cannot
+ * be rendered (a placeholder's field is absent or null, a schema
+ * placeholder without a schema), with a sentence naming it in detail;
+ * or PS_ENOMEM. Thread-safe. */
+int ps_template_render(const ps_template *t, const ps_render_fields *f,
+                       const ps_schema_mask *mask, ps_buf *prompt, ps_buf *completion,
+                       bool *has_completion, char *detail, size_t dsz);
+
+/* Whether the prompt holds a {schema:...} placeholder (the build then
+ * shortens the schema rather than truncating). */
+bool ps_template_uses_schema(const ps_template *t);
+
+#endif /* PS_SCHEMA_SCHEMA_H */
