@@ -40,11 +40,14 @@ typedef struct packed {
     size_t o_source, o_id, o_q, o_s, o_label, o_detail, o_orig, o_touched, o_tokens;
     size_t o_rq, o_rs; /* the fields as read, for the paired statistics */
     size_t o_keys;     /* the record's keys, for the named-field check */
+    size_t o_db, o_prompt, o_completion, o_sqlmsg, o_rawmsg, o_cleanmsg;
     uint32_t ntokens, type_boundary, unk_tokens;
     size_t o_unk;   /* words that became [UNK]: field, hint, length (2 bytes LE), bytes; n_unk */
     uint32_t n_unk;
     uint32_t raw_q_chars, raw_s_chars, q_chars, s_chars;
     bool truncated;
+    bool shortened;    /* a schema prompt was shortened to fit */
+    uint32_t tables_dropped, columns_dropped;
 } packed;
 
 typedef struct chunk {
@@ -110,22 +113,19 @@ static int put_unk_word(void *ctx, const char *w, size_t len)
 
 /* Records which words of a kept record became [UNK] (only records that
  * hold one pay for this second walk). */
-static int capture_unk_words(const ps_tokenizer *tok, ps_tok_scratch *ts, chunk *ch, packed *pk)
+static int capture_unk_words(const ps_tokenizer *tok, ps_tok_scratch *ts, chunk *ch, packed *pk,
+                             const ps_encoded *e)
 {
-    const ps_clean_result *r = &pk->it.res;
     unk_sink u = {tok, ts, &ch->out, pk, 0};
     pk->o_unk = ch->out.len;
-    int rc = ps_tokenizer_unk_words(tok, ts, r->question, r->question_len, put_unk_word, &u,
-                                    &ch->err);
+    int rc = ps_tokenizer_unk_words(tok, ts, e->a, e->a_len, put_unk_word, &u, &ch->err);
     u.field = 1;
-    if (!rc)
-        rc = ps_tokenizer_unk_words(tok, ts, r->sql, r->sql_len, put_unk_word, &u, &ch->err);
+    if (!rc && e->b)
+        rc = ps_tokenizer_unk_words(tok, ts, e->b, e->b_len, put_unk_word, &u, &ch->err);
     if (rc == PS_ENOMEM)
         rc = ps_error_set(&ch->err, rc, "out of memory while tokenizing");
     return rc;
 }
-
-/* Cleans and tokenizes every record of a chunk (a worker thread). */
 
 /* The shards keep token types as one boundary: types 0 up to it, 1 from
  * it (BERT's and most templates). A post-processor whose types have
@@ -152,74 +152,99 @@ static int type_boundary(const ps_encoding *enc, const ps_clean_result *r, uint3
     return PS_OK;
 }
 
-static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch *ts)
+/* Stores a kept record's ids and what the statistics need of them in the
+ * chunk's arena, or turns it into a too_long rejection when its schema
+ * prompt cannot be shortened to fit. */
+static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, ps_encode_ctx *x)
 {
-    const ps_build_config *cfg = p->cfg;
+    ps_clean_result *r = &pk->it.res;
+    ps_encoded e;
+    int rc = ps_build_encode(p->cfg, x, ts, &pk->it, &e, &ch->err);
+    if (rc)
+        return rc;
+    if (e.too_long) {
+        r->outcome = PS_OUTCOME_REJECTED;
+        r->reason = "too_long";
+        r->detail = x->detail;
+        return 0;
+    }
+    uint32_t tb = 0;
+    if ((rc = type_boundary(&e.enc, r, &tb, &ch->err)))
+        return rc;
+    while (ch->out.len % 4) /* align the ids */
+        ps_buf_putc(&ch->out, 0);
+    pk->o_tokens = ch->out.len;
+    if (ps_buf_append(&ch->out, e.enc.input_ids, e.enc.len * sizeof(int32_t)))
+        return ps_error_set(&ch->err, PS_ENOMEM, "out of memory while tokenizing");
+    pk->ntokens = (uint32_t)e.enc.len;
+    pk->type_boundary = tb;
+    pk->truncated = e.enc.truncated != 0;
+    pk->shortened = e.shortened;
+    pk->tables_dropped = e.tables_dropped;
+    pk->columns_dropped = e.columns_dropped;
+    for (size_t t = 0; t < e.enc.len; t++)
+        pk->unk_tokens += e.enc.input_ids[t] == p->unk_id;
+    if (pk->unk_tokens && (rc = capture_unk_words(p->cfg->tokenizer, ts, ch, pk, &e)))
+        return rc;
+    pk->q_chars = ps_utf8_count(r->question, r->question_len);
+    pk->s_chars = ps_utf8_count(r->sql, r->sql_len);
+    return 0;
+}
+
+/* Copies a record's strings into the chunk's arena: the worker's buffers
+ * they point into are reused for its next record. */
+static int put_strings(phase1 *p, chunk *ch, packed *pk)
+{
     size_t nrules = ps_rules_count(ps_cleaner_rules(p->cleaner));
-    ps_buf_reset(&ch->out);
+    ps_clean_item *it = &pk->it;
+    ps_clean_result *r = &it->res;
     int arc = 0;
+    pk->o_source = arena_put(&ch->out, r->source, strlen(r->source), &arc);
+    pk->o_id = arena_put(&ch->out, r->id, r->id ? strlen(r->id) : 0, &arc);
+    pk->o_q = arena_put(&ch->out, r->question, r->question_len, &arc);
+    pk->o_s = arena_put(&ch->out, r->sql, r->sql_len, &arc);
+    pk->o_label = arena_put(&ch->out, r->label, r->label ? strlen(r->label) : 0, &arc);
+    pk->o_detail = arena_put(&ch->out, r->detail, r->detail ? strlen(r->detail) : 0, &arc);
+    pk->o_orig = r->outcome == PS_OUTCOME_REJECTED
+                     ? arena_put(&ch->out, r->original, r->original_len, &arc)
+                     : NOOFF;
+    pk->o_touched = nrules ? arena_put(&ch->out, it->touched, nrules, &arc) : NOOFF;
+    pk->o_rq = pk->o_rs = NOOFF;
+    pk->o_keys = it->keys ? arena_put(&ch->out, it->keys, it->keys_len, &arc) : NOOFF;
+    pk->o_db = arena_put(&ch->out, r->db_id, r->db_id ? strlen(r->db_id) : 0, &arc);
+    pk->o_prompt = arena_put(&ch->out, r->prompt, r->prompt_len, &arc);
+    pk->o_completion = arena_put(&ch->out, r->completion, r->completion_len, &arc);
+    pk->o_sqlmsg = arena_put(&ch->out, r->sql_message,
+                             r->sql_message ? strlen(r->sql_message) : 0, &arc);
+    pk->o_rawmsg = arena_put(&ch->out, it->sql_raw_msg,
+                             it->sql_raw_msg ? strlen(it->sql_raw_msg) : 0, &arc);
+    pk->o_cleanmsg = arena_put(&ch->out, it->sql_clean_msg,
+                               it->sql_clean_msg ? strlen(it->sql_clean_msg) : 0, &arc);
+    if (it->parsed) {
+        pk->o_rq = arena_put(&ch->out, it->raw_question, it->raw_question_len, &arc);
+        pk->o_rs = arena_put(&ch->out, it->raw_sql, it->raw_sql_len, &arc);
+        pk->raw_q_chars = ps_utf8_count(it->raw_question, it->raw_question_len);
+        pk->raw_s_chars = ps_utf8_count(it->raw_sql, it->raw_sql_len);
+    }
+    return arc ? ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning") : 0;
+}
+
+/* Cleans and tokenizes every record of a chunk (a worker thread). */
+static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch *ts,
+                       ps_encode_ctx *x)
+{
+    ps_buf_reset(&ch->out);
     for (size_t i = 0; i < ch->n && !ch->rc; i++) {
         packed *pk = &ch->items[i];
         memset(pk, 0, sizeof *pk);
-        int rc = ps_clean_record(w, &ch->in, &ch->recs[i], &pk->it, &ch->err);
-        if (rc) {
-            ch->rc = rc;
-            break;
-        }
-        ps_clean_result *r = &pk->it.res;
-        pk->o_source = arena_put(&ch->out, r->source, strlen(r->source), &arc);
-        pk->o_id = arena_put(&ch->out, r->id, r->id ? strlen(r->id) : 0, &arc);
-        pk->o_q = arena_put(&ch->out, r->question, r->question_len, &arc);
-        pk->o_s = arena_put(&ch->out, r->sql, r->sql_len, &arc);
-        pk->o_label = arena_put(&ch->out, r->label, r->label ? strlen(r->label) : 0, &arc);
-        pk->o_detail = arena_put(&ch->out, r->detail, r->detail ? strlen(r->detail) : 0, &arc);
-        pk->o_orig = r->outcome == PS_OUTCOME_REJECTED
-                         ? arena_put(&ch->out, r->original, r->original_len, &arc)
-                         : NOOFF;
-        pk->o_touched = nrules ? arena_put(&ch->out, pk->it.touched, nrules, &arc) : NOOFF;
         pk->o_tokens = NOOFF;
-        pk->o_rq = pk->o_rs = NOOFF;
-        pk->o_keys = pk->it.keys ? arena_put(&ch->out, pk->it.keys, pk->it.keys_len, &arc) : NOOFF;
-        if (pk->it.parsed) {
-            pk->o_rq = arena_put(&ch->out, pk->it.raw_question, pk->it.raw_question_len, &arc);
-            pk->o_rs = arena_put(&ch->out, pk->it.raw_sql, pk->it.raw_sql_len, &arc);
-            pk->raw_q_chars = ps_utf8_count(pk->it.raw_question, pk->it.raw_question_len);
-            pk->raw_s_chars = ps_utf8_count(pk->it.raw_sql, pk->it.raw_sql_len);
-        }
-        if (r->outcome == PS_OUTCOME_KEPT) {
-            ps_encoding enc;
-            int n = ps_tokenizer_encode_pair(cfg->tokenizer, ts, r->question, r->question_len,
-                                             r->sql, r->sql_len, cfg->max_length, &enc,
-                                             &ch->err);
-            if (n < 0) {
-                ch->rc = n;
-                break;
-            }
-            uint32_t tb = 0;
-            if ((rc = type_boundary(&enc, r, &tb, &ch->err))) {
-                ch->rc = rc;
-                break;
-            }
-            while (ch->out.len % 4) /* align the ids */
-                ps_buf_putc(&ch->out, 0);
-            pk->o_tokens = ch->out.len;
-            if (ps_buf_append(&ch->out, enc.input_ids, enc.len * sizeof(int32_t)))
-                arc = PS_ENOMEM;
-            pk->ntokens = (uint32_t)enc.len;
-            pk->type_boundary = tb;
-            pk->truncated = enc.truncated != 0;
-            for (size_t t = 0; t < enc.len; t++)
-                pk->unk_tokens += enc.input_ids[t] == p->unk_id;
-            if (pk->unk_tokens && (rc = capture_unk_words(cfg->tokenizer, ts, ch, pk))) {
-                ch->rc = rc;
-                break;
-            }
-            pk->q_chars = ps_utf8_count(r->question, r->question_len);
-            pk->s_chars = ps_utf8_count(r->sql, r->sql_len);
-        }
+        int rc = ps_clean_record(w, &ch->in, &ch->recs[i], &pk->it, &ch->err);
+        if (!rc && pk->it.res.outcome == PS_OUTCOME_KEPT)
+            rc = put_encoded(p, ch, pk, ts, x); /* may turn it into a rejection */
+        if (!rc)
+            rc = put_strings(p, ch, pk);
+        ch->rc = rc;
     }
-    if (arc && !ch->rc)
-        ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning");
 }
 
 typedef struct worker_arg {
@@ -231,6 +256,8 @@ static void *worker_main(void *arg)
     phase1 *p = ((worker_arg *)arg)->p;
     ps_clean_worker *w = NULL;
     ps_tok_scratch *ts = ps_tok_scratch_new();
+    ps_encode_ctx x;
+    memset(&x, 0, sizeof x);
     int init = ps_clean_worker_create(p->cleaner, &w);
     pthread_mutex_lock(&p->mu);
     for (;;) {
@@ -245,7 +272,7 @@ static void *worker_main(void *arg)
         if (init || !ts)
             ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
         else
-            work_chunk(p, ch, w, ts);
+            work_chunk(p, ch, w, ts, &x);
         pthread_mutex_lock(&p->mu);
         ch->state = 3;
         pthread_cond_broadcast(&p->done);
@@ -253,6 +280,7 @@ static void *worker_main(void *arg)
     pthread_mutex_unlock(&p->mu);
     ps_clean_worker_free(w);
     ps_tok_scratch_free(ts);
+    ps_encode_ctx_free(&x);
     return NULL;
 }
 
@@ -273,6 +301,13 @@ static void unpack(chunk *ch)
         pk->it.raw_question = at(&ch->out, pk->o_rq);
         pk->it.raw_sql = at(&ch->out, pk->o_rs);
         pk->it.keys = at(&ch->out, pk->o_keys);
+        r->db_id = at(&ch->out, pk->o_db);
+        r->prompt = at(&ch->out, pk->o_prompt);
+        r->completion = at(&ch->out, pk->o_completion);
+        r->sql_message = at(&ch->out, pk->o_sqlmsg);
+        pk->it.sql_raw_msg = at(&ch->out, pk->o_rawmsg);
+        pk->it.sql_clean_msg = at(&ch->out, pk->o_cleanmsg);
+        pk->it.render.schema = NULL; /* the worker's buffers: gone */
     }
 }
 

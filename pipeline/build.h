@@ -18,6 +18,7 @@
 
 #include "common/ps_internal.h"
 #include "pairshard/clean.h"
+#include "pairshard/schema.h"
 #include "pairshard/tokenizer.h"
 
 #include <signal.h>
@@ -51,6 +52,18 @@ typedef struct ps_build_config {
     const char *out_dir;
     ps_clean_options clean;
     const char *rules_path;         /* NULL: no user rules */
+    /* Text-to-SQL inputs (pairshard/schema.h), loaded by the caller; NULL:
+     * none. With a template the set holds tokens(prompt) and
+     * tokens(completion) as segments A and B (the prompt alone when the
+     * template has no completion); a prompt with a {schema:...} placeholder
+     * is never truncated: over max_length, the tables and then the columns
+     * the gold SQL does not mention are dropped from it, and a record that
+     * still does not fit is rejected too_long. */
+    const ps_schemas *schemas;
+    const ps_template *tmpl;
+    const char *const *schema_paths; /* the tables files, for the manifest */
+    size_t n_schema_paths;
+    const char *databases_dir;      /* --databases, or NULL */
     const ps_tokenizer *tokenizer;  /* loaded by the caller */
     const char *vocab_path;         /* the file the tokenizer came from (hashed) */
     const char *vocab_kind;         /* "vocab.txt" or "tokenizer.json" */

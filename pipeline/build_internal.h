@@ -64,6 +64,38 @@ typedef struct ps_build_state {
 } ps_build_state;
 
 int ps_build_phase1(ps_build_state *st, ps_error *err);
+
+/* ---- build_encode.c: what a kept record is tokenized from ---------------- */
+
+struct ps_shorten_unit;
+
+/* A worker's buffers for re-rendering prompts (zero-initialise). */
+typedef struct ps_encode_ctx {
+    ps_buf prompt, completion;
+    unsigned char *keep_table, *keep_column;
+    struct ps_shorten_unit *units;
+    size_t cap_tables, cap_columns, cap_units;
+    char detail[512];   /* why a record does not fit (too_long) */
+} ps_encode_ctx;
+
+void ps_encode_ctx_free(ps_encode_ctx *x);
+
+/* A kept record's encoding (ids in the scratch until its next encode). */
+typedef struct ps_encoded {
+    ps_encoding enc;
+    const char *a, *b;        /* the texts tokenized (b NULL: one sequence) */
+    size_t a_len, b_len;
+    bool too_long;            /* no shortening fits: reject (x->detail says why) */
+    bool shortened;
+    uint32_t tables_dropped, columns_dropped;
+} ps_encoded;
+
+/* Tokenizes a kept record: question and sql, or the template's prompt and
+ * completion, shortening a schema prompt over max_length (see
+ * build_encode.c). Returns 0 (out->too_long may be set) or a negative
+ * code with a message. */
+int ps_build_encode(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
+                    const ps_clean_item *it, ps_encoded *out, ps_error *err);
 /* Appends a kept record to its shard's spool. */
 int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *ids,
                    uint32_t n, uint32_t type_boundary, ps_error *err);

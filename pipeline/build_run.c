@@ -388,6 +388,10 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_cleaner_declare_inputs(st.cleaner, cfg->inputs, cfg->n_inputs, err);
     if (!rc && cfg->rules_path)
         rc = ps_cleaner_load_rules(st.cleaner, cfg->rules_path, err);
+    if (!rc && cfg->schemas)
+        rc = ps_cleaner_set_schemas(st.cleaner, cfg->schemas, err);
+    if (!rc && cfg->tmpl)
+        rc = ps_cleaner_set_template(st.cleaner, cfg->tmpl, err);
     if (!rc) /* stopped during the set-up: touch nothing */
         rc = ps_build_cancelled(cfg, err);
     if (!rc)

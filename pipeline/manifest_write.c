@@ -62,6 +62,44 @@ static json_t *tokenizer_json(ps_build_state *st, ps_error *err)
     return t;
 }
 
+/* The template and schemas a set's inputs were rendered with (present
+ * only when it has them, so that other sets' manifests keep their bytes). */
+static json_t *text_to_sql_json(const ps_build_config *cfg, ps_error *err)
+{
+    json_t *o = json_object();
+    if (cfg->tmpl) {
+        ps_template_info ti;
+        ps_template_get_info(cfg->tmpl, &ti);
+        json_object_set_new(o, "template",
+                            json_pack("{sssssss?}", "name", ti.name, "sha256", ti.sha256,
+                                      "prompt", ti.prompt, "completion", ti.completion));
+    }
+    if (cfg->schemas) {
+        char digest[65];
+        ps_schemas_get_digest(cfg->schemas, digest);
+        json_t *files = json_array();
+        for (size_t i = 0; i < cfg->n_schema_paths; i++) {
+            char sha[65];
+            uint64_t bytes = 0;
+            if (ps_sha256_file(cfg->schema_paths[i], sha, &bytes, err)) {
+                json_decref(files);
+                json_decref(o);
+                return NULL;
+            }
+            json_array_append_new(files, json_pack("{sssIss}", "path", cfg->schema_paths[i],
+                                                   "bytes", I(bytes), "sha256", sha));
+        }
+        json_object_set_new(o, "schemas",
+                            json_pack("{sIsssos?}", "databases", I(ps_schemas_count(cfg->schemas)),
+                                      "digest", digest, "files", files, "databases_dir",
+                                      cfg->databases_dir));
+    }
+    const ps_clean_options *c = &cfg->clean;
+    json_object_set_new(o, "reject_invalid_sql", json_boolean(c->reject_invalid_sql));
+    json_object_set_new(o, "execute", json_boolean(c->execute));
+    return o;
+}
+
 char *ps_build_manifest(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
@@ -80,6 +118,14 @@ char *ps_build_manifest(ps_build_state *st, ps_error *err)
         return NULL;
     }
     json_object_set_new(m, "tokenizer", tok);
+    if (cfg->tmpl || cfg->schemas) {
+        json_t *t2s = text_to_sql_json(cfg, err);
+        if (!t2s) {
+            json_decref(m);
+            return NULL;
+        }
+        json_object_set_new(m, "text_to_sql", t2s);
+    }
     json_t *labels = json_array();
     for (size_t i = 0; i < st->labels.n; i++)
         json_array_append_new(labels, json_string(st->sorted_labels[i]));

@@ -1,0 +1,179 @@
+#!/bin/sh
+# `pairshard build` with text-to-SQL inputs, end to end: Spider dev with its
+# tables.json under each preset, a template file with BIRD's evidence, SParC
+# dialogues expanded per turn, the schema shortened to fit --max-length, and
+# the SQL gate stopping a rule that breaks queries. The ids stored for every
+# record are checked against HuggingFace tokenizers (the node binding)
+# encoding the prompt and completion `pairshard clean` renders. TAP.
+. "$PS_ROOT/tests/tap.sh"
+SPIDER="$DATA/spider/dev.json"
+TABLES="$DATA/spider/tables.json"
+TOKS="$DATA/tokenizers"
+CONF="$PS_ROOT/tests/conformance"
+PY=/usr/bin/python3 # Debian's, with the binding's peers (as tests/cli/python.sh)
+if ! "$PY" -c "import numpy, lmdb, zstandard" 2>/dev/null; then
+    sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" python3-numpy python3-lmdb python3-zstandard
+fi
+# The pinned binding, installed as tests/conformance/run.sh installs it.
+if command -v node >/dev/null 2>&1; then
+    want=$(cd "$CONF" && node -p 'require("./package-lock.json").packages["node_modules/tokenizers"].version')
+    have=$(cd "$CONF" && node -p 'try { require("./node_modules/tokenizers/package.json").version } catch (e) { "" }')
+    if [ "$have" != "$want" ]; then
+        (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline >&2) || true
+    fi
+fi
+# A sanitizer build's library needs its runtimes preloaded into python3.
+PRELOAD=
+for rt in asan ubsan tsan; do
+    so=$(ldd "$PS_BUILD/lib/libpairshard.so" 2>/dev/null | awk -v rt="lib$rt.so" 'index($1, rt) == 1 { print $3 }')
+    [ -n "$so" ] && PRELOAD="$PRELOAD${PRELOAD:+ }$so"
+done
+# Every record of a set as JSON lines {"id", "input_ids"}, through the binding.
+dump_set() { # DIR OUT
+    LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+    PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so" PYTHONPATH="$PS_ROOT/python" "$PY" - "$1" "$2" <<'PY'
+import json, sys
+import numpy as np
+from pairshard import Loader
+with open(sys.argv[2], "w") as out:
+    for b in Loader(sys.argv[1], batch_size=64, shuffle=False, as_torch=False, copy=True):
+        ids = np.asarray(b["input_ids"])
+        for i, rid in enumerate(b["ids"]):
+            n = int(b["lengths"][i])
+            out.write(json.dumps({"id": rid, "input_ids": [int(x) for x in ids[i, :n]]}) + "\n")
+PY
+}
+# The accounting identity of a manifest: records_in = kept + rejected + duplicates.
+balanced() {
+    python3 -c "
+import json, sys
+a = json.load(open(sys.argv[1]))['accounting']
+sys.exit(0 if a['records_in'] == a['kept'] + a['rejected'] + a['duplicates'] and a['balanced'] else 1)" "$1"
+}
+have_node() { command -v node >/dev/null 2>&1 && [ -d "$CONF/node_modules/tokenizers" ]; }
+
+# ---- picard with T5-small: ids = HF's encode(prompt, completion) -----------
+"$PAIRSHARD" clean -q --schema "$TABLES" --template picard -o "$TMP/picard.jsonl" "$SPIDER" 2>"$TMP/err"
+check "clean Spider dev --template picard" $? "$TMP/err"
+"$PAIRSHARD" build -q --schema "$TABLES" --template picard --max-length 0 \
+    --tokenizer-json "$TOKS/t5-small.tokenizer.json" -o "$TMP/t5" "$SPIDER" 2>"$TMP/err" &&
+    "$PAIRSHARD" inspect --verify "$TMP/t5" >/dev/null 2>>"$TMP/err"
+check "build Spider dev --template picard with T5-small, and verify it" $? "$TMP/err"
+balanced "$TMP/t5/manifest.json"
+check "its accounting balances" $?
+python3 - "$TMP/t5/manifest.json" "$TMP/t5/report.json" <<'PY' 2>"$TMP/err"
+import json, sys
+m = json.load(open(sys.argv[1]))
+t = m["text_to_sql"]
+r = json.load(open(sys.argv[2]))
+ok = (t["template"]["name"] == "picard" and len(t["template"]["sha256"]) == 64
+      and t["schemas"]["databases"] == 166 and len(t["schemas"]["digest"]) == 64
+      and t["schemas"]["files"][0]["sha256"] and r["verdict"] != "fail")
+print(t, r["verdict"], file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+check "manifest names the template and schemas (166 databases, digest); the gate passes" $? "$TMP/err"
+if have_node; then
+    dump_set "$TMP/t5" "$TMP/t5.ids" 2>"$TMP/err"
+    (cd "$CONF" && node text2sql_ids.js "$TOKS/t5-small.tokenizer.json" "$TMP/picard.jsonl" "$TMP/t5.ids") 2>>"$TMP/err"
+    check "every stored record = HF tokenizers' encode(prompt, completion), id for id" $? "$TMP/err"
+else
+    skip "every stored record = HF tokenizers' encode(prompt, completion)" "node or the tokenizers binding is missing"
+fi
+
+# ---- shortening: GPT-2 (lossless), --max-length 160 ------------------------
+"$PAIRSHARD" build -q --schema "$TABLES" --template ddl --max-length 160 \
+    --tokenizer-json "$TOKS/gpt2.tokenizer.json" -o "$TMP/short" "$SPIDER" 2>"$TMP/err"
+check "build Spider dev --template ddl --max-length 160 (schemas shortened)" $? "$TMP/err"
+"$PAIRSHARD" clean -q --schema "$TABLES" --template ddl -o "$TMP/ddl.jsonl" "$SPIDER" 2>"$TMP/err"
+"$PAIRSHARD" inspect --show 100000 --tokenizer-json "$TOKS/gpt2.tokenizer.json" "$TMP/short" \
+    >"$TMP/short.show" 2>>"$TMP/err"
+python3 - "$TMP/short.show" "$TMP/ddl.jsonl" "$TMP/short/stats.json" "$TMP/short/manifest.json" <<'PY' 2>>"$TMP/err"
+import json, sys
+src = {r["id"]: r for r in map(json.loads, open(sys.argv[2]))}
+rows = [json.loads(l) for l in open(sys.argv[1])]
+over = [r["id"] for r in rows if r["length"] > 160]
+short = whole = 0
+bad = []
+for r in rows:
+    s = src[r["id"]]
+    text = r["text"]
+    # the question and the SQL are never cut; the text is prompt + completion
+    if not text.endswith(s["completion"]) or s["question"] not in text:
+        bad.append(r["id"])
+    if text == s["prompt"] + s["completion"]:
+        whole += 1
+    else:
+        short += 1
+        if len(text) >= len(s["prompt"] + s["completion"]):
+            bad.append(r["id"])
+a = json.load(open(sys.argv[4]))["accounting"]
+print("records", len(rows), "whole", whole, "shortened", short, "over", over[:3], "bad", bad[:3],
+      "too_long", a["rejected_by_reason"].get("too_long"), file=sys.stderr)
+sys.exit(0 if rows and not over and not bad and short > 0 and whole > 0
+         and a["rejected_by_reason"].get("too_long", 0) > 0 else 1)
+PY
+check "every record fits; shortened ones keep question and SQL whole; the rest are too_long" $? "$TMP/err"
+
+# ---- the question preset: one sequence, what a router sees -----------------
+"$PAIRSHARD" build -q --template question --vocab "$DATA/vocab/bert-base-uncased.vocab.txt" \
+    -o "$TMP/router" "$SPIDER" 2>"$TMP/err" &&
+    "$PAIRSHARD" inspect --show 3 --vocab "$DATA/vocab/bert-base-uncased.vocab.txt" "$TMP/router" >"$TMP/router.show" 2>>"$TMP/err"
+check "build --template question with BERT" $? "$TMP/err"
+python3 - "$TMP/router.show" <<'PY' 2>"$TMP/err"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ok = rows and all("select" not in r["text"].lower() for r in rows)
+print(rows[:1], file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+check "its records hold the question alone, no SQL" $? "$TMP/err"
+
+# ---- SParC: one record per turn, picard with history -----------------------
+"$PAIRSHARD" build -q --schema "$TABLES" --template picard --turns interaction \
+    --tokenizer-json "$TOKS/t5-small.tokenizer.json" -o "$TMP/sparc" "$DATA/formats/sparc/dev.json" 2>"$TMP/err"
+check "build SParC dialogues per turn with --template picard" $? "$TMP/err"
+python3 - "$TMP/sparc/manifest.json" "$DATA/formats/sparc/dev.json" <<'PY' 2>"$TMP/err"
+import json, sys
+a = json.load(open(sys.argv[1]))["accounting"]
+turns = sum(len(d["interaction"]) for d in json.load(open(sys.argv[2])))
+print(a["records_in"], a["kept"], turns, file=sys.stderr)
+sys.exit(0 if a["records_in"] == turns and a["balanced"] else 1)
+PY
+check "records_in counts every turn and the accounting balances" $? "$TMP/err"
+
+# ---- BIRD: a template file with {evidence} ---------------------------------
+cat >"$TMP/bird.tmpl.json" <<'EOF'
+{"prompt": "{schema:ddl}\n\n-- External knowledge: {evidence}\n-- Question: {question}\n", "completion": "{sql}"}
+EOF
+"$PAIRSHARD" build -q --schema "$DATA/formats/bird/dev_tables.json" --template "$TMP/bird.tmpl.json" \
+    --tokenizer-json "$TOKS/gpt2.tokenizer.json" -o "$TMP/bird" "$DATA/formats/bird/dev.json" 2>"$TMP/err" &&
+    "$PAIRSHARD" inspect --show 1 --tokenizer-json "$TOKS/gpt2.tokenizer.json" "$TMP/bird" >"$TMP/bird.show" 2>>"$TMP/err"
+check "build BIRD dev with a template file using {evidence}" $? "$TMP/err"
+grep -q "External knowledge: " "$TMP/bird.show" && grep -q "CREATE TABLE" "$TMP/bird.show"
+check "its records hold the evidence and the DDL schema" $? "$TMP/bird.show"
+
+# ---- unknown database: rejected, counted -----------------------------------
+python3 - "$SPIDER" "$TMP/mixed.json" <<'PY'
+import json, sys
+rs = json.load(open(sys.argv[1]))[:20]
+rs[3]["db_id"] = "no_such_db"
+json.dump(rs, open(sys.argv[2], "w"))
+PY
+"$PAIRSHARD" build -q --schema "$TABLES" --template picard --vocab "$DATA/vocab/bert-base-uncased.vocab.txt" \
+    -o "$TMP/mixed" "$TMP/mixed.json" 2>"$TMP/err"
+check "build with one record of an unknown database" $? "$TMP/err"
+grep -q '"unknown_database"' "$TMP/mixed/rejects.jsonl" && grep -q no_such_db "$TMP/mixed/rejects.jsonl"
+check "it is rejected unknown_database, naming the database" $? "$TMP/mixed/rejects.jsonl"
+
+# ---- the SQL gate: a rule that breaks aliases stops the build --------------
+cat >"$TMP/bad_rules.json" <<'EOF'
+[{"name": "rename_t1_alias", "field": "sql", "replace": "AS T1\\b", "with": "AS A1"}]
+EOF
+"$PAIRSHARD" build -q --schema "$TABLES" --rules "$TMP/bad_rules.json" \
+    --vocab "$DATA/vocab/bert-base-uncased.vocab.txt" -o "$TMP/gated" "$SPIDER" 2>"$TMP/err"
+rc=$?
+[ $rc -ne 0 ] && [ ! -e "$TMP/gated/manifest.json" ] && grep -q rename_t1_alias "$TMP/err" &&
+    grep -q sql_compile_regression "$TMP/gated.report.json"
+check "sql_compile_regression stops the build and names the rule" $? "$TMP/err"
+done_testing
