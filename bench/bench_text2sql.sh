@@ -1,0 +1,50 @@
+#!/bin/sh
+# Benchmark: what the text-to-SQL schema step costs per record. `pairshard
+# clean` on Spider train+dev (x COPIES) without a schema, with --schema (the
+# SQL compiled against its database before and after cleaning), and with
+# --template picard and ddl on top; against the same step in Python
+# (bench/text2sql_baseline.py: PICARD's serialization and sqlite3 compiles,
+# processing time only), one core each. Prints microseconds per record and
+# the ratio of the schema step's cost to Python's.
+set -eu
+: "${PAIRSHARD:?}" "${PS_ROOT:?}"
+COPIES=${PS_BENCH_COPIES:-4}
+RUNS=${PS_BENCH_RUNS:-3}
+W=$(mktemp -d "${TMPDIR:-/tmp}/ps-bench-t2s.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+TABLES="$PS_ROOT/tests/data/spider/tables.json"
+
+"$PY" "$PS_ROOT/bench/spider_corpus.py" "$PS_ROOT/tests/data/spider" "$COPIES" >"$W/corpus.jsonl"
+records=$(wc -l <"$W/corpus.jsonl")
+now() { date +%s.%N; }
+best() { # command... : the best wall time of RUNS runs
+    b=999999
+    for _ in $(seq "$RUNS"); do
+        t0=$(now)
+        "$@" >/dev/null
+        t1=$(now)
+        b=$(echo "$t1 $t0 $b" | awk '{d=$1-$2; print (d<$3)?d:$3}')
+    done
+    echo "$b"
+}
+plain=$(best "$PAIRSHARD" clean -q "$W/corpus.jsonl" -o "$W/a.jsonl")
+schema=$(best "$PAIRSHARD" clean -q --schema "$TABLES" "$W/corpus.jsonl" -o "$W/b.jsonl")
+picard=$(best "$PAIRSHARD" clean -q --schema "$TABLES" --template picard "$W/corpus.jsonl" -o "$W/c.jsonl")
+ddl=$(best "$PAIRSHARD" clean -q --schema "$TABLES" --template ddl "$W/corpus.jsonl" -o "$W/d.jsonl")
+py=999999
+for _ in $(seq "$RUNS"); do
+    "$PY" "$PS_ROOT/bench/text2sql_baseline.py" "$TABLES" "$W/corpus.jsonl" 2>"$W/py.err"
+    s=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds"])' "$W/py.err")
+    py=$(echo "$s $py" | awk '{print ($1<$2)?$1:$2}')
+done
+echo "$records $plain $schema $picard $ddl $py" | awk '{
+    n = $1; us = 1e6 / n;
+    printf "text-to-SQL inputs: %d records (Spider train+dev x '"$COPIES"'), best of '"$RUNS"' runs, one core\n", n;
+    printf "  clean, no schema                  %7.2f us/record\n", $2 * us;
+    printf "  + --schema (compile before/after) %7.2f us/record  (+%.2f)\n", $3 * us, ($3 - $2) * us;
+    printf "  + --template picard               %7.2f us/record  (+%.2f)\n", $4 * us, ($4 - $2) * us;
+    printf "  + --template ddl                  %7.2f us/record  (+%.2f)\n", $5 * us, ($5 - $2) * us;
+    printf "  python: picard + 2 compiles       %7.2f us/record  (processing only)\n", $6 * us;
+    printf "  ratio, schema step (picard)       %7.1fx faster than python\n", $6 / ($4 - $2 > 0 ? $4 - $2 : 1e-9) }'
