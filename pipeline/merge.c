@@ -75,17 +75,22 @@ static json_t *load_manifest(const char *dir, ps_error *err)
 /* The keys that must agree between parts. */
 static int check_same(part *ps, size_t n, ps_error *err)
 {
-    static const char *const keys[] = {"tokenizer", "buckets", "block_records", "zstd_level"};
+    static const char *const keys[] = {"tokenizer", "buckets", "block_records", "zstd_level",
+                                       "text_to_sql"};
     for (size_t i = 0; i < n; i++) {
         json_t *pt = json_object_get(ps[i].m, "part");
         if (!json_is_object(pt))
             return ps_error_set(err, PS_EUSAGE, "%s: not a partial set (built without --part)",
                                 ps[i].dir);
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-            if (!(k == 1 && auto_buckets(&ps[i])) && !json_equal(json_object_get(ps[0].m, keys[k]), json_object_get(ps[i].m, keys[k])))
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            json_t *a = json_object_get(ps[0].m, keys[k]), *b = json_object_get(ps[i].m, keys[k]);
+            if ((k == 1 && auto_buckets(&ps[i])) || (!a && !b))
+                continue; /* auto buckets differ per part; text_to_sql may be absent */
+            if (!json_equal(a, b))
                 return ps_error_set(err, PS_EUSAGE,
                                     "%s and %s differ in \"%s\": parts must come from one build",
                                     ps[0].dir, ps[i].dir, keys[k]);
+        }
         if (!json_equal(json_object_get(ps[0].m, "config"), json_object_get(ps[i].m, "config")))
             return ps_error_set(err, PS_EUSAGE, "%s and %s were built with different options",
                                 ps[0].dir, ps[i].dir);
