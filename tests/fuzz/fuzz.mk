@@ -6,7 +6,7 @@
 
 FB      ?= build/fuzz
 CLANG   ?= clang-14
-PKGS    := lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle
+PKGS    := lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle sqlite3
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS)) -lm
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
