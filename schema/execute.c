@@ -86,6 +86,14 @@ int ps_sql_execute(ps_sql_checker *k, const ps_schema *db, const char *sql, size
         ps_sql_message(msg, msz, st || r != SQLITE_OK ? sqlite3_errmsg(c) : "empty statement");
         return 0;
     }
+    if (!sqlite3_stmt_readonly(st)) {
+        /* query_only and the read-only file already stop writes; this
+         * also stops what writes elsewhere (VACUUM INTO a new file). */
+        sqlite3_finalize(st);
+        *status = PS_EXEC_ERROR;
+        ps_sql_message(msg, msz, "not a read-only statement");
+        return 0;
+    }
     if (!max_rows) /* no limit */
         max_rows = UINT64_MAX;
     deadline dl = {now_ns() + (uint64_t)timeout_ms * 1000000u, false};
