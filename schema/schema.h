@@ -167,7 +167,8 @@ typedef enum ps_exec_status {
 const char *ps_exec_status_name(ps_exec_status s); /* "ok", "empty", ... */
 
 /* Runs `sql` read-only on db->db_path, stopping it after timeout_ms (a
- * progress handler) and counting up to max_rows rows into *rows. */
+ * progress handler) and counting up to max_rows rows into *rows (0: no
+ * limit; stepping stops at max_rows, status ok). */
 int ps_sql_execute(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
                    unsigned timeout_ms, uint64_t max_rows, ps_exec_status *status,
                    uint64_t *rows, char *msg, size_t msz, ps_error *err);

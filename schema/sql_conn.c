@@ -228,30 +228,39 @@ static int file_uri(const char *path, ps_buf *uri)
     return rc ? rc : ps_buf_puts(uri, "?mode=ro&immutable=1");
 }
 
-static int open_file(const ps_schema *db, sqlite3 **out, ps_error *err)
+int ps_sql_open_file(const char *path, sqlite3 **out, ps_error *err)
 {
     ps_buf uri;
     ps_buf_init(&uri);
-    if (file_uri(db->db_path, &uri)) {
+    if (file_uri(path, &uri)) {
         ps_buf_free(&uri);
-        return ps_error_set(err, PS_ENOMEM, "database '%s': out of memory", db->db_id);
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
     }
     sqlite3 *c = NULL;
     int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
                 SQLITE_OPEN_PRIVATECACHE;
     int r = sqlite3_open_v2(uri.data, &c, flags, NULL);
     ps_buf_free(&uri);
-    if (r == SQLITE_OK)
+    if (r == SQLITE_OK) {
+        sqlite3_db_config(c, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
         r = sqlite3_exec(c, "PRAGMA query_only=1", NULL, NULL, NULL);
+    }
     if (r != SQLITE_OK) {
-        int rc = ps_error_set(err, PS_EIO, "%s: SQLite cannot open it read-only: %s",
-                              db->db_path, c ? sqlite3_errmsg(c) : sqlite3_errstr(r));
+        int rc = ps_error_set(err, PS_EIO, "%s: SQLite cannot open it read-only: %s", path,
+                              c ? sqlite3_errmsg(c) : sqlite3_errstr(r));
         sqlite3_close_v2(c);
         return rc;
     }
-    guard(c);
     *out = c;
     return 0;
+}
+
+static int open_file(const ps_schema *db, sqlite3 **out, ps_error *err)
+{
+    int rc = ps_sql_open_file(db->db_path, out, err);
+    if (!rc)
+        guard(*out);
+    return rc;
 }
 
 int ps_sql_conn(ps_sql_checker *k, const ps_schema *db, sqlite3 **out, ps_error *err)
