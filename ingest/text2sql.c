@@ -214,8 +214,8 @@ static int template_fields(ps_clean_worker *w, ps_clean_item *it, ps_error *err)
     return 0;
 }
 
-/* Compiles the raw and the cleaned SQL against the record's schema (and
- * runs the cleaned one on request); 1 when rejected sql_invalid. */
+/* Compiles the raw and the cleaned SQL against the record's schema; 1
+ * when rejected sql_invalid. */
 static int check_sql(ps_clean_worker *w, ps_clean_item *it, ps_error *err)
 {
     const ps_cleaner *c = w->c;
@@ -245,17 +245,24 @@ static int check_sql(ps_clean_worker *w, ps_clean_item *it, ps_error *err)
         reject(w, it, "sql_invalid");
         return 1;
     }
-    if (c->opts.execute) {
-        ps_exec_status st;
-        char msg[256];
-        rc = ps_sql_execute(t->checker, it->schema, w->s.data, w->s.len,
+    return 0;
+}
+
+/* Runs the cleaned SQL of a record that is kept (last: no query runs for
+ * a record rejected anyway). */
+static int execute(ps_clean_worker *w, ps_clean_item *it, ps_error *err)
+{
+    const ps_cleaner *c = w->c;
+    if (!c->opts.execute || !it->schema)
+        return 0;
+    ps_exec_status st;
+    char msg[256];
+    int rc = ps_sql_execute(w->t2s.checker, it->schema, w->s.data, w->s.len,
                             c->opts.execute_timeout_ms, PS_EXEC_MAX_ROWS, &st, &it->exec_rows,
                             msg, sizeof msg, err);
-        if (rc)
-            return rc;
+    if (!rc)
         it->exec_status = (int)st;
-    }
-    return 0;
+    return rc;
 }
 
 /* The prompt and completion; 1 when a placeholder's field is missing. */
@@ -337,6 +344,8 @@ int ps_t2s_record(ps_clean_worker *w, const ps_raw_record *rec, ps_clean_item *i
         rc = check_sql(w, it, err);
     if (!rc)
         rc = render(w, it);
+    if (!rc)
+        rc = execute(w, it, err);
     if (!rc)
         rc = rehash(w, it);
     if (rc == PS_ENOMEM)

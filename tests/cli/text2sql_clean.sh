@@ -151,7 +151,36 @@ assert s["clean"]["no_such_column"] > 0, s["clean"]
 PY
 check "a rule renaming 'AS T1' but not its references: counted as SQL regressions" $?
 
-# 7. Usage errors: exit 2 naming the file (and position), nothing written.
+# 7. --databases DIR (schemas from the .sqlite files) and --execute.
+mkdir -p "$TMP/dbs/tiny"
+python3 - "$TMP/dbs/tiny/tiny.sqlite" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TABLE pets (id INTEGER PRIMARY KEY, kind TEXT, weight REAL)")
+c.executemany("INSERT INTO pets VALUES (?, ?, ?)", [(1, "dog", 12.0), (2, "cat", 4.5)])
+c.commit()
+PY
+cat >"$TMP/tiny.jsonl" <<'EOF'
+{"db_id": "tiny", "question": "All dogs?", "sql": "SELECT * FROM pets WHERE kind = 'dog'", "note": "n1"}
+{"db_id": "tiny", "question": "Any fish?", "sql": "SELECT * FROM pets WHERE kind = 'fish'", "note": null}
+{"db_id": "tiny", "question": "Bad?", "sql": "SELECT nme FROM pets", "note": "n3"}
+EOF
+printf '{"prompt": "{note}: {question}", "completion": "{sql}"}' >"$TMP/note.json"
+C --databases "$TMP/dbs" --execute --template "$TMP/note.json" "$TMP/tiny.jsonl" -o "$TMP/tiny.out" \
+    --rejects "$TMP/tiny.rej" --stats "$TMP/tiny.stats"
+[ $? -eq 0 ] && balanced "$TMP/tiny.stats" && python3 - "$TMP/tiny.stats" "$TMP/tiny.out" "$TMP/tiny.rej" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+e = s["sql"]["execute"]
+assert e["executed"] == 2 and e["ok"] == 1 and e["error"] == 1 and e["rows"] == 1, e
+out = [json.loads(l) for l in open(sys.argv[2])]
+assert [o["prompt"] for o in out] == ["n1: All dogs?", "n3: Bad?"], out
+rej = [json.loads(l) for l in open(sys.argv[3])]
+assert len(rej) == 1 and rej[0]["reason"] == "missing_field" and "{note}" in rej[0]["detail"], rej
+PY
+check "--databases + --execute: ok/error counted with rows; a null {note} is missing_field naming it" $?
+
+# 8. Usage errors: exit 2 naming the file (and position), nothing written.
 printf '[{"db_id": "x", ' >"$TMP/broken_tables.json"
 C --schema "$TMP/broken_tables.json" "$SPIDER" -o "$TMP/u1.jsonl" 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "broken_tables.json: not JSON: line 1, column" "$TMP/err" && [ ! -e "$TMP/u1.jsonl" ]
