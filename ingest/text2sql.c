@@ -228,9 +228,15 @@ static int check_sql(ps_clean_worker *w, ps_clean_item *it, ps_error *err)
     ps_sql_class raw, clean;
     rc = ps_sql_compile(t->checker, it->schema, it->raw_sql, it->raw_sql_len, &raw,
                             t->raw_msg, sizeof t->raw_msg, err);
-    if (!rc)
+    /* cleaning that left the SQL as it was cannot change SQLite's verdict */
+    bool unchanged = w->s.len == it->raw_sql_len && memcmp(w->s.data, it->raw_sql, w->s.len) == 0;
+    if (!rc && unchanged) {
+        clean = raw;
+        memcpy(t->clean_msg, t->raw_msg, sizeof t->clean_msg);
+    } else if (!rc) {
         rc = ps_sql_compile(t->checker, it->schema, w->s.data, w->s.len, &clean, t->clean_msg,
                             sizeof t->clean_msg, err);
+    }
     if (rc)
         return rc;
     it->sql_raw_class = (int)raw;
