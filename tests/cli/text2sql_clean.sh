@@ -180,7 +180,26 @@ assert len(rej) == 1 and rej[0]["reason"] == "missing_field" and "{note}" in rej
 PY
 check "--databases + --execute: ok/error counted with rows; a null {note} is missing_field naming it" $?
 
-# 8. Usage errors: exit 2 naming the file (and position), nothing written.
+# 8. CSV: the database and template fields are columns.
+printf 'db_id,question,query,evidence\nconcert_singer,How many singers?,SELECT count(*) FROM singer,"count rows, all of them"\nconcert_singer,Names?,SELECT name FROM singer,\n' >"$TMP/t.csv"
+printf '{"prompt": "{question} ({evidence}) {db_id}", "completion": "{sql}"}' >"$TMP/ev2.json"
+C --schema "$TABLES" --template "$TMP/ev2.json" "$TMP/t.csv" -o "$TMP/csv.out" --stats "$TMP/csv.stats"
+[ $? -eq 0 ] && balanced "$TMP/csv.stats" &&
+    grep -q '"prompt":"How many singers? (count rows, all of them) concert_singer"' "$TMP/csv.out" &&
+    grep -q '"prompt":"Names? () concert_singer"' "$TMP/csv.out"
+check "CSV: db_id and {evidence} from columns (an empty cell renders empty)" $? "$TMP/csv.out"
+
+# 9. The build reads dialogues through the same record calls, turn by turn, in order.
+"$PAIRSHARD" build -q --vocab "$DATA/vocab/bert-base-uncased.vocab.txt" --turns interaction \
+    --label-field database_id --no-gate --threads 3 -o "$TMP/bset" "$F/sparc/dev.json"
+[ $? -eq 0 ] && python3 - "$TMP/bset/manifest.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["accounting"]
+assert a["records_in"] == 7 == a["kept"] and a["dialogues"] == 3 and a["balanced"], a
+PY
+check "build --turns interaction: 7 turns of 3 dialogues, balanced" $?
+
+# 10. Usage errors: exit 2 naming the file (and position), nothing written.
 printf '[{"db_id": "x", ' >"$TMP/broken_tables.json"
 C --schema "$TMP/broken_tables.json" "$SPIDER" -o "$TMP/u1.jsonl" 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "broken_tables.json: not JSON: line 1, column" "$TMP/err" && [ ! -e "$TMP/u1.jsonl" ]
