@@ -78,15 +78,20 @@ static int grow(ps_sql_checker *k)
 
 /* ---- the in-memory database's DDL ----------------------------------------- */
 
+/* A type that can be pasted into a column definition as it is: one plain
+ * word that is no keyword ("varchar", "date"). Anything else ("double
+ * precision", "varchar(20)", "text primary") is dropped, since a column's
+ * type never changes whether a query compiles. */
 static bool plain_type(const char *t)
 {
-    if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z')))
+    if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || *t == '_'))
         return false;
-    for (; *t; t++)
-        if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || (*t >= '0' && *t <= '9') ||
-              *t == '_' || *t == ' '))
+    size_t n = 1;
+    for (; t[n]; n++)
+        if (!((t[n] >= 'A' && t[n] <= 'Z') || (t[n] >= 'a' && t[n] <= 'z') ||
+              (t[n] >= '0' && t[n] <= '9') || t[n] == '_'))
             return false;
-    return true;
+    return !sqlite3_keyword_check(t, (int)n);
 }
 
 static const char *sqlite_type(const char *t)

@@ -20,7 +20,7 @@ int ps_sql_conn(ps_sql_checker *k, const ps_schema *db, sqlite3 **out, ps_error 
  * without columns gets one column named "" (SQLite needs one, and no SQL
  * names it); Spider's types mapped to SQLite's (number NUMERIC, text and
  * time TEXT, boolean INTEGER, others none), any other type kept only when
- * it is plain words. 0 or PS_ENOMEM. */
+ * it is one plain word that is no keyword. 0 or PS_ENOMEM. */
 int ps_sql_schema_ddl(const ps_schema *db, ps_buf *out);
 
 /* Opens the SQLite file `path` read-only and immutable (a URI, so that
