@@ -3,13 +3,17 @@
 
 #include "cli/args.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef enum {
     A_FORMAT, A_QFIELD, A_SFIELD, A_LFIELD, A_IFIELD, A_UTF8, A_NORMALIZE, A_SQL_NORMALIZE,
-    A_JOINERS, A_RULES, A_BACKSLASH, A_KEEP_DUPS, A_MAX_RECORD, A_MAX_FIELD, A_COUNT
+    A_JOINERS, A_RULES, A_BACKSLASH, A_KEEP_DUPS, A_MAX_RECORD, A_MAX_FIELD,
+    A_SCHEMA, A_DATABASES, A_DB_FIELD, A_TEMPLATE, A_TURNS, A_TURN_Q, A_TURN_SQL,
+    A_REJECT_INVALID, A_EXECUTE, A_EXEC_TIMEOUT, A_COUNT
 } arg_id;
 
 const struct option ps_clean_longopts[] = {
@@ -27,6 +31,16 @@ const struct option ps_clean_longopts[] = {
     {"keep-duplicates", no_argument, NULL, PS_CLEAN_OPT_BASE + A_KEEP_DUPS},
     {"max-record-bytes", required_argument, NULL, PS_CLEAN_OPT_BASE + A_MAX_RECORD},
     {"max-field-bytes", required_argument, NULL, PS_CLEAN_OPT_BASE + A_MAX_FIELD},
+    {"schema", required_argument, NULL, PS_CLEAN_OPT_BASE + A_SCHEMA},
+    {"databases", required_argument, NULL, PS_CLEAN_OPT_BASE + A_DATABASES},
+    {"db-field", required_argument, NULL, PS_CLEAN_OPT_BASE + A_DB_FIELD},
+    {"template", required_argument, NULL, PS_CLEAN_OPT_BASE + A_TEMPLATE},
+    {"turns", required_argument, NULL, PS_CLEAN_OPT_BASE + A_TURNS},
+    {"turn-question-field", required_argument, NULL, PS_CLEAN_OPT_BASE + A_TURN_Q},
+    {"turn-sql-field", required_argument, NULL, PS_CLEAN_OPT_BASE + A_TURN_SQL},
+    {"reject-invalid-sql", no_argument, NULL, PS_CLEAN_OPT_BASE + A_REJECT_INVALID},
+    {"execute", no_argument, NULL, PS_CLEAN_OPT_BASE + A_EXECUTE},
+    {"execute-timeout", required_argument, NULL, PS_CLEAN_OPT_BASE + A_EXEC_TIMEOUT},
 };
 const size_t ps_clean_longopts_count = sizeof ps_clean_longopts / sizeof ps_clean_longopts[0];
 
@@ -34,7 +48,7 @@ const char ps_clean_args_help[] =
     "Input mapping:\n"
     "      --format F             auto (default), jsonl, json, csv, tsv\n"
     "      --question-field NAME  default 'question'\n"
-    "      --sql-field NAME       default 'sql', falling back to 'query'\n"
+    "      --sql-field NAME       default 'sql', falling back to 'query', then 'SQL' (BIRD)\n"
     "      --label-field NAME     default 'label' (absent: no label)\n"
     "      --id-field NAME        default 'id' (absent: <file>:<line> or <file>:#<index>,\n"
     "                             the path instead of the file's name when two inputs\n"
@@ -53,7 +67,31 @@ const char ps_clean_args_help[] =
     "      --strip-joiners        also remove ZWNJ/ZWJ (kept by default)\n"
     "      --rules FILE           user PCRE2 rules (JSON), applied after control removal\n"
     "      --sql-backslash-escapes  \\' does not end a '...' literal (MySQL)\n"
-    "      --keep-duplicates      do not drop exact duplicates\n";
+    "      --keep-duplicates      do not drop exact duplicates\n"
+    "\n"
+    "Text-to-SQL inputs (docs/CLEANING.md, \"Text-to-SQL inputs\"):\n"
+    "      --schema FILE          Spider-format tables.json (repeatable): records must\n"
+    "                             name one of its databases (else unknown_database), and\n"
+    "                             their SQL is compiled against it before and after\n"
+    "                             cleaning (counted under \"sql\" in --stats)\n"
+    "      --databases DIR        DIR/<db_id>/<db_id>.sqlite, read-only: schemas of\n"
+    "                             databases no --schema describes, and --execute\n"
+    "      --db-field NAME        the record's database (default 'db_id', then\n"
+    "                             'database_id')\n"
+    "      --template NAME|FILE   render 'prompt' and 'completion': a preset (pair,\n"
+    "                             question, picard, ddl) or a JSON file {\"prompt\": ...,\n"
+    "                             \"completion\": ..., \"options\": {\"normalize_sql\": true}}\n"
+    "                             with {question} {sql} {db_id} {schema:picard}\n"
+    "                             {schema:ddl} {history} {history:picard} {FIELD}\n"
+    "      --turns PATH           dialogues: one record per element of the array at PATH\n"
+    "                             (SParC/CoSQL: interaction), id '<dialogue id>/<turn>'\n"
+    "      --turn-question-field NAME  a turn's question (default 'utterance')\n"
+    "      --turn-sql-field NAME  a turn's SQL (default 'query')\n"
+    "      --reject-invalid-sql   reject (sql_invalid) records whose cleaned SQL does not\n"
+    "                             compile against their schema, instead of counting them\n"
+    "      --execute              run each record's SQL read-only on its database\n"
+    "                             (needs --databases; counted, never a rejection)\n"
+    "      --execute-timeout MS   stop a query after MS milliseconds (2000)\n";
 
 void ps_clean_args_init(ps_clean_args *a)
 {
@@ -130,6 +168,29 @@ int ps_clean_args_apply(ps_clean_args *a, const char *cmd, const char *name, con
     case A_KEEP_DUPS: o->keep_duplicates = 1; return 1;
     case A_MAX_RECORD: return parse_size(cmd, opt, v, &o->max_record_bytes) ? -1 : 1;
     case A_MAX_FIELD: return parse_size(cmd, opt, v, &o->max_field_bytes) ? -1 : 1;
+    case A_SCHEMA:
+        if (a->n_schemas == PS_CLEAN_MAX_SCHEMAS) {
+            fprintf(stderr, "pairshard %s: more than %d --schema files\n", cmd,
+                    PS_CLEAN_MAX_SCHEMAS);
+            return -1;
+        }
+        a->schema_paths[a->n_schemas++] = v;
+        return 1;
+    case A_DATABASES: a->databases_dir = v; return 1;
+    case A_DB_FIELD: o->db_field = v; return 1;
+    case A_TEMPLATE: a->template_name = v; return 1;
+    case A_TURNS: o->turns_path = v; return 1;
+    case A_TURN_Q: o->turn_question_field = v; return 1;
+    case A_TURN_SQL: o->turn_sql_field = v; return 1;
+    case A_REJECT_INVALID: o->reject_invalid_sql = 1; return 1;
+    case A_EXECUTE: o->execute = 1; return 1;
+    case A_EXEC_TIMEOUT: {
+        uint64_t ms;
+        if (ps_args_u64(cmd, opt, v, 1, 3600000, &ms))
+            return -1;
+        o->execute_timeout_ms = (unsigned)ms;
+        return 1;
+    }
     case A_COUNT: break;
     }
     return 0;
@@ -138,4 +199,51 @@ int ps_clean_args_apply(ps_clean_args *a, const char *cmd, const char *name, con
 void ps_clean_args_finish(ps_clean_args *a)
 {
     a->opts.sql_normalization = a->sql_norm_set ? a->sql_norm : a->opts.question_normalization;
+}
+
+/* Prints "pairshard CMD: message" and returns -1. */
+static int usage_error(const char *cmd, const ps_error *err)
+{
+    fprintf(stderr, "pairshard %s: %s\n", cmd, err->message);
+    return -1;
+}
+
+int ps_clean_args_text2sql(const ps_clean_args *a, const char *cmd, ps_cleaner *cl,
+                           ps_clean_t2s *t)
+{
+    memset(t, 0, sizeof *t);
+    ps_error err;
+    ps_error_clear(&err);
+    const ps_clean_options *o = &a->opts;
+    bool schemas = a->n_schemas || a->databases_dir;
+    if (o->execute && !a->databases_dir) {
+        fprintf(stderr, "pairshard %s: --execute runs queries on the databases of "
+                "--databases DIR\n", cmd);
+        return -1;
+    }
+    if (o->reject_invalid_sql && !schemas) {
+        fprintf(stderr, "pairshard %s: --reject-invalid-sql needs schemas (--schema or "
+                "--databases)\n", cmd);
+        return -1;
+    }
+    if (schemas && ps_schemas_create(&t->schemas, &err))
+        return usage_error(cmd, &err);
+    for (size_t i = 0; i < a->n_schemas; i++)
+        if (ps_schemas_load_tables(t->schemas, a->schema_paths[i], &err))
+            return usage_error(cmd, &err);
+    if (a->databases_dir && ps_schemas_load_databases(t->schemas, a->databases_dir, &err))
+        return usage_error(cmd, &err);
+    if (t->schemas && ps_cleaner_set_schemas(cl, t->schemas, &err))
+        return usage_error(cmd, &err);
+    if (a->template_name && (ps_template_open(a->template_name, &t->tmpl, &err) ||
+                             ps_cleaner_set_template(cl, t->tmpl, &err)))
+        return usage_error(cmd, &err);
+    return 0;
+}
+
+void ps_clean_t2s_free(ps_clean_t2s *t)
+{
+    ps_template_free(t->tmpl);
+    ps_schemas_free(t->schemas);
+    memset(t, 0, sizeof *t);
 }

@@ -17,13 +17,26 @@ extern const size_t ps_clean_longopts_count;
 /* Help lines describing them. */
 extern const char ps_clean_args_help[];
 
+#define PS_CLEAN_MAX_SCHEMAS 32
+
 /* What the options set besides ps_clean_options. */
 typedef struct ps_clean_args {
     ps_clean_options opts;
     const char *rules_path;
     int sql_norm_set;
     ps_normalization sql_norm;
+    /* text-to-SQL inputs: loaded by ps_clean_args_text2sql */
+    const char *schema_paths[PS_CLEAN_MAX_SCHEMAS]; /* --schema, repeatable */
+    size_t n_schemas;
+    const char *databases_dir;  /* --databases */
+    const char *template_name;  /* --template: a preset or a file */
 } ps_clean_args;
+
+/* The schemas and template of a run, owned by the command. */
+typedef struct ps_clean_t2s {
+    ps_schemas *schemas;   /* NULL without --schema/--databases */
+    ps_template *tmpl;     /* NULL without --template */
+} ps_clean_t2s;
 
 void ps_clean_args_init(ps_clean_args *a);
 /* Applies option `name` (a long name, "label-field" or "label_field") with
@@ -32,5 +45,13 @@ void ps_clean_args_init(ps_clean_args *a);
 int ps_clean_args_apply(ps_clean_args *a, const char *cmd, const char *name, const char *value);
 /* Resolves defaults that depend on other options (sql normalisation). */
 void ps_clean_args_finish(ps_clean_args *a);
+/* After ps_cleaner_create: checks the text-to-SQL options against each
+ * other, loads --schema files, --databases and --template into *t and
+ * gives them to the cleaner. Returns 0, or -1 after printing why (a usage
+ * error: a file that does not parse is named with its position). Free *t
+ * with ps_clean_t2s_free after the cleaner, in both cases. */
+int ps_clean_args_text2sql(const ps_clean_args *a, const char *cmd, ps_cleaner *cl,
+                           ps_clean_t2s *t);
+void ps_clean_t2s_free(ps_clean_t2s *t);
 
 #endif

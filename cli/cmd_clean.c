@@ -17,6 +17,7 @@ static const char USAGE[] =
     "\n"
     "Reads raw question/SQL pairs and writes one cleaned JSON object per line:\n"
     "  {\"id\", \"question\", \"sql\", \"label\", \"source\"}\n"
+    "(with schemas or a template also \"db_id\", \"prompt\", \"completion\", \"sql_check\")\n"
     "Every input record is kept, rejected (--rejects) or dropped as a duplicate\n"
     "(--duplicates); --stats writes the accounting.\n"
     "\n"
@@ -203,11 +204,18 @@ int ps_cmd_clean(int argc, char **argv)
         fprintf(stderr, "pairshard clean: %s\n", err.message);
         return PS_EXIT_USAGE;
     }
+    ps_clean_t2s t2s;
+    if (ps_clean_args_text2sql(&ca, "clean", cl, &t2s)) {
+        ps_cleaner_free(cl);
+        ps_clean_t2s_free(&t2s);
+        return PS_EXIT_USAGE;
+    }
     if (ps_cleaner_declare_inputs(cl, (const char *const *)argv + optind,
                                   (size_t)(argc - optind), &err) ||
         (rules_path && ps_cleaner_load_rules(cl, rules_path, &err))) {
         fprintf(stderr, "pairshard clean: %s\n", err.message);
         ps_cleaner_free(cl);
+        ps_clean_t2s_free(&t2s);
         return PS_EXIT_USAGE;
     }
     sinks s;
@@ -253,5 +261,6 @@ done:
     for (size_t i = 0; i < s.ncauses; i++)
         free(s.causes[i].example);
     ps_cleaner_free(cl);
+    ps_clean_t2s_free(&t2s);
     return status;
 }

@@ -7,6 +7,7 @@
 #include <lmdb.h>
 #include <nettle/version.h>
 #include <pcre2.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <utf8proc.h>
 #include <xxhash.h>
@@ -20,11 +21,11 @@ int ps_dependency_versions(char *buf, size_t n)
     unsigned xx = XXH_versionNumber();
     int w = snprintf(buf, n,
                      "lmdb %s\nzstd %s\nutf8proc %s (Unicode %s)\njansson %s\npcre2 %s\n"
-                     "xxhash %u.%u.%u\nzlib %s\nnettle %d.%d\ncuda %s\n",
+                     "xxhash %u.%u.%u\nzlib %s\nnettle %d.%d\nsqlite %s\ncuda %s\n",
                      mdb_version(NULL, NULL, NULL), ZSTD_versionString(), utf8proc_version(),
                      utf8proc_unicode_version(), jansson_version_str(), pcre,
                      xx / 10000, (xx / 100) % 100, xx % 100, zlibVersion(),
-                     nettle_version_major(), nettle_version_minor(),
+                     nettle_version_major(), nettle_version_minor(), sqlite3_libversion(),
                      PS_HAVE_CUDA ? "toolkit found at build time" : "not built");
     return w < 0 ? PS_EINVAL : w;
 }

@@ -3,52 +3,22 @@
  * fields, cleans question and sql, drops duplicates, and reports every
  * record's outcome to the caller's sink while keeping the accounting.
  */
-#include "ingest/fields.h"
-#include "ingest/ingest.h"
+#include "ingest/cleaner_int.h"
 #include "common/options.h"
 #include "common/strmap.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-struct ps_cleaner {
-    ps_clean_options opts;
-    ps_field_names names;
-    char *name_store[4], *shown_store[4];
-    ps_rules *rules;
-    ps_dedupe *dedupe;
-    ps_dedupe *ids;            /* ids of kept records, for collisions */
-    ps_stats *stats;
-    ps_named_inputs *named;
-    ps_strmap bases;           /* base names of the inputs declared or opened */
-    char **base_path;          /* bases.keys[i] -> the first path with it */
-    bool *base_clash;          /* two declared paths share bases.keys[i] */
-    ps_clean_worker *worker; /* for ps_cleaner_run, made on first use */
-};
-
-/* Per-thread state: everything a record's cleaning writes. */
-struct ps_clean_worker {
-    const ps_cleaner *c;
-    ps_buf fixed;  /* the raw record after UTF-8 repair */
-    ps_buf q, s;   /* cleaned fields */
-    ps_buf tmp;    /* scratch for the cleaning steps */
-    ps_buf source, id;
-    unsigned char *touched; /* per-rule flags for the current record */
-    size_t touched_cap;
-    void *match_data;
-    ps_fields fields;
-    ps_csv_row row;
-    ps_buf keys;   /* a record's keys, for the named-field check */
-    char detail[600];
-};
-
 /* The sizes ps_clean_options has had in published versions, oldest first
  * (common/options.h): when a field is appended, append its new sizeof. */
-static const size_t CLEAN_OPTIONS_SIZES[] = {sizeof(ps_clean_options)};
+static const size_t CLEAN_OPTIONS_SIZES[] = {offsetof(ps_clean_options, db_field),
+                                              sizeof(ps_clean_options)};
 #define N_CLEAN_OPTIONS_SIZES (sizeof CLEAN_OPTIONS_SIZES / sizeof CLEAN_OPTIONS_SIZES[0])
 
 static void clean_defaults(ps_clean_options *o)
@@ -65,6 +35,7 @@ static void clean_defaults(ps_clean_options *o)
     o->sql_normalization = PS_NORM_NFKC;
     o->max_record_bytes = 1u << 20;
     o->max_field_bytes = 64u << 10;
+    o->execute_timeout_ms = 2000;
 }
 
 int ps_clean_options_init_size(ps_clean_options *opts, size_t struct_size)
@@ -87,7 +58,7 @@ static int set_names(ps_cleaner *c)
     for (int i = 0; i < 4; i++) {
         if (!given[i]) { /* the default sql */
             memset(specs[i], 0, sizeof *specs[i]);
-            specs[i]->text = "sql' or 'query";
+            specs[i]->text = "sql', 'query' or 'SQL";
             continue;
         }
         c->name_store[i] = strdup(given[i]);
@@ -135,12 +106,21 @@ int ps_cleaner_create(const ps_clean_options *opts, ps_cleaner **out, ps_error *
                                                      : "out of memory",
                             PS_FIELD_CANDIDATES);
     }
+    if ((rc = ps_t2s_names(c)) != 0) {
+        ps_cleaner_free(c);
+        return ps_error_set(err, rc, rc == PS_EINVAL ? "the database or turn field list is "
+                                                       "empty, has an empty name or more than "
+                                                       "%d names"
+                                                     : "out of memory",
+                            PS_FIELD_CANDIDATES);
+    }
     if (ps_rules_create(&c->rules) || ps_dedupe_create(&c->dedupe) ||
         ps_dedupe_create(&c->ids) || ps_stats_create(&c->stats) ||
         ps_named_inputs_create(&c->named)) {
         ps_cleaner_free(c);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
+    ps_stats_enable_text2sql(c->stats, false, c->turns_path != NULL);
     *out = c;
     return 0;
 }
@@ -157,6 +137,7 @@ void ps_cleaner_free(ps_cleaner *c)
         free(c->base_path[i]);
     free(c->base_path);
     free(c->base_clash);
+    ps_t2s_names_free(c);
     ps_strmap_free(&c->bases);
     ps_dedupe_free(c->ids);
     ps_named_inputs_free(c->named);
@@ -196,6 +177,7 @@ void ps_clean_worker_free(ps_clean_worker *w)
     ps_fields_free(&w->fields);
     ps_csv_row_free(&w->row);
     ps_rules_match_data_free(w->match_data);
+    ps_t2s_worker_free(&w->t2s);
     free(w->touched);
     free(w);
 }
@@ -245,11 +227,10 @@ static bool same(const ps_buf *a, const char *b, size_t n)
     return a->len == n && (n == 0 || memcmp(a->data, b, n) == 0);
 }
 
-/* Runs the cleaning steps on one field into `out`. */
 /* Runs the cleaning steps on one field into `out`. A first pass over the
  * bytes (ps_text_scan) tells which steps can change anything; the others
  * are skipped, so clean ASCII text costs one scan and one copy. */
-static int clean_field(ps_clean_worker *w, int field, const char *in, size_t n, ps_buf *out,
+int ps_clean_field(ps_clean_worker *w, int field, const char *in, size_t n, ps_buf *out,
                        ps_field_result *fr, ps_rules_outcome *ro, ps_error *err)
 {
     const ps_cleaner *c = w->c;
@@ -340,18 +321,107 @@ static void note_presence(ps_clean_worker *w, const ps_input_ctx *in, const ps_r
     }
 }
 
+/* "/<turn>" after a dialogue's id or source. */
+static void turn_suffix(ps_buf *b, const ps_raw_record *rec)
+{
+    if (rec->turn >= 0) {
+        ps_buf_putc(b, '/');
+        ps_buf_put_u64(b, (uint64_t)rec->turn);
+    }
+}
+
+/* UTF-8 validation (reject, or repair into w->fixed): 1 when rejected. */
+static int check_utf8(ps_clean_worker *w, const char **data, size_t *len, ps_clean_item *it)
+{
+    size_t bad = ps_utf8_check(*data, *len);
+    if (bad == *len)
+        return 0;
+    if (w->c->opts.utf8_policy == PS_UTF8_REJECT) {
+        snprintf(w->detail, sizeof w->detail, "invalid UTF-8 at byte %zu of the record", bad);
+        return reject(it, "invalid_utf8", w->detail) + 1;
+    }
+    size_t replaced = 0;
+    ps_buf_reset(&w->fixed);
+    if (ps_utf8_repair(*data, *len, &w->fixed, &replaced))
+        return PS_ENOMEM;
+    *data = w->fixed.data;
+    *len = w->fixed.len;
+    it->utf8_repaired = true;
+    it->utf8_replacements = replaced;
+    return 0;
+}
+
+/* The record's fields into w->fields: 0, 1 (rejected: f->reason), or
+ * PS_ENOMEM. */
+static int read_fields(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_record *rec,
+                       const char *data, size_t len)
+{
+    ps_fields *f = &w->fields;
+    if (rec->turn >= 0)
+        return ps_turn_fields(w, rec, data, len);
+    if (in->fmt == PS_FORMAT_JSON || in->fmt == PS_FORMAT_JSONL)
+        return ps_fields_from_json(f, data, len, &w->c->names) < 0 ? PS_ENOMEM : 0;
+    if (ps_csv_split(&w->row, ps_format_delimiter(in->fmt), data, len))
+        return PS_ENOMEM;
+    ps_fields_from_row(f, w->row.fields, w->row.lens, w->row.n, in->ncols, &in->map);
+    return 0;
+}
+
+/* Cleans question and sql: 0, 1 (rejected), or a negative code. */
+static int clean_pair(ps_clean_worker *w, ps_fields *f, ps_clean_item *it, ps_error *err)
+{
+    const ps_cleaner *c = w->c;
+    const ps_clean_options *o = &c->opts;
+    char *detail = w->detail;
+    size_t dsz = sizeof w->detail;
+    size_t nrules = ps_rules_count(c->rules);
+    if (nrules)
+        memset(w->touched, 0, nrules);
+    it->cleaned = true;
+    ps_rules_outcome ro;
+    int rc = ps_clean_field(w, PS_FIELD_QUESTION, f->question, f->question_len, &w->q, &it->fq,
+                            &ro, err);
+    if (!rc && !ro.dropped && !ro.failed)
+        rc = ps_clean_field(w, PS_FIELD_SQL, f->sql, f->sql_len, &w->s, &it->fs, &ro, err);
+    if (rc)
+        return rc;
+    if (ro.dropped || ro.failed) {
+        it->stepped = false; /* a record a rule stopped counts in no step */
+        it->res.rule = ps_rules_name(c->rules, ro.rule);
+        if (ro.dropped)
+            it->dropped_rule = (long)ro.rule;
+        snprintf(detail, dsz, "%s", ro.detail);
+        return reject(it, ro.dropped ? "dropped_by_rule" : "rule_error", detail) + 1;
+    }
+    it->stepped = true;
+    if (w->q.len == 0 || w->s.len == 0) {
+        snprintf(detail, dsz, "the %s is empty after cleaning",
+                 w->q.len == 0 ? "question" : "sql");
+        return reject(it, "empty_after_cleaning", detail) + 1;
+    }
+    if (w->q.len > o->max_field_bytes || w->s.len > o->max_field_bytes) {
+        bool qlong = w->q.len > o->max_field_bytes;
+        snprintf(detail, dsz, "the %s is %zu bytes, over the limit of %zu",
+                 qlong ? "question" : "sql", qlong ? w->q.len : w->s.len, o->max_field_bytes);
+        return reject(it, "too_long", detail) + 1;
+    }
+    return 0;
+}
+
 int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_record *rec,
                     ps_clean_item *it, ps_error *err)
 {
     const ps_cleaner *c = w->c;
     const ps_clean_options *o = &c->opts;
     memset(it, 0, sizeof *it);
+    it->sql_raw_class = it->sql_clean_class = it->exec_status = -1;
     ps_clean_result *res = &it->res;
     it->touched = w->touched;
     it->dropped_rule = -1;
     char *detail = w->detail;
     size_t dsz = sizeof w->detail;
     position(&w->source, in->path, in->fmt, rec);
+    turn_suffix(&w->source, rec);
     res->source = w->source.data;
     res->original = rec->data;
     res->original_len = rec->len;
@@ -369,31 +439,12 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
 
     const char *data = rec->data;
     size_t len = rec->len;
-    size_t bad = ps_utf8_check(data, len);
-    if (bad < len) {
-        if (o->utf8_policy == PS_UTF8_REJECT) {
-            snprintf(detail, dsz, "invalid UTF-8 at byte %zu of the record", bad);
-            return reject(it, "invalid_utf8", detail);
-        }
-        size_t replaced = 0;
-        ps_buf_reset(&w->fixed);
-        if (ps_utf8_repair(data, len, &w->fixed, &replaced))
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-        data = w->fixed.data;
-        len = w->fixed.len;
-        it->utf8_repaired = true;
-        it->utf8_replacements = replaced;
-    }
-
+    int rc = check_utf8(w, &data, &len, it);
+    if (rc)
+        return rc < 0 ? ps_error_set(err, PS_ENOMEM, "out of memory") : 0;
     ps_fields *f = &w->fields;
-    if (in->fmt == PS_FORMAT_JSON || in->fmt == PS_FORMAT_JSONL) {
-        if (ps_fields_from_json(f, data, len, &c->names) < 0)
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-    } else {
-        if (ps_csv_split(&w->row, ps_format_delimiter(in->fmt), data, len))
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-        ps_fields_from_row(f, w->row.fields, w->row.lens, w->row.n, in->ncols, &in->map);
-    }
+    if (read_fields(w, in, rec, data, len) < 0)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
     note_presence(w, in, rec, f, data, len, it);
     if (f->reason) {
         snprintf(detail, dsz, "%s", f->detail);
@@ -413,44 +464,16 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
     } else {
         position(&w->id, in->base, in->fmt, rec);
     }
+    turn_suffix(&w->id, rec);
     res->id = w->id.data;
 
     if (f->question_len == 0 || f->sql_len == 0) {
         snprintf(detail, dsz, "the %s is empty", f->question_len == 0 ? "question" : "sql");
         return reject(it, "empty_field", detail);
     }
-
-    size_t nrules = ps_rules_count(c->rules);
-    if (nrules)
-        memset(w->touched, 0, nrules);
-    it->cleaned = true;
-    ps_rules_outcome ro;
-    int rc = clean_field(w, PS_FIELD_QUESTION, f->question, f->question_len, &w->q, &it->fq,
-                         &ro, err);
-    if (!rc && !ro.dropped && !ro.failed)
-        rc = clean_field(w, PS_FIELD_SQL, f->sql, f->sql_len, &w->s, &it->fs, &ro, err);
+    rc = clean_pair(w, f, it, err);
     if (rc)
-        return rc;
-    if (ro.dropped || ro.failed) {
-        it->stepped = false; /* a record a rule stopped counts in no step */
-        res->rule = ps_rules_name(c->rules, ro.rule);
-        if (ro.dropped)
-            it->dropped_rule = (long)ro.rule;
-        snprintf(detail, dsz, "%s", ro.detail);
-        return reject(it, ro.dropped ? "dropped_by_rule" : "rule_error", detail);
-    }
-    it->stepped = true;
-    if (w->q.len == 0 || w->s.len == 0) {
-        snprintf(detail, dsz, "the %s is empty after cleaning",
-                 w->q.len == 0 ? "question" : "sql");
-        return reject(it, "empty_after_cleaning", detail);
-    }
-    if (w->q.len > o->max_field_bytes || w->s.len > o->max_field_bytes) {
-        bool qlong = w->q.len > o->max_field_bytes;
-        snprintf(detail, dsz, "the %s is %zu bytes, over the limit of %zu",
-                 qlong ? "question" : "sql", qlong ? w->q.len : w->s.len, o->max_field_bytes);
-        return reject(it, "too_long", detail);
-    }
+        return rc < 0 ? rc : 0;
     res->outcome = PS_OUTCOME_KEPT;
     res->question = w->q.data;
     res->question_len = w->q.len;
@@ -459,7 +482,7 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
     it->changed = !same(&w->q, f->question, f->question_len) || !same(&w->s, f->sql, f->sql_len);
     it->hash = ps_dedupe_hash(w->q.data, w->q.len, w->s.data, w->s.len);
     it->label_hash = f->label ? XXH32(f->label, f->label_len, 0) | 1u : 0;
-    return 0;
+    return ps_t2s_active(c) ? ps_t2s_record(w, rec, it, err) : 0;
 }
 
 /* Kept records that share an id taken from the id field are counted, with
@@ -529,6 +552,10 @@ int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_er
         if (note_id(c, it, err))
             return PS_ENOMEM;
     }
+    if (ps_t2s_active(c) &&
+        ps_stats_sql(c->stats, res->id, it->sql_raw_class, it->sql_clean_class,
+                     it->exec_status, it->exec_rows))
+        return ps_error_set(err, PS_ENOMEM, "out of memory in the accounting");
     if (ps_stats_record(c->stats, input, res->outcome, res->reason, res->label))
         return ps_error_set(err, PS_ENOMEM, "out of memory in the accounting");
     return 0;
@@ -620,7 +647,15 @@ fail:
 
 int ps_input_next(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error *err)
 {
+    if (c->turns_path)
+        return ps_turns_next(c, in, rec, err);
+    return ps_input_next_record(c, in, rec, err);
+}
+
+int ps_input_next_record(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error *err)
+{
     int rc = ps_record_reader_next(in->rr, rec, err);
+    rec->turn = -1;
     if (rc == 1 && (in->fmt == PS_FORMAT_CSV || in->fmt == PS_FORMAT_TSV) && !in->mapped) {
         const char *const *cols;
         in->ncols = ps_record_reader_columns(in->rr, &cols);
@@ -652,6 +687,7 @@ void ps_input_close(ps_cleaner *c, ps_input_ctx *in)
         ps_stats_add_input_bytes(c->stats, in->path, ps_source_bytes_decoded(in->src));
         ps_source_close(in->src);
     }
+    ps_buf_free(&in->dlg_bytes);
     memset(in, 0, sizeof *in);
 }
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Looks `name` up in obj: the literal key first, then as a dotted path. */
-static json_t *lookup(json_t *obj, const char *name)
+json_t *ps_fields_lookup(json_t *obj, const char *name)
 {
     json_t *v = json_object_get(obj, name);
     if (v || !strchr(name, '.'))
@@ -162,13 +162,16 @@ static picked pick(const ps_field_spec *s, const value *vals, unsigned bit, unsi
     picked p = {&absent_value, s->n ? s->cand[0] : "sql"};
     if (s->n == 0) {
         /* Default: "sql" when it is a string, else "query" (Spider keeps the
-         * SQL text in "query" and a parsed tree in "sql"). */
+         * SQL text in "query" and a parsed tree in "sql"), else BIRD's "SQL". */
         p.v = &vals[0];
         if (vals[0].kind != V_STRING && vals[1].kind != V_ABSENT) {
             p.v = &vals[1];
             p.name = "query";
+        } else if (vals[0].kind != V_STRING && vals[2].kind != V_ABSENT) {
+            p.v = &vals[2];
+            p.name = "SQL";
         }
-        if (vals[0].kind != V_ABSENT || vals[1].kind != V_ABSENT)
+        if (vals[0].kind != V_ABSENT || vals[1].kind != V_ABSENT || vals[2].kind != V_ABSENT)
             *present |= bit;
         return p;
     }
@@ -195,6 +198,41 @@ static picked pick(const ps_field_spec *s, const value *vals, unsigned bit, unsi
     return p;
 }
 
+/* The database and the template's fields: a database is a string; a
+ * template field a string, number or boolean (its JSON text); absent and
+ * null leave NULL (the template then names the missing field). */
+static int extract_text2sql(ps_fields *f, const ps_field_names *names, const value *at)
+{
+    unsigned unused = 0;
+    if (names->db.n) {
+        picked db = pick(&names->db, at, 0, &unused);
+        at += names->db.n;
+        if (db.v->kind == V_STRING) {
+            f->db = db.v->str;
+            f->db_len = db.v->len;
+        } else if (db.v->kind != V_ABSENT && db.v->kind != V_NULL) {
+            return reject(f, "wrong_type", "database field '%s' is %s, expected a string",
+                          db.name, type_name(db.v));
+        }
+    }
+    for (size_t i = 0; i < names->n_extra; i++) {
+        const value *v = &at[i];
+        if (v->kind == V_ABSENT || v->kind == V_NULL)
+            continue;
+        if (v->kind == V_STRING) {
+            f->extra[i] = v->str;
+            f->extra_len[i] = v->len;
+            continue;
+        }
+        bool usable;
+        f->extra[i] = scalar_text(v, &f->extra_store[i], &f->extra_len[i], &usable);
+        if (!f->extra[i])
+            return reject(f, "wrong_type", "template field '%s' is %s, expected a string, "
+                          "number or boolean", names->extra[i], type_name(v));
+    }
+    return 0;
+}
+
 /* The decisions shared by both parsers. `vals` holds, in order, the
  * values of the question's, the sql's (default: "sql" and "query"), the
  * label's and the id's candidates. */
@@ -204,10 +242,11 @@ static int extract(ps_fields *f, const ps_field_names *names, const value *vals)
     picked q = pick(&names->question, at, PS_HAS_QUESTION, &f->present);
     at += names->question.n;
     picked sql = pick(&names->sql, at, PS_HAS_SQL, &f->present);
-    at += names->sql.n ? names->sql.n : 2;
+    at += names->sql.n ? names->sql.n : PS_DEFAULT_SQL_NAMES;
     picked label = pick(&names->label, at, PS_HAS_LABEL, &f->present);
     at += names->label.n;
     picked id = pick(&names->id, at, PS_HAS_ID, &f->present);
+    at += names->id.n;
     f->examined = true;
 
     if (required_string(f, q, names->question.text, &f->question, &f->question_len) ||
@@ -229,7 +268,7 @@ static int extract(ps_fields *f, const ps_field_names *names, const value *vals)
         const char *t = scalar_text(id.v, &f->id_store, &f->id_len, &usable);
         f->id = usable ? t : NULL;
     }
-    return 0;
+    return names->db.n || names->n_extra ? extract_text2sql(f, names, at) : 0;
 }
 
 int ps_field_spec_parse(ps_field_spec *s, char *text, const char *shown)
@@ -258,6 +297,10 @@ void ps_fields_clear(ps_fields *f)
     f->question_len = f->sql_len = f->label_len = f->id_len = 0;
     f->reason = NULL;
     f->detail[0] = '\0';
+    f->db = NULL;
+    f->db_len = 0;
+    memset(f->extra, 0, sizeof f->extra);
+    memset(f->extra_len, 0, sizeof f->extra_len);
     f->present = 0;
     f->examined = false;
 }
@@ -268,6 +311,8 @@ void ps_fields_free(ps_fields *f)
     ps_buf_free(&f->scratch);
     ps_buf_free(&f->label_store);
     ps_buf_free(&f->id_store);
+    for (size_t i = 0; i < PS_EXTRA_FIELDS; i++)
+        ps_buf_free(&f->extra_store[i]);
 }
 
 /* The names asked of a record, in extract()'s order. */
@@ -279,14 +324,19 @@ static size_t wanted_names(const ps_field_names *names, const char **want)
         if (specs[k]->n == 0) { /* the default sql */
             want[n++] = "sql";
             want[n++] = "query";
+            want[n++] = "SQL";
         }
         for (size_t i = 0; i < specs[k]->n; i++)
             want[n++] = specs[k]->cand[i];
     }
+    for (size_t i = 0; i < names->db.n; i++)
+        want[n++] = names->db.cand[i];
+    for (size_t i = 0; i < names->n_extra; i++)
+        want[n++] = names->extra[i];
     return n;
 }
 
-#define MAX_WANTED (4 * PS_FIELD_CANDIDATES + 2)
+#define MAX_WANTED (5 * PS_FIELD_CANDIDATES + PS_DEFAULT_SQL_NAMES + PS_EXTRA_FIELDS)
 
 /* Appends " (fields: a, b, c)" to a missing_field detail, so that the
  * message shows what the record does have. */
@@ -365,11 +415,14 @@ int ps_fields_from_json(ps_fields *f, const char *data, size_t len, const ps_fie
             return reject(f, "wrong_type", "the record is %s, expected a JSON object",
                           type_name(&r));
         }
-        /* "query" (the default sql's fallback) is only ever a literal key. */
-        for (size_t i = 0; i < n; i++)
-            v[i] = from_jansson(names->sql.n == 0 && i == names->question.n + 1
-                                    ? json_object_get(f->root, want[i])
-                                    : lookup(f->root, want[i]));
+        /* "query" and "SQL" (the default sql's fallbacks) are only ever
+         * literal keys. */
+        for (size_t i = 0; i < n; i++) {
+            bool fallback = names->sql.n == 0 && i > names->question.n &&
+                            i < names->question.n + PS_DEFAULT_SQL_NAMES;
+            v[i] = from_jansson(fallback ? json_object_get(f->root, want[i])
+                                         : ps_fields_lookup(f->root, want[i]));
+        }
     }
     rc = extract(f, names, v);
     if (rc == 1 && strcmp(f->reason, "missing_field") == 0)
@@ -390,7 +443,9 @@ static ssize_t spec_column(const char *const *cols, size_t ncols, const ps_field
 {
     if (s->n == 0) { /* the default sql */
         ssize_t c = column_of(cols, ncols, "sql");
-        return c >= 0 ? c : column_of(cols, ncols, "query");
+        if (c < 0)
+            c = column_of(cols, ncols, "query");
+        return c >= 0 ? c : column_of(cols, ncols, "SQL");
     }
     for (size_t i = 0; i < s->n; i++) {
         ssize_t c = column_of(cols, ncols, s->cand[i]);
@@ -407,6 +462,9 @@ int ps_fields_map_columns(ps_column_map *m, const char *const *cols, size_t ncol
     m->sql = spec_column(cols, ncols, &names->sql);
     m->label = spec_column(cols, ncols, &names->label);
     m->id = spec_column(cols, ncols, &names->id);
+    m->db = names->db.n ? spec_column(cols, ncols, &names->db) : -1;
+    for (size_t i = 0; i < PS_EXTRA_FIELDS; i++)
+        m->extra[i] = i < names->n_extra ? column_of(cols, ncols, names->extra[i]) : -1;
     if (m->question < 0 || m->sql < 0) {
         const ps_field_spec *s = m->question < 0 ? &names->question : &names->sql;
         int w = snprintf(detail, dsz, "the header has no column '%s' (columns: ", s->text);
@@ -447,5 +505,27 @@ int ps_fields_from_row(ps_fields *f, const char *const *vals, const size_t *lens
         f->id = vals[m->id];
         f->id_len = lens[m->id];
     }
+    if (m->db >= 0) {
+        f->db = vals[m->db];
+        f->db_len = lens[m->db];
+    }
+    for (size_t i = 0; i < PS_EXTRA_FIELDS; i++) /* a column the header lacks: NULL */
+        if (m->extra[i] >= 0) {
+            f->extra[i] = vals[m->extra[i]];
+            f->extra_len[i] = lens[m->extra[i]];
+        }
     return 0;
+}
+
+int ps_fields_from_turn(ps_fields *f, json_t *root, json_t *turn, const ps_field_names *names)
+{
+    ps_fields_clear(f);
+    f->root = json_incref(root);
+    const char *want[MAX_WANTED];
+    size_t n = wanted_names(names, want);
+    value v[MAX_WANTED];
+    size_t from_turn = names->question.n + names->sql.n;
+    for (size_t i = 0; i < n; i++)
+        v[i] = from_jansson(ps_fields_lookup(i < from_turn ? turn : root, want[i]));
+    return extract(f, names, v);
 }

@@ -9,14 +9,25 @@
 /* One field's candidate names, from a comma-separated option
  * ("SQL,query"): the first one a record has (and that is not null) wins. */
 #define PS_FIELD_CANDIDATES 8
+/* The default sql's names: "sql", "query", "SQL" (BIRD). */
+#define PS_DEFAULT_SQL_NAMES 3
 typedef struct ps_field_spec {
     const char *cand[PS_FIELD_CANDIDATES];
     size_t n;         /* 0 only for the default sql: "sql", then "query" */
     const char *text; /* as given, for messages ("sql' or 'query" by default) */
 } ps_field_spec;
 
+/* Fields a template names ({evidence}): at most this many per template. */
+#define PS_EXTRA_FIELDS 16
+
 typedef struct ps_field_names {
     ps_field_spec question, sql, label, id;
+    /* Read only with schemas or a template (db.n == 0: not read): the
+     * record's database, and the template's {NAME} fields, each one name
+     * (a literal key, or a dotted path in JSON). */
+    ps_field_spec db;
+    const char *extra[PS_EXTRA_FIELDS];
+    size_t n_extra;
 } ps_field_names;
 
 /* Splits `text` (a writable copy the spec then points into) at commas into
@@ -41,6 +52,12 @@ typedef struct ps_fields {
     json_t *root;       /* jansson's tree when the fast path deferred */
     ps_buf scratch;     /* fast path: unescaped strings */
     ps_buf label_store, id_store; /* NUL-terminated label and id */
+    /* names->db and names->extra: NULL when absent or null */
+    const char *db;
+    size_t db_len;
+    const char *extra[PS_EXTRA_FIELDS];
+    size_t extra_len[PS_EXTRA_FIELDS];
+    ps_buf extra_store[PS_EXTRA_FIELDS]; /* numbers and booleans as text */
 } ps_fields;
 
 
@@ -56,6 +73,14 @@ int ps_fields_map_columns(ps_column_map *m, const char *const *cols, size_t ncol
                           const ps_field_names *names, char *detail, size_t dsz);
 int ps_fields_from_row(ps_fields *f, const char *const *vals, const size_t *lens, size_t n,
                        size_t ncols, const ps_column_map *m);
+/* The member `name` of obj: the literal key first, then as a dotted path
+ * ("meta.label"); NULL when absent. */
+json_t *ps_fields_lookup(json_t *obj, const char *name);
+/* The fields of one turn of a dialogue: question and sql from the turn
+ * object (names->question / names->sql name the turn's members), label and
+ * id from the dialogue object `root` (which f takes a reference to, as
+ * f->root). Returns 0, or 1 with reason/detail set. */
+int ps_fields_from_turn(ps_fields *f, json_t *root, json_t *turn, const ps_field_names *names);
 /* Forgets the last record (keeps the buffers). */
 void ps_fields_clear(ps_fields *f);
 /* Frees everything; f may then be reused after zeroing. */

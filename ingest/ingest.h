@@ -19,6 +19,7 @@
 #include "common/ps_internal.h"
 #include "common/unicode.h"
 #include "pairshard/clean.h"
+#include "schema/schema.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,8 +50,12 @@ typedef struct ps_raw_record {
     uint64_t index;   /* 0-based record index (JSON arrays: element index) */
     bool too_long;    /* longer than max_record_bytes: data holds a prefix */
     /* A problem found while splitting, reported as a rejection: */
-    const char *error_reason; /* NULL, "bad_json" or "bad_csv" */
+    const char *error_reason; /* NULL, "bad_json" or "bad_csv" (or, for a
+                                 dialogue without turns, its rejection) */
     char error_detail[160];
+    /* With opts.turns_path: the turn of the dialogue in data this record
+     * is (0-based), or -1 for a dialogue rejected whole. Else -1. */
+    long turn;
 } ps_raw_record;
 
 typedef struct ps_record_reader ps_record_reader;
@@ -226,6 +231,14 @@ int ps_stats_record(ps_stats *s, const char *input, ps_outcome outcome, const ch
 int ps_stats_id_collision(ps_stats *s, const char *id, const char *first_source,
                           const char *source);
 void ps_stats_add_input_bytes(ps_stats *s, const char *input, uint64_t bytes);
+/* Text-to-SQL accounting: which sections the JSON shows ("sql" with
+ * schemas, "dialogues" with turns; the reasons unknown_database and
+ * sql_invalid with either), one dialogue read, and one record's SQL checks
+ * (sql_raw_class >= 0) and execution. 0 or PS_ENOMEM. */
+void ps_stats_enable_text2sql(ps_stats *s, bool sql, bool dialogues);
+void ps_stats_add_dialogue(ps_stats *s);
+int ps_stats_sql(ps_stats *s, const char *id, int raw_class, int clean_class, int exec_status,
+                 uint64_t exec_rows);
 void ps_stats_counts(const ps_stats *s, ps_clean_counts *out);
 /* Builds the stats JSON (see ps_cleaner_stats_json); rules may be NULL. */
 char *ps_stats_to_json(const ps_stats *s, ps_rules *rules);
@@ -282,13 +295,28 @@ typedef struct ps_clean_item {
     size_t keys_len;
     bool id_from_field;   /* the id is the record's (else a default, unique by making) */
     bool id_collision;    /* kept, after commit: an earlier kept record has its id */
-    ps_pair_hash hash;    /* kept: of the cleaned pair */
+    ps_pair_hash hash;    /* kept: of the cleaned pair (of prompt and
+                             completion with a template) */
     uint32_t label_hash;
+    /* text-to-SQL (text2sql.c): SQLite's verdict on the raw and the cleaned
+     * SQL (ps_sql_class; -1: not checked), its messages ("" when ok) */
+    int sql_raw_class, sql_clean_class;
+    const char *sql_raw_msg, *sql_clean_msg;
+    int exec_status;      /* ps_exec_status, -1: not run */
+    uint64_t exec_rows;
+    const ps_schema *schema; /* the record's database, NULL without schemas */
+    /* what the template read (valid until the worker's next record: the
+     * build re-renders it with a mask to shorten the schema) */
+    ps_render_fields render;
+    const char *prompt, *completion;
+    size_t prompt_len, completion_len;
+    bool has_completion;
 } ps_clean_item;
 
 /* CSV/TSV: header positions of the fields, -1 when absent. */
 typedef struct ps_column_map {
     ssize_t question, sql, label, id;
+    ssize_t db, extra[16]; /* ps_field_names.db and .extra (fields.h) */
 } ps_column_map;
 
 /* An open input: its source, format, record splitter and column map. */
@@ -300,6 +328,11 @@ typedef struct ps_input_ctx {
     ps_column_map map;
     size_t ncols;
     bool mapped;
+    /* dialogues (turns.c): the current one's record and bytes, and its
+     * next turn */
+    ps_raw_record dlg;
+    ps_buf dlg_bytes;
+    long dlg_turns, dlg_next;
 } ps_input_ctx;
 
 int ps_clean_worker_create(const ps_cleaner *c, ps_clean_worker **out);

@@ -122,6 +122,33 @@ static int put_string(ps_buf *b, const char *s, size_t n)
     return 0;
 }
 
+/* ,"db_id","prompt","completion","sql_check","sql_message": each only
+ * when the run has it (schemas, a template). */
+static int put_text2sql(ps_buf *b, const ps_clean_result *r)
+{
+    int rc = 0;
+    if (r->db_id) {
+        rc = rc ? rc : ps_buf_puts(b, ",\"db_id\":");
+        rc = rc ? rc : put_string(b, r->db_id, strlen(r->db_id));
+    }
+    if (r->prompt) {
+        rc = rc ? rc : ps_buf_puts(b, ",\"prompt\":");
+        rc = rc ? rc : put_string(b, r->prompt, r->prompt_len);
+        rc = rc ? rc : ps_buf_puts(b, ",\"completion\":");
+        rc = rc ? rc : (r->completion ? put_string(b, r->completion, r->completion_len)
+                                      : ps_buf_puts(b, "null"));
+    }
+    if (r->sql_check) {
+        rc = rc ? rc : ps_buf_puts(b, ",\"sql_check\":");
+        rc = rc ? rc : put_string(b, r->sql_check, strlen(r->sql_check));
+    }
+    if (r->sql_message) {
+        rc = rc ? rc : ps_buf_puts(b, ",\"sql_message\":");
+        rc = rc ? rc : put_string(b, r->sql_message, strlen(r->sql_message));
+    }
+    return rc;
+}
+
 /* The kept record, the hot path: written directly, no DOM. */
 static int kept_json(const ps_clean_result *r, char **out, size_t *len)
 {
@@ -136,6 +163,7 @@ static int kept_json(const ps_clean_result *r, char **out, size_t *len)
     rc = rc ? rc : put_string(&b, r->sql, r->sql_len);
     rc = rc ? rc : ps_buf_puts(&b, ",\"label\":");
     rc = rc ? rc : (r->label ? put_string(&b, r->label, strlen(r->label)) : ps_buf_puts(&b, "null"));
+    rc = rc ? rc : put_text2sql(&b, r);
     rc = rc ? rc : ps_buf_puts(&b, ",\"source\":");
     rc = rc ? rc : put_string(&b, r->source, strlen(r->source));
     rc = rc ? rc : ps_buf_putc(&b, '}');
@@ -164,6 +192,19 @@ int ps_clean_result_json(const ps_clean_result *r, char **out, size_t *len)
         rc |= json_object_set_new(o, "question", json_stringn(r->question, r->question_len));
         rc |= json_object_set_new(o, "sql", json_stringn(r->sql, r->sql_len));
         rc |= json_object_set_new(o, "label", str_or_null(r->label));
+        if (r->db_id)
+            rc |= json_object_set_new(o, "db_id", json_string(r->db_id));
+        if (r->prompt) {
+            rc |= json_object_set_new(o, "prompt", json_stringn(r->prompt, r->prompt_len));
+            rc |= json_object_set_new(o, "completion",
+                                      r->completion
+                                          ? json_stringn(r->completion, r->completion_len)
+                                          : json_null());
+        }
+        if (r->sql_check)
+            rc |= json_object_set_new(o, "sql_check", json_string(r->sql_check));
+        if (r->sql_message)
+            rc |= json_object_set_new(o, "sql_message", json_string(r->sql_message));
         rc |= json_object_set_new(o, "source", json_string(r->source));
         break;
     case PS_OUTCOME_DUPLICATE:

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* qsort_r */
 #include "common/strmap.h"
 #include "ingest/ingest.h"
+#include "schema/schema.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -15,8 +16,22 @@ static const char *const REASONS[] = {
     "invalid_utf8", "bad_json",     "bad_csv",         "wrong_type",
     "missing_field", "empty_field", "empty_after_cleaning", "too_long",
     "dropped_by_rule", "rule_error",
+    /* text-to-SQL: shown only in runs with schemas, a template or turns */
+    "unknown_database", "sql_invalid",
 };
 #define NREASONS (sizeof REASONS / sizeof REASONS[0])
+#define NREASONS_PLAIN (NREASONS - 2)
+/* ps_exec_status values */
+#define NEXEC 5
+#define SQL_EXAMPLES 3
+
+typedef struct sql_counts {
+    uint64_t checked, compiled_raw, compiled_clean, regressions;
+    uint64_t raw[PS_SQL_CLASSES], clean[PS_SQL_CLASSES];
+    uint64_t exec[NEXEC], exec_rows, executed;
+    json_t *examples;     /* clean class name -> [ids] (failures only) */
+    json_t *regressed;    /* [ids] */
+} sql_counts;
 
 typedef struct counts {
     uint64_t in, kept, rejected, duplicates;
@@ -42,6 +57,9 @@ struct ps_stats {
     ps_step_counts steps;
     uint64_t id_collisions;  /* kept records whose id an earlier kept one has */
     json_t *id_examples;     /* the first few: [{id, source, first_source}] */
+    bool show_sql, show_dialogues;
+    sql_counts sql;
+    uint64_t dialogues;
 };
 
 int ps_stats_create(ps_stats **out)
@@ -59,6 +77,8 @@ void ps_stats_free(ps_stats *s)
         return;
     ps_strmap_free(&s->labels);
     json_decref(s->id_examples);
+    json_decref(s->sql.examples);
+    json_decref(s->sql.regressed);
     free(s->label_counts);
     for (size_t i = 0; i < s->input_n; i++)
         free(s->inputs[i].path);
@@ -151,6 +171,94 @@ int ps_stats_id_collision(ps_stats *s, const char *id, const char *first_source,
     return 0;
 }
 
+void ps_stats_enable_text2sql(ps_stats *s, bool sql, bool dialogues)
+{
+    s->show_sql = sql;
+    s->show_dialogues = dialogues;
+}
+
+void ps_stats_add_dialogue(ps_stats *s) { s->dialogues++; }
+
+/* Appends id to list (made on first use) while it has fewer than
+ * SQL_EXAMPLES. 0 or PS_ENOMEM. */
+static int example(json_t **list, const char *id)
+{
+    if (!*list && !(*list = json_array()))
+        return PS_ENOMEM;
+    if (json_array_size(*list) >= SQL_EXAMPLES)
+        return 0;
+    return json_array_append_new(*list, json_string(id ? id : "")) ? PS_ENOMEM : 0;
+}
+
+int ps_stats_sql(ps_stats *s, const char *id, int raw_class, int clean_class, int exec_status,
+                 uint64_t exec_rows)
+{
+    sql_counts *q = &s->sql;
+    if (exec_status >= 0 && exec_status < NEXEC) {
+        q->executed++;
+        q->exec[exec_status]++;
+        q->exec_rows += exec_rows;
+    }
+    if (raw_class < 0 || clean_class < 0 || raw_class >= PS_SQL_CLASSES ||
+        clean_class >= PS_SQL_CLASSES)
+        return 0;
+    q->checked++;
+    q->raw[raw_class]++;
+    q->clean[clean_class]++;
+    q->compiled_raw += raw_class == PS_SQL_OK;
+    q->compiled_clean += clean_class == PS_SQL_OK;
+    if (clean_class != PS_SQL_OK) {
+        const char *name = ps_sql_class_name((ps_sql_class)clean_class);
+        if (!q->examples && !(q->examples = json_object()))
+            return PS_ENOMEM;
+        json_t *list = json_object_get(q->examples, name);
+        bool fresh = !list;
+        if (example(&list, id))
+            return PS_ENOMEM;
+        if (fresh && json_object_set_new(q->examples, name, list))
+            return PS_ENOMEM;
+    }
+    if (raw_class == PS_SQL_OK && clean_class != PS_SQL_OK) {
+        q->regressions++;
+        return example(&q->regressed, id);
+    }
+    return 0;
+}
+
+static json_t *classes_json(const uint64_t *n)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < PS_SQL_CLASSES; i++)
+        json_object_set_new(o, ps_sql_class_name((ps_sql_class)i), json_integer((json_int_t)n[i]));
+    return o;
+}
+
+/* "sql": {checked, compiled_raw, compiled_clean, regressions,
+ * regression_examples, raw: {class: n}, clean: {class: n}, examples:
+ * {class: [ids]}, execute?: {...}}. */
+static json_t *sql_json(const sql_counts *q)
+{
+    json_t *o = json_pack("{sIsIsIsI}", "checked", (json_int_t)q->checked, "compiled_raw",
+                          (json_int_t)q->compiled_raw, "compiled_clean",
+                          (json_int_t)q->compiled_clean, "regressions",
+                          (json_int_t)q->regressions);
+    json_object_set_new(o, "regression_examples", q->regressed ? json_copy(q->regressed)
+                                                               : json_array());
+    json_object_set_new(o, "raw", classes_json(q->raw));
+    json_object_set_new(o, "clean", classes_json(q->clean));
+    json_object_set_new(o, "examples", q->examples ? json_deep_copy(q->examples)
+                                                   : json_object());
+    if (q->executed) {
+        json_t *e = json_pack("{sI}", "executed", (json_int_t)q->executed);
+        for (int i = 0; i < NEXEC; i++)
+            json_object_set_new(e, ps_exec_status_name((ps_exec_status)i),
+                                json_integer((json_int_t)q->exec[i]));
+        json_object_set_new(e, "rows", json_integer((json_int_t)q->exec_rows));
+        json_object_set_new(o, "execute", e);
+    }
+    return o;
+}
+
 void ps_stats_add_input_bytes(ps_stats *s, const char *input, uint64_t bytes)
 {
     input_entry *ie = input_of(s, input);
@@ -197,7 +305,8 @@ char *ps_stats_to_json(const ps_stats *s, ps_rules *rules)
     json_object_set_new(root, "balanced",
                         json_boolean(t->in == t->kept + t->rejected + t->duplicates));
     json_t *reasons = json_object();
-    for (size_t i = 0; i < NREASONS; i++)
+    size_t nreasons = s->show_sql || s->show_dialogues ? NREASONS : NREASONS_PLAIN;
+    for (size_t i = 0; i < nreasons; i++)
         json_object_set_new(reasons, REASONS[i], json_integer(I(s->by_reason[i])));
     json_object_set_new(root, "rejected_by_reason", reasons);
 
@@ -256,6 +365,10 @@ char *ps_stats_to_json(const ps_stats *s, ps_rules *rules)
         json_array_append_new(inputs, o);
     }
     json_object_set_new(root, "inputs", inputs);
+    if (s->show_dialogues)
+        json_object_set_new(root, "dialogues", json_integer(I(s->dialogues)));
+    if (s->show_sql)
+        json_object_set_new(root, "sql", sql_json(&s->sql));
     if (s->id_collisions) /* only then: builds with unique ids keep their bytes */
         json_object_set_new(root, "id_collisions",
                             json_pack("{sIsO}", "count", I(s->id_collisions), "examples",

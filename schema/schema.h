@@ -52,6 +52,28 @@ const ps_schema *ps_schemas_find(const ps_schemas *s, const char *db_id, size_t 
 /* The i-th schema in db_id order (i < ps_schemas_count). */
 const ps_schema *ps_schemas_at(const ps_schemas *s, size_t i);
 
+/* ---- building the set (schemas.c, tables.c) -------------------------------- */
+
+/* Frees one schema and everything it owns (NULL is a no-op). */
+void ps_schema_free(ps_schema *d);
+/* Two schemas describe the same database: same db_id, tables, columns
+ * (name, type, table, primary) and foreign keys; origin and db_path are
+ * not compared. */
+bool ps_schema_equal(const ps_schema *a, const ps_schema *b);
+/* Adds `d` to the set, keeping db_id order. The set takes `d` over in every
+ * case: an identical schema already there frees it and returns 0; a
+ * different one frees it and returns PS_EUSAGE naming both origins. */
+int ps_schemas_add(ps_schemas *s, ps_schema *d, ps_error *err);
+/* ps_schemas_find for the loaders, which may still change a schema (a
+ * databases directory gives a tables.json schema its db_path). */
+ps_schema *ps_schemas_find_mut(ps_schemas *s, const char *db_id, size_t len);
+/* Adds every database of `len` bytes of Spider-format tables JSON (what
+ * ps_schemas_load_tables reads from its file); `origin` names it in
+ * messages and in each schema's origin. Same errors as the loader, less
+ * the file's. Exposed for the fuzz target. */
+int ps_schemas_add_tables_json(ps_schemas *s, const char *text, size_t len, const char *origin,
+                               ps_error *err);
+
 /* ---- serializations (serialize.c) ----------------------------------------- */
 
 typedef enum ps_schema_style {
@@ -70,6 +92,11 @@ typedef struct ps_schema_mask {
  * documented in docs/CLEANING.md. Returns 0 or PS_ENOMEM. Thread-safe. */
 int ps_schema_serialize(const ps_schema *s, ps_schema_style style, const ps_schema_mask *mask,
                         ps_buf *out);
+
+/* Appends `name` as an SQL identifier: bare when it is a plain
+ * [A-Za-z_][A-Za-z0-9_]* word that is no SQLite keyword (or always quoted
+ * when `always`), else in double quotes with '"' doubled. 0 or PS_ENOMEM. */
+int ps_sql_put_ident(ps_buf *out, const char *name, bool always);
 
 /* ---- shortening (shorten.c) -------------------------------------------------
  * When a rendered prompt is over the length limit, whole tables the gold SQL
@@ -140,7 +167,8 @@ typedef enum ps_exec_status {
 const char *ps_exec_status_name(ps_exec_status s); /* "ok", "empty", ... */
 
 /* Runs `sql` read-only on db->db_path, stopping it after timeout_ms (a
- * progress handler) and counting up to max_rows rows into *rows. */
+ * progress handler) and counting up to max_rows rows into *rows (0: no
+ * limit; stepping stops at max_rows, status ok). */
 int ps_sql_execute(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
                    unsigned timeout_ms, uint64_t max_rows, ps_exec_status *status,
                    uint64_t *rows, char *msg, size_t msz, ps_error *err);

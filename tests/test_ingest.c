@@ -826,12 +826,28 @@ static void test_missing_field_detail_lists_fields(void **state)
 {
     (void)state;
     ps_test_run run;
+    /* BIRD's shape with its SQL under a name no default reads */
+    static const char rec[] = "{\"question_id\": 0, \"db_id\": \"x\", \"question\": \"q\", "
+                              "\"evidence\": \"\", \"Sql\": \"SELECT 1\"}\n";
+    ps_test_clean_mem(&run, rec, sizeof rec - 1, ".jsonl", NULL, NULL);
+    assert_int_equal(run.rc, 0);
+    assert_int_equal(run.rejected, 1);
+    assert_string_equal(run.v[0].reason, "missing_field");
+    assert_string_equal(run.v[0].detail, "no field 'sql', 'query' or 'SQL' (fields: question_id, "
+                                         "db_id, question, evidence, Sql)");
+    ps_test_run_free(&run);
+}
+
+/* BIRD keeps its SQL in "SQL": the third default name. */
+static void test_bird_sql_is_a_default_name(void **state)
+{
+    (void)state;
+    ps_test_run run;
     ps_test_clean_file(&run, ps_test_data("formats/bird/dev.json"), NULL, NULL);
     assert_int_equal(run.rc, 0);
-    assert_int_equal(run.rejected, 6);
-    assert_string_equal(run.v[0].reason, "missing_field");
-    assert_string_equal(run.v[0].detail, "no field 'sql' or 'query' (fields: question_id, db_id, "
-                                         "question, evidence, SQL, difficulty)");
+    assert_int_equal(run.kept, 6);
+    assert_int_equal(run.rejected, 0);
+    assert_non_null(strstr(run.v[0].sql, "FROM frpm WHERE `County Name` = 'Alameda'"));
     ps_test_run_free(&run);
 }
 
@@ -861,6 +877,7 @@ int main(void)
         cmocka_unit_test(test_default_ids_unique_across_inputs),
         cmocka_unit_test(test_id_collisions_counted),
         cmocka_unit_test(test_missing_field_detail_lists_fields),
+        cmocka_unit_test(test_bird_sql_is_a_default_name),
         cmocka_unit_test(test_csv_header_names_its_columns),
     };
     return cmocka_run_group_tests_name("ingest", tests, NULL, NULL);

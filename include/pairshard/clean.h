@@ -79,7 +79,8 @@ typedef struct ps_clean_options {
      * used, so differently shaped inputs go into one run. JSON accepts
      * dotted paths ("meta.label") when no key with the literal name exists.
      * sql_field NULL means "sql", falling back to "query" when "sql" is
-     * absent or not a string (Spider's "sql" is the parsed query object).
+     * absent or not a string (Spider's "sql" is the parsed query object),
+     * then to "SQL" (BIRD).
      * label_field NULL means "label"; a record without it has no label.
      * id_field NULL means "id"; without it the id is "<basename>:<line>" or
      * "<basename>:#<index>" (the path as given instead of the base name
@@ -299,14 +300,21 @@ PS_API void ps_cleaner_get_counts(const ps_cleaner *c, ps_clean_counts *counts);
  *   rejected_by_reason, rules (per rule: matched, changed, dropped),
  *   labels (per label: records_in, kept, rejected, duplicates), steps (what
  *   each cleaning step changed), inputs (per input file); "id_collisions" ({count,
- *   examples: [{id, source}]}) only when kept records share an id.
+ *   examples: [{id, source}]}) only when kept records share an id;
+ *   "dialogues" (records read with opts.turns_path) with turns; "sql"
+ *   ({checked, compiled_raw, compiled_clean, regressions,
+ *   regression_examples, raw, clean, examples, execute?}) with schemas
+ *   (docs/CLEANING.md, "Text-to-SQL inputs: the cleaner's checks").
  * @return the NUL-terminated text, malloc'ed (free() it), or NULL when out
  *         of memory. Not while ps_cleaner_run runs on another thread. */
 PS_API char *ps_cleaner_stats_json(const ps_cleaner *c);
 
 /* Serialises one outcome (as the sink receives it) as a single JSON line,
  * without a newline:
- *   kept       {"id","question","sql","label","source"}
+ *   kept       {"id","question","sql","label","db_id"?,"prompt"?,"completion"?,
+ *               "sql_check"?,"sql_message"?,"source"} (db_id with schemas or a
+ *               template, prompt and completion with a template, completion
+ *               null when it has none, sql_check with schemas)
  *   rejected   {"source","reason","rule"?,"detail","id"?,"label"?,"original",
  *               "original_base64"? (when original is not valid UTF-8),
  *               "original_truncated"?}

@@ -7,7 +7,8 @@ Writes SEEDS_DIR/<target>/ for fuzz_clean_{jsonl,json,csv,tsv}, fuzz_vocab,
 fuzz_tokenizer_json, fuzz_encode and fuzz_normalizers from Spider (tests/data/spider), the
 fuzz_tokenizer_json, fuzz_tok_model (hand-made models) and fuzz_encode from Spider (tests/data/spider), the
 Unicode torture set (tests/data/torture) and the BERT vocabularies
-(tests/data/vocab). The block, manifest, LMDB and reader-state seeds come
+(tests/data/vocab), and fuzz_schema_tables from tables.json and the BIRD and
+DuSQL tables samples. The block, manifest, LMDB and reader-state seeds come
 from a built shard set (run.sh).
 """
 import csv
@@ -241,3 +242,14 @@ parts = [
 ]
 for i, p in enumerate(parts):
     put("fuzz_tok_parts", "parts-%d.json" % i, json.dumps(p, ensure_ascii=False))
+
+# Spider-format tables files: single databases of Spider's tables.json
+# (one with sqlite_sequence), the BIRD- and DuSQL-shaped samples.
+tables = json.load(open(os.path.join(data, "spider", "tables.json"), encoding="utf-8"))
+for d in tables:
+    if d["db_id"] in ("concert_singer", "world_1", "pets_1", "car_1", "flight_2"):
+        put("fuzz_schema_tables", "spider-%s.json" % d["db_id"],
+            json.dumps([d], ensure_ascii=False))
+for rel in (("bird", "dev_tables.json"), ("dusql", "db_schema.json")):
+    put("fuzz_schema_tables", rel[0] + "-" + rel[1],
+        open(os.path.join(data, "formats", *rel), "rb").read())

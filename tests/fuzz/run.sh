@@ -124,7 +124,7 @@ max_len() {
     case $1 in
         fuzz_lmdb) echo 65536 ;;
         fuzz_tokenizer_json | fuzz_manifest | fuzz_reader_open) echo 65536 ;;
-        fuzz_clean_*) echo 16384 ;;
+        fuzz_clean_* | fuzz_schema_tables) echo 16384 ;;
         fuzz_block | fuzz_block_content) echo 16384 ;;
         fuzz_charsmap) echo 16384 ;;
         fuzz_reader_state) echo 256 ;;

@@ -33,7 +33,7 @@ build_gpu_check() {
     ${CC:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L \
         -I"$ROOT/include" -isystem "$CUDA_HOME/include" -o "$TMP/gpu_check" \
         "$ROOT/tests/gpu/gpu_check.c" "$BUILD/lib/libpairshard.a" \
-        $(pkg-config --libs lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle) \
+        $(pkg-config --libs lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle sqlite3) \
         -lm -pthread -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart
 }
 build_gpu_check || {

@@ -24,6 +24,6 @@ build_tool() {
     ${CC:-cc} -std=c11 -O1 -g -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L \
         $_san -I"$PS_ROOT/include" "$@" -o "$_out" "$PS_ROOT/tests/tools/$_name.c" \
         "$_lib" \
-        $(pkg-config --libs lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle) \
+        $(pkg-config --libs lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle sqlite3) \
         -lm -pthread $_cuda
 }

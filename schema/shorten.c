@@ -1,0 +1,166 @@
+/* What a too-long prompt drops first: the tables, then the columns, that
+ * the gold SQL does not mention.
+ *
+ * "Mentioned" is decided on the SQL's identifiers, not by parsing it: every
+ * bare word ([A-Za-z0-9_$] and any non-ASCII byte) and every quoted name
+ * ("..." `...` [...]) outside string literals ('...') and comments counts,
+ * compared case-insensitively. `T1.Name` mentions T1 and Name; a word that
+ * is an alias or a keyword mentions a table only if one has that name,
+ * which keeps more than needed, never less. Spider's "English" (a string
+ * in double quotes) counts as a name for the same reason. */
+#include "schema/schema.h"
+
+#include <stdlib.h>
+#include <utf8proc.h>
+
+/* Appends `n` bytes of `s`, case-folded (ASCII fast; utf8proc's simple
+ * lower-case mapping per code point otherwise; invalid bytes as they are),
+ * and undoing the doubled quote `q` of a quoted name (0: none). */
+static int fold(ps_buf *out, const char *s, size_t n, char q)
+{
+    const utf8proc_uint8_t *p = (const utf8proc_uint8_t *)s, *end = p + n;
+    while (p < end) {
+        if (*p < 0x80) {
+            char c = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+            if (ps_buf_putc(out, c))
+                return PS_ENOMEM;
+            p += q && *p == (unsigned char)q && p + 1 < end && p[1] == *p ? 2 : 1;
+            continue;
+        }
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate(p, end - p, &cp);
+        if (k <= 0) {
+            if (ps_buf_putc(out, (char)*p++))
+                return PS_ENOMEM;
+            continue;
+        }
+        utf8proc_uint8_t enc[4];
+        utf8proc_ssize_t w = utf8proc_encode_char(utf8proc_tolower(cp), enc);
+        if (ps_buf_append(out, enc, (size_t)w))
+            return PS_ENOMEM;
+        p += k;
+    }
+    return 0;
+}
+
+static bool word_byte(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '$' || c >= 0x80;
+}
+
+/* The end of the quoted run starting at sql[i] (its opening `open`), past
+ * the closing `close`; a doubled closing quote is part of the run. */
+static size_t quoted_end(const char *sql, size_t len, size_t i, char close)
+{
+    for (i++; i < len; i++) {
+        if (sql[i] != close)
+            continue;
+        if (close != ']' && i + 1 < len && sql[i + 1] == close) {
+            i++;
+            continue;
+        }
+        return i + 1;
+    }
+    return len;
+}
+
+/* Every identifier of `sql`, folded, NUL-separated, into `ids`. */
+static int scan(const char *sql, size_t len, ps_buf *ids)
+{
+    size_t i = 0;
+    while (i < len) {
+        char c = sql[i];
+        size_t start = i, end;
+        char q = 0;
+        if (c == '\'') {
+            i = quoted_end(sql, len, i, '\'');
+            continue;
+        } else if (c == '-' && i + 1 < len && sql[i + 1] == '-') {
+            while (i < len && sql[i] != '\n')
+                i++;
+            continue;
+        } else if (c == '/' && i + 1 < len && sql[i + 1] == '*') {
+            const char *e = NULL;
+            for (size_t j = i + 2; j + 1 < len && !e; j++)
+                if (sql[j] == '*' && sql[j + 1] == '/')
+                    e = sql + j + 2;
+            i = e ? (size_t)(e - sql) : len;
+            continue;
+        } else if (c == '"' || c == '`' || c == '[') {
+            q = c == '[' ? ']' : c;
+            i = quoted_end(sql, len, i, q);
+            start++;
+            end = i > start && sql[i - 1] == q ? i - 1 : i;
+        } else if (word_byte((unsigned char)c)) {
+            while (i < len && word_byte((unsigned char)sql[i]))
+                i++;
+            end = i;
+        } else {
+            i++;
+            continue;
+        }
+        if (fold(ids, sql + start, end - start, q == ']' ? 0 : q) || ps_buf_putc(ids, '\0'))
+            return PS_ENOMEM;
+    }
+    return 0;
+}
+
+/* Whether `name` (folded into `tmp`) is one of the NUL-separated ids. */
+static int mentioned(const ps_buf *ids, const char *name, ps_buf *tmp, bool *yes)
+{
+    ps_buf_reset(tmp);
+    if (fold(tmp, name, strlen(name), 0))
+        return PS_ENOMEM;
+    *yes = false;
+    for (size_t at = 0; at < ids->len && !*yes;) {
+        size_t l = strlen(ids->data + at);
+        *yes = l == tmp->len && !memcmp(ids->data + at, tmp->data ? tmp->data : "", l);
+        at += l + 1;
+    }
+    return 0;
+}
+
+int ps_schema_shorten_order(const ps_schema *s, const char *sql, size_t len,
+                            ps_shorten_unit *units, size_t *n)
+{
+    ps_buf ids, tmp;
+    ps_buf_init(&ids);
+    ps_buf_init(&tmp);
+    unsigned char *tmen = calloc(s->n_tables ? s->n_tables : 1, 1);
+    int rc = tmen ? scan(sql, len, &ids) : PS_ENOMEM;
+    size_t k = 0;
+    for (size_t t = s->n_tables; !rc && t-- > 0;) {
+        bool yes;
+        rc = mentioned(&ids, s->tables[t], &tmp, &yes);
+        tmen[t] = yes;
+        if (!rc && !yes)
+            units[k++] = (ps_shorten_unit){.index = (uint32_t)t, .is_column = false};
+    }
+    for (size_t c = s->n_columns; !rc && c-- > 0;) {
+        bool yes;
+        if (!tmen[s->columns[c].table])
+            continue; /* goes with its table */
+        rc = mentioned(&ids, s->columns[c].name, &tmp, &yes);
+        if (!rc && !yes)
+            units[k++] = (ps_shorten_unit){.index = (uint32_t)c, .is_column = true};
+    }
+    *n = rc ? 0 : k;
+    free(tmen);
+    ps_buf_free(&ids);
+    ps_buf_free(&tmp);
+    return rc;
+}
+
+void ps_schema_mask_drop(const ps_schema *s, const ps_shorten_unit *units, size_t k,
+                         unsigned char *keep_table, unsigned char *keep_column)
+{
+    memset(keep_table, 1, s->n_tables);
+    memset(keep_column, 1, s->n_columns);
+    for (size_t i = 0; i < k; i++) {
+        if (units[i].is_column)
+            keep_column[units[i].index] = 0;
+        else
+            keep_table[units[i].index] = 0;
+    }
+}

@@ -1,0 +1,291 @@
+/* The SQLite connections of a ps_sql_checker: one per database used, made
+ * on first use, kept until the checker is freed.
+ *
+ * Gold SQL is untrusted input: a record may hold ATTACH 'x.db' (which
+ * creates a file when run), load_extension('/tmp/x'), PRAGMA
+ * writable_schema. Every connection is therefore made so that nothing can
+ * reach the filesystem or change a database: ATTACH is limited to zero
+ * databases and denied by an authorizer together with DETACH, PRAGMA and
+ * the functions that read or write files or load code; extension loading
+ * is off; defensive mode is on; query_only is set; files are opened
+ * read-only and immutable. The in-memory database is created from the
+ * schema before the authorizer is installed. */
+#include "schema/sql_conn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+typedef struct conn_slot {
+    const ps_schema *db;
+    sqlite3 *conn;
+} conn_slot;
+
+struct ps_sql_checker {
+    const ps_schemas *schemas;
+    conn_slot *slots; /* open addressing on the schema's address */
+    size_t nslots, used;
+};
+
+int ps_sql_checker_create(const ps_schemas *s, ps_sql_checker **out, ps_error *err)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return ps_error_set(err, PS_ENOMEM, "SQL checker: out of memory");
+    (*out)->schemas = s;
+    return 0;
+}
+
+void ps_sql_checker_free(ps_sql_checker *k)
+{
+    if (!k)
+        return;
+    for (size_t i = 0; i < k->nslots; i++)
+        sqlite3_close_v2(k->slots[i].conn);
+    free(k->slots);
+    free(k);
+}
+
+void ps_sql_message(char *msg, size_t msz, const char *text)
+{
+    if (msz)
+        snprintf(msg, msz, "%s", text ? text : "");
+}
+
+static size_t slot_of(const conn_slot *slots, size_t nslots, const ps_schema *db)
+{
+    size_t h = (size_t)(((uintptr_t)db >> 4) * 0x9E3779B97F4A7C15ull);
+    size_t i = h & (nslots - 1);
+    while (slots[i].db && slots[i].db != db)
+        i = (i + 1) & (nslots - 1);
+    return i;
+}
+
+static int grow(ps_sql_checker *k)
+{
+    size_t n = k->nslots ? 2 * k->nslots : 16;
+    conn_slot *s = calloc(n, sizeof *s);
+    if (!s)
+        return PS_ENOMEM;
+    for (size_t i = 0; i < k->nslots; i++)
+        if (k->slots[i].db)
+            s[slot_of(s, n, k->slots[i].db)] = k->slots[i];
+    free(k->slots);
+    k->slots = s;
+    k->nslots = n;
+    return 0;
+}
+
+/* ---- the in-memory database's DDL ----------------------------------------- */
+
+/* A type that can be pasted into a column definition as it is: one plain
+ * word that is no keyword ("varchar", "date"). Anything else ("double
+ * precision", "varchar(20)", "text primary") is dropped, since a column's
+ * type never changes whether a query compiles. */
+static bool plain_type(const char *t)
+{
+    if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || *t == '_'))
+        return false;
+    size_t n = 1;
+    for (; t[n]; n++)
+        if (!((t[n] >= 'A' && t[n] <= 'Z') || (t[n] >= 'a' && t[n] <= 'z') ||
+              (t[n] >= '0' && t[n] <= '9') || t[n] == '_'))
+            return false;
+    return !sqlite3_keyword_check(t, (int)n);
+}
+
+static const char *sqlite_type(const char *t)
+{
+    static const char *const map[][2] = {{"number", "NUMERIC"}, {"text", "TEXT"},
+                                         {"time", "TEXT"},      {"boolean", "INTEGER"},
+                                         {"others", ""}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcasecmp(t, map[i][0]))
+            return map[i][1];
+    return plain_type(t) ? t : "";
+}
+
+/* Whether column c repeats, ASCII-case-insensitively, an earlier column of
+ * its table (SQLite: "duplicate column name"). */
+static bool dup_column(const ps_schema *db, size_t c)
+{
+    for (size_t j = 0; j < c; j++)
+        if (db->columns[j].table == db->columns[c].table &&
+            !strcasecmp(db->columns[j].name, db->columns[c].name))
+            return true;
+    return false;
+}
+
+int ps_sql_schema_ddl(const ps_schema *db, ps_buf *out)
+{
+    for (size_t t = 0; t < db->n_tables; t++) {
+        bool dup = false;
+        for (size_t u = 0; u < t && !dup; u++)
+            dup = !strcasecmp(db->tables[u], db->tables[t]);
+        if (dup)
+            continue;
+        if (ps_buf_puts(out, "CREATE TABLE ") || ps_sql_put_ident(out, db->tables[t], true) ||
+            ps_buf_puts(out, " ("))
+            return PS_ENOMEM;
+        bool first = true;
+        for (size_t c = 0; c < db->n_columns; c++) {
+            if (db->columns[c].table != t || dup_column(db, c))
+                continue;
+            const char *ty = sqlite_type(db->columns[c].type);
+            if ((!first && ps_buf_puts(out, ", ")) ||
+                ps_sql_put_ident(out, db->columns[c].name, true) ||
+                (*ty && (ps_buf_putc(out, ' ') || ps_buf_puts(out, ty))))
+                return PS_ENOMEM;
+            first = false;
+        }
+        if ((first && ps_buf_puts(out, "\"\"")) || ps_buf_puts(out, ");\n"))
+            return PS_ENOMEM;
+    }
+    return 0;
+}
+
+/* ---- guards ------------------------------------------------------------- */
+
+static int authorize(void *user, int action, const char *a, const char *b, const char *dbname,
+                     const char *trigger)
+{
+    (void)user, (void)a, (void)dbname, (void)trigger;
+    switch (action) {
+    case SQLITE_ATTACH:
+    case SQLITE_DETACH:
+    case SQLITE_PRAGMA:
+    case SQLITE_CREATE_VTABLE:
+    case SQLITE_DROP_VTABLE:
+        return SQLITE_DENY;
+    case SQLITE_FUNCTION:
+        /* b is the function's name. The file and code ones are not in
+         * the library as Debian builds it, but a build with them must
+         * refuse them too. */
+        if (b && (!strcasecmp(b, "load_extension") || !strcasecmp(b, "readfile") ||
+                  !strcasecmp(b, "writefile") || !strcasecmp(b, "edit") ||
+                  !strcasecmp(b, "fts3_tokenizer")))
+            return SQLITE_DENY;
+        return SQLITE_OK;
+    default:
+        return SQLITE_OK;
+    }
+}
+
+static void guard(sqlite3 *c)
+{
+    sqlite3_db_config(c, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+    sqlite3_db_config(c, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    sqlite3_db_config(c, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    sqlite3_limit(c, SQLITE_LIMIT_ATTACHED, 0);
+    sqlite3_limit(c, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
+    sqlite3_limit(c, SQLITE_LIMIT_LENGTH, 16 << 20);
+    sqlite3_limit(c, SQLITE_LIMIT_EXPR_DEPTH, 1000);
+    sqlite3_limit(c, SQLITE_LIMIT_COMPOUND_SELECT, 500);
+    sqlite3_limit(c, SQLITE_LIMIT_FUNCTION_ARG, 127);
+    sqlite3_limit(c, SQLITE_LIMIT_VARIABLE_NUMBER, 999);
+    sqlite3_limit(c, SQLITE_LIMIT_TRIGGER_DEPTH, 10);
+    sqlite3_set_authorizer(c, authorize, NULL);
+}
+
+/* ---- opening -------------------------------------------------------------- */
+
+static int open_memory(const ps_schema *db, sqlite3 **out, ps_error *err)
+{
+    sqlite3 *c = NULL;
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY |
+                SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE;
+    if (sqlite3_open_v2(":memory:", &c, flags, NULL) != SQLITE_OK) {
+        sqlite3_close_v2(c);
+        return ps_error_set(err, PS_ENOMEM, "database '%s': SQLite cannot open a memory database",
+                            db->db_id);
+    }
+    sqlite3_db_config(c, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+    ps_buf ddl;
+    ps_buf_init(&ddl);
+    int rc = ps_sql_schema_ddl(db, &ddl) || ps_buf_puts(&ddl, "PRAGMA query_only=1;") ? PS_ENOMEM
+                                                                                       : 0;
+    char *emsg = NULL;
+    if (!rc && sqlite3_exec(c, ddl.data, NULL, NULL, &emsg) != SQLITE_OK)
+        rc = ps_error_set(err, PS_EFORMAT, "database '%s' (%s): SQLite cannot create it: %s",
+                          db->db_id, db->origin ? db->origin : "?", emsg ? emsg : "?");
+    else if (rc)
+        ps_error_set(err, rc, "database '%s': out of memory", db->db_id);
+    sqlite3_free(emsg);
+    ps_buf_free(&ddl);
+    if (rc) {
+        sqlite3_close_v2(c);
+        return rc;
+    }
+    guard(c);
+    *out = c;
+    return 0;
+}
+
+/* file:PATH?mode=ro&immutable=1 with the characters a URI gives meaning
+ * to escaped. */
+static int file_uri(const char *path, ps_buf *uri)
+{
+    int rc = ps_buf_puts(uri, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; !rc && *p; p++)
+        rc = (*p == '%' || *p == '?' || *p == '#' || *p < 0x20)
+                 ? ps_buf_printf(uri, "%%%02X", *p)
+                 : ps_buf_putc(uri, (char)*p);
+    return rc ? rc : ps_buf_puts(uri, "?mode=ro&immutable=1");
+}
+
+int ps_sql_open_file(const char *path, sqlite3 **out, ps_error *err)
+{
+    ps_buf uri;
+    ps_buf_init(&uri);
+    if (file_uri(path, &uri)) {
+        ps_buf_free(&uri);
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+    }
+    sqlite3 *c = NULL;
+    int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
+                SQLITE_OPEN_PRIVATECACHE;
+    int r = sqlite3_open_v2(uri.data, &c, flags, NULL);
+    ps_buf_free(&uri);
+    if (r == SQLITE_OK) {
+        sqlite3_db_config(c, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+        r = sqlite3_exec(c, "PRAGMA query_only=1", NULL, NULL, NULL);
+    }
+    if (r != SQLITE_OK) {
+        int rc = ps_error_set(err, PS_EIO, "%s: SQLite cannot open it read-only: %s", path,
+                              c ? sqlite3_errmsg(c) : sqlite3_errstr(r));
+        sqlite3_close_v2(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+static int open_file(const ps_schema *db, sqlite3 **out, ps_error *err)
+{
+    int rc = ps_sql_open_file(db->db_path, out, err);
+    if (!rc)
+        guard(*out);
+    return rc;
+}
+
+int ps_sql_conn(ps_sql_checker *k, const ps_schema *db, sqlite3 **out, ps_error *err)
+{
+    if (k->nslots) {
+        size_t i = slot_of(k->slots, k->nslots, db);
+        if (k->slots[i].db) {
+            *out = k->slots[i].conn;
+            return 0;
+        }
+    }
+    if (2 * (k->used + 1) > k->nslots && grow(k))
+        return ps_error_set(err, PS_ENOMEM, "SQL checker: out of memory");
+    sqlite3 *c = NULL;
+    int rc = db->db_path ? open_file(db, &c, err) : open_memory(db, &c, err);
+    if (rc)
+        return rc;
+    size_t i = slot_of(k->slots, k->nslots, db);
+    k->slots[i] = (conn_slot){db, c};
+    k->used++;
+    *out = c;
+    return 0;
+}

@@ -1,0 +1,125 @@
+/* Tests of schema/shorten.c: which tables and columns a too-long prompt
+ * drops first, on real Spider queries and BIRD-shaped quoted names. */
+#include "tests/support/testutil.h"
+
+#include "schema/schema.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static ps_schemas *load(const char *rel)
+{
+    ps_schemas *s;
+    ps_error err = {0};
+    assert_int_equal(ps_schemas_create(&s, &err), 0);
+    if (ps_schemas_load_tables(s, ps_test_data(rel), &err))
+        fail_msg("%s: %s", rel, err.message);
+    return s;
+}
+
+/* The order as text: "t3 t1 c18 ..." */
+static char *order(const ps_schema *d, const char *sql)
+{
+    ps_shorten_unit *u = calloc(d->n_tables + d->n_columns, sizeof *u);
+    size_t n = 99;
+    assert_int_equal(ps_schema_shorten_order(d, sql, strlen(sql), u, &n), 0);
+    ps_buf b;
+    ps_buf_init(&b);
+    assert_int_equal(ps_buf_puts(&b, ""), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(ps_buf_printf(&b, "%s%c%u", i ? " " : "", u[i].is_column ? 'c' : 't',
+                                       u[i].index), 0);
+    free(u);
+    return b.data;
+}
+
+static void test_spider_query(void **state)
+{
+    (void)state;
+    ps_schemas *s = load("spider/tables.json");
+    const ps_schema *d = ps_schemas_find(s, "concert_singer", 14);
+    /* Spider dev #12. Mentioned: concert, stadium; Name (stadium),
+     * Stadium_ID (both). Dropped first: singer_in_concert (t3), singer
+     * (t1); then concert's Year, Theme, concert_Name, concert_ID (c18,
+     * c16, c15, c14) and stadium's Average, Lowest, Highest, Capacity,
+     * Location (c6, c5, c4, c3, c1), each table's last column first. */
+    const char *sql = "SELECT T2.name ,  count(*) FROM concert AS T1 JOIN stadium AS T2 ON "
+                      "T1.stadium_id  =  T2.stadium_id GROUP BY T1.stadium_id";
+    char *got = order(d, sql);
+    assert_string_equal(got, "t3 t1 c18 c16 c15 c14 c6 c5 c4 c3 c1");
+    free(got);
+
+    ps_shorten_unit u[25];
+    size_t n;
+    assert_int_equal(ps_schema_shorten_order(d, sql, strlen(sql), u, &n), 0);
+    unsigned char kt[4], kc[21];
+    ps_schema_mask m = {kt, kc};
+    ps_buf b;
+    ps_buf_init(&b);
+    ps_schema_mask_drop(d, u, 2, kt, kc); /* the two tables */
+    assert_int_equal(ps_schema_serialize(d, PS_SCHEMA_PICARD, &m, &b), 0);
+    assert_string_equal(b.data, " | concert_singer | stadium : stadium_id , location , name , "
+                                "capacity , highest , lowest , average | concert : concert_id , "
+                                "concert_name , theme , stadium_id , year");
+    ps_buf_reset(&b);
+    ps_schema_mask_drop(d, u, n, kt, kc); /* everything that may go */
+    assert_int_equal(ps_schema_serialize(d, PS_SCHEMA_PICARD, &m, &b), 0);
+    assert_string_equal(b.data, " | concert_singer | stadium : stadium_id , name | concert : "
+                                "stadium_id");
+    ps_buf_reset(&b);
+    ps_schema_mask_drop(d, u, 0, kt, kc); /* nothing */
+    assert_int_equal(ps_schema_serialize(d, PS_SCHEMA_PICARD, &m, &b), 0);
+    assert_int_equal(strlen(b.data), 295); /* the whole string (test_schema_serialize) */
+    ps_buf_free(&b);
+
+    /* every table mentioned, every column: nothing to drop */
+    got = order(d, "select * from stadium, singer, concert, singer_in_concert where stadium_id "
+                   "and location and name and capacity and highest and lowest and average and "
+                   "singer_id and country and song_name and song_release_year and age and is_male "
+                   "and concert_id and concert_name and theme and year");
+    assert_string_equal(got, "");
+    free(got);
+    ps_schemas_free(s);
+}
+
+static void test_quoted(void **state)
+{
+    (void)state;
+    ps_schemas *s = load("formats/bird/dev_tables.json");
+    const ps_schema *d = ps_schemas_find(s, "california_schools", 18);
+    /* satscores only in a string and schools only in comments; frpm in
+     * brackets, a column in back-quotes with a doubled quote elsewhere */
+    const char *sql = "SELECT `Free Meal Count (K-12)`, \"CDSCode\" FROM [FRPM] "
+                      "WHERE `County Name` = 'satscores' -- schools\n /* schools */ AND \"a\"\"b\"";
+    char *got = order(d, sql);
+    /* t2 schools, t1 satscores; frpm's unmentioned columns, last first:
+     * Enrollment (K-12) c7, Charter School c6, School Name c5, District
+     * Name c4, County Code c2, Academic Year c1 */
+    assert_string_equal(got, "t2 t1 c7 c6 c5 c4 c2 c1");
+    free(got);
+    /* an unterminated literal or quote ends the scan without reading past */
+    got = order(d, "SELECT County FROM schools WHERE x = 'frpm");
+    assert_string_equal(got, "t1 t0 c17 c16 c15 c13");
+    free(got);
+    got = order(d, "SELECT `County");
+    assert_string_equal(got, "t2 t1 t0");
+    free(got);
+    ps_schemas_free(s);
+
+    /* Chinese names (DuSQL), bare */
+    s = load("formats/dusql/db_schema.json");
+    d = ps_schemas_find(s, "中国城市", strlen("中国城市"));
+    got = order(d, "select 名称 from 城市 where 人口 > 10000000");
+    assert_string_equal(got, "t1 c1");
+    free(got);
+    ps_schemas_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spider_query),
+        cmocka_unit_test(test_quoted),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
