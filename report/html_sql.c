@@ -186,6 +186,8 @@ static void regressions(ps_html *h, json_t *sql)
         ps_html_raw(h, "</tbody></table>");
     } else
         ps_html_raw(h, "<p class=\"mu\">No named rule changed them: a built-in cleaning step did.</p>");
+    if (json_array_size(jget(reg, "examples")))
+        ps_html_raw(h, "<p class=\"mu\">The first records it broke, with SQLite's messages:</p>");
     pair_examples(h, jget(reg, "examples"));
 }
 
