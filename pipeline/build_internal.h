@@ -112,15 +112,18 @@ double ps_build_now(void);
 int ps_build_cancelled(const ps_build_config *cfg, ps_error *err);
 
 /* Runs the checks (thresholds from validate_json, a json_t * or NULL) on
- * the statistics, with the padding under `bounds`. */
+ * the statistics, with the padding under `bounds`; and the SQL checks when
+ * `sql` checked anything (NULL: none). */
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
-                      ps_vstats *tokenized, const ps_vpaired *paired, const uint32_t *bounds,
-                      size_t n_bounds, ps_vreport **report, ps_error *err);
+                      ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
+                      const uint32_t *bounds, size_t n_bounds, ps_vreport **report,
+                      ps_error *err);
 /* Writes <prefix>report.json, <prefix>report.html and <prefix>stats.json
- * into dir (fsynced). */
+ * into dir (fsynced). `sql` may be NULL. */
 int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *report,
                      const ps_vstats *raw, const ps_vstats *cleaned,
-                     const ps_vstats *tokenized, const ps_vpaired *paired, ps_error *err);
+                     const ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
+                     ps_error *err);
 /* The parent directory of `dir` and "<name>." for files written beside it. */
 void ps_path_beside(const char *dir, char *parent, size_t psz, char *prefix, size_t nsz);
 

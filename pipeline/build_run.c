@@ -186,8 +186,9 @@ static void state_free(ps_build_state *st)
 }
 
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
-                      ps_vstats *tokenized, const ps_vpaired *paired, const uint32_t *bounds,
-                      size_t n_bounds, ps_vreport **report, ps_error *err)
+                      ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
+                      const uint32_t *bounds, size_t n_bounds, ps_vreport **report,
+                      ps_error *err)
 {
     ps_vconfig *vc = ps_vconfig_new();
     if (!vc)
@@ -197,20 +198,23 @@ int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *clea
         rc = ps_vstats_set_padding(tokenized, bounds, n_bounds);
     if (!rc)
         rc = ps_validate_build(vc, raw, cleaned, tokenized, paired, report, err);
+    if (!rc)
+        rc = ps_validate_sql(vc, sql, *report, err);
     ps_vconfig_free(vc);
     return rc;
 }
 
 int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *report,
                      const ps_vstats *raw, const ps_vstats *cleaned,
-                     const ps_vstats *tokenized, const ps_vpaired *paired, ps_error *err)
+                     const ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
+                     ps_error *err)
 {
     char *json = ps_vreport_json(report);
     json_error_t je;
     json_t *parsed = json ? json_loads(json, 0, &je) : NULL;
     char *html = parsed ? ps_report_html(parsed) : NULL;
     json_decref(parsed);
-    char *stats = ps_vstats_file_json(raw, cleaned, tokenized, paired);
+    char *stats = ps_vstats_file_json(raw, cleaned, tokenized, paired, sql);
     int rc = 0;
     if (!json || !html || !stats)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
@@ -407,7 +411,7 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_build_plan(&st, err);
     if (!rc)
         rc = ps_build_validate(cfg->validate_json, st.v_raw, st.v_clean, st.v_tok, st.paired,
-                               st.bounds, st.n_bounds, &st.report, err);
+                               NULL, st.bounds, st.n_bounds, &st.report, err);
     for (size_t i = 0; !rc && i < ps_tokenizer_warning_count(cfg->tokenizer); i++)
         if (ps_vreport_add_vocab_warning(st.report, ps_tokenizer_warning(cfg->tokenizer, i)))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
@@ -418,7 +422,7 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         ps_path_beside(cfg->out_dir, parent, sizeof parent, prefix, sizeof prefix);
     if (!rc)
         rc = ps_write_reports(gate_failed ? parent : st.staging, prefix, st.report, st.v_raw,
-                              st.v_clean, st.v_tok, st.paired, err);
+                              st.v_clean, st.v_tok, st.paired, NULL, err);
     if (!rc && gate_failed) /* the rejects explain a failed check as much as the report */
         rc = move_rejects_beside(st.staging, parent, prefix, err);
     if (!rc && gate_failed) { /* publish nothing */

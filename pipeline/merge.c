@@ -616,15 +616,29 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
      * merged set is validated as a whole, with the build's thresholds. */
     ps_vstats *raw = NULL, *cln = NULL, *tok = NULL;
     ps_vpaired *pr = NULL;
+    ps_vsql *sq = NULL; /* parts without SQL checks add nothing */
     ps_vreport *report = NULL;
     for (size_t i = 0; !rc && i < n; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/stats.json", dirs[i]);
         ps_vstats *r1, *c1, *t1;
         ps_vpaired *p1;
-        rc = ps_vstats_file_load(path, &r1, &c1, &t1, &p1, err);
+        ps_vsql *s1;
+        rc = ps_vstats_file_load(path, &r1, &c1, &t1, &p1, &s1, err);
         if (rc)
             break;
+        if (s1 && sq) {
+            rc = ps_vsql_merge(sq, s1);
+            ps_vsql_free(s1);
+            if (rc) {
+                ps_error_set(err, rc, "%s: cannot add its SQL statistics%s", dirs[i],
+                             rc == PS_EINVAL ? " (its rules differ from the first part's)" : "");
+                ps_vstats_free(r1), ps_vstats_free(c1), ps_vstats_free(t1), ps_vpaired_free(p1);
+                break;
+            }
+        } else if (s1) {
+            sq = s1;
+        }
         if (i == 0) {
             raw = r1, cln = c1, tok = t1, pr = p1;
             continue;
@@ -649,21 +663,22 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
         for (size_t i = 0; i < nb; i++)
             b[i] = (uint32_t)json_integer_value(json_array_get(bounds, i));
         json_t *conf = json_object_get(m, "config");
-        rc = ps_build_validate(json_object_get(conf, "validate"), raw, cln, tok, pr, b, nb,
+        rc = ps_build_validate(json_object_get(conf, "validate"), raw, cln, tok, pr, sq, b, nb,
                                &report, err);
         if (!rc)
             failed = strcmp(ps_vreport_verdict(report), "fail") == 0 && !opts->no_gate;
         if (!rc && failed) {
             char parent[4096], prefix[512];
             ps_path_beside(out_dir, parent, sizeof parent, prefix, sizeof prefix);
-            rc = ps_write_reports(parent, prefix, report, raw, cln, tok, pr, err);
+            rc = ps_write_reports(parent, prefix, report, raw, cln, tok, pr, sq, err);
         } else if (!rc) {
-            rc = ps_write_reports(staging, "", report, raw, cln, tok, pr, err);
+            rc = ps_write_reports(staging, "", report, raw, cln, tok, pr, sq, err);
         }
         if (!rc && opts->summary)
             *opts->summary = ps_vreport_summary(report);
     }
     ps_vstats_free(raw), ps_vstats_free(cln), ps_vstats_free(tok), ps_vpaired_free(pr);
+    ps_vsql_free(sq);
     ps_vreport_free(report);
     if (!rc && failed) {
         opts->gate_failed = 1;

@@ -238,6 +238,7 @@ static inline void put_field_text(ps_html *h, json_t *c, const char *k, size_t c
 }
 
 /* The sections after the checks, in page order. */
+void ps_rh_sql(page *pg); /* only when the report has "sql" */
 void ps_rh_examples(page *pg);
 void ps_rh_lengths(page *pg);
 void ps_rh_labels(page *pg);

@@ -5,9 +5,10 @@
  *
  * Order: the verdict banner and key numbers; the checks that failed or
  * warned, with what they mean; every check in a table (failures first);
- * the records most changed by cleaning, before -> after with the changed
- * words marked; overlaid length histograms; per-label counts and
- * retention; rejections, rules, health counters and thresholds.
+ * SQL compiled against its schema (when the build checked it); the records
+ * most changed by cleaning, before -> after with the changed words marked;
+ * overlaid length histograms; per-label counts and retention; rejections,
+ * rules, health counters and thresholds.
  *
  * The input is untrusted: every member may be missing or of the wrong type
  * (it renders as "not available"), and every string is HTML-escaped.
@@ -199,8 +200,10 @@ static void banner(page *pg)
         na(h);
     ps_html_raw(h, "</dd></div></dl>");
 nav:
-    ps_html_raw(h, "<nav aria-label=\"sections\"><a href=\"#attention\">Why</a><a href=\"#checks\">All checks</a>"
-                   "<a href=\"#examples\">Examples</a><a href=\"#lengths\">Lengths</a><a href=\"#labels\">Labels</a>"
+    ps_html_raw(h, "<nav aria-label=\"sections\"><a href=\"#attention\">Why</a><a href=\"#checks\">All checks</a>");
+    if (json_is_object(jget(r, "sql")))
+        ps_html_raw(h, "<a href=\"#sql\">SQL</a>");
+    ps_html_raw(h, "<a href=\"#examples\">Examples</a><a href=\"#lengths\">Lengths</a><a href=\"#labels\">Labels</a>"
                    "<a href=\"#rejections\">Rejections &amp; rules</a><a href=\"#health\">Health</a>"
                    "<a href=\"#thresholds\">Thresholds</a></nav>");
 }
@@ -467,6 +470,7 @@ char *ps_report_html(json_t *report)
     attention(&pg);
     unk_words(&pg);
     checks_table(&pg);
+    ps_rh_sql(&pg);
     ps_rh_examples(&pg);
     ps_rh_lengths(&pg);
     ps_rh_labels(&pg);

@@ -89,6 +89,8 @@ static json_t *report_object(const ps_vreport *r)
     checks = NULL;
     bad |= json_object_set_new(o, "points", json_incref(r->points));
     bad |= json_object_set_new(o, "paired", r->paired ? json_incref(r->paired) : json_null());
+    if (r->sql) /* only when SQL was checked: other reports keep their bytes */
+        bad |= json_object_set_new(o, "sql", json_incref(r->sql));
     bad |= json_object_set_new(o, "thresholds", json_incref(json_object_get(r->config, "thresholds")));
     bad |= json_object_set_new(o, "modes", json_incref(json_object_get(r->config, "modes")));
     if (bad)
@@ -131,6 +133,47 @@ static int unk_words_summary(ps_buf *b, const ps_vreport *r)
     return flagged && words ? ps_vunk_summary(b, words) : 0;
 }
 
+/* 7000 -> "7,000" (the terminal summary's counts). */
+static const char *grouped(json_t *v, char buf[32])
+{
+    unsigned long long n = json_is_integer(v) && json_integer_value(v) >= 0
+                               ? (unsigned long long)json_integer_value(v) : 0;
+    char d[24];
+    int len = snprintf(d, sizeof d, "%llu", n), o = 0;
+    for (int i = 0; i < len; i++) {
+        if (i && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = d[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* "SQL: 7,000 checked, 6,997 compiled raw, 6,997 after cleaning, 0
+ * regressions", and a line on execution when queries ran. */
+static int sql_summary(ps_buf *b, json_t *sql)
+{
+    if (!sql)
+        return 0;
+    char a[32], c[32], d[32], e[32];
+    json_t *reg = json_object_get(sql, "regressions"), *ex = json_object_get(sql, "execution");
+    int bad = ps_buf_printf(b, "SQL: %s checked, %s compiled raw, %s after cleaning, %s regression%s\n",
+                            grouped(json_object_get(sql, "checked"), a),
+                            grouped(json_object_get(sql, "compiled_raw"), c),
+                            grouped(json_object_get(sql, "compiled_clean"), d),
+                            grouped(json_object_get(reg, "count"), e),
+                            json_integer_value(json_object_get(reg, "count")) == 1 ? "" : "s") != 0;
+    json_t *st = json_object_get(ex, "statuses");
+    if (!bad && json_integer_value(json_object_get(ex, "executed")) > 0) {
+        char f[32], g[32], h[32], i[32];
+        bad = ps_buf_printf(b, "SQL executed: %s ok, %s empty, %s error, %s timeout\n",
+                            grouped(json_object_get(st, "ok"), f), grouped(json_object_get(st, "empty"), g),
+                            grouped(json_object_get(st, "error"), h),
+                            grouped(json_object_get(st, "timeout"), i)) != 0;
+    }
+    return bad;
+}
+
 char *ps_vreport_summary(const ps_vreport *r)
 {
     if (!r)
@@ -140,6 +183,8 @@ char *ps_vreport_summary(const ps_vreport *r)
     char *head = headline(r);
     int bad = !head || ps_buf_puts(&b, head) || ps_buf_putc(&b, '\n');
     free(head);
+    if (!bad)
+        bad = sql_summary(&b, r->sql);
     /* failures first, then warnings */
     for (int pass = 0; pass < 2 && !bad; pass++) {
         int want = pass == 0 ? PS_VV_FAIL : PS_VV_WARN;
@@ -163,7 +208,7 @@ char *ps_vreport_summary(const ps_vreport *r)
 /* ---- the statistics file ------------------------------------------------------ */
 
 char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
-                          const ps_vstats *tokenized, const ps_vpaired *p)
+                          const ps_vstats *tokenized, const ps_vpaired *p, const ps_vsql *sql)
 {
     json_t *o = json_object(), *pts = json_object();
     if (!o || !pts) {
@@ -185,13 +230,17 @@ char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
         json_t *j = ps_vpaired_to_json(p);
         bad |= !j || json_object_set_new(o, "paired", j);
     }
+    if (!ps_vsql_empty(sql)) {
+        json_t *j = ps_vsql_to_json(sql);
+        bad |= !j || json_object_set_new(o, "sql", j);
+    }
     char *s = bad ? NULL : json_dumps(o, DUMP_FLAGS);
     json_decref(o);
     return s;
 }
 
 int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
-                        ps_vstats **tokenized, ps_vpaired **paired, ps_error *err)
+                        ps_vstats **tokenized, ps_vpaired **paired, ps_vsql **sql, ps_error *err)
 {
     ps_vstats **outs[3] = {raw, cleaned, tokenized};
     static const char *const K[3] = {"raw", "cleaned", "tokenized"};
@@ -200,6 +249,8 @@ int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
             *outs[i] = NULL;
     if (paired)
         *paired = NULL;
+    if (sql)
+        *sql = NULL;
     /* A regular file only (a FIFO given as --baseline would block
      * forever), bounded before it is read. */
     char *text;
@@ -215,6 +266,7 @@ int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
     int rc = 0;
     ps_vstats *got[3] = {NULL, NULL, NULL};
     ps_vpaired *gp = NULL;
+    ps_vsql *gs = NULL;
     json_t *sv = json_object_get(j, "stats_version"), *rv = json_object_get(j, "report_version");
     json_t *ver = sv ? sv : rv;
     if (!json_is_object(j)) {
@@ -260,12 +312,19 @@ int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
             goto out;
         }
     }
+    json_t *sj = json_object_get(j, "sql");
+    if (sql && sj && !json_is_null(sj)) {
+        ps_error e2 = {0};
+        if ((rc = ps_vsql_from_json(sj, &gs, &e2)))
+            ps_error_set(err, rc, "%s: sql: %s", path, e2.message);
+    }
 out:
     json_decref(j);
     if (rc) {
         for (int i = 0; i < 3; i++)
             ps_vstats_free(got[i]);
         ps_vpaired_free(gp);
+        ps_vsql_free(gs);
         return rc;
     }
     for (int i = 0; i < 3; i++)
@@ -273,5 +332,7 @@ out:
             *outs[i] = got[i];
     if (paired)
         *paired = gp;
+    if (sql)
+        *sql = gs;
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "tests/support/testutil.h"
 
 #include "pipeline/build.h"
+#include "validate/validate.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -245,6 +246,83 @@ static void test_merge_cancelled_publishes_nothing(void **state)
     assert_false(exists(at("cancelled")));
 }
 
+/* Adds statistics of SQL checked against its schema to a part's stats.json,
+ * as a build with --schema writes them: n records, of which `broken`
+ * compiled before cleaning and not after (changed by rule `rule`). */
+static void add_sql(const char *dir, const char *const *rules, size_t n_rules, int n, int broken)
+{
+    ps_vsql *v = ps_vsql_new(rules, n_rules);
+    assert_non_null(v);
+    unsigned char touched[2] = {0, 2};
+    for (int i = 0; i < n; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "%s#%d", dir + strlen(dir) - 5, i);
+        bool bad = i < broken;
+        ps_vsql_record r = {.id = id, .label = i % 2 ? "concert_singer" : "pets_1", .raw_class = 0,
+                            .clean_class = bad ? 3 : 0,
+                            .clean_msg = bad ? "no such column: T1.Name" : NULL,
+                            .touched = bad ? touched : NULL, .exec_status = -1};
+        assert_int_equal(ps_vsql_add(v, &r), 0);
+    }
+    json_t *stats = load_json(dir, "stats.json");
+    json_object_set_new(stats, "sql", ps_vsql_to_json(v));
+    char path[PATH_MAX + 20];
+    snprintf(path, sizeof path, "%s/stats.json", dir);
+    assert_int_equal(json_dump_file(stats, path, JSON_PRESERVE_ORDER), 0);
+    json_decref(stats);
+    ps_vsql_free(v);
+}
+
+/* The parts' SQL statistics add up in the merged report, its checks run on
+ * the sum (a regression in one part stops the merge), and parts cleaned
+ * with other rules are refused. Runs last: it rewrites the parts' stats. */
+static void test_merge_adds_the_parts_sql(void **state)
+{
+    (void)state;
+    static const char *const rules[2] = {"fold-quotes", "rename-alias"};
+    char p0[PATH_MAX + 8], p1[PATH_MAX + 8]; /* at() reuses 4 buffers */
+    snprintf(p0, sizeof p0, "%s", at("part0"));
+    snprintf(p1, sizeof p1, "%s", at("part1"));
+    const char *dirs[2] = {p0, p1};
+    add_sql(dirs[1], rules, 2, 30, 0); /* a part without "sql" adds nothing: part0 has none yet */
+    ps_error err;
+    ps_error_clear(&err);
+    ps_merge_opts mo = {0};
+    if (ps_merge_run(at("merged-sql1"), dirs, 2, &mo, &err))
+        fail_msg("merge: %s", err.message);
+    assert_false(mo.gate_failed);
+    json_t *rep = load_json(at("merged-sql1"), "report.json");
+    json_t *sql = json_object_get(rep, "sql");
+    assert_int_equal(json_integer_value(json_object_get(sql, "checked")), 30);
+    json_decref(rep);
+
+    add_sql(dirs[0], rules, 2, 20, 2);
+    ps_error_clear(&err);
+    mo = (ps_merge_opts){0};
+    char *summary = NULL;
+    mo.summary = &summary;
+    if (ps_merge_run(at("merged-sql"), dirs, 2, &mo, &err))
+        fail_msg("merge: %s", err.message);
+    assert_true(mo.gate_failed); /* two regressions: nothing published, the report beside */
+    assert_false(exists(at("merged-sql")));
+    rep = load_json(g_tmp, "merged-sql.report.json");
+    sql = json_object_get(rep, "sql");
+    assert_int_equal(json_integer_value(json_object_get(sql, "checked")), 50);
+    assert_int_equal(json_integer_value(json_object_get(sql, "compiled_clean")), 48);
+    json_t *reg = json_object_get(sql, "regressions");
+    assert_int_equal(json_integer_value(json_object_get(reg, "count")), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(reg, "by_rule"), 0),
+                                                          "rule")), "rename-alias");
+    assert_non_null(strstr(summary, "SQL: 50 checked, 50 compiled raw, 48 after cleaning, 2 regressions"));
+    assert_non_null(strstr(summary, "FAIL sql_compile_regression"));
+    json_decref(rep);
+    free(summary);
+
+    static const char *const other[2] = {"fold-quotes", "rename-aliases"};
+    add_sql(dirs[1], other, 2, 30, 0);
+    expect_refused(dirs, 2, PS_EINVAL, "rules differ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_merge_refuses_a_whole_set),
         cmocka_unit_test(test_merge_refuses_what_is_no_set),
         cmocka_unit_test(test_merge_cancelled_publishes_nothing),
+        cmocka_unit_test(test_merge_adds_the_parts_sql), /* last: rewrites the parts' stats */
     };
     return cmocka_run_group_tests_name("merge", tests, setup, teardown);
 }

@@ -85,6 +85,11 @@ static const checkdef DEFS[C_N] = {
      "(padded slots - tokens) / padded slots, each record padded to its bucket's bound"},
     {"id_collisions", "paired", ">", 0, 0, M_WARN,
      "kept records whose id (from the id field) an earlier kept record has"},
+    /* a rule that breaks SQL is the seed incident's twin: any stops the build */
+    {"sql_compile_regression", "sql", ">", 0, NAN, M_FAIL,
+     "records whose SQL compiled against its schema before cleaning and not after"},
+    {"sql_compile_rate", "sql", "<", 0.99, NAN, M_WARN,
+     "records whose raw SQL compiled against its schema / records checked"},
 };
 
 static const struct {
@@ -212,6 +217,7 @@ void ps_vreport_free(ps_vreport *r)
     free(r->checks);
     json_decref(r->points);
     json_decref(r->paired);
+    json_decref(r->sql);
     json_decref(r->config);
     json_decref(r->vocab_warnings);
     free(r);
@@ -658,6 +664,26 @@ static void health_checks(ctx *x, const ps_vstats *T, const ps_vstats *base, boo
 
 /* ---- entry points -------------------------------------------------------- */
 
+static int check_config_json(const ps_vconfig *c, int i, json_t *th, json_t *mo)
+{
+    char k[112];
+    int bad = json_object_set_new(th, DEFS[i].name, isnan(c->fail[i]) ? json_null() : json_real(c->fail[i]));
+    snprintf(k, sizeof k, "%s_warn", DEFS[i].name);
+    bad |= json_object_set_new(th, k, isnan(c->warn[i]) ? json_null() : json_real(c->warn[i]));
+    bad |= json_object_set_new(mo, DEFS[i].name, json_string(MODE_NAMES[c->mode[i]]));
+    return bad ? PS_ENOMEM : 0;
+}
+
+int ps_vconfig_add_group_json(const ps_vconfig *c, json_t *config, const char *group)
+{
+    json_t *th = json_object_get(config, "thresholds"), *mo = json_object_get(config, "modes");
+    int rc = th && mo ? 0 : PS_ENOMEM;
+    for (int i = 0; !rc && i < C_N; i++)
+        if (!strcmp(DEFS[i].group, group))
+            rc = check_config_json(c, i, th, mo);
+    return rc;
+}
+
 static json_t *config_json(const ps_vconfig *c)
 {
     json_t *th = json_object(), *mo = json_object();
@@ -666,13 +692,9 @@ static json_t *config_json(const ps_vconfig *c)
         json_decref(mo);
         return NULL;
     }
-    for (int i = 0; i < C_N; i++) {
-        char k[112];
-        json_object_set_new(th, DEFS[i].name, isnan(c->fail[i]) ? json_null() : json_real(c->fail[i]));
-        snprintf(k, sizeof k, "%s_warn", DEFS[i].name);
-        json_object_set_new(th, k, isnan(c->warn[i]) ? json_null() : json_real(c->warn[i]));
-        json_object_set_new(mo, DEFS[i].name, json_string(MODE_NAMES[c->mode[i]]));
-    }
+    for (int i = 0; i < C_N; i++)
+        if (strcmp(DEFS[i].group, "sql"))
+            check_config_json(c, i, th, mo);
     for (int i = 0; i < P_N; i++)
         json_object_set_new(th, PARAMS[i].name, PARAMS[i].integer ? json_integer((json_int_t)c->param[i])
                                                                   : json_real(c->param[i]));
@@ -694,7 +716,7 @@ static ps_vreport *report_new(const ps_vconfig *c, const char *mode)
     return r;
 }
 
-static void finish(ps_vreport *r)
+void ps_vreport_refresh_verdict(ps_vreport *r)
 {
     r->verdict = PS_VV_PASS;
     for (size_t i = 0; i < r->n; i++) {
@@ -749,7 +771,7 @@ int ps_validate_build(const ps_vconfig *c, const ps_vstats *raw, const ps_vstats
         ps_vreport_free(r);
         return ps_error_set(err, rc, "validation: out of memory");
     }
-    finish(r);
+    ps_vreport_refresh_verdict(r);
     *out = r;
     return 0;
 }
@@ -785,7 +807,7 @@ int ps_validate_compare(const ps_vconfig *c, const ps_vstats *baseline,
         ps_vreport_free(r);
         return ps_error_set(err, rc, "validation: out of memory");
     }
-    finish(r);
+    ps_vreport_refresh_verdict(r);
     *out = r;
     return 0;
 }

@@ -40,6 +40,8 @@ enum {
     C_TRUNCATION,
     C_PADDING,
     C_ID_COLLISIONS,
+    C_SQL_REGRESSION, /* group "sql": only in reports of builds that checked SQL */
+    C_SQL_RATE,
     C_N
 };
 
@@ -71,6 +73,13 @@ int ps_vcheck_verdict(const ps_vcheck_ctx *x, int id, double value);
 const char *ps_vcheck_word(int v);
 /* min_records: below it a check says "not enough data". */
 double ps_vcheck_min_records(const ps_vcheck_ctx *x);
+
+/* Adds the thresholds and modes of the checks of `group` to a report's
+ * config object (the "sql" group is left out of it until SQL was checked:
+ * reports of other builds keep their bytes). 0 or PS_ENOMEM. */
+int ps_vconfig_add_group_json(const ps_vconfig *c, json_t *config, const char *group);
+/* The report's verdict from its checks. */
+void ps_vreport_refresh_verdict(ps_vreport *r);
 
 /* The paired checks (checks_paired.c), in report order. */
 void ps_vcheck_paired(ps_vcheck_ctx *x, const ps_vpaired *P, const ps_vstats *raw,

@@ -104,19 +104,63 @@ int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from);
 json_t *ps_vpaired_to_json(const ps_vpaired *p);
 int ps_vpaired_from_json(json_t *j, ps_vpaired **out, ps_error *err);
 
+/* ---- SQL checked against its schema (sql_stats.c) ---------------------------
+ * What compiling each record's SQL against its database's schema found,
+ * before and after cleaning (schema/schema.h: ps_sql_compile), what running
+ * it found (ps_sql_execute), and how much the build shortened the schemas
+ * in prompts. Mergeable like the statistics above; reports omit it when
+ * nothing was checked (docs/REPORT.md, "sql"). */
+
+typedef struct ps_vsql ps_vsql;
+
+/* One committed record. */
+typedef struct ps_vsql_record {
+    const char *id, *label;          /* label NULL: unlabeled */
+    int raw_class, clean_class;      /* a ps_sql_class (0 = compiled); -1: not checked (no
+                                        schema, unknown database, rejected before cleaning) */
+    const char *raw_msg, *clean_msg; /* SQLite's messages; may be NULL */
+    const unsigned char *touched;    /* n_rules flags (value 2 set: the rule changed the
+                                        record); may be NULL */
+    int exec_status;                 /* a ps_exec_status; -1: not run */
+    uint64_t exec_rows;
+    const char *exec_msg;            /* SQLite's message of an error or timeout; may be NULL */
+    int shortened;                   /* the build shortened the schema in the prompt */
+    uint32_t tables_dropped, columns_dropped;
+} ps_vsql_record;
+
+/* New empty statistics for a cleaner with these rules (names copied; the
+ * record's touched flags are in this order). NULL when out of memory. */
+ps_vsql *ps_vsql_new(const char *const *rule_names, size_t n_rules);
+void ps_vsql_free(ps_vsql *v);
+/* Adds one record, in input order (examples are the first seen). 0,
+ * PS_EINVAL (a class or status out of range) or PS_ENOMEM. */
+int ps_vsql_add(ps_vsql *v, const ps_vsql_record *r);
+/* Adds `from` (the next part) into `into`. PS_EINVAL when their rules
+ * differ; PS_ENOMEM. */
+int ps_vsql_merge(ps_vsql *into, const ps_vsql *from);
+/* The "sql" object of stats.json and report.json; new reference or NULL. */
+json_t *ps_vsql_to_json(const ps_vsql *v);
+/* Reads what ps_vsql_to_json wrote (untrusted: every count is checked
+ * against the others). 0, PS_EFORMAT or PS_ENOMEM. */
+int ps_vsql_from_json(json_t *j, ps_vsql **out, ps_error *err);
+/* Nothing compiled, run or shortened (NULL too): reports leave it out. */
+bool ps_vsql_empty(const ps_vsql *v);
+
 /* ---- the statistics file (DIR/stats.json) ---------------------------------- */
 
 /* {"stats_version": 1, "points": {"raw": STATS, "cleaned": STATS,
- *  "tokenized": STATS}, "paired": PAIRED}: malloc'ed text, NULL when out of
- * memory. Any argument may be NULL (its member is then left out). */
+ *  "tokenized": STATS}, "paired": PAIRED, "sql": SQL}: malloc'ed text, NULL
+ * when out of memory. Any argument may be NULL (its member is then left
+ * out); "sql" is left out when empty too. */
 char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
-                          const ps_vstats *tokenized, const ps_vpaired *p);
+                          const ps_vstats *tokenized, const ps_vpaired *p, const ps_vsql *sql);
 /* Reads a statistics file, or a report.json (same "points" and "paired"
  * members). Each output may be NULL (not wanted); a point absent from the
- * file gives NULL. Returns 0, PS_ENOENT / PS_EIO, PS_EFORMAT, PS_EVERSION
- * (stats_version or report_version other than 1) or PS_ENOMEM. */
+ * file gives NULL, and so does an absent "sql" (no SQL was checked).
+ * Returns 0, PS_ENOENT / PS_EIO, PS_EFORMAT, PS_EVERSION (stats_version or
+ * report_version other than 1) or PS_ENOMEM. */
 int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
-                        ps_vstats **tokenized, ps_vpaired **paired, ps_error *err);
+                        ps_vstats **tokenized, ps_vpaired **paired, ps_vsql **sql, ps_error *err);
 
 /* ---- checks (checks.c) ----------------------------------------------------- */
 
@@ -137,6 +181,12 @@ typedef struct ps_vreport ps_vreport;
 int ps_validate_build(const ps_vconfig *c, const ps_vstats *raw, const ps_vstats *cleaned,
                       const ps_vstats *tokenized, const ps_vpaired *paired,
                       ps_vreport **out, ps_error *err);
+/* Adds the checks of SQL compiled against its schema (sql_compile_regression,
+ * sql_compile_rate; their thresholds and modes) and the report's "sql"
+ * section to a build report, and judges its verdict again. Nothing when
+ * `v` is NULL or empty (ps_vsql_empty): the report keeps its bytes. 0 or
+ * PS_ENOMEM. */
+int ps_validate_sql(const ps_vconfig *c, const ps_vsql *v, ps_vreport *r, ps_error *err);
 /* Compares two saved statistics files (any two points: last week's build
  * against today's, train against dev) with the distribution checks. */
 int ps_validate_compare(const ps_vconfig *c, const ps_vstats *baseline,

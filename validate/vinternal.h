@@ -197,6 +197,7 @@ struct ps_vreport {
     size_t n, cap;
     json_t *points;    /* owned: {"raw": ..., ...} or {"baseline": ..., "current": ...} */
     json_t *paired;    /* owned or NULL */
+    json_t *sql;       /* owned or NULL: SQL checked against its schema (ps_validate_sql) */
     json_t *config;    /* owned: {"thresholds": {...}, "modes": {...}} */
     json_t *vocab_warnings; /* owned or NULL: the tokenizer's load warnings */
 };

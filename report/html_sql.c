@@ -1,0 +1,273 @@
+/* report.html: SQL compiled against its schema (the report's "sql" member,
+ * docs/REPORT.md; see html_page.h). Only when the report has one. Every
+ * list is capped: 16 classes, 5 examples each, MAX_ROWS rules, TOP_LABELS
+ * labels (the lowest raw compile rates first). */
+#include "report/html_page.h"
+
+#define SQL_MAX_CLASSES 16
+#define SQL_MAX_EXAMPLES 5
+#define SQL_CAP_MSG 300
+
+/* "12 (99.83%)": a count and its share of `of`. */
+static void count_share(ps_html *h, json_t *count, json_t *of)
+{
+    double c, n;
+    put_count(h, count);
+    if (jnum(count, &c) && jnum(of, &n) && n > 0) {
+        ps_html_raw(h, " <span class=\"mu\">(");
+        ps_html_pct(h, c / n);
+        ps_html_raw(h, ")</span>");
+    }
+}
+
+/* The first example of a list: "id: message". */
+static void first_example(ps_html *h, json_t *ex)
+{
+    json_t *e = json_array_get(ex, 0);
+    if (!json_is_object(e)) {
+        dash(h);
+        return;
+    }
+    ps_html_raw(h, "<span class=\"mono\">");
+    put_field_text(h, e, "id", CAP_SHORT);
+    ps_html_raw(h, "</span>: ");
+    put_field_text(h, e, "message", SQL_CAP_MSG);
+}
+
+static void classes_table(ps_html *h, json_t *sql)
+{
+    json_t *cl = jget(sql, "classes");
+    if (!json_is_array(cl) || !json_array_size(cl)) {
+        ps_html_raw(h, "<p class=\"na\">per-class counts not available</p>");
+        return;
+    }
+    ps_html_raw(h, "<h3>By SQLite error class</h3><div class=\"tw\"><table><thead><tr><th>class</th>"
+                   "<th class=\"n\">raw</th><th class=\"n\">after cleaning</th><th>first raw example</th>"
+                   "<th>first example after cleaning</th></tr></thead><tbody>");
+    size_t i;
+    json_t *e;
+    json_array_foreach(cl, i, e)
+    {
+        if (i >= SQL_MAX_CLASSES)
+            break;
+        ps_html_raw(h, "<tr><td class=\"mono\">");
+        put_field_text(h, e, "class", CAP_SHORT);
+        ps_html_raw(h, "</td><td class=\"n\">");
+        count_share(h, jget(e, "raw"), jget(sql, "checked"));
+        ps_html_raw(h, "</td><td class=\"n\">");
+        count_share(h, jget(e, "clean"), jget(sql, "checked_clean"));
+        ps_html_raw(h, "</td><td>");
+        first_example(h, jget(e, "raw_examples"));
+        ps_html_raw(h, "</td><td>");
+        first_example(h, jget(e, "clean_examples"));
+        ps_html_raw(h, "</td></tr>");
+    }
+    ps_html_raw(h, "</tbody></table></div>");
+}
+
+typedef struct lrate {
+    json_t *e;
+    double rate;
+} lrate;
+
+static int cmp_lrate(const void *a, const void *b)
+{
+    const lrate *x = a, *y = b;
+    if (x->rate != y->rate)
+        return x->rate < y->rate ? -1 : 1;
+    const char *a1 = jstr(jget(x->e, "label"), NULL), *b1 = jstr(jget(y->e, "label"), NULL);
+    return strcmp(a1 ? a1 : "", b1 ? b1 : ""); /* qsort is not stable: ties by name */
+}
+
+static void labels_table(ps_html *h, json_t *sql)
+{
+    json_t *la = jget(sql, "labels");
+    size_t n = json_is_array(la) ? json_array_size(la) : 0;
+    if (!n)
+        return;
+    lrate *v = calloc(n, sizeof *v);
+    if (!v) {
+        h->err = PS_ENOMEM;
+        return;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(la, i);
+        double c, ok;
+        if (json_is_object(e))
+            v[m++] = (lrate){e, jnum(jget(e, "checked"), &c) && c > 0 && jnum(jget(e, "compiled_raw"), &ok)
+                                    ? ok / c : 2.0};
+    }
+    qsort(v, m, sizeof *v, cmp_lrate);
+    ps_html_printf(h, "<h3>Per label <span class=\"mu\">(%zu label%s; the lowest raw compile rates first)"
+                      "</span></h3><div class=\"tw\"><table><thead><tr><th>label</th><th class=\"n\">checked</th>"
+                      "<th class=\"n\">compiled raw</th><th class=\"n\">compiled after cleaning</th></tr>"
+                      "</thead><tbody>", m, m == 1 ? "" : "s");
+    for (size_t i = 0; i < m && i < TOP_LABELS; i++) {
+        json_t *e = v[i].e;
+        ps_html_raw(h, "<tr><td class=\"mono\">");
+        put_field_text(h, e, "label", CAP_SHORT);
+        ps_html_raw(h, "</td><td class=\"n\">");
+        put_count(h, jget(e, "checked"));
+        ps_html_raw(h, "</td><td class=\"n\">");
+        count_share(h, jget(e, "compiled_raw"), jget(e, "checked"));
+        ps_html_raw(h, "</td><td class=\"n\">");
+        count_share(h, jget(e, "compiled_clean"), jget(e, "checked_clean"));
+        ps_html_raw(h, "</td></tr>");
+    }
+    ps_html_raw(h, "</tbody></table></div>");
+    if (m > TOP_LABELS)
+        ps_html_printf(h, "<p class=\"mu\">%zu more labels not shown.</p>", m - TOP_LABELS);
+    free(v);
+}
+
+/* Examples with a raw and a clean message (regressions, fixed). */
+static void pair_examples(ps_html *h, json_t *ex)
+{
+    if (!json_is_array(ex) || !json_array_size(ex))
+        return;
+    ps_html_raw(h, "<div class=\"tw\"><table><thead><tr><th>record</th><th>before cleaning</th>"
+                   "<th>after cleaning</th></tr></thead><tbody>");
+    size_t i;
+    json_t *e;
+    json_array_foreach(ex, i, e)
+    {
+        if (i >= SQL_MAX_EXAMPLES)
+            break;
+        ps_html_raw(h, "<tr><td class=\"mono\">");
+        put_field_text(h, e, "id", CAP_SHORT);
+        ps_html_raw(h, "</td><td class=\"mono\">");
+        if (jstr(jget(e, "raw_message"), NULL))
+            put_field_text(h, e, "raw_message", SQL_CAP_MSG);
+        else
+            ps_html_raw(h, "compiled");
+        ps_html_raw(h, "</td><td class=\"mono\">");
+        if (jstr(jget(e, "clean_message"), NULL))
+            put_field_text(h, e, "clean_message", SQL_CAP_MSG);
+        else
+            ps_html_raw(h, "compiled");
+        ps_html_raw(h, "</td></tr>");
+    }
+    ps_html_raw(h, "</tbody></table></div>");
+}
+
+static void regressions(ps_html *h, json_t *sql)
+{
+    json_t *reg = jget(sql, "regressions"), *br = jget(reg, "by_rule");
+    double n;
+    ps_html_raw(h, "<h3>Broken by cleaning</h3>");
+    if (!jnum(jget(reg, "count"), &n)) {
+        ps_html_raw(h, "<p class=\"na\">not available</p>");
+        return;
+    }
+    if (n == 0) {
+        ps_html_raw(h, "<p>No record's SQL stopped compiling after cleaning.</p>");
+        return;
+    }
+    ps_html_raw(h, "<p><b>");
+    put_count(h, jget(reg, "count"));
+    ps_html_raw(h, "</b> record(s) compiled before cleaning and not after. The cleaning rules that changed "
+                   "them (a record changed by several rules counts for each):</p>");
+    if (json_is_array(br) && json_array_size(br)) {
+        ps_html_raw(h, "<table><thead><tr><th>rule</th><th class=\"n\">broken records it changed</th></tr>"
+                       "</thead><tbody>");
+        size_t i;
+        json_t *e;
+        json_array_foreach(br, i, e)
+        {
+            if (i >= MAX_ROWS)
+                break;
+            ps_html_raw(h, "<tr><td class=\"mono\">");
+            put_field_text(h, e, "rule", CAP_SHORT);
+            ps_html_raw(h, "</td><td class=\"n\">");
+            put_count(h, jget(e, "count"));
+            ps_html_raw(h, "</td></tr>");
+        }
+        ps_html_raw(h, "</tbody></table>");
+    } else
+        ps_html_raw(h, "<p class=\"mu\">No named rule changed them: a built-in cleaning step did.</p>");
+    if (json_array_size(jget(reg, "examples")))
+        ps_html_raw(h, "<p class=\"mu\">The first records it broke, with SQLite's messages:</p>");
+    pair_examples(h, jget(reg, "examples"));
+}
+
+static void fixed(ps_html *h, json_t *sql)
+{
+    json_t *fx = jget(sql, "fixed");
+    double n;
+    if (!jnum(jget(fx, "count"), &n) || n == 0)
+        return;
+    ps_html_raw(h, "<h3>Fixed by cleaning</h3><p><b>");
+    put_count(h, jget(fx, "count"));
+    ps_html_raw(h, "</b> record(s) failed to compile before cleaning and compiled after.</p>");
+    pair_examples(h, jget(fx, "examples"));
+}
+
+static void execution(ps_html *h, json_t *sql)
+{
+    json_t *ex = jget(sql, "execution"), *st = jget(ex, "statuses");
+    double n;
+    if (!jnum(jget(ex, "executed"), &n) || n == 0)
+        return;
+    static const char *const S[] = {"ok", "empty", "error", "timeout", "no_database"};
+    ps_html_raw(h, "<h3>Execution <span class=\"mu\">(information, not a gate)</span></h3><table><thead><tr>");
+    for (size_t i = 0; i < sizeof S / sizeof *S; i++)
+        ps_html_printf(h, "<th class=\"n\">%s</th>", S[i]);
+    ps_html_raw(h, "<th class=\"n\">rows returned</th></tr></thead><tbody><tr>");
+    for (size_t i = 0; i < sizeof S / sizeof *S; i++) {
+        ps_html_raw(h, "<td class=\"n\">");
+        count_share(h, jget(st, S[i]), jget(ex, "executed"));
+        ps_html_raw(h, "</td>");
+    }
+    ps_html_raw(h, "<td class=\"n\">");
+    put_count(h, jget(ex, "rows"));
+    ps_html_raw(h, "</td></tr></tbody></table>");
+    json_t *ea = jget(ex, "examples");
+    size_t i;
+    json_t *e;
+    json_array_foreach(ea, i, e)
+    {
+        if (i >= SQL_MAX_EXAMPLES)
+            break;
+        ps_html_raw(h, "<p class=\"mono\">");
+        put_field_text(h, e, "id", CAP_SHORT);
+        ps_html_raw(h, " (");
+        put_field_text(h, e, "status", 16);
+        ps_html_raw(h, "): ");
+        put_field_text(h, e, "message", SQL_CAP_MSG);
+        ps_html_raw(h, "</p>");
+    }
+}
+
+void ps_rh_sql(page *pg)
+{
+    json_t *sql = jget(pg->r, "sql");
+    if (!json_is_object(sql))
+        return;
+    ps_html *h = &pg->h;
+    ps_html_raw(h, "<section id=\"sql\"><h2>SQL against its schema</h2><p>Each record's SQL compiled with "
+                   "SQLite against its database's schema (nothing executed), before and after cleaning: <b>");
+    put_count(h, jget(sql, "checked"));
+    ps_html_raw(h, "</b> checked, <b>");
+    count_share(h, jget(sql, "compiled_raw"), jget(sql, "checked"));
+    ps_html_raw(h, "</b> compiled raw, <b>");
+    count_share(h, jget(sql, "compiled_clean"), jget(sql, "checked_clean"));
+    ps_html_raw(h, "</b> compiled after cleaning.</p>");
+    classes_table(h, sql);
+    regressions(h, sql);
+    fixed(h, sql);
+    labels_table(h, sql);
+    execution(h, sql);
+    json_t *sh = jget(sql, "shortening");
+    double ns;
+    if (jnum(jget(sh, "records"), &ns) && ns > 0) {
+        ps_html_raw(h, "<h3>Schemas shortened to fit</h3><p><b>");
+        put_count(h, jget(sh, "records"));
+        ps_html_raw(h, "</b> prompt(s) had their schema shortened: ");
+        put_count(h, jget(sh, "tables_dropped"));
+        ps_html_raw(h, " table(s) and ");
+        put_count(h, jget(sh, "columns_dropped"));
+        ps_html_raw(h, " column(s) the SQL does not mention were dropped.</p>");
+    }
+    ps_html_raw(h, "</section>");
+}
