@@ -233,11 +233,18 @@ int ps_clean_args_text2sql(const ps_clean_args *a, const char *cmd, ps_cleaner *
             return usage_error(cmd, &err);
     if (a->databases_dir && ps_schemas_load_databases(t->schemas, a->databases_dir, &err))
         return usage_error(cmd, &err);
-    if (t->schemas && ps_cleaner_set_schemas(cl, t->schemas, &err))
+    if (cl && t->schemas && ps_cleaner_set_schemas(cl, t->schemas, &err))
         return usage_error(cmd, &err);
-    if (a->template_name && (ps_template_open(a->template_name, &t->tmpl, &err) ||
-                             ps_cleaner_set_template(cl, t->tmpl, &err)))
+    if (a->template_name && ps_template_open(a->template_name, &t->tmpl, &err))
         return usage_error(cmd, &err);
+    if (cl && t->tmpl && ps_cleaner_set_template(cl, t->tmpl, &err))
+        return usage_error(cmd, &err);
+    ps_template_info ti;
+    if (!cl && t->tmpl && (ps_template_get_info(t->tmpl, &ti), ti.uses_schema) && !schemas) {
+        fprintf(stderr, "pairshard %s: template %s has a {schema:...} placeholder: give the "
+                "schemas with --schema FILE or --databases DIR\n", cmd, ti.name);
+        return -1;
+    }
     return 0;
 }
 

@@ -47,7 +47,8 @@ int ps_clean_args_apply(ps_clean_args *a, const char *cmd, const char *name, con
 void ps_clean_args_finish(ps_clean_args *a);
 /* After ps_cleaner_create: checks the text-to-SQL options against each
  * other, loads --schema files, --databases and --template into *t and
- * gives them to the cleaner. Returns 0, or -1 after printing why (a usage
+ * gives them to the cleaner (`cl` NULL: to none; `pairshard build` hands
+ * them to the build, whose cleaner takes them). Returns 0, or -1 after printing why (a usage
  * error: a file that does not parse is named with its position). Free *t
  * with ps_clean_t2s_free after the cleaner, in both cases. */
 int ps_clean_args_text2sql(const ps_clean_args *a, const char *cmd, ps_cleaner *cl,

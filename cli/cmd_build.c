@@ -285,11 +285,23 @@ static int apply(build_args *a, const char *name, const char *v)
 static bool is_path_option(const char *key)
 {
     static const char *const P[] = {"output", "vocab", "tokenizer-json", "tokenizer_json",
-                                    "rules"};
+                                    "rules", "schema", "databases"};
     for (size_t i = 0; i < sizeof P / sizeof P[0]; i++)
         if (!strcmp(key, P[i]))
             return true;
     return false;
+}
+
+/* A --template value that names a file rather than a preset. */
+static bool template_file(const char *key, const char *value)
+{
+    static const char *const presets[] = {"pair", "question", "picard", "ddl"};
+    if (strcmp(key, "template") != 0)
+        return false;
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (!strcmp(value, presets[i]))
+            return false;
+    return true;
 }
 
 /* `value` resolved against the config's folder (kept in a->owned), or
@@ -377,6 +389,19 @@ static int apply_config(build_args *a, json_t *root, const char *path)
         }
         if (!strcmp(key, "config"))
             goto bad;
+        if (!strcmp(key, "schema") && json_is_array(v)) { /* several tables files */
+            size_t i;
+            json_t *e;
+            json_array_foreach(v, i, e)
+            {
+                const char *f = json_is_string(e) ? json_string_value(e) : NULL;
+                if (!f || !(f = config_path_value(a, path, f)))
+                    goto bad;
+                if (apply(a, key, f))
+                    return -1;
+            }
+            continue;
+        }
         if (!strcmp(key, "validate")) { /* checked by the validation stage */
             if (!json_is_object(v))
                 goto bad;
@@ -410,7 +435,8 @@ static int apply_config(build_args *a, json_t *root, const char *path)
         } else {
             goto bad;
         }
-        if (text && is_path_option(key) && !(text = config_path_value(a, path, text)))
+        if (text && (is_path_option(key) || template_file(key, text)) &&
+            !(text = config_path_value(a, path, text)))
             goto bad;
         if (apply(a, key, text))
             return -1;
@@ -420,6 +446,24 @@ static int apply_config(build_args *a, json_t *root, const char *path)
         return -1;
     }
     return 0;
+}
+
+/* The text-to-SQL options, or NULL when none is set. */
+static json_t *text_to_sql_config(const build_args *a)
+{
+    const ps_clean_args *c = &a->clean;
+    const ps_clean_options *o = &c->opts;
+    if (!c->n_schemas && !c->databases_dir && !c->template_name && !o->turns_path)
+        return NULL;
+    json_t *schemas = json_array();
+    for (size_t i = 0; i < c->n_schemas; i++)
+        json_array_append_new(schemas, json_string(c->schema_paths[i]));
+    return json_pack("{soss?ss?ss?ss?ss?ss?sbsbsI}", "schema", schemas, "databases",
+                     c->databases_dir, "db_field", o->db_field, "template", c->template_name,
+                     "turns", o->turns_path, "turn_question_field", o->turn_question_field,
+                     "turn_sql_field", o->turn_sql_field, "reject_invalid_sql",
+                     o->reject_invalid_sql, "execute", o->execute, "execute_timeout_ms",
+                     (json_int_t)o->execute_timeout_ms);
 }
 
 /* The effective configuration, recorded in the manifest: everything that
@@ -462,9 +506,13 @@ static char *effective_config(const build_args *a)
                                (json_int_t)c->block_records, "zstd_level",
                                (json_int_t)c->zstd_level);
     json_t *validate = c->validate_json ? json_deep_copy(c->validate_json) : json_object();
+    json_t *t2s = text_to_sql_config(a);
     json_t *j = json_pack("{sosososososb}", "inputs", inputs, "clean", clean, "tokenizer",
                           tokenizer, "shards", shards, "validate", validate, "gate", !c->no_gate);
     json_decref(buckets);
+    if (j && t2s) /* only when used: other sets keep their manifest bytes */
+        json_object_set(j, "text_to_sql", t2s);
+    json_decref(t2s);
     if (!j)
         return NULL;
     char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -477,18 +525,23 @@ static char *effective_config(const build_args *a)
  * the vocabulary or a file inside a shard set. */
 static int check_beside(const build_args *a)
 {
-    ps_path_use *ins = calloc(a->n_inputs + 3, sizeof *ins);
+    const ps_clean_args *c = &a->clean;
+    size_t n = 0, cap = a->n_inputs + 4 + c->n_schemas;
+    ps_path_use *ins = calloc(cap, sizeof *ins);
     if (!ins) {
         fputs("pairshard build: out of memory\n", stderr);
         return -1;
     }
     for (size_t i = 0; i < a->n_inputs; i++)
-        ins[i] = (ps_path_use){"input", a->inputs[i]};
-    ins[a->n_inputs] = (ps_path_use){"--rules file", a->clean.rules_path};
-    ins[a->n_inputs + 1] = (ps_path_use){"--vocab file", a->tok.vocab};
-    ins[a->n_inputs + 2] = (ps_path_use){"--tokenizer-json file", a->tok.tokenizer_json};
+        ins[n++] = (ps_path_use){"input", a->inputs[i]};
+    ins[n++] = (ps_path_use){"--rules file", c->rules_path};
+    ins[n++] = (ps_path_use){"--vocab file", a->tok.vocab};
+    ins[n++] = (ps_path_use){"--tokenizer-json file", a->tok.tokenizer_json};
+    ins[n++] = (ps_path_use){"--template file", c->template_name};
+    for (size_t i = 0; i < c->n_schemas; i++)
+        ins[n++] = (ps_path_use){"--schema file", c->schema_paths[i]};
     ps_error err;
-    int rc = ps_beside_outputs_check(a->cfg.out_dir, ins, a->n_inputs + 3, &err);
+    int rc = ps_beside_outputs_check(a->cfg.out_dir, ins, n, &err);
     if (rc)
         fprintf(stderr, "pairshard build: %s\n", err.message);
     free(ins);
@@ -557,6 +610,7 @@ int ps_cmd_build(int argc, char **argv)
     }
     json_t *config = NULL;
     ps_tokenizer *tok = NULL;
+    ps_clean_t2s t2s = {0};
     char *effective = NULL;
     if (config_path) {
         json_error_t je;
@@ -602,8 +656,15 @@ int ps_cmd_build(int argc, char **argv)
     }
     if (!a.cfg.no_gate && check_beside(&a))
         goto done;
+    if (ps_clean_args_text2sql(&a.clean, "build", NULL, &t2s))
+        goto done;
     if (ps_tok_source_load("build", &a.tok, &tok))
         goto done;
+    a.cfg.schemas = t2s.schemas;
+    a.cfg.tmpl = t2s.tmpl;
+    a.cfg.schema_paths = a.clean.schema_paths;
+    a.cfg.n_schema_paths = a.clean.n_schemas;
+    a.cfg.databases_dir = a.clean.databases_dir;
     a.cfg.inputs = a.inputs;
     a.cfg.n_inputs = a.n_inputs;
     a.cfg.clean = a.clean.opts;
@@ -657,6 +718,7 @@ int ps_cmd_build(int argc, char **argv)
 done:
     free(effective);
     ps_tokenizer_free(tok);
+    ps_clean_t2s_free(&t2s);
     json_decref(config);
     free(a.inputs);
     for (size_t i = 0; i < a.n_owned; i++)

@@ -147,8 +147,9 @@ int ps_build_encode(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch
         out->a_len = r->question_len;
         out->b = r->sql;
         out->b_len = r->sql_len;
-        return ps_tokenizer_encode_pair(cfg->tokenizer, ts, r->question, r->question_len,
-                                        r->sql, r->sql_len, cfg->max_length, &out->enc, err);
+        int n = ps_tokenizer_encode_pair(cfg->tokenizer, ts, r->question, r->question_len,
+                                         r->sql, r->sql_len, cfg->max_length, &out->enc, err);
+        return n < 0 ? n : 0;
     }
     out->a = r->prompt;
     out->a_len = r->prompt_len;

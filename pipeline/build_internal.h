@@ -60,6 +60,7 @@ typedef struct ps_build_state {
     /* validation */
     ps_vstats *v_raw, *v_clean, *v_tok;
     ps_vpaired *paired;
+    ps_vsql *v_sql;            /* SQL against its schema (empty without schemas) */
     ps_vreport *report;
 } ps_build_state;
 

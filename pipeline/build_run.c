@@ -182,6 +182,7 @@ static void state_free(ps_build_state *st)
     ps_vstats_free(st->v_clean);
     ps_vstats_free(st->v_tok);
     ps_vpaired_free(st->paired);
+    ps_vsql_free(st->v_sql);
     ps_vreport_free(st->report);
 }
 
@@ -317,7 +318,15 @@ static int open_outputs(ps_build_state *st, ps_error *err)
         st->v_clean = ps_vstats_new("cleaned");
         st->v_tok = ps_vstats_new("tokenized");
         st->paired = ps_vpaired_new(20);
-        if (!st->v_raw || !st->v_clean || !st->v_tok || !st->paired)
+        /* the SQL statistics name the cleaning rules behind a regression */
+        const ps_rules *rules = ps_cleaner_rules(st->cleaner);
+        size_t nrules = ps_rules_count(rules);
+        const char **names = calloc(nrules + 1, sizeof *names);
+        for (size_t i = 0; names && i < nrules; i++)
+            names[i] = ps_rules_name(rules, i);
+        st->v_sql = names ? ps_vsql_new(names, nrules) : NULL;
+        free(names);
+        if (!st->v_raw || !st->v_clean || !st->v_tok || !st->paired || !st->v_sql)
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     }
     st->spools = rc ? NULL : calloc(cfg->shards, sizeof *st->spools);
@@ -411,7 +420,7 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_build_plan(&st, err);
     if (!rc)
         rc = ps_build_validate(cfg->validate_json, st.v_raw, st.v_clean, st.v_tok, st.paired,
-                               NULL, st.bounds, st.n_bounds, &st.report, err);
+                               st.v_sql, st.bounds, st.n_bounds, &st.report, err);
     for (size_t i = 0; !rc && i < ps_tokenizer_warning_count(cfg->tokenizer); i++)
         if (ps_vreport_add_vocab_warning(st.report, ps_tokenizer_warning(cfg->tokenizer, i)))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
@@ -422,7 +431,7 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         ps_path_beside(cfg->out_dir, parent, sizeof parent, prefix, sizeof prefix);
     if (!rc)
         rc = ps_write_reports(gate_failed ? parent : st.staging, prefix, st.report, st.v_raw,
-                              st.v_clean, st.v_tok, st.paired, NULL, err);
+                              st.v_clean, st.v_tok, st.paired, st.v_sql, err);
     if (!rc && gate_failed) /* the rejects explain a failed check as much as the report */
         rc = move_rejects_beside(st.staging, parent, prefix, err);
     if (!rc && gate_failed) { /* publish nothing */

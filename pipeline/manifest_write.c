@@ -71,7 +71,7 @@ static json_t *text_to_sql_json(const ps_build_config *cfg, ps_error *err)
         ps_template_info ti;
         ps_template_get_info(cfg->tmpl, &ti);
         json_object_set_new(o, "template",
-                            json_pack("{sssssss?}", "name", ti.name, "sha256", ti.sha256,
+                            json_pack("{ssssssss?}", "name", ti.name, "sha256", ti.sha256,
                                       "prompt", ti.prompt, "completion", ti.completion));
     }
     if (cfg->schemas) {
@@ -90,7 +90,7 @@ static json_t *text_to_sql_json(const ps_build_config *cfg, ps_error *err)
                                                    "bytes", I(bytes), "sha256", sha));
         }
         json_object_set_new(o, "schemas",
-                            json_pack("{sIsssos?}", "databases", I(ps_schemas_count(cfg->schemas)),
+                            json_pack("{sIsssoss?}", "databases", I(ps_schemas_count(cfg->schemas)),
                                       "digest", digest, "files", files, "databases_dir",
                                       cfg->databases_dir));
     }

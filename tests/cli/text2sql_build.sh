@@ -81,10 +81,10 @@ else
     skip "every stored record = HF tokenizers' encode(prompt, completion)" "node or the tokenizers binding is missing"
 fi
 
-# ---- shortening: GPT-2 (lossless), --max-length 160 ------------------------
-"$PAIRSHARD" build -q --schema "$TABLES" --template ddl --max-length 160 \
+# ---- shortening: GPT-2 (lossless), --max-length 256 ------------------------
+"$PAIRSHARD" build -q --schema "$TABLES" --template ddl --max-length 256 --no-gate \
     --tokenizer-json "$TOKS/gpt2.tokenizer.json" -o "$TMP/short" "$SPIDER" 2>"$TMP/err"
-check "build Spider dev --template ddl --max-length 160 (schemas shortened)" $? "$TMP/err"
+check "build Spider dev --template ddl --max-length 256 --no-gate (schemas shortened)" $? "$TMP/err"
 "$PAIRSHARD" clean -q --schema "$TABLES" --template ddl -o "$TMP/ddl.jsonl" "$SPIDER" 2>"$TMP/err"
 "$PAIRSHARD" inspect --show 100000 --tokenizer-json "$TOKS/gpt2.tokenizer.json" "$TMP/short" \
     >"$TMP/short.show" 2>>"$TMP/err"
@@ -92,7 +92,7 @@ python3 - "$TMP/short.show" "$TMP/ddl.jsonl" "$TMP/short/stats.json" "$TMP/short
 import json, sys
 src = {r["id"]: r for r in map(json.loads, open(sys.argv[2]))}
 rows = [json.loads(l) for l in open(sys.argv[1])]
-over = [r["id"] for r in rows if r["length"] > 160]
+over = [r["id"] for r in rows if r["length"] > 256]
 short = whole = 0
 bad = []
 for r in rows:
