@@ -176,4 +176,28 @@ rc=$?
 [ $rc -ne 0 ] && [ ! -e "$TMP/gated/manifest.json" ] && grep -q rename_t1_alias "$TMP/err" &&
     grep -q sql_compile_regression "$TMP/gated.report.json"
 check "sql_compile_regression stops the build and names the rule" $? "$TMP/err"
+# ---- every set in its own format, under every preset and a template file ---
+cat >"$TMP/file.tmpl.json" <<'EOF'
+{"prompt": "-- {db_id}\n{schema:ddl}\n-- {question}\n", "completion": "{sql}"}
+EOF
+F="$DATA/formats"
+for set in "spider:$SPIDER:$TABLES:" "cspider:$F/cspider/dev.json:$TABLES:" \
+           "dusql:$F/dusql/dev.json:$F/dusql/db_schema.json:" "bird:$F/bird/dev.json:$F/bird/dev_tables.json:" \
+           "sparc:$F/sparc/dev.json:$TABLES:interaction" "cosql:$F/cosql/dev.json:$TABLES:interaction"; do
+    name=${set%%:*}; rest=${set#*:}; in=${rest%%:*}; rest=${rest#*:}; tables=${rest%%:*}; turns=${rest#*:}
+    for tmpl in pair question picard ddl "$TMP/file.tmpl.json"; do
+        tn=$(basename "$tmpl" .tmpl.json)
+        "$PAIRSHARD" build -q --no-gate --schema "$tables" --template "$tmpl" ${turns:+--turns "$turns"} \
+            --tokenizer-json "$TOKS/t5-small.tokenizer.json" -o "$TMP/all-$name-$tn" "$in" 2>"$TMP/err" &&
+            "$PAIRSHARD" inspect --verify "$TMP/all-$name-$tn" >/dev/null 2>>"$TMP/err" &&
+            balanced "$TMP/all-$name-$tn/manifest.json" &&
+            python3 -c "
+import json, sys
+a = json.load(open(sys.argv[1]))['accounting']
+sys.exit(0 if a['kept'] > 0 and not a['rejected_by_reason'].get('unknown_database') else 1)" \
+                "$TMP/all-$name-$tn/manifest.json" 2>>"$TMP/err"
+        check "$name builds with --template $tn: verified, balanced, every database known" $? "$TMP/err"
+    done
+done
+
 done_testing
