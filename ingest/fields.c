@@ -11,6 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* ingest.h cannot see PS_EXTRA_FIELDS (fields.h includes it): keep them in step. */
+_Static_assert(sizeof(((ps_column_map *)0)->extra) / sizeof(ssize_t) == PS_EXTRA_FIELDS,
+               "ps_column_map.extra holds PS_EXTRA_FIELDS columns");
+
 /* Looks `name` up in obj: the literal key first, then as a dotted path. */
 json_t *ps_fields_lookup(json_t *obj, const char *name)
 {
