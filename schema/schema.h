@@ -152,7 +152,9 @@ void ps_sql_checker_free(ps_sql_checker *k);
 /* Compiles `sql` (sqlite3_prepare_v2; nothing is executed) against `db`.
  * Sets *cls and SQLite's message into msg (msz bytes; "" when ok).
  * Returns 0 (compiled or not: see *cls), or a negative code when the
- * database itself cannot be set up (PS_ENOMEM, PS_EIO with a message). */
+ * database itself cannot be set up (PS_ENOMEM; PS_EIO: its .sqlite file
+ * cannot be opened; PS_EFORMAT: SQLite refuses the schema, which the
+ * fuzzed loader never produced), with a message. */
 int ps_sql_compile(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
                    ps_sql_class *cls, char *msg, size_t msz, ps_error *err);
 

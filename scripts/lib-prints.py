@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-LIBRARY = ["common", "ingest", "tokenize", "validate", "report", "store", "pipeline", "reader"]
+LIBRARY = ["common", "schema", "ingest", "tokenize", "validate", "report", "store", "pipeline", "reader"]
 
 CALL = re.compile(r"(?<![\w.>])(printf|fprintf|vprintf|vfprintf|puts|fputs|putchar|perror)\s*\(")
 STDERR = re.compile(r"(?<![\w.>])stderr\b")

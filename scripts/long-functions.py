@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-FOLDERS = ["common", "ingest", "tokenize", "validate", "report", "store",
+FOLDERS = ["common", "schema", "ingest", "tokenize", "validate", "report", "store",
            "reader", "pipeline", "cli"]
 LIMIT = 150
 

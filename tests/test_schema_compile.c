@@ -8,6 +8,7 @@
 #include "schema/sql_conn.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,12 +204,59 @@ static void test_hostile(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* One checker per thread, the schemas shared: every thread compiles a
+ * query naming each database's first table, and serializes the schema,
+ * with the others at work (clean under ThreadSanitizer: make BUILD=build/tsan
+ * SANITIZE=thread build/tsan/tests/test_schema_compile). */
+static void *compile_all(void *arg)
+{
+    long *bad = arg;
+    ps_sql_checker *k;
+    ps_error err = {0};
+    if (ps_sql_checker_create(spider, &k, &err)) {
+        ++*bad;
+        return NULL;
+    }
+    ps_buf q, b;
+    ps_buf_init(&q);
+    ps_buf_init(&b);
+    for (size_t i = 0; i < ps_schemas_count(spider); i++) {
+        const ps_schema *d = ps_schemas_at(spider, i);
+        ps_buf_reset(&q);
+        ps_buf_reset(&b);
+        ps_sql_class cls;
+        char msg[128];
+        if (ps_buf_puts(&q, "SELECT count(*) FROM ") || ps_sql_put_ident(&q, d->tables[0], true) ||
+            ps_sql_compile(k, d, q.data, q.len, &cls, msg, sizeof msg, &err) || cls != PS_SQL_OK ||
+            ps_schema_serialize(d, PS_SCHEMA_DDL, NULL, &b))
+            ++*bad;
+    }
+    ps_buf_free(&q);
+    ps_buf_free(&b);
+    ps_sql_checker_free(k);
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    pthread_t th[4];
+    long bad[4] = {0};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, compile_all, &bad[i]), 0);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(bad[i], 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classes),
         cmocka_unit_test(test_odd_schemas),
         cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
