@@ -25,35 +25,22 @@
 #include <string.h>
 #include <time.h>
 
-/* JSON written with ' for " (readability); tokens here never hold a '. */
-static json_t *parse(const char *text)
+/* JSON written with ' for " (readability); tokens here never hold a '.
+ * Returns the text with " for ', to free. */
+static char *dq(const char *text)
 {
     char *s = strdup(text);
     for (char *p = s; *p; p++)
         if (*p == '\'')
             *p = '"';
-    json_t *j = ps_test_json(s, 0);
-    free(s);
-    return j;
-}
-
-static int load(const char *text, ps_tok_model **m, ps_error *err)
-{
-    json_t *j = parse(text);
-    ps_tok_load c = {"t.json", err};
-    memset(err, 0, sizeof *err);
-    int rc = ps_tok_model_load(&c, j, "model", m);
-    json_decref(j);
-    return rc;
+    return s;
 }
 
 static ps_tok_model *must_load(const char *text)
 {
-    ps_tok_model *m = NULL;
-    ps_error err;
-    int rc = load(text, &m, &err);
-    if (rc)
-        fail_msg("loading %s: %s", text, err.message);
+    char *s = dq(text);
+    ps_tok_model *m = ps_test_model(ps_tok_model_load, s);
+    free(s);
     return m;
 }
 
@@ -220,12 +207,9 @@ static void test_prefix_and_suffix(void **state)
 
 static void expect_fail(const char *model, int code, const char *msg)
 {
-    ps_tok_model *m = NULL;
-    ps_error err;
-    int rc = load(model, &m, &err);
-    if (rc != code || !strstr(err.message, msg))
-        fail_msg("%s: got %d '%s', want %d with '%s'", model, rc, err.message, code, msg);
-    assert_null(m);
+    char *s = dq(model);
+    ps_test_model_refused(ps_tok_model_load, s, code, msg);
+    free(s);
 }
 
 static void test_bad_models(void **state)

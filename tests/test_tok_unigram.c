@@ -23,24 +23,9 @@
 
 /* ---- the model ------------------------------------------------------------ */
 
-/* Loads a model from JSON text; returns the load's code, the model in *out. */
-static int load_model(const char *json, ps_tok_model **out, ps_error *err)
-{
-    json_t *j = ps_test_json(json, 0);
-    ps_error_clear(err);
-    ps_tok_load c = {.file = "t.json", .err = err};
-    int rc = ps_tok_unigram_load(&c, j, "model", out);
-    json_decref(j);
-    return rc;
-}
-
 static ps_tok_model *model(const char *json)
 {
-    ps_tok_model *m = NULL;
-    ps_error err;
-    if (load_model(json, &m, &err) < 0)
-        fail_msg("loading %s: %s", json, err.message);
-    return m;
+    return ps_test_model(ps_tok_unigram_load, json);
 }
 
 /* Encodes s and compares with the n expected ids. */
@@ -213,15 +198,7 @@ static void test_cache_per_model(void **state)
 
 static void expect_load_error(const char *json, int code, const char *where)
 {
-    ps_tok_model *m = NULL;
-    ps_error err;
-    int rc = load_model(json, &m, &err);
-    if (rc != code)
-        fail_msg("%s: code %d, expected %d (%s)", json, rc, code, err.message);
-    assert_null(m);
-    if (!strstr(err.message, where))
-        fail_msg("%s: message '%s' does not name '%s'", json, err.message, where);
-    assert_non_null(strstr(err.message, "t.json: "));
+    ps_test_model_refused(ps_tok_unigram_load, json, code, where);
 }
 
 static void test_bad_json(void **state)
