@@ -24,8 +24,9 @@ void ps_test_load_errors(const ps_test_load_case *cases, size_t n, ps_test_try_l
     }
 }
 
-int ps_test_model_rc(ps_test_model_loader load, const char *json, ps_tok_model **out,
-                     ps_error *err)
+/* The load's code, the model in *out; *err cleared first. */
+static int model_rc(ps_test_model_loader load, const char *json, ps_tok_model **out,
+                    ps_error *err)
 {
     json_t *j = ps_test_json(json, 0);
     ps_error_clear(err);
@@ -39,7 +40,7 @@ ps_tok_model *ps_test_model(ps_test_model_loader load, const char *json)
 {
     ps_tok_model *m = NULL;
     ps_error err;
-    int rc = ps_test_model_rc(load, json, &m, &err);
+    int rc = model_rc(load, json, &m, &err);
     if (rc)
         fail_msg("loading %s: %s", json, err.message);
     return m;
@@ -50,7 +51,7 @@ void ps_test_model_refused(ps_test_model_loader load, const char *json, int code
 {
     ps_tok_model *m = NULL;
     ps_error err;
-    int rc = ps_test_model_rc(load, json, &m, &err);
+    int rc = model_rc(load, json, &m, &err);
     if (rc != code)
         fail_msg("%s: code %d, expected %d (%s)", json, rc, code, err.message);
     assert_null(m);

@@ -31,13 +31,8 @@ void ps_test_load_errors(const ps_test_load_case *cases, size_t n, ps_test_try_l
 typedef int (*ps_test_model_loader)(const ps_tok_load *c, json_t *j, const char *jpath,
                                     ps_tok_model **out);
 
-/* The model of JSON text `json` (at "model" of "t.json"), *err cleared
- * first: the load's code, the model in *out. */
-int ps_test_model_rc(ps_test_model_loader load, const char *json, ps_tok_model **out,
-                     ps_error *err);
-
-/* The model of `json`, failing the test (with the text and the message)
- * when it does not load. */
+/* The model of JSON text `json` (at "model" of "t.json"), failing the
+ * test (with the text and the message) when it does not load. */
 ps_tok_model *ps_test_model(ps_test_model_loader load, const char *json);
 
 /* Asserts that `json` is refused with `code`, no model made, and a message
