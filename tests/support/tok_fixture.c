@@ -46,16 +46,10 @@ ps_tok_model *ps_test_model(ps_test_model_loader load, const char *json)
     return m;
 }
 
-void ps_test_model_refused(ps_test_model_loader load, const char *json, int code,
-                           const char *part)
+int ps_test_model_try(ps_test_model_loader load, const char *json, ps_error *err)
 {
     ps_tok_model *m = NULL;
-    ps_error err;
-    int rc = model_rc(load, json, &m, &err);
-    if (rc != code)
-        fail_msg("%s: code %d, expected %d (%s)", json, rc, code, err.message);
+    int rc = model_rc(load, json, &m, err);
     assert_null(m);
-    if (!strstr(err.message, part))
-        fail_msg("%s: message '%s' does not name '%s'", json, err.message, part);
-    assert_non_null(strstr(err.message, "t.json: "));
+    return rc;
 }

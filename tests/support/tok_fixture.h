@@ -35,9 +35,8 @@ typedef int (*ps_test_model_loader)(const ps_tok_load *c, json_t *j, const char 
  * test (with the text and the message) when it does not load. */
 ps_tok_model *ps_test_model(ps_test_model_loader load, const char *json);
 
-/* Asserts that `json` is refused with `code`, no model made, and a message
- * naming "t.json: " and holding `part`. */
-void ps_test_model_refused(ps_test_model_loader load, const char *json, int code,
-                           const char *part);
+/* A ps_test_try_load for a model loader: loads `json` with `load` (at
+ * "model" of "t.json") and asserts it made no model; the load's code. */
+int ps_test_model_try(ps_test_model_loader load, const char *json, ps_error *err);
 
 #endif
