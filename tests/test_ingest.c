@@ -35,20 +35,56 @@ static json_int_t jint(json_t *obj, const char *path)
     return json_integer_value(cur);
 }
 
+/* The outcome of each record in order, space-separated: "kept",
+ * "duplicate" or the rejection reason; there are no more records. */
+static void expect_outcomes(const ps_test_run *run, const char *want)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", want);
+    size_t i = 0;
+    for (char *w = strtok(buf, " "); w; w = strtok(NULL, " "), i++) {
+        if (i >= run->n)
+            fail_msg("%zu records, expected more: %s", run->n, want);
+        const ps_test_outcome *o = &run->v[i];
+        const char *got = o->outcome == PS_OUTCOME_KEPT        ? "kept"
+                          : o->outcome == PS_OUTCOME_DUPLICATE ? "duplicate"
+                                                               : o->reason;
+        if (strcmp(got, w))
+            fail_msg("record %zu: %s, expected %s", i, got, w);
+    }
+    assert_int_equal(run->n, i);
+}
+
+/* Record i was kept as (question, sql); a NULL one is not checked. */
+static void expect_kept(const ps_test_run *run, size_t i, const char *question, const char *sql)
+{
+    assert_true(i < run->n);
+    assert_int_equal(run->v[i].outcome, PS_OUTCOME_KEPT);
+    if (question)
+        assert_string_equal(run->v[i].question, question);
+    if (sql)
+        assert_string_equal(run->v[i].sql, sql);
+}
+
+/* Options naming Spider's label field, db_id. */
+static void spider_options(ps_clean_options *o)
+{
+    ps_clean_options_init(o);
+    o->label_field = "db_id";
+}
+
 static void test_spider_dev(void **state)
 {
     (void)state;
     ps_clean_options o;
-    ps_clean_options_init(&o);
-    o.label_field = "db_id";
+    spider_options(&o);
     ps_test_run run;
     ps_test_clean_file(&run, ps_test_data("spider/dev.json"), &o, NULL);
     assert_int_equal(run.rc, 0);
     assert_int_equal(run.counts.records_in, 1034);
     assert_int_equal(run.kept, 1034);
     /* The SQL comes from "query" (Spider's "sql" is a parsed object). */
-    assert_string_equal(run.v[0].sql, "SELECT count(*) FROM singer");
-    assert_string_equal(run.v[0].question, "How many singers do we have?");
+    expect_kept(&run, 0, "How many singers do we have?", "SELECT count(*) FROM singer");
     assert_string_equal(run.v[0].label, "concert_singer");
     assert_string_equal(run.v[0].id, "dev.json:#0");
     assert_non_null(strstr(run.v[0].source, "spider/dev.json:#0"));
@@ -76,8 +112,7 @@ static void test_spider_train_duplicates(void **state)
 {
     (void)state;
     ps_clean_options o;
-    ps_clean_options_init(&o);
-    o.label_field = "db_id";
+    spider_options(&o);
     ps_test_run run;
     ps_test_clean_file(&run, ps_test_data("spider/train.json"), &o, NULL);
     assert_int_equal(run.counts.records_in, 7000);
@@ -112,14 +147,14 @@ static void test_jsonl_crlf_bom_blank_lines(void **state)
     ps_test_run run;
     ps_test_clean_mem(&run, S(data), ".jsonl", NULL, NULL);
     assert_int_equal(run.rc, 0);
-    assert_int_equal(run.kept, 3);
+    expect_outcomes(&run, "kept kept kept");
     assert_string_equal(run.v[0].label, "7"); /* numeric label kept as a string */
     assert_null(run.v[1].label);
     assert_string_equal(run.v[1].id, "42");
-    assert_string_equal(run.v[1].sql, "SELECT 2");
+    expect_kept(&run, 1, "q2", "SELECT 2");
     assert_non_null(strstr(run.v[1].source, ":4")); /* line numbers count blank lines */
     assert_non_null(strstr(run.v[2].source, ":5"));
-    assert_string_equal(run.v[2].sql, "SELECT 3"); /* no final newline */
+    expect_kept(&run, 2, "q3", "SELECT 3"); /* no final newline */
     ps_test_run_free(&run);
 }
 
@@ -150,28 +185,22 @@ static void test_json_array_damage(void **state)
     ps_test_run run;
     ps_test_clean_mem(&run, S(data), ".json", NULL, NULL);
     assert_int_equal(run.rc, 0);
-    assert_int_equal(run.counts.records_in, 4);
-    assert_int_equal(run.kept, 1);
-    assert_string_equal(run.v[0].question, "a");
-    assert_string_equal(run.v[1].reason, "bad_json");
+    /* b and c are glued into one by the missing comma */
+    expect_outcomes(&run, "kept bad_json bad_json bad_json");
+    expect_kept(&run, 0, "a", "S1");
     assert_non_null(strstr(run.v[1].source, ":#1"));
-    assert_string_equal(run.v[2].reason, "bad_json"); /* b and c glued by the missing comma */
-    assert_string_equal(run.v[3].reason, "bad_json");
     assert_non_null(strstr(run.v[3].detail, "truncated"));
     ps_test_run_free(&run);
 
     const char trailing[] = "[{\"question\":\"a\",\"sql\":\"S1\"}] garbage";
     ps_test_clean_mem(&run, S(trailing), ".json", NULL, NULL);
-    assert_int_equal(run.kept, 1);
-    assert_int_equal(run.rejected, 1);
+    expect_outcomes(&run, "kept bad_json");
     assert_non_null(strstr(run.v[1].detail, "after the end"));
     ps_test_run_free(&run);
 
     const char notarray[] = "[1, \"x\", null, [], {\"question\":\"q\",\"sql\":\"s\"}]";
     ps_test_clean_mem(&run, S(notarray), ".json", NULL, NULL);
-    assert_int_equal(run.rejected, 4);
-    assert_int_equal(run.kept, 1);
-    assert_string_equal(run.v[0].reason, "wrong_type");
+    expect_outcomes(&run, "wrong_type wrong_type wrong_type wrong_type kept");
     ps_test_run_free(&run);
 }
 
@@ -192,16 +221,11 @@ static void test_fields_types_and_mapping(void **state)
     o.label_field = "meta.db";
     ps_test_run run;
     ps_test_clean_mem(&run, S(data), ".jsonl", &o, NULL);
-    assert_int_equal(run.n, 7);
-    assert_int_equal(run.v[0].outcome, PS_OUTCOME_KEPT);
+    /* the last: a duplicate key */
+    expect_outcomes(&run, "kept wrong_type missing_field missing_field empty_field wrong_type "
+                          "bad_json");
     assert_string_equal(run.v[0].label, "x"); /* dotted path */
-    assert_string_equal(run.v[1].reason, "wrong_type");
     assert_non_null(strstr(run.v[1].detail, "'q'"));
-    assert_string_equal(run.v[2].reason, "missing_field");
-    assert_string_equal(run.v[3].reason, "missing_field");
-    assert_string_equal(run.v[4].reason, "empty_field");
-    assert_string_equal(run.v[5].reason, "wrong_type");
-    assert_string_equal(run.v[6].reason, "bad_json"); /* duplicate key */
     ps_test_run_free(&run);
 }
 
@@ -212,8 +236,7 @@ static void test_invalid_utf8_policies(void **state)
                         "{\"question\":\"fine\",\"sql\":\"SELECT 2\"}\n";
     ps_test_run run;
     ps_test_clean_mem(&run, S(data), ".jsonl", NULL, NULL);
-    assert_int_equal(run.rejected, 1);
-    assert_string_equal(run.v[0].reason, "invalid_utf8");
+    expect_outcomes(&run, "invalid_utf8 kept");
     assert_non_null(strstr(run.v[0].detail, "byte 16"));
     assert_int_equal(run.v[0].original_len, strchr(data, '\n') - data); /* the line */
     ps_test_run_free(&run);
@@ -239,13 +262,10 @@ static void test_nul_and_controls(void **state)
                         "{\"question\":\"\\u200b\\u200b\",\"sql\":\"S\"}\n";
     ps_test_run run;
     ps_test_clean_mem(&run, data, sizeof data - 1, ".jsonl", NULL, NULL);
-    assert_int_equal(run.n, 3);
-    assert_string_equal(run.v[0].question, "abc");
-    assert_string_equal(run.v[0].sql, "SELECT 1");
-    assert_string_equal(run.v[1].reason, "bad_json");
+    expect_outcomes(&run, "kept bad_json empty_after_cleaning");
+    expect_kept(&run, 0, "abc", "SELECT 1");
     /* the raw line, NUL included */
     assert_int_equal(run.v[1].original_len, sizeof "{\"question\":\"x\0y\",\"sql\":\"S\"}" - 1);
-    assert_string_equal(run.v[2].reason, "empty_after_cleaning");
     json_t *st = stats_of(&run);
     assert_int_equal(jint(st, "steps.controls.chars_removed"), 2 + 2);
     json_decref(st);
@@ -268,11 +288,10 @@ static void test_huge_line(void **state)
     ps_test_run run;
     ps_test_clean_mem(&run, data, n, ".jsonl", NULL, NULL);
     free(data);
-    assert_int_equal(run.n, 3);
-    assert_string_equal(run.v[0].question, "before");
-    assert_string_equal(run.v[1].reason, "too_long");
+    expect_outcomes(&run, "kept too_long kept");
+    expect_kept(&run, 0, "before", "S0");
     assert_true(run.v[1].original_len <= 4096); /* only a prefix is kept */
-    assert_string_equal(run.v[2].question, "after");
+    expect_kept(&run, 2, "after", "S1");
     assert_non_null(strstr(run.v[2].source, ":3"));
     ps_test_run_free(&run);
 }
@@ -291,20 +310,18 @@ static void test_csv_and_tsv(void **state)
     ps_test_run run;
     ps_test_clean_mem(&run, S(csv), ".csv", &o, NULL);
     assert_int_equal(run.rc, 0);
-    assert_int_equal(run.n, 4);
-    assert_string_equal(run.v[0].question, "Say \"hi\", then, go");
-    assert_string_equal(run.v[0].sql, "SELECT 'a,b'");
+    expect_outcomes(&run, "kept kept bad_csv kept");
+    expect_kept(&run, 0, "Say \"hi\", then, go", "SELECT 'a,b'");
     assert_string_equal(run.v[0].id, "1");
-    assert_string_equal(run.v[1].question, "multi line");
-    assert_string_equal(run.v[2].reason, "bad_csv");
+    expect_kept(&run, 1, "multi line", "SELECT 2");
     assert_non_null(strstr(run.v[3].source, ":6")); /* the quoted newline counts */
     assert_null(run.v[3].label);                     /* empty cell: no label */
     ps_test_run_free(&run);
 
     const char tsv[] = "question\tsql\tlabel\nhow many\tSELECT  count(*)  FROM t\tcount\n";
     ps_test_clean_mem(&run, S(tsv), ".tsv", NULL, NULL);
-    assert_int_equal(run.kept, 1);
-    assert_string_equal(run.v[0].sql, "SELECT count(*) FROM t");
+    expect_outcomes(&run, "kept");
+    expect_kept(&run, 0, "how many", "SELECT count(*) FROM t");
     assert_string_equal(run.v[0].label, "count");
     ps_test_run_free(&run);
 
@@ -401,12 +418,9 @@ static void test_rules(void **state)
                          "\"flags\":\"i\"}]";
     ps_test_run run;
     ps_test_clean_mem(&run, S(data), ".jsonl", NULL, rules);
-    assert_int_equal(run.n, 3);
-    assert_string_equal(run.v[0].question, "What's the count?");
-    assert_string_equal(run.v[0].sql, "SELECT count(*) FROM t");
-    assert_string_equal(run.v[1].reason, "dropped_by_rule");
+    expect_outcomes(&run, "kept dropped_by_rule empty_after_cleaning");
+    expect_kept(&run, 0, "What's the count?", "SELECT count(*) FROM t");
     assert_string_equal(run.v[1].rule, "no-ddl");
-    assert_string_equal(run.v[2].reason, "empty_after_cleaning");
     json_t *st = stats_of(&run);
     json_t *r1 = json_array_get(json_object_get(st, "rules"), 1);
     assert_string_equal(json_string_value(json_object_get(r1, "name")), "no-trailing-semicolon");
@@ -431,8 +445,7 @@ static void test_rules_with_groups(void **state)
         "{\"name\":\"dollar\",\"field\":\"sql\",\"replace\":\"count\\\\(\\\\*\\\\)\","
         "\"with\":\"$$n\"}]";
     ps_clean_options o;
-    ps_clean_options_init(&o);
-    o.label_field = "db_id";
+    spider_options(&o);
     ps_test_run run;
     ps_test_clean_file(&run, ps_test_data("spider/dev.json"), &o, rules);
     assert_int_equal(run.rc, 0);
@@ -487,10 +500,8 @@ static void test_catastrophic_rule_is_bounded(void **state)
     const char rules[] = "[{\"name\":\"evil\",\"field\":\"question\",\"drop_if\":\"^(a+)+$\"}]";
     ps_test_run run;
     ps_test_clean_mem(&run, data, strlen(data), ".jsonl", NULL, rules);
-    assert_int_equal(run.n, 2);
-    assert_string_equal(run.v[0].reason, "rule_error");
+    expect_outcomes(&run, "rule_error kept");
     assert_string_equal(run.v[0].rule, "evil");
-    assert_int_equal(run.v[1].outcome, PS_OUTCOME_KEPT);
     ps_test_run_free(&run);
 }
 
@@ -742,9 +753,8 @@ static void test_field_candidate_lists(void **state)
     ps_test_clean_mem(&run, S("{\"utterance\":null,\"question\":\"q\",\"sql\":\"SELECT 1\"}\n"
                               "{\"text\":\"q\",\"sql\":\"SELECT 1\"}\n"),
                       ".jsonl", &o, NULL);
-    assert_int_equal(run.kept, 1);
-    assert_string_equal(run.v[0].question, "q");
-    assert_string_equal(run.v[1].reason, "missing_field");
+    expect_outcomes(&run, "kept missing_field");
+    expect_kept(&run, 0, "q", "SELECT 1");
     assert_string_equal(run.v[1].detail, "no field 'utterance' or 'question' (fields: text, sql)");
     ps_test_run_free(&run);
 

@@ -16,11 +16,9 @@ static void test_cover_world1(void **state)
     ps_reader_options o;
     base_opts(&o);
     o.batch_size = 32;
-    ps_reader *r = open_ok(g_ref.dir, &o, NULL);
     ps_reader_info in;
-    ps_reader_get_info(r, &in);
-    run rn;
-    memset(&rn, 0, sizeof rn);
+    ps_reader *r = open_info(g_ref.dir, &o, &in);
+    run rn = {0};
     drain(r, &o, &rn, ALL);
     assert_int_equal(rn.errors, 0);
     assert_int_equal(rn.n, in.batches_per_epoch);
@@ -48,8 +46,7 @@ static void test_threads_prefetch_invariance(void **state)
 {
     (void)state;
     static const int tp[][2] = {{2, 4}, {1, 2}, {2, 3}, {4, 8}, {1, 8}, {4, 2}};
-    run ref;
-    memset(&ref, 0, sizeof ref);
+    run ref = {0};
     for (size_t c = 0; c < sizeof tp / sizeof *tp; c++) {
         for (int w = 1; w <= 3; w += 2) {
             ps_reader_options o;
@@ -61,9 +58,8 @@ static void test_threads_prefetch_invariance(void **state)
             o.rank = w - 1;
             run rn;
             epoch_run(g_ref.dir, &o, &rn);
-            ps_reader *r = open_ok(g_ref.dir, &o, NULL);
             ps_reader_info in;
-            ps_reader_get_info(r, &in);
+            ps_reader *r = open_info(g_ref.dir, &o, &in);
             assert_int_equal(in.threads, tp[c][0]);
             assert_int_equal(in.slots, (uint32_t)tp[c][1]);
             ps_reader_close(r);
@@ -114,9 +110,8 @@ static void test_unlabeled(void **state)
     (void)state;
     ps_reader_options o;
     base_opts(&o);
-    ps_reader *r = open_ok(g_dir_c, &o, NULL);
     ps_reader_info in;
-    ps_reader_get_info(r, &in);
+    ps_reader *r = open_info(g_dir_c, &o, &in);
     assert_int_equal(in.n_labels, 0);
     assert_null(ps_reader_get_label(r, 0));
     ps_reader_close(r);
@@ -391,8 +386,7 @@ static void test_stats(void **state)
     ps_reader_get_stats(r, &st);
     assert_int_equal(st.waits, waits0);
     assert_int_equal(st.ready, 0);
-    run rn;
-    memset(&rn, 0, sizeof rn);
+    run rn = {0};
     for (int i = 0; i < 4; i++) {
         run_add(&rn, held[i], &o);
         ps_batch_release(r, held[i]);

@@ -164,11 +164,9 @@ static void test_corrupt_block(void **state)
 
         /* without skip_corrupt: errors naming the block, and the epoch
          * goes on */
-        run dmg;
-        memset(&dmg, 0, sizeof dmg);
-        ps_reader *r = open_ok(dir, &o, NULL);
+        run dmg = {0};
         ps_reader_info in;
-        ps_reader_get_info(r, &in);
+        ps_reader *r = open_info(dir, &o, &in);
         for (size_t guard = 0;; guard++) {
             assert_true(guard < 10000);
             const ps_batch *b = NULL;
@@ -263,8 +261,7 @@ static void test_corrupt_block(void **state)
         }
         /* and the next epoch runs too */
         assert_int_equal(ps_reader_set_epoch(r, 1, NULL), 0);
-        run sk1;
-        memset(&sk1, 0, sizeof sk1);
+        run sk1 = {0};
         drain(r, &o, &sk1, ALL);
         assert_int_equal(sk1.errors, 0);
         assert_int_equal(sk1.records + in_block, g_ref.n);
@@ -464,9 +461,8 @@ static void test_manifest_claims(void **state)
         char *dir = copy_set_edited(cases[c].name, cases[c].edit);
         ps_reader_options o;
         base_opts(&o);
-        ps_reader *r = open_ok(dir, &o, NULL);
         ps_reader_info in;
-        ps_reader_get_info(r, &in);
+        ps_reader *r = open_info(dir, &o, &in);
         size_t errors = 0, delivered = 0;
         for (size_t guard = 0;; guard++) {
             assert_true(guard < 100000);
@@ -539,8 +535,7 @@ static void test_missing_shard(void **state)
         ps_error err;
         int rc = open_rc(dir, &o, &r, &err);
         if (rc == 0) {
-            run rn;
-            memset(&rn, 0, sizeof rn);
+            run rn = {0};
             drain(r, &o, &rn, ALL);
             ps_reader_close(r);
             assert_true(rn.errors >= 1);

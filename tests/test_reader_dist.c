@@ -22,9 +22,8 @@ static void test_world_sizes(void **state)
             o.world_size = W;
             o.rank = k;
             o.seed = 11;
-            ps_reader *r = open_ok(g_ref.dir, &o, NULL);
             ps_reader_info in;
-            ps_reader_get_info(r, &in);
+            ps_reader *r = open_info(g_ref.dir, &o, &in);
             assert_int_equal(in.rank, k);
             assert_int_equal(in.world_size, W);
             memset(&runs[k], 0, sizeof runs[k]);
@@ -101,9 +100,8 @@ static void test_drop_last(void **state)
             o.rank = k;
             o.drop_last = 1;
             run rn;
-            ps_reader *r = open_ok(g_ref.dir, &o, NULL);
             ps_reader_info in;
-            ps_reader_get_info(r, &in);
+            ps_reader *r = open_info(g_ref.dir, &o, &in);
             memset(&rn, 0, sizeof rn);
             drain(r, &o, &rn, ALL);
             ps_reader_close(r);
@@ -148,13 +146,11 @@ static void test_env_rank(void **state)
     o.world_size = PS_FROM_ENV;
     setenv("RANK", "2", 1);
     setenv("WORLD_SIZE", "3", 1);
-    ps_reader *r = open_ok(g_ref.dir, &o, NULL);
     ps_reader_info in;
-    ps_reader_get_info(r, &in);
+    ps_reader *r = open_info(g_ref.dir, &o, &in);
     assert_int_equal(in.rank, 2);
     assert_int_equal(in.world_size, 3);
-    run got;
-    memset(&got, 0, sizeof got);
+    run got = {0};
     drain(r, &o, &got, ALL);
     ps_reader_close(r);
     assert_int_equal(got.n, want.n);

@@ -137,8 +137,7 @@ static void test_elimit(void **state)
     ps_reader_options o;
     base_opts(&o);
     o.prefetch = 3;
-    run ref;
-    memset(&ref, 0, sizeof ref);
+    run ref = {0};
     epoch_run(g_ref.dir, &o, &ref);
     ps_reader *r = open_ok(g_ref.dir, &o, NULL);
     const ps_batch *held[3];
@@ -163,8 +162,7 @@ static void test_elimit(void **state)
     ps_batch_release(r, held[2]);
     ps_batch_release(r, held[0]);
     ps_batch_release(r, b);
-    run rest;
-    memset(&rest, 0, sizeof rest);
+    run rest = {0};
     drain(r, &o, &rest, ALL);
     assert_true(same_digests(&rest, 0, &ref, 4, ref.n - 4));
     assert_int_equal(rest.n, ref.n - 4);
@@ -206,11 +204,9 @@ static void test_device_fallback(void **state)
     ps_reader_options o;
     base_opts(&o);
     o.device = 0;
-    ps_reader *r = open_ok(g_ref.dir, &o, NULL);
     ps_reader_info in;
-    ps_reader_get_info(r, &in);
-    run rn;
-    memset(&rn, 0, sizeof rn);
+    ps_reader *r = open_info(g_ref.dir, &o, &in);
+    run rn = {0};
     if (in.device == -1) {
         /* no usable GPU: host batches, and require_device refuses */
         const ps_batch *b = NULL;

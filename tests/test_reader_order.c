@@ -130,8 +130,7 @@ static void test_epochs_and_seeds(void **state)
     ps_reader_info in;
     ps_reader_get_info(r, &in);
     assert_int_equal(in.epoch, 1);
-    run x;
-    memset(&x, 0, sizeof x);
+    run x = {0};
     drain(r, &o, &x, ALL);
     assert_int_equal(x.n, e1.n);
     assert_true(same_digests(&x, 0, &e1, 0, e1.n));
@@ -172,8 +171,7 @@ static void test_set_epoch_while_holding(void **state)
     assert_int_equal(ps_reader_next(r, &held, NULL), 1);
     uint64_t d = batch_digest(held);
     assert_int_equal(ps_reader_set_epoch(r, 1, NULL), 0);
-    run x;
-    memset(&x, 0, sizeof x);
+    run x = {0};
     drain(r, &o, &x, ALL);
     assert_int_equal(batch_digest(held), d); /* still valid, untouched */
     ps_batch_release(r, held);

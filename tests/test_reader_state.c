@@ -23,8 +23,7 @@ static void test_state_resume(void **state)
         for (size_t t = 0; t < sizeof ks / sizeof *ks; t++) {
             size_t K = ks[t];
             ps_reader *r = open_ok(g_ref.dir, &o, NULL);
-            run head;
-            memset(&head, 0, sizeof head);
+            run head = {0};
             drain(r, &o, &head, K);
             assert_int_equal(head.n, K);
             ps_reader_state st;
@@ -43,8 +42,7 @@ static void test_state_resume(void **state)
             ps_reader_info in;
             ps_reader_get_info(r, &in);
             assert_int_equal(in.epoch, 2);
-            run tail;
-            memset(&tail, 0, sizeof tail);
+            run tail = {0};
             drain(r, &o2, &tail, ALL);
             if (tail.n != full.n - K || !same_digests(&tail, 0, &full, K, full.n - K))
                 fail_msg("world %d: resumed after %zu of %zu batches: %zu batches, not the rest "
@@ -80,8 +78,7 @@ static void test_state_resume(void **state)
 static void state_after(const ps_reader_options *o, size_t k, ps_reader_state *st)
 {
     ps_reader *r = open_ok(g_ref.dir, o, NULL);
-    run h;
-    memset(&h, 0, sizeof h);
+    run h = {0};
     drain(r, o, &h, k);
     assert_int_equal(ps_reader_get_state(r, st), 0);
     ps_reader_close(r);
@@ -136,8 +133,7 @@ static void test_state_every_position(void **state)
                 ps_batch_release(r, held[h]);
         ps_reader_close(r);
         r = open_ok(g_ref.dir, &o, &st);
-        run tail;
-        memset(&tail, 0, sizeof tail);
+        run tail = {0};
         drain(r, &o, &tail, ALL);
         ps_reader_close(r);
         if (tail.n != full.n - K || !same_digests(&tail, 0, &full, K, full.n - K))
@@ -147,8 +143,7 @@ static void test_state_every_position(void **state)
     }
     /* set_epoch, then the state before any batch: epoch 4 from its start */
     ps_reader *r = open_ok(g_ref.dir, &o, NULL);
-    run junk;
-    memset(&junk, 0, sizeof junk);
+    run junk = {0};
     drain(r, &o, &junk, 2);
     assert_int_equal(ps_reader_set_epoch(r, 4, NULL), 0);
     ps_reader_state st;
@@ -226,8 +221,7 @@ static void test_state_mismatch(void **state)
     y.threads = 3;
     y.prefetch = 9;
     ps_reader *r = open_ok(g_ref.dir, &y, &st);
-    run tail;
-    memset(&tail, 0, sizeof tail);
+    run tail = {0};
     drain(r, &y, &tail, ALL);
     ps_reader_close(r);
     assert_int_equal(tail.n, full.n - 3);

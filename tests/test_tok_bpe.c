@@ -25,35 +25,22 @@
 #include <string.h>
 #include <time.h>
 
-/* JSON written with ' for " (readability); tokens here never hold a '. */
-static json_t *parse(const char *text)
+/* JSON written with ' for " (readability); tokens here never hold a '.
+ * Returns the text with " for ', to free. */
+static char *dq(const char *text)
 {
     char *s = strdup(text);
     for (char *p = s; *p; p++)
         if (*p == '\'')
             *p = '"';
-    json_t *j = ps_test_json(s, 0);
-    free(s);
-    return j;
-}
-
-static int load(const char *text, ps_tok_model **m, ps_error *err)
-{
-    json_t *j = parse(text);
-    ps_tok_load c = {"t.json", err};
-    memset(err, 0, sizeof *err);
-    int rc = ps_tok_model_load(&c, j, "model", m);
-    json_decref(j);
-    return rc;
+    return s;
 }
 
 static ps_tok_model *must_load(const char *text)
 {
-    ps_tok_model *m = NULL;
-    ps_error err;
-    int rc = load(text, &m, &err);
-    if (rc)
-        fail_msg("loading %s: %s", text, err.message);
+    char *s = dq(text);
+    ps_tok_model *m = ps_test_model(ps_tok_model_load, s);
+    free(s);
     return m;
 }
 
@@ -218,43 +205,51 @@ static void test_prefix_and_suffix(void **state)
     ps_tok_model_free(m);
 }
 
-static void expect_fail(const char *model, int code, const char *msg)
+/* test_bad_models' loader: nothing may be made. */
+static int try_load(const char *model, ps_error *err)
 {
-    ps_tok_model *m = NULL;
-    ps_error err;
-    int rc = load(model, &m, &err);
-    if (rc != code || !strstr(err.message, msg))
-        fail_msg("%s: got %d '%s', want %d with '%s'", model, rc, err.message, code, msg);
-    assert_null(m);
+    char *s = dq(model);
+    int rc = ps_test_model_try(ps_tok_model_load, s, err);
+    free(s);
+    return rc;
 }
 
 static void test_bad_models(void **state)
 {
     (void)state;
-    expect_fail("{'type':'BPE','vocab':{'a':0},'merges':['a q']}", PS_EFORMAT,
-                "t.json: model.merges[0]: token 'q' is not in the vocabulary");
-    expect_fail("{'type':'BPE','vocab':{'a':0,'b':1},'merges':['a b']}", PS_EFORMAT,
-                "model.merges[0]: token 'ab' is not in the vocabulary");
-    expect_fail("{'type':'BPE','vocab':{'a':0,'b':1},'merges':['a b c']}", PS_EFORMAT,
-                "model.merges[0]: expected two tokens");
-    expect_fail("{'type':'BPE','vocab':{'a':0,'b':1,'ab':2},'merges':[['a','b'],'a b']}",
-                PS_EFORMAT, "model.merges[1]: expected a pair of strings");
-    expect_fail("{'type':'BPE','vocab':{'a':0},'merges':[],'dropout':0.5}", PS_EUSAGE,
-                "model.dropout: 0.5 is not supported");
-    expect_fail("{'type':'BPE','vocab':{'a':0},'merges':[],'dropout':2}", PS_EFORMAT,
-                "model.dropout: must be between 0 and 1");
-    expect_fail("{'type':'BPE','vocab':{'a':0}}", PS_EFORMAT, "missing \"vocab\" or \"merges\"");
-    expect_fail("{'type':'BPE','vocab':{'a':-1},'merges':[]}", PS_EFORMAT, "model.vocab[\"a\"]");
-    expect_fail("{'type':'BPE','vocab':{'a':0},'merges':[],'fuse_unk':1}", PS_EFORMAT,
-                "model.fuse_unk: expected true or false");
-    expect_fail("{'type':'BPE','vocab':{'a':99999999},'merges':[]}", PS_ELIMIT, "too sparse");
-    expect_fail("{'type':'Foo','vocab':{}}", PS_EUSAGE, "model.type: 'Foo' is not supported");
-    expect_fail("{'type':3}", PS_EFORMAT, "model.type: expected a string");
-    expect_fail("{'vocab':{'a':0},'merges':['a x']}", PS_EFORMAT, "token 'x' is not in");
-    expect_fail("{'type':'WordLevel','vocab':{'a':0},'unk_token':null}", PS_EFORMAT,
-                "model.unk_token: expected a string");
-    expect_fail("{'type':'WordPiece','vocab':{'a':0},'unk_token':'[UNK]'}", PS_EFORMAT,
-                "model.continuing_subword_prefix: missing");
+    static const ps_test_load_case cases[] = {
+        {"{'type':'BPE','vocab':{'a':0},'merges':['a q']}", PS_EFORMAT,
+         "t.json: model.merges[0]: token 'q' is not in the vocabulary"},
+        {"{'type':'BPE','vocab':{'a':0,'b':1},'merges':['a b']}", PS_EFORMAT,
+         "t.json: model.merges[0]: token 'ab' is not in the vocabulary"},
+        {"{'type':'BPE','vocab':{'a':0,'b':1},'merges':['a b c']}", PS_EFORMAT,
+         "t.json: model.merges[0]: expected two tokens separated by one space"},
+        {"{'type':'BPE','vocab':{'a':0,'b':1,'ab':2},'merges':[['a','b'],'a b']}", PS_EFORMAT,
+         "t.json: model.merges[1]: expected a pair of strings like the other merges "
+         "([\"a\", \"b\"])"},
+        {"{'type':'BPE','vocab':{'a':0},'merges':[],'dropout':0.5}", PS_EUSAGE,
+         "t.json: model.dropout: 0.5 is not supported (HF would drop merges at random)"},
+        {"{'type':'BPE','vocab':{'a':0},'merges':[],'dropout':2}", PS_EFORMAT,
+         "t.json: model.dropout: must be between 0 and 1, inclusive"},
+        {"{'type':'BPE','vocab':{'a':0}}", PS_EFORMAT,
+         "t.json: model: missing \"vocab\" or \"merges\""},
+        {"{'type':'BPE','vocab':{'a':-1},'merges':[]}", PS_EFORMAT,
+         "t.json: model.vocab[\"a\"]: id is not an integer from 0"},
+        {"{'type':'BPE','vocab':{'a':0},'merges':[],'fuse_unk':1}", PS_EFORMAT,
+         "t.json: model.fuse_unk: expected true or false"},
+        {"{'type':'BPE','vocab':{'a':99999999},'merges':[]}", PS_ELIMIT,
+         "t.json: model.vocab[\"a\"]: id far beyond the number of tokens (too sparse)"},
+        {"{'type':'Foo','vocab':{}}", PS_EUSAGE,
+         "t.json: model.type: 'Foo' is not supported (BPE, WordPiece, WordLevel, Unigram are)"},
+        {"{'type':3}", PS_EFORMAT, "t.json: model.type: expected a string"},
+        {"{'vocab':{'a':0},'merges':['a x']}", PS_EFORMAT,
+         "t.json: model.merges[0]: token 'x' is not in the vocabulary"},
+        {"{'type':'WordLevel','vocab':{'a':0},'unk_token':null}", PS_EFORMAT,
+         "t.json: model.unk_token: expected a string"},
+        {"{'type':'WordPiece','vocab':{'a':0},'unk_token':'[UNK]'}", PS_EFORMAT,
+         "t.json: model.continuing_subword_prefix: missing"},
+    };
+    ps_test_load_errors(cases, sizeof cases / sizeof *cases, try_load, NULL);
 }
 
 /* Merges load in batches: an error far in names its own index, and a
@@ -271,7 +266,9 @@ static void test_many_merges(void **state)
     for (int i = 0; i < 100; i++)
         used += (size_t)sprintf(buf + used, ",'x%d y%d'", i, i);
     strcpy(buf + used, ",'b a']}");
-    expect_fail(buf, PS_EFORMAT, "model.merges[103]: token 'ba' is not in the vocabulary");
+    ps_error err = {0};
+    assert_int_equal(try_load(buf, &err), PS_EFORMAT);
+    assert_string_equal(err.message, "t.json: model.merges[103]: token 'ba' is not in the vocabulary");
     strcpy(buf + used, "]}");
     ps_tok_model *m = must_load(buf);
     expect(m, "abc", "2 400");

@@ -186,6 +186,15 @@ static int fmt_both(const char *vocab, const char *merges, bool *taken)
     return both_text(buf, (size_t)n, taken);
 }
 
+/* A hostile case (either way may refuse it, but both must agree), logged
+ * first so that a failure names it. */
+static void hostile_bpe(const char *what, size_t i, const char *vocab, const char *merges)
+{
+    bool taken;
+    print_message("%s %zu: vocab %s, merges %s\n", what, i, vocab, merges);
+    fmt_both(vocab, merges, &taken);
+}
+
 static void test_plain_small(void **state)
 {
     (void)state;
@@ -242,11 +251,8 @@ static void test_hostile_vocab(void **state)
         "null",
         "{\"u\":0,\"a\":1}}",
     };
-    for (size_t i = 0; i < sizeof vocabs / sizeof vocabs[0]; i++) {
-        bool taken;
-        print_message("vocab %zu: %s\n", i, vocabs[i]);
-        fmt_both(vocabs[i], "[]", &taken);
-    }
+    for (size_t i = 0; i < sizeof vocabs / sizeof vocabs[0]; i++)
+        hostile_bpe("vocab", i, vocabs[i], "[]");
     bool taken;
     assert_int_equal(fmt_both(vocabs[0], "[]", &taken), PS_OK);
     assert_true(taken);
@@ -277,11 +283,8 @@ static void test_hostile_merges(void **state)
         "[\"#version\"]",
         "[\"a b\"] ",
     };
-    for (size_t i = 0; i < sizeof merges / sizeof merges[0]; i++) {
-        bool taken;
-        print_message("merges %zu: %s\n", i, merges[i]);
-        fmt_both(VOCAB, merges[i], &taken);
-    }
+    for (size_t i = 0; i < sizeof merges / sizeof merges[0]; i++)
+        hostile_bpe("merges", i, VOCAB, merges[i]);
 }
 
 static void test_hostile_structure(void **state)

@@ -23,24 +23,9 @@
 
 /* ---- the model ------------------------------------------------------------ */
 
-/* Loads a model from JSON text; returns the load's code, the model in *out. */
-static int load_model(const char *json, ps_tok_model **out, ps_error *err)
-{
-    json_t *j = ps_test_json(json, 0);
-    ps_error_clear(err);
-    ps_tok_load c = {.file = "t.json", .err = err};
-    int rc = ps_tok_unigram_load(&c, j, "model", out);
-    json_decref(j);
-    return rc;
-}
-
 static ps_tok_model *model(const char *json)
 {
-    ps_tok_model *m = NULL;
-    ps_error err;
-    if (load_model(json, &m, &err) < 0)
-        fail_msg("loading %s: %s", json, err.message);
-    return m;
+    return ps_test_model(ps_tok_unigram_load, json);
 }
 
 /* Encodes s and compares with the n expected ids. */
@@ -211,36 +196,40 @@ static void test_cache_per_model(void **state)
     ps_tok_work_slot_clear(&slot);
 }
 
-static void expect_load_error(const char *json, int code, const char *where)
+/* test_bad_json's loader: nothing may be made. */
+static int try_load(const char *json, ps_error *err)
 {
-    ps_tok_model *m = NULL;
-    ps_error err;
-    int rc = load_model(json, &m, &err);
-    if (rc != code)
-        fail_msg("%s: code %d, expected %d (%s)", json, rc, code, err.message);
-    assert_null(m);
-    if (!strstr(err.message, where))
-        fail_msg("%s: message '%s' does not name '%s'", json, err.message, where);
-    assert_non_null(strstr(err.message, "t.json: "));
+    return ps_test_model_try(ps_tok_unigram_load, json, err);
 }
 
 static void test_bad_json(void **state)
 {
     (void)state;
-    expect_load_error("{\"unk_id\":0}", PS_EFORMAT, "model: Unigram: missing \"vocab\"");
-    expect_load_error("[]", PS_EFORMAT, "model: expected an object");
-    expect_load_error("{\"vocab\":{}}", PS_EFORMAT, "model.vocab: expected an array");
-    expect_load_error("{\"vocab\":[[\"a\",0],[\"b\"]]}", PS_EFORMAT, "model.vocab[1]: expected");
-    expect_load_error("{\"vocab\":[[\"a\",\"0\"]]}", PS_EFORMAT, "model.vocab[0]");
-    expect_load_error("{\"vocab\":[[1,0]]}", PS_EFORMAT, "model.vocab[0]");
-    expect_load_error("{\"vocab\":[[\"a\",0,1]]}", PS_EFORMAT, "model.vocab[0]");
-    expect_load_error("{\"vocab\":[[\"a\",0]],\"unk_id\":1}", PS_EFORMAT,
-                      "model.unk_id: 1 is not below the vocabulary size 1");
-    expect_load_error("{\"vocab\":[],\"unk_id\":0}", PS_EFORMAT, "model.unk_id: the vocabulary is empty");
-    expect_load_error("{\"vocab\":[],\"unk_id\":-1}", PS_EFORMAT, "model.unk_id");
-    expect_load_error("{\"vocab\":[],\"unk_id\":\"0\"}", PS_EFORMAT, "model.unk_id");
-    expect_load_error("{\"vocab\":[],\"byte_fallback\":1}", PS_EFORMAT, "model.byte_fallback");
-    expect_load_error("{\"type\":\"BPE\",\"vocab\":[]}", PS_EFORMAT, "model.type");
+    static const ps_test_load_case cases[] = {
+        {"{\"unk_id\":0}", PS_EFORMAT, "t.json: model: Unigram: missing \"vocab\""},
+        {"[]", PS_EFORMAT, "t.json: model: expected an object"},
+        {"{\"vocab\":{}}", PS_EFORMAT, "t.json: model.vocab: expected an array of [piece, score]"},
+        {"{\"vocab\":[[\"a\",0],[\"b\"]]}", PS_EFORMAT,
+         "t.json: model.vocab[1]: expected a [piece, score] pair"},
+        {"{\"vocab\":[[\"a\",\"0\"]]}", PS_EFORMAT,
+         "t.json: model.vocab[0]: expected a [piece, score] pair"},
+        {"{\"vocab\":[[1,0]]}", PS_EFORMAT,
+         "t.json: model.vocab[0]: expected a [piece, score] pair"},
+        {"{\"vocab\":[[\"a\",0,1]]}", PS_EFORMAT,
+         "t.json: model.vocab[0]: expected a [piece, score] pair"},
+        {"{\"vocab\":[[\"a\",0]],\"unk_id\":1}", PS_EFORMAT,
+         "t.json: model.unk_id: 1 is not below the vocabulary size 1"},
+        {"{\"vocab\":[],\"unk_id\":0}", PS_EFORMAT,
+         "t.json: model.unk_id: the vocabulary is empty but at least <unk> is needed"},
+        {"{\"vocab\":[],\"unk_id\":-1}", PS_EFORMAT,
+         "t.json: model.unk_id: expected an integer from 0 to 2147483647"},
+        {"{\"vocab\":[],\"unk_id\":\"0\"}", PS_EFORMAT,
+         "t.json: model.unk_id: expected an integer from 0 to 2147483647"},
+        {"{\"vocab\":[],\"byte_fallback\":1}", PS_EFORMAT,
+         "t.json: model.byte_fallback: expected true or false"},
+        {"{\"type\":\"BPE\",\"vocab\":[]}", PS_EFORMAT, "t.json: model.type: expected \"Unigram\""},
+    };
+    ps_test_load_errors(cases, sizeof cases / sizeof *cases, try_load, NULL);
     /* HF accepts an empty vocabulary without unk_id; every piece then errs */
     ps_tok_model *m = model("{\"vocab\":[]}");
     ps_tok_work_slot slot = {0};

@@ -75,8 +75,6 @@ bool ps_uni_is_combining_mark(uint32_t cp);
 /* Override tables (norm_overrides.c), measured against the binding. */
 extern const ps_uni_range ps_uni_hf_no_nfkd[]; /* HF leaves whole under NFKD */
 extern const unsigned ps_uni_hf_no_nfkd_n;
-extern const ps_uni_range ps_uni_hf_not_mark[]; /* utf8proc M*, HF not a mark */
-extern const unsigned ps_uni_hf_not_mark_n;
 extern const ps_uni_range ps_uni_hf_mark[]; /* HF mark, utf8proc not M* */
 extern const unsigned ps_uni_hf_mark_n;
 

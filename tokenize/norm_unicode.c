@@ -230,7 +230,7 @@ bool ps_uni_is_combining_mark(uint32_t cp)
     case UTF8PROC_CATEGORY_MN:
     case UTF8PROC_CATEGORY_MC:
     case UTF8PROC_CATEGORY_ME:
-        return !ps_uni_in_ranges(ps_uni_hf_not_mark, ps_uni_hf_not_mark_n, cp);
+        return !ps_uni_hf_mark_differs(cp, PS_UNI_HF_NOT_MARK);
     default:
         return ps_uni_in_ranges(ps_uni_hf_mark, ps_uni_hf_mark_n, cp);
     }

@@ -2,6 +2,7 @@
  * tables where HF's Rust crates use a different Unicode version. */
 #include "tokenize/unicode.h"
 
+#include <stdlib.h>
 #include <utf8proc.h>
 
 
@@ -45,17 +46,31 @@ bool ps_uni_is_chinese(uint32_t cp)
            (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 
+static int cmp_mark_range(const void *key, const void *elem)
+{
+    uint32_t cp = *(const uint32_t *)key;
+    const ps_uni_mark_range *r = elem;
+    return cp < r->lo ? -1 : cp > r->hi;
+}
+
+bool ps_uni_hf_mark_differs(uint32_t cp, unsigned view)
+{
+    const ps_uni_mark_range *r =
+        bsearch(&cp, ps_uni_hf_marks, ps_uni_hf_marks_n, sizeof *r, cmp_mark_range);
+    return r && (r->views & view);
+}
+
 bool ps_uni_is_nonspacing_mark(uint32_t cp)
 {
     if (category(cp) == UTF8PROC_CATEGORY_MN)
-        return !ps_uni_in_ranges(ps_uni_hf_not_mn, ps_uni_hf_not_mn_n, cp);
+        return !ps_uni_hf_mark_differs(cp, PS_UNI_HF_NOT_MN);
     return ps_uni_in_ranges(ps_uni_hf_mn, ps_uni_hf_mn_n, cp);
 }
 
 int ps_uni_combining_class(uint32_t cp)
 {
     int ccc = utf8proc_get_property((utf8proc_int32_t)cp)->combining_class;
-    if (ccc && ps_uni_in_ranges(ps_uni_hf_ccc_zero, ps_uni_hf_ccc_zero_n, cp))
+    if (ccc && ps_uni_hf_mark_differs(cp, PS_UNI_HF_CCC_ZERO))
         return 0;
     return ccc;
 }

@@ -106,14 +106,24 @@ extern const ps_uni_range ps_uni_hf_not_punct[];       /* utf8proc P*, HF not */
 extern const unsigned ps_uni_hf_not_punct_n;
 extern const ps_uni_range ps_uni_hf_punct[];           /* HF P*, utf8proc not */
 extern const unsigned ps_uni_hf_punct_n;
-extern const ps_uni_range ps_uni_hf_not_mn[];          /* utf8proc Mn, HF not */
-extern const unsigned ps_uni_hf_not_mn_n;
 extern const ps_uni_range ps_uni_hf_mn[];              /* HF Mn, utf8proc not */
 extern const unsigned ps_uni_hf_mn_n;
 extern const ps_uni_range ps_uni_hf_no_nfd[];          /* HF leaves undecomposed */
 extern const unsigned ps_uni_hf_no_nfd_n;
-extern const ps_uni_range ps_uni_hf_ccc_zero[];       /* HF: combining class 0 */
-extern const unsigned ps_uni_hf_ccc_zero_n;
+/* The views of ps_uni_hf_marks (unicode_overrides.c) in which HF does not
+ * see a mark as utf8proc does. */
+enum {
+    PS_UNI_HF_NOT_MN = 1,   /* utf8proc Mn, BertNormalizer keeps it */
+    PS_UNI_HF_NOT_MARK = 2, /* utf8proc M*, not a mark for HF's normalizers */
+    PS_UNI_HF_CCC_ZERO = 4, /* nonzero combining class in utf8proc, 0 for HF */
+};
+typedef struct { uint32_t lo, hi; unsigned views; } ps_uni_mark_range;
+extern const ps_uni_mark_range ps_uni_hf_marks[]; /* sorted, disjoint */
+extern const unsigned ps_uni_hf_marks_n;
+
+/* Whether HF sees cp otherwise than utf8proc in `view` (a PS_UNI_HF_*). */
+bool ps_uni_hf_mark_differs(uint32_t cp, unsigned view);
+
 typedef struct { uint32_t cp, lower; } ps_uni_case_pair;
 extern const ps_uni_case_pair ps_uni_hf_lower[];       /* Rust's newer mappings */
 extern const unsigned ps_uni_hf_lower_n;

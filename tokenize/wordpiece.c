@@ -29,30 +29,13 @@ static inline int32_t trie_longest(const ps_tok_trie *t, const unsigned char *s,
         }
         if (i == n || !node->n_children)
             break;
+        /* a node's labels are distinct bytes (at most 256): memchr scans
+         * them as fast as a binary search would narrow them */
         const uint8_t *lab = t->labels + node->first_child;
-        uint32_t k = node->n_children, found = UINT32_MAX;
-        unsigned char b = s[i];
-        if (k <= 8) {
-            for (uint32_t j = 0; j < k; j++)
-                if (lab[j] == b) {
-                    found = j;
-                    break;
-                }
-        } else {
-            uint32_t lo = 0, hi = k;
-            while (lo < hi) {
-                uint32_t mid = (lo + hi) / 2;
-                if (lab[mid] < b)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo < k && lab[lo] == b)
-                found = lo;
-        }
-        if (found == UINT32_MAX)
+        const uint8_t *hit = memchr(lab, s[i], node->n_children);
+        if (!hit)
             break;
-        cur = node->first_child + found;
+        cur = node->first_child + (uint32_t)(hit - lab);
         i++;
     }
     *match_len = best_len;

@@ -60,6 +60,18 @@ static ps_reader *open_or_die(const char *dir, const ps_reader_options *o)
     return r;
 }
 
+/* What both parts read with: rank 0 of 1, `batch` records a batch, 4
+ * decode threads, 4 batches ahead. */
+static void base_options(ps_reader_options *o, long batch)
+{
+    ps_reader_options_init(o);
+    o->batch_size = (uint32_t)batch;
+    o->rank = 0;
+    o->world_size = 1;
+    o->threads = 4;
+    o->prefetch = 4;
+}
+
 typedef struct host_copy {
     void *p[5];
     size_t cap[5];
@@ -226,14 +238,9 @@ int main(int argc, char **argv)
     static const int dtypes[2] = {PS_DTYPE_INT64, PS_DTYPE_INT32};
     for (int t = 0; t < 2; t++) {
         ps_reader_options o;
-        ps_reader_options_init(&o);
-        o.batch_size = (uint32_t)batch;
-        o.rank = 0;
-        o.world_size = 1;
+        base_options(&o, batch);
         o.seed = 17;
         o.dtype = dtypes[t];
-        o.threads = 4;
-        o.prefetch = 4;
         ps_reader_options od = o;
         od.device = device;
         od.require_device = 1;
@@ -287,12 +294,7 @@ int main(int argc, char **argv)
 
     /* ---- 2. throughput and stalls ------------------------------------------ */
     ps_reader_options o;
-    ps_reader_options_init(&o);
-    o.batch_size = (uint32_t)batch;
-    o.rank = 0;
-    o.world_size = 1;
-    o.threads = 4;
-    o.prefetch = 4;
+    base_options(&o, batch);
     o.device = device;
     o.require_device = 1;
     size_t scratch_bytes = 64u << 20;

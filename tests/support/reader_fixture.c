@@ -394,6 +394,13 @@ ps_reader *open_ok(const char *dir, const ps_reader_options *o, const ps_reader_
     return r;
 }
 
+ps_reader *open_info(const char *dir, const ps_reader_options *o, ps_reader_info *in)
+{
+    ps_reader *r = open_ok(dir, o, NULL);
+    ps_reader_get_info(r, in);
+    return r;
+}
+
 /* One whole epoch of `o` on `dir`. */
 void epoch_run(const char *dir, const ps_reader_options *o, run *rn)
 {

@@ -91,6 +91,8 @@ void drain(ps_reader *r, const ps_reader_options *o, run *rn, size_t max);
 /* ps_reader_open(dir, o) without a state, *err cleared first: its code. */
 int open_rc(const char *dir, const ps_reader_options *o, ps_reader **r, ps_error *err);
 ps_reader *open_ok(const char *dir, const ps_reader_options *o, const ps_reader_state *st);
+/* open_ok(dir, o) without a state, and its ps_reader_get_info in *in. */
+ps_reader *open_info(const char *dir, const ps_reader_options *o, ps_reader_info *in);
 
 /* One whole epoch of `o` on `dir`. */
 void epoch_run(const char *dir, const ps_reader_options *o, run *rn);

@@ -27,4 +27,16 @@ typedef int (*ps_test_try_load)(const char *json, ps_error *err);
 void ps_test_load_errors(const ps_test_load_case *cases, size_t n, ps_test_try_load try_load,
                          const char *prefix);
 
+/* A model loader of tokenize/hf.h: ps_tok_model_load, ps_tok_unigram_load... */
+typedef int (*ps_test_model_loader)(const ps_tok_load *c, json_t *j, const char *jpath,
+                                    ps_tok_model **out);
+
+/* The model of JSON text `json` (at "model" of "t.json"), failing the
+ * test (with the text and the message) when it does not load. */
+ps_tok_model *ps_test_model(ps_test_model_loader load, const char *json);
+
+/* A ps_test_try_load for a model loader: loads `json` with `load` (at
+ * "model" of "t.json") and asserts it made no model; the load's code. */
+int ps_test_model_try(ps_test_model_loader load, const char *json, ps_error *err);
+
 #endif
