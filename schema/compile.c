@@ -58,7 +58,7 @@ static bool tail_empty(const char *p, const char *end)
     return true;
 }
 
-int ps_sql_compile(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
+static int compile(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
                    ps_sql_class *cls, char *msg, size_t msz, ps_error *err)
 {
     sqlite3 *c;
@@ -93,5 +93,19 @@ int ps_sql_compile(ps_sql_checker *k, const ps_schema *db, const char *sql, size
         return 0;
     }
     *cls = PS_SQL_OK;
+    return 0;
+}
+
+int ps_sql_compile(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
+                   ps_sql_class *cls, char *msg, size_t msz, ps_error *err)
+{
+    if (ps_sql_memo_get(k, db, sql, len, cls, msg, msz))
+        return 0;
+    char full[512]; /* the whole message for the memo, whatever msz is */
+    int rc = compile(k, db, sql, len, cls, full, sizeof full, err);
+    if (rc)
+        return rc;
+    ps_sql_memo_put(k, db, sql, len, *cls, full);
+    ps_sql_message(msg, msz, full);
     return 0;
 }

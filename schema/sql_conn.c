@@ -14,7 +14,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 typedef struct conn_slot {
     const ps_schema *db;
@@ -25,6 +28,7 @@ struct ps_sql_checker {
     const ps_schemas *schemas;
     conn_slot *slots; /* open addressing on the schema's address */
     size_t nslots, used;
+    ps_sql_memo_entry *memo; /* PS_SQL_MEMO entries, made on first use */
 };
 
 int ps_sql_checker_create(const ps_schemas *s, ps_sql_checker **out, ps_error *err)
@@ -43,7 +47,47 @@ void ps_sql_checker_free(ps_sql_checker *k)
     for (size_t i = 0; i < k->nslots; i++)
         sqlite3_close_v2(k->slots[i].conn);
     free(k->slots);
+    free(k->memo);
     free(k);
+}
+
+/* The memo's slot of (db, sql): direct-mapped on a 128-bit hash, the
+ * database's address as the seed (schemas do not move while a checker
+ * lives). What a slot holds is a pure function of its key, so whatever a
+ * lookup finds, the result is the one compiling would give. */
+static ps_sql_memo_entry *memo_slot(ps_sql_checker *k, const ps_schema *db, const char *sql,
+                                    size_t len, XXH128_hash_t *h)
+{
+    if (!k->memo && !(k->memo = calloc(PS_SQL_MEMO, sizeof *k->memo)))
+        return NULL;
+    *h = XXH3_128bits_withSeed(sql, len, (XXH64_hash_t)(uintptr_t)db);
+    return &k->memo[h->low64 & (PS_SQL_MEMO - 1)];
+}
+
+bool ps_sql_memo_get(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
+                     ps_sql_class *cls, char *msg, size_t msz)
+{
+    XXH128_hash_t h;
+    ps_sql_memo_entry *e = memo_slot(k, db, sql, len, &h);
+    if (!e || !e->used || e->hash_low != h.low64 || e->hash_high != h.high64)
+        return false;
+    *cls = (ps_sql_class)e->cls;
+    ps_sql_message(msg, msz, e->msg);
+    return true;
+}
+
+void ps_sql_memo_put(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
+                     ps_sql_class cls, const char *msg)
+{
+    XXH128_hash_t h;
+    ps_sql_memo_entry *e = memo_slot(k, db, sql, len, &h);
+    if (!e || strlen(msg) >= sizeof e->msg) /* a long message is not kept cut */
+        return;
+    e->used = true;
+    e->hash_low = h.low64;
+    e->hash_high = h.high64;
+    e->cls = (unsigned char)cls;
+    memcpy(e->msg, msg, strlen(msg) + 1);
 }
 
 void ps_sql_message(char *msg, size_t msz, const char *text)

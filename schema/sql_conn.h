@@ -29,6 +29,24 @@ int ps_sql_schema_ddl(const ps_schema *db, ps_buf *out);
  * naming the file. */
 int ps_sql_open_file(const char *path, sqlite3 **out, ps_error *err);
 
+/* A checker's memo of compile results, so that a query met again (Spider
+ * repeats a query for each paraphrase of its question; the raw and cleaned
+ * SQL are often the same text) is not compiled again. */
+#define PS_SQL_MEMO 4096 /* entries, a power of two */
+typedef struct ps_sql_memo_entry {
+    uint64_t hash_low, hash_high;
+    bool used;
+    unsigned char cls;
+    char msg[182]; /* messages this long or longer are not memoised */
+} ps_sql_memo_entry;
+
+/* Whether (db, sql) was compiled before; then *cls and msg are its result. */
+bool ps_sql_memo_get(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
+                     ps_sql_class *cls, char *msg, size_t msz);
+/* Remembers a result (best effort: nothing when out of memory). */
+void ps_sql_memo_put(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
+                     ps_sql_class cls, const char *msg);
+
 /* Copies SQLite's message into msg (msz bytes, may be 0). */
 void ps_sql_message(char *msg, size_t msz, const char *text);
 

@@ -89,7 +89,7 @@ static void rate_check(ctx *x, const ps_vsql *v)
     int w = worst_class(v);
     char eg[480] = "";
     if (w >= 0 && v->raw_ex[w].n)
-        snprintf(eg, sizeof eg, "; most often %s (%llu), e.g. '%.80s': %.200s", ps_vsql_class_names[w],
+        snprintf(eg, sizeof eg, "; most often %s (%llu), e.g. '%.80s': %.200s", ps_sql_class_name((ps_sql_class)(w)),
                  (unsigned long long)v->raw[w], v->raw_ex[w].e[0].id,
                  v->raw_ex[w].e[0].a ? v->raw_ex[w].e[0].a : "");
     ps_vcheck_push(x, C_SQL_RATE, value, NAN,

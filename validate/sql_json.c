@@ -27,7 +27,7 @@ static json_t *exlist_json(const ps_vsql_exlist *l, const char *ka, const char *
         json_t *o = json_pack("{ss}", "id", e->id);
         int bad = !o;
         if (!bad && l->e[i].status >= 0)
-            bad |= json_object_set_new(o, "status", json_string(ps_vsql_status_names[e->status]));
+            bad |= json_object_set_new(o, "status", json_string(ps_exec_status_name((ps_exec_status)(e->status))));
         bad |= !o || json_object_set_new(o, ka, str_or_null(e->a));
         if (kb)
             bad |= !o || json_object_set_new(o, kb, str_or_null(e->b));
@@ -82,7 +82,7 @@ static json_t *classes_json(const ps_vsql *v)
 {
     json_t *a = json_array();
     for (int c = 0; a && c < PS_SQL_CLASSES; c++) {
-        json_t *o = json_pack("{sssoso}", "class", ps_vsql_class_names[c], "raw", ps_vjson_uint(v->raw[c]),
+        json_t *o = json_pack("{sssoso}", "class", ps_sql_class_name((ps_sql_class)(c)), "raw", ps_vjson_uint(v->raw[c]),
                               "clean", ps_vjson_uint(v->clean[c]));
         json_t *re = exlist_json(&v->raw_ex[c], "message", NULL),
                *ce = exlist_json(&v->clean_ex[c], "message", NULL);
@@ -131,7 +131,7 @@ static json_t *execution_json(const ps_vsql *v)
 {
     json_t *st = json_object();
     for (int s = 0; st && s < PS_VSQL_EXEC_N; s++)
-        if (json_object_set_new(st, ps_vsql_status_names[s], ps_vjson_uint(v->exec[s]))) {
+        if (json_object_set_new(st, ps_exec_status_name((ps_exec_status)(s)), ps_vjson_uint(v->exec[s]))) {
             json_decref(st);
             st = NULL;
         }
@@ -318,9 +318,9 @@ static int classes_from(json_t *a, ps_vsql *v, ps_error *err)
         json_t *e = json_array_get(a, (size_t)c);
         const char *name = json_string_value(json_object_get(e, "class"));
         int rc;
-        if (!name || strcmp(name, ps_vsql_class_names[c]))
+        if (!name || strcmp(name, ps_sql_class_name((ps_sql_class)(c))))
             return ps_error_set(err, PS_EFORMAT, "%s: classes[%d] must be '%s'", CTX, c,
-                                ps_vsql_class_names[c]);
+                                ps_sql_class_name((ps_sql_class)(c)));
         if ((rc = ps_vjson_u64(e, "raw", &v->raw[c], CTX, err)) ||
             (rc = ps_vjson_u64(e, "clean", &v->clean[c], CTX, err)))
             return rc;
@@ -428,7 +428,7 @@ static int execution_from(json_t *o, ps_vsql *v, ps_error *err)
         (rc = ps_vjson_u64(o, "rows", &v->rows, CTX, err)))
         return rc;
     for (int s = 0; s < PS_VSQL_EXEC_N; s++) {
-        if ((rc = ps_vjson_u64(st, ps_vsql_status_names[s], &v->exec[s], CTX, err)))
+        if ((rc = ps_vjson_u64(st, ps_exec_status_name((ps_exec_status)(s)), &v->exec[s], CTX, err)))
             return rc;
         if (__builtin_add_overflow(sum, v->exec[s], &sum))
             return bad_format(err, "execution counts overflow");

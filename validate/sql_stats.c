@@ -9,11 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const ps_vsql_class_names[PS_SQL_CLASSES] = {
-    "ok", "syntax", "no_such_table", "no_such_column", "ambiguous_column", "no_such_function",
-    "multiple_statements", "other"};
-const char *const ps_vsql_status_names[PS_VSQL_EXEC_N] = {"ok", "empty", "error", "timeout",
-                                                          "no_database"};
 const char *const ps_vsql_count_names[PS_VSQL_K] = {"checked", "compiled_raw", "checked_clean",
                                                     "compiled_clean"};
 

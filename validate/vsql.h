@@ -16,11 +16,8 @@
 #define PS_VSQL_MAX_LABELS 200000u
 #define PS_VSQL_EXEC_N (PS_EXEC_NO_DATABASE + 1)
 
-/* The names stats.json writes for the classes and statuses: the same as
- * ps_sql_class_name and ps_exec_status_name (schema/), kept here as well
- * because they are this file format's vocabulary. */
-extern const char *const ps_vsql_class_names[PS_SQL_CLASSES];
-extern const char *const ps_vsql_status_names[PS_VSQL_EXEC_N];
+/* The names stats.json writes for the classes and statuses are
+ * ps_sql_class_name and ps_exec_status_name (schema/). */
 
 /* Per-label (and overall) compile counts. */
 enum { PS_VSQL_CHECKED, PS_VSQL_RAW_OK, PS_VSQL_CLEAN_CHECKED, PS_VSQL_CLEAN_OK, PS_VSQL_K };
