@@ -19,11 +19,7 @@ static ps_schemas *spider;
 static int setup(void **state)
 {
     (void)state;
-    ps_error err = {0};
-    if (ps_schemas_create(&spider, &err) ||
-        ps_schemas_load_tables(spider, ps_test_data("spider/tables.json"), &err) ||
-        ps_schemas_load_tables(spider, ps_test_data("formats/dusql/db_schema.json"), &err))
-        return -1;
+    spider = ps_test_schemas("spider/tables.json", "formats/dusql/db_schema.json", NULL);
     return 0;
 }
 

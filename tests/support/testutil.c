@@ -225,3 +225,17 @@ ps_tokenizer *ps_test_bert_tokenizer(void)
         fail_msg("bert-base-uncased vocabulary: %s", err.message);
     return tok;
 }
+
+ps_schemas *ps_test_schemas(const char *rel, ...)
+{
+    ps_schemas *s;
+    ps_error err = {0};
+    assert_int_equal(ps_schemas_create(&s, &err), 0);
+    va_list ap;
+    va_start(ap, rel);
+    for (const char *r = rel; r; r = va_arg(ap, const char *))
+        if (ps_schemas_load_tables(s, ps_test_data(r), &err))
+            fail_msg("%s: %s", r, err.message);
+    va_end(ap);
+    return s;
+}

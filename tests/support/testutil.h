@@ -78,4 +78,9 @@ long ps_test_find_reason(const ps_test_run *run, const char *reason);
  * load; ps_tokenizer_free() it. */
 ps_tokenizer *ps_test_bert_tokenizer(void);
 
+/* The schemas of the tables files tests/data/<rel>, ... (a NULL ends the
+ * list), loaded in that order. Fails the test naming the file that does
+ * not load; ps_schemas_free() it. */
+ps_schemas *ps_test_schemas(const char *rel, ...);
+
 #endif
