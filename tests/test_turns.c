@@ -23,6 +23,7 @@ typedef struct got {
 } got;
 
 typedef struct results {
+    char path[4096]; /* the input */
     got v[64];
     size_t n;
     json_t *stats;
@@ -60,11 +61,12 @@ static void results_free(results *rs)
     json_decref(rs->stats);
 }
 
-/* Cleans `path` with --turns interaction and, when given, a template. */
-static void run(const char *path, const char *id_field, const char *template_json,
-                results *rs)
+/* Cleans tests/data/<rel> with --turns interaction and, when given, a
+ * template. */
+static void run(const char *rel, const char *id_field, const char *template_json, results *rs)
 {
     memset(rs, 0, sizeof *rs);
+    snprintf(rs->path, sizeof rs->path, "%s", ps_test_data(rel));
     ps_clean_options o;
     ps_clean_options_init(&o);
     o.turns_path = "interaction";
@@ -79,7 +81,7 @@ static void run(const char *path, const char *id_field, const char *template_jso
                          0);
         assert_int_equal(ps_cleaner_set_template(c, t, &err), 0);
     }
-    int rc = ps_cleaner_run(c, path, collect, rs, &err);
+    int rc = ps_cleaner_run(c, rs->path, collect, rs, &err);
     if (rc)
         fail_msg("%s", err.message);
     ps_cleaner_get_counts(c, &rs->counts);
@@ -102,9 +104,8 @@ static const char HISTORY_TEMPLATE[] =
 static void test_sparc_turns(void **state)
 {
     (void)state;
-    const char *path = ps_test_data("formats/sparc/dev.json");
     results rs;
-    run(path, NULL, HISTORY_TEMPLATE, &rs);
+    run("formats/sparc/dev.json", NULL, HISTORY_TEMPLATE, &rs);
     static const char *const ids[] = {"dev.json:#0/0", "dev.json:#0/1", "dev.json:#1/0",
                                       "dev.json:#1/1", "dev.json:#1/2", "dev.json:#2/0",
                                       "dev.json:#2/1"};
@@ -125,7 +126,7 @@ static void test_sparc_turns(void **state)
 
     /* No later turn's utterance and no SQL of any turn in a turn's prompt. */
     json_error_t je;
-    json_t *raw = json_load_file(path, 0, &je);
+    json_t *raw = json_load_file(rs.path, 0, &je);
     assert_non_null(raw);
     size_t at = 0;
     for (size_t d = 0; d < json_array_size(raw); d++) {
@@ -149,23 +150,13 @@ static void test_sparc_turns(void **state)
     results_free(&rs);
 }
 
-static const char BAD[] =
-    "{\"database_id\": \"a\", \"interaction\": []}\n"
-    "{\"database_id\": \"a\"}\n"
-    "{\"database_id\": \"a\", \"interaction\": \"x\"}\n"
-    "{\"database_id\": \"a\", \"interaction\": [{\"utterance\": \"q\", \"query\": \"SELECT 1\"}, 3]}\n"
-    "{\"database_id\": \"a\", \"interaction\": [{\"utterance\": \"q1\", \"query\": \"SELECT 1\"}, "
-    "{\"utterance\": \"q2\"}]}\n"
-    "{\"database_id\": \n";
-
 /* A dialogue that cannot be expanded is one rejection; a turn without its
- * SQL is one rejected turn. */
+ * SQL is one rejected turn (the last line is cut short). */
 static void test_bad_dialogues(void **state)
 {
     (void)state;
-    char *path = ps_test_tmpfile(BAD, sizeof BAD - 1, ".jsonl");
     results rs;
-    run(path, NULL, NULL, &rs);
+    run("formats/sparc/bad_dialogues.jsonl", NULL, NULL, &rs);
     static const char *const reasons[] = {"empty_field", "missing_field", "wrong_type",
                                           "wrong_type", NULL, "missing_field", "bad_json"};
     assert_int_equal(rs.n, 7);
@@ -180,35 +171,25 @@ static void test_bad_dialogues(void **state)
     assert_non_null(strstr(rs.v[1].detail, "no field 'interaction'"));
     assert_non_null(strstr(rs.v[3].detail, "turn 1 of 'interaction' is an integer"));
     /* JSONL: "<path>:<line>/<turn>"; the kept turn's id from the base name */
-    char want[300];
-    snprintf(want, sizeof want, "%s:5/1", path);
+    char want[sizeof rs.path + 8];
+    snprintf(want, sizeof want, "%s:5/1", rs.path);
     assert_string_equal(rs.v[5].source, want);
-    snprintf(want, sizeof want, "%s:5/0", strrchr(path, '/') + 1);
+    snprintf(want, sizeof want, "%s:5/0", strrchr(rs.path, '/') + 1);
     assert_string_equal(rs.v[4].id, want);
     assert_non_null(strstr(rs.v[5].detail, "no field 'query'"));
     json_t *by = json_object_get(rs.stats, "rejected_by_reason");
     assert_int_equal(json_integer_value(json_object_get(by, "wrong_type")), 2);
     assert_int_equal(json_integer_value(json_object_get(rs.stats, "dialogues")), 6);
     results_free(&rs);
-    free(path);
 }
-
-static const char TWO[] =
-    "{\"dlg\": \"a\", \"interaction\": [{\"utterance\": \"Show pets.\", \"query\": \"SELECT * FROM pets\"}, "
-    "{\"utterance\": \"Only dogs.\", \"query\": \"SELECT * FROM pets WHERE t = 'dog'\"}]}\n"
-    "{\"dlg\": \"b\", \"interaction\": [{\"utterance\": \"Show pets.\", \"query\": \"SELECT * FROM pets\"}, "
-    "{\"utterance\": \"Only dogs.\", \"query\": \"SELECT * FROM pets WHERE t = 'dog'\"}]}\n"
-    "{\"dlg\": \"c\", \"interaction\": [{\"utterance\": \"List pets.\", \"query\": \"SELECT * FROM pets\"}, "
-    "{\"utterance\": \"Only dogs.\", \"query\": \"SELECT * FROM pets WHERE t = 'dog'\"}]}\n";
 
 /* Ids from the id field get "/<turn>"; a repeated turn is a duplicate only
  * when its history is the same too. */
 static void test_ids_and_duplicates(void **state)
 {
     (void)state;
-    char *path = ps_test_tmpfile(TWO, sizeof TWO - 1, ".jsonl");
     results rs;
-    run(path, "dlg", NULL, &rs);
+    run("formats/sparc/repeated_turns.jsonl", "dlg", NULL, &rs);
     assert_int_equal(rs.n, 6);
     assert_string_equal(rs.v[0].id, "a/0");
     assert_string_equal(rs.v[1].id, "a/1");
@@ -219,7 +200,6 @@ static void test_ids_and_duplicates(void **state)
     assert_int_equal(rs.v[5].outcome, PS_OUTCOME_KEPT);      /* c/1: another history */
     assert_string_equal(rs.v[5].id, "c/1");
     results_free(&rs);
-    free(path);
 }
 
 int main(void)

@@ -3,6 +3,7 @@
 
 #include "pipeline/build.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,4 +239,18 @@ ps_schemas *ps_test_schemas(const char *rel, ...)
             fail_msg("%s: %s", r, err.message);
     va_end(ap);
     return s;
+}
+
+size_t ps_test_count_entries(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        fail_msg("%s: cannot be read", dir);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+             !strncmp(e->d_name, prefix, strlen(prefix));
+    closedir(d);
+    return n;
 }

@@ -83,4 +83,8 @@ ps_tokenizer *ps_test_bert_tokenizer(void);
  * not load; ps_schemas_free() it. */
 ps_schemas *ps_test_schemas(const char *rel, ...);
 
+/* How many entries of `dir` (not "." and "..") have names starting with
+ * `prefix` ("": all). Fails the test when dir cannot be read. */
+size_t ps_test_count_entries(const char *dir, const char *prefix);
+
 #endif
