@@ -374,11 +374,7 @@ static ps_vreport *report_with(const ps_vsql *v, const char *config)
         json_decref(cj);
     }
     synth s;
-    synth_init(&s);
-    for (size_t i = 0; i < 200; i++) {
-        synth_rec r = plain(i);
-        synth_add(&s, &r);
-    }
+    synth_plain(&s, 200);
     ps_vreport *r = synth_build(&s, c);
     assert_int_equal(ps_validate_sql(c, v, r, &err), 0);
     synth_free(&s);
