@@ -205,17 +205,6 @@ static int bad_format(ps_error *err, const char *what)
     return ps_error_set(err, PS_EFORMAT, "%s: %s", CTX, what);
 }
 
-/* A string member, or NULL when absent or null; *ok false when mistyped. */
-static const char *opt_str(json_t *o, const char *key, bool *ok)
-{
-    json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v))
-        return NULL;
-    if (!json_is_string(v))
-        *ok = false;
-    return json_string_value(v);
-}
-
 /* An examples array: at most PS_VSQL_EXAMPLES and at most `count`
  * entries, each {id, ka, kb?} (status too when `exec`). */
 static int exlist_from(json_t *a, ps_vsql_exlist *l, uint64_t count, const char *ka, const char *kb,
@@ -232,7 +221,8 @@ static int exlist_from(json_t *a, ps_vsql_exlist *l, uint64_t count, const char 
     {
         bool ok = json_is_object(e);
         const char *id = json_string_value(json_object_get(e, "id"));
-        const char *ma = ok ? opt_str(e, ka, &ok) : NULL, *mb = ok && kb ? opt_str(e, kb, &ok) : NULL;
+        const char *ma = ok ? ps_vjson_opt_str(e, ka, &ok) : NULL,
+                   *mb = ok && kb ? ps_vjson_opt_str(e, kb, &ok) : NULL;
         int status = -1;
         if (ok && exec) {
             const char *s = json_string_value(json_object_get(e, "status"));
