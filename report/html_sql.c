@@ -20,6 +20,16 @@ static void count_share(ps_html *h, json_t *count, json_t *of)
     }
 }
 
+/* A table row's first cell, e's member k in monospace, then `next` (the
+ * next cell's opening tag). */
+static void row_head(ps_html *h, json_t *e, const char *k, const char *next)
+{
+    ps_html_raw(h, "<tr><td class=\"mono\">");
+    put_field_text(h, e, k, CAP_SHORT);
+    ps_html_raw(h, "</td>");
+    ps_html_raw(h, next);
+}
+
 /* The first example of a list: "id: message". */
 static void first_example(ps_html *h, json_t *ex)
 {
@@ -44,15 +54,9 @@ static void classes_table(ps_html *h, json_t *sql)
     ps_html_raw(h, "<h3>By SQLite error class</h3><div class=\"tw\"><table><thead><tr><th>class</th>"
                    "<th class=\"n\">raw</th><th class=\"n\">after cleaning</th><th>first raw example</th>"
                    "<th>first example after cleaning</th></tr></thead><tbody>");
-    size_t i;
-    json_t *e;
-    json_array_foreach(cl, i, e)
-    {
-        if (i >= SQL_MAX_CLASSES)
-            break;
-        ps_html_raw(h, "<tr><td class=\"mono\">");
-        put_field_text(h, e, "class", CAP_SHORT);
-        ps_html_raw(h, "</td><td class=\"n\">");
+    for (size_t i = 0; i < json_array_size(cl) && i < SQL_MAX_CLASSES; i++) {
+        json_t *e = json_array_get(cl, i);
+        row_head(h, e, "class", "<td class=\"n\">");
         count_share(h, jget(e, "raw"), jget(sql, "checked"));
         ps_html_raw(h, "</td><td class=\"n\">");
         count_share(h, jget(e, "clean"), jget(sql, "checked_clean"));
@@ -105,9 +109,7 @@ static void labels_table(ps_html *h, json_t *sql)
                       "</thead><tbody>", m, m == 1 ? "" : "s");
     for (size_t i = 0; i < m && i < TOP_LABELS; i++) {
         json_t *e = v[i].e;
-        ps_html_raw(h, "<tr><td class=\"mono\">");
-        put_field_text(h, e, "label", CAP_SHORT);
-        ps_html_raw(h, "</td><td class=\"n\">");
+        row_head(h, e, "label", "<td class=\"n\">");
         put_count(h, jget(e, "checked"));
         ps_html_raw(h, "</td><td class=\"n\">");
         count_share(h, jget(e, "compiled_raw"), jget(e, "checked"));
@@ -128,24 +130,12 @@ static void pair_examples(ps_html *h, json_t *ex)
         return;
     ps_html_raw(h, "<div class=\"tw\"><table><thead><tr><th>record</th><th>before cleaning</th>"
                    "<th>after cleaning</th></tr></thead><tbody>");
-    size_t i;
-    json_t *e;
-    json_array_foreach(ex, i, e)
-    {
-        if (i >= SQL_MAX_EXAMPLES)
-            break;
-        ps_html_raw(h, "<tr><td class=\"mono\">");
-        put_field_text(h, e, "id", CAP_SHORT);
+    for (size_t i = 0; i < json_array_size(ex) && i < SQL_MAX_EXAMPLES; i++) {
+        json_t *e = json_array_get(ex, i);
+        row_head(h, e, "id", "<td class=\"mono\">");
+        put_text_or(h, e, "raw_message", SQL_CAP_MSG, "compiled");
         ps_html_raw(h, "</td><td class=\"mono\">");
-        if (jstr(jget(e, "raw_message"), NULL))
-            put_field_text(h, e, "raw_message", SQL_CAP_MSG);
-        else
-            ps_html_raw(h, "compiled");
-        ps_html_raw(h, "</td><td class=\"mono\">");
-        if (jstr(jget(e, "clean_message"), NULL))
-            put_field_text(h, e, "clean_message", SQL_CAP_MSG);
-        else
-            ps_html_raw(h, "compiled");
+        put_text_or(h, e, "clean_message", SQL_CAP_MSG, "compiled");
         ps_html_raw(h, "</td></tr>");
     }
     ps_html_raw(h, "</tbody></table></div>");
@@ -171,16 +161,9 @@ static void regressions(ps_html *h, json_t *sql)
     if (json_is_array(br) && json_array_size(br)) {
         ps_html_raw(h, "<table><thead><tr><th>rule</th><th class=\"n\">broken records it changed</th></tr>"
                        "</thead><tbody>");
-        size_t i;
-        json_t *e;
-        json_array_foreach(br, i, e)
-        {
-            if (i >= MAX_ROWS)
-                break;
-            ps_html_raw(h, "<tr><td class=\"mono\">");
-            put_field_text(h, e, "rule", CAP_SHORT);
-            ps_html_raw(h, "</td><td class=\"n\">");
-            put_count(h, jget(e, "count"));
+        for (size_t i = 0; i < json_array_size(br) && i < MAX_ROWS; i++) {
+            row_head(h, json_array_get(br, i), "rule", "<td class=\"n\">");
+            put_count(h, jget(json_array_get(br, i), "count"));
             ps_html_raw(h, "</td></tr>");
         }
         ps_html_raw(h, "</tbody></table>");
