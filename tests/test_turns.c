@@ -19,7 +19,7 @@
 
 typedef struct got {
     ps_outcome outcome;
-    char *id, *source, *question, *sql, *prompt, *db_id, *reason, *detail;
+    char *id, *source, *question, *sql, *prompt, *db_id, *reason, *rule, *detail;
 } got;
 
 typedef struct results {
@@ -45,6 +45,7 @@ static int collect(void *user, const ps_clean_result *r)
     g->prompt = dup_or_null(r->outcome != PS_OUTCOME_REJECTED ? r->prompt : NULL);
     g->db_id = dup_or_null(r->db_id);
     g->reason = dup_or_null(r->reason);
+    g->rule = dup_or_null(r->rule);
     g->detail = dup_or_null(r->detail);
     return 0;
 }
@@ -53,8 +54,8 @@ static void results_free(results *rs)
 {
     for (size_t i = 0; i < rs->n; i++) {
         got *g = &rs->v[i];
-        char *p[] = {g->id, g->source, g->question, g->sql, g->prompt, g->db_id, g->reason,
-                     g->detail};
+        char *p[] = {g->id,    g->source, g->question, g->sql,   g->prompt,
+                     g->db_id, g->reason, g->rule,     g->detail};
         for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
             free(p[k]);
     }
@@ -62,8 +63,9 @@ static void results_free(results *rs)
 }
 
 /* Cleans tests/data/<rel> with --turns interaction and, when given, a
- * template. */
-static void run(const char *rel, const char *id_field, const char *template_json, results *rs)
+ * template and rules. */
+static void run_rules(const char *rel, const char *id_field, const char *template_json,
+                      const char *rules_json, results *rs)
 {
     memset(rs, 0, sizeof *rs);
     snprintf(rs->path, sizeof rs->path, "%s", ps_test_data(rel));
@@ -75,6 +77,8 @@ static void run(const char *rel, const char *id_field, const char *template_json
     ps_cleaner *c;
     ps_error err;
     assert_int_equal(ps_cleaner_create(&o, &c, &err), 0);
+    if (rules_json)
+        assert_int_equal(ps_cleaner_add_rules(c, rules_json, strlen(rules_json), "test", &err), 0);
     ps_template *t = NULL;
     if (template_json) {
         assert_int_equal(ps_template_parse(template_json, strlen(template_json), NULL, &t, &err),
@@ -96,6 +100,11 @@ static void run(const char *rel, const char *id_field, const char *template_json
     assert_int_equal(k->records_in, k->kept + k->rejected + k->duplicates);
     assert_int_equal(k->records_in, rs->n);
     assert_true(json_is_true(json_object_get(rs->stats, "balanced")));
+}
+
+static void run(const char *rel, const char *id_field, const char *template_json, results *rs)
+{
+    run_rules(rel, id_field, template_json, NULL, rs);
 }
 
 static const char HISTORY_TEMPLATE[] =
@@ -202,12 +211,61 @@ static void test_ids_and_duplicates(void **state)
     results_free(&rs);
 }
 
+/* A rule that drops an earlier turn's utterance rejects the later turns
+ * (their history would be incomplete), naming the turn and the rule. */
+static void test_rule_in_history(void **state)
+{
+    (void)state;
+    results rs;
+    run_rules("formats/sparc/repeated_turns.jsonl", "dlg", NULL,
+              "[{\"name\": \"no-show\", \"field\": \"question\", \"drop_if\": \"^Show\"}]", &rs);
+    assert_int_equal(rs.n, 6);
+    static const char *const reasons[] = {"dropped_by_rule", "dropped_by_rule", "dropped_by_rule",
+                                          "dropped_by_rule", NULL, NULL};
+    for (size_t i = 0; i < 6; i++) {
+        if (!reasons[i]) {
+            assert_int_equal(rs.v[i].outcome, PS_OUTCOME_KEPT); /* c: "List pets." */
+            continue;
+        }
+        assert_int_equal(rs.v[i].outcome, PS_OUTCOME_REJECTED);
+        assert_string_equal(rs.v[i].reason, reasons[i]);
+        assert_string_equal(rs.v[i].rule, "no-show");
+    }
+    /* a/0 by its own question; a/1 by its history */
+    assert_null(strstr(rs.v[0].detail, "earlier turn"));
+    assert_ptr_equal(strstr(rs.v[1].detail, "earlier turn 0: "), rs.v[1].detail);
+    results_free(&rs);
+}
+
+/* A template field is cleaned like the question: a rule that drops it
+ * rejects the record, naming the field. */
+static void test_rule_in_template_field(void **state)
+{
+    (void)state;
+    results rs;
+    run_rules("formats/sparc/repeated_turns.jsonl", NULL,
+              "{\"prompt\": \"{question} | {dlg}\", \"completion\": \"{sql}\"}",
+              "[{\"name\": \"not-b\", \"field\": \"question\", \"drop_if\": \"^b$\"}]", &rs);
+    assert_int_equal(rs.n, 6);
+    for (size_t i = 2; i < 4; i++) { /* dialogue b */
+        assert_int_equal(rs.v[i].outcome, PS_OUTCOME_REJECTED);
+        assert_string_equal(rs.v[i].reason, "dropped_by_rule");
+        assert_string_equal(rs.v[i].rule, "not-b");
+        assert_ptr_equal(strstr(rs.v[i].detail, "dlg: "), rs.v[i].detail);
+    }
+    assert_string_equal(rs.v[0].prompt, "Show pets. | a");
+    assert_int_equal(rs.v[4].outcome, PS_OUTCOME_KEPT);
+    results_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sparc_turns),
         cmocka_unit_test(test_bad_dialogues),
         cmocka_unit_test(test_ids_and_duplicates),
+        cmocka_unit_test(test_rule_in_history),
+        cmocka_unit_test(test_rule_in_template_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
