@@ -278,29 +278,30 @@ static int render(ps_clean_worker *w, ps_clean_item *it)
 {
     const ps_cleaner *c = w->c;
     ps_t2s_worker *t = &w->t2s;
-    ps_render_fields *r = &it->render;
-    r->question = w->q.data;
-    r->question_len = w->q.len;
-    r->sql = w->s.data;
-    r->sql_len = w->s.len;
-    r->db_id = it->res.db_id;
-    r->db_id_len = it->res.db_id ? t->db.len : 0;
-    r->schema = it->schema;
-    r->history = t->hist_ptr;
-    r->history_lens = t->hist_len;
-    r->n_history = t->n_hist;
-    r->values = t->extra_ptr;
-    r->value_lens = t->extra_len;
+    /* every member, so that nothing of the item's last record stays */
+    it->render = (ps_render_fields){
+        .question = w->q.data,
+        .question_len = w->q.len,
+        .sql = w->s.data,
+        .sql_len = w->s.len,
+        .db_id = it->res.db_id,
+        .db_id_len = it->res.db_id ? t->db.len : 0,
+        .schema = it->schema,
+        .history = t->hist_ptr,
+        .history_lens = t->hist_len,
+        .n_history = t->n_hist,
+        .values = t->extra_ptr,
+        .value_lens = t->extra_len,
+    };
     if (!c->tmpl)
         return 0;
     bool has_completion;
-    int rc = ps_template_render(c->tmpl, r, NULL, &t->prompt, &t->completion, &has_completion,
-                                w->detail, sizeof w->detail);
+    int rc = ps_template_render(c->tmpl, &it->render, NULL, &t->prompt, &t->completion,
+                                &has_completion, w->detail, sizeof w->detail);
     if (rc < 0)
         return rc;
-    if (rc == 1) {
+    if (rc == 1)
         return ps_t2s_reject(w, it, "missing_field");
-    }
     it->prompt = it->res.prompt = t->prompt.data;
     it->prompt_len = it->res.prompt_len = t->prompt.len;
     it->has_completion = has_completion;
