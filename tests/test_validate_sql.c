@@ -239,7 +239,7 @@ static void test_merge(void **state)
     for (int part = 0; part < 3; part++) {
         ps_vsql *p = ps_vsql_new(NULL, 0);
         for (int i = 0; i < 4; i++) {
-            char id[16], msg[256];
+            char id[32], msg[256]; /* room for any two ints: -Wformat-truncation */
             snprintf(id, sizeof id, "p%d/%d", part, i);
             int cls = compile(db, "SELECT nope FROM singer", msg);
             ps_vsql_record r = {.id = id, .raw_class = cls, .raw_msg = msg, .clean_class = cls,
