@@ -86,6 +86,14 @@ void ps_t2s_worker_free(ps_t2s_worker *t);
 /* Sets up the db and turn field names (at create). 0, PS_EINVAL, PS_ENOMEM. */
 int ps_t2s_names(ps_cleaner *c);
 void ps_t2s_names_free(ps_cleaner *c);
+/* Rejects the item for `reason`, w->detail saying why. Returns 1. */
+int ps_t2s_reject(ps_clean_worker *w, ps_clean_item *it, const char *reason);
+/* Cleans a question-like text (a template field, an earlier turn) into
+ * *out, as the question is cleaned. When a rule drops it or fails, the
+ * item is rejected (dropped_by_rule, rule_error) with w->detail
+ * "<what>: <the rule's detail>". 0, 1 (rejected), or a negative code. */
+int ps_t2s_clean_text(ps_clean_worker *w, ps_clean_item *it, const char *text, size_t len,
+                      ps_buf *out, const char *what, ps_error *err);
 
 /* cleaner.c: the next raw record of the input, as the reader splits it
  * (ps_input_next without dialogues). */

@@ -142,12 +142,28 @@ void ps_t2s_worker_free(ps_t2s_worker *t)
     ps_sql_checker_free(t->checker);
 }
 
-static int reject(ps_clean_worker *w, ps_clean_item *it, const char *reason)
+int ps_t2s_reject(ps_clean_worker *w, ps_clean_item *it, const char *reason)
 {
     it->res.outcome = PS_OUTCOME_REJECTED;
     it->res.reason = reason;
     it->res.detail = w->detail;
-    return 0;
+    return 1;
+}
+
+int ps_t2s_clean_text(ps_clean_worker *w, ps_clean_item *it, const char *text, size_t len,
+                      ps_buf *out, const char *what, ps_error *err)
+{
+    ps_field_result fr;
+    ps_rules_outcome ro;
+    int rc = ps_clean_field(w, PS_FIELD_QUESTION, text, len, out, &fr, &ro, err);
+    if (rc || !(ro.dropped || ro.failed))
+        return rc;
+    it->stepped = false; /* a record a rule stopped counts in no step */
+    it->res.rule = ps_rules_name(w->c->rules, ro.rule);
+    if (ro.dropped)
+        it->dropped_rule = (long)ro.rule;
+    snprintf(w->detail, sizeof w->detail, "%s: %s", what, ro.detail);
+    return ps_t2s_reject(w, it, ro.dropped ? "dropped_by_rule" : "rule_error");
 }
 
 /* The record's database and its schema; 1 when rejected. */
@@ -167,16 +183,14 @@ static int database(ps_clean_worker *w, ps_clean_item *it)
     if (!f->db) {
         snprintf(w->detail, sizeof w->detail, "no field '%s' naming the database",
                  c->names.db.text);
-        reject(w, it, "missing_field");
-        return 1;
+        return ps_t2s_reject(w, it, "missing_field");
     }
     it->schema = ps_schemas_find(c->schemas, f->db, f->db_len);
     if (!it->schema) {
         snprintf(w->detail, sizeof w->detail,
                  "database '%.*s' is in none of the %zu databases of the schemas",
                  (int)(f->db_len > 200 ? 200 : f->db_len), f->db, ps_schemas_count(c->schemas));
-        reject(w, it, "unknown_database");
-        return 1;
+        return ps_t2s_reject(w, it, "unknown_database");
     }
     return 0;
 }
@@ -193,21 +207,10 @@ static int template_fields(ps_clean_worker *w, ps_clean_item *it, ps_error *err)
         t->extra_len[i] = 0;
         if (!f->extra[i])
             continue;
-        ps_field_result fr;
-        ps_rules_outcome ro;
-        int rc = ps_clean_field(w, PS_FIELD_QUESTION, f->extra[i], f->extra_len[i],
-                                &t->extra[i], &fr, &ro, err);
+        int rc = ps_t2s_clean_text(w, it, f->extra[i], f->extra_len[i], &t->extra[i],
+                                   c->names.extra[i], err);
         if (rc)
             return rc;
-        if (ro.dropped || ro.failed) {
-            it->stepped = false;
-            it->res.rule = ps_rules_name(c->rules, ro.rule);
-            if (ro.dropped)
-                it->dropped_rule = (long)ro.rule;
-            snprintf(w->detail, sizeof w->detail, "%s: %s", c->names.extra[i], ro.detail);
-            reject(w, it, ro.dropped ? "dropped_by_rule" : "rule_error");
-            return 1;
-        }
         t->extra_ptr[i] = t->extra[i].data ? t->extra[i].data : "";
         t->extra_len[i] = t->extra[i].len;
     }
@@ -248,8 +251,7 @@ static int check_sql(ps_clean_worker *w, ps_clean_item *it, ps_error *err)
     if (clean != PS_SQL_OK && c->opts.reject_invalid_sql) {
         snprintf(w->detail, sizeof w->detail, "the SQL does not compile against database "
                  "'%s' (%s): %s", it->schema->db_id, ps_sql_class_name(clean), t->clean_msg);
-        reject(w, it, "sql_invalid");
-        return 1;
+        return ps_t2s_reject(w, it, "sql_invalid");
     }
     return 0;
 }
@@ -276,30 +278,30 @@ static int render(ps_clean_worker *w, ps_clean_item *it)
 {
     const ps_cleaner *c = w->c;
     ps_t2s_worker *t = &w->t2s;
-    ps_render_fields *r = &it->render;
-    r->question = w->q.data;
-    r->question_len = w->q.len;
-    r->sql = w->s.data;
-    r->sql_len = w->s.len;
-    r->db_id = it->res.db_id;
-    r->db_id_len = it->res.db_id ? t->db.len : 0;
-    r->schema = it->schema;
-    r->history = t->hist_ptr;
-    r->history_lens = t->hist_len;
-    r->n_history = t->n_hist;
-    r->values = t->extra_ptr;
-    r->value_lens = t->extra_len;
+    /* every member, so that nothing of the item's last record stays */
+    it->render = (ps_render_fields){
+        .question = w->q.data,
+        .question_len = w->q.len,
+        .sql = w->s.data,
+        .sql_len = w->s.len,
+        .db_id = it->res.db_id,
+        .db_id_len = it->res.db_id ? t->db.len : 0,
+        .schema = it->schema,
+        .history = t->hist_ptr,
+        .history_lens = t->hist_len,
+        .n_history = t->n_hist,
+        .values = t->extra_ptr,
+        .value_lens = t->extra_len,
+    };
     if (!c->tmpl)
         return 0;
     bool has_completion;
-    int rc = ps_template_render(c->tmpl, r, NULL, &t->prompt, &t->completion, &has_completion,
-                                w->detail, sizeof w->detail);
+    int rc = ps_template_render(c->tmpl, &it->render, NULL, &t->prompt, &t->completion,
+                                &has_completion, w->detail, sizeof w->detail);
     if (rc < 0)
         return rc;
-    if (rc == 1) {
-        reject(w, it, "missing_field");
-        return 1;
-    }
+    if (rc == 1)
+        return ps_t2s_reject(w, it, "missing_field");
     it->prompt = it->res.prompt = t->prompt.data;
     it->prompt_len = it->res.prompt_len = t->prompt.len;
     it->has_completion = has_completion;

@@ -168,14 +168,6 @@ static int hist_room(ps_t2s_worker *t, size_t n)
     return 0;
 }
 
-static int reject_hist(ps_clean_worker *w, ps_clean_item *it, const char *reason)
-{
-    it->res.outcome = PS_OUTCOME_REJECTED;
-    it->res.reason = reason;
-    it->res.detail = w->detail;
-    return 1;
-}
-
 int ps_turn_history(ps_clean_worker *w, const ps_raw_record *rec, ps_clean_item *it,
                     ps_error *err)
 {
@@ -193,22 +185,14 @@ int ps_turn_history(ps_clean_worker *w, const ps_raw_record *rec, ps_clean_item 
         if (!json_is_string(u)) {
             snprintf(w->detail, sizeof w->detail, "the earlier turn %zu has no string '%s', "
                      "so the history is incomplete", k, c->turn_q.text);
-            return reject_hist(w, it, "missing_field");
+            return ps_t2s_reject(w, it, "missing_field");
         }
-        ps_field_result fr;
-        ps_rules_outcome ro;
-        int rc = ps_clean_field(w, PS_FIELD_QUESTION, json_string_value(u),
-                                json_string_length(u), &t->hist[j], &fr, &ro, err);
+        char what[40];
+        snprintf(what, sizeof what, "earlier turn %zu", k);
+        int rc = ps_t2s_clean_text(w, it, json_string_value(u), json_string_length(u), &t->hist[j],
+                                   what, err);
         if (rc)
             return rc;
-        if (ro.dropped || ro.failed) {
-            it->stepped = false;
-            it->res.rule = ps_rules_name(c->rules, ro.rule);
-            if (ro.dropped)
-                it->dropped_rule = (long)ro.rule;
-            snprintf(w->detail, sizeof w->detail, "earlier turn %zu: %s", k, ro.detail);
-            return reject_hist(w, it, ro.dropped ? "dropped_by_rule" : "rule_error");
-        }
         t->hist_ptr[j] = t->hist[j].data ? t->hist[j].data : "";
         t->hist_len[j] = t->hist[j].len;
     }

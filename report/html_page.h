@@ -66,7 +66,8 @@ static const char *jstr(json_t *j, size_t *len)
 
 static inline void na(ps_html *h) { ps_html_raw(h, "<span class=\"na\">not available</span>"); }
 /* A table cell's "no value": an em dash. */
-static inline void dash(ps_html *h) { ps_html_raw(h, "<span class=\"mu\">\xE2\x80\x94</span>"); }
+#define DASH_HTML "<span class=\"mu\">\xE2\x80\x94</span>"
+static inline void dash(ps_html *h) { ps_html_raw(h, DASH_HTML); }
 
 /* Compact JSON of any value, cut when `budget` bytes are spent. */
 static inline void put_json(ps_html *h, json_t *j, int *budget, int depth)
@@ -235,6 +236,16 @@ static inline void put_field_text(ps_html *h, json_t *c, const char *k, size_t c
         ps_html_text_capped(h, s, n, cap);
     else
         put_val(h, jget(c, k), cap);
+}
+
+/* c's string member k, or the HTML `none` (NULL: nothing) when it has no
+ * string there. */
+static inline void put_text_or(ps_html *h, json_t *c, const char *k, size_t cap, const char *none)
+{
+    if (jstr(jget(c, k), NULL))
+        put_field_text(h, c, k, cap);
+    else if (none)
+        ps_html_raw(h, none);
 }
 
 /* The sections after the checks, in page order. */

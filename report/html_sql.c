@@ -20,18 +20,35 @@ static void count_share(ps_html *h, json_t *count, json_t *of)
     }
 }
 
-/* The first example of a list: "id: message". */
-static void first_example(ps_html *h, json_t *ex)
+/* A table row's first cell: e's member k, in monospace. */
+static void row_head(ps_html *h, json_t *e, const char *k)
+{
+    ps_html_raw(h, "<tr><td class=\"mono\">");
+    put_field_text(h, e, k, CAP_SHORT);
+    ps_html_raw(h, "</td>");
+}
+
+/* A number cell: count_share. */
+static void share_cell(ps_html *h, json_t *count, json_t *of)
+{
+    ps_html_raw(h, "<td class=\"n\">");
+    count_share(h, count, of);
+    ps_html_raw(h, "</td>");
+}
+
+/* A cell with the first example of a list: "id: message". */
+static void first_example_cell(ps_html *h, json_t *ex)
 {
     json_t *e = json_array_get(ex, 0);
     if (!json_is_object(e)) {
-        dash(h);
+        ps_html_raw(h, "<td>" DASH_HTML "</td>");
         return;
     }
-    ps_html_raw(h, "<span class=\"mono\">");
+    ps_html_raw(h, "<td><span class=\"mono\">");
     put_field_text(h, e, "id", CAP_SHORT);
     ps_html_raw(h, "</span>: ");
     put_field_text(h, e, "message", SQL_CAP_MSG);
+    ps_html_raw(h, "</td>");
 }
 
 static void classes_table(ps_html *h, json_t *sql)
@@ -44,23 +61,14 @@ static void classes_table(ps_html *h, json_t *sql)
     ps_html_raw(h, "<h3>By SQLite error class</h3><div class=\"tw\"><table><thead><tr><th>class</th>"
                    "<th class=\"n\">raw</th><th class=\"n\">after cleaning</th><th>first raw example</th>"
                    "<th>first example after cleaning</th></tr></thead><tbody>");
-    size_t i;
-    json_t *e;
-    json_array_foreach(cl, i, e)
-    {
-        if (i >= SQL_MAX_CLASSES)
-            break;
-        ps_html_raw(h, "<tr><td class=\"mono\">");
-        put_field_text(h, e, "class", CAP_SHORT);
-        ps_html_raw(h, "</td><td class=\"n\">");
-        count_share(h, jget(e, "raw"), jget(sql, "checked"));
-        ps_html_raw(h, "</td><td class=\"n\">");
-        count_share(h, jget(e, "clean"), jget(sql, "checked_clean"));
-        ps_html_raw(h, "</td><td>");
-        first_example(h, jget(e, "raw_examples"));
-        ps_html_raw(h, "</td><td>");
-        first_example(h, jget(e, "clean_examples"));
-        ps_html_raw(h, "</td></tr>");
+    for (size_t i = 0; i < json_array_size(cl) && i < SQL_MAX_CLASSES; i++) {
+        json_t *e = json_array_get(cl, i);
+        row_head(h, e, "class");
+        share_cell(h, jget(e, "raw"), jget(sql, "checked"));
+        share_cell(h, jget(e, "clean"), jget(sql, "checked_clean"));
+        first_example_cell(h, jget(e, "raw_examples"));
+        first_example_cell(h, jget(e, "clean_examples"));
+        ps_html_raw(h, "</tr>");
     }
     ps_html_raw(h, "</tbody></table></div>");
 }
@@ -105,15 +113,13 @@ static void labels_table(ps_html *h, json_t *sql)
                       "</thead><tbody>", m, m == 1 ? "" : "s");
     for (size_t i = 0; i < m && i < TOP_LABELS; i++) {
         json_t *e = v[i].e;
-        ps_html_raw(h, "<tr><td class=\"mono\">");
-        put_field_text(h, e, "label", CAP_SHORT);
-        ps_html_raw(h, "</td><td class=\"n\">");
+        row_head(h, e, "label");
+        ps_html_raw(h, "<td class=\"n\">");
         put_count(h, jget(e, "checked"));
-        ps_html_raw(h, "</td><td class=\"n\">");
-        count_share(h, jget(e, "compiled_raw"), jget(e, "checked"));
-        ps_html_raw(h, "</td><td class=\"n\">");
-        count_share(h, jget(e, "compiled_clean"), jget(e, "checked_clean"));
-        ps_html_raw(h, "</td></tr>");
+        ps_html_raw(h, "</td>");
+        share_cell(h, jget(e, "compiled_raw"), jget(e, "checked"));
+        share_cell(h, jget(e, "compiled_clean"), jget(e, "checked_clean"));
+        ps_html_raw(h, "</tr>");
     }
     ps_html_raw(h, "</tbody></table></div>");
     if (m > TOP_LABELS)
@@ -128,24 +134,13 @@ static void pair_examples(ps_html *h, json_t *ex)
         return;
     ps_html_raw(h, "<div class=\"tw\"><table><thead><tr><th>record</th><th>before cleaning</th>"
                    "<th>after cleaning</th></tr></thead><tbody>");
-    size_t i;
-    json_t *e;
-    json_array_foreach(ex, i, e)
-    {
-        if (i >= SQL_MAX_EXAMPLES)
-            break;
-        ps_html_raw(h, "<tr><td class=\"mono\">");
-        put_field_text(h, e, "id", CAP_SHORT);
+    for (size_t i = 0; i < json_array_size(ex) && i < SQL_MAX_EXAMPLES; i++) {
+        json_t *e = json_array_get(ex, i);
+        row_head(h, e, "id");
+        ps_html_raw(h, "<td class=\"mono\">");
+        put_text_or(h, e, "raw_message", SQL_CAP_MSG, "compiled");
         ps_html_raw(h, "</td><td class=\"mono\">");
-        if (jstr(jget(e, "raw_message"), NULL))
-            put_field_text(h, e, "raw_message", SQL_CAP_MSG);
-        else
-            ps_html_raw(h, "compiled");
-        ps_html_raw(h, "</td><td class=\"mono\">");
-        if (jstr(jget(e, "clean_message"), NULL))
-            put_field_text(h, e, "clean_message", SQL_CAP_MSG);
-        else
-            ps_html_raw(h, "compiled");
+        put_text_or(h, e, "clean_message", SQL_CAP_MSG, "compiled");
         ps_html_raw(h, "</td></tr>");
     }
     ps_html_raw(h, "</tbody></table></div>");
@@ -171,16 +166,10 @@ static void regressions(ps_html *h, json_t *sql)
     if (json_is_array(br) && json_array_size(br)) {
         ps_html_raw(h, "<table><thead><tr><th>rule</th><th class=\"n\">broken records it changed</th></tr>"
                        "</thead><tbody>");
-        size_t i;
-        json_t *e;
-        json_array_foreach(br, i, e)
-        {
-            if (i >= MAX_ROWS)
-                break;
-            ps_html_raw(h, "<tr><td class=\"mono\">");
-            put_field_text(h, e, "rule", CAP_SHORT);
-            ps_html_raw(h, "</td><td class=\"n\">");
-            put_count(h, jget(e, "count"));
+        for (size_t i = 0; i < json_array_size(br) && i < MAX_ROWS; i++) {
+            row_head(h, json_array_get(br, i), "rule");
+            ps_html_raw(h, "<td class=\"n\">");
+            put_count(h, jget(json_array_get(br, i), "count"));
             ps_html_raw(h, "</td></tr>");
         }
         ps_html_raw(h, "</tbody></table>");
@@ -214,11 +203,8 @@ static void execution(ps_html *h, json_t *sql)
     for (size_t i = 0; i < sizeof S / sizeof *S; i++)
         ps_html_printf(h, "<th class=\"n\">%s</th>", S[i]);
     ps_html_raw(h, "<th class=\"n\">rows returned</th></tr></thead><tbody><tr>");
-    for (size_t i = 0; i < sizeof S / sizeof *S; i++) {
-        ps_html_raw(h, "<td class=\"n\">");
-        count_share(h, jget(st, S[i]), jget(ex, "executed"));
-        ps_html_raw(h, "</td>");
-    }
+    for (size_t i = 0; i < sizeof S / sizeof *S; i++)
+        share_cell(h, jget(st, S[i]), jget(ex, "executed"));
     ps_html_raw(h, "<td class=\"n\">");
     put_count(h, jget(ex, "rows"));
     ps_html_raw(h, "</td></tr></tbody></table>");

@@ -16,15 +16,6 @@ static int cmp_kv(const void *a, const void *b)
     return strcmp(x->k, y->k);
 }
 
-/* e's string member `key`, or a dash when it has none. */
-static void text_or_dash(ps_html *h, json_t *e, const char *key, size_t cap)
-{
-    if (jstr(jget(e, key), NULL))
-        put_field_text(h, e, key, cap);
-    else
-        dash(h);
-}
-
 /* A value, or a dash when absent. */
 static void val_or_dash(ps_html *h, json_t *x, size_t cap)
 {
@@ -70,7 +61,7 @@ void ps_rh_rejections(page *pg)
             ps_html_raw(h, "<tr><td class=\"mono\">");
             put_field_text(h, e, "reason", CAP_SHORT);
             ps_html_raw(h, "</td><td class=\"mono\">");
-            text_or_dash(h, e, "rule", CAP_SHORT);
+            put_text_or(h, e, "rule", CAP_SHORT, DASH_HTML);
             ps_html_raw(h, "</td><td class=\"n\">");
             put_count(h, jget(e, "count"));
             ps_html_raw(h, "</td><td class=\"n\">");
@@ -179,17 +170,15 @@ void ps_rh_rejections_by_input(page *pg)
         ps_html_raw(h, "<tr>");
         for (size_t k = 0; k < 3; k++) {
             ps_html_raw(h, "<td class=\"mono\">");
-            text_or_dash(h, e, K[k], CAP_SHORT);
+            put_text_or(h, e, K[k], CAP_SHORT, DASH_HTML);
             ps_html_raw(h, "</td>");
         }
         ps_html_raw(h, "<td class=\"n\">");
         put_count(h, jget(e, "count"));
         ps_html_raw(h, "</td><td class=\"mono\">");
-        if (jstr(jget(ex, "source"), NULL))
-            put_field_text(h, ex, "source", CAP_SHORT);
+        put_text_or(h, ex, "source", CAP_SHORT, NULL);
         ps_html_raw(h, "</td><td>");
-        if (jstr(jget(ex, "detail"), NULL))
-            put_field_text(h, ex, "detail", CAP_TEXT);
+        put_text_or(h, ex, "detail", CAP_TEXT, NULL);
         ps_html_raw(h, "</td></tr>");
     }
     ps_html_raw(h, "</tbody></table>");

@@ -263,10 +263,7 @@ static void attention(page *pg)
         ps_html_raw(h, " <span class=\"mono\">");
         put_field_text(h, c, "name", CAP_SHORT);
         ps_html_raw(h, "</span></h3><p class=\"expl\">");
-        if (jstr(jget(c, "explanation"), NULL))
-            put_field_text(h, c, "explanation", CAP_TEXT);
-        else
-            ps_html_raw(h, "<span class=\"na\">no explanation available</span>");
+        put_text_or(h, c, "explanation", CAP_TEXT, "<span class=\"na\">no explanation available</span>");
         ps_html_raw(h, "</p><p class=\"meta\">compares <b>");
         put_field_text(h, c, "compares", CAP_SHORT);
         ps_html_raw(h, "</b> \xC2\xB7 <b>");

@@ -40,52 +40,55 @@ static int add_column(ps_schema *d, size_t *cap, uint32_t table, const char *nam
     return 0;
 }
 
-static int read_tables(sqlite3 *c, const char *path, ps_schema *d, ps_error *err)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c,
-                           "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
-                           "'sqlite\\_%' ESCAPE '\\' ORDER BY rowid",
-                           -1, &st, NULL) != SQLITE_OK)
-        return bad_file(path, c, err);
-    size_t cap = 0;
-    int r, rc = 0;
-    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        if (ps_array_grow(&d->tables, &cap, d->n_tables, sizeof *d->tables, 8) ||
-            !(d->tables[d->n_tables] = strdup(name ? name : "")))
-            rc = ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
-        else
-            d->n_tables++;
-    }
-    if (!rc && r != SQLITE_DONE)
-        rc = bad_file(path, c, err);
-    sqlite3_finalize(st);
-    return rc;
-}
+/* What each_row calls per result row: t is the table the query ran for,
+ * *cap the capacity of the array it grows. 0, or a PS_E* code. */
+typedef int (*row_fn)(ps_schema *d, size_t t, sqlite3_stmt *st, size_t *cap, const char *path,
+                      ps_error *err);
 
-static int read_columns(sqlite3 *c, const char *path, ps_schema *d, ps_error *err)
+/* Runs `sql` once (per_table false) or once per table of d, with ?1 bound
+ * to the table's name, calling row() for each result row. */
+static int each_row(sqlite3 *c, const char *path, ps_schema *d, const char *sql, bool per_table,
+                    row_fn row, ps_error *err)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c, "SELECT name, type, pk FROM pragma_table_info(?1) ORDER BY cid", -1,
-                           &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(c, sql, -1, &st, NULL) != SQLITE_OK)
         return bad_file(path, c, err);
-    size_t cap = 0;
+    size_t cap = 0, runs = per_table ? d->n_tables : 1;
     int rc = 0;
-    for (size_t t = 0; !rc && t < d->n_tables; t++) {
-        sqlite3_reset(st);
-        sqlite3_bind_text(st, 1, d->tables[t], -1, SQLITE_STATIC);
+    for (size_t t = 0; !rc && t < runs; t++) {
+        if (per_table) {
+            sqlite3_reset(st);
+            sqlite3_bind_text(st, 1, d->tables[t], -1, SQLITE_STATIC);
+        }
         int r;
         while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW)
-            if (add_column(d, &cap, (uint32_t)t, (const char *)sqlite3_column_text(st, 0),
-                           (const char *)sqlite3_column_text(st, 1),
-                           sqlite3_column_int(st, 2) > 0))
-                rc = ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+            rc = row(d, t, st, &cap, path, err);
         if (!rc && r != SQLITE_DONE)
             rc = bad_file(path, c, err);
     }
     sqlite3_finalize(st);
     return rc;
+}
+
+static int table_row(ps_schema *d, size_t t, sqlite3_stmt *st, size_t *cap, const char *path,
+                     ps_error *err)
+{
+    (void)t;
+    const char *name = (const char *)sqlite3_column_text(st, 0);
+    if (ps_array_grow(&d->tables, cap, d->n_tables, sizeof *d->tables, 8) ||
+        !(d->tables[d->n_tables] = strdup(name ? name : "")))
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+    d->n_tables++;
+    return 0;
+}
+
+static int column_row(ps_schema *d, size_t t, sqlite3_stmt *st, size_t *cap, const char *path,
+                      ps_error *err)
+{
+    if (add_column(d, cap, (uint32_t)t, (const char *)sqlite3_column_text(st, 0),
+                   (const char *)sqlite3_column_text(st, 1), sqlite3_column_int(st, 2) > 0))
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+    return 0;
 }
 
 /* The column of table t named `name` (NULL: the seq-th primary key column
@@ -112,36 +115,36 @@ static long find_table(const ps_schema *d, const char *name)
 
 /* Foreign keys that do not resolve (a table or column that is not there)
  * are left out, as SQLite itself ignores them until they are used. */
-static int read_fks(sqlite3 *c, const char *path, ps_schema *d, ps_error *err)
+static int fk_row(ps_schema *d, size_t t, sqlite3_stmt *st, size_t *cap, const char *path,
+                  ps_error *err)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c,
-                           "SELECT \"table\", \"from\", \"to\", seq FROM "
-                           "pragma_foreign_key_list(?1) ORDER BY id, seq",
-                           -1, &st, NULL) != SQLITE_OK)
-        return bad_file(path, c, err);
-    size_t cap = 0;
-    int rc = 0;
-    for (size_t t = 0; !rc && t < d->n_tables; t++) {
-        sqlite3_reset(st);
-        sqlite3_bind_text(st, 1, d->tables[t], -1, SQLITE_STATIC);
-        int r;
-        while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
-            long rt = find_table(d, (const char *)sqlite3_column_text(st, 0));
-            long from = find_column(d, (long)t, (const char *)sqlite3_column_text(st, 1), 0);
-            long to = find_column(d, rt, (const char *)sqlite3_column_text(st, 2),
-                                  sqlite3_column_int(st, 3));
-            if (from < 0 || to < 0)
-                continue;
-            if (ps_array_grow(&d->fks, &cap, d->n_fks, sizeof *d->fks, 8))
-                rc = ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
-            else
-                d->fks[d->n_fks++] = (ps_schema_fk){(uint32_t)from, (uint32_t)to};
-        }
-        if (!rc && r != SQLITE_DONE)
-            rc = bad_file(path, c, err);
-    }
-    sqlite3_finalize(st);
+    long rt = find_table(d, (const char *)sqlite3_column_text(st, 0));
+    long from = find_column(d, (long)t, (const char *)sqlite3_column_text(st, 1), 0);
+    long to = find_column(d, rt, (const char *)sqlite3_column_text(st, 2), sqlite3_column_int(st, 3));
+    if (from < 0 || to < 0)
+        return 0;
+    if (ps_array_grow(&d->fks, cap, d->n_fks, sizeof *d->fks, 8))
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+    d->fks[d->n_fks++] = (ps_schema_fk){(uint32_t)from, (uint32_t)to};
+    return 0;
+}
+
+/* The tables of sqlite_master (not sqlite_*) in creation order, then their
+ * columns, then their foreign keys. */
+static int read_schema(sqlite3 *c, const char *path, ps_schema *d, ps_error *err)
+{
+    int rc = each_row(c, path, d,
+                      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                      "'sqlite\\_%' ESCAPE '\\' ORDER BY rowid",
+                      false, table_row, err);
+    if (!rc)
+        rc = each_row(c, path, d, "SELECT name, type, pk FROM pragma_table_info(?1) ORDER BY cid",
+                      true, column_row, err);
+    if (!rc)
+        rc = each_row(c, path, d,
+                      "SELECT \"table\", \"from\", \"to\", seq FROM "
+                      "pragma_foreign_key_list(?1) ORDER BY id, seq",
+                      true, fk_row, err);
     return rc;
 }
 
@@ -157,11 +160,7 @@ static int read_database(const char *path, const char *db_id, ps_schema **out, p
         !(d->db_path = strdup(path)))
         rc = ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
     if (!rc)
-        rc = read_tables(c, path, d, err);
-    if (!rc)
-        rc = read_columns(c, path, d, err);
-    if (!rc)
-        rc = read_fks(c, path, d, err);
+        rc = read_schema(c, path, d, err);
     sqlite3_close_v2(c);
     if (rc) {
         ps_schema_free(d);

@@ -10,7 +10,6 @@
 #include "pipeline/build.h"
 #include "tests/support/testutil.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -50,16 +49,9 @@ static void put(const char *path, const char *text)
 }
 
 /* Entries of g_tmp whose names start with `prefix`. */
-static int count_prefixed(const char *prefix)
+static size_t count_prefixed(const char *prefix)
 {
-    DIR *d = opendir(g_tmp);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
-    closedir(d);
-    return n;
+    return ps_test_count_entries(g_tmp, prefix);
 }
 
 static void test_outdir_rule(void **state)

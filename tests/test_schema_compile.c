@@ -7,7 +7,6 @@
 
 #include "schema/sql_conn.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +18,7 @@ static ps_schemas *spider;
 static int setup(void **state)
 {
     (void)state;
-    ps_error err = {0};
-    if (ps_schemas_create(&spider, &err) ||
-        ps_schemas_load_tables(spider, ps_test_data("spider/tables.json"), &err) ||
-        ps_schemas_load_tables(spider, ps_test_data("formats/dusql/db_schema.json"), &err))
-        return -1;
+    spider = ps_test_schemas("spider/tables.json", "formats/dusql/db_schema.json", NULL);
     return 0;
 }
 
@@ -153,18 +148,6 @@ static void test_odd_schemas(void **state)
     ps_schemas_free(s);
 }
 
-static size_t dir_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    closedir(d);
-    return n;
-}
-
 /* Hostile gold SQL: refused, and nothing appears on disk (the working
  * directory is an empty temporary one, where relative names would land). */
 static void test_hostile(void **state)
@@ -198,7 +181,7 @@ static void test_hostile(void **state)
     EXPECT(k, cs, "SELECT readfile('/etc/passwd')", PS_SQL_NO_FUNCTION);
     EXPECT(k, cs, "SELECT writefile('x', 'y')", PS_SQL_NO_FUNCTION);
     ps_sql_checker_free(k);
-    assert_int_equal(dir_entries(dir), 0);
+    assert_int_equal(ps_test_count_entries(dir, ""), 0);
     assert_int_not_equal(access("/tmp/ps-hostile-evil.db", F_OK), 0);
     assert_int_equal(chdir(cwd), 0);
     assert_int_equal(rmdir(dir), 0);

@@ -10,12 +10,7 @@
 
 static ps_schemas *load(const char *rel)
 {
-    ps_schemas *s;
-    ps_error err = {0};
-    assert_int_equal(ps_schemas_create(&s, &err), 0);
-    if (ps_schemas_load_tables(s, ps_test_data(rel), &err))
-        fail_msg("%s: %s", rel, err.message);
-    return s;
+    return ps_test_schemas(rel, NULL);
 }
 
 static char *serialize(const ps_schema *d, ps_schema_style st, const ps_schema_mask *m)

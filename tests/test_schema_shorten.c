@@ -9,16 +9,11 @@
 
 static ps_schemas *load(const char *rel)
 {
-    ps_schemas *s;
-    ps_error err = {0};
-    assert_int_equal(ps_schemas_create(&s, &err), 0);
-    if (ps_schemas_load_tables(s, ps_test_data(rel), &err))
-        fail_msg("%s: %s", rel, err.message);
-    return s;
+    return ps_test_schemas(rel, NULL);
 }
 
-/* The order as text: "t3 t1 c18 ..." */
-static char *order(const ps_schema *d, const char *sql)
+/* Checks the order, as text: "t3 t1 c18 ..." */
+static void expect_order(const ps_schema *d, const char *sql, const char *want)
 {
     ps_shorten_unit *u = calloc(d->n_tables + d->n_columns, sizeof *u);
     size_t n = 99;
@@ -30,7 +25,8 @@ static char *order(const ps_schema *d, const char *sql)
         assert_int_equal(ps_buf_printf(&b, "%s%c%u", i ? " " : "", u[i].is_column ? 'c' : 't',
                                        u[i].index), 0);
     free(u);
-    return b.data;
+    assert_string_equal(b.data, want);
+    ps_buf_free(&b);
 }
 
 static void test_spider_query(void **state)
@@ -45,9 +41,7 @@ static void test_spider_query(void **state)
      * Location (c6, c5, c4, c3, c1), each table's last column first. */
     const char *sql = "SELECT T2.name ,  count(*) FROM concert AS T1 JOIN stadium AS T2 ON "
                       "T1.stadium_id  =  T2.stadium_id GROUP BY T1.stadium_id";
-    char *got = order(d, sql);
-    assert_string_equal(got, "t3 t1 c18 c16 c15 c14 c6 c5 c4 c3 c1");
-    free(got);
+    expect_order(d, sql, "t3 t1 c18 c16 c15 c14 c6 c5 c4 c3 c1");
 
     ps_shorten_unit u[25];
     size_t n;
@@ -73,12 +67,12 @@ static void test_spider_query(void **state)
     ps_buf_free(&b);
 
     /* every table mentioned, every column: nothing to drop */
-    got = order(d, "select * from stadium, singer, concert, singer_in_concert where stadium_id "
-                   "and location and name and capacity and highest and lowest and average and "
-                   "singer_id and country and song_name and song_release_year and age and is_male "
-                   "and concert_id and concert_name and theme and year");
-    assert_string_equal(got, "");
-    free(got);
+    expect_order(d,
+                 "select * from stadium, singer, concert, singer_in_concert where stadium_id "
+                 "and location and name and capacity and highest and lowest and average and "
+                 "singer_id and country and song_name and song_release_year and age and is_male "
+                 "and concert_id and concert_name and theme and year",
+                 "");
     ps_schemas_free(s);
 }
 
@@ -88,30 +82,23 @@ static void test_quoted(void **state)
     ps_schemas *s = load("formats/bird/dev_tables.json");
     const ps_schema *d = ps_schemas_find(s, "california_schools", 18);
     /* satscores only in a string and schools only in comments; frpm in
-     * brackets, a column in back-quotes with a doubled quote elsewhere */
-    const char *sql = "SELECT `Free Meal Count (K-12)`, \"CDSCode\" FROM [FRPM] "
-                      "WHERE `County Name` = 'satscores' -- schools\n /* schools */ AND \"a\"\"b\"";
-    char *got = order(d, sql);
-    /* t2 schools, t1 satscores; frpm's unmentioned columns, last first:
-     * Enrollment (K-12) c7, Charter School c6, School Name c5, District
-     * Name c4, County Code c2, Academic Year c1 */
-    assert_string_equal(got, "t2 t1 c7 c6 c5 c4 c2 c1");
-    free(got);
+     * brackets, a column in back-quotes with a doubled quote elsewhere.
+     * Dropped: t2 schools, t1 satscores; frpm's unmentioned columns, last
+     * first: Enrollment (K-12) c7, Charter School c6, School Name c5,
+     * District Name c4, County Code c2, Academic Year c1 */
+    expect_order(d,
+                 "SELECT `Free Meal Count (K-12)`, \"CDSCode\" FROM [FRPM] "
+                 "WHERE `County Name` = 'satscores' -- schools\n /* schools */ AND \"a\"\"b\"",
+                 "t2 t1 c7 c6 c5 c4 c2 c1");
     /* an unterminated literal or quote ends the scan without reading past */
-    got = order(d, "SELECT County FROM schools WHERE x = 'frpm");
-    assert_string_equal(got, "t1 t0 c17 c16 c15 c13");
-    free(got);
-    got = order(d, "SELECT `County");
-    assert_string_equal(got, "t2 t1 t0");
-    free(got);
+    expect_order(d, "SELECT County FROM schools WHERE x = 'frpm", "t1 t0 c17 c16 c15 c13");
+    expect_order(d, "SELECT `County", "t2 t1 t0");
     ps_schemas_free(s);
 
     /* Chinese names (DuSQL), bare */
     s = load("formats/dusql/db_schema.json");
     d = ps_schemas_find(s, "中国城市", strlen("中国城市"));
-    got = order(d, "select 名称 from 城市 where 人口 > 10000000");
-    assert_string_equal(got, "t1 c1");
-    free(got);
+    expect_order(d, "select 名称 from 城市 where 人口 > 10000000", "t1 c1");
     ps_schemas_free(s);
 }
 

@@ -13,13 +13,7 @@
 
 static ps_schemas *load(const char *rel)
 {
-    ps_schemas *s;
-    ps_error err = {0};
-    assert_int_equal(ps_schemas_create(&s, &err), 0);
-    int rc = ps_schemas_load_tables(s, ps_test_data(rel), &err);
-    if (rc)
-        fail_msg("%s: %s", rel, err.message);
-    return s;
+    return ps_test_schemas(rel, NULL);
 }
 
 static const ps_schema *find(const ps_schemas *s, const char *id)

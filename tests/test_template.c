@@ -20,10 +20,7 @@ static ps_schemas *spider;
 static int setup(void **state)
 {
     (void)state;
-    ps_error err;
-    if (ps_schemas_create(&spider, &err) ||
-        ps_schemas_load_tables(spider, ps_test_data("spider/tables.json"), &err))
-        return -1;
+    spider = ps_test_schemas("spider/tables.json", NULL);
     return 0;
 }
 

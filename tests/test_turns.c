@@ -19,10 +19,11 @@
 
 typedef struct got {
     ps_outcome outcome;
-    char *id, *source, *question, *sql, *prompt, *db_id, *reason, *detail;
+    char *id, *source, *question, *sql, *prompt, *db_id, *reason, *rule, *detail;
 } got;
 
 typedef struct results {
+    char path[4096]; /* the input */
     got v[64];
     size_t n;
     json_t *stats;
@@ -44,6 +45,7 @@ static int collect(void *user, const ps_clean_result *r)
     g->prompt = dup_or_null(r->outcome != PS_OUTCOME_REJECTED ? r->prompt : NULL);
     g->db_id = dup_or_null(r->db_id);
     g->reason = dup_or_null(r->reason);
+    g->rule = dup_or_null(r->rule);
     g->detail = dup_or_null(r->detail);
     return 0;
 }
@@ -52,19 +54,21 @@ static void results_free(results *rs)
 {
     for (size_t i = 0; i < rs->n; i++) {
         got *g = &rs->v[i];
-        char *p[] = {g->id, g->source, g->question, g->sql, g->prompt, g->db_id, g->reason,
-                     g->detail};
+        char *p[] = {g->id,    g->source, g->question, g->sql,   g->prompt,
+                     g->db_id, g->reason, g->rule,     g->detail};
         for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
             free(p[k]);
     }
     json_decref(rs->stats);
 }
 
-/* Cleans `path` with --turns interaction and, when given, a template. */
-static void run(const char *path, const char *id_field, const char *template_json,
-                results *rs)
+/* Cleans tests/data/<rel> with --turns interaction and, when given, a
+ * template and rules. */
+static void run_rules(const char *rel, const char *id_field, const char *template_json,
+                      const char *rules_json, results *rs)
 {
     memset(rs, 0, sizeof *rs);
+    snprintf(rs->path, sizeof rs->path, "%s", ps_test_data(rel));
     ps_clean_options o;
     ps_clean_options_init(&o);
     o.turns_path = "interaction";
@@ -73,13 +77,15 @@ static void run(const char *path, const char *id_field, const char *template_jso
     ps_cleaner *c;
     ps_error err;
     assert_int_equal(ps_cleaner_create(&o, &c, &err), 0);
+    if (rules_json)
+        assert_int_equal(ps_cleaner_add_rules(c, rules_json, strlen(rules_json), "test", &err), 0);
     ps_template *t = NULL;
     if (template_json) {
         assert_int_equal(ps_template_parse(template_json, strlen(template_json), NULL, &t, &err),
                          0);
         assert_int_equal(ps_cleaner_set_template(c, t, &err), 0);
     }
-    int rc = ps_cleaner_run(c, path, collect, rs, &err);
+    int rc = ps_cleaner_run(c, rs->path, collect, rs, &err);
     if (rc)
         fail_msg("%s", err.message);
     ps_cleaner_get_counts(c, &rs->counts);
@@ -96,15 +102,19 @@ static void run(const char *path, const char *id_field, const char *template_jso
     assert_true(json_is_true(json_object_get(rs->stats, "balanced")));
 }
 
+static void run(const char *rel, const char *id_field, const char *template_json, results *rs)
+{
+    run_rules(rel, id_field, template_json, NULL, rs);
+}
+
 static const char HISTORY_TEMPLATE[] =
     "{\"prompt\": \"{question} || {history}\", \"completion\": \"{db_id} | {sql}\"}";
 
 static void test_sparc_turns(void **state)
 {
     (void)state;
-    const char *path = ps_test_data("formats/sparc/dev.json");
     results rs;
-    run(path, NULL, HISTORY_TEMPLATE, &rs);
+    run("formats/sparc/dev.json", NULL, HISTORY_TEMPLATE, &rs);
     static const char *const ids[] = {"dev.json:#0/0", "dev.json:#0/1", "dev.json:#1/0",
                                       "dev.json:#1/1", "dev.json:#1/2", "dev.json:#2/0",
                                       "dev.json:#2/1"};
@@ -125,7 +135,7 @@ static void test_sparc_turns(void **state)
 
     /* No later turn's utterance and no SQL of any turn in a turn's prompt. */
     json_error_t je;
-    json_t *raw = json_load_file(path, 0, &je);
+    json_t *raw = json_load_file(rs.path, 0, &je);
     assert_non_null(raw);
     size_t at = 0;
     for (size_t d = 0; d < json_array_size(raw); d++) {
@@ -149,23 +159,13 @@ static void test_sparc_turns(void **state)
     results_free(&rs);
 }
 
-static const char BAD[] =
-    "{\"database_id\": \"a\", \"interaction\": []}\n"
-    "{\"database_id\": \"a\"}\n"
-    "{\"database_id\": \"a\", \"interaction\": \"x\"}\n"
-    "{\"database_id\": \"a\", \"interaction\": [{\"utterance\": \"q\", \"query\": \"SELECT 1\"}, 3]}\n"
-    "{\"database_id\": \"a\", \"interaction\": [{\"utterance\": \"q1\", \"query\": \"SELECT 1\"}, "
-    "{\"utterance\": \"q2\"}]}\n"
-    "{\"database_id\": \n";
-
 /* A dialogue that cannot be expanded is one rejection; a turn without its
- * SQL is one rejected turn. */
+ * SQL is one rejected turn (the last line is cut short). */
 static void test_bad_dialogues(void **state)
 {
     (void)state;
-    char *path = ps_test_tmpfile(BAD, sizeof BAD - 1, ".jsonl");
     results rs;
-    run(path, NULL, NULL, &rs);
+    run("formats/sparc/bad_dialogues.jsonl", NULL, NULL, &rs);
     static const char *const reasons[] = {"empty_field", "missing_field", "wrong_type",
                                           "wrong_type", NULL, "missing_field", "bad_json"};
     assert_int_equal(rs.n, 7);
@@ -180,35 +180,25 @@ static void test_bad_dialogues(void **state)
     assert_non_null(strstr(rs.v[1].detail, "no field 'interaction'"));
     assert_non_null(strstr(rs.v[3].detail, "turn 1 of 'interaction' is an integer"));
     /* JSONL: "<path>:<line>/<turn>"; the kept turn's id from the base name */
-    char want[300];
-    snprintf(want, sizeof want, "%s:5/1", path);
+    char want[sizeof rs.path + 8];
+    snprintf(want, sizeof want, "%s:5/1", rs.path);
     assert_string_equal(rs.v[5].source, want);
-    snprintf(want, sizeof want, "%s:5/0", strrchr(path, '/') + 1);
+    snprintf(want, sizeof want, "%s:5/0", strrchr(rs.path, '/') + 1);
     assert_string_equal(rs.v[4].id, want);
     assert_non_null(strstr(rs.v[5].detail, "no field 'query'"));
     json_t *by = json_object_get(rs.stats, "rejected_by_reason");
     assert_int_equal(json_integer_value(json_object_get(by, "wrong_type")), 2);
     assert_int_equal(json_integer_value(json_object_get(rs.stats, "dialogues")), 6);
     results_free(&rs);
-    free(path);
 }
-
-static const char TWO[] =
-    "{\"dlg\": \"a\", \"interaction\": [{\"utterance\": \"Show pets.\", \"query\": \"SELECT * FROM pets\"}, "
-    "{\"utterance\": \"Only dogs.\", \"query\": \"SELECT * FROM pets WHERE t = 'dog'\"}]}\n"
-    "{\"dlg\": \"b\", \"interaction\": [{\"utterance\": \"Show pets.\", \"query\": \"SELECT * FROM pets\"}, "
-    "{\"utterance\": \"Only dogs.\", \"query\": \"SELECT * FROM pets WHERE t = 'dog'\"}]}\n"
-    "{\"dlg\": \"c\", \"interaction\": [{\"utterance\": \"List pets.\", \"query\": \"SELECT * FROM pets\"}, "
-    "{\"utterance\": \"Only dogs.\", \"query\": \"SELECT * FROM pets WHERE t = 'dog'\"}]}\n";
 
 /* Ids from the id field get "/<turn>"; a repeated turn is a duplicate only
  * when its history is the same too. */
 static void test_ids_and_duplicates(void **state)
 {
     (void)state;
-    char *path = ps_test_tmpfile(TWO, sizeof TWO - 1, ".jsonl");
     results rs;
-    run(path, "dlg", NULL, &rs);
+    run("formats/sparc/repeated_turns.jsonl", "dlg", NULL, &rs);
     assert_int_equal(rs.n, 6);
     assert_string_equal(rs.v[0].id, "a/0");
     assert_string_equal(rs.v[1].id, "a/1");
@@ -219,7 +209,53 @@ static void test_ids_and_duplicates(void **state)
     assert_int_equal(rs.v[5].outcome, PS_OUTCOME_KEPT);      /* c/1: another history */
     assert_string_equal(rs.v[5].id, "c/1");
     results_free(&rs);
-    free(path);
+}
+
+/* A rule that drops an earlier turn's utterance rejects the later turns
+ * (their history would be incomplete), naming the turn and the rule. */
+static void test_rule_in_history(void **state)
+{
+    (void)state;
+    results rs;
+    run_rules("formats/sparc/repeated_turns.jsonl", "dlg", NULL,
+              "[{\"name\": \"no-show\", \"field\": \"question\", \"drop_if\": \"^Show\"}]", &rs);
+    assert_int_equal(rs.n, 6);
+    static const char *const reasons[] = {"dropped_by_rule", "dropped_by_rule", "dropped_by_rule",
+                                          "dropped_by_rule", NULL, NULL};
+    for (size_t i = 0; i < 6; i++) {
+        if (!reasons[i]) {
+            assert_int_equal(rs.v[i].outcome, PS_OUTCOME_KEPT); /* c: "List pets." */
+            continue;
+        }
+        assert_int_equal(rs.v[i].outcome, PS_OUTCOME_REJECTED);
+        assert_string_equal(rs.v[i].reason, reasons[i]);
+        assert_string_equal(rs.v[i].rule, "no-show");
+    }
+    /* a/0 by its own question; a/1 by its history */
+    assert_null(strstr(rs.v[0].detail, "earlier turn"));
+    assert_ptr_equal(strstr(rs.v[1].detail, "earlier turn 0: "), rs.v[1].detail);
+    results_free(&rs);
+}
+
+/* A template field is cleaned like the question: a rule that drops it
+ * rejects the record, naming the field. */
+static void test_rule_in_template_field(void **state)
+{
+    (void)state;
+    results rs;
+    run_rules("formats/sparc/repeated_turns.jsonl", NULL,
+              "{\"prompt\": \"{question} | {dlg}\", \"completion\": \"{sql}\"}",
+              "[{\"name\": \"not-b\", \"field\": \"question\", \"drop_if\": \"^b$\"}]", &rs);
+    assert_int_equal(rs.n, 6);
+    for (size_t i = 2; i < 4; i++) { /* dialogue b */
+        assert_int_equal(rs.v[i].outcome, PS_OUTCOME_REJECTED);
+        assert_string_equal(rs.v[i].reason, "dropped_by_rule");
+        assert_string_equal(rs.v[i].rule, "not-b");
+        assert_ptr_equal(strstr(rs.v[i].detail, "dlg: "), rs.v[i].detail);
+    }
+    assert_string_equal(rs.v[0].prompt, "Show pets. | a");
+    assert_int_equal(rs.v[4].outcome, PS_OUTCOME_KEPT);
+    results_free(&rs);
 }
 
 int main(void)
@@ -228,6 +264,8 @@ int main(void)
         cmocka_unit_test(test_sparc_turns),
         cmocka_unit_test(test_bad_dialogues),
         cmocka_unit_test(test_ids_and_duplicates),
+        cmocka_unit_test(test_rule_in_history),
+        cmocka_unit_test(test_rule_in_template_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,11 +12,7 @@ static void test_checks_clean_pass(void **state)
 {
     (void)state;
     synth s;
-    synth_init(&s);
-    for (size_t i = 0; i < 1000; i++) {
-        synth_rec r = plain(i);
-        synth_add(&s, &r);
-    }
+    synth_plain(&s, 1000);
     ps_vreport *r = synth_build(&s, NULL);
     for (size_t i = 0; i < r->n; i++)
         if (r->checks[i].verdict != PS_VV_PASS)

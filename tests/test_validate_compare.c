@@ -94,11 +94,7 @@ static void test_stats_file(void **state)
 {
     (void)state;
     synth s;
-    synth_init(&s);
-    for (size_t i = 0; i < 300; i++) {
-        synth_rec r = plain(i);
-        synth_add(&s, &r);
-    }
+    synth_plain(&s, 300);
     char *t = ps_vstats_file_json(s.raw, s.cl, s.tok, s.p, NULL);
     assert_non_null(t);
     char *path = ps_test_tmpfile(t, strlen(t), ".json");

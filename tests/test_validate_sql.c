@@ -239,7 +239,7 @@ static void test_merge(void **state)
     for (int part = 0; part < 3; part++) {
         ps_vsql *p = ps_vsql_new(NULL, 0);
         for (int i = 0; i < 4; i++) {
-            char id[32], msg[256];
+            char id[32], msg[256]; /* room for any two ints: -Wformat-truncation */
             snprintf(id, sizeof id, "p%d/%d", part, i);
             int cls = compile(db, "SELECT nope FROM singer", msg);
             ps_vsql_record r = {.id = id, .raw_class = cls, .raw_msg = msg, .clean_class = cls,
@@ -374,11 +374,7 @@ static ps_vreport *report_with(const ps_vsql *v, const char *config)
         json_decref(cj);
     }
     synth s;
-    synth_init(&s);
-    for (size_t i = 0; i < 200; i++) {
-        synth_rec r = plain(i);
-        synth_add(&s, &r);
-    }
+    synth_plain(&s, 200);
     ps_vreport *r = synth_build(&s, c);
     assert_int_equal(ps_validate_sql(c, v, r, &err), 0);
     synth_free(&s);

@@ -259,18 +259,18 @@ int ps_tok_added_split(const ps_tok_added *a, bool normalized, const char *s, si
     while (next_match(t, u, n, from, &mb, &me, &idx)) {
         from = me;
         const ps_tok_added_tok *tok = &a->toks[idx];
-        if (tok->single_word) {
+        if (tok->f.single_word) {
             bool start_space = mb == 0 || !is_word_char(cp_before(s, mb));
             bool stop_space = me == n || !is_word_char(cp_at(s + me, n - me));
             if (!start_space || !stop_space)
                 continue;
         }
         size_t start = mb, stop = me;
-        if (tok->lstrip) {
+        if (tok->f.lstrip) {
             size_t ns = ps_tok_trim_end_len(s, mb); /* HF: `\s*$` */
             start = ns > start_offset ? ns : start_offset;
         }
-        if (tok->rstrip)
+        if (tok->f.rstrip)
             stop += space_run_after(s + me, n - me);
         int rc;
         if (start_offset < start && (rc = seg_push(out, start_offset, start - start_offset, -1)))

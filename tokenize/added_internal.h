@@ -6,6 +6,11 @@
 
 #include "tokenize/hf.h"
 
+/* An added token's options, as tokenizer.json gives them. */
+typedef struct ps_tok_added_flags {
+    bool single_word, lstrip, rstrip, normalized, special;
+} ps_tok_added_flags;
+
 /* One id's token (HF's added_tokens_map_r entry). */
 typedef struct ps_tok_added_tok {
     char *content; /* NUL-terminated */
@@ -13,7 +18,7 @@ typedef struct ps_tok_added_tok {
     char *normed; /* content through the normalizer when that changed it, or NULL */
     size_t normed_len;
     int32_t id;
-    bool single_word, lstrip, rstrip, normalized, special;
+    ps_tok_added_flags f;
 } ps_tok_added_tok;
 
 /* content -> id (HF's added_tokens_map); `special`: the content is in HF's

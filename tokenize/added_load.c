@@ -48,7 +48,7 @@ typedef struct entry {
     const char *content;
     size_t len;
     uint64_t file_id;
-    bool single_word, lstrip, rstrip, normalized, special;
+    ps_tok_added_flags f;
 } entry;
 
 static int read_entry(const ps_tok_load *c, json_t *o, const char *jp, entry *e)
@@ -64,11 +64,11 @@ static int read_entry(const ps_tok_load *c, json_t *o, const char *jp, entry *e)
     e->content = NULL;
     if ((rc = ps_tok_json_uint(c, o, jp, "id", UINT32_MAX, &e->file_id)) ||
         (rc = ps_tok_json_string(c, o, jp, "content", &e->content, &e->len)) ||
-        (rc = ps_tok_json_bool(c, o, jp, "single_word", &e->single_word)) ||
-        (rc = ps_tok_json_bool(c, o, jp, "lstrip", &e->lstrip)) ||
-        (rc = ps_tok_json_bool(c, o, jp, "rstrip", &e->rstrip)) ||
-        (rc = ps_tok_json_bool(c, o, jp, "normalized", &e->normalized)) ||
-        (rc = ps_tok_json_bool(c, o, jp, "special", &e->special)))
+        (rc = ps_tok_json_bool(c, o, jp, "single_word", &e->f.single_word)) ||
+        (rc = ps_tok_json_bool(c, o, jp, "lstrip", &e->f.lstrip)) ||
+        (rc = ps_tok_json_bool(c, o, jp, "rstrip", &e->f.rstrip)) ||
+        (rc = ps_tok_json_bool(c, o, jp, "normalized", &e->f.normalized)) ||
+        (rc = ps_tok_json_bool(c, o, jp, "special", &e->f.special)))
         return rc;
     if (!e->content || json_is_null(json_object_get(o, "id"))) /* null where HF wants a value */
         return ps_tok_load_fail(c, PS_EFORMAT, jp, "'content' and 'id' may not be null");
@@ -78,8 +78,9 @@ static int read_entry(const ps_tok_load *c, json_t *o, const char *jp, entry *e)
 static bool same_token(const ps_tok_added_tok *t, const entry *e)
 {
     return t->len == e->len && !memcmp(t->content, e->content, e->len) &&
-           t->single_word == e->single_word && t->lstrip == e->lstrip &&
-           t->rstrip == e->rstrip && t->normalized == e->normalized && t->special == e->special;
+           t->f.single_word == e->f.single_word && t->f.lstrip == e->f.lstrip &&
+           t->f.rstrip == e->f.rstrip && t->f.normalized == e->f.normalized &&
+           t->f.special == e->f.special;
 }
 
 /* The content through the normalizer, when that changes it: HF's
@@ -132,7 +133,7 @@ static int add_one(const ps_tok_load *c, build *b, const entry *e, const ps_tok_
     } else {
         a->map[b->by_name[ns] - 1].id = id;
     }
-    a->map[b->by_name[ns] - 1].special |= e->special;
+    a->map[b->by_name[ns] - 1].special |= e->f.special;
     size_t is = slot_of_id(b, id);
     ps_tok_added_tok *t;
     if (b->by_id[is]) { /* this id's token is replaced; its normalized form stays */
@@ -148,13 +149,9 @@ static int add_one(const ps_tok_load *c, build *b, const entry *e, const ps_tok_
         return PS_ENOMEM;
     t->len = e->len;
     t->id = id;
-    t->single_word = e->single_word;
-    t->lstrip = e->lstrip;
-    t->rstrip = e->rstrip;
-    t->normalized = e->normalized;
-    t->special = e->special;
+    t->f = e->f;
     int rc;
-    if (e->normalized && norm && (rc = normalize_content(norm, e, t)))
+    if (e->f.normalized && norm && (rc = normalize_content(norm, e, t)))
         return rc;
     return PS_OK;
 }
@@ -191,7 +188,7 @@ static int build_trie(ps_tok_added *a, bool normalized)
     int rc = PS_OK;
     for (size_t i = a->n; i-- > 0 && !rc;) {
         const ps_tok_added_tok *t = &a->toks[i];
-        if (t->normalized != normalized)
+        if (t->f.normalized != normalized)
             continue;
         bool use_normed = normalized && t->normed;
         rc = ps_tok_vocab_set(&v, use_normed ? t->normed : t->content,

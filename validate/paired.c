@@ -492,16 +492,6 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
     return o;
 }
 
-static const char *opt_str(json_t *o, const char *key, bool *ok)
-{
-    json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v))
-        return NULL;
-    if (!json_is_string(v))
-        *ok = false;
-    return json_string_value(v);
-}
-
 #define NFIELDS(t) (sizeof(t) / sizeof(t)[0])
 
 static const ps_vjson_field count_fields[] = {
@@ -551,7 +541,7 @@ static int reasons_from_json(json_t *ra, ps_vpaired *p, const char *ctx, ps_erro
     {
         bool ok = json_is_object(e);
         const char *reason = json_string_value(json_object_get(e, "reason"));
-        const char *rule = ok ? opt_str(e, "rule", &ok) : NULL;
+        const char *rule = ok ? ps_vjson_opt_str(e, "rule", &ok) : NULL;
         uint64_t c;
         if (!ok || !reason)
             return ps_error_set(err, PS_EFORMAT, "%s: rejected_by entry %zu needs a string 'reason'",
@@ -670,9 +660,11 @@ static int example_from_json(json_t *e, size_t i, ps_vexample *x, const char *ct
                         json_string_value(json_object_get(e, "question_after")),
                         json_string_value(json_object_get(e, "sql_before")),
                         json_string_value(json_object_get(e, "sql_after"))};
-    const char *id = ok ? opt_str(e, "id", &ok) : NULL, *src = ok ? opt_str(e, "source", &ok) : NULL,
-               *lab = ok ? opt_str(e, "label", &ok) : NULL, *rea = ok ? opt_str(e, "reason", &ok) : NULL,
-               *rul = ok ? opt_str(e, "rule", &ok) : NULL;
+    const char *id = ok ? ps_vjson_opt_str(e, "id", &ok) : NULL,
+               *src = ok ? ps_vjson_opt_str(e, "source", &ok) : NULL,
+               *lab = ok ? ps_vjson_opt_str(e, "label", &ok) : NULL,
+               *rea = ok ? ps_vjson_opt_str(e, "reason", &ok) : NULL,
+               *rul = ok ? ps_vjson_opt_str(e, "rule", &ok) : NULL;
     if (!ok || !json_is_number(sc) || !json_is_integer(dq) || !json_is_integer(ds) ||
         !json_is_integer(sq) || json_integer_value(sq) < 0 || !oc || !t[0] || !t[1] || !t[2] ||
         !t[3] || (strcmp(oc, "kept") && strcmp(oc, "rejected") && strcmp(oc, "duplicate")))

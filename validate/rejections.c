@@ -108,14 +108,6 @@ json_t *ps_vrejections_to_json(const ps_vpaired *p)
     return a;
 }
 
-static const char *opt_string(json_t *o, const char *key, bool *ok)
-{
-    json_t *v = json_object_get(o, key);
-    if (v && !json_is_null(v) && !json_is_string(v))
-        *ok = false;
-    return json_string_value(v);
-}
-
 int ps_vrejections_from_json(ps_vpaired *p, json_t *a, const char *ctx, ps_error *err)
 {
     if (!a) /* statistics written before this member existed */
@@ -132,9 +124,9 @@ int ps_vrejections_from_json(ps_vpaired *p, json_t *a, const char *ctx, ps_error
         json_t *cnt = json_object_get(e, "count");
         const char *input = json_string_value(json_object_get(e, "input"));
         const char *reason = json_string_value(json_object_get(e, "reason"));
-        const char *rule = ok ? opt_string(e, "rule", &ok) : NULL;
-        const char *source = json_is_object(ex) ? opt_string(ex, "source", &ok) : NULL;
-        const char *detail = json_is_object(ex) ? opt_string(ex, "detail", &ok) : NULL;
+        const char *rule = ok ? ps_vjson_opt_str(e, "rule", &ok) : NULL;
+        const char *source = json_is_object(ex) ? ps_vjson_opt_str(ex, "source", &ok) : NULL;
+        const char *detail = json_is_object(ex) ? ps_vjson_opt_str(ex, "detail", &ok) : NULL;
         if (!ok || !input || !reason || !json_is_integer(cnt) || json_integer_value(cnt) < 0)
             return ps_error_set(err, PS_EFORMAT, "%s: rejected_by_input entry %zu is malformed",
                                 ctx, i);

@@ -18,6 +18,17 @@ static json_t *rate(uint64_t a, uint64_t b)
     return b ? json_real((double)a / (double)b) : json_null();
 }
 
+/* Appends v (stolen) to the array *a; when that fails (v NULL, no
+ * memory) the array is freed and *a set NULL, which ends the callers'
+ * `a && ...` loops. */
+static void append_or_drop(json_t **a, json_t *v)
+{
+    if (json_array_append_new(*a, v)) {
+        json_decref(*a);
+        *a = NULL;
+    }
+}
+
 /* [{id, ka: a, kb: b}] or, for execution, [{id, status, message}]. */
 static json_t *exlist_json(const ps_vsql_exlist *l, const char *ka, const char *kb)
 {
@@ -67,13 +78,8 @@ static json_t *labels_json(const ps_vsql *v)
         memcpy(ls, v->labels, v->nlabels * sizeof *ls);
         qsort(ls, v->nlabels, sizeof *ls, cmp_label);
     }
-    for (size_t i = 0; a && i < v->nlabels; i++) {
-        json_t *o = counts_json(ls[i].c, json_pack("{ss}", "label", ls[i].name));
-        if (!o || json_array_append_new(a, o)) {
-            json_decref(a);
-            a = NULL;
-        }
-    }
+    for (size_t i = 0; a && i < v->nlabels; i++)
+        append_or_drop(&a, counts_json(ls[i].c, json_pack("{ss}", "label", ls[i].name)));
     free(ls);
     return a;
 }
@@ -118,11 +124,8 @@ static json_t *by_rule_json(const ps_vsql *v)
         ord[p] = i;
     }
     for (size_t i = 0; a && i < n; i++)
-        if (json_array_append_new(a, json_pack("{ssso}", "rule", v->rules[ord[i]], "count",
-                                               ps_vjson_uint(v->rule_regressions[ord[i]])))) {
-            json_decref(a);
-            a = NULL;
-        }
+        append_or_drop(&a, json_pack("{ssso}", "rule", v->rules[ord[i]], "count",
+                                     ps_vjson_uint(v->rule_regressions[ord[i]])));
     free(ord);
     return a;
 }
@@ -161,10 +164,7 @@ json_t *ps_vsql_to_json(const ps_vsql *v)
         return NULL;
     json_t *rules = json_array();
     for (size_t i = 0; rules && i < v->n_rules; i++)
-        if (json_array_append_new(rules, json_string(v->rules[i]))) {
-            json_decref(rules);
-            rules = NULL;
-        }
+        append_or_drop(&rules, json_string(v->rules[i]));
     json_t *o = json_object();
     int bad = !o;
     /* json_object_set_new refuses (and -1s) a NULL value: one check each */
@@ -205,17 +205,6 @@ static int bad_format(ps_error *err, const char *what)
     return ps_error_set(err, PS_EFORMAT, "%s: %s", CTX, what);
 }
 
-/* A string member, or NULL when absent or null; *ok false when mistyped. */
-static const char *opt_str(json_t *o, const char *key, bool *ok)
-{
-    json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v))
-        return NULL;
-    if (!json_is_string(v))
-        *ok = false;
-    return json_string_value(v);
-}
-
 /* An examples array: at most PS_VSQL_EXAMPLES and at most `count`
  * entries, each {id, ka, kb?} (status too when `exec`). */
 static int exlist_from(json_t *a, ps_vsql_exlist *l, uint64_t count, const char *ka, const char *kb,
@@ -232,7 +221,8 @@ static int exlist_from(json_t *a, ps_vsql_exlist *l, uint64_t count, const char 
     {
         bool ok = json_is_object(e);
         const char *id = json_string_value(json_object_get(e, "id"));
-        const char *ma = ok ? opt_str(e, ka, &ok) : NULL, *mb = ok && kb ? opt_str(e, kb, &ok) : NULL;
+        const char *ma = ok ? ps_vjson_opt_str(e, ka, &ok) : NULL,
+                   *mb = ok && kb ? ps_vjson_opt_str(e, kb, &ok) : NULL;
         int status = -1;
         if (ok && exec) {
             const char *s = json_string_value(json_object_get(e, "status"));

@@ -438,6 +438,14 @@ int ps_vjson_u64(json_t *o, const char *key, uint64_t *out, const char *ctx, ps_
     return 0;
 }
 
+const char *ps_vjson_opt_str(json_t *o, const char *key, bool *ok)
+{
+    json_t *v = json_object_get(o, key);
+    if (v && !json_is_null(v) && !json_is_string(v))
+        *ok = false;
+    return json_string_value(v);
+}
+
 int ps_vjson_fields(json_t *o, void *base, const ps_vjson_field *t, size_t n, const char *ctx,
                     ps_error *err)
 {

@@ -204,6 +204,9 @@ struct ps_vreport {
 
 /* JSON helpers shared by the loaders. */
 int ps_vjson_u64(json_t *o, const char *key, uint64_t *out, const char *ctx, ps_error *err);
+/* An optional string member: its value, or NULL when absent or null; sets
+ * *ok false (and leaves it alone otherwise) when it is another type. */
+const char *ps_vjson_opt_str(json_t *o, const char *key, bool *ok);
 
 /* The loaders read a struct's counters from a table, one row per member, so
  * that a member added to the struct is one row here and in its writer. */

@@ -3,6 +3,7 @@
 
 #include "pipeline/build.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,4 +225,32 @@ ps_tokenizer *ps_test_bert_tokenizer(void)
     if (rc)
         fail_msg("bert-base-uncased vocabulary: %s", err.message);
     return tok;
+}
+
+ps_schemas *ps_test_schemas(const char *rel, ...)
+{
+    ps_schemas *s;
+    ps_error err = {0};
+    assert_int_equal(ps_schemas_create(&s, &err), 0);
+    va_list ap;
+    va_start(ap, rel);
+    for (const char *r = rel; r; r = va_arg(ap, const char *))
+        if (ps_schemas_load_tables(s, ps_test_data(r), &err))
+            fail_msg("%s: %s", r, err.message);
+    va_end(ap);
+    return s;
+}
+
+size_t ps_test_count_entries(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        fail_msg("%s: cannot be read", dir);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+             !strncmp(e->d_name, prefix, strlen(prefix));
+    closedir(d);
+    return n;
 }

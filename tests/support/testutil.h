@@ -78,4 +78,13 @@ long ps_test_find_reason(const ps_test_run *run, const char *reason);
  * load; ps_tokenizer_free() it. */
 ps_tokenizer *ps_test_bert_tokenizer(void);
 
+/* The schemas of the tables files tests/data/<rel>, ... (a NULL ends the
+ * list), loaded in that order. Fails the test naming the file that does
+ * not load; ps_schemas_free() it. */
+ps_schemas *ps_test_schemas(const char *rel, ...);
+
+/* How many entries of `dir` (not "." and "..") have names starting with
+ * `prefix` ("": all). Fails the test when dir cannot be read. */
+size_t ps_test_count_entries(const char *dir, const char *prefix);
+
 #endif

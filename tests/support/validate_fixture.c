@@ -122,6 +122,15 @@ synth_rec plain(size_t i)
     return r;
 }
 
+void synth_plain(synth *s, size_t n)
+{
+    synth_init(s);
+    for (size_t i = 0; i < n; i++) {
+        synth_rec r = plain(i);
+        synth_add(s, &r);
+    }
+}
+
 ps_vreport *synth_build(synth *s, const ps_vconfig *c)
 {
     uint32_t b[] = {32, 48, 64, 96, 128};

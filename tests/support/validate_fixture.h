@@ -51,6 +51,9 @@ void synth_add(synth *s, const synth_rec *r);
 /* n records over 5 labels, unchanged by cleaning, all kept. */
 synth_rec plain(size_t i);
 
+/* synth_init, then plain(0) .. plain(n-1) added. */
+void synth_plain(synth *s, size_t n);
+
 ps_vreport *synth_build(synth *s, const ps_vconfig *c);
 
 void synth_free(synth *s);
