@@ -31,6 +31,7 @@ static int add_column(ps_schema *d, size_t *cap, uint32_t table, const char *nam
     col->type = strdup(type ? type : "");
     col->table = table;
     col->primary = pk;
+    col->examples = NULL;
     if (!col->name || !col->type) {
         free(col->name);
         free(col->type);
@@ -222,8 +223,12 @@ static int load_one(ps_schemas *s, const char *dir, const char *name, ps_error *
                 d->db_path = NULL;
             }
             ps_schema_free(d);
-        } else if (!rc) {
+            if (!strcmp(known->db_path, path.data))
+                rc = ps_schema_read_examples(known, err);
+        } else if (!rc && !(rc = ps_schema_read_examples(d, err))) {
             rc = ps_schemas_add(s, d, err);
+        } else if (d) {
+            ps_schema_free(d);
         }
     }
     ps_buf_free(&path);

@@ -29,6 +29,8 @@ typedef struct ps_schema_column {
     char *type;      /* "text", "number", ... as the source gives it; may be "" */
     uint32_t table;  /* index into tables */
     bool primary;    /* part of its table's primary key */
+    char *examples;  /* with a .sqlite file: up to 3 distinct values as SQL
+                        literals ("'France', 'US'"), else NULL (values.c) */
 } ps_schema_column;
 
 typedef struct ps_schema_fk {
@@ -78,7 +80,9 @@ int ps_schemas_add_tables_json(ps_schemas *s, const char *text, size_t len, cons
 
 typedef enum ps_schema_style {
     PS_SCHEMA_PICARD = 0, /* " | db_id | table : col , col | table : ..." */
-    PS_SCHEMA_DDL         /* CREATE TABLE ... with types and keys */
+    PS_SCHEMA_DDL,        /* CREATE TABLE ... with types and keys */
+    PS_SCHEMA_DDL_VALUES  /* the same, each column followed by its example
+                             values when the database file gives them */
 } ps_schema_style;
 
 /* Which tables and columns a serialization keeps: keep_table[i] and
@@ -122,6 +126,16 @@ int ps_schema_shorten_order(const ps_schema *s, const char *sql, size_t len,
  * but the first `k` units. */
 void ps_schema_mask_drop(const ps_schema *s, const ps_shorten_unit *units, size_t k,
                          unsigned char *keep_table, unsigned char *keep_column);
+
+/* ---- example values (values.c) --------------------------------------------- */
+
+/* Reads up to 3 distinct non-null values of every column of `d` from its
+ * file (d->db_path, read-only) into columns[].examples, as SQL literals
+ * (text quoted and cut at 40 characters, numbers as SQLite prints them,
+ * blobs left out). Only the first 10,000 rows of a table are looked at, so
+ * that the values — and every prompt made from them — depend on the file
+ * alone, never on time. 0, or PS_EIO/PS_ENOMEM naming the file. */
+int ps_schema_read_examples(ps_schema *d, ps_error *err);
 
 /* ---- SQL checks (compile.c, execute.c) ------------------------------------ */
 

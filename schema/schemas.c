@@ -29,6 +29,7 @@ void ps_schema_free(ps_schema *d)
     for (size_t i = 0; i < d->n_columns; i++) {
         free(d->columns[i].name);
         free(d->columns[i].type);
+        free(d->columns[i].examples);
     }
     free(d->tables);
     free(d->columns);
@@ -173,6 +174,8 @@ static void digest_one(struct sha256_ctx *c, const ps_schema *d)
         put_str(c, d->columns[i].name);
         put_str(c, d->columns[i].type);
         put_num(c, d->columns[i].primary);
+        if (d->columns[i].examples) /* absent without files: digests as before */
+            put_str(c, d->columns[i].examples);
     }
     put_num(c, d->n_fks);
     for (size_t i = 0; i < d->n_fks; i++) {

@@ -104,15 +104,35 @@ static int picard(const ps_schema *s, const ps_schema_mask *m, ps_buf *out)
     return rc;
 }
 
-/* ",\n  " before every line of a CREATE TABLE body but the first. */
-static int ddl_sep(ps_buf *out, bool *first)
+/* Where a CREATE TABLE body stands: whether a line was written, and the
+ * comment (a column's example values) that goes after the next comma. */
+typedef struct ddl_body {
+    bool first;
+    const char *comment;
+} ddl_body;
+
+/* The comment owed to the line before, as " -- example values: ...". */
+static int ddl_comment(ps_buf *out, ddl_body *b)
 {
-    int rc = ps_buf_puts(out, *first ? "\n  " : ",\n  ");
-    *first = false;
+    int rc = b->comment ? ps_buf_puts(out, " -- example values: ") ||
+                              ps_buf_puts(out, b->comment)
+                        : 0;
+    b->comment = NULL;
     return rc;
 }
 
-static int ddl_keys(const ps_schema *s, const ps_schema_mask *m, size_t t, ps_buf *out, bool *first)
+/* ",\n  " before every line of a CREATE TABLE body but the first (the
+ * line before's comment after its comma). */
+static int ddl_sep(ps_buf *out, ddl_body *b)
+{
+    int rc = b->first ? ps_buf_puts(out, "\n  ")
+                      : ps_buf_putc(out, ',') || ddl_comment(out, b) || ps_buf_puts(out, "\n  ");
+    b->first = false;
+    return rc;
+}
+
+static int ddl_keys(const ps_schema *s, const ps_schema_mask *m, size_t t, ps_buf *out,
+                    ddl_body *b)
 {
     int rc = 0;
     bool pk_open = false;
@@ -120,7 +140,7 @@ static int ddl_keys(const ps_schema *s, const ps_schema_mask *m, size_t t, ps_bu
         if (s->columns[c].table != t || !s->columns[c].primary || !keep_column(s, m, c))
             continue;
         if (!pk_open)
-            rc = ddl_sep(out, first) || ps_buf_puts(out, "PRIMARY KEY (");
+            rc = ddl_sep(out, b) || ps_buf_puts(out, "PRIMARY KEY (");
         else
             rc = ps_buf_puts(out, ", ");
         pk_open = true;
@@ -134,7 +154,7 @@ static int ddl_keys(const ps_schema *s, const ps_schema_mask *m, size_t t, ps_bu
         if (s->columns[fk->column].table != t || !keep_column(s, m, fk->column) ||
             !keep_column(s, m, fk->ref_column))
             continue;
-        rc = ddl_sep(out, first) || ps_buf_puts(out, "FOREIGN KEY (") ||
+        rc = ddl_sep(out, b) || ps_buf_puts(out, "FOREIGN KEY (") ||
              ps_sql_put_ident(out, s->columns[fk->column].name, false) ||
              ps_buf_puts(out, ") REFERENCES ") ||
              ps_sql_put_ident(out, s->tables[s->columns[fk->ref_column].table], false) ||
@@ -144,35 +164,38 @@ static int ddl_keys(const ps_schema *s, const ps_schema_mask *m, size_t t, ps_bu
     return rc ? PS_ENOMEM : 0;
 }
 
-static int ddl_table(const ps_schema *s, const ps_schema_mask *m, size_t t, ps_buf *out)
+static int ddl_table(const ps_schema *s, const ps_schema_mask *m, size_t t, bool values,
+                     ps_buf *out)
 {
     int rc = ps_buf_puts(out, "CREATE TABLE ") || ps_sql_put_ident(out, s->tables[t], false) ||
              ps_buf_puts(out, " (");
-    bool first = true;
+    ddl_body b = {true, NULL};
     for (size_t c = 0; !rc && c < s->n_columns; c++) {
         if (s->columns[c].table != t || !keep_column(s, m, c))
             continue;
-        rc = ddl_sep(out, &first) || ps_sql_put_ident(out, s->columns[c].name, false);
+        rc = ddl_sep(out, &b) || ps_sql_put_ident(out, s->columns[c].name, false);
         if (!rc && *s->columns[c].type)
             rc = ps_buf_putc(out, ' ') || ps_buf_puts(out, s->columns[c].type);
+        b.comment = values ? s->columns[c].examples : NULL;
     }
     if (!rc)
-        rc = ddl_keys(s, m, t, out, &first);
+        rc = ddl_keys(s, m, t, out, &b);
     if (!rc)
-        rc = ps_buf_puts(out, first ? ");" : "\n);");
+        rc = b.first ? ps_buf_puts(out, ");") : ddl_comment(out, &b) || ps_buf_puts(out, "\n);");
     return rc ? PS_ENOMEM : 0;
 }
 
 /* DAIL-SQL/OmniSQL-style DDL: one CREATE TABLE per kept table, columns
- * with their types, then PRIMARY KEY and FOREIGN KEY lines; tables
+ * with their types (and, with `values`, a comment of example values after
+ * each column's line), then PRIMARY KEY and FOREIGN KEY lines; tables
  * separated by a blank line. */
-static int ddl(const ps_schema *s, const ps_schema_mask *m, ps_buf *out)
+static int ddl(const ps_schema *s, const ps_schema_mask *m, bool values, ps_buf *out)
 {
     bool first = true;
     for (size_t t = 0; t < s->n_tables; t++) {
         if (!keep_table(m, t))
             continue;
-        if ((!first && ps_buf_puts(out, "\n\n")) || ddl_table(s, m, t, out))
+        if ((!first && ps_buf_puts(out, "\n\n")) || ddl_table(s, m, t, values, out))
             return PS_ENOMEM;
         first = false;
     }
@@ -184,5 +207,7 @@ int ps_schema_serialize(const ps_schema *s, ps_schema_style style, const ps_sche
 {
     if (ps_buf_reserve(out, 64))
         return PS_ENOMEM;
-    return style == PS_SCHEMA_DDL ? ddl(s, mask, out) : picard(s, mask, out);
+    if (style == PS_SCHEMA_PICARD)
+        return picard(s, mask, out);
+    return ddl(s, mask, style == PS_SCHEMA_DDL_VALUES, out);
 }

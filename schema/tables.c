@@ -114,6 +114,7 @@ static int parse_column(db_parse *p, const char *mname, size_t i, json_t *c, jso
     }
     col->table = (uint32_t)p->tmap[t];
     col->primary = false;
+    col->examples = NULL;
     p->cmap[i] = (long)p->d->n_columns++;
     return 0;
 }

@@ -25,6 +25,7 @@ typedef enum seg_kind {
     SEG_DB_ID,
     SEG_SCHEMA_PICARD,
     SEG_SCHEMA_DDL,
+    SEG_SCHEMA_DDL_VALUES,
     SEG_HISTORY,        /* earlier utterances, most recent first, " | " */
     SEG_HISTORY_PICARD, /* " || " + the above, or nothing without history */
     SEG_FIELD           /* a top-level field of the record: fields[field] */
@@ -123,11 +124,13 @@ static int placeholder(ps_template *t, part *p, const char *what, const char *na
         s.kind = SEG_SCHEMA_PICARD;
     else if (is(name, len, "schema:ddl"))
         s.kind = SEG_SCHEMA_DDL;
+    else if (is(name, len, "schema:ddl_values"))
+        s.kind = SEG_SCHEMA_DDL_VALUES;
     else if ((len > 7 && memcmp(name, "schema:", 7) == 0) ||
              (len > 8 && memcmp(name, "history:", 8) == 0))
         return ps_error_set(err, PS_EUSAGE,
                             "%s: %s: unknown placeholder {%.*s} at offset %zu (schema styles: "
-                            "picard, ddl; history styles: picard)",
+                            "picard, ddl, ddl_values; history styles: picard)",
                             t->name, what, (int)len, name, at);
     else {
         long i = field_index(t, name, len);
@@ -354,7 +357,8 @@ bool ps_template_uses_schema(const ps_template *t)
     for (int k = 0; k < 2; k++) {
         const part *p = k ? &t->completion : &t->prompt;
         for (size_t i = 0; i < p->n; i++)
-            if (p->segs[i].kind == SEG_SCHEMA_PICARD || p->segs[i].kind == SEG_SCHEMA_DDL)
+            if (p->segs[i].kind == SEG_SCHEMA_PICARD || p->segs[i].kind == SEG_SCHEMA_DDL ||
+                p->segs[i].kind == SEG_SCHEMA_DDL_VALUES)
                 return true;
     }
     return false;
@@ -405,6 +409,8 @@ static const char *missing(const ps_template *t, const seg *s, const ps_render_f
         return f->schema ? NULL : "{schema:picard}";
     case SEG_SCHEMA_DDL:
         return f->schema ? NULL : "{schema:ddl}";
+    case SEG_SCHEMA_DDL_VALUES:
+        return f->schema ? NULL : "{schema:ddl_values}";
     case SEG_FIELD:
         return f->values && f->values[s->field] ? NULL : t->fields[s->field];
     default:
@@ -433,10 +439,13 @@ static int render_part(const ps_template *t, const part *p, const ps_render_fiel
             rc = ps_buf_append(out, f->db_id, f->db_id_len);
             break;
         case SEG_SCHEMA_PICARD:
+            rc = put_schema(out, f->schema, PS_SCHEMA_PICARD, mask, tmp);
+            break;
         case SEG_SCHEMA_DDL:
-            rc = put_schema(out, f->schema,
-                            s->kind == SEG_SCHEMA_DDL ? PS_SCHEMA_DDL : PS_SCHEMA_PICARD, mask,
-                            tmp);
+            rc = put_schema(out, f->schema, PS_SCHEMA_DDL, mask, tmp);
+            break;
+        case SEG_SCHEMA_DDL_VALUES:
+            rc = put_schema(out, f->schema, PS_SCHEMA_DDL_VALUES, mask, tmp);
             break;
         case SEG_HISTORY:
             rc = put_history(out, f, "");

@@ -180,6 +180,38 @@ assert len(rej) == 1 and rej[0]["reason"] == "missing_field" and "{note}" in rej
 PY
 check "--databases + --execute: ok/error counted with rows; a null {note} is missing_field naming it" $?
 
+# 7b. {schema:ddl_values}: each column's example values from the .sqlite file,
+# as SQL literals after the line's comma (quotes doubled, long text cut).
+python3 - "$TMP/dbs/tiny/tiny.sqlite" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, pic BLOB)")
+c.executemany("INSERT INTO notes VALUES (?, ?, ?)",
+              [(1, "it's", b"x"), (2, "a" * 60, b"y"), (3, None, None), (4, "it's", None)])
+c.commit()
+PY
+printf '{"prompt": "{schema:ddl_values}", "completion": "{sql}"}' >"$TMP/vals.json"
+C --databases "$TMP/dbs" --template "$TMP/vals.json" "$TMP/tiny.jsonl" -o "$TMP/vals.out"
+python3 - "$TMP/vals.out" <<'PY'
+import json, sys
+p = json.loads(open(sys.argv[1]).readline())["prompt"]
+want = ("CREATE TABLE pets (\n"
+        "  id INTEGER, -- example values: 1, 2\n"
+        "  kind TEXT, -- example values: 'dog', 'cat'\n"
+        "  weight REAL, -- example values: 12.0, 4.5\n"
+        "  PRIMARY KEY (id)\n"
+        ");\n\n"
+        "CREATE TABLE notes (\n"
+        "  id INTEGER, -- example values: 1, 2, 3\n"
+        "  body TEXT, -- example values: 'it''s', '" + "a" * 40 + "...'\n"
+        "  pic BLOB,\n"
+        "  PRIMARY KEY (id)\n"
+        ");")
+print(p, file=sys.stderr)
+sys.exit(0 if p == want else 1)
+PY
+check "{schema:ddl_values}: example values from the file after each column, quoted and cut" $?
+
 # 8. CSV: the database and template fields are columns.
 printf 'db_id,question,query,evidence\nconcert_singer,How many singers?,SELECT count(*) FROM singer,"count rows, all of them"\nconcert_singer,Names?,SELECT name FROM singer,\n' >"$TMP/t.csv"
 printf '{"prompt": "{question} ({evidence}) {db_id}", "completion": "{sql}"}' >"$TMP/ev2.json"
