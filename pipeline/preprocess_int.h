@@ -1,0 +1,32 @@
+/*
+ * pipeline/preprocess_int.h — the per-record core shared by the build and
+ * the preprocessor (pairshard/preprocess.h): one raw record cleaned
+ * (ps_clean_record) and, when kept, encoded (ps_build_encode), with a
+ * schema prompt that cannot be shortened to fit turned into a too_long
+ * rejection. The build's workers and ps_preprocess both call
+ * ps_preprocess_item, so serving cannot drift from what was stored.
+ */
+#ifndef PS_PIPELINE_PREPROCESS_INT_H
+#define PS_PIPELINE_PREPROCESS_INT_H
+
+#include "pipeline/build_internal.h"
+
+#include <jansson.h>
+
+#define PS_PREPROCESS_DIR "preprocess"
+#define PS_PREPROCESS_VERSION 1
+
+/* Cleans `rec` into *it and, when it is kept, encodes it into *e. On 0,
+ * it->res.outcome says KEPT (e valid: ids in ts until its next use) or
+ * REJECTED (a record too long for max_length even shortened is turned into
+ * a too_long rejection, x->detail saying why). Returns a negative code
+ * only for what stops a build (out of memory, a rule failure). */
+int ps_preprocess_item(const ps_build_config *cfg, ps_clean_worker *w, ps_tok_scratch *ts,
+                       ps_encode_ctx *x, const ps_input_ctx *in, const ps_raw_record *rec,
+                       ps_clean_item *it, ps_encoded *e, ps_error *err);
+
+/* Writes DIR/preprocess/ (preprocess_embed.c) and returns the manifest's
+ * "preprocess" object, or NULL with a message. */
+json_t *ps_build_embed_preprocess(const ps_build_config *cfg, const char *dir, ps_error *err);
+
+#endif
