@@ -6,6 +6,7 @@
 #include "pipeline/build_internal.h"
 #include "common/outfile.h"
 #include "pipeline/beside.h"
+#include "pipeline/preprocess_int.h"
 #include "report/report.h"
 
 #include <jansson.h>
@@ -298,6 +299,15 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
         (int)sizeof sum->report_path)
         sum->report_path[0] = '\0';
     sum->report_summary = ps_vreport_summary(st->report);
+    char *note = ps_build_serving_note(st->cleaner);
+    size_t n = sum->report_summary ? strlen(sum->report_summary) : 0;
+    char *joined = note && sum->report_summary ? realloc(sum->report_summary, n + strlen(note) + 1)
+                                               : NULL;
+    if (joined) {
+        strcpy(joined + n, note);
+        sum->report_summary = joined;
+    }
+    free(note);
 }
 
 

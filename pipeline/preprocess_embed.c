@@ -111,3 +111,68 @@ json_t *ps_build_embed_preprocess(const ps_build_config *cfg, const char *dir, p
     }
     return json_pack("{sIso}", "version", (json_int_t)PS_PREPROCESS_VERSION, "files", files);
 }
+
+/* When cleaning changed more than PS_SERVING_NOTE_SHARE of the kept
+ * records, text served raw differs from what the model was trained on
+ * often enough to matter (CSpider: 838 of 951, full-width punctuation),
+ * so the summary says so and names the way to serve the same text. */
+#define PS_SERVING_NOTE_SHARE 0.20
+
+char *ps_build_serving_note(const ps_cleaner *c)
+{
+    char *stats = ps_cleaner_stats_json(c);
+    json_t *j = stats ? json_loads(stats, 0, NULL) : NULL;
+    free(stats);
+    json_int_t kept = json_integer_value(json_object_get(j, "kept"));
+    json_int_t changed = json_integer_value(json_object_get(j, "changed_by_cleaning"));
+    json_decref(j);
+    if (kept <= 0 || (double)changed / (double)kept <= PS_SERVING_NOTE_SHARE)
+        return NULL;
+    ps_buf b;
+    ps_buf_init(&b);
+    if (ps_buf_printf(&b,
+                      "  note cleaning changed %lld of %lld kept records (%.0f%%): raw text at "
+                      "inference would get other ids than training; serve with the set's "
+                      "preprocessor (pairshard.Preprocessor(DIR) in Python, "
+                      "ps_preprocessor_open in C)\n",
+                      (long long)changed, (long long)kept, 100.0 * (double)changed / (double)kept)) {
+        ps_buf_free(&b);
+        return NULL;
+    }
+    return b.data;
+}
+
+int ps_preprocess_copy(const char *from, const json_t *pre, const char *to, ps_error *err)
+{
+    json_t *files = json_object_get(pre, "files");
+    if (!json_is_object(files))
+        return 0;
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/%s", to, PS_PREPROCESS_DIR);
+    if (mkdir(sub, 0755) != 0 && errno != EEXIST)
+        return ps_error_set(err, PS_EIO, "%s: cannot create: %s", sub, strerror(errno));
+    const char *key;
+    json_t *f;
+    json_object_foreach(files, key, f) {
+        const char *rel = json_string_value(json_object_get(f, "file"));
+        const char *want = json_string_value(json_object_get(f, "sha256"));
+        if (!rel || !want || strncmp(rel, PS_PREPROCESS_DIR "/", sizeof PS_PREPROCESS_DIR) ||
+            strstr(rel, ".."))
+            return ps_error_set(err, PS_EFORMAT, "%s/manifest.json: preprocess.files.%s is "
+                                "malformed", from, key);
+        char path[4096], sha[65], *data;
+        size_t len;
+        snprintf(path, sizeof path, "%s/%s", from, rel);
+        int rc = ps_file_read_all(path, "embedded file", (size_t)1 << 30, &data, &len, err);
+        if (rc)
+            return rc;
+        ps_sha256_hex(data, len, sha);
+        rc = strcmp(sha, want) ? ps_error_set(err, PS_ECORRUPT, "%s: SHA-256 %s, but the "
+                                              "manifest lists %s", path, sha, want)
+                               : ps_write_file(to, rel, data, len, err);
+        free(data);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}

@@ -29,4 +29,14 @@ int ps_preprocess_item(const ps_build_config *cfg, ps_clean_worker *w, ps_tok_sc
  * "preprocess" object, or NULL with a message. */
 json_t *ps_build_embed_preprocess(const ps_build_config *cfg, const char *dir, ps_error *err);
 
+/* Copies the embedded files a manifest's "preprocess" object `pre` lists
+ * from set `from` into `to` (a merge: every part embeds the same),
+ * checking their hashes. 0, PS_EFORMAT, PS_ECORRUPT, PS_EIO, PS_ENOMEM. */
+int ps_preprocess_copy(const char *from, const json_t *pre, const char *to, ps_error *err);
+
+/* One summary line when cleaning changed more than 20% of the kept
+ * records, pointing to the preprocessor for serving; NULL otherwise (or
+ * out of memory). malloc'ed. */
+char *ps_build_serving_note(const ps_cleaner *c);
+
 #endif
