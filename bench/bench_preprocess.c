@@ -5,6 +5,7 @@
  * per-record cost with the caller's batch around it). Prints
  * "single X us/question batch64 Y us/record N questions".
  *   bench_preprocess SET INPUT.json [with_db] */
+#define _POSIX_C_SOURCE 200809L
 #include "pairshard/preprocess.h"
 
 #include <jansson.h>

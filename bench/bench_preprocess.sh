@@ -18,9 +18,18 @@ trap 'rm -rf "$TMP"' EXIT
 if [ ! -f "$CONF/node_modules/tokenizers/package.json" ]; then
     (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline) >&2
 fi
-# shellcheck disable=SC2046
-${CC:-cc} -O2 -std=c11 -I"$PS_ROOT/include" -o "$TMP/bench" "$PS_ROOT/bench/bench_preprocess.c" \
-    -L"$PS_BUILD/lib" -lpairshard $(pkg-config --cflags --libs jansson) -Wl,-rpath,"$PS_BUILD/lib"
+# Linked with the static library (the shared one's soname link is made by
+# make install only); a CUDA build's archive also needs cudart.
+link() {
+    # shellcheck disable=SC2046
+    ${CC:-cc} -O2 -std=c11 -I"$PS_ROOT/include" -o "$TMP/bench" "$PS_ROOT/bench/bench_preprocess.c" \
+        "$PS_BUILD/lib/libpairshard.a" \
+        $(pkg-config --libs lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle sqlite3) \
+        -pthread -lm "$@"
+}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+link 2>"$TMP/cc.err" || link -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart ||
+    { cat "$TMP/cc.err" >&2; exit 1; }
 "$PAIRSHARD" build -q --no-gate --vocab "$VOCAB" -o "$TMP/pair" "$DEV"
 "$PAIRSHARD" build -q --no-gate --vocab "$VOCAB" --schema "$PS_ROOT/tests/data/spider/tables.json" \
     --template picard -o "$TMP/picard" "$DEV"
