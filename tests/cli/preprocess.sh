@@ -63,6 +63,20 @@ while IFS= read -r line; do
 done <"$TMP/py.out"
 check "test_preprocess.py ran to its end and exited 0" "$rc" "$TMP/py.err"
 
+# The summary says when cleaning changed a large share of records (CSpider's
+# full-width punctuation: most of them) and points to the preprocessor; not
+# for text already cleaned (`pairshard clean`'s output), which it does not change.
+"$PAIRSHARD" build --no-gate --vocab "$DATA/vocab/bert-base-chinese.vocab.txt" --lowercase \
+    -o "$TMP/cs2" "$TMP/cspider.json" 2>"$TMP/sum" </dev/null
+grep -q "note cleaning changed [0-9]* of 500 kept records" "$TMP/sum" &&
+    grep -q "pairshard.Preprocessor(DIR)" "$TMP/sum"
+check "the build summary notes the records cleaning changed and names the preprocessor" $? "$TMP/sum"
+grep "note cleaning" "$TMP/sum" | cut -c1-100 | sed 's/^/# /'
+"$PAIRSHARD" clean -q -o "$TMP/clean.jsonl" "$DATA/spider/dev.json" &&
+    "$PAIRSHARD" build --no-gate --vocab "$VOCAB" -o "$TMP/sp2" "$TMP/clean.jsonl" 2>"$TMP/sum2" </dev/null &&
+    grep -q "1034 records in" "$TMP/sum2" && ! grep -q "note cleaning changed" "$TMP/sum2"
+check "... and says nothing when cleaning changed none (cleaned Spider dev)" $? "$TMP/sum2"
+
 # A tampered embedded tokenizer: refused, naming the file.
 cp -r "$TMP/spider" "$TMP/tampered"
 sed -i '3000s/.*/tampered/' "$TMP/tampered/preprocess/vocab.txt"
