@@ -377,6 +377,66 @@ static void test_old_set(void **state)
     assert_non_null(strstr(err.message, "rebuild"));
 }
 
+/* ps_cleaner_clean_text gives each field of every record of the Unicode
+ * torture file exactly what a whole-file run keeps for it (NFKC, controls,
+ * joiners stripped, replacing invalid UTF-8, a rule on each field), and
+ * the rejection a field alone explains. */
+static void test_clean_text_matches_run(void **state)
+{
+    (void)state;
+    const char *rules = "[{\"name\": \"digits\", \"field\": \"both\", \"replace\": \"[0-9]+\", "
+                        "\"with\": \"N\"}]";
+    ps_clean_options o;
+    ps_clean_options_init(&o);
+    o.strip_joiners = 1;
+    o.utf8_policy = PS_UTF8_REPLACE;
+    o.keep_duplicates = 1;
+    const char *path = data("torture/torture.jsonl");
+    ps_test_run run;
+    ps_test_clean_file(&run, path, &o, rules);
+    ps_cleaner *c;
+    ps_error err = {0};
+    assert_int_equal(ps_cleaner_create(&o, &c, &err), 0);
+    assert_int_equal(ps_cleaner_add_rules(c, rules, strlen(rules), NULL, &err), 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[65536];
+    size_t i = 0, compared = 0;
+    while (fgets(line, sizeof line, f) && i < run.n) {
+        json_t *j = json_loads(line, 0, NULL);
+        const ps_test_outcome *r = &run.v[i++];
+        const char *q = json_string_value(json_object_get(j, "question"));
+        const char *sql = json_string_value(json_object_get(j, "sql"));
+        if (j && q && sql && r->outcome == PS_OUTCOME_KEPT) {
+            const char *out, *reason;
+            size_t len;
+            assert_int_equal(ps_cleaner_clean_text(c, "question", q, strlen(q), &out, &len,
+                                                   &reason, &err), 0);
+            assert_null(reason);
+            assert_int_equal(len, r->question_len);
+            assert_memory_equal(out, r->question, len);
+            assert_int_equal(ps_cleaner_clean_text(c, "sql", sql, strlen(sql), &out, &len,
+                                                   &reason, &err), 0);
+            assert_null(reason);
+            assert_int_equal(len, r->sql_len);
+            assert_memory_equal(out, r->sql, len);
+            compared++;
+        }
+        json_decref(j);
+    }
+    fclose(f);
+    assert_true(compared > 40);
+    const char *out, *reason;
+    size_t len;
+    assert_int_equal(ps_cleaner_clean_text(c, "question", "\xe2\x80\x8b\x01", 4, &out, &len,
+                                           &reason, &err), 0);
+    assert_string_equal(reason, "empty_after_cleaning");
+    assert_int_equal(ps_cleaner_clean_text(c, "question", "", 0, &out, &len, &reason, &err), 0);
+    assert_string_equal(reason, "empty_field");
+    ps_cleaner_free(c);
+    ps_test_run_free(&run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_fields_and_serving),
         cmocka_unit_test(test_tampered),
         cmocka_unit_test(test_old_set),
+        cmocka_unit_test(test_clean_text_matches_run),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
