@@ -25,6 +25,12 @@ def check(desc, ok, why=""):
         print("# " + why)
 
 
+def skip(desc, why):
+    global n
+    n += 1
+    print("ok %d - %s # SKIP %s" % (n, desc, why))
+
+
 def stored(path):
     out = {}
     for b in pairshard.Loader(path, batch_size=64, shuffle=False, as_torch=False, copy=True):
@@ -101,6 +107,24 @@ def main():
             p = served["input_ids"].tolist()
             check("serving without sql: the prompt alone, a prefix of the trained ids",
                   served["completion"] is None and p[:-1] == full[:len(p) - 1], str(p[:8]))
+            raw = json.dumps(recs[3])
+            by_record = pre.encode(record=raw)["input_ids"].tolist()
+            check("encode(record=raw JSON) equals encode(fields)",
+                  by_record == pre.encode(**fields("picard", recs[3]))["input_ids"].tolist())
+            try:
+                import torch
+                t = pre.encode([r["question"] for r in recs[:5]], db_id=[r["db_id"] for r in recs[:5]],
+                               return_tensors="pt")
+                check("return_tensors='pt': torch int64 tensors, B x T",
+                      t["input_ids"].dtype == torch.int64 and t["input_ids"].shape[0] == 5)
+            except ImportError:
+                skip("return_tensors='pt'", "torch is not installed")
+            try:
+                pre.encode("How many?", db_id="no_such_db")
+                check("an unknown database raises RejectedError unknown_database", False)
+            except pairshard.RejectedError as e:
+                check("an unknown database raises RejectedError unknown_database",
+                      e.reason == "unknown_database")
             check("clean(): full-width question mark and spaces as the build cleans them",
                   pre.clean(" How\u00a0many singers\uff1f ") == "How many singers?")
             try:
