@@ -434,6 +434,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     for (size_t i = 0; !rc && i < ps_tokenizer_warning_count(cfg->tokenizer); i++)
         if (ps_vreport_add_vocab_warning(st.report, ps_tokenizer_warning(cfg->tokenizer, i)))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
+    if (!rc && ps_build_serving_report(st.cleaner, st.report))
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
     bool gate_failed = !rc && strcmp(ps_vreport_verdict(st.report), "fail") == 0 && !cfg->no_gate;
     /* The reports go into the set, or beside DIR when the gate stops it. */
     char parent[4096], prefix[512] = "";

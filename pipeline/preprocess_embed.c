@@ -115,31 +115,48 @@ json_t *ps_build_embed_preprocess(const ps_build_config *cfg, const char *dir, p
 /* When cleaning changed more than PS_SERVING_NOTE_SHARE of the kept
  * records, text served raw differs from what the model was trained on
  * often enough to matter (CSpider: 838 of 951, full-width punctuation),
- * so the summary says so and names the way to serve the same text. */
+ * so the summary and report.json say so and name the way to serve the
+ * same text. */
 #define PS_SERVING_NOTE_SHARE 0.20
+#define PS_SERVING_ADVICE                                                                      \
+    "raw text at inference would get other ids than training; serve with the set's "          \
+    "preprocessor (pairshard.Preprocessor(DIR) in Python, ps_preprocessor_open in C)"
 
-char *ps_build_serving_note(const ps_cleaner *c)
+/* Whether cleaning changed over the share; *changed and *kept. */
+static bool changed_share(const ps_cleaner *c, json_int_t *changed, json_int_t *kept)
 {
     char *stats = ps_cleaner_stats_json(c);
     json_t *j = stats ? json_loads(stats, 0, NULL) : NULL;
     free(stats);
-    json_int_t kept = json_integer_value(json_object_get(j, "kept"));
-    json_int_t changed = json_integer_value(json_object_get(j, "changed_by_cleaning"));
+    *kept = json_integer_value(json_object_get(j, "kept"));
+    *changed = json_integer_value(json_object_get(j, "changed_by_cleaning"));
     json_decref(j);
-    if (kept <= 0 || (double)changed / (double)kept <= PS_SERVING_NOTE_SHARE)
+    return *kept > 0 && (double)*changed / (double)*kept > PS_SERVING_NOTE_SHARE;
+}
+
+char *ps_build_serving_note(const ps_cleaner *c)
+{
+    json_int_t changed, kept;
+    if (!changed_share(c, &changed, &kept))
         return NULL;
     ps_buf b;
     ps_buf_init(&b);
-    if (ps_buf_printf(&b,
-                      "  note cleaning changed %lld of %lld kept records (%.0f%%): raw text at "
-                      "inference would get other ids than training; serve with the set's "
-                      "preprocessor (pairshard.Preprocessor(DIR) in Python, "
-                      "ps_preprocessor_open in C)\n",
-                      (long long)changed, (long long)kept, 100.0 * (double)changed / (double)kept)) {
+    if (ps_buf_printf(&b, "  note cleaning changed %lld of %lld kept records (%.0f%%): %s\n",
+                      (long long)changed, (long long)kept,
+                      100.0 * (double)changed / (double)kept, PS_SERVING_ADVICE)) {
         ps_buf_free(&b);
         return NULL;
     }
     return b.data;
+}
+
+int ps_build_serving_report(const ps_cleaner *c, ps_vreport *r)
+{
+    json_int_t changed, kept;
+    if (!r || !changed_share(c, &changed, &kept))
+        return 0;
+    return ps_vreport_set_serving(r, (uint64_t)changed, (uint64_t)kept, PS_SERVING_NOTE_SHARE,
+                                  PS_SERVING_ADVICE);
 }
 
 int ps_preprocess_copy(const char *from, const json_t *pre, const char *to, ps_error *err)

@@ -38,5 +38,7 @@ int ps_preprocess_copy(const char *from, const json_t *pre, const char *to, ps_e
  * records, pointing to the preprocessor for serving; NULL otherwise (or
  * out of memory). malloc'ed. */
 char *ps_build_serving_note(const ps_cleaner *c);
+/* The same in report.json ("serving"); 0 or PS_ENOMEM. */
+int ps_build_serving_report(const ps_cleaner *c, ps_vreport *r);
 
 #endif

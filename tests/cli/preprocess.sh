@@ -77,6 +77,13 @@ grep "note cleaning" "$TMP/sum" | cut -c1-100 | sed 's/^/# /'
     "$PAIRSHARD" build --no-gate --vocab "$VOCAB" -o "$TMP/sp2" "$TMP/clean.jsonl" 2>"$TMP/sum2" </dev/null &&
     grep -q "1034 records in" "$TMP/sum2" && ! grep -q "note cleaning changed" "$TMP/sum2"
 check "... and says nothing when cleaning changed none (cleaned Spider dev)" $? "$TMP/sum2"
+"$PY" -c "
+import json, sys
+s = json.load(open(sys.argv[1]))['serving']
+assert s['kept'] == 500 and s['changed_by_cleaning'] > 100 and s['threshold'] == 0.2, s
+assert 'pairshard.Preprocessor' in s['note']
+assert 'serving' not in json.load(open(sys.argv[2]))" "$TMP/cs2/report.json" "$TMP/sp2/report.json" 2>"$TMP/rep"
+check "report.json's \"serving\" says the same (and is absent when nothing changed)" $? "$TMP/rep"
 
 # A tampered embedded tokenizer: refused, naming the file.
 cp -r "$TMP/spider" "$TMP/tampered"
