@@ -46,13 +46,22 @@ check "build BIRD's sample with a template file reading {evidence}" $? "$TMP/err
 b --vocab "$DATA/vocab/bert-base-chinese.vocab.txt" --lowercase --max-length 96 \
     -o "$TMP/cspider" "$TMP/cspider.json"
 check "build a CSpider-like set (default cleaning)" $? "$TMP/err"
+b --tokenizer-json "$DATA/tokenizers/t5-small.tokenizer.json" --schema "$DATA/spider/tables.json" \
+    --template picard --max-length 0 --sql-normalize none --strip-joiners --part 0/2 \
+    -o "$TMP/t5.0" "$DATA/spider/dev.json" &&
+    b --tokenizer-json "$DATA/tokenizers/t5-small.tokenizer.json" --schema "$DATA/spider/tables.json" \
+        --template picard --max-length 0 --sql-normalize none --strip-joiners --part 1/2 \
+        -o "$TMP/t5.1" "$DATA/spider/dev.json" &&
+    "$PAIRSHARD" merge -q -o "$TMP/t5" "$TMP/t5.0" "$TMP/t5.1" 2>>"$TMP/err"
+check "build Spider dev with T5's tokenizer.json, picard, --sql-normalize none, in two parts, merged" $? "$TMP/err"
 
 LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY" \
     "$PS_ROOT/tests/python/test_preprocess.py" \
     "$TMP/spider" "$DATA/spider/dev.json" spider \
     "$TMP/picard" "$DATA/spider/dev.json" picard \
     "$TMP/bird" "$DATA/formats/bird/dev.json" bird \
-    "$TMP/cspider" "$TMP/cspider.json" cspider >"$TMP/py.out" 2>"$TMP/py.err"
+    "$TMP/cspider" "$TMP/cspider.json" cspider \
+    "$TMP/t5" "$DATA/spider/dev.json" t5 >"$TMP/py.out" 2>"$TMP/py.err"
 rc=$?
 while IFS= read -r line; do
     case $line in
