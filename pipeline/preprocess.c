@@ -15,26 +15,43 @@
  * against any schema and names no table, so it changes no render. */
 #define NO_SQL "SELECT 1"
 
-/* The fields as one JSON object in p->record. */
+/* Appends `s` as a JSON string: quotes, backslashes and control bytes
+ * escaped, every other byte as it is — invalid UTF-8 included, so that it
+ * reaches the cleaner as it would in a build input and the set's --utf8
+ * policy decides (jansson would refuse to write it). */
+static int put_json_str(ps_buf *b, const char *s)
+{
+    int bad = ps_buf_putc(b, '"');
+    for (const unsigned char *u = (const unsigned char *)s; *u && !bad; u++) {
+        if (*u == '"' || *u == '\\')
+            bad = ps_buf_putc(b, '\\') || ps_buf_putc(b, (char)*u);
+        else if (*u < 0x20)
+            bad = ps_buf_printf(b, "\\u%04x", *u);
+        else
+            bad = ps_buf_putc(b, (char)*u);
+    }
+    return bad || ps_buf_putc(b, '"');
+}
+
+static int put_member(ps_buf *b, const char *key, const char *value)
+{
+    return (b->len > 1 && ps_buf_putc(b, ',')) || put_json_str(b, key) ||
+           ps_buf_putc(b, ':') || put_json_str(b, value);
+}
+
+/* The fields as one JSON object in p->record, under the names the set's
+ * cleaner reads. */
 static int fields_json(ps_preprocessor *p, const ps_preprocess_input *in, ps_error *err)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, p->question_key, json_string(in->question));
-    json_object_set_new(o, p->sql_key, json_string(in->sql ? in->sql : NO_SQL));
-    if (in->db_id)
-        json_object_set_new(o, p->db_key, json_string(in->db_id));
-    for (size_t i = 0; i < in->n_fields; i++)
+    ps_buf *b = &p->record;
+    ps_buf_reset(b);
+    int bad = ps_buf_putc(b, '{') || put_member(b, p->question_key, in->question) ||
+              put_member(b, p->sql_key, in->sql ? in->sql : NO_SQL) ||
+              (in->db_id && put_member(b, p->db_key, in->db_id));
+    for (size_t i = 0; !bad && i < in->n_fields; i++)
         if (in->fields[i].name && in->fields[i].value)
-            json_object_set_new(o, in->fields[i].name, json_string(in->fields[i].value));
-    char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(o);
-    if (!text)
-        return ps_error_set(err, PS_EINVAL, "the record's fields are not valid UTF-8 "
-                            "(or out of memory)");
-    ps_buf_reset(&p->record);
-    int rc = ps_buf_puts(&p->record, text);
-    free(text);
-    return rc ? ps_error_set(err, PS_ENOMEM, "out of memory") : 0;
+            bad = put_member(b, in->fields[i].name, in->fields[i].value);
+    return bad || ps_buf_putc(b, '}') ? ps_error_set(err, PS_ENOMEM, "out of memory") : 0;
 }
 
 static void fill_output(ps_preprocessor *p, const ps_clean_item *it, const ps_encoded *e,

@@ -301,6 +301,16 @@ static void test_fields_and_serving(void **state)
     assert_memory_equal(a.input_ids, ids, (a.length - 1) * sizeof *ids); /* up to its [SEP] */
     for (size_t t = 0; t < a.length; t++)
         assert_int_equal(a.token_type_ids[t], 0);
+    /* invalid UTF-8 meets the set's --utf8 policy (reject), as in a build */
+    ps_preprocess_input bad = {.question = "How many \xff singers", .db_id = "concert_singer"};
+    assert_int_equal(ps_preprocess(p, &bad, &a, &err), 0);
+    assert_true(a.rejected);
+    assert_string_equal(a.reason, "invalid_utf8");
+    /* quotes, backslashes and controls in a field survive the record made of it */
+    ps_preprocess_input q = {.question = "Name \"quoted\" \\ and\ttab", .db_id = "concert_singer"};
+    assert_int_equal(ps_preprocess(p, &q, &a, &err), 0);
+    assert_false(a.rejected);
+    assert_string_equal(a.question, "Name \"quoted\" \\ and tab");
     /* an unknown database is the build's rejection */
     f.db_id = "no_such_db";
     assert_int_equal(ps_preprocess(p, &f, &a, &err), 0);
