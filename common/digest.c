@@ -42,3 +42,14 @@ int ps_sha256_file(const char *path, char hex[65], uint64_t *bytes, ps_error *er
         *bytes = total;
     return 0;
 }
+
+void ps_sha256_hex(const void *data, size_t len, char hex[65])
+{
+    struct sha256_ctx ctx;
+    sha256_init(&ctx);
+    sha256_update(&ctx, len, data);
+    uint8_t d[SHA256_DIGEST_SIZE];
+    sha256_digest(&ctx, sizeof d, d);
+    for (size_t i = 0; i < sizeof d; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}

@@ -110,6 +110,8 @@ static inline bool ps_size_add(size_t a, size_t b, size_t *out)
 /* SHA-256 of the file at `path` as 64 hex digits (+ NUL) and its size.
  * Returns 0, PS_ENOENT or PS_EIO. */
 int ps_sha256_file(const char *path, char hex[65], uint64_t *bytes, ps_error *err);
+/* SHA-256 of len bytes as 64 hex digits (+ NUL). Never fails. */
+void ps_sha256_hex(const void *data, size_t len, char hex[65]);
 
 /* Returns the final path component of `path` (a pointer into it). */
 const char *ps_path_basename(const char *path);

@@ -5,6 +5,7 @@
  */
 #include "pipeline/build.h"
 #include "pipeline/build_internal.h"
+#include "pipeline/preprocess_int.h"
 #include "common/unicode.h"
 
 #include <errno.h>
@@ -152,22 +153,13 @@ static int type_boundary(const ps_encoding *enc, const ps_clean_result *r, uint3
     return PS_OK;
 }
 
-/* Stores a kept record's ids and what the statistics need of them in the
- * chunk's arena, or turns it into a too_long rejection when its schema
- * prompt cannot be shortened to fit. */
-static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, ps_encode_ctx *x)
+/* Stores a kept record's ids (ps_preprocess_item encoded them) and what
+ * the statistics need of them in the chunk's arena. */
+static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, const ps_encoded *ep)
 {
     ps_clean_result *r = &pk->it.res;
-    ps_encoded e;
-    int rc = ps_build_encode(p->cfg, x, ts, &pk->it, &e, &ch->err);
-    if (rc)
-        return rc;
-    if (e.too_long) {
-        r->outcome = PS_OUTCOME_REJECTED;
-        r->reason = "too_long";
-        r->detail = x->detail;
-        return 0;
-    }
+    const ps_encoded e = *ep;
+    int rc;
     uint32_t tb = 0;
     if ((rc = type_boundary(&e.enc, r, &tb, &ch->err)))
         return rc;
@@ -238,9 +230,11 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
         packed *pk = &ch->items[i];
         memset(pk, 0, sizeof *pk);
         pk->o_tokens = NOOFF;
-        int rc = ps_clean_record(w, &ch->in, &ch->recs[i], &pk->it, &ch->err);
+        ps_encoded e; /* the serving preprocessor's code path (preprocess_int.h) */
+        int rc = ps_preprocess_item(p->cfg, w, ts, x, &ch->in, &ch->recs[i], &pk->it, &e,
+                                    &ch->err);
         if (!rc && pk->it.res.outcome == PS_OUTCOME_KEPT)
-            rc = put_encoded(p, ch, pk, ts, x); /* may turn it into a rejection */
+            rc = put_encoded(p, ch, pk, ts, &e);
         if (!rc)
             rc = put_strings(p, ch, pk);
         ch->rc = rc;

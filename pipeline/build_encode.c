@@ -86,6 +86,7 @@ static int encode_dropped(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_s
                             x->detail);
     out->a = x->prompt.data;
     out->a_len = x->prompt.len;
+    has_completion = has_completion && !x->a_only;
     out->b = has_completion ? x->completion.data : NULL;
     out->b_len = has_completion ? x->completion.len : 0;
     return encode_texts(cfg, ts, out->a, out->a_len, out->b, out->b_len, 0, &out->enc, err);
@@ -142,6 +143,13 @@ int ps_build_encode(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch
 {
     const ps_clean_result *r = &it->res;
     memset(out, 0, sizeof *out);
+    if (!r->prompt && x->a_only) { /* serving a question without SQL */
+        out->a = r->question;
+        out->a_len = r->question_len;
+        int n = ps_tokenizer_encode(cfg->tokenizer, ts, r->question, r->question_len,
+                                    cfg->max_length, &out->enc, err);
+        return n < 0 ? n : 0;
+    }
     if (!r->prompt) { /* no template: the pair as read */
         out->a = r->question;
         out->a_len = r->question_len;
@@ -153,8 +161,8 @@ int ps_build_encode(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch
     }
     out->a = r->prompt;
     out->a_len = r->prompt_len;
-    out->b = r->completion;
-    out->b_len = r->completion ? r->completion_len : 0;
+    out->b = x->a_only ? NULL : r->completion;
+    out->b_len = out->b ? r->completion_len : 0;
     bool fit_schema = it->schema && cfg->max_length && ps_template_uses_schema(cfg->tmpl);
     int n = encode_texts(cfg, ts, out->a, out->a_len, out->b, out->b_len,
                          fit_schema ? 0 : cfg->max_length, &out->enc, err);

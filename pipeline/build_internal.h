@@ -77,6 +77,8 @@ typedef struct ps_encode_ctx {
     struct ps_shorten_unit *units;
     size_t cap_tables, cap_columns, cap_units;
     char detail[512];   /* why a record does not fit (too_long) */
+    bool a_only;        /* serving without SQL: segment A alone (the prompt,
+                           or the question without a template) */
 } ps_encode_ctx;
 
 void ps_encode_ctx_free(ps_encode_ctx *x);

@@ -4,6 +4,7 @@
  * directory, so the same input and config give the same bytes.
  */
 #include "pipeline/build_internal.h"
+#include "pipeline/preprocess_int.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -126,6 +127,14 @@ char *ps_build_manifest(ps_build_state *st, ps_error *err)
         }
         json_object_set_new(m, "text_to_sql", t2s);
     }
+    /* the rules, template, tokenizer file and schemas, embedded beside the
+     * shards so that the set's preprocessing can be served (preprocess.c) */
+    json_t *pre = ps_build_embed_preprocess(cfg, st->staging, err);
+    if (!pre) {
+        json_decref(m);
+        return NULL;
+    }
+    json_object_set_new(m, "preprocess", pre);
     json_t *labels = json_array();
     for (size_t i = 0; i < st->labels.n; i++)
         json_array_append_new(labels, json_string(st->sorted_labels[i]));

@@ -9,6 +9,7 @@
  */
 #include "common/json_where.h"
 #include "pipeline/build_internal.h"
+#include "pipeline/preprocess_int.h"
 #include "pipeline/merge_buckets.h"
 #include "report/report.h"
 
@@ -611,6 +612,8 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
             if (f && fclose(f) != 0 && !rc)
                 rc = ps_error_set(err, PS_EIO, "%s: write failed", path);
         }
+        if (!rc) /* what serving needs: the parts embed the same files */
+            rc = ps_preprocess_copy(dirs[0], json_object_get(m, "preprocess"), staging, err);
     }
     /* The parts' statistics add up (they are histograms and counts): the
      * merged set is validated as a whole, with the build's thresholds. */

@@ -44,6 +44,16 @@ int ps_vreport_add_vocab_warning(ps_vreport *r, const char *msg)
     return json_array_append_new(r->vocab_warnings, json_string(msg)) ? PS_ENOMEM : PS_OK;
 }
 
+int ps_vreport_set_serving(ps_vreport *r, uint64_t changed, uint64_t kept, double threshold,
+                           const char *note)
+{
+    json_decref(r->serving);
+    r->serving = json_pack("{sIsIsfsfss}", "changed_by_cleaning", (json_int_t)changed, "kept",
+                           (json_int_t)kept, "share", kept ? (double)changed / (double)kept : 0.0,
+                           "threshold", threshold, "note", note);
+    return r->serving ? PS_OK : PS_ENOMEM;
+}
+
 static json_t *report_object(const ps_vreport *r)
 {
     size_t c[PS_VV_N];
@@ -63,6 +73,8 @@ static json_t *report_object(const ps_vreport *r)
     cn = NULL;
     if (r->vocab_warnings) /* only when there are some: other reports keep their bytes */
         bad |= json_object_set(o, "vocab_warnings", r->vocab_warnings);
+    if (r->serving) /* likewise: only when cleaning changed a large share */
+        bad |= json_object_set(o, "serving", r->serving);
     for (size_t i = 0; i < r->n; i++) {
         const ps_vcheck *k = &r->checks[i];
         json_t *e = json_object();

@@ -76,6 +76,11 @@ ps_schema *ps_schemas_find_mut(ps_schemas *s, const char *db_id, size_t len);
 int ps_schemas_add_tables_json(ps_schemas *s, const char *text, size_t len, const char *origin,
                                ps_error *err);
 
+/* The set as one Spider-format tables.json text (db_id order; malloc'ed,
+ * NUL-terminated) that ps_schemas_load_tables reads back to the same
+ * digest (schemas_write.c). 0 or PS_ENOMEM. */
+int ps_schemas_to_tables_json(const ps_schemas *s, char **out, size_t *len, ps_error *err);
+
 /* ---- serializations (serialize.c) ----------------------------------------- */
 
 typedef enum ps_schema_style {

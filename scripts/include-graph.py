@@ -39,6 +39,7 @@ PUBLIC_HEADERS = {
     "schema.h": "schema",
     "tokenizer.h": "tokenize",
     "reader.h": "reader",
+    "preprocess.h": "pipeline",  # the per-record core at serving (pipeline/preprocess.c)
     "pairshard.h": "cli",  # the umbrella header: everything, so only the top may use it
 }
 

@@ -195,6 +195,11 @@ void ps_vreport_free(ps_vreport *r);
 /* Records a warning about the vocabulary (ps_tokenizer_warning) in the
  * report's "vocab_warnings" list. 0 or PS_ENOMEM. */
 int ps_vreport_add_vocab_warning(ps_vreport *r, const char *msg);
+/* Records in report.json's "serving" object that cleaning changed
+ * `changed` of `kept` records (over `threshold`, a share) and what to
+ * serve with (`note`). 0 or PS_ENOMEM. */
+int ps_vreport_set_serving(ps_vreport *r, uint64_t changed, uint64_t kept, double threshold,
+                           const char *note);
 /* "pass", "warn" or "fail". */
 const char *ps_vreport_verdict(const ps_vreport *r);
 /* Rendering a report (report.json, the terminal summary, report.html) is

@@ -200,6 +200,7 @@ struct ps_vreport {
     json_t *sql;       /* owned or NULL: SQL checked against its schema (ps_validate_sql) */
     json_t *config;    /* owned: {"thresholds": {...}, "modes": {...}} */
     json_t *vocab_warnings; /* owned or NULL: the tokenizer's load warnings */
+    json_t *serving;   /* owned or NULL: cleaning changed a large share (build_run.c) */
 };
 
 /* JSON helpers shared by the loaders. */

@@ -291,6 +291,21 @@ PS_API int ps_cleaner_declare_inputs(ps_cleaner *c, const char *const *paths, si
 PS_API int ps_cleaner_run(ps_cleaner *c, const char *path, ps_clean_sink sink, void *user,
                           ps_error *err);
 
+/* Cleans one field's text as a record's field is cleaned by this cleaner
+ * (one code path with ps_cleaner_run: UTF-8 policy, normalisation, control
+ * removal, rules, whitespace folding, the empty and length checks), for
+ * text that arrives alone, as at serving. `field` is "sql" (cleaned as
+ * SQL) or any other name ("question", a template field such as
+ * "evidence": cleaned as the question). Nothing is counted.
+ * @return 0 and either *out (the cleaned text, NUL-terminated, valid until
+ *         the cleaner's next call; *reason NULL) or *reason (a reason code:
+ *         invalid_utf8, empty_field, empty_after_cleaning, too_long,
+ *         dropped_by_rule, rule_error; *out NULL); or PS_ENOMEM / a rule's
+ *         failure (message in err). Not thread-safe on one cleaner. */
+PS_API int ps_cleaner_clean_text(ps_cleaner *c, const char *field, const char *text, size_t len,
+                                 const char **out, size_t *out_len, const char **reason,
+                                 ps_error *err);
+
 /* Copies the running totals (all inputs so far) into *counts (not NULL).
  * Never fails. Not while ps_cleaner_run runs on another thread. */
 PS_API void ps_cleaner_get_counts(const ps_cleaner *c, ps_clean_counts *counts);

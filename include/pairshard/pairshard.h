@@ -23,5 +23,6 @@
 #include "pairshard/clean.h"
 #include "pairshard/tokenizer.h"
 #include "pairshard/reader.h"
+#include "pairshard/preprocess.h"
 
 #endif /* PAIRSHARD_H */

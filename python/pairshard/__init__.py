@@ -3,9 +3,10 @@ PyTorch (python/README.md). The reader itself is libpairshard's
 (docs/READER.md); this package binds it with ctypes, nothing compiled."""
 
 from .loader import Batch, EmptySetError, Loader, PairshardError, SlotsExhaustedError
+from .preprocess import Preprocessor, RejectedError
 
-__all__ = ["Batch", "EmptySetError", "Loader", "PairshardError", "SlotsExhaustedError",
-           "version"]
+__all__ = ["Batch", "EmptySetError", "Loader", "PairshardError", "Preprocessor", "RejectedError",
+           "SlotsExhaustedError", "version"]
 
 
 def version():

@@ -7,9 +7,9 @@
 
 VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
 B() { "$PAIRSHARD" build -q --vocab "$VOCAB" --label-field db_id --max-length 128 "$@"; }
-same_set() { # dir1 dir2: every file byte-identical
-    [ "$(ls "$1")" = "$(ls "$2")" ] || return 1
-    for f in $(ls "$1"); do cmp -s "$1/$f" "$2/$f" || return 1; done
+same_set() { # dir1 dir2: every file byte-identical (preprocess/ included)
+    [ "$(cd "$1" && find . | sort)" = "$(cd "$2" && find . | sort)" ] || return 1
+    for f in $(cd "$1" && find . -type f); do cmp -s "$1/$f" "$2/$f" || return 1; done
 }
 # complete DIR: the manifest parses, its shard files exist with the
 # recorded SHA-256 and sizes, and the accounting balances.
@@ -25,7 +25,11 @@ for s in m["shards"]:
     p = os.path.join(d, s["file"])
     data = open(p, "rb").read()
     assert len(data) == s["bytes"] and hashlib.sha256(data).hexdigest() == s["sha256"], p
-assert sorted(os.listdir(d)) == sorted(["manifest.json", "rejects.jsonl", "duplicates.jsonl", "report.json", "report.html", "stats.json"] + [s["file"] for s in m["shards"]])
+embedded = ["preprocess"] if "preprocess" in m else []  # what serving needs (FORMAT.md)
+assert sorted(os.listdir(d)) == sorted(["manifest.json", "rejects.jsonl", "duplicates.jsonl", "report.json", "report.html", "stats.json"] + [s["file"] for s in m["shards"]] + embedded)
+for k, f in m.get("preprocess", {}).get("files", {}).items():
+    data = open(os.path.join(d, f["file"]), "rb").read()
+    assert len(data) == f["bytes"] and hashlib.sha256(data).hexdigest() == f["sha256"], f["file"]
 PY
 }
 

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Benchmark: serving a set's preprocessing (pairshard/preprocess.h): µs per
+# Spider dev question for one ps_preprocess call (clean + render + tokenize,
+# no SQL, as at serving) and per record in batches of 64, on one core, for
+# a pair-layout set and a picard+schema set; against HuggingFace tokenizers'
+# node binding encoding the same questions alone (no cleaning, no template)
+# in the same run. Python's pairshard.Preprocessor.encode too, when numpy is
+# there. Goal (issue 18): a single question under 50 µs, and faster than HF's
+# tokenization alone.
+set -eu
+: "${PAIRSHARD:?}" "${PS_ROOT:?}" "${PS_BUILD:?}"
+CONF="$PS_ROOT/tests/conformance"
+VOCAB="$PS_ROOT/tests/data/vocab/bert-base-uncased.vocab.txt"
+DEV="$PS_ROOT/tests/data/spider/dev.json"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ps-bench-pre.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+if [ ! -f "$CONF/node_modules/tokenizers/package.json" ]; then
+    (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline) >&2
+fi
+# Linked with the static library (the shared one's soname link is made by
+# make install only); a CUDA build's archive also needs cudart.
+link() {
+    # shellcheck disable=SC2046
+    ${CC:-cc} -O2 -std=c11 -I"$PS_ROOT/include" -o "$TMP/bench" "$PS_ROOT/bench/bench_preprocess.c" \
+        "$PS_BUILD/lib/libpairshard.a" \
+        $(pkg-config --libs lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle sqlite3) \
+        -pthread -lm "$@"
+}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+link 2>"$TMP/cc.err" || link -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart ||
+    { cat "$TMP/cc.err" >&2; exit 1; }
+"$PAIRSHARD" build -q --no-gate --vocab "$VOCAB" -o "$TMP/pair" "$DEV"
+"$PAIRSHARD" build -q --no-gate --vocab "$VOCAB" --schema "$PS_ROOT/tests/data/spider/tables.json" \
+    --template picard -o "$TMP/picard" "$DEV"
+
+one_core() { if command -v taskset >/dev/null 2>&1; then taskset -c 0 "$@"; else "$@"; fi; }
+echo "pairshard pair set    (question alone): $(one_core "$TMP/bench" "$TMP/pair" "$DEV")"
+echo "pairshard picard set  (prompt + schema): $(one_core "$TMP/bench" "$TMP/picard" "$DEV" db)"
+echo "HF tokenizers encode  (question alone):  $(TOKENIZERS_PARALLELISM=false one_core node "$PS_ROOT/bench/hf_encode_bench.js" "$VOCAB" "$DEV")"
+if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+    PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so" PYTHONPATH="$PS_ROOT/python" one_core /usr/bin/python3 - "$TMP/pair" "$DEV" <<'PY'
+import json, sys, time
+import pairshard
+pre = pairshard.Preprocessor(sys.argv[1])
+qs = [r["question"] for r in json.load(open(sys.argv[2]))]
+def timed(f, n):
+    f(); t0 = time.perf_counter(); done = 0
+    while time.perf_counter() - t0 < 1:
+        f(); done += n
+    return (time.perf_counter() - t0) / done * 1e6
+single = timed(lambda: [pre.encode(q) for q in qs], len(qs))
+batch = timed(lambda: [pre.encode(qs[i:i + 64]) for i in range(0, len(qs), 64)], len(qs))
+print("Python Preprocessor.encode (pair set): single %.2f us/question batch64 %.2f us/record" % (single, batch))
+PY
+fi
+echo "questions: Spider dev ($(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))))" "$DEV")); vocab bert-base-uncased; one core (taskset -c 0); machine: $(nproc) CPUs"

@@ -1,0 +1,134 @@
+/*
+ * ps_preprocess: one record through the build's own per-record code
+ * (ps_preprocess_item: ps_clean_record, then ps_build_encode), so that
+ * serving gives the ids the set stores. A record given as fields is first
+ * written as the JSON object a build input would hold, under the names the
+ * set's cleaner reads; a record without SQL (serving) gets a stand-in SQL
+ * to pass the cleaner, and is encoded as segment A alone.
+ */
+#include "pipeline/preprocess_priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A stand-in for the SQL a served question does not have: it compiles
+ * against any schema and names no table, so it changes no render. */
+#define NO_SQL "SELECT 1"
+
+/* Appends `s` as a JSON string: quotes, backslashes and control bytes
+ * escaped, every other byte as it is — invalid UTF-8 included, so that it
+ * reaches the cleaner as it would in a build input and the set's --utf8
+ * policy decides (jansson would refuse to write it). */
+static int put_json_str(ps_buf *b, const char *s)
+{
+    int bad = ps_buf_putc(b, '"');
+    for (const unsigned char *u = (const unsigned char *)s; *u && !bad; u++) {
+        if (*u == '"' || *u == '\\')
+            bad = ps_buf_putc(b, '\\') || ps_buf_putc(b, (char)*u);
+        else if (*u < 0x20)
+            bad = ps_buf_printf(b, "\\u%04x", *u);
+        else
+            bad = ps_buf_putc(b, (char)*u);
+    }
+    return bad || ps_buf_putc(b, '"');
+}
+
+static int put_member(ps_buf *b, const char *key, const char *value)
+{
+    return (b->len > 1 && ps_buf_putc(b, ',')) || put_json_str(b, key) ||
+           ps_buf_putc(b, ':') || put_json_str(b, value);
+}
+
+/* The fields as one JSON object in p->record, under the names the set's
+ * cleaner reads. */
+static int fields_json(ps_preprocessor *p, const ps_preprocess_input *in, ps_error *err)
+{
+    ps_buf *b = &p->record;
+    ps_buf_reset(b);
+    int bad = ps_buf_putc(b, '{') || put_member(b, p->question_key, in->question) ||
+              put_member(b, p->sql_key, in->sql ? in->sql : NO_SQL) ||
+              (in->db_id && put_member(b, p->db_key, in->db_id));
+    for (size_t i = 0; !bad && i < in->n_fields; i++)
+        if (in->fields[i].name && in->fields[i].value)
+            bad = put_member(b, in->fields[i].name, in->fields[i].value);
+    return bad || ps_buf_putc(b, '}') ? ps_error_set(err, PS_ENOMEM, "out of memory") : 0;
+}
+
+static void fill_output(ps_preprocessor *p, const ps_clean_item *it, const ps_encoded *e,
+                        bool has_sql, ps_preprocess_output *out)
+{
+    const ps_clean_result *r = &it->res;
+    out->question = r->question;
+    out->question_len = r->question_len;
+    out->sql = has_sql ? r->sql : NULL;
+    out->sql_len = has_sql ? r->sql_len : 0;
+    if (r->prompt) {
+        out->prompt = e->a;
+        out->prompt_len = e->a_len;
+        out->completion = e->b;
+        out->completion_len = e->b_len;
+    }
+    out->input_ids = e->enc.input_ids;
+    out->token_type_ids = e->enc.token_type_ids;
+    out->length = e->enc.len;
+    out->truncated = e->enc.truncated != 0;
+    out->shortened = e->shortened;
+    if (p->mask.len < e->enc.len) {
+        size_t old = p->mask.len;
+        if (ps_buf_reserve(&p->mask, e->enc.len - old) == 0) {
+            memset(p->mask.data + old, 1, e->enc.len - old);
+            p->mask.len = e->enc.len;
+        }
+    }
+    out->attention_mask = p->mask.len >= e->enc.len ? (const uint8_t *)p->mask.data : NULL;
+}
+
+int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in, ps_preprocess_output *out,
+                  ps_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!in || (!in->record && !in->question))
+        return ps_error_set(err, PS_EINVAL, "ps_preprocess: no record and no question");
+    bool has_sql = in->record || in->sql;
+    const char *data = in->record;
+    size_t len = in->record_len;
+    if (!data) {
+        int rc = fields_json(p, in, err);
+        if (rc)
+            return rc;
+        data = p->record.data;
+        len = p->record.len;
+    }
+    ps_raw_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.data = data;
+    rec.len = len;
+    rec.line = 1;
+    rec.turn = -1;
+    rec.too_long = len > p->cfg.clean.max_record_bytes;
+    ps_clean_item it;
+    ps_encoded e;
+    p->x.a_only = !has_sql;
+    int rc = ps_preprocess_item(&p->cfg, p->w, p->ts, &p->x, &p->in, &rec, &it, &e, err);
+    if (rc)
+        return rc;
+    if (it.res.outcome != PS_OUTCOME_KEPT) {
+        out->rejected = 1;
+        out->reason = it.res.reason;
+        out->rule = it.res.rule;
+        out->detail = it.res.detail;
+        return 0;
+    }
+    fill_output(p, &it, &e, has_sql, out);
+    return out->attention_mask ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+}
+
+int ps_preprocessor_clean(ps_preprocessor *p, const char *field, const char *text, size_t len,
+                          const char **out, size_t *out_len, const char **reason, ps_error *err)
+{
+    return ps_cleaner_clean_text(p->cleaner, field, text, len, out, out_len, reason, err);
+}
+
+size_t ps_preprocessor_max_length(const ps_preprocessor *p) { return p->cfg.max_length; }
+
+int32_t ps_preprocessor_pad_id(const ps_preprocessor *p) { return p->pad_id; }

@@ -1,0 +1,22 @@
+/* The per-record core of the build and the preprocessor (preprocess_int.h). */
+#include "pipeline/preprocess_int.h"
+
+#include <string.h>
+
+int ps_preprocess_item(const ps_build_config *cfg, ps_clean_worker *w, ps_tok_scratch *ts,
+                       ps_encode_ctx *x, const ps_input_ctx *in, const ps_raw_record *rec,
+                       ps_clean_item *it, ps_encoded *e, ps_error *err)
+{
+    memset(e, 0, sizeof *e);
+    int rc = ps_clean_record(w, in, rec, it, err);
+    if (rc || it->res.outcome != PS_OUTCOME_KEPT)
+        return rc;
+    if ((rc = ps_build_encode(cfg, x, ts, it, e, err)) != 0)
+        return rc;
+    if (e->too_long) {
+        it->res.outcome = PS_OUTCOME_REJECTED;
+        it->res.reason = "too_long";
+        it->res.detail = x->detail;
+    }
+    return 0;
+}

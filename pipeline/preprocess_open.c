@@ -1,0 +1,314 @@
+/*
+ * ps_preprocessor_open: a set's preprocessing rebuilt from the set alone.
+ * The cleaning options come from the manifest's "config" (what the build
+ * recorded as its effective configuration); the rules, template, tokenizer
+ * and schemas from the files embedded in DIR/preprocess/, each checked
+ * against the SHA-256 the manifest lists — and the template and schemas
+ * also against the digests the build recorded of the ones it used, so a
+ * file that hashes right but loads differently is refused too.
+ */
+#include "pipeline/preprocess_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MANIFEST_MAX ((size_t)256 << 20)
+#define EMBED_MAX ((size_t)1 << 30)
+
+/* Reads an embedded file listed under `key` and checks its hash. *data
+ * NULL (and 0) when the manifest lists none. */
+static int embedded(const char *dir, json_t *files, const char *key, char **data, size_t *len,
+                    char *path, size_t psz, ps_error *err)
+{
+    *data = NULL;
+    json_t *f = json_object_get(files, key);
+    if (!f)
+        return 0;
+    const char *rel = json_string_value(json_object_get(f, "file"));
+    const char *want = json_string_value(json_object_get(f, "sha256"));
+    if (!rel || !want || strstr(rel, ".."))
+        return ps_error_set(err, PS_EFORMAT, "%s/manifest.json: preprocess.files.%s is malformed",
+                            dir, key);
+    snprintf(path, psz, "%s/%s", dir, rel);
+    int rc = ps_file_read_all(path, "embedded file", EMBED_MAX, data, len, err);
+    if (rc && !err)
+        return PS_ECORRUPT;
+    if (rc) {
+        char why[sizeof err->message];
+        memcpy(why, err->message, sizeof why);
+        return ps_error_set(err, PS_ECORRUPT, "%s: the set's embedded %s cannot be read: %s",
+                            path, key, why);
+    }
+    char sha[65];
+    ps_sha256_hex(*data, *len, sha);
+    if (strcmp(sha, want) != 0) {
+        free(*data);
+        *data = NULL;
+        return ps_error_set(err, PS_ECORRUPT,
+                            "%s: SHA-256 %s, but the manifest lists %s: the embedded %s was "
+                            "changed after the build; refusing to serve it",
+                            path, sha, want, key);
+    }
+    return 0;
+}
+
+static const char *str_at(json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* A copy of `s` kept in p->strings' chain (freed with the preprocessor). */
+static const char *keep(ps_preprocessor *p, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    char *c = malloc(sizeof(char *) + n + 1);
+    if (!c)
+        return NULL;
+    memcpy(c, &p->strings, sizeof(char *));
+    memcpy(c + sizeof(char *), s, n + 1);
+    p->strings = c;
+    return c + sizeof(char *);
+}
+
+/* The first candidate of a field list ("a,b" → "a"), or `dflt`. */
+static char *first_name(const char *list, const char *dflt)
+{
+    const char *s = list ? list : dflt;
+    size_t n = strcspn(s, ",");
+    char *c = malloc(n + 1);
+    if (c) {
+        memcpy(c, s, n);
+        c[n] = '\0';
+    }
+    return c;
+}
+
+/* The cleaning options the build recorded (cli/cmd_build.c,
+ * effective_config). */
+static int clean_options(ps_preprocessor *p, json_t *config, ps_error *err)
+{
+    ps_clean_options *o = &p->cfg.clean;
+    ps_clean_options_init(o);
+    json_t *c = json_object_get(config, "clean");
+    json_t *t = json_object_get(config, "text_to_sql");
+    if (!json_is_object(c))
+        return ps_error_set(err, PS_EFORMAT, "%s/manifest.json: no config.clean", p->dir);
+    const char *sqlf = str_at(c, "sql_field");
+    o->question_field = keep(p, str_at(c, "question_field"));
+    o->sql_field = sqlf && strcmp(sqlf, "sql|query") != 0 ? keep(p, sqlf) : NULL;
+    o->label_field = keep(p, str_at(c, "label_field"));
+    o->id_field = keep(p, str_at(c, "id_field"));
+    const char *s;
+    if ((s = str_at(c, "utf8")) && ps_utf8_policy_parse(s, &o->utf8_policy))
+        return ps_error_set(err, PS_EFORMAT, "%s/manifest.json: config.clean.utf8 \"%s\"", p->dir, s);
+    if ((s = str_at(c, "normalize")) && ps_normalization_parse(s, &o->question_normalization))
+        return ps_error_set(err, PS_EFORMAT, "%s/manifest.json: config.clean.normalize \"%s\"",
+                            p->dir, s);
+    if ((s = str_at(c, "sql_normalize")) && ps_normalization_parse(s, &o->sql_normalization))
+        return ps_error_set(err, PS_EFORMAT, "%s/manifest.json: config.clean.sql_normalize \"%s\"",
+                            p->dir, s);
+    o->strip_joiners = json_is_true(json_object_get(c, "strip_joiners"));
+    o->sql_backslash_escapes = json_is_true(json_object_get(c, "sql_backslash_escapes"));
+    json_int_t v;
+    if ((v = json_integer_value(json_object_get(c, "max_record_bytes"))) > 0)
+        o->max_record_bytes = (size_t)v;
+    if ((v = json_integer_value(json_object_get(c, "max_field_bytes"))) > 0)
+        o->max_field_bytes = (size_t)v;
+    if (json_is_object(t)) {
+        if (str_at(t, "turns"))
+            return ps_error_set(err, PS_EUSAGE,
+                                "%s: the set was built from dialogues (--turns); serving a "
+                                "turn with its history is not supported yet", p->dir);
+        o->db_field = keep(p, str_at(t, "db_field"));
+        o->reject_invalid_sql = json_is_true(json_object_get(t, "reject_invalid_sql"));
+    }
+    p->question_key = first_name(o->question_field, "question");
+    p->sql_key = first_name(o->sql_field, "sql");
+    p->db_key = first_name(o->db_field, "db_id");
+    if (!p->question_key || !p->sql_key || !p->db_key)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* The tokenizer from its embedded file, with the build's options. */
+static int load_tokenizer(ps_preprocessor *p, json_t *config, json_t *files, ps_error *err)
+{
+    char path[4096], *data;
+    size_t len;
+    int rc = embedded(p->dir, files, "tokenizer", &data, &len, path, sizeof path, err);
+    if (rc)
+        return rc;
+    if (!data)
+        return ps_error_set(err, PS_ECORRUPT, "%s/manifest.json: no embedded tokenizer", p->dir);
+    json_t *tc = json_object_get(config, "tokenizer");
+    const char *kind = str_at(tc, "kind");
+    if (kind && strcmp(kind, "tokenizer.json") == 0) {
+        rc = ps_tokenizer_load_json(path, &p->tok, err);
+    } else {
+        ps_tokenizer_options to;
+        ps_tokenizer_options_init(&to);
+        const char *lc = str_at(tc, "lowercase");
+        if (lc && strcmp(lc, "default") != 0)
+            to.lowercase = strcmp(lc, "yes") == 0;
+        rc = ps_tokenizer_load_vocab_buffer(data, len, path, &to, &p->tok, err);
+    }
+    free(data);
+    if (rc)
+        return rc;
+    json_int_t ml = json_integer_value(json_object_get(tc, "max_length"));
+    p->cfg.max_length = ml > 0 ? (size_t)ml : 0;
+    p->cfg.tokenizer = p->tok;
+    ps_tokenizer_info ti;
+    ps_tokenizer_get_info(p->tok, &ti);
+    p->pad_id = ti.pad_id;
+    return 0;
+}
+
+/* The template and schemas, checked against the digests the build
+ * recorded of the ones it used. */
+static int load_t2s(ps_preprocessor *p, json_t *m, json_t *files, ps_error *err)
+{
+    json_t *t2s = json_object_get(m, "text_to_sql");
+    char path[4096], *data;
+    size_t len;
+    int rc = embedded(p->dir, files, "schemas", &data, &len, path, sizeof path, err);
+    if (!rc && data) {
+        free(data);
+        if (!(rc = ps_schemas_create(&p->schemas, err)))
+            rc = ps_schemas_load_tables(p->schemas, path, err);
+        char dg[65];
+        const char *want = str_at(json_object_get(t2s, "schemas"), "digest");
+        if (!rc && (ps_schemas_get_digest(p->schemas, dg), !want || strcmp(dg, want)))
+            rc = ps_error_set(err, PS_ECORRUPT, "%s: its schemas' digest %s is not the build's "
+                              "(%s)", path, dg, want ? want : "none recorded");
+    }
+    if (rc || (rc = embedded(p->dir, files, "template", &data, &len, path, sizeof path, err)))
+        return rc;
+    if (!data)
+        return 0;
+    json_t *j = json_loadb(data, len, 0, NULL);
+    const char *preset = j ? str_at(j, "preset") : NULL;
+    rc = preset ? ps_template_open(preset, &p->tmpl, err)
+                : ps_template_parse(data, len, path, &p->tmpl, err);
+    json_decref(j);
+    free(data);
+    if (rc)
+        return rc;
+    ps_template_info ti;
+    ps_template_get_info(p->tmpl, &ti);
+    const char *want = str_at(json_object_get(t2s, "template"), "sha256");
+    if (!want || strcmp(ti.sha256, want) != 0)
+        return ps_error_set(err, PS_ECORRUPT, "%s: the template's digest %s is not the build's "
+                            "(%s)", path, ti.sha256, want ? want : "none recorded");
+    return 0;
+}
+
+/* The cleaner with the set's rules, schemas and template. */
+static int make_cleaner(ps_preprocessor *p, json_t *files, ps_error *err)
+{
+    int rc = ps_cleaner_create(&p->cfg.clean, &p->cleaner, err);
+    if (!rc && p->schemas)
+        rc = ps_cleaner_set_schemas(p->cleaner, p->schemas, err);
+    if (!rc && p->tmpl)
+        rc = ps_cleaner_set_template(p->cleaner, p->tmpl, err);
+    char path[4096], *data = NULL;
+    size_t len;
+    if (!rc)
+        rc = embedded(p->dir, files, "rules", &data, &len, path, sizeof path, err);
+    if (!rc && data)
+        rc = ps_cleaner_add_rules(p->cleaner, data, len, path, err);
+    free(data);
+    if (rc)
+        return rc;
+    p->ts = ps_tok_scratch_new();
+    if (!p->ts || ps_clean_worker_create(p->cleaner, &p->w))
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    p->cfg.tmpl = p->tmpl;
+    p->cfg.schemas = p->schemas;
+    p->in.path = p->in.base = "<serve>";
+    p->in.fmt = PS_FORMAT_JSONL;
+    return 0;
+}
+
+static int open_manifest(ps_preprocessor *p, json_t *m, ps_error *err)
+{
+    json_t *pre = json_object_get(m, "preprocess");
+    if (!json_is_object(pre))
+        return ps_error_set(err, PS_EVERSION,
+                            "%s: the set was built before sets embedded their preprocessing (its "
+                            "manifest has no \"preprocess\"); rebuild it with pairshard %s to "
+                            "serve it", p->dir, ps_version_string());
+    if (json_integer_value(json_object_get(pre, "version")) != PS_PREPROCESS_VERSION)
+        return ps_error_set(err, PS_EVERSION, "%s: preprocess version %lld is not %d", p->dir,
+                            (long long)json_integer_value(json_object_get(pre, "version")),
+                            PS_PREPROCESS_VERSION);
+    json_t *files = json_object_get(pre, "files");
+    json_t *config = json_object_get(m, "config");
+    int rc = clean_options(p, config, err);
+    if (!rc)
+        rc = load_tokenizer(p, config, files, err);
+    if (!rc)
+        rc = load_t2s(p, m, files, err);
+    if (!rc)
+        rc = make_cleaner(p, files, err);
+    return rc;
+}
+
+int ps_preprocessor_open(const char *dir, ps_preprocessor **out, ps_error *err)
+{
+    *out = NULL;
+    ps_preprocessor *p = calloc(1, sizeof *p);
+    if (!p || !(p->dir = strdup(dir))) {
+        free(p);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    char path[4096], *text;
+    size_t len;
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    int rc = ps_file_read_all(path, "manifest", MANIFEST_MAX, &text, &len, err);
+    if (rc) {
+        ps_preprocessor_free(p);
+        return rc;
+    }
+    json_error_t je;
+    json_t *m = json_loadb(text, len, 0, &je);
+    free(text);
+    rc = m ? open_manifest(p, m, err)
+           : ps_error_set(err, PS_EFORMAT, "%s: not JSON (line %d: %s)", path, je.line, je.text);
+    json_decref(m);
+    if (rc) {
+        ps_preprocessor_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+void ps_preprocessor_free(ps_preprocessor *p)
+{
+    if (!p)
+        return;
+    ps_clean_worker_free(p->w);
+    ps_cleaner_free(p->cleaner);
+    ps_template_free(p->tmpl);
+    ps_schemas_free(p->schemas);
+    ps_tokenizer_free(p->tok);
+    ps_tok_scratch_free(p->ts);
+    ps_encode_ctx_free(&p->x);
+    ps_buf_free(&p->record);
+    ps_buf_free(&p->mask);
+    free(p->question_key);
+    free(p->sql_key);
+    free(p->db_key);
+    while (p->strings) {
+        char *next;
+        memcpy(&next, p->strings, sizeof next);
+        free(p->strings);
+        p->strings = next;
+    }
+    free(p->dir);
+    free(p);
+}

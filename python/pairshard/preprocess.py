@@ -1,0 +1,260 @@
+"""pairshard.Preprocessor: a shard set's exact preprocessing at serving time.
+
+The set's own cleaning, rules, template, schemas and tokenizer, recreated by
+libpairshard from the set alone (pairshard/preprocess.h): ``encode`` gives,
+for a raw question, the ids the model was trained on for such a record,
+without re-implementing any of it in Python.
+"""
+
+import ctypes
+
+import numpy as np
+
+from . import _lib as L
+from .loader import PairshardError
+
+
+class RejectedError(ValueError):
+    """The set's build would have rejected this record: `reason` is its code
+    (pairshard/clean.h: empty_after_cleaning, unknown_database, too_long,
+    dropped_by_rule, ...), `detail` one sentence, `rule` the rule's name."""
+
+    def __init__(self, reason, detail=None, rule=None, index=None):
+        self.reason, self.detail, self.rule, self.index = reason, detail, rule, index
+        where = "" if index is None else "record %d: " % index
+        super().__init__("%srejected %s%s" % (where, reason, ": " + detail if detail else ""))
+
+
+class ps_preprocess_field(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_char_p)]
+
+
+class ps_preprocess_input(ctypes.Structure):
+    _fields_ = [
+        ("record", ctypes.c_char_p), ("record_len", ctypes.c_size_t),
+        ("question", ctypes.c_char_p), ("sql", ctypes.c_char_p), ("db_id", ctypes.c_char_p),
+        ("fields", ctypes.POINTER(ps_preprocess_field)), ("n_fields", ctypes.c_size_t),
+    ]
+
+
+class ps_preprocess_output(ctypes.Structure):
+    _fields_ = [
+        ("rejected", ctypes.c_int),
+        ("reason", ctypes.c_char_p), ("rule", ctypes.c_char_p), ("detail", ctypes.c_char_p),
+        ("question", ctypes.c_void_p), ("question_len", ctypes.c_size_t),
+        ("sql", ctypes.c_void_p), ("sql_len", ctypes.c_size_t),
+        ("prompt", ctypes.c_void_p), ("prompt_len", ctypes.c_size_t),
+        ("completion", ctypes.c_void_p), ("completion_len", ctypes.c_size_t),
+        ("input_ids", ctypes.POINTER(ctypes.c_int32)),
+        ("token_type_ids", ctypes.POINTER(ctypes.c_uint8)),
+        ("attention_mask", ctypes.POINTER(ctypes.c_uint8)),
+        ("length", ctypes.c_size_t), ("truncated", ctypes.c_int), ("shortened", ctypes.c_int),
+    ]
+
+
+def _declare(lib):
+    if getattr(lib, "_ps_preprocess_declared", False):
+        return lib
+    err_p = ctypes.POINTER(L.ps_error)
+    vp = ctypes.c_void_p
+    sigs = {
+        "ps_preprocessor_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(vp), err_p]),
+        "ps_preprocessor_free": (None, [vp]),
+        "ps_preprocess": (ctypes.c_int, [vp, ctypes.POINTER(ps_preprocess_input),
+                                         ctypes.POINTER(ps_preprocess_output), err_p]),
+        "ps_preprocessor_clean": (ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_char_p,
+                                                 ctypes.c_size_t, ctypes.POINTER(vp),
+                                                 ctypes.POINTER(ctypes.c_size_t),
+                                                 ctypes.POINTER(ctypes.c_char_p), err_p]),
+        "ps_preprocessor_max_length": (ctypes.c_size_t, [vp]),
+        "ps_preprocessor_pad_id": (ctypes.c_int32, [vp]),
+    }
+    for name, (res, args) in sigs.items():
+        f = getattr(lib, name)
+        f.restype = res
+        f.argtypes = args
+    lib._ps_preprocess_declared = True
+    return lib
+
+
+def _text(ptr, n):
+    return None if not ptr else ctypes.string_at(ptr, n).decode("utf-8")
+
+
+def _enc(s):
+    if s is None:
+        return None
+    if not isinstance(s, str):
+        raise TypeError("expected str, not %s" % type(s).__name__)
+    b = s.encode("utf-8")
+    if b"\0" in b:
+        raise ValueError("a NUL character in %r" % s[:40])
+    return b
+
+
+class Preprocessor:
+    """The preprocessing of the shard set at `path` (its manifest and the
+    files it embeds, hashes checked). One per thread.
+
+    encode(question, db_id=None, sql=None, **fields) → {"input_ids",
+    "token_type_ids", "attention_mask"}: numpy int64/uint8 arrays (torch
+    tensors with return_tensors="pt"); a list of questions (or of dicts)
+    gives a padded batch, as a HuggingFace tokenizer's __call__ with
+    padding=True. Without sql the ids are the prompt's alone (with a
+    template) or [CLS] question [SEP]."""
+
+    def __init__(self, path):
+        self._lib = _declare(L.load())
+        self._p = ctypes.c_void_p()
+        err = L.ps_error()
+        rc = self._lib.ps_preprocessor_open(_enc(str(path)), ctypes.byref(self._p),
+                                            ctypes.byref(err))
+        if rc:
+            raise PairshardError(rc, err.message.decode("utf-8", "replace"))
+        pad = self._lib.ps_preprocessor_pad_id(self._p)
+        self.pad_id = pad if pad >= 0 else 0
+        self.max_length = self._lib.ps_preprocessor_max_length(self._p)
+
+    def close(self):
+        if getattr(self, "_p", None):
+            self._lib.ps_preprocessor_free(self._p)
+            self._p = None
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _run(self, question=None, db_id=None, sql=None, record=None, fields=None, index=None):
+        if not self._p:
+            raise ValueError("the Preprocessor is closed")
+        inp = ps_preprocess_input()
+        keep = []
+        if record is not None:
+            rec = record.encode("utf-8") if isinstance(record, str) else bytes(record)
+            keep.append(rec)
+            inp.record, inp.record_len = rec, len(rec)
+        else:
+            if question is None:
+                raise TypeError("a question (or record=) is needed")
+            inp.question, inp.sql, inp.db_id = _enc(question), _enc(sql), _enc(db_id)
+            items = [(_enc(k), _enc(v)) for k, v in (fields or {}).items() if v is not None]
+            arr = (ps_preprocess_field * max(1, len(items)))(*items)
+            keep.append(arr)
+            inp.fields, inp.n_fields = arr, len(items)
+        out = ps_preprocess_output()
+        err = L.ps_error()
+        rc = self._lib.ps_preprocess(self._p, ctypes.byref(inp), ctypes.byref(out),
+                                     ctypes.byref(err))
+        if rc:
+            raise PairshardError(rc, err.message.decode("utf-8", "replace"))
+        if out.rejected:
+            raise RejectedError(out.reason.decode(), out.detail and out.detail.decode(),
+                                out.rule and out.rule.decode(), index)
+        n = out.length
+        return out, n
+
+    def preprocess(self, question=None, db_id=None, sql=None, record=None, **fields):
+        """Everything the build would have stored for one record: the
+        cleaned question and sql, prompt, completion, ids, truncated and
+        shortened flags. Raises RejectedError when the build would have
+        rejected it. `record` takes a raw JSON record instead."""
+        out, n = self._run(question, db_id, sql, record, fields)
+        return {
+            "question": _text(out.question, out.question_len),
+            "sql": _text(out.sql, out.sql_len),
+            "prompt": _text(out.prompt, out.prompt_len),
+            "completion": _text(out.completion, out.completion_len),
+            "input_ids": np.ctypeslib.as_array(out.input_ids, (n,)).astype(np.int64),
+            "token_type_ids": np.ctypeslib.as_array(out.token_type_ids, (n,)).astype(np.int64),
+            "attention_mask": np.ones(n, dtype=np.int64),
+            "truncated": bool(out.truncated), "shortened": bool(out.shortened),
+        }
+
+    def _one(self, question, db_id, sql, record, fields, index=None):
+        out, n = self._run(question, db_id, sql, record, fields, index)
+        ids = np.ctypeslib.as_array(out.input_ids, (n,)).astype(np.int64)
+        types = np.ctypeslib.as_array(out.token_type_ids, (n,)).astype(np.int64)
+        return ids, types
+
+    def encode(self, question=None, db_id=None, sql=None, record=None, return_tensors=None,
+               **fields):
+        """Ids of one record (1-D arrays) or of a list of records (a padded
+        B x T batch: a list of questions with db_id, sql and fields as
+        lists or single values, or a list of dicts)."""
+        if isinstance(question, (list, tuple)) or isinstance(record, (list, tuple)):
+            rows = self._batch_rows(question, db_id, sql, record, fields)
+            return self._pad(rows, return_tensors)
+        ids, types = self._one(question, db_id, sql, record, fields)
+        d = {"input_ids": ids, "token_type_ids": types, "attention_mask": np.ones_like(ids)}
+        return self._tensors(d, return_tensors)
+
+    def __call__(self, *args, **kwargs):
+        return self.encode(*args, **kwargs)
+
+    def _batch_rows(self, questions, db_id, sql, records, fields):
+        n = len(questions if questions is not None else records)
+
+        def at(v, i):
+            return v[i] if isinstance(v, (list, tuple)) else v
+
+        rows = []
+        for i in range(n):
+            if records is not None:
+                rows.append(self._one(None, None, None, records[i], None, i))
+                continue
+            q = questions[i]
+            if isinstance(q, dict):
+                d = dict(q)
+                rows.append(self._one(d.pop("question", None), d.pop("db_id", None),
+                                      d.pop("sql", None), None, d, i))
+            else:
+                f = {k: at(v, i) for k, v in fields.items()}
+                rows.append(self._one(q, at(db_id, i), at(sql, i), None, f, i))
+        return rows
+
+    def _pad(self, rows, return_tensors):
+        T = max((len(r[0]) for r in rows), default=0)
+        B = len(rows)
+        ids = np.full((B, T), self.pad_id, dtype=np.int64)
+        types = np.zeros((B, T), dtype=np.int64)
+        mask = np.zeros((B, T), dtype=np.int64)
+        for i, (a, t) in enumerate(rows):
+            ids[i, :len(a)] = a
+            types[i, :len(a)] = t
+            mask[i, :len(a)] = 1
+        d = {"input_ids": ids, "token_type_ids": types, "attention_mask": mask}
+        return self._tensors(d, return_tensors)
+
+    @staticmethod
+    def _tensors(d, return_tensors):
+        if return_tensors in (None, "np"):
+            return d
+        if return_tensors == "pt":
+            import torch
+            return {k: torch.from_numpy(v) for k, v in d.items()}
+        raise ValueError("return_tensors must be None, 'np' or 'pt', not %r" % (return_tensors,))
+
+    def clean(self, text, field="question"):
+        """`text` cleaned as the set's build cleaned `field` ("question",
+        "sql", or a template field such as "evidence"). Raises RejectedError
+        when the build would have rejected a record for it."""
+        if not self._p:
+            raise ValueError("the Preprocessor is closed")
+        b = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        out = ctypes.c_void_p()
+        n = ctypes.c_size_t()
+        reason = ctypes.c_char_p()
+        err = L.ps_error()
+        rc = self._lib.ps_preprocessor_clean(self._p, _enc(field), b, len(b), ctypes.byref(out),
+                                             ctypes.byref(n), ctypes.byref(reason),
+                                             ctypes.byref(err))
+        if rc:
+            raise PairshardError(rc, err.message.decode("utf-8", "replace"))
+        if reason.value:
+            raise RejectedError(reason.value.decode())
+        return ctypes.string_at(out, n.value).decode("utf-8")

@@ -1,0 +1,108 @@
+#!/bin/sh
+# Serving a set's preprocessing (pairshard/preprocess.h, pairshard.Preprocessor):
+# sets built from Spider dev (rules, --normalize nfc), Spider dev under the
+# picard template with its schemas, BIRD's sample (a template file with
+# {evidence} and the schema) and a CSpider-like set (NFKC, full-width
+# punctuation); tests/python/test_preprocess.py checks that the
+# preprocessor's ids for every record equal the stored ones read through the
+# Loader. Then a tampered embedded file makes `inspect`-free opening fail. TAP.
+. "$(dirname "$0")/../tap.sh"
+
+PY=/usr/bin/python3
+if ! [ -x "$PY" ] || ! "$PY" -c "import numpy" 2>/dev/null; then
+    sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" python3-numpy
+fi
+if ! "$PY" -c "import numpy" 2>/dev/null; then
+    skip "Preprocessor round trip" "python3-numpy is not installed and apt-get could not install it"
+    done_testing
+    exit
+fi
+export PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so"
+export PYTHONPATH="$PS_ROOT/python"
+PRELOAD=
+for rt in asan ubsan tsan; do
+    so=$(ldd "$PAIRSHARD_LIB" 2>/dev/null | awk -v rt="lib$rt.so" 'index($1, rt) == 1 { print $3 }')
+    [ -n "$so" ] && PRELOAD="$PRELOAD${PRELOAD:+ }$so"
+done
+VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
+cat >"$TMP/rules.json" <<'J'
+[{"name": "count-of", "field": "question", "replace": "^How many", "with": "Count of", "flags": "i"},
+ {"name": "no-like", "field": "sql", "drop_if": "\\bLIKE\\b"}]
+J
+cat >"$TMP/bird.json" <<'J'
+{"prompt": "{question} Hint: {evidence} | {schema:picard}", "completion": "{sql}"}
+J
+"$PY" "$DATA/cspider/make_cspider_like.py" "$DATA/spider/dev.json" "$TMP/cspider.json" 500
+b() { "$PAIRSHARD" build -q --no-gate "$@" 2>>"$TMP/err"; }
+b --vocab "$VOCAB" --rules "$TMP/rules.json" --normalize nfc --max-length 64 \
+    -o "$TMP/spider" "$DATA/spider/dev.json"
+check "build Spider dev with rules and --normalize nfc" $? "$TMP/err"
+b --vocab "$VOCAB" --schema "$DATA/spider/tables.json" --template picard --max-length 160 \
+    -o "$TMP/picard" "$DATA/spider/dev.json"
+check "build Spider dev --template picard --schema" $? "$TMP/err"
+b --vocab "$VOCAB" --schema "$DATA/formats/bird/dev_tables.json" --template "$TMP/bird.json" \
+    --sql-field SQL,query -o "$TMP/bird" "$DATA/formats/bird/dev.json"
+check "build BIRD's sample with a template file reading {evidence}" $? "$TMP/err"
+b --vocab "$DATA/vocab/bert-base-chinese.vocab.txt" --lowercase --max-length 96 \
+    -o "$TMP/cspider" "$TMP/cspider.json"
+check "build a CSpider-like set (default cleaning)" $? "$TMP/err"
+b --tokenizer-json "$DATA/tokenizers/t5-small.tokenizer.json" --schema "$DATA/spider/tables.json" \
+    --template picard --max-length 0 --sql-normalize none --strip-joiners --part 0/2 \
+    -o "$TMP/t5.0" "$DATA/spider/dev.json" &&
+    b --tokenizer-json "$DATA/tokenizers/t5-small.tokenizer.json" --schema "$DATA/spider/tables.json" \
+        --template picard --max-length 0 --sql-normalize none --strip-joiners --part 1/2 \
+        -o "$TMP/t5.1" "$DATA/spider/dev.json" &&
+    "$PAIRSHARD" merge -q -o "$TMP/t5" "$TMP/t5.0" "$TMP/t5.1" 2>>"$TMP/err"
+check "build Spider dev with T5's tokenizer.json, picard, --sql-normalize none, in two parts, merged" $? "$TMP/err"
+
+LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY" \
+    "$PS_ROOT/tests/python/test_preprocess.py" \
+    "$TMP/spider" "$DATA/spider/dev.json" spider \
+    "$TMP/picard" "$DATA/spider/dev.json" picard \
+    "$TMP/bird" "$DATA/formats/bird/dev.json" bird \
+    "$TMP/cspider" "$TMP/cspider.json" cspider \
+    "$TMP/t5" "$DATA/spider/dev.json" t5 >"$TMP/py.out" 2>"$TMP/py.err"
+rc=$?
+while IFS= read -r line; do
+    case $line in
+    "not ok "*) check "${line#not ok * - }" 1 ;;
+    "ok "*"# SKIP"*) n=$((n + 1)); echo "ok $n # SKIP ${line#*# SKIP }" ;;
+    "ok "*) check "${line#ok * - }" 0 ;;
+    "#"*) echo "$line" ;;
+    esac
+done <"$TMP/py.out"
+check "test_preprocess.py ran to its end and exited 0" "$rc" "$TMP/py.err"
+
+# The summary says when cleaning changed a large share of records (CSpider's
+# full-width punctuation: most of them) and points to the preprocessor; not
+# for text already cleaned (`pairshard clean`'s output), which it does not change.
+"$PAIRSHARD" build --no-gate --vocab "$DATA/vocab/bert-base-chinese.vocab.txt" --lowercase \
+    -o "$TMP/cs2" "$TMP/cspider.json" 2>"$TMP/sum" </dev/null
+grep -q "note cleaning changed [0-9]* of 500 kept records" "$TMP/sum" &&
+    grep -q "pairshard.Preprocessor(DIR)" "$TMP/sum"
+check "the build summary notes the records cleaning changed and names the preprocessor" $? "$TMP/sum"
+grep "note cleaning" "$TMP/sum" | cut -c1-100 | sed 's/^/# /'
+"$PAIRSHARD" clean -q -o "$TMP/clean.jsonl" "$DATA/spider/dev.json" &&
+    "$PAIRSHARD" build --no-gate --vocab "$VOCAB" -o "$TMP/sp2" "$TMP/clean.jsonl" 2>"$TMP/sum2" </dev/null &&
+    grep -q "1034 records in" "$TMP/sum2" && ! grep -q "note cleaning changed" "$TMP/sum2"
+check "... and says nothing when cleaning changed none (cleaned Spider dev)" $? "$TMP/sum2"
+"$PY" -c "
+import json, sys
+s = json.load(open(sys.argv[1]))['serving']
+assert s['kept'] == 500 and s['changed_by_cleaning'] > 100 and s['threshold'] == 0.2, s
+assert 'pairshard.Preprocessor' in s['note']
+assert 'serving' not in json.load(open(sys.argv[2]))" "$TMP/cs2/report.json" "$TMP/sp2/report.json" 2>"$TMP/rep"
+check "report.json's \"serving\" says the same (and is absent when nothing changed)" $? "$TMP/rep"
+
+# A tampered embedded tokenizer: refused, naming the file.
+cp -r "$TMP/spider" "$TMP/tampered"
+sed -i '3000s/.*/tampered/' "$TMP/tampered/preprocess/vocab.txt"
+LD_PRELOAD="$PRELOAD" "$PY" -c "
+import sys, pairshard
+try:
+    pairshard.Preprocessor(sys.argv[1])
+except pairshard.PairshardError as e:
+    print(e); sys.exit(0 if e.name == 'PS_ECORRUPT' and 'preprocess/vocab.txt' in e.message else 1)
+sys.exit(1)" "$TMP/tampered" >"$TMP/t.out" 2>&1
+check "a tampered embedded vocab.txt is refused, naming it" $? "$TMP/t.out"
+done_testing

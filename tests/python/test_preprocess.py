@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""pairshard.Preprocessor against the ids a set stores, read through
+pairshard.Loader: for every record of each set (argv: DIR INPUT KIND
+triples), the record given as fields (question, sql, db_id, evidence) to
+Preprocessor.encode gives the stored ids, id for id, and the records it
+rejects are the ones the build rejected; the batched form equals the rows;
+without sql, the prompt's ids are the stored ones' prefix. Prints TAP."""
+import json
+import sys
+
+import numpy as np
+
+import pairshard
+
+n = 0
+fails = 0
+
+
+def check(desc, ok, why=""):
+    global n, fails
+    n += 1
+    print("%s %d - %s" % ("ok" if ok else "not ok", n, desc))
+    if not ok:
+        fails += 1
+        print("# " + why)
+
+
+def skip(desc, why):
+    global n
+    n += 1
+    print("ok %d - %s # SKIP %s" % (n, desc, why))
+
+
+def stored(path):
+    out = {}
+    for b in pairshard.Loader(path, batch_size=64, shuffle=False, as_torch=False, copy=True):
+        ids, types = np.asarray(b["input_ids"]), np.asarray(b["token_type_ids"])
+        for i, rid in enumerate(b["ids"]):
+            k = int(b["lengths"][i])
+            out[rid] = (ids[i, :k].tolist(), types[i, :k].tolist())
+    return out
+
+
+def fields(kind, rec):
+    if kind == "bird":
+        return dict(question=rec["question"], sql=rec["SQL"], db_id=rec["db_id"],
+                    evidence=rec["evidence"])
+    return dict(question=rec["question"], sql=rec["query"], db_id=rec["db_id"])
+
+
+def round_trip(path, input_path, kind):
+    want = stored(path)
+    recs = json.load(open(input_path))
+    base = input_path.rsplit("/", 1)[-1]
+    pre = pairshard.Preprocessor(path)
+    bad, rejected, kept, dups = [], 0, 0, 0
+    for i, rec in enumerate(recs):
+        rid = "%s:#%d" % (base, i)
+        try:
+            got = pre.encode(**fields(kind, rec))
+        except pairshard.RejectedError:
+            rejected += 1
+            if rid in want:
+                bad.append("%s: rejected, but the set stores it" % rid)
+            continue
+        kept += 1
+        ids = got["input_ids"].tolist(), got["token_type_ids"].tolist()
+        if rid not in want:  # a duplicate: its original is stored
+            dups += 1
+            continue
+        if want[rid] != ids:
+            bad.append("%s: %s != stored %s" % (rid, ids[0][:12], (want.get(rid) or [[]])[0][:12]))
+    m = json.load(open(path + "/manifest.json"))
+    check("%s: every one of %d records' ids equal the stored ones (%d kept)" % (kind, len(recs), kept),
+          not bad and kept == len(want) + dups and dups == m["accounting"]["duplicates"],
+          "; ".join(bad[:3]) or "%d kept, %d stored, %d duplicates" % (kept, len(want), dups))
+    check("%s: the rejected are the build's (%d)" % (kind, rejected),
+          rejected == m["accounting"]["rejected"], "%d vs %d" % (rejected, m["accounting"]["rejected"]))
+    # batched: padded as HF's __call__(padding=True)
+    sample = [fields(kind, r) for r in recs[:64]]
+    ok_rows = []
+    for s in sample:
+        try:
+            ok_rows.append((s, pre.encode(**s)))
+        except pairshard.RejectedError:
+            pass
+    batch = pre.encode([s for s, _ in ok_rows])
+    good = batch["input_ids"].shape[0] == len(ok_rows)
+    for i, (_, one) in enumerate(ok_rows):
+        k = len(one["input_ids"])
+        good = good and batch["input_ids"][i, :k].tolist() == one["input_ids"].tolist()
+        good = good and int(batch["attention_mask"][i].sum()) == k
+        good = good and bool((batch["input_ids"][i, k:] == pre.pad_id).all())
+    check("%s: a batch of %d equals its rows, padded with %d" % (kind, len(ok_rows), pre.pad_id), good)
+    return pre, recs
+
+
+def main():
+    args = sys.argv[1:]
+    for j in range(0, len(args), 3):
+        pre, recs = round_trip(args[j], args[j + 1], args[j + 2])
+        if args[j + 2] == "picard":
+            r = fields("picard", recs[0])
+            full = pre.encode(**r)["input_ids"].tolist()
+            r.pop("sql")
+            served = pre.preprocess(**r)
+            p = served["input_ids"].tolist()
+            check("serving without sql: the prompt alone, a prefix of the trained ids",
+                  served["completion"] is None and p[:-1] == full[:len(p) - 1], str(p[:8]))
+            raw = json.dumps(recs[3])
+            by_record = pre.encode(record=raw)["input_ids"].tolist()
+            check("encode(record=raw JSON) equals encode(fields)",
+                  by_record == pre.encode(**fields("picard", recs[3]))["input_ids"].tolist())
+            try:
+                import torch
+                t = pre.encode([r["question"] for r in recs[:5]], db_id=[r["db_id"] for r in recs[:5]],
+                               return_tensors="pt")
+                check("return_tensors='pt': torch int64 tensors, B x T",
+                      t["input_ids"].dtype == torch.int64 and t["input_ids"].shape[0] == 5)
+            except ImportError:
+                skip("return_tensors='pt'", "torch is not installed")
+            try:
+                pre.encode("How many?", db_id="no_such_db")
+                check("an unknown database raises RejectedError unknown_database", False)
+            except pairshard.RejectedError as e:
+                check("an unknown database raises RejectedError unknown_database",
+                      e.reason == "unknown_database")
+            check("clean(): full-width question mark and spaces as the build cleans them",
+                  pre.clean(" How\u00a0many singers\uff1f ") == "How many singers?")
+            try:
+                pre.clean(" \u200b ")
+                check("clean(): empty after cleaning raises RejectedError", False)
+            except pairshard.RejectedError as e:
+                check("clean(): empty after cleaning raises RejectedError",
+                      e.reason == "empty_after_cleaning")
+    print("1..%d" % n)
+    sys.exit(1 if fails else 0)
+
+
+main()

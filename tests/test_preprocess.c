@@ -1,0 +1,463 @@
+/* Tests of pairshard/preprocess.h: for every record of sets built by the
+ * CLI (Spider dev with rules and --normalize nfc, Spider dev under the
+ * picard template with its schemas, BIRD's sample with a template file
+ * reading {evidence} and a schema, a CSpider-like set with Chinese
+ * questions), the preprocessor's ids for the raw record equal the ids the
+ * set stores, read back through ps_reader in stored order; the records it
+ * rejects are the ones the build rejected. A tampered embedded file is
+ * refused naming it; a set without embedded files is refused clearly. */
+#include "tests/support/testutil.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char root[64];
+static char bin[4096];
+
+static void sh(const char *cmd)
+{
+    if (system(cmd) != 0)
+        fail_msg("failed: %s", cmd);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/ps-pre-XXXXXX");
+    if (!mkdtemp(root))
+        return -1;
+    const char *env = getenv("PAIRSHARD");
+    if (env) {
+        snprintf(bin, sizeof bin, "%s", env);
+    } else { /* build/tests/test_preprocess → build/bin/pairshard */
+        ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 32);
+        if (n <= 0)
+            return -1;
+        bin[n] = '\0';
+        char *slash = strrchr(bin, '/');
+        strcpy(slash, "/../bin/pairshard");
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    return system(cmd);
+}
+
+/* Builds `set` under root with the CLI: `opts` then the input. */
+static const char *build(const char *set, const char *opts, const char *input)
+{
+    static char dir[256];
+    char cmd[8192];
+    snprintf(dir, sizeof dir, "%s/%s", root, set);
+    snprintf(cmd, sizeof cmd, "'%s' build -q --threads 2 --keep-duplicates --buckets 4096 "
+             "--no-gate %s -o '%s' '%s'", bin, opts, dir, input);
+    sh(cmd);
+    return dir;
+}
+
+/* Every stored record, in stored order. */
+typedef struct stored {
+    size_t n, cap;
+    int32_t **ids;
+    uint8_t **types;
+    size_t *len;
+    char **id;
+} stored;
+
+static void read_set(const char *dir, stored *s)
+{
+    memset(s, 0, sizeof *s);
+    ps_reader_options o;
+    ps_reader_options_init(&o);
+    o.shuffle = 0;
+    o.sort_pool = 1;
+    o.batch_size = 64;
+    o.dtype = PS_DTYPE_INT32;
+    o.rank = 0;
+    o.world_size = 1;
+    ps_reader *r;
+    ps_error err = {0};
+    if (ps_reader_open(dir, &o, NULL, &r, &err))
+        fail_msg("%s", err.message);
+    const ps_batch *b;
+    int rc;
+    while ((rc = ps_reader_next(r, &b, &err)) == 1) {
+        const int32_t *ids = b->input_ids, *lens = b->lengths, *tt = b->token_type_ids;
+        for (uint32_t i = 0; i < b->B; i++) {
+            if (s->n == s->cap) {
+                s->cap = s->cap ? 2 * s->cap : 256;
+                s->ids = realloc(s->ids, s->cap * sizeof *s->ids);
+                s->types = realloc(s->types, s->cap * sizeof *s->types);
+                s->len = realloc(s->len, s->cap * sizeof *s->len);
+                s->id = realloc(s->id, s->cap * sizeof *s->id);
+            }
+            size_t n = (size_t)lens[i];
+            s->len[s->n] = n;
+            s->ids[s->n] = malloc(n * sizeof(int32_t) + 1);
+            s->types[s->n] = malloc(n + 1);
+            memcpy(s->ids[s->n], ids + (size_t)i * b->T, n * sizeof(int32_t));
+            for (size_t t = 0; t < n; t++)
+                s->types[s->n][t] = (uint8_t)tt[(size_t)i * b->T + t];
+            s->id[s->n] = strdup(b->ids[i]);
+            s->n++;
+        }
+        ps_batch_release(r, b);
+    }
+    if (rc < 0)
+        fail_msg("%s", err.message);
+    ps_reader_close(r);
+}
+
+static void stored_free(stored *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->ids[i]), free(s->types[i]), free(s->id[i]);
+    free(s->ids), free(s->types), free(s->len), free(s->id);
+}
+
+static long manifest_count(const char *dir, const char *key)
+{
+    json_t *m = json_load_file(ps_test_path(dir, "manifest.json"), 0, NULL);
+    assert_non_null(m);
+    long v = (long)json_integer_value(json_object_get(json_object_get(m, "accounting"), key));
+    json_decref(m);
+    return v;
+}
+
+/* The round trip over every record of the JSON array `input`: the raw
+ * element, re-serialised, is what the build read. Returns how many
+ * records the preprocessor kept. */
+static size_t round_trip(const char *dir, const char *input)
+{
+    stored s;
+    read_set(dir, &s);
+    ps_preprocessor *p;
+    ps_error err = {0};
+    if (ps_preprocessor_open(dir, &p, &err))
+        fail_msg("%s", err.message);
+    json_t *arr = json_load_file(input, 0, NULL);
+    assert_true(json_is_array(arr));
+    size_t k = 0, rejected = 0;
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        char *rec = json_dumps(json_array_get(arr, i), JSON_COMPACT);
+        ps_preprocess_input in = {.record = rec, .record_len = strlen(rec)};
+        ps_preprocess_output out;
+        if (ps_preprocess(p, &in, &out, &err))
+            fail_msg("record %zu: %s", i, err.message);
+        free(rec);
+        if (out.rejected) {
+            rejected++;
+            continue;
+        }
+        if (k >= s.n)
+            fail_msg("%s: record %zu kept, but the set stores only %zu", dir, i, s.n);
+        /* stored in input order: the default id names the element */
+        const char *hash = strrchr(s.id[k], '#');
+        if (hash)
+            assert_int_equal(strtoul(hash + 1, NULL, 10), i);
+        if (out.length != s.len[k] ||
+            memcmp(out.input_ids, s.ids[k], out.length * sizeof(int32_t)) != 0 ||
+            memcmp(out.token_type_ids, s.types[k], out.length) != 0)
+            fail_msg("%s: record %zu (%s): ids differ from the stored ones (%zu vs %zu ids)",
+                     dir, i, s.id[k], out.length, s.len[k]);
+        for (size_t t = 0; t < out.length; t++)
+            assert_int_equal(out.attention_mask[t], 1);
+        k++;
+    }
+    assert_int_equal(k, s.n);
+    assert_int_equal((long)rejected, manifest_count(dir, "rejected"));
+    json_decref(arr);
+    ps_preprocessor_free(p);
+    stored_free(&s);
+    return k;
+}
+
+/* ps_test_data into a buffer of its own (it returns a static one). */
+static const char *data(const char *rel)
+{
+    static char bufs[4][1024];
+    static int k;
+    char *b = bufs[k++ % 4];
+    snprintf(b, sizeof bufs[0], "%s", ps_test_data(rel));
+    return b;
+}
+
+static const char *rules_file(void)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/rules.json", root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("[{\"name\": \"count-of\", \"field\": \"question\", \"replace\": \"^How many\", "
+          "\"with\": \"Count of\", \"flags\": \"i\"},\n"
+          " {\"name\": \"no-like\", \"field\": \"sql\", \"drop_if\": \"\\\\bLIKE\\\\b\"},\n"
+          " {\"name\": \"spaced-eq\", \"field\": \"sql\", \"replace\": \"\\\\s*=\\\\s*\", "
+          "\"with\": \" = \"}]\n", f);
+    fclose(f);
+    return path;
+}
+
+static void test_spider_rules_nfc(void **state)
+{
+    (void)state;
+    char opts[2048];
+    snprintf(opts, sizeof opts, "--vocab '%s' --rules '%s' --normalize nfc --max-length 48",
+             data("vocab/bert-base-uncased.vocab.txt"), rules_file());
+    const char *dir = build("spider", opts, data("spider/dev.json"));
+    size_t kept = round_trip(dir, data("spider/dev.json"));
+    assert_true(kept > 900 && kept < 1034); /* the LIKE queries are dropped */
+}
+
+static void test_spider_picard_schema(void **state)
+{
+    (void)state;
+    char opts[2048];
+    /* 128 tokens: many prompts have their schema shortened, some rejected */
+    snprintf(opts, sizeof opts, "--vocab '%s' --schema '%s' --template picard --max-length 128",
+             data("vocab/bert-base-uncased.vocab.txt"),
+             data("spider/tables.json"));
+    const char *dir = build("picard", opts, data("spider/dev.json"));
+    assert_true(round_trip(dir, data("spider/dev.json")) > 500);
+}
+
+static void test_bird_template_evidence(void **state)
+{
+    (void)state;
+    char tpl[256], opts[2048];
+    snprintf(tpl, sizeof tpl, "%s/bird-template.json", root);
+    FILE *f = fopen(tpl, "w");
+    assert_non_null(f);
+    fputs("{\"prompt\": \"{question} Hint: {evidence} | {schema:ddl}\", "
+          "\"completion\": \"{sql}\"}\n", f);
+    fclose(f);
+    snprintf(opts, sizeof opts, "--vocab '%s' --schema '%s' --template '%s' "
+             "--sql-field SQL,query --max-length 512",
+             data("vocab/bert-base-uncased.vocab.txt"),
+             data("formats/bird/dev_tables.json"), tpl);
+    const char *dir = build("bird", opts, data("formats/bird/dev.json"));
+    assert_int_equal(round_trip(dir, data("formats/bird/dev.json")), 6);
+}
+
+static void test_cspider_like(void **state)
+{
+    (void)state;
+    char cmd[2048], input[256], opts[1024];
+    snprintf(input, sizeof input, "%s/cspider.json", root);
+    snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s' 400", data("cspider/make_cspider_like.py"),
+             data("spider/dev.json"), input);
+    sh(cmd);
+    snprintf(opts, sizeof opts, "--vocab '%s' --lowercase --max-length 96",
+             data("vocab/bert-base-chinese.vocab.txt"));
+    const char *dir = build("cspider", opts, input);
+    assert_true(round_trip(dir, input) > 300);
+    /* the hand-made CSpider sample too (full-width punctuation) */
+    dir = build("cspider4", opts, data("formats/cspider/dev.json"));
+    assert_int_equal(round_trip(dir, data("formats/cspider/dev.json")), 4);
+}
+
+/* Serving: the fields given one by one give the raw record's ids; without
+ * SQL, the prompt alone; the per-field cleaner cleans as the build did. */
+static void test_fields_and_serving(void **state)
+{
+    (void)state;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/picard", root);
+    ps_preprocessor *p;
+    ps_error err = {0};
+    if (ps_preprocessor_open(dir, &p, &err))
+        fail_msg("%s", err.message);
+    const char *rec = "{\"db_id\": \"concert_singer\", \"query\": \"SELECT count(*)  FROM singer\", "
+                      "\"question\": \"How\\u00a0many singers do we have\\uff1f\"}";
+    ps_preprocess_input in = {.record = rec, .record_len = strlen(rec)};
+    ps_preprocess_output a;
+    assert_int_equal(ps_preprocess(p, &in, &a, &err), 0);
+    assert_false(a.rejected);
+    assert_string_equal(a.question, "How many singers do we have?"); /* NFKC, folded */
+    assert_string_equal(a.sql, "SELECT count(*) FROM singer");
+    assert_non_null(a.completion);
+    size_t n = a.length;
+    int32_t *ids = malloc(n * sizeof *ids);
+    memcpy(ids, a.input_ids, n * sizeof *ids);
+    ps_preprocess_input f = {.question = "How\xc2\xa0many singers do we have\xef\xbc\x9f",
+                             .sql = "SELECT count(*)  FROM singer", .db_id = "concert_singer"};
+    assert_int_equal(ps_preprocess(p, &f, &a, &err), 0);
+    assert_int_equal(a.length, n);
+    assert_memory_equal(a.input_ids, ids, n * sizeof *ids);
+    /* serving: no SQL → the prompt alone, one segment */
+    f.sql = NULL;
+    assert_int_equal(ps_preprocess(p, &f, &a, &err), 0);
+    assert_false(a.rejected);
+    assert_null(a.completion);
+    assert_null(a.sql);
+    assert_true(a.length < n);
+    assert_memory_equal(a.input_ids, ids, (a.length - 1) * sizeof *ids); /* up to its [SEP] */
+    for (size_t t = 0; t < a.length; t++)
+        assert_int_equal(a.token_type_ids[t], 0);
+    /* invalid UTF-8 meets the set's --utf8 policy (reject), as in a build */
+    ps_preprocess_input bad = {.question = "How many \xff singers", .db_id = "concert_singer"};
+    assert_int_equal(ps_preprocess(p, &bad, &a, &err), 0);
+    assert_true(a.rejected);
+    assert_string_equal(a.reason, "invalid_utf8");
+    /* quotes, backslashes and controls in a field survive the record made of it */
+    ps_preprocess_input q = {.question = "Name \"quoted\" \\ and\ttab", .db_id = "concert_singer"};
+    assert_int_equal(ps_preprocess(p, &q, &a, &err), 0);
+    assert_false(a.rejected);
+    assert_string_equal(a.question, "Name \"quoted\" \\ and tab");
+    /* an unknown database is the build's rejection */
+    f.db_id = "no_such_db";
+    assert_int_equal(ps_preprocess(p, &f, &a, &err), 0);
+    assert_true(a.rejected);
+    assert_string_equal(a.reason, "unknown_database");
+    /* one field, cleaned alone */
+    const char *out, *reason;
+    size_t len;
+    const char *raw = " Which\xe2\x80\x8b  year\xef\xbc\x9f ";
+    assert_int_equal(ps_preprocessor_clean(p, "question", raw, strlen(raw), &out, &len, &reason,
+                                           &err), 0);
+    assert_null(reason);
+    assert_string_equal(out, "Which year?");
+    assert_int_equal(ps_preprocessor_clean(p, "question", " \xe2\x80\x8b ", 5, &out, &len,
+                                           &reason, &err), 0);
+    assert_null(out);
+    assert_string_equal(reason, "empty_after_cleaning");
+    free(ids);
+    ps_preprocessor_free(p);
+}
+
+/* Opening fails with PS_ECORRUPT naming the tampered file. */
+static void expect_refused(const char *dir, const char *file)
+{
+    ps_preprocessor *p = NULL;
+    ps_error err = {0};
+    assert_int_equal(ps_preprocessor_open(dir, &p, &err), PS_ECORRUPT);
+    assert_null(p);
+    if (!strstr(err.message, file))
+        fail_msg("the message does not name %s: %s", file, err.message);
+}
+
+static void test_tampered(void **state)
+{
+    (void)state;
+    char cmd[2048], dir[256];
+    snprintf(dir, sizeof dir, "%s/tamper", root);
+    /* rules */
+    snprintf(cmd, sizeof cmd, "cp -r '%s/spider' '%s' && sed -i 's/Count of/Number of/' "
+             "'%s/preprocess/rules.json'", root, dir, dir);
+    sh(cmd);
+    expect_refused(dir, "preprocess/rules.json");
+    /* tokenizer: one token changed */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s/spider' '%s' && sed -i '2000s/.*/zzz/' "
+             "'%s/preprocess/vocab.txt'", dir, root, dir, dir);
+    sh(cmd);
+    expect_refused(dir, "preprocess/vocab.txt");
+    /* schemas: a column renamed */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s/picard' '%s' && sed -i "
+             "'0,/\"Singer_ID\"/s//\"Singer_Id\"/' '%s/preprocess/schemas.json'", dir, root, dir,
+             dir);
+    sh(cmd);
+    expect_refused(dir, "preprocess/schemas.json");
+    /* the file gone */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s/picard' '%s' && rm "
+             "'%s/preprocess/template.json'", dir, root, dir, dir);
+    sh(cmd);
+    expect_refused(dir, "preprocess/template.json");
+}
+
+/* A set built before the files were embedded: refused, saying so. */
+static void test_old_set(void **state)
+{
+    (void)state;
+    char cmd[2048], dir[256];
+    snprintf(dir, sizeof dir, "%s/old", root);
+    snprintf(cmd, sizeof cmd, "cp -r '%s/spider' '%s' && python3 -c \"import json,sys; "
+             "m=json.load(open(sys.argv[1])); del m['preprocess']; "
+             "json.dump(m, open(sys.argv[1],'w'))\" '%s/manifest.json'", root, dir, dir);
+    sh(cmd);
+    ps_preprocessor *p = NULL;
+    ps_error err = {0};
+    assert_int_equal(ps_preprocessor_open(dir, &p, &err), PS_EVERSION);
+    assert_non_null(strstr(err.message, "rebuild"));
+}
+
+/* ps_cleaner_clean_text gives each field of every record of the Unicode
+ * torture file exactly what a whole-file run keeps for it (NFKC, controls,
+ * joiners stripped, replacing invalid UTF-8, a rule on each field), and
+ * the rejection a field alone explains. */
+static void test_clean_text_matches_run(void **state)
+{
+    (void)state;
+    const char *rules = "[{\"name\": \"digits\", \"field\": \"both\", \"replace\": \"[0-9]+\", "
+                        "\"with\": \"N\"}]";
+    ps_clean_options o;
+    ps_clean_options_init(&o);
+    o.strip_joiners = 1;
+    o.utf8_policy = PS_UTF8_REPLACE;
+    o.keep_duplicates = 1;
+    const char *path = data("torture/torture.jsonl");
+    ps_test_run run;
+    ps_test_clean_file(&run, path, &o, rules);
+    ps_cleaner *c;
+    ps_error err = {0};
+    assert_int_equal(ps_cleaner_create(&o, &c, &err), 0);
+    assert_int_equal(ps_cleaner_add_rules(c, rules, strlen(rules), NULL, &err), 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[65536];
+    size_t i = 0, compared = 0;
+    while (fgets(line, sizeof line, f) && i < run.n) {
+        json_t *j = json_loads(line, 0, NULL);
+        const ps_test_outcome *r = &run.v[i++];
+        const char *q = json_string_value(json_object_get(j, "question"));
+        const char *sql = json_string_value(json_object_get(j, "sql"));
+        if (j && q && sql && r->outcome == PS_OUTCOME_KEPT) {
+            const char *out, *reason;
+            size_t len;
+            assert_int_equal(ps_cleaner_clean_text(c, "question", q, strlen(q), &out, &len,
+                                                   &reason, &err), 0);
+            assert_null(reason);
+            assert_int_equal(len, r->question_len);
+            assert_memory_equal(out, r->question, len);
+            assert_int_equal(ps_cleaner_clean_text(c, "sql", sql, strlen(sql), &out, &len,
+                                                   &reason, &err), 0);
+            assert_null(reason);
+            assert_int_equal(len, r->sql_len);
+            assert_memory_equal(out, r->sql, len);
+            compared++;
+        }
+        json_decref(j);
+    }
+    fclose(f);
+    assert_true(compared > 40);
+    const char *out, *reason;
+    size_t len;
+    assert_int_equal(ps_cleaner_clean_text(c, "question", "\xe2\x80\x8b\x01", 4, &out, &len,
+                                           &reason, &err), 0);
+    assert_string_equal(reason, "empty_after_cleaning");
+    assert_int_equal(ps_cleaner_clean_text(c, "question", "", 0, &out, &len, &reason, &err), 0);
+    assert_string_equal(reason, "empty_field");
+    ps_cleaner_free(c);
+    ps_test_run_free(&run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spider_rules_nfc),
+        cmocka_unit_test(test_spider_picard_schema),
+        cmocka_unit_test(test_bird_template_evidence),
+        cmocka_unit_test(test_cspider_like),
+        cmocka_unit_test(test_fields_and_serving),
+        cmocka_unit_test(test_tampered),
+        cmocka_unit_test(test_old_set),
+        cmocka_unit_test(test_clean_text_matches_run),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
