@@ -17,13 +17,17 @@
 static json_t *one(const ps_schema *d)
 {
     json_t *tables = json_array(), *cols = json_array(), *types = json_array();
-    json_t *pks = json_array(), *fks = json_array();
+    json_t *pks = json_array(), *fks = json_array(), *ex = json_array();
+    bool any_examples = false;
     for (size_t i = 0; i < d->n_tables; i++)
         json_array_append_new(tables, json_string(d->tables[i]));
     json_array_append_new(cols, json_pack("[is]", -1, "*"));
     json_array_append_new(types, json_string("text"));
+    json_array_append_new(ex, json_null());
     for (size_t j = 0; j < d->n_columns; j++) {
         const ps_schema_column *c = &d->columns[j];
+        json_array_append_new(ex, c->examples ? json_string(c->examples) : json_null());
+        any_examples |= c->examples != NULL;
         json_array_append_new(cols, json_pack("[Is]", (json_int_t)c->table, c->name));
         json_array_append_new(types, json_string(c->type ? c->type : ""));
         if (c->primary)
@@ -32,9 +36,15 @@ static json_t *one(const ps_schema *d)
     for (size_t k = 0; k < d->n_fks; k++)
         json_array_append_new(fks, json_pack("[II]", (json_int_t)d->fks[k].column + 1,
                                              (json_int_t)d->fks[k].ref_column + 1));
-    return json_pack("{sssososososo}", "db_id", d->db_id, "table_names_original", tables,
-                     "column_names_original", cols, "column_types", types, "primary_keys", pks,
-                     "foreign_keys", fks);
+    json_t *o = json_pack("{sssososososo}", "db_id", d->db_id, "table_names_original", tables,
+                          "column_names_original", cols, "column_types", types, "primary_keys",
+                          pks, "foreign_keys", fks);
+    /* the example values of {schema:ddl_values}, only when the databases
+     * gave some (pairshard's own member; other readers ignore it) */
+    if (o && any_examples)
+        json_object_set(o, "column_examples", ex);
+    json_decref(ex);
+    return o;
 }
 
 int ps_schemas_to_tables_json(const ps_schemas *s, char **out, size_t *len, ps_error *err)

@@ -84,8 +84,11 @@ static int parse_tables(db_parse *p, json_t *o)
     return 0;
 }
 
-/* One [table index, name] entry of the column list; `type` may be NULL. */
-static int parse_column(db_parse *p, const char *mname, size_t i, json_t *c, json_t *type)
+/* One [table index, name] entry of the column list; `type` and `ex` (its
+ * entry of pairshard's own column_examples, which a set's embedded
+ * schemas.json carries) may be NULL. */
+static int parse_column(db_parse *p, const char *mname, size_t i, json_t *c, json_t *type,
+                        json_t *ex)
 {
     char m[96];
     snprintf(m, sizeof m, "%s[%zu]", mname, i);
@@ -116,6 +119,8 @@ static int parse_column(db_parse *p, const char *mname, size_t i, json_t *c, jso
     col->primary = false;
     col->examples = NULL;
     p->cmap[i] = (long)p->d->n_columns++;
+    if (json_is_string(ex) && !(col->examples = strdup(json_string_value(ex))))
+        return nomem(p);
     return 0;
 }
 
@@ -126,7 +131,10 @@ static int parse_columns(db_parse *p, json_t *o)
     if (!json_is_array(arr))
         return bad(p, mname, arr ? "not an array" : "missing");
     json_t *types = json_object_get(o, "column_types");
+    json_t *examples = json_object_get(o, "column_examples");
     size_t n = json_array_size(arr);
+    if (examples && (!json_is_array(examples) || json_array_size(examples) != n))
+        return bad(p, "column_examples", "not one entry per entry of the column list");
     if (types && (!json_is_array(types) || json_array_size(types) != n))
         return bad(p, "column_types", json_is_array(types)
                                           ? "not one type per entry of the column list"
@@ -138,7 +146,8 @@ static int parse_columns(db_parse *p, json_t *o)
         return nomem(p);
     for (size_t i = 0; i < n; i++) {
         int rc = parse_column(p, mname, i, json_array_get(arr, i),
-                              types ? json_array_get(types, i) : NULL);
+                              types ? json_array_get(types, i) : NULL,
+                              examples ? json_array_get(examples, i) : NULL);
         if (rc)
             return rc;
     }

@@ -54,9 +54,28 @@ b --tokenizer-json "$DATA/tokenizers/t5-small.tokenizer.json" --schema "$DATA/sp
         -o "$TMP/t5.1" "$DATA/spider/dev.json" &&
     "$PAIRSHARD" merge -q -o "$TMP/t5" "$TMP/t5.0" "$TMP/t5.1" 2>>"$TMP/err"
 check "build Spider dev with T5's tokenizer.json, picard, --sql-normalize none, in two parts, merged" $? "$TMP/err"
+# {schema:ddl_values}: example values read from --databases files travel
+# with the set's embedded schemas.
+mkdir -p "$TMP/dbs/pets"
+"$PY" - "$TMP/dbs/pets/pets.sqlite" "$TMP/pets.json" <<'PY'
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TABLE pets (id INTEGER PRIMARY KEY, kind TEXT, weight REAL)")
+c.executemany("INSERT INTO pets VALUES (?, ?, ?)", [(1, "dog", 12.0), (2, "cat", 4.5)])
+c.commit()
+json.dump([{"db_id": "pets", "question": q, "query": s} for q, s in [
+    ("How many dogs?", "SELECT count(*) FROM pets WHERE kind = 'dog'"),
+    ("Heaviest pet?", "SELECT kind FROM pets ORDER BY weight DESC LIMIT 1"),
+    ("  Cats ?", "SELECT *  FROM pets WHERE kind='cat'")]], open(sys.argv[2], "w"))
+PY
+printf '{"prompt": "{schema:ddl_values}\\n-- {question}", "completion": "{sql}"}' >"$TMP/values.json"
+b --vocab "$VOCAB" --databases "$TMP/dbs" --template "$TMP/values.json" -o "$TMP/values" "$TMP/pets.json" &&
+    grep -q "column_examples" "$TMP/values/preprocess/schemas.json"
+check "build with {schema:ddl_values} from --databases; the embedded schemas keep the values" $? "$TMP/err"
 
 LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY" \
     "$PS_ROOT/tests/python/test_preprocess.py" \
+    "$TMP/values" "$TMP/pets.json" values \
     "$TMP/spider" "$DATA/spider/dev.json" spider \
     "$TMP/picard" "$DATA/spider/dev.json" picard \
     "$TMP/bird" "$DATA/formats/bird/dev.json" bird \
