@@ -299,7 +299,8 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
         (int)sizeof sum->report_path)
         sum->report_path[0] = '\0';
     sum->report_summary = ps_vreport_summary(st->report);
-    char *note = ps_build_serving_note(st->cleaner);
+    double share = ps_build_serving_share(st->cfg->validate_json);
+    char *note = ps_build_serving_note(st->cleaner, share);
     size_t n = sum->report_summary ? strlen(sum->report_summary) : 0;
     char *joined = note && sum->report_summary ? realloc(sum->report_summary, n + strlen(note) + 1)
                                                : NULL;
@@ -434,7 +435,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     for (size_t i = 0; !rc && i < ps_tokenizer_warning_count(cfg->tokenizer); i++)
         if (ps_vreport_add_vocab_warning(st.report, ps_tokenizer_warning(cfg->tokenizer, i)))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
-    if (!rc && ps_build_serving_report(st.cleaner, st.report))
+    if (!rc && ps_build_serving_report(st.cleaner, ps_build_serving_share(cfg->validate_json),
+                                       st.report))
         rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
     bool gate_failed = !rc && strcmp(ps_vreport_verdict(st.report), "fail") == 0 && !cfg->no_gate;
     /* The reports go into the set, or beside DIR when the gate stops it. */

@@ -112,18 +112,18 @@ json_t *ps_build_embed_preprocess(const ps_build_config *cfg, const char *dir, p
     return json_pack("{sIso}", "version", (json_int_t)PS_PREPROCESS_VERSION, "files", files);
 }
 
-/* When cleaning changed more than PS_SERVING_NOTE_SHARE of the kept
- * records, text served raw differs from what the model was trained on
+/* When cleaning changed more than a share of the kept records (the
+ * validate threshold serving_note_share, 20% by default), text served raw differs from what the model was trained on
  * often enough to matter (CSpider: 838 of 951, full-width punctuation),
  * so the summary and report.json say so and name the way to serve the
  * same text. */
-#define PS_SERVING_NOTE_SHARE 0.20
 #define PS_SERVING_ADVICE                                                                      \
     "raw text at inference would get other ids than training; serve with the set's "          \
     "preprocessor (pairshard.Preprocessor(DIR) in Python, ps_preprocessor_open in C)"
 
 /* Whether cleaning changed over the share; *changed and *kept. */
-static bool changed_share(const ps_cleaner *c, json_int_t *changed, json_int_t *kept)
+static bool changed_share(const ps_cleaner *c, double share, json_int_t *changed,
+                          json_int_t *kept)
 {
     char *stats = ps_cleaner_stats_json(c);
     json_t *j = stats ? json_loads(stats, 0, NULL) : NULL;
@@ -131,13 +131,20 @@ static bool changed_share(const ps_cleaner *c, json_int_t *changed, json_int_t *
     *kept = json_integer_value(json_object_get(j, "kept"));
     *changed = json_integer_value(json_object_get(j, "changed_by_cleaning"));
     json_decref(j);
-    return *kept > 0 && (double)*changed / (double)*kept > PS_SERVING_NOTE_SHARE;
+    return *kept > 0 && (double)*changed / (double)*kept > share;
 }
 
-char *ps_build_serving_note(const ps_cleaner *c)
+double ps_build_serving_share(const void *validate_json)
+{
+    json_t *v = json_object_get(json_object_get((const json_t *)validate_json, "thresholds"),
+                                "serving_note_share");
+    return json_is_number(v) ? json_number_value(v) : 0.2; /* checked by the validation */
+}
+
+char *ps_build_serving_note(const ps_cleaner *c, double share)
 {
     json_int_t changed, kept;
-    if (!changed_share(c, &changed, &kept))
+    if (!changed_share(c, share, &changed, &kept))
         return NULL;
     ps_buf b;
     ps_buf_init(&b);
@@ -150,12 +157,12 @@ char *ps_build_serving_note(const ps_cleaner *c)
     return b.data;
 }
 
-int ps_build_serving_report(const ps_cleaner *c, ps_vreport *r)
+int ps_build_serving_report(const ps_cleaner *c, double share, ps_vreport *r)
 {
     json_int_t changed, kept;
-    if (!r || !changed_share(c, &changed, &kept))
+    if (!r || !changed_share(c, share, &changed, &kept))
         return 0;
-    return ps_vreport_set_serving(r, (uint64_t)changed, (uint64_t)kept, PS_SERVING_NOTE_SHARE,
+    return ps_vreport_set_serving(r, (uint64_t)changed, (uint64_t)kept, share,
                                   PS_SERVING_ADVICE);
 }
 

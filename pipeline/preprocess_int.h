@@ -34,11 +34,14 @@ json_t *ps_build_embed_preprocess(const ps_build_config *cfg, const char *dir, p
  * checking their hashes. 0, PS_EFORMAT, PS_ECORRUPT, PS_EIO, PS_ENOMEM. */
 int ps_preprocess_copy(const char *from, const json_t *pre, const char *to, ps_error *err);
 
-/* One summary line when cleaning changed more than 20% of the kept
+/* One summary line when cleaning changed more than `share` of the kept
  * records, pointing to the preprocessor for serving; NULL otherwise (or
  * out of memory). malloc'ed. */
-char *ps_build_serving_note(const ps_cleaner *c);
+char *ps_build_serving_note(const ps_cleaner *c, double share);
+/* The share of changed records above which they are given: the validate
+ * config's thresholds.serving_note_share, else 0.2. */
+double ps_build_serving_share(const void *validate_json);
 /* The same in report.json ("serving"); 0 or PS_ENOMEM. */
-int ps_build_serving_report(const ps_cleaner *c, ps_vreport *r);
+int ps_build_serving_report(const ps_cleaner *c, double share, ps_vreport *r);
 
 #endif

@@ -104,6 +104,9 @@ static const struct {
     {"length_change_relative", 0.2, 0.01, 1.0, false},
     {"psi_epsilon", PS_SM_PSI_EPS, 1e-12, 0.1, false},
     {"psi_bins", 10, 2, 100, true},
+    /* not a check: above this share of kept records changed by cleaning,
+     * the build's summary and report.json point to the preprocessor */
+    {"serving_note_share", 0.2, 0, 1, false},
 };
 
 ps_vconfig *ps_vconfig_new(void)

@@ -47,7 +47,7 @@ enum {
 
 /* Parameters that are not a check's threshold. */
 enum { P_MIN_RECORDS, P_MIN_LABEL_RECORDS, P_MIN_LABEL_KS_RECORDS, P_RETENTION_MIN_LOST, P_LENGTH_CHANGE_REL, P_PSI_EPS,
-       P_PSI_BINS, P_N };
+       P_PSI_BINS, P_SERVING_NOTE_SHARE, P_N };
 
 /* Thresholds, modes and parameters (defaults in checks.c). */
 struct ps_vconfig {

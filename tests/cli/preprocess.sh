@@ -112,6 +112,12 @@ assert s['kept'] == 500 and s['changed_by_cleaning'] > 100 and s['threshold'] ==
 assert 'pairshard.Preprocessor' in s['note']
 assert 'serving' not in json.load(open(sys.argv[2]))" "$TMP/cs2/report.json" "$TMP/sp2/report.json" 2>"$TMP/rep"
 check "report.json's \"serving\" says the same (and is absent when nothing changed)" $? "$TMP/rep"
+printf '{"validate": {"thresholds": {"serving_note_share": 0.99}}}' >"$TMP/share.json"
+"$PAIRSHARD" build --no-gate --config "$TMP/share.json" --vocab "$DATA/vocab/bert-base-chinese.vocab.txt" \
+    --lowercase -o "$TMP/cs3" "$TMP/cspider.json" 2>"$TMP/sum3" </dev/null &&
+    ! grep -q "note cleaning changed" "$TMP/sum3" &&
+    "$PY" -c "import json, sys; sys.exit('serving' in json.load(open(sys.argv[1])))" "$TMP/cs3/report.json"
+check "validate.thresholds.serving_note_share 0.99: no note under it" $? "$TMP/sum3"
 
 # A tampered embedded tokenizer: refused, naming the file.
 cp -r "$TMP/spider" "$TMP/tampered"
