@@ -3,6 +3,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/inspect_show.h"
+#include "pairshard/preprocess.h"
 #include "cli/opt_error.h"
 #include "common/ps_internal.h"
 #include "store/inspect.h"
@@ -279,6 +280,20 @@ static json_t *summary_json(const summary *s, const char *dir, const ps_error *v
     return o;
 }
 
+/* The files a set embeds for serving (DIR/preprocess/): opening its
+ * preprocessor checks each against the manifest's SHA-256. Only damage
+ * counts (PS_ECORRUPT); a set without them, or one the preprocessor does
+ * not serve (dialogues), has nothing to check here. */
+static int verify_preprocess(const char *dir, ps_error *err)
+{
+    ps_preprocessor *p = NULL;
+    int rc = ps_preprocessor_open(dir, &p, err);
+    ps_preprocessor_free(p);
+    if (rc != PS_ECORRUPT)
+        ps_error_clear(err);
+    return rc == PS_ECORRUPT ? rc : 0;
+}
+
 /* --show: exit 0, 1 (a damaged shard) or 2 (usage, the wrong tokenizer). */
 static int show_records(const char *dir, ps_manifest *m, uint64_t n, const char *vocab,
                         const char *tok_json)
@@ -370,6 +385,8 @@ int ps_cmd_inspect(int argc, char **argv)
             ps_manifest_free(m);
             return PS_EXIT_USAGE;
         }
+        if (!vrc && (vrc = verify_preprocess(dir, &verr)) != 0)
+            rep.kind = "preprocess";
         status = vrc ? PS_EXIT_FAIL : PS_EXIT_OK;
     }
     summary s = {.m = m, .rep = verify ? &rep : NULL, .verified_ok = verify && !vrc};

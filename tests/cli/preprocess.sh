@@ -5,7 +5,7 @@
 # {evidence} and the schema) and a CSpider-like set (NFKC, full-width
 # punctuation); tests/python/test_preprocess.py checks that the
 # preprocessor's ids for every record equal the stored ones read through the
-# Loader. Then a tampered embedded file makes `inspect`-free opening fail. TAP.
+# Loader. Then a tampered embedded file makes opening fail, and inspect --verify. TAP.
 . "$(dirname "$0")/../tap.sh"
 
 PY=/usr/bin/python3
@@ -130,4 +130,9 @@ except pairshard.PairshardError as e:
     print(e); sys.exit(0 if e.name == 'PS_ECORRUPT' and 'preprocess/vocab.txt' in e.message else 1)
 sys.exit(1)" "$TMP/tampered" >"$TMP/t.out" 2>&1
 check "a tampered embedded vocab.txt is refused, naming it" $? "$TMP/t.out"
+"$PAIRSHARD" inspect --verify "$TMP/spider" >/dev/null 2>"$TMP/v.err"
+check "inspect --verify passes an untouched set with its embedded files" $? "$TMP/v.err"
+"$PAIRSHARD" inspect --verify "$TMP/tampered" >/dev/null 2>"$TMP/v.err"
+[ $? -eq 1 ] && grep -q "corrupt (preprocess):.*preprocess/vocab.txt" "$TMP/v.err"
+check "inspect --verify finds the tampered embedded file: exit 1, naming it" $? "$TMP/v.err"
 done_testing
