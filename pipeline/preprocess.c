@@ -39,15 +39,45 @@ static int put_member(ps_buf *b, const char *key, const char *value)
            ps_buf_putc(b, ':') || put_json_str(b, value);
 }
 
+/* For a set built from dialogues: the dialogue the served turn ends, its
+ * turns at p->turns_path (a dotted path opens nested objects): the history
+ * oldest first, then the turn itself, which is turn n_history. */
+static int put_dialogue(ps_preprocessor *p, const ps_preprocess_input *in, ps_buf *b)
+{
+    const char *path = p->turns_path;
+    size_t depth = 0;
+    int bad = b->len > 1 && ps_buf_putc(b, ',');
+    for (const char *dot; !bad && (dot = strchr(path, '.')); path = dot + 1, depth++) {
+        char *seg = strndup(path, (size_t)(dot - path));
+        bad = !seg || put_json_str(b, seg) || ps_buf_puts(b, ":{");
+        free(seg);
+    }
+    bad = bad || put_json_str(b, path) || ps_buf_puts(b, ":[");
+    for (size_t k = in->n_history; !bad && k-- > 0;)
+        bad = ps_buf_putc(b, '{') || put_json_str(b, p->turn_q_key) || ps_buf_putc(b, ':') ||
+              put_json_str(b, in->history[k] ? in->history[k] : "") || ps_buf_puts(b, "},");
+    bad = bad || ps_buf_putc(b, '{') || put_json_str(b, p->turn_q_key) || ps_buf_putc(b, ':') ||
+          put_json_str(b, in->question) || ps_buf_putc(b, ',') ||
+          put_json_str(b, p->turn_sql_key) || ps_buf_putc(b, ':') ||
+          put_json_str(b, in->sql ? in->sql : NO_SQL) || ps_buf_puts(b, "}]");
+    while (!bad && depth--)
+        bad = ps_buf_putc(b, '}');
+    return bad;
+}
+
 /* The fields as one JSON object in p->record, under the names the set's
  * cleaner reads. */
 static int fields_json(ps_preprocessor *p, const ps_preprocess_input *in, ps_error *err)
 {
     ps_buf *b = &p->record;
     ps_buf_reset(b);
-    int bad = ps_buf_putc(b, '{') || put_member(b, p->question_key, in->question) ||
-              put_member(b, p->sql_key, in->sql ? in->sql : NO_SQL) ||
-              (in->db_id && put_member(b, p->db_key, in->db_id));
+    int bad = ps_buf_putc(b, '{');
+    if (p->turns_path)
+        bad = bad || put_dialogue(p, in, b);
+    else
+        bad = bad || put_member(b, p->question_key, in->question) ||
+              put_member(b, p->sql_key, in->sql ? in->sql : NO_SQL);
+    bad = bad || (in->db_id && put_member(b, p->db_key, in->db_id));
     for (size_t i = 0; !bad && i < in->n_fields; i++)
         if (in->fields[i].name && in->fields[i].value)
             bad = put_member(b, in->fields[i].name, in->fields[i].value);
@@ -99,12 +129,16 @@ int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in, ps_preproce
         data = p->record.data;
         len = p->record.len;
     }
+    if (in->record && p->turns_path)
+        return ps_error_set(err, PS_EUSAGE,
+                            "%s: the set was built from dialogues (--turns): give the turn's "
+                            "fields and its history, not a raw record", p->dir);
     ps_raw_record rec;
     memset(&rec, 0, sizeof rec);
     rec.data = data;
     rec.len = len;
     rec.line = 1;
-    rec.turn = -1;
+    rec.turn = p->turns_path ? (long)in->n_history : -1;
     rec.too_long = len > p->cfg.clean.max_record_bytes;
     ps_clean_item it;
     ps_encoded e;

@@ -118,10 +118,9 @@ static int clean_options(ps_preprocessor *p, json_t *config, ps_error *err)
     if ((v = json_integer_value(json_object_get(c, "max_field_bytes"))) > 0)
         o->max_field_bytes = (size_t)v;
     if (json_is_object(t)) {
-        if (str_at(t, "turns"))
-            return ps_error_set(err, PS_EUSAGE,
-                                "%s: the set was built from dialogues (--turns); serving a "
-                                "turn with its history is not supported yet", p->dir);
+        o->turns_path = keep(p, str_at(t, "turns"));
+        o->turn_question_field = keep(p, str_at(t, "turn_question_field"));
+        o->turn_sql_field = keep(p, str_at(t, "turn_sql_field"));
         o->db_field = keep(p, str_at(t, "db_field"));
         o->reject_invalid_sql = json_is_true(json_object_get(t, "reject_invalid_sql"));
     }
@@ -129,6 +128,11 @@ static int clean_options(ps_preprocessor *p, json_t *config, ps_error *err)
     p->sql_key = first_name(o->sql_field, "sql");
     p->db_key = first_name(o->db_field, "db_id");
     if (!p->question_key || !p->sql_key || !p->db_key)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (o->turns_path &&
+        (!(p->turns_path = strdup(o->turns_path)) ||
+         !(p->turn_q_key = first_name(o->turn_question_field, "utterance")) ||
+         !(p->turn_sql_key = first_name(o->turn_sql_field, "query"))))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     return 0;
 }
@@ -303,6 +307,9 @@ void ps_preprocessor_free(ps_preprocessor *p)
     free(p->question_key);
     free(p->sql_key);
     free(p->db_key);
+    free(p->turns_path);
+    free(p->turn_q_key);
+    free(p->turn_sql_key);
     while (p->strings) {
         char *next;
         memcpy(&next, p->strings, sizeof next);

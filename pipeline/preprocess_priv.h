@@ -18,6 +18,9 @@ struct ps_preprocessor {
     ps_input_ctx in;          /* a JSONL input of one record */
     /* the names the cleaner reads, for records given as fields */
     char *question_key, *sql_key, *db_key;
+    /* a set built from dialogues (--turns): where a dialogue keeps its
+     * turns, and the names of a turn's question and SQL; NULL otherwise */
+    char *turns_path, *turn_q_key, *turn_sql_key;
     char *strings;            /* owns the option strings of cfg.clean */
     ps_buf record;            /* a record given as fields, as JSON */
     ps_buf mask;              /* attention mask: ones */

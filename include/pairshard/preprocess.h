@@ -67,6 +67,12 @@ typedef struct ps_preprocess_input {
     const char *db_id;        /* NULL when the set has no schemas or template */
     const ps_preprocess_field *fields;
     size_t n_fields;
+    /* A set built from dialogues (--turns): the earlier utterances of the
+     * dialogue, most recent first, as {history} reads them (raw: each is
+     * cleaned like the question); none for a first turn. Other sets ignore
+     * it. A raw `record` is refused for such a set: give the fields. */
+    const char *const *history;
+    size_t n_history;
 } ps_preprocess_input;
 
 /* What the build would have stored. Pointers belong to the preprocessor

@@ -34,6 +34,7 @@ class ps_preprocess_input(ctypes.Structure):
         ("record", ctypes.c_char_p), ("record_len", ctypes.c_size_t),
         ("question", ctypes.c_char_p), ("sql", ctypes.c_char_p), ("db_id", ctypes.c_char_p),
         ("fields", ctypes.POINTER(ps_preprocess_field)), ("n_fields", ctypes.c_size_t),
+        ("history", ctypes.POINTER(ctypes.c_char_p)), ("n_history", ctypes.c_size_t),
     ]
 
 
@@ -142,7 +143,13 @@ class Preprocessor:
             if question is None:
                 raise TypeError("a question (or record=) is needed")
             inp.question, inp.sql, inp.db_id = _enc(question), _enc(sql), _enc(db_id)
-            items = [(_enc(k), _enc(v)) for k, v in (fields or {}).items() if v is not None]
+            fields = dict(fields or {})
+            history = fields.pop("history", None)  # dialogues: earlier utterances, newest first
+            if history:
+                hist = (ctypes.c_char_p * len(history))(*[_enc(h) for h in history])
+                keep.append(hist)
+                inp.history, inp.n_history = hist, len(history)
+            items = [(_enc(k), _enc(v)) for k, v in fields.items() if v is not None]
             arr = (ps_preprocess_field * max(1, len(items)))(*items)
             keep.append(arr)
             inp.fields, inp.n_fields = arr, len(items)
@@ -212,8 +219,9 @@ class Preprocessor:
                 d = dict(q)
                 rows.append(self._one(d.pop("question", None), d.pop("db_id", None),
                                       d.pop("sql", None), None, d, i))
-            else:
-                f = {k: at(v, i) for k, v in fields.items()}
+            else:  # a history is a list per record: a list of them is per row
+                f = {k: (v[i] if k == "history" and v and isinstance(v[0], (list, tuple))
+                         else v if k == "history" else at(v, i)) for k, v in fields.items()}
                 rows.append(self._one(q, at(db_id, i), at(sql, i), None, f, i))
         return rows
 

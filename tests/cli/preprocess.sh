@@ -73,8 +73,13 @@ b --vocab "$VOCAB" --databases "$TMP/dbs" --template "$TMP/values.json" -o "$TMP
     grep -q "column_examples" "$TMP/values/preprocess/schemas.json"
 check "build with {schema:ddl_values} from --databases; the embedded schemas keep the values" $? "$TMP/err"
 
+b --tokenizer-json "$DATA/tokenizers/t5-small.tokenizer.json" --schema "$DATA/spider/tables.json" \
+    --template picard --turns interaction -o "$TMP/sparc" "$DATA/formats/sparc/dev.json"
+check "build SParC's sample per turn (--turns interaction, picard with history)" $? "$TMP/err"
+
 LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY" \
     "$PS_ROOT/tests/python/test_preprocess.py" \
+    "$TMP/sparc" "$DATA/formats/sparc/dev.json" sparc \
     "$TMP/values" "$TMP/pets.json" values \
     "$TMP/spider" "$DATA/spider/dev.json" spider \
     "$TMP/picard" "$DATA/spider/dev.json" picard \

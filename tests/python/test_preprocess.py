@@ -95,9 +95,32 @@ def round_trip(path, input_path, kind):
     return pre, recs
 
 
+def dialogues(path, input_path, kind):
+    """A set built with --turns: every turn, served with its question, SQL,
+    database and the earlier utterances (newest first), has the stored ids."""
+    want = stored(path)
+    base = input_path.rsplit("/", 1)[-1]
+    pre = pairshard.Preprocessor(path)
+    bad, turns = [], 0
+    for i, d in enumerate(json.load(open(input_path))):
+        utts = [t["utterance"] for t in d["interaction"]]
+        for t, turn in enumerate(d["interaction"]):
+            rid = "%s:#%d/%d" % (base, i, t)
+            got = pre.encode(turn["utterance"], db_id=d["database_id"], sql=turn["query"],
+                             history=list(reversed(utts[:t])))["input_ids"].tolist()
+            turns += 1
+            if rid not in want or want[rid][0] != got:
+                bad.append("%s: %s != stored %s" % (rid, got[:10], (want.get(rid) or [[]])[0][:10]))
+    check("%s: every one of %d turns, served with its history, has the stored ids" % (kind, turns),
+          turns == len(want) and not bad, "; ".join(bad[:3]))
+
+
 def main():
     args = sys.argv[1:]
     for j in range(0, len(args), 3):
+        if args[j + 2] == "sparc":
+            dialogues(args[j], args[j + 1], args[j + 2])
+            continue
         pre, recs = round_trip(args[j], args[j + 1], args[j + 2])
         if args[j + 2] == "picard":
             r = fields("picard", recs[0])
