@@ -37,6 +37,7 @@ DEV = os.path.join(DATA, "spider", "dev.json")
 
 import pairshard  # noqa: E402
 from pairshard import _lib as L  # noqa: E402
+from pairshard import preprocess as PP  # noqa: E402
 
 try:
     import torch
@@ -204,8 +205,11 @@ def layouts():
         skip("no C compiler for the layout check")
         return
     src = ["#include <stdio.h>", "#include <stddef.h>", "#include \"pairshard/reader.h\"",
-           "int main(void) {"]
-    for name, cls in L.STRUCTS.items():
+           "#include \"pairshard/preprocess.h\"", "int main(void) {"]
+    structs = dict(L.STRUCTS)
+    structs.update({n: getattr(PP, n) for n in
+                    ("ps_preprocess_field", "ps_preprocess_input", "ps_preprocess_output")})
+    for name, cls in structs.items():
         src.append('printf("%s - %%zu %%zu\\n", sizeof(%s), _Alignof(%s));' % (name, name, name))
         for f, _ in cls._fields_:
             src.append('printf("%s %s %%zu %%zu\\n", offsetof(%s, %s), sizeof(((%s *)0)->%s));'
@@ -220,7 +224,7 @@ def layouts():
     for line in subprocess.run([exe], check=True, capture_output=True,
                                text=True).stdout.splitlines():
         sname, field, a, b = line.split()
-        cls = L.STRUCTS[sname]
+        cls = structs[sname]
         if field == "-":
             got = (ctypes.sizeof(cls), ctypes.alignment(cls))
         else:
@@ -228,7 +232,8 @@ def layouts():
         if got != (int(a), int(b)):
             bad.append("%s.%s: C %s %s, ctypes %s %s" % (sname, field, a, b, *got))
     check("ctypes layouts of ps_error, ps_reader_options, ps_batch, ps_reader_state, "
-          "ps_reader_info, ps_reader_stats equal the compiler's", not bad, "\n".join(bad))
+          "ps_reader_info, ps_reader_stats and the ps_preprocess_* structs equal the compiler's",
+          not bad, "\n".join(bad))
     check("ps_reader_state is 128 bytes, ps_error 4 + 512",
           ctypes.sizeof(L.ps_reader_state) == 128 and ctypes.sizeof(L.ps_error) == 516)
 
