@@ -2,6 +2,7 @@
 #   ok_if "description" command...   runs the command; ok when it exits 0
 #   check "description" <condition-exit-status> [file to show on failure]
 #   skip "description" "why"          a skip, counted as one (never a pass)
+#   relay_tap FILE                    another program's TAP output, renumbered
 # Every script ends with `done_testing`.
 n=0
 fails=0
@@ -22,6 +23,16 @@ ok_if() { # description command...
     if "$@"; then check "$d" 0; else check "$d" 1; fi
 }
 done_testing() { echo "1..$n"; [ "$fails" -eq 0 ]; }
+relay_tap() { # file: another program's TAP lines, renumbered as this script's
+    while IFS= read -r line; do
+        case $line in
+        "not ok "*) check "${line#not ok * - }" 1 ;;
+        "ok "*"# SKIP"*) n=$((n + 1)); echo "ok $n # SKIP ${line#*# SKIP }" ;;
+        "ok "*) check "${line#ok * - }" 0 ;;
+        "#"*) echo "$line" ;;
+        esac
+    done <"$1"
+}
 : "${PAIRSHARD:?PAIRSHARD must point at the pairshard binary}"
 : "${PS_ROOT:?}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pairshard-test.XXXXXX")

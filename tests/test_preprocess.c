@@ -343,32 +343,30 @@ static void expect_refused(const char *dir, const char *file)
         fail_msg("the message does not name %s: %s", file, err.message);
 }
 
+/* A copy of set `from` (under root) with `edit` (a shell command run in
+ * the copy's folder) applied: opening it must be refused naming `file`. */
+static void tamper(const char *from, const char *edit, const char *file)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "rm -rf '%s/tamper' && cp -r '%s/%s' '%s/tamper' && cd '%s/tamper' && %s", root,
+             root, from, root, root, edit);
+    sh(cmd);
+    snprintf(cmd, sizeof cmd, "%s/tamper", root);
+    expect_refused(cmd, file);
+}
+
 static void test_tampered(void **state)
 {
     (void)state;
-    char cmd[2048], dir[256];
-    snprintf(dir, sizeof dir, "%s/tamper", root);
-    /* rules */
-    snprintf(cmd, sizeof cmd, "cp -r '%s/spider' '%s' && sed -i 's/Count of/Number of/' "
-             "'%s/preprocess/rules.json'", root, dir, dir);
-    sh(cmd);
-    expect_refused(dir, "preprocess/rules.json");
-    /* tokenizer: one token changed */
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s/spider' '%s' && sed -i '2000s/.*/zzz/' "
-             "'%s/preprocess/vocab.txt'", dir, root, dir, dir);
-    sh(cmd);
-    expect_refused(dir, "preprocess/vocab.txt");
-    /* schemas: a column renamed */
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s/picard' '%s' && sed -i "
-             "'0,/\"Singer_ID\"/s//\"Singer_Id\"/' '%s/preprocess/schemas.json'", dir, root, dir,
-             dir);
-    sh(cmd);
-    expect_refused(dir, "preprocess/schemas.json");
+    tamper("spider", "sed -i 's/Count of/Number of/' preprocess/rules.json", "preprocess/rules.json");
+    /* the tokenizer: one token changed */
+    tamper("spider", "sed -i '2000s/.*/zzz/' preprocess/vocab.txt", "preprocess/vocab.txt");
+    /* the schemas: a column renamed */
+    tamper("picard", "sed -i '0,/\"Singer_ID\"/s//\"Singer_Id\"/' preprocess/schemas.json",
+           "preprocess/schemas.json");
     /* the file gone */
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s/picard' '%s' && rm "
-             "'%s/preprocess/template.json'", dir, root, dir, dir);
-    sh(cmd);
-    expect_refused(dir, "preprocess/template.json");
+    tamper("picard", "rm preprocess/template.json", "preprocess/template.json");
 }
 
 /* A set built before the files were embedded: refused, saying so. */

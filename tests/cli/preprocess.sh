@@ -87,14 +87,7 @@ LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY" \
     "$TMP/cspider" "$TMP/cspider.json" cspider \
     "$TMP/t5" "$DATA/spider/dev.json" t5 >"$TMP/py.out" 2>"$TMP/py.err"
 rc=$?
-while IFS= read -r line; do
-    case $line in
-    "not ok "*) check "${line#not ok * - }" 1 ;;
-    "ok "*"# SKIP"*) n=$((n + 1)); echo "ok $n # SKIP ${line#*# SKIP }" ;;
-    "ok "*) check "${line#ok * - }" 0 ;;
-    "#"*) echo "$line" ;;
-    esac
-done <"$TMP/py.out"
+relay_tap "$TMP/py.out"
 check "test_preprocess.py ran to its end and exited 0" "$rc" "$TMP/py.err"
 
 # The summary says when cleaning changed a large share of records (CSpider's

@@ -38,14 +38,7 @@ run_py() { # script: its TAP lines, renumbered into this script's
         "$PY" "$@"
     fi >"$TMP/py.out" 2>"$TMP/py.err"
     rc=$?
-    while IFS= read -r line; do
-        case $line in
-        "not ok "*) check "${line#not ok * - }" 1 ;;
-        "ok "*"# SKIP"*) n=$((n + 1)); echo "ok $n # SKIP ${line#*# SKIP }" ;;
-        "ok "*) check "${line#ok * - }" 0 ;;
-        "#"*) echo "$line" ;;
-        esac
-    done <"$TMP/py.out"
+    relay_tap "$TMP/py.out"
     grep -q '^1\.\.[0-9]' "$TMP/py.out"
     check "$(basename "$1") ran to its end and exited 0" $(( rc == 0 && $? == 0 ? 0 : 1 ))
     [ "$rc" -eq 0 ] || sed 's/^/# /' "$TMP/py.err" | tail -20

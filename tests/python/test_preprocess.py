@@ -11,24 +11,10 @@ import sys
 import numpy as np
 
 import pairshard
+from tap import Tap
 
-n = 0
-fails = 0
-
-
-def check(desc, ok, why=""):
-    global n, fails
-    n += 1
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, desc))
-    if not ok:
-        fails += 1
-        print("# " + why)
-
-
-def skip(desc, why):
-    global n
-    n += 1
-    print("ok %d - %s # SKIP %s" % (n, desc, why))
+T = Tap()
+check, skip = T.check, T.skip
 
 
 def stored(path):
@@ -156,8 +142,7 @@ def main():
             except pairshard.RejectedError as e:
                 check("clean(): empty after cleaning raises RejectedError",
                       e.reason == "empty_after_cleaning")
-    print("1..%d" % n)
-    sys.exit(1 if fails else 0)
+    sys.exit(T.done())
 
 
 main()

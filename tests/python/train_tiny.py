@@ -27,6 +27,7 @@ DATA = os.path.join(ROOT, "tests", "data")
 import torch  # noqa: E402
 
 import pairshard  # noqa: E402
+from tap import Tap  # noqa: E402
 
 BATCH = 32
 SEED = 1234
@@ -96,18 +97,8 @@ def train(set_dir, total, save_at=None, ckpt=None, resume=None):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="pairshard-train.")
-    n = 0
-    fails = 0
-
-    def check(desc, ok, why=""):
-        nonlocal n, fails
-        n += 1
-        print("%s %d - %s" % ("ok" if ok else "not ok", n, desc))
-        if not ok:
-            fails += 1
-            for line in str(why).splitlines()[:20]:
-                print("# " + line)
-        sys.stdout.flush()
+    t = Tap()
+    check = t.check
 
     try:
         set_dir = os.path.join(tmp, "set")
@@ -159,8 +150,7 @@ def main():
               % (k, k), tail < 0.8 * head, (head, tail))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("1..%d" % n)
-    return 1 if fails else 0
+    return t.done()
 
 
 if __name__ == "__main__":
