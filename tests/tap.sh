@@ -23,6 +23,12 @@ ok_if() { # description command...
     if "$@"; then check "$d" 0; else check "$d" 1; fi
 }
 done_testing() { echo "1..$n"; [ "$fails" -eq 0 ]; }
+sanitizer_preload() { # library: the sanitizer runtimes it links, for LD_PRELOAD
+    # into an uninstrumented python3 (nothing for a plain build)
+    for rt in asan ubsan tsan; do
+        ldd "$1" 2>/dev/null | awk -v rt="lib$rt.so" 'index($1, rt) == 1 { print $3 }'
+    done | paste -sd' ' -
+}
 relay_tap() { # file: another program's TAP lines, renumbered as this script's
     while IFS= read -r line; do
         case $line in

@@ -19,11 +19,7 @@ if ! "$PY" -c "import numpy" 2>/dev/null; then
 fi
 export PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so"
 export PYTHONPATH="$PS_ROOT/python"
-PRELOAD=
-for rt in asan ubsan tsan; do
-    so=$(ldd "$PAIRSHARD_LIB" 2>/dev/null | awk -v rt="lib$rt.so" 'index($1, rt) == 1 { print $3 }')
-    [ -n "$so" ] && PRELOAD="$PRELOAD${PRELOAD:+ }$so"
-done
+PRELOAD=$(sanitizer_preload "$PAIRSHARD_LIB")
 VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
 cat >"$TMP/rules.json" <<'J'
 [{"name": "count-of", "field": "question", "replace": "^How many", "with": "Count of", "flags": "i"},

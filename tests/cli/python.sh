@@ -26,11 +26,7 @@ fi
 # leaks by design, so leak checking is off there).
 export PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so"
 export TMPDIR="$TMP"
-PRELOAD=
-for rt in asan ubsan tsan; do
-    so=$(ldd "$PAIRSHARD_LIB" 2>/dev/null | awk -v rt="lib$rt.so" 'index($1, rt) == 1 { print $3 }')
-    [ -n "$so" ] && PRELOAD="$PRELOAD${PRELOAD:+ }$so"
-done
+PRELOAD=$(sanitizer_preload "$PAIRSHARD_LIB")
 run_py() { # script: its TAP lines, renumbered into this script's
     if [ -n "$PRELOAD" ]; then
         LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY" "$@"

@@ -23,11 +23,7 @@ if command -v node >/dev/null 2>&1; then
     fi
 fi
 # A sanitizer build's library needs its runtimes preloaded into python3.
-PRELOAD=
-for rt in asan ubsan tsan; do
-    so=$(ldd "$PS_BUILD/lib/libpairshard.so" 2>/dev/null | awk -v rt="lib$rt.so" 'index($1, rt) == 1 { print $3 }')
-    [ -n "$so" ] && PRELOAD="$PRELOAD${PRELOAD:+ }$so"
-done
+PRELOAD=$(sanitizer_preload "$PS_BUILD/lib/libpairshard.so")
 # Every record of a set as JSON lines {"id", "input_ids"}, through the binding.
 dump_set() { # DIR OUT
     LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \

@@ -106,11 +106,7 @@ check "tokenize the same records with it" $? "$TMP/err"
 
 # A sanitizer build's library needs its runtimes preloaded into python3 (as
 # tests/cli/python.sh does).
-PRELOAD=
-for rt in asan ubsan tsan; do
-    so=$(ldd "$PS_BUILD/lib/libpairshard.so" 2>/dev/null | awk -v rt="lib$rt.so" 'index($1, rt) == 1 { print $3 }')
-    [ -n "$so" ] && PRELOAD="$PRELOAD${PRELOAD:+ }$so"
-done
+PRELOAD=$(sanitizer_preload "$PS_BUILD/lib/libpairshard.so")
 if "$PY" -c "import numpy, lmdb, zstandard" 2>/dev/null; then
     LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
     PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so" PYTHONPATH="$PS_ROOT/python" "$PY" - \
