@@ -74,6 +74,7 @@ typedef struct phase1 {
     size_t head, tail;     /* queued chunks are ring[head..tail) mod ring_n */
     size_t next_work;      /* next chunk a worker takes */
     bool stop;
+    double *busy, *idle;   /* per worker: seconds cleaning, seconds waiting */
 } phase1;
 
 static size_t arena_put(ps_buf *b, const void *p, size_t n, int *rc)
@@ -249,11 +250,14 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
 
 typedef struct worker_arg {
     phase1 *p;
+    size_t index;
 } worker_arg;
 
 static void *worker_main(void *arg)
 {
     phase1 *p = ((worker_arg *)arg)->p;
+    size_t self = ((worker_arg *)arg)->index;
+    double busy = 0, idle = 0, t0 = ps_build_now();
     ps_clean_worker *w = NULL;
     ps_tok_scratch *ts = ps_tok_scratch_new();
     ps_encode_ctx x;
@@ -269,15 +273,21 @@ static void *worker_main(void *arg)
         p->next_work++;
         ch->state = 2;
         pthread_mutex_unlock(&p->mu);
+        double t1 = ps_build_now();
+        idle += t1 - t0;
         if (init || !ts)
             ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
         else
             work_chunk(p, ch, w, ts, &x);
+        t0 = ps_build_now();
+        busy += t0 - t1;
         pthread_mutex_lock(&p->mu);
         ch->state = 3;
         pthread_cond_broadcast(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
+    p->busy[self] = busy;
+    p->idle[self] = idle + (ps_build_now() - t0);
     ps_clean_worker_free(w);
     ps_tok_scratch_free(ts);
     ps_encode_ctx_free(&x);
@@ -460,6 +470,165 @@ static int chunk_add(chunk *ch, const ps_raw_record *rec, size_t cap)
     return 0;
 }
 
+/* The calling thread's read position across the inputs. */
+typedef struct reader {
+    ps_build_state *st;
+    ps_input_ctx in;
+    bool in_open, eof;
+    size_t input;          /* the next input to open */
+    uint64_t bytes_done;   /* decoded bytes of the inputs closed */
+} reader;
+
+/* Fills a chunk with the next records of one input; ch->n 0 at the end. */
+static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
+{
+    const ps_build_config *cfg = rd->st->cfg;
+    ps_cleaner *cleaner = rd->st->cleaner;
+    int rc = 0;
+    ch->n = 0;
+    ch->rc = 0;
+    ps_error_clear(&ch->err);
+    ps_buf_reset(&ch->raw);
+    while (ch->n < CHUNK_RECORDS && ch->raw.len < CHUNK_BYTES) {
+        if (!rd->in_open) {
+            if (rd->input == cfg->n_inputs) {
+                rd->eof = true;
+                break;
+            }
+            if ((rc = ps_input_open(cleaner, &rd->in, cfg->inputs[rd->input], err)) != 0)
+                break;
+            rd->in_open = true;
+        }
+        ps_raw_record rec;
+        int r = ps_input_next(cleaner, &rd->in, &rec, err);
+        if (r < 0) {
+            rc = r;
+            break;
+        }
+        if (r == 0) {
+            rd->bytes_done += ps_source_bytes_decoded(rd->in.src);
+            ps_input_close(cleaner, &rd->in);
+            rd->in_open = false;
+            rd->input++;
+            if (ch->n)
+                break; /* a chunk holds records of one input */
+            continue;
+        }
+        if (ch->n == 0) {
+            ch->in = rd->in;
+            ch->in.src = NULL;
+            ch->in.rr = NULL;
+        }
+        if ((rc = chunk_add(ch, &rec, CHUNK_RECORDS)) != 0) {
+            rc = ps_error_set(err, rc, "out of memory reading %s", rd->in.path);
+            break;
+        }
+    }
+    for (size_t i = 0; !rc && i < ch->n; i++)
+        ch->recs[i].data = ch->raw.data + ch->raw_off[i];
+    return rc;
+}
+
+static void ring_free(phase1 *p)
+{
+    for (size_t i = 0; p->ring && i < p->ring_n; i++) {
+        free(p->ring[i].recs);
+        free(p->ring[i].raw_off);
+        free(p->ring[i].items);
+        ps_buf_free(&p->ring[i].raw);
+        ps_buf_free(&p->ring[i].out);
+    }
+    free(p->ring);
+    free(p->busy);
+    free(p->idle);
+}
+
+static int ring_alloc(phase1 *p, size_t threads)
+{
+    p->ring_n = 2 * threads + 2;
+    p->ring = calloc(p->ring_n, sizeof *p->ring);
+    p->busy = calloc(threads, sizeof *p->busy);
+    p->idle = calloc(threads, sizeof *p->idle);
+    if (!p->ring || !p->busy || !p->idle)
+        return PS_ENOMEM;
+    for (size_t i = 0; i < p->ring_n; i++) {
+        p->ring[i].recs = malloc(CHUNK_RECORDS * sizeof *p->ring[i].recs);
+        p->ring[i].raw_off = malloc(CHUNK_RECORDS * sizeof *p->ring[i].raw_off);
+        p->ring[i].items = malloc(CHUNK_RECORDS * sizeof *p->ring[i].items);
+        if (!p->ring[i].recs || !p->ring[i].raw_off || !p->ring[i].items)
+            return PS_ENOMEM;
+    }
+    return 0;
+}
+
+/* The workers' times into the profile. */
+static void profile_workers(ps_build_profile *pf, const phase1 *p, size_t started)
+{
+    pf->workers = started;
+    pf->busy_total = 0;
+    for (size_t i = 0; i < started; i++) {
+        pf->busy_total += p->busy[i];
+        if (i < PS_BUILD_PROFILE_THREADS) {
+            pf->worker_busy[i] = p->busy[i];
+            pf->worker_wait[i] = p->idle[i];
+        }
+    }
+}
+
+/* The calling thread: commits finished chunks in order, fills free ones,
+ * and waits when it can do neither. */
+static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
+    ps_build_profile *pf = &st->prof;
+    int rc = 0;
+    while (!rc && (!rd->eof || p->head != p->tail)) {
+        if ((rc = ps_build_cancelled(cfg, err)) != 0)
+            break;
+        /* Commit finished chunks at the head, in order. */
+        pthread_mutex_lock(&p->mu);
+        while (p->head != p->tail && p->ring[p->head % p->ring_n].state == 3) {
+            chunk *ch = &p->ring[p->head % p->ring_n];
+            pthread_mutex_unlock(&p->mu);
+            double t = ps_build_now();
+            rc = commit_chunk(st, ch, err);
+            pf->commit += ps_build_now() - t;
+            pthread_mutex_lock(&p->mu);
+            ch->state = 0;
+            p->head++;
+            if (rc)
+                break;
+        }
+        bool full = p->tail - p->head == p->ring_n;
+        if (!rc && (full || rd->eof) && p->head != p->tail) {
+            double t = ps_build_now();
+            pthread_cond_wait(&p->done, &p->mu);
+            pf->wait += ps_build_now() - t;
+            pthread_mutex_unlock(&p->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&p->mu);
+        if (rc || rd->eof)
+            continue;
+        /* Fill the next chunk from the inputs. */
+        chunk *ch = &p->ring[p->tail % p->ring_n];
+        double t = ps_build_now();
+        rc = fill_chunk(rd, ch, err);
+        pf->read += ps_build_now() - t;
+        if (rc || ch->n == 0)
+            continue;
+        pthread_mutex_lock(&p->mu);
+        ch->state = 1;
+        p->tail++;
+        pthread_cond_signal(&p->work);
+        pthread_mutex_unlock(&p->mu);
+        if (cfg->progress)
+            progress(st, rd->bytes_done + (rd->in_open ? ps_source_bytes_decoded(rd->in.src) : 0),
+                     false);
+    }
+    return rc;
+}
+
 int ps_build_phase1(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
@@ -472,116 +641,31 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
         ps_tokenizer_get_info(cfg->tokenizer, &ti);
         p.unk_id = ti.unk_id;
     }
-    p.ring_n = 2 * cfg->threads + 2;
-    p.ring = calloc(p.ring_n, sizeof *p.ring);
-    if (!p.ring)
+    pthread_t *threads = calloc(cfg->threads, sizeof *threads);
+    worker_arg *wa = calloc(cfg->threads, sizeof *wa);
+    if (!threads || !wa || ring_alloc(&p, cfg->threads)) {
+        ring_free(&p);
+        free(threads);
+        free(wa);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    for (size_t i = 0; i < p.ring_n; i++) {
-        p.ring[i].recs = malloc(CHUNK_RECORDS * sizeof *p.ring[i].recs);
-        p.ring[i].raw_off = malloc(CHUNK_RECORDS * sizeof *p.ring[i].raw_off);
-        p.ring[i].items = malloc(CHUNK_RECORDS * sizeof *p.ring[i].items);
-        if (!p.ring[i].recs || !p.ring[i].raw_off || !p.ring[i].items) {
-            for (size_t k = 0; k <= i; k++)
-                free(p.ring[k].recs), free(p.ring[k].raw_off), free(p.ring[k].items);
-            free(p.ring);
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-        }
     }
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.work, NULL);
     pthread_cond_init(&p.done, NULL);
-    pthread_t *threads = calloc(cfg->threads, sizeof *threads);
-    worker_arg wa = {&p};
     size_t started = 0;
-    for (; threads && started < cfg->threads; started++)
-        if (pthread_create(&threads[started], NULL, worker_main, &wa) != 0)
+    for (; started < cfg->threads; started++) {
+        wa[started] = (worker_arg){&p, started};
+        if (pthread_create(&threads[started], NULL, worker_main, &wa[started]) != 0)
             break;
-    int rc = started == 0 ? ps_error_set(err, PS_ENOMEM, "cannot start worker threads") : 0;
-
-    uint64_t bytes_done = 0;
-    size_t input = 0;
-    ps_input_ctx in;
-    bool in_open = false, eof = false;
-    while (!rc && (!eof || p.head != p.tail)) {
-        if ((rc = ps_build_cancelled(cfg, err)) != 0)
-            break;
-        /* Commit finished chunks at the head, in order. */
-        pthread_mutex_lock(&p.mu);
-        while (p.head != p.tail && p.ring[p.head % p.ring_n].state == 3) {
-            chunk *ch = &p.ring[p.head % p.ring_n];
-            pthread_mutex_unlock(&p.mu);
-            rc = commit_chunk(st, ch, err);
-            pthread_mutex_lock(&p.mu);
-            ch->state = 0;
-            p.head++;
-            if (rc)
-                break;
-        }
-        bool full = p.tail - p.head == p.ring_n;
-        if (!rc && (full || eof) && p.head != p.tail) {
-            pthread_cond_wait(&p.done, &p.mu);
-            pthread_mutex_unlock(&p.mu);
-            continue;
-        }
-        pthread_mutex_unlock(&p.mu);
-        if (rc || eof)
-            continue;
-        /* Fill the next chunk from the inputs. */
-        chunk *ch = &p.ring[p.tail % p.ring_n];
-        ch->n = 0;
-        ch->rc = 0;
-        ps_error_clear(&ch->err);
-        ps_buf_reset(&ch->raw);
-        while (ch->n < CHUNK_RECORDS && ch->raw.len < CHUNK_BYTES) {
-            if (!in_open) {
-                if (input == cfg->n_inputs) {
-                    eof = true;
-                    break;
-                }
-                rc = ps_input_open(st->cleaner, &in, cfg->inputs[input], err);
-                if (rc)
-                    break;
-                in_open = true;
-            }
-            ps_raw_record rec;
-            int r = ps_input_next(st->cleaner, &in, &rec, err);
-            if (r < 0) {
-                rc = r;
-                break;
-            }
-            if (r == 0) {
-                bytes_done += ps_source_bytes_decoded(in.src);
-                ps_input_close(st->cleaner, &in);
-                in_open = false;
-                input++;
-                if (ch->n)
-                    break; /* a chunk holds records of one input */
-                continue;
-            }
-            if (ch->n == 0) {
-                ch->in = in;
-                ch->in.src = NULL;
-                ch->in.rr = NULL;
-            }
-            if ((rc = chunk_add(ch, &rec, CHUNK_RECORDS)) != 0) {
-                rc = ps_error_set(err, rc, "out of memory reading %s", in.path);
-                break;
-            }
-        }
-        if (rc || ch->n == 0)
-            continue;
-        for (size_t i = 0; i < ch->n; i++)
-            ch->recs[i].data = ch->raw.data + ch->raw_off[i];
-        pthread_mutex_lock(&p.mu);
-        ch->state = 1;
-        p.tail++;
-        pthread_cond_signal(&p.work);
-        pthread_mutex_unlock(&p.mu);
-        if (cfg->progress)
-            progress(st, bytes_done + (in_open ? ps_source_bytes_decoded(in.src) : 0), false);
     }
-    if (in_open)
-        ps_input_close(st->cleaner, &in);
+    int rc = started == 0 ? ps_error_set(err, PS_ENOMEM, "cannot start worker threads") : 0;
+    reader rd;
+    memset(&rd, 0, sizeof rd);
+    rd.st = st;
+    if (!rc)
+        rc = run_ring(st, &p, &rd, err);
+    if (rd.in_open)
+        ps_input_close(st->cleaner, &rd.in);
     pthread_mutex_lock(&p.mu);
     p.stop = true;
     p.next_work = p.tail; /* on error, queued chunks are not cleaned */
@@ -589,20 +673,14 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     pthread_mutex_unlock(&p.mu);
     for (size_t i = 0; i < started; i++)
         pthread_join(threads[i], NULL);
+    profile_workers(&st->prof, &p, started);
     if (cfg->progress)
-        progress(st, bytes_done, true);
+        progress(st, rd.bytes_done, true);
     free(threads);
-    for (size_t i = 0; i < p.ring_n; i++) {
-        free(p.ring[i].recs);
-        free(p.ring[i].raw_off);
-        free(p.ring[i].items);
-        ps_buf_free(&p.ring[i].raw);
-        ps_buf_free(&p.ring[i].out);
-    }
-    free(p.ring);
+    free(wa);
+    ring_free(&p);
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.work);
     pthread_cond_destroy(&p.done);
     return rc;
 }
-

@@ -298,6 +298,15 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
         (int)sizeof sum->report_path)
         sum->report_path[0] = '\0';
     sum->report_summary = ps_vreport_summary(st->report);
+    sum->profile = st->prof;
+    ps_build_profile *pf = &sum->profile;
+    pf->wall = sum->seconds;
+    /* what the phases did not cover: the manifest and publishing */
+    pf->publish = pf->wall - pf->setup - pf->phase1 - pf->checks - pf->phase2;
+    if (pf->publish < 0)
+        pf->publish = 0;
+    pf->serial = pf->wall - pf->phase1 + pf->read + pf->commit;
+    pf->serial_fraction = pf->wall > 0 ? pf->serial / pf->wall : 0;
 }
 
 
@@ -412,8 +421,12 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     st.staging = st.stg.set;
     if (!rc)
         rc = open_outputs(&st, err);
+    double t = ps_build_now();
+    st.prof.setup = t - st.start;
     if (!rc)
         rc = run_phase1(&st, err);
+    st.prof.phase1 = ps_build_now() - t;
+    t = ps_build_now();
     if (!rc)
         rc = ps_build_cancelled(cfg, err);
     if (!rc)
@@ -436,14 +449,18 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = move_rejects_beside(st.staging, parent, prefix, err);
     if (!rc && gate_failed) { /* publish nothing */
         if (summary) {
+            st.prof.checks = ps_build_now() - t;
             fill_summary(&st, summary, parent, prefix);
             summary->gate_failed = 1;
         }
         finish(&st);
         return rc;
     }
+    st.prof.checks = ps_build_now() - t;
+    t = ps_build_now();
     if (!rc)
         rc = ps_build_phase2(&st, err);
+    st.prof.phase2 = ps_build_now() - t;
     char *manifest = rc ? NULL : ps_build_manifest(&st, err);
     if (!rc && !manifest)
         rc = err && err->code ? err->code : PS_ENOMEM;

@@ -39,6 +39,7 @@ typedef struct pool {
     size_t n_jobs;
     size_t next;
     pthread_mutex_t mu;
+    double busy;      /* all threads' seconds encoding (the profile) */
 } pool;
 
 static int cmp_label(const void *a, const void *b, void *labels)
@@ -74,6 +75,7 @@ static void *pool_main(void *arg)
     pool *p = arg;
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     ps_shard_record *recs = malloc(p->st->cfg->block_records * sizeof *recs);
+    double busy = 0;
     for (;;) {
         pthread_mutex_lock(&p->mu);
         size_t i = p->next < p->n_jobs ? p->next++ : p->n_jobs;
@@ -82,9 +84,15 @@ static void *pool_main(void *arg)
             break;
         if (!cctx || !recs)
             p->jobs[i].rc = ps_error_set(&p->jobs[i].err, PS_ENOMEM, "out of memory");
-        else
+        else {
+            double t = ps_build_now();
             encode_job(p, &p->jobs[i], cctx, recs);
+            busy += ps_build_now() - t;
+        }
     }
+    pthread_mutex_lock(&p->mu);
+    p->busy += busy;
+    pthread_mutex_unlock(&p->mu);
     ZSTD_freeCCtx(cctx);
     free(recs);
     return NULL;
@@ -93,7 +101,7 @@ static void *pool_main(void *arg)
 /* Encodes jobs[0..n) with the build's threads. */
 static void run_pool(ps_build_state *st, const rec_ref *refs, job *jobs, size_t n)
 {
-    pool p = {st, refs, jobs, n, 0, PTHREAD_MUTEX_INITIALIZER};
+    pool p = {st, refs, jobs, n, 0, PTHREAD_MUTEX_INITIALIZER, 0};
     size_t nt = st->cfg->threads < n ? st->cfg->threads : n;
     pthread_t *t = calloc(nt ? nt : 1, sizeof *t);
     size_t started = 0;
@@ -105,6 +113,7 @@ static void run_pool(ps_build_state *st, const rec_ref *refs, job *jobs, size_t 
         pthread_join(t[i], NULL);
     free(t);
     pthread_mutex_destroy(&p.mu);
+    st->prof.phase2_encode += p.busy;
 }
 
 static int map_spool(const ps_spool *sp, const char **data, size_t *len, ps_error *err)
