@@ -60,7 +60,9 @@ typedef struct chunk {
     ps_buf out;            /* arena of the packed strings and tokens */
     int rc;
     ps_error err;
-    int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done */
+    int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done,
+                            * 4 committed (its statistics to add) */
+    unsigned char *taken;  /* per record: committed in this part */
 } chunk;
 
 typedef struct phase1 {
@@ -75,6 +77,15 @@ typedef struct phase1 {
     size_t next_work;      /* next chunk a worker takes */
     bool stop;
     double *busy, *idle;   /* per worker: seconds cleaning, seconds waiting */
+    /* The statistics stage: with more than one thread, a thread of its own
+     * adds committed chunks to the statistics, in order, behind the commit;
+     * a chunk is free again once it has. */
+    bool stats_thread;
+    pthread_cond_t stats_cv; /* a chunk was committed, or stop */
+    ps_build_state *st;
+    size_t observed;       /* chunks before this one have their statistics */
+    int stats_rc;
+    double stats_busy;
 } phase1;
 
 static size_t arena_put(ps_buf *b, const void *p, size_t n, int *rc)
@@ -393,6 +404,7 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
     }
     unpack(ch);
     const ps_build_config *cfg = st->cfg;
+    memset(ch->taken, 0, ch->n);
     for (size_t i = 0; i < ch->n; i++) {
         packed *pk = &ch->items[i];
         ps_clean_item *it = &pk->it;
@@ -410,8 +422,7 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         int rc = ps_cleaner_commit(st->cleaner, ch->in.path, it, err);
         if (rc)
             return rc; /* its own message says what failed */
-        if ((rc = observe(st, ch->in.path, pk, &ch->out)) != 0)
-            return ps_error_set(err, rc, "out of memory in the statistics");
+        ch->taken[i] = 1;
         ps_clean_result *r = &it->res;
         if (r->outcome == PS_OUTCOME_REJECTED) {
             rc = writer_line(st->rejects, r, err);
@@ -424,6 +435,20 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         if (rc)
             return rc;
     }
+    return 0;
+}
+
+/* Adds a committed chunk's records to the statistics (the statistics
+ * stage): they read only the chunk and the statistics, which no other
+ * thread touches during phase 1. */
+static int observe_chunk(ps_build_state *st, const chunk *ch)
+{
+    for (size_t i = 0; i < ch->n; i++)
+        if (ch->taken[i]) {
+            int rc = observe(st, ch->in.path, &ch->items[i], &ch->out);
+            if (rc)
+                return rc;
+        }
     return 0;
 }
 
@@ -535,6 +560,7 @@ static void ring_free(phase1 *p)
         free(p->ring[i].recs);
         free(p->ring[i].raw_off);
         free(p->ring[i].items);
+        free(p->ring[i].taken);
         ps_buf_free(&p->ring[i].raw);
         ps_buf_free(&p->ring[i].out);
     }
@@ -555,7 +581,8 @@ static int ring_alloc(phase1 *p, size_t threads)
         p->ring[i].recs = malloc(CHUNK_RECORDS * sizeof *p->ring[i].recs);
         p->ring[i].raw_off = malloc(CHUNK_RECORDS * sizeof *p->ring[i].raw_off);
         p->ring[i].items = malloc(CHUNK_RECORDS * sizeof *p->ring[i].items);
-        if (!p->ring[i].recs || !p->ring[i].raw_off || !p->ring[i].items)
+        p->ring[i].taken = malloc(CHUNK_RECORDS);
+        if (!p->ring[i].recs || !p->ring[i].raw_off || !p->ring[i].items || !p->ring[i].taken)
             return PS_ENOMEM;
     }
     return 0;
@@ -575,6 +602,33 @@ static void profile_workers(ps_build_profile *pf, const phase1 *p, size_t starte
     }
 }
 
+/* The statistics stage (see phase1.stats_thread). */
+static void *stats_main(void *arg)
+{
+    phase1 *p = arg;
+    double busy = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && p->observed == p->head)
+            pthread_cond_wait(&p->stats_cv, &p->mu);
+        if (p->observed == p->head || p->stats_rc)
+            break;
+        chunk *ch = &p->ring[p->observed % p->ring_n];
+        pthread_mutex_unlock(&p->mu);
+        double t = ps_build_now();
+        int rc = observe_chunk(p->st, ch);
+        busy += ps_build_now() - t;
+        pthread_mutex_lock(&p->mu);
+        p->stats_rc = rc;
+        ch->state = 0;
+        p->observed++;
+        pthread_cond_broadcast(&p->done);
+    }
+    p->stats_busy = busy;
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
 /* The calling thread: commits finished chunks in order, fills free ones,
  * and waits when it can do neither. */
 static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
@@ -582,7 +636,7 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
     const ps_build_config *cfg = st->cfg;
     ps_build_profile *pf = &st->prof;
     int rc = 0;
-    while (!rc && (!rd->eof || p->head != p->tail)) {
+    while (!rc && (!rd->eof || p->observed != p->tail)) {
         if ((rc = ps_build_cancelled(cfg, err)) != 0)
             break;
         /* Commit finished chunks at the head, in order. */
@@ -592,15 +646,22 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
             pthread_mutex_unlock(&p->mu);
             double t = ps_build_now();
             rc = commit_chunk(st, ch, err);
+            if (!rc && !p->stats_thread && observe_chunk(st, ch))
+                rc = ps_error_set(err, PS_ENOMEM, "out of memory in the statistics");
             pf->commit += ps_build_now() - t;
             pthread_mutex_lock(&p->mu);
-            ch->state = 0;
+            ch->state = p->stats_thread ? 4 : 0;
             p->head++;
+            if (!p->stats_thread)
+                p->observed = p->head;
+            pthread_cond_signal(&p->stats_cv);
             if (rc)
                 break;
         }
-        bool full = p->tail - p->head == p->ring_n;
-        if (!rc && (full || rd->eof) && p->head != p->tail) {
+        if (!rc && p->stats_rc)
+            rc = ps_error_set(err, p->stats_rc, "out of memory in the statistics");
+        bool full = p->tail - p->observed == p->ring_n;
+        if (!rc && (full || rd->eof) && p->observed != p->tail) {
             double t = ps_build_now();
             pthread_cond_wait(&p->done, &p->mu);
             pf->wait += ps_build_now() - t;
@@ -652,6 +713,10 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.work, NULL);
     pthread_cond_init(&p.done, NULL);
+    pthread_cond_init(&p.stats_cv, NULL);
+    p.st = st;
+    pthread_t stats;
+    p.stats_thread = cfg->threads > 1 && pthread_create(&stats, NULL, stats_main, &p) == 0;
     size_t started = 0;
     for (; started < cfg->threads; started++) {
         wa[started] = (worker_arg){&p, started};
@@ -670,10 +735,16 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     p.stop = true;
     p.next_work = p.tail; /* on error, queued chunks are not cleaned */
     pthread_cond_broadcast(&p.work);
+    pthread_cond_signal(&p.stats_cv);
     pthread_mutex_unlock(&p.mu);
     for (size_t i = 0; i < started; i++)
         pthread_join(threads[i], NULL);
+    if (p.stats_thread)
+        pthread_join(stats, NULL);
+    if (!rc && p.stats_rc) /* the last chunk's statistics */
+        rc = ps_error_set(err, p.stats_rc, "out of memory in the statistics");
     profile_workers(&st->prof, &p, started);
+    st->prof.stats = p.stats_busy;
     if (cfg->progress)
         progress(st, rd.bytes_done, true);
     free(threads);
@@ -682,5 +753,6 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.work);
     pthread_cond_destroy(&p.done);
+    pthread_cond_destroy(&p.stats_cv);
     return rc;
 }

@@ -305,7 +305,10 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
     pf->publish = pf->wall - pf->setup - pf->phase1 - pf->checks - pf->phase2;
     if (pf->publish < 0)
         pf->publish = 0;
-    pf->serial = pf->wall - pf->phase1 + pf->read + pf->commit;
+    /* phase 2's compression is shared by the threads; the rest is not */
+    double shared = pf->phase1 - pf->read - pf->commit +
+                    pf->phase2_encode / (double)(pf->workers ? pf->workers : 1);
+    pf->serial = pf->wall - shared;
     pf->serial_fraction = pf->wall > 0 ? pf->serial / pf->wall : 0;
 }
 
@@ -379,6 +382,40 @@ static int run_phase1(ps_build_state *st, ps_error *err)
     return rc;
 }
 
+typedef struct reports_job {
+    ps_build_state *st;
+    int rc;
+    ps_error err;
+} reports_job;
+
+static void *reports_main(void *arg)
+{
+    reports_job *j = arg;
+    ps_build_state *st = j->st;
+    j->rc = ps_write_reports(st->staging, "", st->report, st->v_raw, st->v_clean, st->v_tok,
+                             st->paired, st->v_sql, &j->err);
+    return NULL;
+}
+
+/* Phase 2, with the reports written by a thread of their own beside it
+ * when `beside` (else they are written already). */
+static int phase2_with_reports(ps_build_state *st, bool beside, ps_error *err)
+{
+    reports_job j = {st, 0, {0}};
+    pthread_t t;
+    bool started = beside && pthread_create(&t, NULL, reports_main, &j) == 0;
+    if (beside && !started)
+        reports_main(&j);
+    int rc = j.rc ? 0 : ps_build_phase2(st, err);
+    if (started)
+        pthread_join(t, NULL);
+    if (!rc && j.rc) {
+        *err = j.err;
+        rc = j.rc;
+    }
+    return rc;
+}
+
 /* Frees the state, closing every file first (under EMFILE the staging
  * directory cannot be listed while they are open), then removes the
  * staging directory: on failure with the partial set, after publication
@@ -442,7 +479,10 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     char parent[4096], prefix[512] = "";
     if (gate_failed)
         ps_path_beside(cfg->out_dir, parent, sizeof parent, prefix, sizeof prefix);
-    if (!rc)
+    /* With threads to spare, the reports are written while phase 2 runs:
+     * they only read the statistics, which phase 2 does not touch. */
+    bool beside = !rc && !gate_failed && cfg->threads > 1;
+    if (!rc && !beside)
         rc = ps_write_reports(gate_failed ? parent : st.staging, prefix, st.report, st.v_raw,
                               st.v_clean, st.v_tok, st.paired, st.v_sql, err);
     if (!rc && gate_failed) /* the rejects explain a failed check as much as the report */
@@ -459,7 +499,7 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     st.prof.checks = ps_build_now() - t;
     t = ps_build_now();
     if (!rc)
-        rc = ps_build_phase2(&st, err);
+        rc = phase2_with_reports(&st, beside, err);
     st.prof.phase2 = ps_build_now() - t;
     char *manifest = rc ? NULL : ps_build_manifest(&st, err);
     if (!rc && !manifest)
