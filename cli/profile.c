@@ -19,9 +19,12 @@ void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
     fprintf(f, "profile:     committing     %7.3f s  calling thread, in input order\n",
             pf->commit);
     fprintf(f, "profile:     waiting        %7.3f s  calling thread, for workers\n", pf->wait);
-    if (pf->stats > 0)
+    if (pf->stats > 0 || pf->write > 0) {
         fprintf(f, "profile:     statistics     %7.3f s  a thread of its own, behind the commit\n",
                 pf->stats);
+        fprintf(f, "profile:     writing        %7.3f s  rejects and spools, a thread of its own\n",
+                pf->write);
+    }
     for (size_t i = 0; i < pf->workers && i < PS_BUILD_PROFILE_THREADS; i++)
         fprintf(f, "profile:     worker %-3zu     %7.3f s busy, %.3f s waiting\n", i,
                 pf->worker_busy[i], pf->worker_wait[i]);

@@ -63,7 +63,25 @@ typedef struct chunk {
     int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done,
                             * 4 committed (its statistics to add) */
     unsigned char *taken;  /* per record: committed in this part */
+    ps_buf dup_of;         /* duplicates' first ids, copied at the commit (the
+                            * dedupe table they point into grows meanwhile) */
 } chunk;
+
+struct phase1;
+
+/* A stage behind the commit: a thread that takes committed chunks in
+ * order and does one job for each (see phase1.staged). */
+enum { STAGE_STATS, STAGE_WRITE, N_STAGES };
+typedef struct stage {
+    struct phase1 *p;
+    int kind;              /* STAGE_STATS or STAGE_WRITE */
+    pthread_t thread;
+    bool started;
+    size_t done;           /* chunks before this one are through the stage */
+    int rc;
+    ps_error err;
+    double busy;
+} stage;
 
 typedef struct phase1 {
     const ps_build_config *cfg;
@@ -77,15 +95,14 @@ typedef struct phase1 {
     size_t next_work;      /* next chunk a worker takes */
     bool stop;
     double *busy, *idle;   /* per worker: seconds cleaning, seconds waiting */
-    /* The statistics stage: with more than one thread, a thread of its own
-     * adds committed chunks to the statistics, in order, behind the commit;
-     * a chunk is free again once it has. */
-    bool stats_thread;
-    pthread_cond_t stats_cv; /* a chunk was committed, or stop */
+    /* With more than one thread the commit only accounts and dedupes;
+     * two stages behind it, a thread each, take the committed chunks in
+     * order: one adds them to the statistics, one writes the rejects,
+     * duplicates and spools. A chunk is free once both are through. */
+    bool staged;
+    pthread_cond_t stage_cv; /* a chunk was committed, or stop */
     ps_build_state *st;
-    size_t observed;       /* chunks before this one have their statistics */
-    int stats_rc;
-    double stats_busy;
+    stage stages[N_STAGES];
 } phase1;
 
 static size_t arena_put(ps_buf *b, const void *p, size_t n, int *rc)
@@ -405,6 +422,7 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
     unpack(ch);
     const ps_build_config *cfg = st->cfg;
     memset(ch->taken, 0, ch->n);
+    ps_buf_reset(&ch->dup_of);
     for (size_t i = 0; i < ch->n; i++) {
         packed *pk = &ch->items[i];
         ps_clean_item *it = &pk->it;
@@ -423,7 +441,32 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         if (rc)
             return rc; /* its own message says what failed */
         ch->taken[i] = 1;
-        ps_clean_result *r = &it->res;
+        const char *d = it->res.duplicate_of;
+        if (it->res.outcome == PS_OUTCOME_DUPLICATE && d &&
+            ps_buf_append(&ch->dup_of, d, strlen(d) + 1))
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    const char *d = ch->dup_of.data; /* the copies, in record order */
+    for (size_t i = 0; i < ch->n; i++) {
+        ps_clean_result *r = &ch->items[i].it.res;
+        if (ch->taken[i] && r->outcome == PS_OUTCOME_DUPLICATE && r->duplicate_of) {
+            r->duplicate_of = d;
+            d += strlen(d) + 1;
+        }
+    }
+    return 0;
+}
+
+/* Writes a committed chunk's records: rejects, duplicates, and kept
+ * records to their shard's spool (the write stage). */
+static int write_chunk(ps_build_state *st, const chunk *ch, ps_error *err)
+{
+    for (size_t i = 0; i < ch->n; i++) {
+        if (!ch->taken[i])
+            continue;
+        const packed *pk = &ch->items[i];
+        const ps_clean_result *r = &pk->it.res;
+        int rc;
         if (r->outcome == PS_OUTCOME_REJECTED) {
             rc = writer_line(st->rejects, r, err);
         } else if (r->outcome == PS_OUTCOME_DUPLICATE) {
@@ -561,6 +604,7 @@ static void ring_free(phase1 *p)
         free(p->ring[i].raw_off);
         free(p->ring[i].items);
         free(p->ring[i].taken);
+        ps_buf_free(&p->ring[i].dup_of);
         ps_buf_free(&p->ring[i].raw);
         ps_buf_free(&p->ring[i].out);
     }
@@ -602,31 +646,61 @@ static void profile_workers(ps_build_profile *pf, const phase1 *p, size_t starte
     }
 }
 
-/* The statistics stage (see phase1.stats_thread). */
-static void *stats_main(void *arg)
+/* Runs one stage's job on a committed chunk. */
+static int stage_run(stage *sg, const chunk *ch)
 {
-    phase1 *p = arg;
+    if (sg->kind == STAGE_WRITE)
+        return write_chunk(sg->p->st, ch, &sg->err);
+    if (observe_chunk(sg->p->st, ch))
+        return ps_error_set(&sg->err, PS_ENOMEM, "out of memory in the statistics");
+    return 0;
+}
+
+static void *stage_main(void *arg)
+{
+    stage *sg = arg;
+    phase1 *p = sg->p;
     double busy = 0;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && p->observed == p->head)
-            pthread_cond_wait(&p->stats_cv, &p->mu);
-        if (p->observed == p->head || p->stats_rc)
+        while (!p->stop && sg->done == p->head)
+            pthread_cond_wait(&p->stage_cv, &p->mu);
+        if (sg->done == p->head || sg->rc)
             break;
-        chunk *ch = &p->ring[p->observed % p->ring_n];
+        chunk *ch = &p->ring[sg->done % p->ring_n];
         pthread_mutex_unlock(&p->mu);
         double t = ps_build_now();
-        int rc = observe_chunk(p->st, ch);
+        int rc = stage_run(sg, ch);
         busy += ps_build_now() - t;
         pthread_mutex_lock(&p->mu);
-        p->stats_rc = rc;
-        ch->state = 0;
-        p->observed++;
+        sg->rc = rc;
+        sg->done++;
         pthread_cond_broadcast(&p->done);
     }
-    p->stats_busy = busy;
+    sg->busy = busy;
     pthread_mutex_unlock(&p->mu);
     return NULL;
+}
+
+/* Chunks before this one are through every stage: free again. */
+static size_t freed(const phase1 *p)
+{
+    size_t f = p->head;
+    for (int k = 0; p->staged && k < N_STAGES; k++)
+        if (p->stages[k].done < f)
+            f = p->stages[k].done;
+    return f;
+}
+
+/* A stage's failure, if any, as the build's (under p->mu). */
+static int stage_failed(const phase1 *p, ps_error *err)
+{
+    for (int k = 0; p->staged && k < N_STAGES; k++)
+        if (p->stages[k].rc) {
+            *err = p->stages[k].err;
+            return p->stages[k].rc;
+        }
+    return 0;
 }
 
 /* The calling thread: commits finished chunks in order, fills free ones,
@@ -636,7 +710,7 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
     const ps_build_config *cfg = st->cfg;
     ps_build_profile *pf = &st->prof;
     int rc = 0;
-    while (!rc && (!rd->eof || p->observed != p->tail)) {
+    while (!rc && (!rd->eof || freed(p) != p->tail)) {
         if ((rc = ps_build_cancelled(cfg, err)) != 0)
             break;
         /* Commit finished chunks at the head, in order. */
@@ -646,22 +720,22 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
             pthread_mutex_unlock(&p->mu);
             double t = ps_build_now();
             rc = commit_chunk(st, ch, err);
-            if (!rc && !p->stats_thread && observe_chunk(st, ch))
+            if (!rc && !p->staged && observe_chunk(st, ch))
                 rc = ps_error_set(err, PS_ENOMEM, "out of memory in the statistics");
+            if (!rc && !p->staged)
+                rc = write_chunk(st, ch, err);
             pf->commit += ps_build_now() - t;
             pthread_mutex_lock(&p->mu);
-            ch->state = p->stats_thread ? 4 : 0;
+            ch->state = p->staged ? 4 : 0;
             p->head++;
-            if (!p->stats_thread)
-                p->observed = p->head;
-            pthread_cond_signal(&p->stats_cv);
+            pthread_cond_broadcast(&p->stage_cv);
             if (rc)
                 break;
         }
-        if (!rc && p->stats_rc)
-            rc = ps_error_set(err, p->stats_rc, "out of memory in the statistics");
-        bool full = p->tail - p->observed == p->ring_n;
-        if (!rc && (full || rd->eof) && p->observed != p->tail) {
+        if (!rc)
+            rc = stage_failed(p, err);
+        bool full = p->tail - freed(p) == p->ring_n;
+        if (!rc && (full || rd->eof) && freed(p) != p->tail) {
             double t = ps_build_now();
             pthread_cond_wait(&p->done, &p->mu);
             pf->wait += ps_build_now() - t;
@@ -713,10 +787,15 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.work, NULL);
     pthread_cond_init(&p.done, NULL);
-    pthread_cond_init(&p.stats_cv, NULL);
+    pthread_cond_init(&p.stage_cv, NULL);
     p.st = st;
-    pthread_t stats;
-    p.stats_thread = cfg->threads > 1 && pthread_create(&stats, NULL, stats_main, &p) == 0;
+    p.staged = cfg->threads > 1;
+    for (int k = 0; p.staged && k < N_STAGES; k++) {
+        p.stages[k] = (stage){.p = &p, .kind = k};
+        p.stages[k].started =
+            pthread_create(&p.stages[k].thread, NULL, stage_main, &p.stages[k]) == 0;
+        p.staged = p.stages[k].started;
+    }
     size_t started = 0;
     for (; started < cfg->threads; started++) {
         wa[started] = (worker_arg){&p, started};
@@ -735,16 +814,18 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     p.stop = true;
     p.next_work = p.tail; /* on error, queued chunks are not cleaned */
     pthread_cond_broadcast(&p.work);
-    pthread_cond_signal(&p.stats_cv);
+    pthread_cond_broadcast(&p.stage_cv);
     pthread_mutex_unlock(&p.mu);
     for (size_t i = 0; i < started; i++)
         pthread_join(threads[i], NULL);
-    if (p.stats_thread)
-        pthread_join(stats, NULL);
-    if (!rc && p.stats_rc) /* the last chunk's statistics */
-        rc = ps_error_set(err, p.stats_rc, "out of memory in the statistics");
+    for (int k = 0; k < N_STAGES; k++)
+        if (p.stages[k].started)
+            pthread_join(p.stages[k].thread, NULL);
+    if (!rc) /* the last chunk's stages */
+        rc = stage_failed(&p, err);
     profile_workers(&st->prof, &p, started);
-    st->prof.stats = p.stats_busy;
+    st->prof.stats = p.stages[STAGE_STATS].busy;
+    st->prof.write = p.stages[STAGE_WRITE].busy;
     if (cfg->progress)
         progress(st, rd.bytes_done, true);
     free(threads);
@@ -753,6 +834,6 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.work);
     pthread_cond_destroy(&p.done);
-    pthread_cond_destroy(&p.stats_cv);
+    pthread_cond_destroy(&p.stage_cv);
     return rc;
 }

@@ -105,8 +105,10 @@ typedef struct ps_build_profile {
     double setup, phase1, checks, phase2, publish; /* wall seconds of each phase */
     double read, commit, wait;    /* phase 1's calling thread: filling chunks,
                                    * committing them, waiting for workers */
-    double stats;                 /* phase 1's statistics thread (threads > 1): busy
-                                   * seconds; 0 when the commit adds them itself */
+    double stats, write;          /* phase 1's stages behind the commit (threads > 1),
+                                   * a thread each: busy seconds adding statistics,
+                                   * writing rejects and spools; 0 when the commit
+                                   * does both itself (1 thread) */
     size_t workers;               /* phase 1's worker threads */
     double worker_busy[PS_BUILD_PROFILE_THREADS]; /* the first 64 workers, each */
     double worker_wait[PS_BUILD_PROFILE_THREADS];
