@@ -406,7 +406,7 @@ static int phase2_with_reports(ps_build_state *st, bool beside, ps_error *err)
     bool started = beside && pthread_create(&t, NULL, reports_main, &j) == 0;
     if (beside && !started)
         reports_main(&j);
-    int rc = j.rc ? 0 : ps_build_phase2(st, err);
+    int rc = !started && j.rc ? 0 : ps_build_phase2(st, err);
     if (started)
         pthread_join(t, NULL);
     if (!rc && j.rc) {
