@@ -291,6 +291,19 @@ PS_API int ps_cleaner_declare_inputs(ps_cleaner *c, const char *const *paths, si
 PS_API int ps_cleaner_run(ps_cleaner *c, const char *path, ps_clean_sink sink, void *user,
                           ps_error *err);
 
+/* ps_cleaner_run with `threads` worker threads cleaning chunks of records
+ * while the calling thread reads, commits (dedupe, accounting) in input
+ * order and calls `sink`, on the calling thread, exactly as
+ * ps_cleaner_run would: same records, same order, same results and
+ * accounting, for any `threads` (0 or 1: ps_cleaner_run itself). Memory
+ * grows with threads: about 2 x threads + 2 chunks of 1024 records
+ * (4 MiB of input at most each) and their cleaned copies.
+ * @return as ps_cleaner_run (a worker's failure comes after the records
+ *         before it reached the sink), or PS_ENOMEM when no thread starts.
+ * Not thread-safe: one call at a time per cleaner. */
+PS_API int ps_cleaner_run_threads(ps_cleaner *c, const char *path, size_t threads,
+                                  ps_clean_sink sink, void *user, ps_error *err);
+
 /* Copies the running totals (all inputs so far) into *counts (not NULL).
  * Never fails. Not while ps_cleaner_run runs on another thread. */
 PS_API void ps_cleaner_get_counts(const ps_cleaner *c, ps_clean_counts *counts);
