@@ -54,15 +54,39 @@ bytes=$(wc -c <"$W/corpus.jsonl")
 records=$(wc -l <"$W/corpus.jsonl")
 echo "scaling: $(echo "$bytes" | awk '{printf "%.1f", $1 / 1e6}') MB, $records pairs (Spider train+dev x$COPIES), $CPUS online CPUs, $RUNS runs each"
 
-# The serial fraction, from 1-thread profiles (the median of RUNS).
-: >"$W/serial"
-for _ in $(seq "$RUNS"); do
-    rm -rf "$W/prof"
-    # shellcheck disable=SC2086
-    "$PAIRSHARD" build -q --profile --vocab "$VOCAB" $OPTS --threads 1 -o "$W/prof" \
-        "$W/corpus.jsonl" 2>&1 | awk '/^profile: serial/ {sub("%", "", $6); print $6 / 100}' >>"$W/serial"
-done
-serial=$(sort -n "$W/serial" | awk '{s[NR] = $1} END {print s[int((NR + 1) / 2)]}')
+# The serial fraction, from profiles (the median of RUNS): of a 1-thread
+# build ("wall seconds fraction"), and the calling thread's serial seconds
+# at the most threads (the stages behind the commit and the reports then
+# run beside it), over the 1-thread wall.
+median() { sort -n | awk '{s[NR] = $1} END {print s[int((NR + 1) / 2)]}'; }
+profile() { # THREADS: "serial_seconds wall_seconds fraction" of each run
+    for _ in $(seq "$RUNS"); do
+        rm -rf "$W/prof"
+        # shellcheck disable=SC2086
+        "$PAIRSHARD" build -q --profile --vocab "$VOCAB" $OPTS --threads "$1" -o "$W/prof" \
+            "$W/corpus.jsonl" 2>&1 | awk '/^profile: wall/ {w = $3} /^profile: serial/ {sub("%", "", $6); print $3, w, $6 / 100}'
+    done
+}
+profile 1 >"$W/p1"
+top=1
+for t in $COUNTS; do [ "$t" -le "$CPUS" ] && top=$t; done
+profile "$top" >"$W/pn"
+serial=$(awk '{print $3}' "$W/p1" | median)
+wall1=$(awk '{print $2}' "$W/p1" | median)
+serial_n=$(awk '{print $1}' "$W/pn" | median)
+
+# What this machine gives two independent 1-thread processes at once over
+# one (other users share it): the ceiling for any 2-thread speed-up here.
+now() { "$PY" -c 'import time; print(time.perf_counter())'; }
+t0=$(now)
+"$PAIRSHARD" clean -q --threads 1 -o "$W/solo.jsonl" "$W/corpus.jsonl"
+t1=$(now)
+"$PAIRSHARD" clean -q --threads 1 -o "$W/duo1.jsonl" "$W/corpus.jsonl" &
+"$PAIRSHARD" clean -q --threads 1 -o "$W/duo2.jsonl" "$W/corpus.jsonl"
+wait
+t2=$(now)
+rm -f "$W"/solo.jsonl "$W"/duo*.jsonl
+echo "$t0 $t1 $t2" | awk '{printf "  this machine now: two 1-thread cleans at once run %.2fx the throughput of one (the 2-thread ceiling)\n", 2 * ($2 - $1) / ($3 - $2)}'
 
 has_clean_threads=no
 "$PAIRSHARD" clean --help 2>&1 | grep -q -- '--threads' && has_clean_threads=yes
@@ -107,10 +131,14 @@ for cmd in build clean; do
     done
 done
 [ -z "$skipped" ] || echo "  skipped (more threads than the $CPUS online CPUs):$skipped"
-echo "$serial" | awk '{
-    f = $1; a16 = 1 / (f + (1 - f) / 16); a2 = 1 / (f + (1 - f) / 2);
-    printf "  serial fraction of a 1-thread build: %.1f%% (goal <= 10%%)\n", 100 * f;
-    printf "  Amdahl projection: %.2fx at 2 threads, %.2fx at 16 threads (goal >= 6x)\n", a2, a16 }'
+echo "$serial $serial_n $wall1 $top" | awk '
+    function amdahl(f, n) { return 1 / (f + (1 - f) / n) }
+    {
+    f = $1; g = $2 / $3;
+    printf "  serial fraction of a 1-thread build: %.1f%% (goal <= 10%%); Amdahl: %.2fx at 2, %.2fx at 16 threads (goal >= 6x)\n",
+        100 * f, amdahl(f, 2), amdahl(f, 16);
+    printf "  serial on the calling thread at %d threads: %.3f s = %.1f%% of the 1-thread wall; Amdahl: %.2fx at 2, %.2fx at 16 threads\n",
+        $4, $2, 100 * g, amdahl(g, 2), amdahl(g, 16) }'
 
 if [ "$X200" != 1 ]; then
     echo "  Spider x200 (1.6M pairs) skipped: set PS_BENCH_X200=1 (about a minute)"
