@@ -17,6 +17,7 @@
 #define CT_BYTES (4u << 20)
 #define NOOFF ((size_t)-1)
 #define N_FIELDS 18
+#define PREFETCH_AHEAD 8 /* records: the dedupe table's misses overlap */
 
 /* One cleaned record: the item, its strings as offsets into the chunk's
  * arena (the worker's buffers are reused for its next record). */
@@ -158,8 +159,12 @@ static void *worker_main(void *arg)
  * worker's failure comes after the records cleaned before it. */
 static int commit_chunk(ct_run *r, ct_chunk *ch, ps_clean_sink sink, void *user, ps_error *err)
 {
+    for (size_t i = 0; i < ch->n_ok && i < PREFETCH_AHEAD; i++)
+        ps_cleaner_prefetch(r->c, &ch->items[i].it);
     for (size_t i = 0; i < ch->n_ok; i++) {
         ct_item *ci = &ch->items[i];
+        if (i + PREFETCH_AHEAD < ch->n_ok)
+            ps_cleaner_prefetch(r->c, &ch->items[i + PREFETCH_AHEAD].it);
         unpack(ch, ci);
         int rc = ps_cleaner_note_fields(r->c, ch->in.path, &ci->it)
                      ? ps_error_set(err, PS_ENOMEM, "out of memory")

@@ -19,6 +19,7 @@
 #define CHUNK_RECORDS 1024
 #define CHUNK_BYTES (4u << 20)
 #define NOOFF ((size_t)-1)
+#define PREFETCH_AHEAD 8 /* records: the dedupe table's misses overlap */
 
 void ps_build_config_init(ps_build_config *cfg)
 {
@@ -423,9 +424,13 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
     const ps_build_config *cfg = st->cfg;
     memset(ch->taken, 0, ch->n);
     ps_buf_reset(&ch->dup_of);
+    for (size_t i = 0; i < ch->n && i < PREFETCH_AHEAD; i++)
+        ps_cleaner_prefetch(st->cleaner, &ch->items[i].it);
     for (size_t i = 0; i < ch->n; i++) {
         packed *pk = &ch->items[i];
         ps_clean_item *it = &pk->it;
+        if (i + PREFETCH_AHEAD < ch->n)
+            ps_cleaner_prefetch(st->cleaner, &ch->items[i + PREFETCH_AHEAD].it);
         uint64_t ordinal = st->ordinal++;
         if (ps_cleaner_note_fields(st->cleaner, ch->in.path, it))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
