@@ -101,21 +101,8 @@ static void print_largest_cause(const sinks *s)
                 best->reason, best->count, best->example ? best->example : "");
 }
 
-static int write_line(ps_outfile *o, const ps_clean_result *r, ps_error *err)
-{
-    char *line;
-    size_t len;
-    int rc = ps_clean_result_json(r, &line, &len);
-    if (rc)
-        return rc;
-    rc = ps_outfile_write(o, line, len, err);
-    if (!rc)
-        rc = ps_outfile_write(o, "\n", 1, err);
-    free(line);
-    return rc;
-}
-
-static int sink(void *user, const ps_clean_result *r)
+/* The record's line (serialised by the workers) into its output. */
+static int sink(void *user, const ps_clean_result *r, const char *line, size_t len)
 {
     sinks *s = user;
     if (r->outcome == PS_OUTCOME_REJECTED && r->reason)
@@ -125,7 +112,8 @@ static int sink(void *user, const ps_clean_result *r)
                                                         : &s->duplicates;
     if (!o->f)
         return 0;
-    return write_line(o, r, &s->write_error);
+    int rc = ps_outfile_write(o, line, len, &s->write_error);
+    return rc ? rc : ps_outfile_write(o, "\n", 1, &s->write_error);
 }
 
 static int write_stats(ps_cleaner *cl, const char *path, ps_error *err)
@@ -240,7 +228,7 @@ int ps_cmd_clean(int argc, char **argv)
         goto done;
     }
     for (int i = optind; i < argc; i++) {
-        int rc = ps_cleaner_run_threads(cl, argv[i], threads, sink, &s, &err);
+        int rc = ps_cleaner_run_lines(cl, argv[i], threads, sink, &s, &err);
         if (rc) {
             fprintf(stderr, "pairshard clean: %s\n",
                     s.write_error.code ? s.write_error.message

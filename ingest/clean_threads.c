@@ -25,6 +25,7 @@ typedef struct ct_item {
     ps_clean_item it;
     size_t off[N_FIELDS];
     size_t o_touched;
+    size_t o_line, line_len; /* its JSON line in the chunk's `lines` */
 } ct_item;
 
 typedef struct ct_chunk {
@@ -33,6 +34,7 @@ typedef struct ct_chunk {
     ps_raw_record *recs;
     size_t *raw_off;
     ps_buf raw, out;       /* the raw records; the cleaned items' strings */
+    ps_buf lines;          /* the items' JSON lines (ps_cleaner_run_lines) */
     ct_item *items;
     int rc;
     ps_error err;
@@ -41,6 +43,9 @@ typedef struct ct_chunk {
 
 typedef struct ct_run {
     ps_cleaner *c;
+    ps_clean_sink sink;        /* one of the two */
+    ps_clean_line_sink line_sink;
+    void *user;
     size_t nrules;
     pthread_mutex_t mu;
     pthread_cond_t work, done;
@@ -114,13 +119,30 @@ static void unpack(const ct_chunk *ch, ct_item *ci)
         ci->o_touched == NOOFF ? NULL : (const unsigned char *)ch->out.data + ci->o_touched;
 }
 
+/* Serialises an item's JSON line into the chunk (a worker). */
+static int put_line(ct_chunk *ch, ct_item *ci)
+{
+    char *line;
+    size_t len;
+    if (ps_clean_result_json(&ci->it.res, &line, &len))
+        return ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning");
+    ci->o_line = ch->lines.len;
+    ci->line_len = len;
+    int rc = ps_buf_append(&ch->lines, line, len);
+    free(line);
+    return rc ? ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning") : 0;
+}
+
 static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w)
 {
     ps_buf_reset(&ch->out);
+    ps_buf_reset(&ch->lines);
     ch->n_ok = 0;
     for (size_t i = 0; i < ch->n && !ch->rc; i++) {
         ct_item *ci = &ch->items[i];
         int rc = ps_clean_record(w, &ch->in, &ch->recs[i], &ci->it, &ch->err);
+        if (!rc && r->line_sink)
+            rc = put_line(ch, ci);
         if (!rc)
             rc = pack(ch, ci, r->nrules);
         ch->rc = rc;
@@ -155,9 +177,24 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Hands a committed item to the line sink: the worker's line, or a new
+ * one when the commit made it a duplicate. */
+static int give_line(ct_run *r, const ct_chunk *ch, const ct_item *ci, ps_error *err)
+{
+    if (ci->it.res.outcome != PS_OUTCOME_DUPLICATE)
+        return r->line_sink(r->user, &ci->it.res, ch->lines.data + ci->o_line, ci->line_len);
+    char *line;
+    size_t len;
+    if (ps_clean_result_json(&ci->it.res, &line, &len))
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = r->line_sink(r->user, &ci->it.res, line, len);
+    free(line);
+    return rc;
+}
+
 /* Commits a cleaned chunk in input order and shows it to the sink; a
  * worker's failure comes after the records cleaned before it. */
-static int commit_chunk(ct_run *r, ct_chunk *ch, ps_clean_sink sink, void *user, ps_error *err)
+static int commit_chunk(ct_run *r, ct_chunk *ch, ps_error *err)
 {
     for (size_t i = 0; i < ch->n_ok && i < PREFETCH_AHEAD; i++)
         ps_cleaner_prefetch(r->c, &ch->items[i].it);
@@ -169,8 +206,10 @@ static int commit_chunk(ct_run *r, ct_chunk *ch, ps_clean_sink sink, void *user,
         int rc = ps_cleaner_note_fields(r->c, ch->in.path, &ci->it)
                      ? ps_error_set(err, PS_ENOMEM, "out of memory")
                      : ps_cleaner_commit(r->c, ch->in.path, &ci->it, err);
-        if (!rc && sink)
-            rc = sink(user, &ci->it.res);
+        if (!rc && r->line_sink)
+            rc = give_line(r, ch, ci, err);
+        else if (!rc && r->sink)
+            rc = r->sink(r->user, &ci->it.res);
         if (rc)
             return rc;
     }
@@ -221,6 +260,7 @@ static void ring_free(ct_run *r)
         free(r->ring[i].items);
         ps_buf_free(&r->ring[i].raw);
         ps_buf_free(&r->ring[i].out);
+        ps_buf_free(&r->ring[i].lines);
     }
     free(r->ring);
 }
@@ -243,7 +283,7 @@ static int ring_alloc(ct_run *r, size_t threads)
 /* The calling thread: commits cleaned chunks at the head in order, fills
  * free ones, and waits when it can do neither. A read error comes after
  * the records read before it, as in ps_cleaner_run. */
-static int run_ring(ct_run *r, ps_input_ctx *in, ps_clean_sink sink, void *user, ps_error *err)
+static int run_ring(ct_run *r, ps_input_ctx *in, ps_error *err)
 {
     bool end = false;
     int rc = 0, read_rc = 0;
@@ -253,7 +293,7 @@ static int run_ring(ct_run *r, ps_input_ctx *in, ps_clean_sink sink, void *user,
         while (!rc && r->head != r->tail && r->ring[r->head % r->ring_n].state == 3) {
             ct_chunk *ch = &r->ring[r->head % r->ring_n];
             pthread_mutex_unlock(&r->mu);
-            rc = commit_chunk(r, ch, sink, user, err);
+            rc = commit_chunk(r, ch, err);
             pthread_mutex_lock(&r->mu);
             ch->state = 0;
             r->head++;
@@ -284,6 +324,8 @@ static int run_ring(ct_run *r, ps_input_ctx *in, ps_clean_sink sink, void *user,
     return rc;
 }
 
+static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *err);
+
 int ps_cleaner_run_threads(ps_cleaner *c, const char *path, size_t threads, ps_clean_sink sink,
                            void *user, ps_error *err)
 {
@@ -292,6 +334,51 @@ int ps_cleaner_run_threads(ps_cleaner *c, const char *path, size_t threads, ps_c
     ct_run r;
     memset(&r, 0, sizeof r);
     r.c = c;
+    r.sink = sink;
+    r.user = user;
+    return run_threads(&r, path, threads, err);
+}
+
+typedef struct line_adapter {
+    ps_clean_line_sink sink;
+    void *user;
+} line_adapter;
+
+/* One thread: ps_cleaner_run, each record serialised here. */
+static int adapt(void *user, const ps_clean_result *res)
+{
+    line_adapter *a = user;
+    char *line;
+    size_t len;
+    if (ps_clean_result_json(res, &line, &len))
+        return PS_ENOMEM;
+    int rc = a->sink(a->user, res, line, len);
+    free(line);
+    return rc;
+}
+
+int ps_cleaner_run_lines(ps_cleaner *c, const char *path, size_t threads,
+                         ps_clean_line_sink sink, void *user, ps_error *err)
+{
+    if (threads <= 1) {
+        line_adapter a = {sink, user};
+        int rc = ps_cleaner_run(c, path, adapt, &a, err);
+        if (rc == PS_ENOMEM && err && !err->code)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        return rc;
+    }
+    ct_run r;
+    memset(&r, 0, sizeof r);
+    r.c = c;
+    r.line_sink = sink;
+    r.user = user;
+    return run_threads(&r, path, threads, err);
+}
+
+static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *err)
+{
+    ct_run r = *rr;
+    ps_cleaner *c = r.c;
     r.nrules = ps_rules_count(ps_cleaner_rules(c));
     pthread_t *tids = calloc(threads, sizeof *tids);
     if (!tids || ring_alloc(&r, threads)) {
@@ -311,7 +398,7 @@ int ps_cleaner_run_threads(ps_cleaner *c, const char *path, size_t threads, ps_c
     if (!rc && !started)
         rc = ps_error_set(err, PS_ENOMEM, "cannot start worker threads");
     if (!rc)
-        rc = run_ring(&r, &in, sink, user, err);
+        rc = run_ring(&r, &in, err);
     pthread_mutex_lock(&r.mu);
     r.stop = true;
     r.next_work = r.tail; /* on error, queued chunks are not cleaned */

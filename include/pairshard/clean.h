@@ -304,6 +304,20 @@ PS_API int ps_cleaner_run(ps_cleaner *c, const char *path, ps_clean_sink sink, v
 PS_API int ps_cleaner_run_threads(ps_cleaner *c, const char *path, size_t threads,
                                   ps_clean_sink sink, void *user, ps_error *err);
 
+/* Called once per input record, in input order, with the record's JSON
+ * line (ps_clean_result_json's text, `len` bytes, no newline). */
+typedef int (*ps_clean_line_sink)(void *user, const ps_clean_result *result, const char *line,
+                                  size_t len);
+
+/* ps_cleaner_run_threads for a caller that writes JSON lines: the workers
+ * serialise each record's line too (a kept record that the commit finds a
+ * duplicate is serialised again there), so the calling thread only
+ * commits and hands lines on. Same records, order and results as
+ * ps_cleaner_run_threads; `sink` may not be NULL.
+ * @return as ps_cleaner_run_threads. */
+PS_API int ps_cleaner_run_lines(ps_cleaner *c, const char *path, size_t threads,
+                                ps_clean_line_sink sink, void *user, ps_error *err);
+
 /* Copies the running totals (all inputs so far) into *counts (not NULL).
  * Never fails. Not while ps_cleaner_run runs on another thread. */
 PS_API void ps_cleaner_get_counts(const ps_cleaner *c, ps_clean_counts *counts);
