@@ -668,9 +668,9 @@ static void *stage_main(void *arg)
     double busy = 0;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && sg->done == p->head)
+        while (!p->stop && p->staged && sg->done == p->head)
             pthread_cond_wait(&p->stage_cv, &p->mu);
-        if (sg->done == p->head || sg->rc)
+        if (sg->done == p->head || sg->rc || !p->staged) /* !staged: the other did not start */
             break;
         chunk *ch = &p->ring[sg->done % p->ring_n];
         pthread_mutex_unlock(&p->mu);
@@ -794,13 +794,15 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     pthread_cond_init(&p.done, NULL);
     pthread_cond_init(&p.stage_cv, NULL);
     p.st = st;
+    pthread_mutex_lock(&p.mu);
     p.staged = cfg->threads > 1;
     for (int k = 0; p.staged && k < N_STAGES; k++) {
         p.stages[k] = (stage){.p = &p, .kind = k};
         p.stages[k].started =
             pthread_create(&p.stages[k].thread, NULL, stage_main, &p.stages[k]) == 0;
-        p.staged = p.stages[k].started;
+        p.staged = p.stages[k].started; /* else the commit does both itself */
     }
+    pthread_mutex_unlock(&p.mu);
     size_t started = 0;
     for (; started < cfg->threads; started++) {
         wa[started] = (worker_arg){&p, started};
