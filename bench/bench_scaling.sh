@@ -59,12 +59,13 @@ echo "scaling: $(echo "$bytes" | awk '{printf "%.1f", $1 / 1e6}') MB, $records p
 # at the most threads (the stages behind the commit and the reports then
 # run beside it), over the 1-thread wall.
 median() { sort -n | awk '{s[NR] = $1} END {print s[int((NR + 1) / 2)]}'; }
-profile() { # THREADS: "serial_seconds wall_seconds fraction" of each run
+profile() { # THREADS: "serial_seconds wall_seconds fraction cpu_fraction" of each run
     for _ in $(seq "$RUNS"); do
         rm -rf "$W/prof"
         # shellcheck disable=SC2086
         "$PAIRSHARD" build -q --profile --vocab "$VOCAB" $OPTS --threads "$1" -o "$W/prof" \
-            "$W/corpus.jsonl" 2>&1 | awk '/^profile: wall/ {w = $3} /^profile: serial/ {sub("%", "", $6); print $3, w, $6 / 100}'
+            "$W/corpus.jsonl" 2>&1 | awk '/^profile: wall/ {w = $3} /^profile: serial/ {sub("%", "", $6); s = $3 " " w " " $6 / 100}
+                   /^profile: cpu:/ {sub("%", "", $13); print s, $13 / 100}'
     done
 }
 profile 1 >"$W/p1"
@@ -74,6 +75,7 @@ profile "$top" >"$W/pn"
 serial=$(awk '{print $3}' "$W/p1" | median)
 wall1=$(awk '{print $2}' "$W/p1" | median)
 serial_n=$(awk '{print $1}' "$W/pn" | median)
+cpu_n=$(awk '{print $4}' "$W/pn" | median)
 
 # What this machine gives two independent 1-thread processes at once over
 # one (other users share it): the ceiling for any 2-thread speed-up here.
@@ -131,14 +133,16 @@ for cmd in build clean; do
     done
 done
 [ -z "$skipped" ] || echo "  skipped (more threads than the $CPUS online CPUs):$skipped"
-echo "$serial $serial_n $wall1 $top" | awk '
+echo "$serial $serial_n $wall1 $top $cpu_n" | awk '
     function amdahl(f, n) { return 1 / (f + (1 - f) / n) }
     {
     f = $1; g = $2 / $3;
     printf "  serial fraction of a 1-thread build: %.1f%% (goal <= 10%%); Amdahl: %.2fx at 2, %.2fx at 16 threads (goal >= 6x)\n",
         100 * f, amdahl(f, 2), amdahl(f, 16);
     printf "  serial on the calling thread at %d threads: %.3f s = %.1f%% of the 1-thread wall; Amdahl: %.2fx at 2, %.2fx at 16 threads\n",
-        $4, $2, 100 * g, amdahl(g, 2), amdahl(g, 16) }'
+        $4, $2, 100 * g, amdahl(g, 2), amdahl(g, 16);
+    printf "  calling thread CPU over process CPU at %d threads (not inflated by other processes): %.1f%%; Amdahl: %.2fx at 16 threads\n",
+        $4, 100 * $5, amdahl($5, 16) }'
 
 if [ "$X200" != 1 ]; then
     echo "  Spider x200 (1.6M pairs) skipped: set PS_BENCH_X200=1 (about a minute)"

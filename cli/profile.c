@@ -39,4 +39,8 @@ void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
                "projection %.2fx at 2, %.2fx at 16 threads\n",
             pf->serial, 100 * pf->serial_fraction, ps_cli_amdahl(pf->serial_fraction, 2),
             ps_cli_amdahl(pf->serial_fraction, 16));
+    double cf = pf->cpu_process > 0 ? pf->cpu_calling / pf->cpu_process : 0;
+    fprintf(f, "profile: cpu: calling thread %.3f s of the process's %.3f s = %.1f%% (serial CPU "
+               "work; other processes do not inflate it); Amdahl projection %.2fx at 16 threads\n",
+            pf->cpu_calling, pf->cpu_process, 100 * cf, cf > 0 ? ps_cli_amdahl(cf, 16) : 0.0);
 }

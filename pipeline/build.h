@@ -116,6 +116,11 @@ typedef struct ps_build_profile {
     double phase2_encode;         /* phase 2: all threads' seconds compressing blocks */
     double serial;                /* seconds of work no worker shares (see above) */
     double serial_fraction;       /* serial / wall */
+    /* CPU seconds, which other processes on the machine do not inflate:
+     * the calling thread's (with threads > 1 the serial chain: reading,
+     * committing, checks, phase 2's writes, publishing) and the whole
+     * process's. Their ratio is the serial fraction of the CPU work. */
+    double cpu_calling, cpu_process;
 } ps_build_profile;
 
 typedef struct ps_build_summary {

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Descriptors a build holds beside its shards' spools: the standard
@@ -279,6 +280,14 @@ static int move_rejects_beside(const char *staging, const char *parent, const ch
     return 0;
 }
 
+static double cpu_seconds(clockid_t clock)
+{
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* The summary the CLI prints; `dir`/`prefix` locate the report. */
 static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const char *dir,
                          const char *prefix)
@@ -301,6 +310,8 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
     sum->profile = st->prof;
     ps_build_profile *pf = &sum->profile;
     pf->wall = sum->seconds;
+    pf->cpu_calling = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - st->cpu_thread0;
+    pf->cpu_process = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - st->cpu_process0;
     /* what the phases did not cover: the manifest and publishing */
     pf->publish = pf->wall - pf->setup - pf->phase1 - pf->checks - pf->phase2;
     if (pf->publish < 0)
@@ -436,6 +447,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     st.cfg = cfg;
     st.stg.lock_fd = -1;
     st.start = st.last_progress = ps_build_now();
+    st.cpu_thread0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+    st.cpu_process0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     for (size_t i = 0; i < cfg->n_inputs; i++) {
         struct stat sb;
         if (strcmp(cfg->inputs[i], "-") != 0 && stat(cfg->inputs[i], &sb) == 0)
