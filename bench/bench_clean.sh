@@ -2,7 +2,8 @@
 # Benchmark: `pairshard clean` against the same cleaning in plain Python
 # (bench/clean_baseline.py: json + unicodedata + re), one core each, on the
 # Spider train+dev pairs replicated to ~38 MB of JSONL (each copy's questions
-# made distinct so dedupe keeps them). Prints MB/s (10^6 bytes of input per
+# made distinct so dedupe keeps them; pairshard with --threads 1: its
+# scaling is bench_scaling.sh). Prints MB/s (10^6 bytes of input per
 # second) for both and the ratio, and checks both wrote the same records.
 set -eu
 : "${PAIRSHARD:?}" "${PS_ROOT:?}"
@@ -20,7 +21,7 @@ now() { date +%s.%N; }
 best_ps=999999
 for _ in $(seq "$RUNS"); do
     t0=$(now)
-    "$PAIRSHARD" clean -q --label-field db_id "$W/corpus.jsonl" -o "$W/ps.jsonl"
+    "$PAIRSHARD" clean -q --threads 1 --label-field db_id "$W/corpus.jsonl" -o "$W/ps.jsonl"
     t1=$(now)
     best_ps=$(echo "$t1 $t0 $best_ps" | awk '{d=$1-$2; print (d<$3)?d:$3}')
 done

@@ -3,6 +3,7 @@
 #include "cli/clean_args.h"
 #include "cli/commands.h"
 #include "cli/opt_error.h"
+#include "cli/profile.h"
 #include "cli/signals.h"
 #include "cli/tok_args.h"
 #include "common/json_where.h"
@@ -61,6 +62,8 @@ static const char USAGE[] =
     "                             relative paths are relative to its folder\n"
     "      --no-gate              publish even when a validation check fails\n"
     "  -q, --quiet                no progress or summary on stderr\n"
+    "      --profile              print where the time went: per phase, per thread,\n"
+    "                             and the serial fraction (docs/BUILD.md)\n"
     "\n"
     "%s"
     "\n"
@@ -84,7 +87,7 @@ static const char USAGE[] =
 
 enum {
     O_VOCAB = 300, O_TOKJSON, O_LOWER, O_NOLOWER, O_MAXLEN, O_SHARDS, O_BUCKETS, O_AUTOB,
-    O_MULT, O_BLOCK, O_LEVEL, O_THREADS, O_PART, O_CONFIG, O_NOGATE, O_FORCE
+    O_MULT, O_BLOCK, O_LEVEL, O_THREADS, O_PART, O_CONFIG, O_NOGATE, O_FORCE, O_PROFILE
 };
 
 static const struct option OWN_OPTS[] = {
@@ -107,6 +110,7 @@ static const struct option OWN_OPTS[] = {
     {"config", required_argument, NULL, O_CONFIG},
     {"no-gate", no_argument, NULL, O_NOGATE},
     {"force", no_argument, NULL, O_FORCE},
+    {"profile", no_argument, NULL, O_PROFILE},
 };
 #define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
 
@@ -119,6 +123,7 @@ typedef struct build_args {
     const char **inputs;
     size_t n_inputs, inputs_cap;
     int quiet;
+    int profile;            /* --profile: where the time went, on stderr */
     char **owned;           /* config paths resolved against its folder */
     size_t n_owned;
 } build_args;
@@ -255,6 +260,7 @@ static int apply(build_args *a, const char *name, const char *v)
     size_t x;
     if (!strcmp(n, "output")) c->out_dir = v;
     else if (!strcmp(n, "quiet")) a->quiet = 1;
+    else if (!strcmp(n, "profile")) a->profile = 1;
     else if (!strcmp(n, "no-gate")) c->no_gate = 1;
     else if (!strcmp(n, "force")) c->force = 1;
     else if (!strcmp(n, "vocab")) a->tok.vocab = v;
@@ -677,8 +683,7 @@ int ps_cmd_build(int argc, char **argv)
     effective = effective_config(&a);
     a.cfg.config_json = effective;
 
-    ps_error err;
-    ps_error_clear(&err);
+    ps_error err = {0};
     ps_build_summary sum;
     memset(&sum, 0, sizeof sum);
     a.cfg.cancel = &ps_cli_stop_signal;
@@ -715,6 +720,8 @@ int ps_cmd_build(int argc, char **argv)
                 a.cfg.out_dir, (unsigned long long)sum.counts.records_in);
     if (!a.quiet)
         print_summary(&a, &sum);
+    if (a.profile)
+        ps_cli_print_build_profile(stderr, &sum.profile);
 done:
     free(effective);
     ps_tokenizer_free(tok);

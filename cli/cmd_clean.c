@@ -1,4 +1,5 @@
 /* pairshard clean: ingest raw pairs and write cleaned JSONL records. */
+#include "cli/args.h"
 #include "cli/clean_args.h"
 #include "cli/commands.h"
 #include "cli/opt_error.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char USAGE[] =
     "usage: pairshard clean [options] INPUT... -o OUT.jsonl\n"
@@ -32,14 +34,16 @@ static const char USAGE[] =
     "  An output that exists is replaced whole (through a symlink: its target);\n"
     "  a FIFO, /dev/null or /dev/fd/N is written into. Two outputs naming one file,\n"
     "  an output naming an input, or one inside a shard set is a usage error.\n"
-        "  -q, --quiet                no summary on stderr (the counts, and the largest\n"
+    "      --threads T            worker threads (default: the online CPUs); the\n"
+    "                             output is the same for any T\n"
+    "  -q, --quiet                no summary on stderr (the counts, and the largest\n"
     "                             rejection cause with its first record and why)\n"
     "\n"
     "%s"
     "\n"
     "Exit status: 0 done, 2 usage or input error (nothing is written).\n";
 
-enum { OPT_REJECTS = 256, OPT_DUPLICATES, OPT_STATS };
+enum { OPT_REJECTS = 256, OPT_DUPLICATES, OPT_STATS, OPT_THREADS };
 
 static const struct option OWN_OPTS[] = {
     {"output", required_argument, NULL, 'o'},
@@ -48,6 +52,7 @@ static const struct option OWN_OPTS[] = {
     {"rejects", required_argument, NULL, OPT_REJECTS},
     {"duplicates", required_argument, NULL, OPT_DUPLICATES},
     {"stats", required_argument, NULL, OPT_STATS},
+    {"threads", required_argument, NULL, OPT_THREADS},
 };
 #define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
 
@@ -96,21 +101,8 @@ static void print_largest_cause(const sinks *s)
                 best->reason, best->count, best->example ? best->example : "");
 }
 
-static int write_line(ps_outfile *o, const ps_clean_result *r, ps_error *err)
-{
-    char *line;
-    size_t len;
-    int rc = ps_clean_result_json(r, &line, &len);
-    if (rc)
-        return rc;
-    rc = ps_outfile_write(o, line, len, err);
-    if (!rc)
-        rc = ps_outfile_write(o, "\n", 1, err);
-    free(line);
-    return rc;
-}
-
-static int sink(void *user, const ps_clean_result *r)
+/* The record's line (serialised by the workers) into its output. */
+static int sink(void *user, const ps_clean_result *r, const char *line, size_t len)
 {
     sinks *s = user;
     if (r->outcome == PS_OUTCOME_REJECTED && r->reason)
@@ -120,7 +112,8 @@ static int sink(void *user, const ps_clean_result *r)
                                                         : &s->duplicates;
     if (!o->f)
         return 0;
-    return write_line(o, r, &s->write_error);
+    int rc = ps_outfile_write(o, line, len, &s->write_error);
+    return rc ? rc : ps_outfile_write(o, "\n", 1, &s->write_error);
 }
 
 static int write_stats(ps_cleaner *cl, const char *path, ps_error *err)
@@ -159,6 +152,8 @@ int ps_cmd_clean(int argc, char **argv)
     ps_clean_args_init(&ca);
     const char *out_path = "-", *rejects_path = NULL, *dups_path = NULL, *stats_path = NULL;
     int quiet = 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t threads = cpus > 0 ? (size_t)cpus : 1;
     struct option longopts[N_OWN + 32];
     memcpy(longopts, OWN_OPTS, sizeof OWN_OPTS);
     memcpy(longopts + N_OWN, ps_clean_longopts, ps_clean_longopts_count * sizeof *longopts);
@@ -174,6 +169,10 @@ int ps_cmd_clean(int argc, char **argv)
         case OPT_REJECTS: rejects_path = optarg; break;
         case OPT_DUPLICATES: dups_path = optarg; break;
         case OPT_STATS: stats_path = optarg; break;
+        case OPT_THREADS:
+            if (ps_args_size("clean", "threads", optarg, 1, 1024, &threads))
+                return PS_EXIT_USAGE;
+            break;
         default:
             if (c >= PS_CLEAN_OPT_BASE) {
                 if (ps_clean_args_apply(&ca, "clean", longopts[idx].name, optarg) < 0)
@@ -229,7 +228,7 @@ int ps_cmd_clean(int argc, char **argv)
         goto done;
     }
     for (int i = optind; i < argc; i++) {
-        int rc = ps_cleaner_run(cl, argv[i], sink, &s, &err);
+        int rc = ps_cleaner_run_lines(cl, argv[i], threads, sink, &s, &err);
         if (rc) {
             fprintf(stderr, "pairshard clean: %s\n",
                     s.write_error.code ? s.write_error.message

@@ -561,6 +561,12 @@ int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_er
     return 0;
 }
 
+void ps_cleaner_prefetch(const ps_cleaner *c, const ps_clean_item *it)
+{
+    if (it->res.outcome == PS_OUTCOME_KEPT && !c->opts.keep_duplicates)
+        ps_dedupe_prefetch(c->dedupe, it->hash);
+}
+
 int ps_cleaner_note_fields(ps_cleaner *c, const char *input, const ps_clean_item *it)
 {
     if (!c->opts.named_fields) /* nothing to check */

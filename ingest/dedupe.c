@@ -73,6 +73,11 @@ static int grow(ps_dedupe *d)
     return 0;
 }
 
+void ps_dedupe_prefetch(const ps_dedupe *d, ps_pair_hash h)
+{
+    __builtin_prefetch(&d->slots[(size_t)h.low & (d->cap - 1)]);
+}
+
 ps_pair_hash ps_dedupe_hash(const char *q, size_t qn, const char *s, size_t sn)
 {
     /* Length-prefixed, so ("ab","c") and ("a","bc") differ. */

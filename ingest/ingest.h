@@ -203,6 +203,10 @@ void ps_dedupe_free(ps_dedupe *d);
  * kept record's id and *label_conflict when the labels differ. PS_ENOMEM. */
 int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash h, const char *id, uint32_t label_hash,
                           const char **first_id, bool *label_conflict);
+/* Starts loading the slot `h` would probe first: an in-order commit calls
+ * it a few records ahead, so the table's cache misses overlap (a hint:
+ * no effect on the result). */
+void ps_dedupe_prefetch(const ps_dedupe *d, ps_pair_hash h);
 
 /* ---- stats.c -------------------------------------------------------------- */
 
@@ -347,6 +351,9 @@ int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_er
 /* Notes which named fields a record had (every record, in input order,
  * before any --part slicing, so that every part decides alike). */
 int ps_cleaner_note_fields(ps_cleaner *c, const char *input, const ps_clean_item *it);
+/* A hint before ps_cleaner_commit of `it`, a few records ahead: starts
+ * loading what its dedupe will read. */
+void ps_cleaner_prefetch(const ps_cleaner *c, const ps_clean_item *it);
 /* PS_EUSAGE when a named field is in no record of `input` (NULL: of any
  * input so far). */
 int ps_cleaner_check_fields(const ps_cleaner *c, const char *input, ps_error *err);

@@ -20,6 +20,7 @@
 #define CHUNK_RECORDS 1024
 #define CHUNK_BYTES (4u << 20)
 #define NOOFF ((size_t)-1)
+#define PREFETCH_AHEAD 8 /* records: the dedupe table's misses overlap */
 
 void ps_build_config_init(ps_build_config *cfg)
 {
@@ -61,8 +62,28 @@ typedef struct chunk {
     ps_buf out;            /* arena of the packed strings and tokens */
     int rc;
     ps_error err;
-    int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done */
+    int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done,
+                            * 4 committed (its statistics to add) */
+    unsigned char *taken;  /* per record: committed in this part */
+    ps_buf dup_of;         /* duplicates' first ids, copied at the commit (the
+                            * dedupe table they point into grows meanwhile) */
 } chunk;
+
+struct phase1;
+
+/* A stage behind the commit: a thread that takes committed chunks in
+ * order and does one job for each (see phase1.staged). */
+enum { STAGE_STATS, STAGE_WRITE, N_STAGES };
+typedef struct stage {
+    struct phase1 *p;
+    int kind;              /* STAGE_STATS or STAGE_WRITE */
+    pthread_t thread;
+    bool started;
+    size_t done;           /* chunks before this one are through the stage */
+    int rc;
+    ps_error err;
+    double busy;
+} stage;
 
 typedef struct phase1 {
     const ps_build_config *cfg;
@@ -75,6 +96,15 @@ typedef struct phase1 {
     size_t head, tail;     /* queued chunks are ring[head..tail) mod ring_n */
     size_t next_work;      /* next chunk a worker takes */
     bool stop;
+    double *busy, *idle;   /* per worker: seconds cleaning, seconds waiting */
+    /* With more than one thread the commit only accounts and dedupes;
+     * two stages behind it, a thread each, take the committed chunks in
+     * order: one adds them to the statistics, one writes the rejects,
+     * duplicates and spools. A chunk is free once both are through. */
+    bool staged;
+    pthread_cond_t stage_cv; /* a chunk was committed, or stop */
+    ps_build_state *st;
+    stage stages[N_STAGES];
 } phase1;
 
 static size_t arena_put(ps_buf *b, const void *p, size_t n, int *rc)
@@ -243,11 +273,14 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
 
 typedef struct worker_arg {
     phase1 *p;
+    size_t index;
 } worker_arg;
 
 static void *worker_main(void *arg)
 {
     phase1 *p = ((worker_arg *)arg)->p;
+    size_t self = ((worker_arg *)arg)->index;
+    double busy = 0, idle = 0, t0 = ps_build_now();
     ps_clean_worker *w = NULL;
     ps_tok_scratch *ts = ps_tok_scratch_new();
     ps_encode_ctx x;
@@ -263,15 +296,21 @@ static void *worker_main(void *arg)
         p->next_work++;
         ch->state = 2;
         pthread_mutex_unlock(&p->mu);
+        double t1 = ps_build_now();
+        idle += t1 - t0;
         if (init || !ts)
             ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
         else
             work_chunk(p, ch, w, ts, &x);
+        t0 = ps_build_now();
+        busy += t0 - t1;
         pthread_mutex_lock(&p->mu);
         ch->state = 3;
         pthread_cond_broadcast(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
+    p->busy[self] = busy;
+    p->idle[self] = idle + (ps_build_now() - t0);
     ps_clean_worker_free(w);
     ps_tok_scratch_free(ts);
     ps_encode_ctx_free(&x);
@@ -377,9 +416,15 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
     }
     unpack(ch);
     const ps_build_config *cfg = st->cfg;
+    memset(ch->taken, 0, ch->n);
+    ps_buf_reset(&ch->dup_of);
+    for (size_t i = 0; i < ch->n && i < PREFETCH_AHEAD; i++)
+        ps_cleaner_prefetch(st->cleaner, &ch->items[i].it);
     for (size_t i = 0; i < ch->n; i++) {
         packed *pk = &ch->items[i];
         ps_clean_item *it = &pk->it;
+        if (i + PREFETCH_AHEAD < ch->n)
+            ps_cleaner_prefetch(st->cleaner, &ch->items[i + PREFETCH_AHEAD].it);
         uint64_t ordinal = st->ordinal++;
         if (ps_cleaner_note_fields(st->cleaner, ch->in.path, it))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -394,9 +439,33 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         int rc = ps_cleaner_commit(st->cleaner, ch->in.path, it, err);
         if (rc)
             return rc; /* its own message says what failed */
-        if ((rc = observe(st, ch->in.path, pk, &ch->out)) != 0)
-            return ps_error_set(err, rc, "out of memory in the statistics");
-        ps_clean_result *r = &it->res;
+        ch->taken[i] = 1;
+        const char *d = it->res.duplicate_of;
+        if (it->res.outcome == PS_OUTCOME_DUPLICATE && d &&
+            ps_buf_append(&ch->dup_of, d, strlen(d) + 1))
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    const char *d = ch->dup_of.data; /* the copies, in record order */
+    for (size_t i = 0; i < ch->n; i++) {
+        ps_clean_result *r = &ch->items[i].it.res;
+        if (ch->taken[i] && r->outcome == PS_OUTCOME_DUPLICATE && r->duplicate_of) {
+            r->duplicate_of = d;
+            d += strlen(d) + 1;
+        }
+    }
+    return 0;
+}
+
+/* Writes a committed chunk's records: rejects, duplicates, and kept
+ * records to their shard's spool (the write stage). */
+static int write_chunk(ps_build_state *st, const chunk *ch, ps_error *err)
+{
+    for (size_t i = 0; i < ch->n; i++) {
+        if (!ch->taken[i])
+            continue;
+        const packed *pk = &ch->items[i];
+        const ps_clean_result *r = &pk->it.res;
+        int rc;
         if (r->outcome == PS_OUTCOME_REJECTED) {
             rc = writer_line(st->rejects, r, err);
         } else if (r->outcome == PS_OUTCOME_DUPLICATE) {
@@ -408,6 +477,20 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         if (rc)
             return rc;
     }
+    return 0;
+}
+
+/* Adds a committed chunk's records to the statistics (the statistics
+ * stage): they read only the chunk and the statistics, which no other
+ * thread touches during phase 1. */
+static int observe_chunk(ps_build_state *st, const chunk *ch)
+{
+    for (size_t i = 0; i < ch->n; i++)
+        if (ch->taken[i]) {
+            int rc = observe(st, ch->in.path, &ch->items[i], &ch->out);
+            if (rc)
+                return rc;
+        }
     return 0;
 }
 
@@ -454,6 +537,232 @@ static int chunk_add(chunk *ch, const ps_raw_record *rec, size_t cap)
     return 0;
 }
 
+/* The calling thread's read position across the inputs. */
+typedef struct reader {
+    ps_build_state *st;
+    ps_input_ctx in;
+    bool in_open, eof;
+    size_t input;          /* the next input to open */
+    uint64_t bytes_done;   /* decoded bytes of the inputs closed */
+} reader;
+
+/* Fills a chunk with the next records of one input; ch->n 0 at the end. */
+static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
+{
+    const ps_build_config *cfg = rd->st->cfg;
+    ps_cleaner *cleaner = rd->st->cleaner;
+    int rc = 0;
+    ch->n = 0;
+    ch->rc = 0;
+    ps_error_clear(&ch->err);
+    ps_buf_reset(&ch->raw);
+    while (ch->n < CHUNK_RECORDS && ch->raw.len < CHUNK_BYTES) {
+        if (!rd->in_open) {
+            if (rd->input == cfg->n_inputs) {
+                rd->eof = true;
+                break;
+            }
+            if ((rc = ps_input_open(cleaner, &rd->in, cfg->inputs[rd->input], err)) != 0)
+                break;
+            rd->in_open = true;
+        }
+        ps_raw_record rec;
+        int r = ps_input_next(cleaner, &rd->in, &rec, err);
+        if (r < 0) {
+            rc = r;
+            break;
+        }
+        if (r == 0) {
+            rd->bytes_done += ps_source_bytes_decoded(rd->in.src);
+            ps_input_close(cleaner, &rd->in);
+            rd->in_open = false;
+            rd->input++;
+            if (ch->n)
+                break; /* a chunk holds records of one input */
+            continue;
+        }
+        if (ch->n == 0) {
+            ch->in = rd->in;
+            ch->in.src = NULL;
+            ch->in.rr = NULL;
+        }
+        if ((rc = chunk_add(ch, &rec, CHUNK_RECORDS)) != 0) {
+            rc = ps_error_set(err, rc, "out of memory reading %s", rd->in.path);
+            break;
+        }
+    }
+    for (size_t i = 0; !rc && i < ch->n; i++)
+        ch->recs[i].data = ch->raw.data + ch->raw_off[i];
+    return rc;
+}
+
+static void ring_free(phase1 *p)
+{
+    for (size_t i = 0; p->ring && i < p->ring_n; i++) {
+        free(p->ring[i].recs);
+        free(p->ring[i].raw_off);
+        free(p->ring[i].items);
+        free(p->ring[i].taken);
+        ps_buf_free(&p->ring[i].dup_of);
+        ps_buf_free(&p->ring[i].raw);
+        ps_buf_free(&p->ring[i].out);
+    }
+    free(p->ring);
+    free(p->busy);
+    free(p->idle);
+}
+
+static int ring_alloc(phase1 *p, size_t threads)
+{
+    p->ring_n = 2 * threads + 2;
+    p->ring = calloc(p->ring_n, sizeof *p->ring);
+    p->busy = calloc(threads, sizeof *p->busy);
+    p->idle = calloc(threads, sizeof *p->idle);
+    if (!p->ring || !p->busy || !p->idle)
+        return PS_ENOMEM;
+    for (size_t i = 0; i < p->ring_n; i++) {
+        p->ring[i].recs = malloc(CHUNK_RECORDS * sizeof *p->ring[i].recs);
+        p->ring[i].raw_off = malloc(CHUNK_RECORDS * sizeof *p->ring[i].raw_off);
+        p->ring[i].items = malloc(CHUNK_RECORDS * sizeof *p->ring[i].items);
+        p->ring[i].taken = malloc(CHUNK_RECORDS);
+        if (!p->ring[i].recs || !p->ring[i].raw_off || !p->ring[i].items || !p->ring[i].taken)
+            return PS_ENOMEM;
+    }
+    return 0;
+}
+
+/* The workers' times into the profile. */
+static void profile_workers(ps_build_profile *pf, const phase1 *p, size_t started)
+{
+    pf->workers = started;
+    pf->busy_total = 0;
+    for (size_t i = 0; i < started; i++) {
+        pf->busy_total += p->busy[i];
+        if (i < PS_BUILD_PROFILE_THREADS) {
+            pf->worker_busy[i] = p->busy[i];
+            pf->worker_wait[i] = p->idle[i];
+        }
+    }
+}
+
+/* Runs one stage's job on a committed chunk. */
+static int stage_run(stage *sg, const chunk *ch)
+{
+    if (sg->kind == STAGE_WRITE)
+        return write_chunk(sg->p->st, ch, &sg->err);
+    if (observe_chunk(sg->p->st, ch))
+        return ps_error_set(&sg->err, PS_ENOMEM, "out of memory in the statistics");
+    return 0;
+}
+
+static void *stage_main(void *arg)
+{
+    stage *sg = arg;
+    phase1 *p = sg->p;
+    double busy = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && p->staged && sg->done == p->head)
+            pthread_cond_wait(&p->stage_cv, &p->mu);
+        if (sg->done == p->head || sg->rc || !p->staged) /* !staged: the other did not start */
+            break;
+        chunk *ch = &p->ring[sg->done % p->ring_n];
+        pthread_mutex_unlock(&p->mu);
+        double t = ps_build_now();
+        int rc = stage_run(sg, ch);
+        busy += ps_build_now() - t;
+        pthread_mutex_lock(&p->mu);
+        sg->rc = rc;
+        sg->done++;
+        pthread_cond_broadcast(&p->done);
+    }
+    sg->busy = busy;
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Chunks before this one are through every stage: free again. */
+static size_t freed(const phase1 *p)
+{
+    size_t f = p->head;
+    for (int k = 0; p->staged && k < N_STAGES; k++)
+        if (p->stages[k].done < f)
+            f = p->stages[k].done;
+    return f;
+}
+
+/* A stage's failure, if any, as the build's (under p->mu). */
+static int stage_failed(const phase1 *p, ps_error *err)
+{
+    for (int k = 0; p->staged && k < N_STAGES; k++)
+        if (p->stages[k].rc) {
+            *err = p->stages[k].err;
+            return p->stages[k].rc;
+        }
+    return 0;
+}
+
+/* The calling thread: commits finished chunks in order, fills free ones,
+ * and waits when it can do neither. */
+static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
+{
+    const ps_build_config *cfg = st->cfg;
+    ps_build_profile *pf = &st->prof;
+    int rc = 0;
+    while (!rc && (!rd->eof || freed(p) != p->tail)) {
+        if ((rc = ps_build_cancelled(cfg, err)) != 0)
+            break;
+        /* Commit finished chunks at the head, in order. */
+        pthread_mutex_lock(&p->mu);
+        while (p->head != p->tail && p->ring[p->head % p->ring_n].state == 3) {
+            chunk *ch = &p->ring[p->head % p->ring_n];
+            pthread_mutex_unlock(&p->mu);
+            double t = ps_build_now();
+            rc = commit_chunk(st, ch, err);
+            if (!rc && !p->staged && observe_chunk(st, ch))
+                rc = ps_error_set(err, PS_ENOMEM, "out of memory in the statistics");
+            if (!rc && !p->staged)
+                rc = write_chunk(st, ch, err);
+            pf->commit += ps_build_now() - t;
+            pthread_mutex_lock(&p->mu);
+            ch->state = p->staged ? 4 : 0;
+            p->head++;
+            pthread_cond_broadcast(&p->stage_cv);
+            if (rc)
+                break;
+        }
+        if (!rc)
+            rc = stage_failed(p, err);
+        bool full = p->tail - freed(p) == p->ring_n;
+        if (!rc && (full || rd->eof) && freed(p) != p->tail) {
+            double t = ps_build_now();
+            pthread_cond_wait(&p->done, &p->mu);
+            pf->wait += ps_build_now() - t;
+            pthread_mutex_unlock(&p->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&p->mu);
+        if (rc || rd->eof)
+            continue;
+        /* Fill the next chunk from the inputs. */
+        chunk *ch = &p->ring[p->tail % p->ring_n];
+        double t = ps_build_now();
+        rc = fill_chunk(rd, ch, err);
+        pf->read += ps_build_now() - t;
+        if (rc || ch->n == 0)
+            continue;
+        pthread_mutex_lock(&p->mu);
+        ch->state = 1;
+        p->tail++;
+        pthread_cond_signal(&p->work);
+        pthread_mutex_unlock(&p->mu);
+        if (cfg->progress)
+            progress(st, rd->bytes_done + (rd->in_open ? ps_source_bytes_decoded(rd->in.src) : 0),
+                     false);
+    }
+    return rc;
+}
+
 int ps_build_phase1(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
@@ -466,137 +775,66 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
         ps_tokenizer_get_info(cfg->tokenizer, &ti);
         p.unk_id = ti.unk_id;
     }
-    p.ring_n = 2 * cfg->threads + 2;
-    p.ring = calloc(p.ring_n, sizeof *p.ring);
-    if (!p.ring)
+    pthread_t *threads = calloc(cfg->threads, sizeof *threads);
+    worker_arg *wa = calloc(cfg->threads, sizeof *wa);
+    if (!threads || !wa || ring_alloc(&p, cfg->threads)) {
+        ring_free(&p);
+        free(threads);
+        free(wa);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    for (size_t i = 0; i < p.ring_n; i++) {
-        p.ring[i].recs = malloc(CHUNK_RECORDS * sizeof *p.ring[i].recs);
-        p.ring[i].raw_off = malloc(CHUNK_RECORDS * sizeof *p.ring[i].raw_off);
-        p.ring[i].items = malloc(CHUNK_RECORDS * sizeof *p.ring[i].items);
-        if (!p.ring[i].recs || !p.ring[i].raw_off || !p.ring[i].items) {
-            for (size_t k = 0; k <= i; k++)
-                free(p.ring[k].recs), free(p.ring[k].raw_off), free(p.ring[k].items);
-            free(p.ring);
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-        }
     }
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.work, NULL);
     pthread_cond_init(&p.done, NULL);
-    pthread_t *threads = calloc(cfg->threads, sizeof *threads);
-    worker_arg wa = {&p};
-    size_t started = 0;
-    for (; threads && started < cfg->threads; started++)
-        if (pthread_create(&threads[started], NULL, worker_main, &wa) != 0)
-            break;
-    int rc = started == 0 ? ps_error_set(err, PS_ENOMEM, "cannot start worker threads") : 0;
-
-    uint64_t bytes_done = 0;
-    size_t input = 0;
-    ps_input_ctx in;
-    bool in_open = false, eof = false;
-    while (!rc && (!eof || p.head != p.tail)) {
-        if ((rc = ps_build_cancelled(cfg, err)) != 0)
-            break;
-        /* Commit finished chunks at the head, in order. */
-        pthread_mutex_lock(&p.mu);
-        while (p.head != p.tail && p.ring[p.head % p.ring_n].state == 3) {
-            chunk *ch = &p.ring[p.head % p.ring_n];
-            pthread_mutex_unlock(&p.mu);
-            rc = commit_chunk(st, ch, err);
-            pthread_mutex_lock(&p.mu);
-            ch->state = 0;
-            p.head++;
-            if (rc)
-                break;
-        }
-        bool full = p.tail - p.head == p.ring_n;
-        if (!rc && (full || eof) && p.head != p.tail) {
-            pthread_cond_wait(&p.done, &p.mu);
-            pthread_mutex_unlock(&p.mu);
-            continue;
-        }
-        pthread_mutex_unlock(&p.mu);
-        if (rc || eof)
-            continue;
-        /* Fill the next chunk from the inputs. */
-        chunk *ch = &p.ring[p.tail % p.ring_n];
-        ch->n = 0;
-        ch->rc = 0;
-        ps_error_clear(&ch->err);
-        ps_buf_reset(&ch->raw);
-        while (ch->n < CHUNK_RECORDS && ch->raw.len < CHUNK_BYTES) {
-            if (!in_open) {
-                if (input == cfg->n_inputs) {
-                    eof = true;
-                    break;
-                }
-                rc = ps_input_open(st->cleaner, &in, cfg->inputs[input], err);
-                if (rc)
-                    break;
-                in_open = true;
-            }
-            ps_raw_record rec;
-            int r = ps_input_next(st->cleaner, &in, &rec, err);
-            if (r < 0) {
-                rc = r;
-                break;
-            }
-            if (r == 0) {
-                bytes_done += ps_source_bytes_decoded(in.src);
-                ps_input_close(st->cleaner, &in);
-                in_open = false;
-                input++;
-                if (ch->n)
-                    break; /* a chunk holds records of one input */
-                continue;
-            }
-            if (ch->n == 0) {
-                ch->in = in;
-                ch->in.src = NULL;
-                ch->in.rr = NULL;
-            }
-            if ((rc = chunk_add(ch, &rec, CHUNK_RECORDS)) != 0) {
-                rc = ps_error_set(err, rc, "out of memory reading %s", in.path);
-                break;
-            }
-        }
-        if (rc || ch->n == 0)
-            continue;
-        for (size_t i = 0; i < ch->n; i++)
-            ch->recs[i].data = ch->raw.data + ch->raw_off[i];
-        pthread_mutex_lock(&p.mu);
-        ch->state = 1;
-        p.tail++;
-        pthread_cond_signal(&p.work);
-        pthread_mutex_unlock(&p.mu);
-        if (cfg->progress)
-            progress(st, bytes_done + (in_open ? ps_source_bytes_decoded(in.src) : 0), false);
+    pthread_cond_init(&p.stage_cv, NULL);
+    p.st = st;
+    pthread_mutex_lock(&p.mu);
+    p.staged = cfg->threads > 1;
+    for (int k = 0; p.staged && k < N_STAGES; k++) {
+        p.stages[k] = (stage){.p = &p, .kind = k};
+        p.stages[k].started =
+            pthread_create(&p.stages[k].thread, NULL, stage_main, &p.stages[k]) == 0;
+        p.staged = p.stages[k].started; /* else the commit does both itself */
     }
-    if (in_open)
-        ps_input_close(st->cleaner, &in);
+    pthread_mutex_unlock(&p.mu);
+    size_t started = 0;
+    for (; started < cfg->threads; started++) {
+        wa[started] = (worker_arg){&p, started};
+        if (pthread_create(&threads[started], NULL, worker_main, &wa[started]) != 0)
+            break;
+    }
+    int rc = started == 0 ? ps_error_set(err, PS_ENOMEM, "cannot start worker threads") : 0;
+    reader rd;
+    memset(&rd, 0, sizeof rd);
+    rd.st = st;
+    if (!rc)
+        rc = run_ring(st, &p, &rd, err);
+    if (rd.in_open)
+        ps_input_close(st->cleaner, &rd.in);
     pthread_mutex_lock(&p.mu);
     p.stop = true;
     p.next_work = p.tail; /* on error, queued chunks are not cleaned */
     pthread_cond_broadcast(&p.work);
+    pthread_cond_broadcast(&p.stage_cv);
     pthread_mutex_unlock(&p.mu);
     for (size_t i = 0; i < started; i++)
         pthread_join(threads[i], NULL);
+    for (int k = 0; k < N_STAGES; k++)
+        if (p.stages[k].started)
+            pthread_join(p.stages[k].thread, NULL);
+    if (!rc) /* the last chunk's stages */
+        rc = stage_failed(&p, err);
+    profile_workers(&st->prof, &p, started);
+    st->prof.stats = p.stages[STAGE_STATS].busy;
+    st->prof.write = p.stages[STAGE_WRITE].busy;
     if (cfg->progress)
-        progress(st, bytes_done, true);
+        progress(st, rd.bytes_done, true);
     free(threads);
-    for (size_t i = 0; i < p.ring_n; i++) {
-        free(p.ring[i].recs);
-        free(p.ring[i].raw_off);
-        free(p.ring[i].items);
-        ps_buf_free(&p.ring[i].raw);
-        ps_buf_free(&p.ring[i].out);
-    }
-    free(p.ring);
+    free(wa);
+    ring_free(&p);
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.work);
     pthread_cond_destroy(&p.done);
+    pthread_cond_destroy(&p.stage_cv);
     return rc;
 }
-

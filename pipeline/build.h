@@ -94,6 +94,35 @@ typedef struct ps_build_config {
  * max_length 512, 128 records a block, zstd level 3, 1 thread. */
 void ps_build_config_init(ps_build_config *cfg);
 
+/* Where a build's time went (--profile): wall seconds per phase, and per
+ * thread of phase 1 the time busy and the time waiting. "Serial" is the
+ * time no worker can share: the set-up, the calling thread's reading and
+ * committing, the checks, phase 2's single-threaded part and publishing.
+ * The library only measures; the caller renders. */
+#define PS_BUILD_PROFILE_THREADS 64
+typedef struct ps_build_profile {
+    double wall;                  /* the whole ps_build_run */
+    double setup, phase1, checks, phase2, publish; /* wall seconds of each phase */
+    double read, commit, wait;    /* phase 1's calling thread: filling chunks,
+                                   * committing them, waiting for workers */
+    double stats, write;          /* phase 1's stages behind the commit (threads > 1),
+                                   * a thread each: busy seconds adding statistics,
+                                   * writing rejects and spools; 0 when the commit
+                                   * does both itself (1 thread) */
+    size_t workers;               /* phase 1's worker threads */
+    double worker_busy[PS_BUILD_PROFILE_THREADS]; /* the first 64 workers, each */
+    double worker_wait[PS_BUILD_PROFILE_THREADS];
+    double busy_total;            /* all workers' busy seconds together */
+    double phase2_encode;         /* phase 2: all threads' seconds compressing blocks */
+    double serial;                /* seconds of work no worker shares (see above) */
+    double serial_fraction;       /* serial / wall */
+    /* CPU seconds, which other processes on the machine do not inflate:
+     * the calling thread's (with threads > 1 the serial chain: reading,
+     * committing, checks, phase 2's writes, publishing) and the whole
+     * process's. Their ratio is the serial fraction of the CPU work. */
+    double cpu_calling, cpu_process;
+} ps_build_profile;
+
 typedef struct ps_build_summary {
     ps_clean_counts counts;
     uint64_t tokens;
@@ -106,6 +135,7 @@ typedef struct ps_build_summary {
     int gate_failed;      /* a check failed: nothing was published */
     char report_path[4096]; /* where report.json was written */
     char *report_summary; /* the terminal summary (free() it) */
+    ps_build_profile profile; /* where the time went */
 } ps_build_summary;
 
 /* Runs the build and publishes out_dir atomically: on success the

@@ -51,6 +51,8 @@ typedef struct ps_build_state {
     int id_width;
     ps_shard_result *results;
     double start, last_progress;
+    ps_build_profile prof;     /* filled as the phases run */
+    double cpu_thread0, cpu_process0; /* CPU clocks at the start */
     uint64_t total_input_bytes;
     /* inputs' SHA-256, computed by a thread of its own during phase 1 */
     char (*input_sha)[65];

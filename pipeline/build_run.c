@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Descriptors a build holds beside its shards' spools: the standard
@@ -280,6 +281,14 @@ static int move_rejects_beside(const char *staging, const char *parent, const ch
     return 0;
 }
 
+static double cpu_seconds(clockid_t clock)
+{
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* The summary the CLI prints; `dir`/`prefix` locate the report. */
 static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const char *dir,
                          const char *prefix)
@@ -309,6 +318,20 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
         sum->report_summary = joined;
     }
     free(note);
+    sum->profile = st->prof;
+    ps_build_profile *pf = &sum->profile;
+    pf->wall = sum->seconds;
+    pf->cpu_calling = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - st->cpu_thread0;
+    pf->cpu_process = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - st->cpu_process0;
+    /* what the phases did not cover: the manifest and publishing */
+    pf->publish = pf->wall - pf->setup - pf->phase1 - pf->checks - pf->phase2;
+    if (pf->publish < 0)
+        pf->publish = 0;
+    /* phase 2's compression is shared by the threads; the rest is not */
+    double shared = pf->phase1 - pf->read - pf->commit +
+                    pf->phase2_encode / (double)(pf->workers ? pf->workers : 1);
+    pf->serial = pf->wall - shared;
+    pf->serial_fraction = pf->wall > 0 ? pf->serial / pf->wall : 0;
 }
 
 
@@ -381,6 +404,40 @@ static int run_phase1(ps_build_state *st, ps_error *err)
     return rc;
 }
 
+typedef struct reports_job {
+    ps_build_state *st;
+    int rc;
+    ps_error err;
+} reports_job;
+
+static void *reports_main(void *arg)
+{
+    reports_job *j = arg;
+    ps_build_state *st = j->st;
+    j->rc = ps_write_reports(st->staging, "", st->report, st->v_raw, st->v_clean, st->v_tok,
+                             st->paired, st->v_sql, &j->err);
+    return NULL;
+}
+
+/* Phase 2, with the reports written by a thread of their own beside it
+ * when `beside` (else they are written already). */
+static int phase2_with_reports(ps_build_state *st, bool beside, ps_error *err)
+{
+    reports_job j = {st, 0, {0}};
+    pthread_t t;
+    bool started = beside && pthread_create(&t, NULL, reports_main, &j) == 0;
+    if (beside && !started)
+        reports_main(&j);
+    int rc = !started && j.rc ? 0 : ps_build_phase2(st, err);
+    if (started)
+        pthread_join(t, NULL);
+    if (!rc && j.rc) {
+        *err = j.err;
+        rc = j.rc;
+    }
+    return rc;
+}
+
 /* Frees the state, closing every file first (under EMFILE the staging
  * directory cannot be listed while they are open), then removes the
  * staging directory: on failure with the partial set, after publication
@@ -401,6 +458,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     st.cfg = cfg;
     st.stg.lock_fd = -1;
     st.start = st.last_progress = ps_build_now();
+    st.cpu_thread0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+    st.cpu_process0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     for (size_t i = 0; i < cfg->n_inputs; i++) {
         struct stat sb;
         if (strcmp(cfg->inputs[i], "-") != 0 && stat(cfg->inputs[i], &sb) == 0)
@@ -423,8 +482,12 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     st.staging = st.stg.set;
     if (!rc)
         rc = open_outputs(&st, err);
+    double t = ps_build_now();
+    st.prof.setup = t - st.start;
     if (!rc)
         rc = run_phase1(&st, err);
+    st.prof.phase1 = ps_build_now() - t;
+    t = ps_build_now();
     if (!rc)
         rc = ps_build_cancelled(cfg, err);
     if (!rc)
@@ -443,21 +506,28 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     char parent[4096], prefix[512] = "";
     if (gate_failed)
         ps_path_beside(cfg->out_dir, parent, sizeof parent, prefix, sizeof prefix);
-    if (!rc)
+    /* With threads to spare, the reports are written while phase 2 runs:
+     * they only read the statistics, which phase 2 does not touch. */
+    bool beside = !rc && !gate_failed && cfg->threads > 1;
+    if (!rc && !beside)
         rc = ps_write_reports(gate_failed ? parent : st.staging, prefix, st.report, st.v_raw,
                               st.v_clean, st.v_tok, st.paired, st.v_sql, err);
     if (!rc && gate_failed) /* the rejects explain a failed check as much as the report */
         rc = move_rejects_beside(st.staging, parent, prefix, err);
     if (!rc && gate_failed) { /* publish nothing */
         if (summary) {
+            st.prof.checks = ps_build_now() - t;
             fill_summary(&st, summary, parent, prefix);
             summary->gate_failed = 1;
         }
         finish(&st);
         return rc;
     }
+    st.prof.checks = ps_build_now() - t;
+    t = ps_build_now();
     if (!rc)
-        rc = ps_build_phase2(&st, err);
+        rc = phase2_with_reports(&st, beside, err);
+    st.prof.phase2 = ps_build_now() - t;
     char *manifest = rc ? NULL : ps_build_manifest(&st, err);
     if (!rc && !manifest)
         rc = err && err->code ? err->code : PS_ENOMEM;

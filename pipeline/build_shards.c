@@ -39,6 +39,7 @@ typedef struct pool {
     size_t n_jobs;
     size_t next;
     pthread_mutex_t mu;
+    double busy;      /* all threads' seconds encoding (the profile) */
 } pool;
 
 static int cmp_label(const void *a, const void *b, void *labels)
@@ -74,6 +75,7 @@ static void *pool_main(void *arg)
     pool *p = arg;
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     ps_shard_record *recs = malloc(p->st->cfg->block_records * sizeof *recs);
+    double busy = 0;
     for (;;) {
         pthread_mutex_lock(&p->mu);
         size_t i = p->next < p->n_jobs ? p->next++ : p->n_jobs;
@@ -82,29 +84,77 @@ static void *pool_main(void *arg)
             break;
         if (!cctx || !recs)
             p->jobs[i].rc = ps_error_set(&p->jobs[i].err, PS_ENOMEM, "out of memory");
-        else
+        else {
+            double t = ps_build_now();
             encode_job(p, &p->jobs[i], cctx, recs);
+            busy += ps_build_now() - t;
+        }
     }
+    pthread_mutex_lock(&p->mu);
+    p->busy += busy;
+    pthread_mutex_unlock(&p->mu);
     ZSTD_freeCCtx(cctx);
     free(recs);
     return NULL;
 }
 
-/* Encodes jobs[0..n) with the build's threads. */
-static void run_pool(ps_build_state *st, const rec_ref *refs, job *jobs, size_t n)
+/* Encoding jobs[0..n) with the build's threads: with one, the calling
+ * thread encodes them in pool_start; with more, pool_start starts the
+ * threads and returns, so the calling thread writes the window before
+ * while they encode this one; pool_join waits for them. */
+typedef struct pool_run {
+    pool p;
+    pthread_t *t;
+    size_t started;
+} pool_run;
+
+static void pool_start(pool_run *r, ps_build_state *st, const rec_ref *refs, job *jobs, size_t n)
 {
-    pool p = {st, refs, jobs, n, 0, PTHREAD_MUTEX_INITIALIZER};
+    r->p = (pool){st, refs, jobs, n, 0, PTHREAD_MUTEX_INITIALIZER, 0};
     size_t nt = st->cfg->threads < n ? st->cfg->threads : n;
-    pthread_t *t = calloc(nt ? nt : 1, sizeof *t);
-    size_t started = 0;
-    for (; t && started + 1 < nt; started++)
-        if (pthread_create(&t[started], NULL, pool_main, &p) != 0)
+    r->t = nt > 1 ? calloc(nt, sizeof *r->t) : NULL;
+    r->started = 0;
+    for (; r->t && r->started < nt; r->started++)
+        if (pthread_create(&r->t[r->started], NULL, pool_main, &r->p) != 0)
             break;
-    pool_main(&p); /* the calling thread works too */
-    for (size_t i = 0; i < started; i++)
-        pthread_join(t[i], NULL);
-    free(t);
-    pthread_mutex_destroy(&p.mu);
+    if (r->started == 0)
+        pool_main(&r->p); /* one thread, or none would start */
+}
+
+static void pool_join(pool_run *r)
+{
+    for (size_t i = 0; i < r->started; i++)
+        pthread_join(r->t[i], NULL);
+    free(r->t);
+    pthread_mutex_destroy(&r->p.mu);
+    r->p.st->prof.phase2_encode += r->p.busy;
+}
+
+/* Writes a window of encoded blocks in key order. */
+static int put_window(ps_shard_writer *w, ps_shard_result *res, const rec_ref *sorted, job *jobs,
+                      size_t n, ps_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        job *jb = &jobs[i];
+        if (jb->rc) {
+            rc = jb->rc;
+            if (err)
+                *err = jb->err;
+            break;
+        }
+        rc = ps_shard_writer_put(w, jb->bucket, jb->seq, jb->out.data, jb->out.len, err);
+        if (!rc) {
+            ps_bucket_count *bc = &res->buckets[jb->bucket];
+            bc->blocks++;
+            bc->records += jb->count;
+            for (size_t r = 0; r < jb->count; r++)
+                bc->tokens += sorted[jb->first + r].head[0];
+            res->uncompressed += jb->raw_bytes;
+        }
+        ps_buf_free(&jb->out);
+    }
+    return rc;
 }
 
 static int map_spool(const ps_spool *sp, const char **data, size_t *len, ps_error *err)
@@ -193,33 +243,27 @@ static int write_shard(ps_build_state *st, size_t k, ps_error *err)
     snprintf(path, sizeof path, "%s/%s", st->staging, res->file);
     ps_shard_writer *w = NULL;
     rc = ps_shard_writer_open(&w, path, err);
-    /* Encode in windows so memory stays bounded, write in order. */
-    size_t window = 64 * cfg->threads;
-    for (size_t first = 0; !rc && first < n_jobs; first += window) {
+    /* Encode in windows so memory stays bounded (two windows at most),
+     * write in order: window i-1 while window i is encoded. */
+    size_t window = 64 * cfg->threads, n_win = (n_jobs + window - 1) / window;
+    for (size_t wi = 0; !rc && wi <= n_win; wi++) {
         if ((rc = ps_build_cancelled(cfg, err)) != 0)
             break;
-        size_t cnt = n_jobs - first < window ? n_jobs - first : window;
-        run_pool(st, sorted, jobs + first, cnt);
-        for (size_t i = first; i < first + cnt; i++) {
-            job *jb = &jobs[i];
-            if (!rc && jb->rc) {
-                rc = jb->rc;
-                if (err)
-                    *err = jb->err;
-            }
-            if (!rc)
-                rc = ps_shard_writer_put(w, jb->bucket, jb->seq, jb->out.data, jb->out.len, err);
-            if (!rc) {
-                ps_bucket_count *bc = &res->buckets[jb->bucket];
-                bc->blocks++;
-                bc->records += jb->count;
-                for (size_t r = 0; r < jb->count; r++)
-                    bc->tokens += sorted[jb->first + r].head[0];
-                res->uncompressed += jb->raw_bytes;
-            }
-            ps_buf_free(&jb->out);
-        }
+        pool_run pr;
+        size_t first = wi * window;
+        if (wi < n_win)
+            pool_start(&pr, st, sorted, jobs + first,
+                       n_jobs - first < window ? n_jobs - first : window);
+        if (wi > 0)
+            rc = put_window(w, res, sorted, jobs + first - window,
+                            n_jobs - (first - window) < window ? n_jobs - (first - window)
+                                                               : window,
+                            err);
+        if (wi < n_win)
+            pool_join(&pr);
     }
+    for (size_t i = 0; i < n_jobs; i++) /* after a failure: the blocks not written */
+        ps_buf_free(&jobs[i].out);
     free(jobs);
     if (!rc) {
         char meta[160];

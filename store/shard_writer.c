@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define MAP_INITIAL ((size_t)1 << 30) /* sparse: costs nothing until used */
@@ -57,10 +58,30 @@ static char *concat(const char *a, const char *b)
     return s;
 }
 
+/* LMDB reports a write the disk cut short as EIO; when the filesystem
+ * holding the shard is (nearly) full, that is what the message says. */
+static const char *short_write_why(const char *path, char *buf, size_t n)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    struct statvfs sv;
+    if (statvfs(slash ? dir : ".", &sv) != 0 ||
+        (unsigned long long)sv.f_bavail * sv.f_frsize >= (1u << 20))
+        return "";
+    snprintf(buf, n, " (a short write: %s, %llu bytes free)", strerror(ENOSPC),
+             (unsigned long long)sv.f_bavail * sv.f_frsize);
+    return buf;
+}
+
 static int lmdb_err(ps_shard_writer *w, ps_error *err, const char *what, int rc)
 {
-    return ps_error_set(err, rc == ENOMEM ? PS_ENOMEM : PS_EIO, "%s: %s: %s", w->path, what,
-                        mdb_strerror(rc));
+    char why[128] = "";
+    return ps_error_set(err, rc == ENOMEM ? PS_ENOMEM : PS_EIO, "%s: %s: %s%s", w->path, what,
+                        mdb_strerror(rc),
+                        rc == EIO ? short_write_why(w->path, why, sizeof why) : "");
 }
 
 /* Begins a write transaction and opens (creating) both databases. */

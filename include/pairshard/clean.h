@@ -306,6 +306,33 @@ PS_API int ps_cleaner_clean_text(ps_cleaner *c, const char *field, const char *t
                                  const char **out, size_t *out_len, const char **reason,
                                  ps_error *err);
 
+/* ps_cleaner_run with `threads` worker threads cleaning chunks of records
+ * while the calling thread reads, commits (dedupe, accounting) in input
+ * order and calls `sink`, on the calling thread, exactly as
+ * ps_cleaner_run would: same records, same order, same results and
+ * accounting, for any `threads` (0 or 1: ps_cleaner_run itself). Memory
+ * grows with threads: about 2 x threads + 2 chunks of 1024 records
+ * (4 MiB of input at most each) and their cleaned copies.
+ * @return as ps_cleaner_run (a worker's failure comes after the records
+ *         before it reached the sink), or PS_ENOMEM when no thread starts.
+ * Not thread-safe: one call at a time per cleaner. */
+PS_API int ps_cleaner_run_threads(ps_cleaner *c, const char *path, size_t threads,
+                                  ps_clean_sink sink, void *user, ps_error *err);
+
+/* Called once per input record, in input order, with the record's JSON
+ * line (ps_clean_result_json's text, `len` bytes, no newline). */
+typedef int (*ps_clean_line_sink)(void *user, const ps_clean_result *result, const char *line,
+                                  size_t len);
+
+/* ps_cleaner_run_threads for a caller that writes JSON lines: the workers
+ * serialise each record's line too (a kept record that the commit finds a
+ * duplicate is serialised again there), so the calling thread only
+ * commits and hands lines on. Same records, order and results as
+ * ps_cleaner_run_threads; `sink` may not be NULL.
+ * @return as ps_cleaner_run_threads. */
+PS_API int ps_cleaner_run_lines(ps_cleaner *c, const char *path, size_t threads,
+                                ps_clean_line_sink sink, void *user, ps_error *err);
+
 /* Copies the running totals (all inputs so far) into *counts (not NULL).
  * Never fails. Not while ps_cleaner_run runs on another thread. */
 PS_API void ps_cleaner_get_counts(const ps_cleaner *c, ps_clean_counts *counts);

@@ -1,0 +1,162 @@
+#!/bin/sh
+# Benchmark: how `pairshard build` and `pairshard clean` scale with threads.
+# Builds (and cleans) the Spider corpus (bench/spider_corpus.py, train+dev
+# x PS_BENCH_SCALING_COPIES, each copy's questions made distinct) at 1, 2,
+# 4, 8 and 16 threads, those above the machine's online CPUs skipped (and
+# named), RUNS times each; prints the best and median wall time of each
+# count, the speed-up over 1 thread (best/best and median/median), the
+# serial fraction a 1-thread `build --profile` measures (docs/BUILD.md) and
+# the speed-up Amdahl's law projects from it at 16 threads. Outputs must be
+# byte-identical across thread counts (checked).
+#
+# Then, when PS_BENCH_X200=1 (off by default: generating the 390 MB corpus
+# and building it twice takes about a minute on a 2-core machine), the 1.6M
+# pairs of Spider x200 at 1 and the most threads: wall time and peak RSS.
+#
+# env: PS_BENCH_SCALING_COPIES  corpus copies (20: ~160k pairs, 39 MB)
+#      PS_BENCH_RUNS            runs per thread count (5)
+#      PS_BENCH_THREADS         thread counts ("1 2 4 8 16")
+#      PS_BENCH_X200            1: also the Spider x200 build
+set -eu
+: "${PAIRSHARD:?}" "${PS_ROOT:?}"
+COPIES=${PS_BENCH_SCALING_COPIES:-20}
+RUNS=${PS_BENCH_RUNS:-5}
+COUNTS=${PS_BENCH_THREADS:-1 2 4 8 16}
+X200=${PS_BENCH_X200:-0}
+VOCAB="$PS_ROOT/tests/data/vocab/bert-base-uncased.vocab.txt"
+OPTS="--label-field db_id --max-length 128 --buckets 16,32,64,128 --block-records 128 --zstd-level 3"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+W=$(mktemp -d "${TMPDIR:-/tmp}/ps-bench-scaling.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+CPUS=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
+
+# measure FILE CMD...: runs CMD, appends "seconds peak_rss_kib" to FILE.
+measure() {
+    "$PY" -c '
+import resource, subprocess, sys, time
+t = time.perf_counter()
+r = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL)
+d = time.perf_counter() - t
+if r.returncode:
+    sys.exit("bench_scaling: %s exited with status %d" % (sys.argv[2], r.returncode))
+open(sys.argv[1], "a").write("%.6f %d\n" % (d, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))' "$@"
+}
+
+# stats FILE: "best median max_rss" of the runs in FILE.
+stats() {
+    sort -n "$1" | awk '{t[NR] = $1; if ($2 > r) r = $2}
+        END {m = NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2; print t[1], m, r}'
+}
+
+"$PY" "$PS_ROOT/bench/spider_corpus.py" "$PS_ROOT/tests/data/spider" "$COPIES" >"$W/corpus.jsonl"
+bytes=$(wc -c <"$W/corpus.jsonl")
+records=$(wc -l <"$W/corpus.jsonl")
+echo "scaling: $(echo "$bytes" | awk '{printf "%.1f", $1 / 1e6}') MB, $records pairs (Spider train+dev x$COPIES), $CPUS online CPUs, $RUNS runs each"
+
+# The serial fraction, from profiles (the median of RUNS): of a 1-thread
+# build ("wall seconds fraction"), and the calling thread's serial seconds
+# at the most threads (the stages behind the commit and the reports then
+# run beside it), over the 1-thread wall.
+median() { sort -n | awk '{s[NR] = $1} END {print s[int((NR + 1) / 2)]}'; }
+profile() { # THREADS: "serial_seconds wall_seconds fraction cpu_fraction" of each run
+    for _ in $(seq "$RUNS"); do
+        rm -rf "$W/prof"
+        # shellcheck disable=SC2086
+        "$PAIRSHARD" build -q --profile --vocab "$VOCAB" $OPTS --threads "$1" -o "$W/prof" \
+            "$W/corpus.jsonl" 2>&1 | awk '/^profile: wall/ {w = $3} /^profile: serial/ {sub("%", "", $6); s = $3 " " w " " $6 / 100}
+                   /^profile: cpu:/ {sub("%", "", $13); print s, $13 / 100}'
+    done
+}
+profile 1 >"$W/p1"
+top=1
+for t in $COUNTS; do [ "$t" -le "$CPUS" ] && top=$t; done
+profile "$top" >"$W/pn"
+serial=$(awk '{print $3}' "$W/p1" | median)
+wall1=$(awk '{print $2}' "$W/p1" | median)
+serial_n=$(awk '{print $1}' "$W/pn" | median)
+cpu_n=$(awk '{print $4}' "$W/pn" | median)
+
+# What this machine gives two independent 1-thread processes at once over
+# one (other users share it): the ceiling for any 2-thread speed-up here.
+now() { "$PY" -c 'import time; print(time.perf_counter())'; }
+t0=$(now)
+"$PAIRSHARD" clean -q --threads 1 -o "$W/solo.jsonl" "$W/corpus.jsonl"
+t1=$(now)
+"$PAIRSHARD" clean -q --threads 1 -o "$W/duo1.jsonl" "$W/corpus.jsonl" &
+"$PAIRSHARD" clean -q --threads 1 -o "$W/duo2.jsonl" "$W/corpus.jsonl"
+wait
+t2=$(now)
+rm -f "$W"/solo.jsonl "$W"/duo*.jsonl
+echo "$t0 $t1 $t2" | awk '{printf "  this machine now: two 1-thread cleans at once run %.2fx the throughput of one (the 2-thread ceiling)\n", 2 * ($2 - $1) / ($3 - $2)}'
+
+has_clean_threads=no
+"$PAIRSHARD" clean --help 2>&1 | grep -q -- '--threads' && has_clean_threads=yes
+
+skipped=""
+for cmd in build clean; do
+    if [ "$cmd" = clean ] && [ "$has_clean_threads" = no ]; then
+        echo "  clean: this pairshard's clean has no --threads: skipped"
+        continue
+    fi
+    base_best="" base_med=""
+    for t in $COUNTS; do
+        if [ "$t" -gt "$CPUS" ]; then
+            [ "$cmd" = build ] && skipped="$skipped $t"
+            continue
+        fi
+        : >"$W/m"
+        for _ in $(seq "$RUNS"); do
+            rm -rf "$W/$cmd-$t" "$W/$cmd-$t.jsonl"
+            if [ "$cmd" = build ]; then
+                # shellcheck disable=SC2086
+                measure "$W/m" "$PAIRSHARD" build -q --vocab "$VOCAB" $OPTS --threads "$t" \
+                    -o "$W/$cmd-$t" "$W/corpus.jsonl"
+            else
+                measure "$W/m" "$PAIRSHARD" clean -q --label-field db_id --threads "$t" \
+                    -o "$W/$cmd-$t.jsonl" "$W/corpus.jsonl"
+            fi
+        done
+        set -- $(stats "$W/m")
+        [ -n "$base_best" ] || { base_best=$1; base_med=$2; }
+        same=yes
+        if [ "$cmd" = build ]; then
+            for f in "$W/build-1"/*; do
+                cmp -s "$f" "$W/build-$t/$(basename "$f")" || same=NO
+            done
+        else
+            cmp -s "$W/clean-1.jsonl" "$W/clean-$t.jsonl" || same=NO
+        fi
+        echo "$cmd $t $1 $2 $3 $base_best $base_med $bytes $same" | awk '{
+            printf "  %-5s %2d threads  best %7.3f s  median %7.3f s  %6.1f MB/s  peak RSS %6.1f MiB  speed-up %5.2fx best, %5.2fx median  identical: %s\n",
+                $1, $2, $3, $4, $8 / 1e6 / $3, $5 / 1024, $6 / $3, $7 / $4, $9 }'
+    done
+done
+[ -z "$skipped" ] || echo "  skipped (more threads than the $CPUS online CPUs):$skipped"
+echo "$serial $serial_n $wall1 $top $cpu_n" | awk '
+    function amdahl(f, n) { return 1 / (f + (1 - f) / n) }
+    {
+    f = $1; g = $2 / $3;
+    printf "  serial fraction of a 1-thread build: %.1f%% (goal <= 10%%); Amdahl: %.2fx at 2, %.2fx at 16 threads (goal >= 6x)\n",
+        100 * f, amdahl(f, 2), amdahl(f, 16);
+    printf "  serial on the calling thread at %d threads: %.3f s = %.1f%% of the 1-thread wall; Amdahl: %.2fx at 2, %.2fx at 16 threads\n",
+        $4, $2, 100 * g, amdahl(g, 2), amdahl(g, 16);
+    printf "  calling thread CPU over process CPU at %d threads (not inflated by other processes): %.1f%%; Amdahl: %.2fx at 16 threads\n",
+        $4, 100 * $5, amdahl($5, 16) }'
+
+if [ "$X200" != 1 ]; then
+    echo "  Spider x200 (1.6M pairs) skipped: set PS_BENCH_X200=1 (about a minute)"
+    exit 0
+fi
+"$PY" "$PS_ROOT/bench/spider_corpus.py" "$PS_ROOT/tests/data/spider" 200 >"$W/x200.jsonl"
+rm -f "$W/corpus.jsonl"
+big=$(wc -l <"$W/x200.jsonl")
+for t in 1 "$CPUS"; do
+    rm -rf "$W/x200-out"
+    : >"$W/m"
+    # shellcheck disable=SC2086
+    measure "$W/m" "$PAIRSHARD" build -q --vocab "$VOCAB" $OPTS --threads "$t" -o "$W/x200-out" \
+        "$W/x200.jsonl"
+    set -- $(cat "$W/m")
+    echo "$big $t $1 $2" | awk '{printf "  Spider x200: %d pairs, %2d threads: %.1f s, peak RSS %.0f MiB (goal: well under a minute)\n", $1, $2, $3, $4 / 1024}'
+done

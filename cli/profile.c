@@ -1,0 +1,46 @@
+/* cli/profile.c — the --profile table of pairshard build. */
+#include "cli/profile.h"
+
+double ps_cli_amdahl(double serial, double threads)
+{
+    return 1.0 / (serial + (1.0 - serial) / threads);
+}
+
+static double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0; }
+
+void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
+{
+    double w = pf->wall;
+    fprintf(f, "profile: wall %.3f s\n", w);
+    fprintf(f, "profile:   set-up          %7.3f s %5.1f%%\n", pf->setup, pct(pf->setup, w));
+    fprintf(f, "profile:   phase 1         %7.3f s %5.1f%%  (read, clean, tokenize, commit)\n",
+            pf->phase1, pct(pf->phase1, w));
+    fprintf(f, "profile:     reading        %7.3f s  calling thread, filling chunks\n", pf->read);
+    fprintf(f, "profile:     committing     %7.3f s  calling thread, in input order\n",
+            pf->commit);
+    fprintf(f, "profile:     waiting        %7.3f s  calling thread, for workers\n", pf->wait);
+    if (pf->stats > 0 || pf->write > 0) {
+        fprintf(f, "profile:     statistics     %7.3f s  a thread of its own, behind the commit\n",
+                pf->stats);
+        fprintf(f, "profile:     writing        %7.3f s  rejects and spools, a thread of its own\n",
+                pf->write);
+    }
+    for (size_t i = 0; i < pf->workers && i < PS_BUILD_PROFILE_THREADS; i++)
+        fprintf(f, "profile:     worker %-3zu     %7.3f s busy, %.3f s waiting\n", i,
+                pf->worker_busy[i], pf->worker_wait[i]);
+    fprintf(f, "profile:   checks          %7.3f s %5.1f%%  (buckets, validation, reports)\n",
+            pf->checks, pct(pf->checks, w));
+    fprintf(f, "profile:   phase 2         %7.3f s %5.1f%%  (shards; %.3f s compressing, all "
+               "threads)\n",
+            pf->phase2, pct(pf->phase2, w), pf->phase2_encode);
+    fprintf(f, "profile:   manifest+publish %6.3f s %5.1f%%\n", pf->publish,
+            pct(pf->publish, w));
+    fprintf(f, "profile: serial %.3f s = %.1f%% of wall (work no worker shares); Amdahl "
+               "projection %.2fx at 2, %.2fx at 16 threads\n",
+            pf->serial, 100 * pf->serial_fraction, ps_cli_amdahl(pf->serial_fraction, 2),
+            ps_cli_amdahl(pf->serial_fraction, 16));
+    double cf = pf->cpu_process > 0 ? pf->cpu_calling / pf->cpu_process : 0;
+    fprintf(f, "profile: cpu: calling thread %.3f s of the process's %.3f s = %.1f%% (serial CPU "
+               "work; other processes do not inflate it); Amdahl projection %.2fx at 16 threads\n",
+            pf->cpu_calling, pf->cpu_process, 100 * cf, cf > 0 ? ps_cli_amdahl(cf, 16) : 0.0);
+}

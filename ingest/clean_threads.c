@@ -1,0 +1,419 @@
+/*
+ * ps_cleaner_run_threads: ps_cleaner_run with worker threads. The calling
+ * thread reads chunks of raw records; workers clean whole chunks
+ * (ps_clean_record, a ps_clean_worker each) and copy what the commit and
+ * the sink need out of the worker's buffers into the chunk; the calling
+ * thread commits chunks in input order (ps_cleaner_commit: dedupe and
+ * accounting) and calls the sink, so the sink sees exactly what
+ * ps_cleaner_run would show it, in the same order.
+ */
+#include "ingest/ingest.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CT_RECORDS 1024
+#define CT_BYTES (4u << 20)
+#define NOOFF ((size_t)-1)
+#define N_FIELDS 18
+#define PREFETCH_AHEAD 8 /* records: the dedupe table's misses overlap */
+
+/* One cleaned record: the item, its strings as offsets into the chunk's
+ * arena (the worker's buffers are reused for its next record). */
+typedef struct ct_item {
+    ps_clean_item it;
+    size_t off[N_FIELDS];
+    size_t o_touched;
+    size_t o_line, line_len; /* its JSON line in the chunk's `lines` */
+} ct_item;
+
+typedef struct ct_chunk {
+    ps_input_ctx in;       /* a copy without src/rr: what workers may read */
+    size_t n, n_ok;        /* records; those cleaned before a failure */
+    ps_raw_record *recs;
+    size_t *raw_off;
+    ps_buf raw, out;       /* the raw records; the cleaned items' strings */
+    ps_buf lines;          /* the items' JSON lines (ps_cleaner_run_lines) */
+    ct_item *items;
+    int rc;
+    ps_error err;
+    int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done */
+} ct_chunk;
+
+typedef struct ct_run {
+    ps_cleaner *c;
+    ps_clean_sink sink;        /* one of the two */
+    ps_clean_line_sink line_sink;
+    void *user;
+    size_t nrules;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    ct_chunk *ring;
+    size_t ring_n, head, tail, next_work;
+    bool stop;
+} ct_run;
+
+/* The item's string fields, as pointers to them, and (len not NULL)
+ * their lengths: only while the pointers are valid. */
+static void field_refs(ps_clean_item *it, const char **ref[N_FIELDS], size_t len[N_FIELDS])
+{
+    ps_clean_result *r = &it->res;
+    size_t n = 0;
+#define F(p, l) (ref[n] = &(p), len ? (len[n] = (p) ? (size_t)(l) : 0) : 0, n++)
+    F(r->source, strlen(r->source));
+    F(r->id, strlen(r->id));
+    F(r->question, r->question_len);
+    F(r->sql, r->sql_len);
+    F(r->label, strlen(r->label));
+    F(r->detail, strlen(r->detail));
+    F(r->original, r->original_len);
+    F(r->db_id, strlen(r->db_id));
+    F(r->prompt, r->prompt_len);
+    F(r->completion, r->completion_len);
+    F(r->sql_message, strlen(r->sql_message));
+    F(it->keys, it->keys_len);
+    F(it->raw_question, it->raw_question_len);
+    F(it->raw_sql, it->raw_sql_len);
+    F(it->sql_raw_msg, strlen(it->sql_raw_msg));
+    F(it->sql_clean_msg, strlen(it->sql_clean_msg));
+    F(it->prompt, it->prompt_len);
+    F(it->completion, it->completion_len);
+#undef F
+}
+
+static size_t put(ps_buf *b, const void *p, size_t n, int *rc)
+{
+    if (!p)
+        return NOOFF;
+    size_t off = b->len;
+    if (ps_buf_append(b, p, n) || ps_buf_putc(b, '\0'))
+        *rc = PS_ENOMEM;
+    return off;
+}
+
+/* Copies an item's strings into the chunk's arena (a worker). */
+static int pack(ct_chunk *ch, ct_item *ci, size_t nrules)
+{
+    const char **ref[N_FIELDS];
+    size_t len[N_FIELDS];
+    int rc = 0;
+    if (ci->it.res.outcome != PS_OUTCOME_REJECTED)
+        ci->it.res.original = NULL; /* only a rejection shows it */
+    field_refs(&ci->it, ref, len);
+    for (size_t k = 0; k < N_FIELDS; k++)
+        ci->off[k] = put(&ch->out, *ref[k], len[k], &rc);
+    ci->o_touched = nrules ? put(&ch->out, ci->it.touched, nrules, &rc) : NOOFF;
+    memset(&ci->it.render, 0, sizeof ci->it.render); /* the worker's: gone */
+    return rc ? ps_error_set(&ch->err, rc, "out of memory while cleaning") : 0;
+}
+
+/* Points a finished item's strings into the arena (the calling thread). */
+static void unpack(const ct_chunk *ch, ct_item *ci)
+{
+    const char **ref[N_FIELDS];
+    field_refs(&ci->it, ref, NULL);
+    for (size_t k = 0; k < N_FIELDS; k++)
+        *ref[k] = ci->off[k] == NOOFF ? NULL : ch->out.data + ci->off[k];
+    ci->it.touched =
+        ci->o_touched == NOOFF ? NULL : (const unsigned char *)ch->out.data + ci->o_touched;
+}
+
+/* Serialises an item's JSON line into the chunk (a worker). */
+static int put_line(ct_chunk *ch, ct_item *ci)
+{
+    char *line;
+    size_t len;
+    if (ps_clean_result_json(&ci->it.res, &line, &len))
+        return ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning");
+    ci->o_line = ch->lines.len;
+    ci->line_len = len;
+    int rc = ps_buf_append(&ch->lines, line, len);
+    free(line);
+    return rc ? ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning") : 0;
+}
+
+static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w)
+{
+    ps_buf_reset(&ch->out);
+    ps_buf_reset(&ch->lines);
+    ch->n_ok = 0;
+    for (size_t i = 0; i < ch->n && !ch->rc; i++) {
+        ct_item *ci = &ch->items[i];
+        int rc = ps_clean_record(w, &ch->in, &ch->recs[i], &ci->it, &ch->err);
+        if (!rc && r->line_sink)
+            rc = put_line(ch, ci);
+        if (!rc)
+            rc = pack(ch, ci, r->nrules);
+        ch->rc = rc;
+        ch->n_ok += !rc;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    ct_run *r = arg;
+    ps_clean_worker *w = NULL;
+    int init = ps_clean_worker_create(r->c, &w);
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        while (!r->stop && r->next_work == r->tail)
+            pthread_cond_wait(&r->work, &r->mu);
+        if (r->next_work == r->tail)
+            break;
+        ct_chunk *ch = &r->ring[r->next_work++ % r->ring_n];
+        ch->state = 2;
+        pthread_mutex_unlock(&r->mu);
+        if (init)
+            ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
+        else
+            clean_chunk(r, ch, w);
+        pthread_mutex_lock(&r->mu);
+        ch->state = 3;
+        pthread_cond_broadcast(&r->done);
+    }
+    pthread_mutex_unlock(&r->mu);
+    ps_clean_worker_free(w);
+    return NULL;
+}
+
+/* Hands a committed item to the line sink: the worker's line, or a new
+ * one when the commit made it a duplicate. */
+static int give_line(ct_run *r, const ct_chunk *ch, const ct_item *ci, ps_error *err)
+{
+    if (ci->it.res.outcome != PS_OUTCOME_DUPLICATE)
+        return r->line_sink(r->user, &ci->it.res, ch->lines.data + ci->o_line, ci->line_len);
+    char *line;
+    size_t len;
+    if (ps_clean_result_json(&ci->it.res, &line, &len))
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    int rc = r->line_sink(r->user, &ci->it.res, line, len);
+    free(line);
+    return rc;
+}
+
+/* Commits a cleaned chunk in input order and shows it to the sink; a
+ * worker's failure comes after the records cleaned before it. */
+static int commit_chunk(ct_run *r, ct_chunk *ch, ps_error *err)
+{
+    for (size_t i = 0; i < ch->n_ok && i < PREFETCH_AHEAD; i++)
+        ps_cleaner_prefetch(r->c, &ch->items[i].it);
+    for (size_t i = 0; i < ch->n_ok; i++) {
+        ct_item *ci = &ch->items[i];
+        if (i + PREFETCH_AHEAD < ch->n_ok)
+            ps_cleaner_prefetch(r->c, &ch->items[i + PREFETCH_AHEAD].it);
+        unpack(ch, ci);
+        int rc = ps_cleaner_note_fields(r->c, ch->in.path, &ci->it)
+                     ? ps_error_set(err, PS_ENOMEM, "out of memory")
+                     : ps_cleaner_commit(r->c, ch->in.path, &ci->it, err);
+        if (!rc && r->line_sink)
+            rc = give_line(r, ch, ci, err);
+        else if (!rc && r->sink)
+            rc = r->sink(r->user, &ci->it.res);
+        if (rc)
+            return rc;
+    }
+    if (ch->rc)
+        *err = ch->err;
+    return ch->rc;
+}
+
+/* Fills a chunk with the input's next records; *end at its end. */
+static int fill_chunk(ct_run *r, ps_input_ctx *in, ct_chunk *ch, bool *end, ps_error *err)
+{
+    ch->n = 0;
+    ch->rc = 0;
+    ps_error_clear(&ch->err);
+    ps_buf_reset(&ch->raw);
+    int rc = 0;
+    while (ch->n < CT_RECORDS && ch->raw.len < CT_BYTES) {
+        ps_raw_record rec;
+        rc = ps_input_next(r->c, in, &rec, err);
+        if (rc <= 0) {
+            *end = true;
+            break;
+        }
+        if (ch->n == 0) { /* after the read: a CSV header maps the columns */
+            ch->in = *in;
+            ch->in.src = NULL;
+            ch->in.rr = NULL;
+        }
+        ch->raw_off[ch->n] = ch->raw.len;
+        if (ps_buf_append(&ch->raw, rec.data, rec.len)) {
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory reading %s", in->path);
+            *end = true;
+            break;
+        }
+        ch->recs[ch->n++] = rec;
+        rc = 0;
+    }
+    for (size_t i = 0; i < ch->n; i++)
+        ch->recs[i].data = ch->raw.data + ch->raw_off[i];
+    return rc < 0 ? rc : 0;
+}
+
+static void ring_free(ct_run *r)
+{
+    for (size_t i = 0; r->ring && i < r->ring_n; i++) {
+        free(r->ring[i].recs);
+        free(r->ring[i].raw_off);
+        free(r->ring[i].items);
+        ps_buf_free(&r->ring[i].raw);
+        ps_buf_free(&r->ring[i].out);
+        ps_buf_free(&r->ring[i].lines);
+    }
+    free(r->ring);
+}
+
+static int ring_alloc(ct_run *r, size_t threads)
+{
+    r->ring_n = 2 * threads + 2;
+    r->ring = calloc(r->ring_n, sizeof *r->ring);
+    for (size_t i = 0; r->ring && i < r->ring_n; i++) {
+        ct_chunk *ch = &r->ring[i];
+        ch->recs = malloc(CT_RECORDS * sizeof *ch->recs);
+        ch->raw_off = malloc(CT_RECORDS * sizeof *ch->raw_off);
+        ch->items = malloc(CT_RECORDS * sizeof *ch->items);
+        if (!ch->recs || !ch->raw_off || !ch->items)
+            return PS_ENOMEM;
+    }
+    return r->ring ? 0 : PS_ENOMEM;
+}
+
+/* The calling thread: commits cleaned chunks at the head in order, fills
+ * free ones, and waits when it can do neither. A read error comes after
+ * the records read before it, as in ps_cleaner_run. */
+static int run_ring(ct_run *r, ps_input_ctx *in, ps_error *err)
+{
+    bool end = false;
+    int rc = 0, read_rc = 0;
+    ps_error read_err = {0};
+    pthread_mutex_lock(&r->mu);
+    while (!rc && (!end || r->head != r->tail)) {
+        while (!rc && r->head != r->tail && r->ring[r->head % r->ring_n].state == 3) {
+            ct_chunk *ch = &r->ring[r->head % r->ring_n];
+            pthread_mutex_unlock(&r->mu);
+            rc = commit_chunk(r, ch, err);
+            pthread_mutex_lock(&r->mu);
+            ch->state = 0;
+            r->head++;
+        }
+        if (rc)
+            break;
+        if ((end || r->tail - r->head == r->ring_n) && r->head != r->tail) {
+            pthread_cond_wait(&r->done, &r->mu);
+            continue;
+        }
+        if (end)
+            continue;
+        ct_chunk *ch = &r->ring[r->tail % r->ring_n];
+        pthread_mutex_unlock(&r->mu);
+        read_rc = fill_chunk(r, in, ch, &end, &read_err);
+        pthread_mutex_lock(&r->mu);
+        if (ch->n) {
+            ch->state = 1;
+            r->tail++;
+            pthread_cond_signal(&r->work);
+        }
+    }
+    pthread_mutex_unlock(&r->mu);
+    if (!rc && read_rc) {
+        *err = read_err;
+        rc = read_rc;
+    }
+    return rc;
+}
+
+static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *err);
+
+int ps_cleaner_run_threads(ps_cleaner *c, const char *path, size_t threads, ps_clean_sink sink,
+                           void *user, ps_error *err)
+{
+    if (threads <= 1)
+        return ps_cleaner_run(c, path, sink, user, err);
+    ct_run r;
+    memset(&r, 0, sizeof r);
+    r.c = c;
+    r.sink = sink;
+    r.user = user;
+    return run_threads(&r, path, threads, err);
+}
+
+typedef struct line_adapter {
+    ps_clean_line_sink sink;
+    void *user;
+} line_adapter;
+
+/* One thread: ps_cleaner_run, each record serialised here. */
+static int adapt(void *user, const ps_clean_result *res)
+{
+    line_adapter *a = user;
+    char *line;
+    size_t len;
+    if (ps_clean_result_json(res, &line, &len))
+        return PS_ENOMEM;
+    int rc = a->sink(a->user, res, line, len);
+    free(line);
+    return rc;
+}
+
+int ps_cleaner_run_lines(ps_cleaner *c, const char *path, size_t threads,
+                         ps_clean_line_sink sink, void *user, ps_error *err)
+{
+    if (threads <= 1) {
+        line_adapter a = {sink, user};
+        int rc = ps_cleaner_run(c, path, adapt, &a, err);
+        if (rc == PS_ENOMEM && err && !err->code)
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        return rc;
+    }
+    ct_run r;
+    memset(&r, 0, sizeof r);
+    r.c = c;
+    r.line_sink = sink;
+    r.user = user;
+    return run_threads(&r, path, threads, err);
+}
+
+static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *err)
+{
+    ct_run r = *rr;
+    ps_cleaner *c = r.c;
+    r.nrules = ps_rules_count(ps_cleaner_rules(c));
+    pthread_t *tids = calloc(threads, sizeof *tids);
+    if (!tids || ring_alloc(&r, threads)) {
+        free(tids);
+        ring_free(&r);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    ps_input_ctx in;
+    int rc = ps_input_open(c, &in, path, err);
+    bool opened = rc == 0;
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_cond_init(&r.work, NULL);
+    pthread_cond_init(&r.done, NULL);
+    size_t started = 0;
+    while (!rc && started < threads && pthread_create(&tids[started], NULL, worker_main, &r) == 0)
+        started++;
+    if (!rc && !started)
+        rc = ps_error_set(err, PS_ENOMEM, "cannot start worker threads");
+    if (!rc)
+        rc = run_ring(&r, &in, err);
+    pthread_mutex_lock(&r.mu);
+    r.stop = true;
+    r.next_work = r.tail; /* on error, queued chunks are not cleaned */
+    pthread_cond_broadcast(&r.work);
+    pthread_mutex_unlock(&r.mu);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    if (!rc)
+        rc = ps_cleaner_check_fields(c, in.path, err);
+    if (opened)
+        ps_input_close(c, &in);
+    free(tids);
+    ring_free(&r);
+    pthread_mutex_destroy(&r.mu);
+    pthread_cond_destroy(&r.work);
+    pthread_cond_destroy(&r.done);
+    return rc;
+}

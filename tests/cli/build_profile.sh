@@ -1,0 +1,33 @@
+#!/bin/sh
+# pairshard build --profile: the profile names every phase, one line per
+# worker, the stages behind the commit with more than one thread, and a
+# serial fraction between 0 and 100%; and it changes no byte of the set
+# (against a 1-thread build without it).
+. "$PS_ROOT/tests/tap.sh"
+
+VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
+B() { "$PAIRSHARD" build -q --vocab "$VOCAB" --label-field db_id --max-length 128 "$@"; }
+IN="$DATA/spider/train.json"
+
+B --threads 3 --profile -o "$TMP/p3" "$IN" 2>"$TMP/p3.err"
+rc=$?
+for w in "phase 1" "reading" "committing" "waiting" "statistics" "writing" "checks" "phase 2" \
+    "manifest+publish" "cpu: calling thread"; do
+    grep -q "^profile: .*$w" "$TMP/p3.err" || rc=1
+done
+[ $rc -eq 0 ] && [ "$(grep -c '^profile:     worker ' "$TMP/p3.err")" -eq 3 ] &&
+    awk '/^profile: serial/ {f = $6; sub("%", "", f); f += 0; ok = f > 0 && f < 100 && $3 > 0} END {exit !ok}' "$TMP/p3.err"
+check "--profile at 3 threads: every phase, 3 workers, both stages, a serial fraction in (0, 100%)" $? "$TMP/p3.err"
+
+B --threads 1 --profile -o "$TMP/p1" "$IN" 2>"$TMP/p1.err"
+[ $? -eq 0 ] && [ "$(grep -c '^profile:     worker ' "$TMP/p1.err")" -eq 1 ] &&
+    ! grep -q '^profile: .*statistics' "$TMP/p1.err"
+check "--profile at 1 thread: one worker, the commit does the stages' work itself" $? "$TMP/p1.err"
+
+B --threads 1 -o "$TMP/plain" "$IN" 2>"$TMP/plain.err"
+same=0
+for f in $(ls "$TMP/plain"); do cmp -s "$TMP/plain/$f" "$TMP/p3/$f" || same=1; done
+[ "$(ls "$TMP/plain")" = "$(ls "$TMP/p3")" ] && [ $same -eq 0 ] && [ ! -s "$TMP/plain.err" ]
+check "the set built with --profile at 3 threads is byte-identical to a plain 1-thread build" $?
+
+done_testing

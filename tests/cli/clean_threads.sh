@@ -1,0 +1,81 @@
+#!/bin/sh
+# pairshard clean --threads: every output (cleaned records, rejects,
+# duplicates, stats) and the summary byte-identical to --threads 1, over
+# inputs that span many chunks (Spider train+dev, repeated, with its
+# duplicates), the torture file's rejections, CSV from stdin, a gzip
+# input, SParC dialogues with --turns and a template over schemas; and
+# the same failure (a truncated gzip, a full disk) at any thread count.
+. "$PS_ROOT/tests/tap.sh"
+
+SP="$DATA/spider"
+TABLES="$SP/tables.json"
+# run NAME T ARGS...: clean with T threads into $TMP/NAME.T.{out,rej,dup,stats,err}
+run() {
+    name=$1 t=$2
+    shift 2
+    "$PAIRSHARD" clean --threads "$t" "$@" -o "$TMP/$name.$t.out" --rejects "$TMP/$name.$t.rej" \
+        --duplicates "$TMP/$name.$t.dup" --stats "$TMP/$name.$t.stats" 2>"$TMP/$name.$t.err"
+    echo $? >"$TMP/$name.$t.rc"
+}
+# same NAME T...: every output of each T equals that of the first
+same() {
+    name=$1
+    shift
+    first=$1
+    for t in "$@"; do
+        for x in out rej dup stats err rc; do
+            a="$TMP/$name.$first.$x" b="$TMP/$name.$t.$x"
+            [ ! -e "$a" ] && [ ! -e "$b" ] && continue # a failed run writes nothing
+            cmp -s "$a" "$b" || { echo "# $name: .$x differs at $t threads"; return 1; }
+        done
+    done
+}
+
+# 1. Many chunks, with duplicates: Spider train+dev, and train again.
+for t in 1 2 5; do run spider $t --label-field db_id "$SP/train.json" "$SP/dev.json" "$SP/train.json"; done
+same spider 1 2 5 && [ "$(cat "$TMP/spider.1.rc")" = 0 ] && [ "$(wc -l <"$TMP/spider.1.dup")" -ge 7000 ] &&
+    [ "$(wc -l <"$TMP/spider.1.out")" -gt 2048 ]
+check "Spider train+dev+train: identical at 1, 2 and 5 threads (over 2 chunks kept, 7000+ duplicates)" $? "$TMP/spider.1.err"
+
+# 2. Rejections of every kind (the torture file), and CSV from stdin.
+for t in 1 3; do run torture $t "$DATA/torture/torture.jsonl"; done
+same torture 1 3 && [ "$(cat "$TMP/torture.1.rc")" = 0 ] && [ -s "$TMP/torture.1.rej" ]
+check "torture.jsonl: rejects and summary identical at 1 and 3 threads" $? "$TMP/torture.1.err"
+python3 - "$SP/dev.json" >"$TMP/dev.csv" <<'PY'
+import csv, json, sys
+w = csv.writer(sys.stdout)
+w.writerow(["db_id", "question", "query"])
+for r in json.load(open(sys.argv[1])):
+    w.writerow([r["db_id"], r["question"], r["query"]])
+PY
+for t in 1 4; do run csv $t --label-field db_id --format csv - <"$TMP/dev.csv"; done
+same csv 1 4 && [ "$(cat "$TMP/csv.1.rc")" = 0 ] && [ "$(wc -l <"$TMP/csv.1.out")" -gt 1024 ]
+check "CSV on stdin: header mapped in every chunk, identical at 1 and 4 threads" $? "$TMP/csv.4.err"
+
+# 3. Dialogues with --turns and a template over schemas.
+for t in 1 2; do
+    run sparc $t --schema "$TABLES" --template picard --turns interaction "$DATA/formats/sparc/dev.json"
+done
+same sparc 1 2 && [ "$(cat "$TMP/sparc.1.rc")" = 0 ] && grep -q '"prompt"' "$TMP/sparc.1.out"
+check "SParC --turns with the picard template: identical at 1 and 2 threads" $? "$TMP/sparc.2.err"
+
+# 4. Failures: a truncated gzip reports the same records, then the same error.
+gzip -c "$SP/train.json" | head -c 60000 >"$TMP/cut.json.gz"
+for t in 1 2; do run cut $t --label-field db_id "$TMP/cut.json.gz"; done
+same cut 1 2 && [ "$(cat "$TMP/cut.1.rc")" = 2 ]
+check "a truncated gzip: the same exit status and message at 1 and 2 threads" $? "$TMP/cut.2.err"
+if [ -w /dev/full ]; then
+    for t in 1 2; do
+        "$PAIRSHARD" clean -q --threads $t "$SP/dev.json" -o /dev/full 2>"$TMP/full.$t.err"
+        echo $? >"$TMP/full.$t.rc"
+    done
+    cmp -s "$TMP/full.1.err" "$TMP/full.2.err" && [ "$(cat "$TMP/full.2.rc")" = 2 ] && [ -s "$TMP/full.2.err" ]
+    check "a full disk: exit 2 with the same message at 1 and 2 threads" $? "$TMP/full.2.err"
+else
+    skip "a full disk: exit 2 with the same message at 1 and 2 threads" "no writable /dev/full"
+fi
+"$PAIRSHARD" clean --threads 0 "$SP/dev.json" -o "$TMP/x.out" 2>"$TMP/t0.err"
+[ $? -eq 2 ] && grep -q threads "$TMP/t0.err"
+check "--threads 0: a usage error naming --threads" $? "$TMP/t0.err"
+
+done_testing
