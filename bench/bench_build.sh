@@ -21,7 +21,8 @@
 #      PS_BENCH_RUNS          pairshard runs per thread count (3)
 #      PS_BENCH_BUILD_THREADS the second thread count (2)
 set -eu
-: "${PAIRSHARD:?}" "${PS_ROOT:?}"
+. "$(dirname "$0")/lib.sh"
+bench_setup build
 COPIES=${PS_BENCH_BUILD_COPIES:-20}
 PEER=${PS_BENCH_BUILD_PEER:-1}
 RUNS=${PS_BENCH_RUNS:-3}
@@ -29,10 +30,6 @@ T2=${PS_BENCH_BUILD_THREADS:-2}
 VOCAB="$PS_ROOT/tests/data/vocab/bert-base-uncased.vocab.txt"
 CONF="$PS_ROOT/tests/conformance"
 OPTS="--label-field db_id --max-length 128 --buckets 16,32,64,128 --block-records 128 --zstd-level 3"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-W=$(mktemp -d "${TMPDIR:-/tmp}/ps-bench-build.XXXXXX")
-trap 'rm -rf "$W"' EXIT
 
 # ---- the peer's prerequisites (installed when missing; skipped if not) ----
 peer_missing=""

@@ -6,13 +6,10 @@
 # scaling is bench_scaling.sh). Prints MB/s (10^6 bytes of input per
 # second) for both and the ratio, and checks both wrote the same records.
 set -eu
-: "${PAIRSHARD:?}" "${PS_ROOT:?}"
+. "$(dirname "$0")/lib.sh"
+bench_setup clean
 COPIES=${PS_BENCH_COPIES:-20}
 RUNS=${PS_BENCH_RUNS:-3}
-W=$(mktemp -d "${TMPDIR:-/tmp}/ps-bench-clean.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 
 "$PY" "$PS_ROOT/bench/spider_corpus.py" "$PS_ROOT/tests/data/spider" "$COPIES" >"$W/corpus.jsonl"
 bytes=$(wc -c <"$W/corpus.jsonl")

@@ -18,17 +18,14 @@
 #      PS_BENCH_THREADS         thread counts ("1 2 4 8 16")
 #      PS_BENCH_X200            1: also the Spider x200 build
 set -eu
-: "${PAIRSHARD:?}" "${PS_ROOT:?}"
+. "$(dirname "$0")/lib.sh"
+bench_setup scaling
 COPIES=${PS_BENCH_SCALING_COPIES:-20}
 RUNS=${PS_BENCH_RUNS:-5}
 COUNTS=${PS_BENCH_THREADS:-1 2 4 8 16}
 X200=${PS_BENCH_X200:-0}
 VOCAB="$PS_ROOT/tests/data/vocab/bert-base-uncased.vocab.txt"
 OPTS="--label-field db_id --max-length 128 --buckets 16,32,64,128 --block-records 128 --zstd-level 3"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-W=$(mktemp -d "${TMPDIR:-/tmp}/ps-bench-scaling.XXXXXX")
-trap 'rm -rf "$W"' EXIT
 CPUS=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
 
 # measure FILE CMD...: runs CMD, appends "seconds peak_rss_kib" to FILE.

@@ -7,13 +7,10 @@
 # processing time only), one core each. Prints microseconds per record and
 # the ratio of the schema step's cost to Python's.
 set -eu
-: "${PAIRSHARD:?}" "${PS_ROOT:?}"
+. "$(dirname "$0")/lib.sh"
+bench_setup t2s
 COPIES=${PS_BENCH_COPIES:-4}
 RUNS=${PS_BENCH_RUNS:-3}
-W=$(mktemp -d "${TMPDIR:-/tmp}/ps-bench-t2s.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 TABLES="$PS_ROOT/tests/data/spider/tables.json"
 
 "$PY" "$PS_ROOT/bench/spider_corpus.py" "$PS_ROOT/tests/data/spider" "$COPIES" >"$W/corpus.jsonl"

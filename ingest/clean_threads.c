@@ -326,17 +326,25 @@ static int run_ring(ct_run *r, ps_input_ctx *in, ps_error *err)
 
 static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *err);
 
+/* The threaded run handing each record to one of the two sinks. */
+static int run_with(ps_cleaner *c, const char *path, size_t threads, ps_clean_sink sink,
+                    ps_clean_line_sink line_sink, void *user, ps_error *err)
+{
+    ct_run r;
+    memset(&r, 0, sizeof r);
+    r.c = c;
+    r.sink = sink;
+    r.line_sink = line_sink;
+    r.user = user;
+    return run_threads(&r, path, threads, err);
+}
+
 int ps_cleaner_run_threads(ps_cleaner *c, const char *path, size_t threads, ps_clean_sink sink,
                            void *user, ps_error *err)
 {
     if (threads <= 1)
         return ps_cleaner_run(c, path, sink, user, err);
-    ct_run r;
-    memset(&r, 0, sizeof r);
-    r.c = c;
-    r.sink = sink;
-    r.user = user;
-    return run_threads(&r, path, threads, err);
+    return run_with(c, path, threads, sink, NULL, user, err);
 }
 
 typedef struct line_adapter {
@@ -367,12 +375,7 @@ int ps_cleaner_run_lines(ps_cleaner *c, const char *path, size_t threads,
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         return rc;
     }
-    ct_run r;
-    memset(&r, 0, sizeof r);
-    r.c = c;
-    r.line_sink = sink;
-    r.user = user;
-    return run_threads(&r, path, threads, err);
+    return run_with(c, path, threads, NULL, sink, user, err);
 }
 
 static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *err)
