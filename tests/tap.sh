@@ -3,6 +3,7 @@
 #   check "description" <condition-exit-status> [file to show on failure]
 #   skip "description" "why"          a skip, counted as one (never a pass)
 #   relay_tap FILE                    another program's TAP output, renumbered
+#   same_set DIR1 DIR2                 0 when two shard sets are byte-identical
 # Every script ends with `done_testing`.
 n=0
 fails=0
@@ -28,6 +29,10 @@ sanitizer_preload() { # library: the sanitizer runtimes it links, for LD_PRELOAD
     for rt in asan ubsan tsan; do
         ldd "$1" 2>/dev/null | awk -v rt="lib$rt.so" 'index($1, rt) == 1 { print $3 }'
     done | paste -sd' ' -
+}
+same_set() { # dir1 dir2: the same files, each byte-identical (preprocess/ included)
+    [ "$(cd "$1" && find . | sort)" = "$(cd "$2" && find . | sort)" ] || return 1
+    for f in $(cd "$1" && find . -type f); do cmp -s "$1/$f" "$2/$f" || return 1; done
 }
 relay_tap() { # file: another program's TAP lines, renumbered as this script's
     while IFS= read -r line; do

@@ -7,10 +7,6 @@
 
 VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
 B() { "$PAIRSHARD" build -q --vocab "$VOCAB" --label-field db_id --max-length 128 "$@"; }
-same_set() { # dir1 dir2: every file byte-identical (preprocess/ included)
-    [ "$(cd "$1" && find . | sort)" = "$(cd "$2" && find . | sort)" ] || return 1
-    for f in $(cd "$1" && find . -type f); do cmp -s "$1/$f" "$2/$f" || return 1; done
-}
 # complete DIR: the manifest parses, its shard files exist with the
 # recorded SHA-256 and sizes, and the accounting balances.
 complete() {

@@ -26,7 +26,7 @@ check "--profile at 1 thread: one worker, the commit does the stages' work itsel
 
 B --threads 1 -o "$TMP/plain" "$IN" 2>"$TMP/plain.err"
 same=0
-for f in $(ls "$TMP/plain"); do cmp -s "$TMP/plain/$f" "$TMP/p3/$f" || same=1; done
+same_set "$TMP/plain" "$TMP/p3" || same=1
 [ "$(ls "$TMP/plain")" = "$(ls "$TMP/p3")" ] && [ $same -eq 0 ] && [ ! -s "$TMP/plain.err" ]
 check "the set built with --profile at 3 threads is byte-identical to a plain 1-thread build" $?
 
