@@ -199,4 +199,5 @@ clean:
 help:
 	@sed -n '2,12p' Makefile
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_BINS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d) \
+         $(TEST_BINS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.d)
