@@ -15,16 +15,13 @@
 
 #define CT_RECORDS 1024
 #define CT_BYTES (4u << 20)
-#define NOOFF ((size_t)-1)
-#define N_FIELDS 18
 #define PREFETCH_AHEAD 8 /* records: the dedupe table's misses overlap */
 
 /* One cleaned record: the item, its strings as offsets into the chunk's
  * arena (the worker's buffers are reused for its next record). */
 typedef struct ct_item {
     ps_clean_item it;
-    size_t off[N_FIELDS];
-    size_t o_touched;
+    ps_item_offsets offs;  /* its strings in the chunk's arena */
     size_t o_line, line_len; /* its JSON line in the chunk's `lines` */
 } ct_item;
 
@@ -54,69 +51,11 @@ typedef struct ct_run {
     bool stop;
 } ct_run;
 
-/* The item's string fields, as pointers to them, and (len not NULL)
- * their lengths: only while the pointers are valid. */
-static void field_refs(ps_clean_item *it, const char **ref[N_FIELDS], size_t len[N_FIELDS])
-{
-    ps_clean_result *r = &it->res;
-    size_t n = 0;
-#define F(p, l) (ref[n] = &(p), len ? (len[n] = (p) ? (size_t)(l) : 0) : 0, n++)
-    F(r->source, strlen(r->source));
-    F(r->id, strlen(r->id));
-    F(r->question, r->question_len);
-    F(r->sql, r->sql_len);
-    F(r->label, strlen(r->label));
-    F(r->detail, strlen(r->detail));
-    F(r->original, r->original_len);
-    F(r->db_id, strlen(r->db_id));
-    F(r->prompt, r->prompt_len);
-    F(r->completion, r->completion_len);
-    F(r->sql_message, strlen(r->sql_message));
-    F(it->keys, it->keys_len);
-    F(it->raw_question, it->raw_question_len);
-    F(it->raw_sql, it->raw_sql_len);
-    F(it->sql_raw_msg, strlen(it->sql_raw_msg));
-    F(it->sql_clean_msg, strlen(it->sql_clean_msg));
-    F(it->prompt, it->prompt_len);
-    F(it->completion, it->completion_len);
-#undef F
-}
-
-static size_t put(ps_buf *b, const void *p, size_t n, int *rc)
-{
-    if (!p)
-        return NOOFF;
-    size_t off = b->len;
-    if (ps_buf_append(b, p, n) || ps_buf_putc(b, '\0'))
-        *rc = PS_ENOMEM;
-    return off;
-}
-
 /* Copies an item's strings into the chunk's arena (a worker). */
 static int pack(ct_chunk *ch, ct_item *ci, size_t nrules)
 {
-    const char **ref[N_FIELDS];
-    size_t len[N_FIELDS];
-    int rc = 0;
-    if (ci->it.res.outcome != PS_OUTCOME_REJECTED)
-        ci->it.res.original = NULL; /* only a rejection shows it */
-    field_refs(&ci->it, ref, len);
-    for (size_t k = 0; k < N_FIELDS; k++)
-        ci->off[k] = put(&ch->out, *ref[k], len[k], &rc);
-    ci->o_touched = nrules ? put(&ch->out, ci->it.touched, nrules, &rc) : NOOFF;
-    memset(&ci->it.render, 0, sizeof ci->it.render); /* the worker's: gone */
+    int rc = ps_clean_item_pack(&ci->it, nrules, &ch->out, &ci->offs);
     return rc ? ps_error_set(&ch->err, rc, "out of memory while cleaning") : 0;
-}
-
-/* Points a finished item's strings into the arena (the calling thread). */
-static void unpack(const ct_chunk *ch, ct_item *ci)
-{
-    const char **ref[N_FIELDS];
-    field_refs(&ci->it, ref, NULL);
-    for (size_t k = 0; k < N_FIELDS; k++)
-        *ref[k] = ci->off[k] == NOOFF ? NULL : ch->out.data + ci->off[k];
-    ci->it.touched =
-        ci->o_touched == NOOFF ? NULL : (const unsigned char *)ch->out.data + ci->o_touched;
 }
 
 /* Serialises an item's JSON line into the chunk (a worker). */
@@ -202,7 +141,7 @@ static int commit_chunk(ct_run *r, ct_chunk *ch, ps_error *err)
         ct_item *ci = &ch->items[i];
         if (i + PREFETCH_AHEAD < ch->n_ok)
             ps_cleaner_prefetch(r->c, &ch->items[i + PREFETCH_AHEAD].it);
-        unpack(ch, ci);
+        ps_clean_item_unpack(&ci->it, &ch->out, &ci->offs);
         int rc = ps_cleaner_note_fields(r->c, ch->in.path, &ci->it)
                      ? ps_error_set(err, PS_ENOMEM, "out of memory")
                      : ps_cleaner_commit(r->c, ch->in.path, &ci->it, err);

@@ -312,9 +312,6 @@ typedef struct ps_clean_item {
     /* what the template read (valid until the worker's next record: the
      * build re-renders it with a mask to shorten the schema) */
     ps_render_fields render;
-    const char *prompt, *completion;
-    size_t prompt_len, completion_len;
-    bool has_completion;
 } ps_clean_item;
 
 /* CSV/TSV: header positions of the fields, -1 when absent. */
@@ -338,6 +335,21 @@ typedef struct ps_input_ctx {
     ps_buf dlg_bytes;
     long dlg_turns, dlg_next;
 } ps_input_ctx;
+
+/* An item's strings as offsets into an arena: what a worker hands the
+ * committing thread (item_pack.c). */
+#define PS_ITEM_STRINGS 16
+typedef struct ps_item_offsets {
+    size_t off[PS_ITEM_STRINGS];
+    size_t touched;
+} ps_item_offsets;
+/* Copies the item's strings (the original only for a rejection) and its
+ * nrules rule flags into `arena`, their offsets into *o, and forgets its
+ * render fields (they point into the worker). 0 or PS_ENOMEM. */
+int ps_clean_item_pack(ps_clean_item *it, size_t nrules, ps_buf *arena, ps_item_offsets *o);
+/* Points the item's strings at their copies in `arena` (once it no longer
+ * grows). */
+void ps_clean_item_unpack(ps_clean_item *it, const ps_buf *arena, const ps_item_offsets *o);
 
 int ps_clean_worker_create(const ps_cleaner *c, ps_clean_worker **out);
 void ps_clean_worker_free(ps_clean_worker *w);

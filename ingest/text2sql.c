@@ -302,11 +302,8 @@ static int render(ps_clean_worker *w, ps_clean_item *it)
         return rc;
     if (rc == 1)
         return ps_t2s_reject(w, it, "missing_field");
-    it->prompt = it->res.prompt = t->prompt.data;
-    it->prompt_len = it->res.prompt_len = t->prompt.len;
-    it->has_completion = has_completion;
-    it->completion = t->completion.data;
-    it->completion_len = t->completion.len;
+    it->res.prompt = t->prompt.data;
+    it->res.prompt_len = t->prompt.len;
     it->res.completion = has_completion ? t->completion.data : NULL;
     it->res.completion_len = has_completion ? t->completion.len : 0;
     return 0;

@@ -39,10 +39,8 @@ void ps_build_config_init(ps_build_config *cfg)
  * offsets into the chunk's arena until the chunk is complete. */
 typedef struct packed {
     ps_clean_item it;
-    size_t o_source, o_id, o_q, o_s, o_label, o_detail, o_orig, o_touched, o_tokens;
-    size_t o_rq, o_rs; /* the fields as read, for the paired statistics */
-    size_t o_keys;     /* the record's keys, for the named-field check */
-    size_t o_db, o_prompt, o_completion, o_sqlmsg, o_rawmsg, o_cleanmsg;
+    ps_item_offsets offs; /* the item's strings in the chunk's arena */
+    size_t o_tokens;
     uint32_t ntokens, type_boundary, unk_tokens;
     size_t o_unk;   /* words that became [UNK]: field, hint, length (2 bytes LE), bytes; n_unk */
     uint32_t n_unk;
@@ -106,16 +104,6 @@ typedef struct phase1 {
     ps_build_state *st;
     stage stages[N_STAGES];
 } phase1;
-
-static size_t arena_put(ps_buf *b, const void *p, size_t n, int *rc)
-{
-    if (!p)
-        return NOOFF;
-    size_t off = b->len;
-    if (ps_buf_append(b, p, n) || ps_buf_putc(b, '\0'))
-        *rc = PS_ENOMEM;
-    return off;
-}
 
 static const char *at(const ps_buf *b, size_t off) { return off == NOOFF ? NULL : b->data + off; }
 
@@ -217,38 +205,14 @@ static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, con
  * they point into are reused for its next record. */
 static int put_strings(phase1 *p, chunk *ch, packed *pk)
 {
-    size_t nrules = ps_rules_count(ps_cleaner_rules(p->cleaner));
     ps_clean_item *it = &pk->it;
-    ps_clean_result *r = &it->res;
-    int arc = 0;
-    pk->o_source = arena_put(&ch->out, r->source, strlen(r->source), &arc);
-    pk->o_id = arena_put(&ch->out, r->id, r->id ? strlen(r->id) : 0, &arc);
-    pk->o_q = arena_put(&ch->out, r->question, r->question_len, &arc);
-    pk->o_s = arena_put(&ch->out, r->sql, r->sql_len, &arc);
-    pk->o_label = arena_put(&ch->out, r->label, r->label ? strlen(r->label) : 0, &arc);
-    pk->o_detail = arena_put(&ch->out, r->detail, r->detail ? strlen(r->detail) : 0, &arc);
-    pk->o_orig = r->outcome == PS_OUTCOME_REJECTED
-                     ? arena_put(&ch->out, r->original, r->original_len, &arc)
-                     : NOOFF;
-    pk->o_touched = nrules ? arena_put(&ch->out, it->touched, nrules, &arc) : NOOFF;
-    pk->o_rq = pk->o_rs = NOOFF;
-    pk->o_keys = it->keys ? arena_put(&ch->out, it->keys, it->keys_len, &arc) : NOOFF;
-    pk->o_db = arena_put(&ch->out, r->db_id, r->db_id ? strlen(r->db_id) : 0, &arc);
-    pk->o_prompt = arena_put(&ch->out, r->prompt, r->prompt_len, &arc);
-    pk->o_completion = arena_put(&ch->out, r->completion, r->completion_len, &arc);
-    pk->o_sqlmsg = arena_put(&ch->out, r->sql_message,
-                             r->sql_message ? strlen(r->sql_message) : 0, &arc);
-    pk->o_rawmsg = arena_put(&ch->out, it->sql_raw_msg,
-                             it->sql_raw_msg ? strlen(it->sql_raw_msg) : 0, &arc);
-    pk->o_cleanmsg = arena_put(&ch->out, it->sql_clean_msg,
-                               it->sql_clean_msg ? strlen(it->sql_clean_msg) : 0, &arc);
     if (it->parsed) {
-        pk->o_rq = arena_put(&ch->out, it->raw_question, it->raw_question_len, &arc);
-        pk->o_rs = arena_put(&ch->out, it->raw_sql, it->raw_sql_len, &arc);
         pk->raw_q_chars = ps_utf8_count(it->raw_question, it->raw_question_len);
         pk->raw_s_chars = ps_utf8_count(it->raw_sql, it->raw_sql_len);
     }
-    return arc ? ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning") : 0;
+    int rc = ps_clean_item_pack(it, ps_rules_count(ps_cleaner_rules(p->cleaner)), &ch->out,
+                                &pk->offs);
+    return rc ? ps_error_set(&ch->err, rc, "out of memory while cleaning") : 0;
 }
 
 /* Cleans and tokenizes every record of a chunk (a worker thread). */
@@ -320,28 +284,8 @@ static void *worker_main(void *arg)
 /* Fixes a finished chunk's offsets into pointers. */
 static void unpack(chunk *ch)
 {
-    for (size_t i = 0; i < ch->n; i++) {
-        packed *pk = &ch->items[i];
-        ps_clean_result *r = &pk->it.res;
-        r->source = at(&ch->out, pk->o_source);
-        r->id = at(&ch->out, pk->o_id);
-        r->question = at(&ch->out, pk->o_q);
-        r->sql = at(&ch->out, pk->o_s);
-        r->label = at(&ch->out, pk->o_label);
-        r->detail = at(&ch->out, pk->o_detail);
-        r->original = at(&ch->out, pk->o_orig);
-        pk->it.touched = (const unsigned char *)at(&ch->out, pk->o_touched);
-        pk->it.raw_question = at(&ch->out, pk->o_rq);
-        pk->it.raw_sql = at(&ch->out, pk->o_rs);
-        pk->it.keys = at(&ch->out, pk->o_keys);
-        r->db_id = at(&ch->out, pk->o_db);
-        r->prompt = at(&ch->out, pk->o_prompt);
-        r->completion = at(&ch->out, pk->o_completion);
-        r->sql_message = at(&ch->out, pk->o_sqlmsg);
-        pk->it.sql_raw_msg = at(&ch->out, pk->o_rawmsg);
-        pk->it.sql_clean_msg = at(&ch->out, pk->o_cleanmsg);
-        pk->it.render.schema = NULL; /* the worker's buffers: gone */
-    }
+    for (size_t i = 0; i < ch->n; i++)
+        ps_clean_item_unpack(&ch->items[i].it, &ch->out, &ch->items[i].offs);
 }
 
 static int writer_line(FILE *f, const ps_clean_result *r, ps_error *err)
