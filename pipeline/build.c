@@ -646,6 +646,18 @@ static int stage_failed(const phase1 *p, ps_error *err)
     return 0;
 }
 
+/* Whether chunks remain to read or to see through every stage. The stages
+ * move their counts under p->mu, so it is read under it. */
+static bool ring_pending(phase1 *p, const reader *rd)
+{
+    if (!rd->eof)
+        return true;
+    pthread_mutex_lock(&p->mu);
+    bool pending = freed(p) != p->tail;
+    pthread_mutex_unlock(&p->mu);
+    return pending;
+}
+
 /* The calling thread: commits finished chunks in order, fills free ones,
  * and waits when it can do neither. */
 static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
@@ -653,7 +665,7 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
     const ps_build_config *cfg = st->cfg;
     ps_build_profile *pf = &st->prof;
     int rc = 0;
-    while (!rc && (!rd->eof || freed(p) != p->tail)) {
+    while (!rc && ring_pending(p, rd)) {
         if ((rc = ps_build_cancelled(cfg, err)) != 0)
             break;
         /* Commit finished chunks at the head, in order. */

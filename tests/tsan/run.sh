@@ -1,6 +1,7 @@
 #!/bin/sh
-# `make check-tsan`: the reader's tests under ThreadSanitizer. Runs the TSan
-# builds of test_reader_*, then the read_all tool (built here against the TSan
+# `make check-tsan`: the threaded build and the reader's tests under
+# ThreadSanitizer. Runs the threaded build and clean on enough records to go
+# round the chunk ring several times, the TSan builds of test_reader_*, then the read_all tool (built here against the TSan
 # library) streaming many small batches through 4 decoding threads and a
 # tiny ring, so that slot hand-off, window sharing and epoch switches are
 # exercised as often as possible. Any ThreadSanitizer report fails the
@@ -26,6 +27,39 @@ fi
 
 # tsan_clean LOG: no ThreadSanitizer report in LOG
 tsan_clean() { ! grep -q 'WARNING: ThreadSanitizer\|ThreadSanitizer: \(data race\|lock-order\|heap-use\)' "$1"; }
+
+# The build's workers, stage threads (statistics, writes) and committing
+# thread hand chunks round a ring of 2T+2; 8 copies of Spider dev (each
+# question made distinct, so none is dropped as a duplicate) are 8+ chunks.
+python3 - "$PS_ROOT/tests/data/spider/dev.json" "$TMP/many.jsonl" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))
+with open(sys.argv[2], "w") as f:
+    for k in range(8):
+        for r in recs:
+            f.write(json.dumps({"question": "%s (%d)" % (r["question"], k),
+                                "query": r["query"], "db_id": r["db_id"]}) + "\n")
+PY
+VOCAB="$PS_ROOT/tests/data/vocab/bert-base-uncased.vocab.txt"
+$NORAND "$PAIRSHARD" build -q --threads 1 --vocab "$VOCAB" --label-field db_id \
+    --max-length 128 --shards 3 -o "$TMP/plain" "$TMP/many.jsonl" 2>/dev/null
+plain=$?
+for t in 2 3 5; do
+    start=$(date +%s)
+    $NORAND "$PAIRSHARD" build -q --threads $t --vocab "$VOCAB" --label-field db_id \
+        --max-length 128 --shards 3 -o "$TMP/thr$t" "$TMP/many.jsonl" 2>"$TMP/b.log"
+    rc=$?
+    [ "$rc" -eq 0 ] && tsan_clean "$TMP/b.log"
+    check "build --threads $t of $(wc -l <"$TMP/many.jsonl") records under TSan: exit 0, no report ($(($(date +%s) - start)) s)" $?
+    if ! tsan_clean "$TMP/b.log" || [ "$rc" -ne 0 ]; then head -80 "$TMP/b.log" | sed 's/^/# /'; fi
+    [ "$plain" -eq 0 ] && same_set "$TMP/plain" "$TMP/thr$t"
+    check "build --threads $t under TSan: every file of the set as the 1-thread build's" $?
+done
+$NORAND "$PAIRSHARD" clean --threads 4 -o "$TMP/clean.jsonl" "$TMP/many.jsonl" 2>"$TMP/c.log"
+rc=$?
+[ "$rc" -eq 0 ] && tsan_clean "$TMP/c.log"
+check "clean --threads 4 under TSan: exit 0, no report" $?
+if [ "$rc" -ne 0 ] || ! tsan_clean "$TMP/c.log"; then head -60 "$TMP/c.log" | sed 's/^/# /'; fi
 
 for T in "$BUILD"/tests/test_reader_*; do
     [ -x "$T" ] || continue
