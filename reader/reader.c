@@ -29,7 +29,10 @@
 /* The sizes ps_reader_options has had in published versions, oldest
  * first (common/options.h): when a field is appended, append its new
  * sizeof. */
-static const size_t READER_OPTIONS_SIZES[] = {sizeof(ps_reader_options)};
+static const size_t READER_OPTIONS_SIZES[] = {
+    offsetof(ps_reader_options, pack), /* 0.1: up to sort_pool */
+    sizeof(ps_reader_options),         /* 0.2: pack, skip_long, decoder_start_id */
+};
 #define N_READER_OPTIONS_SIZES (sizeof READER_OPTIONS_SIZES / sizeof READER_OPTIONS_SIZES[0])
 
 static void reader_defaults(ps_reader_options *o)
@@ -44,6 +47,7 @@ static void reader_defaults(ps_reader_options *o)
     o->world_size = PS_FROM_ENV;
     o->dtype = PS_DTYPE_INT64;
     o->device = PS_DEVICE_HOST;
+    o->decoder_start_id = -1;
 }
 
 int ps_reader_options_init_size(ps_reader_options *o, size_t struct_size)

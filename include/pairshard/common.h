@@ -79,6 +79,34 @@ extern "C" {
 #define PS_API
 #endif
 
+/* What a set's records hold (docs/FORMAT.md, "Layouts"). The block format
+ * is the same for all three; the manifest's `layout` says how a record's
+ * boundary is read.
+ *   PS_LAYOUT_PAIR     an encoder's input (BERT routers and classifiers):
+ *                      the tokenizer's pair encoding of segments A and B;
+ *                      the boundary is the first type-1 token; class label.
+ *   PS_LAYOUT_CAUSAL   a decoder's row (Qwen, Llama, GPT-2): the
+ *                      single-sequence prefix of the post-processor (e.g.
+ *                      BOS), tokens(prompt), tokens(completion); the
+ *                      boundary is the prompt length, every id before the
+ *                      completion. The completion is never truncated.
+ *   PS_LAYOUT_SEQ2SEQ  an encoder-decoder's pair (T5): source = the
+ *                      post-processed prompt, then target = the
+ *                      post-processed completion; the boundary is the
+ *                      source length. */
+typedef enum ps_layout {
+    PS_LAYOUT_PAIR = 0,
+    PS_LAYOUT_CAUSAL = 1,
+    PS_LAYOUT_SEQ2SEQ = 2
+} ps_layout;
+
+/* "pair", "causal" or "seq2seq"; NULL for any other value. Thread-safe. */
+PS_API const char *ps_layout_name(int layout);
+
+/* The ps_layout named `name` (as ps_layout_name spells it), or PS_EINVAL
+ * for NULL or any other name. Thread-safe. */
+PS_API int ps_layout_parse(const char *name);
+
 /* Error codes. Negative, stable, never reused. ps_strerror() describes them
  * and ps_err_name() names them. What each means in general (a function's
  * comment says what it means there):

@@ -147,6 +147,25 @@ typedef struct ps_reader_options {
                                whose records are sorted by length before they
                                are dealt to its batches (in a shuffled order),
                                so a batch holds records of similar length. */
+    /* Generator layouts (the set's manifest `layout`; docs/READER.md,
+     * "Layouts" and "Packing"). Added in 0.2: a caller built against an
+     * older header passes a smaller struct_size and gets the defaults. */
+    uint32_t pack;          /* causal sets only (PS_EUSAGE otherwise):
+                               0 (default): one record per row, padded per
+                               batch; L > 0: rows of exactly L tokens, each
+                               holding whole records laid out left to right
+                               from column 0 (padding only at a row's end),
+                               rows filled by best-fit decreasing over each
+                               shuffle window's records. batch_size then
+                               counts rows; max_tokens caps rows * L. */
+    int skip_long;          /* pack: 1 leaves out records longer than L
+                               (counted: ps_reader_info.records_skipped);
+                               0 (default) refuses the set at open with
+                               PS_EUSAGE naming the first such record */
+    int32_t decoder_start_id; /* seq2seq: >= 0 also fills decoder_input_ids
+                               (labels shifted right by one, this id first,
+                               pad_id where the label is -100); -1
+                               (default): decoder_input_ids is NULL */
 } ps_reader_options;
 
 /* Fills the first `struct_size` bytes of `*o` with the defaults above and
@@ -178,6 +197,45 @@ typedef struct ps_batch {
     int device;             /* CUDA ordinal, or PS_DEVICE_HOST */
     void *d_input_ids, *d_attention_mask, *d_token_type_ids, *d_labels, *d_lengths;
     void *ready_event;      /* cudaEvent_t recorded after the copies */
+    /* Generator layouts (docs/READER.md, "Layouts"). In the pair layout
+     * these are 0 and NULL, and everything above is as described there.
+     * In the causal and seq2seq layouts:
+     *   - `labels` holds token targets, int64: [B x T] (causal) or
+     *     [B x T_target] (seq2seq), equal to the token on completion
+     *     positions (causal) or the target (seq2seq) and -100 on prompt
+     *     positions and padding (HuggingFace's ignore index; models shift
+     *     them themselves). A record's class label moves to class_labels.
+     *   - token_type_ids (and d_token_type_ids) are NULL.
+     *   - Causal packed: each of the B rows holds whole records
+     *     ("segments") from column 0, in placement order; `ids` then has
+     *     n_segments entries, `lengths` [B] is each row's real tokens.
+     *     Unpacked, segment i is row i (n_segments == B).
+     *   - Seq2seq: input_ids, attention_mask and lengths are the source
+     *     [B x T]; the target is labels, decoder_attention_mask and
+     *     decoder_input_ids [B x T_target]. */
+    int layout;             /* a ps_layout */
+    uint32_t T_target;      /* seq2seq: columns of the target arrays; else 0 */
+    uint32_t n_segments;    /* records in the batch (B unless packed) */
+    uint32_t max_seqlen;    /* longest segment (seq2seq: source) */
+    void *class_labels;     /* int64 [n_segments]: label ids, -1 unlabeled */
+    void *position_ids;     /* causal: dtype [B x T], restarting at 0 for
+                               every segment, 0 on padding */
+    int32_t *cu_seqlens;    /* causal: int32 [n_segments + 1], cumulative
+                               segment lengths over the real tokens in
+                               placement order (FlashAttention varlen's
+                               cu_seqlens for input_ids[attention_mask == 1]) */
+    void *seq_lens;         /* dtype [n_segments]: tokens of each segment
+                               (seq2seq: of each source) */
+    void *prompt_lens;      /* causal: dtype [n_segments], the ids before
+                               each completion; seq2seq: NULL */
+    void *seg_rows;         /* dtype [n_segments]: the row of each segment */
+    void *target_lens;      /* seq2seq: dtype [B]; causal: NULL */
+    void *decoder_attention_mask; /* seq2seq: dtype [B x T_target] */
+    void *decoder_input_ids;      /* seq2seq with decoder_start_id >= 0:
+                                     dtype [B x T_target]; else NULL */
+    /* Device copies (NULL when host only or when the host array is). */
+    void *d_class_labels, *d_position_ids, *d_cu_seqlens, *d_seq_lens, *d_prompt_lens,
+        *d_seg_rows, *d_target_lens, *d_decoder_attention_mask, *d_decoder_input_ids;
 } ps_batch;
 
 /* Resumption state: 128 bytes, safe to store and send anywhere (no
@@ -196,7 +254,9 @@ typedef struct ps_batch {
  *    64  u64 max_tokens
  *    72  u32 shuffle_window  76  u32 sort_pool
  *    80  u8  shuffle     81  u8  drop_last
- *    82  zero up to 119  reserved
+ *    82  u8  skip_long   83  zero
+ *    84  u32 pack        (0 in states written before packing existed)
+ *    88  zero up to 119  reserved
  *   120  u64 checksum    XXH64 of bytes 0..119
  *
  * The options are stored beside their hash so that a refused resume can
@@ -302,6 +362,10 @@ typedef struct ps_reader_info {
     int device;                   /* the CUDA ordinal in use, or -1 */
     int pinned;                   /* 1: slots are cudaHostAlloc'ed */
     int mlocked;                  /* 1: slots are mlocked */
+    int layout;                   /* the set's ps_layout */
+    uint32_t pack;                /* the row length L, 0 unpacked */
+    uint64_t records_skipped;     /* skip_long: left out per epoch, all ranks */
+    uint64_t rows_per_epoch;      /* this rank's rows (B summed over batches) */
 } ps_reader_info;
 
 /* Counters since open (epochs included). */

@@ -77,6 +77,9 @@ class ps_reader_options(ctypes.Structure):
         ("mlock", ctypes.c_int),
         ("skip_corrupt", ctypes.c_int),
         ("sort_pool", ctypes.c_uint32),
+        ("pack", ctypes.c_uint32),
+        ("skip_long", ctypes.c_int),
+        ("decoder_start_id", ctypes.c_int32),
     ]
 
 
@@ -102,6 +105,28 @@ class ps_batch(ctypes.Structure):
         ("d_labels", ctypes.c_void_p),
         ("d_lengths", ctypes.c_void_p),
         ("ready_event", ctypes.c_void_p),
+        ("layout", ctypes.c_int),
+        ("T_target", ctypes.c_uint32),
+        ("n_segments", ctypes.c_uint32),
+        ("max_seqlen", ctypes.c_uint32),
+        ("class_labels", ctypes.c_void_p),
+        ("position_ids", ctypes.c_void_p),
+        ("cu_seqlens", ctypes.c_void_p),
+        ("seq_lens", ctypes.c_void_p),
+        ("prompt_lens", ctypes.c_void_p),
+        ("seg_rows", ctypes.c_void_p),
+        ("target_lens", ctypes.c_void_p),
+        ("decoder_attention_mask", ctypes.c_void_p),
+        ("decoder_input_ids", ctypes.c_void_p),
+        ("d_class_labels", ctypes.c_void_p),
+        ("d_position_ids", ctypes.c_void_p),
+        ("d_cu_seqlens", ctypes.c_void_p),
+        ("d_seq_lens", ctypes.c_void_p),
+        ("d_prompt_lens", ctypes.c_void_p),
+        ("d_seg_rows", ctypes.c_void_p),
+        ("d_target_lens", ctypes.c_void_p),
+        ("d_decoder_attention_mask", ctypes.c_void_p),
+        ("d_decoder_input_ids", ctypes.c_void_p),
     ]
 
 
@@ -125,6 +150,10 @@ class ps_reader_info(ctypes.Structure):
         ("device", ctypes.c_int),
         ("pinned", ctypes.c_int),
         ("mlocked", ctypes.c_int),
+        ("layout", ctypes.c_int),
+        ("pack", ctypes.c_uint32),
+        ("records_skipped", ctypes.c_uint64),
+        ("rows_per_epoch", ctypes.c_uint64),
     ]
 
 
