@@ -129,7 +129,6 @@ class _Slot:
 
 _DTYPES = {"int64": (L.PS_DTYPE_INT64, np.int64, ctypes.c_int64),
            "int32": (L.PS_DTYPE_INT32, np.int32, ctypes.c_int32)}
-_ARRAYS = ("input_ids", "attention_mask", "token_type_ids", "labels", "lengths")
 
 
 def _host_view(addr, n, ctype, npdtype, holder, shape):
@@ -190,10 +189,12 @@ _INT_ARGS = {
     "shuffle_window": (ctypes.c_uint32, None), "sort_pool": (ctypes.c_uint32, None),
     "rank": (ctypes.c_int, 0), "world_size": (ctypes.c_int, 1), "threads": (ctypes.c_int, 0),
     "prefetch": (ctypes.c_int, 0), "device": (ctypes.c_int, 0),
+    "pack": (ctypes.c_uint32, 1), "decoder_start_id": (ctypes.c_int32, 0),
 }
 
 
-_NONE_OK = ("batch_size", "max_tokens", "rank", "world_size", "device")
+_NONE_OK = ("batch_size", "max_tokens", "rank", "world_size", "device", "pack",
+            "decoder_start_id")
 
 
 def _check_ints(**kw):
@@ -223,14 +224,15 @@ class Loader:
                  pad_multiple=1, shuffle=True, seed=0, epoch=0, rank=None, world_size=None,
                  drop_last=False, threads=2, prefetch=4, dtype="int64", device=None,
                  skip_corrupt=False, as_torch=None, shuffle_window=0, sort_pool=0,
-                 copy=False):
+                 copy=False, pack=None, skip_long=False, decoder_start_id=None):
         self._lib = L.load()
         self._path = L.check_path("path", path)
         self.path = os.fsdecode(self._path)
         n = _check_ints(batch_size=batch_size, max_tokens=max_tokens, pad_id=pad_id,
                         pad_multiple=pad_multiple, seed=seed, epoch=epoch, rank=rank,
                         world_size=world_size, threads=threads, prefetch=prefetch,
-                        device=device, shuffle_window=shuffle_window, sort_pool=sort_pool)
+                        device=device, shuffle_window=shuffle_window, sort_pool=sort_pool,
+                        pack=pack, decoder_start_id=decoder_start_id)
         if batch_size is not None and max_tokens is not None:
             raise ValueError("give batch_size or max_tokens, not both")
         if pad not in ("longest", "bucket"):
@@ -271,6 +273,12 @@ class Loader:
             dtype=self._dtype[0],
             device=L.PS_DEVICE_HOST if device is None else n["device"],
             skip_corrupt=1 if skip_corrupt else 0,
+            # Layouts (reader.h): pack=None reads one record per row; the
+            # library refuses pack on a set that is not causal and
+            # decoder_start_id's absence is its -1.
+            pack=0 if pack is None else n["pack"],
+            skip_long=1 if skip_long else 0,
+            decoder_start_id=-1 if decoder_start_id is None else n["decoder_start_id"],
         )
         self._reader = None
         self._open(None)
@@ -322,43 +330,84 @@ class Loader:
         self._fresh = False
         return self._wrap(bp.contents, holder)
 
+    def _fields(self, b):
+        """(name, shape, numpy dtype, ctype) of every array the batch
+        carries, per layout (reader.h, ps_batch; python/README.md)."""
+        _, npd, ct = self._dtype
+        tok = (npd, ct)
+        i64, i32 = (np.int64, ctypes.c_int64), (np.int32, ctypes.c_int32)
+        B, T, S = b.B, b.T, b.n_segments
+        if b.layout == L.PS_LAYOUT_CAUSAL:
+            return [("input_ids", (B, T)) + tok, ("attention_mask", (B, T)) + tok,
+                    ("labels", (B, T)) + i64, ("position_ids", (B, T)) + tok,
+                    ("class_labels", (S,)) + i64, ("lengths", (B,)) + tok,
+                    ("cu_seqlens", (S + 1,)) + i32, ("seq_lens", (S,)) + tok,
+                    ("prompt_lens", (S,)) + tok, ("seg_rows", (S,)) + tok]
+        if b.layout == L.PS_LAYOUT_SEQ2SEQ:
+            Tt = b.T_target
+            out = [("input_ids", (B, T)) + tok, ("attention_mask", (B, T)) + tok,
+                   ("labels", (B, Tt)) + i64, ("decoder_attention_mask", (B, Tt)) + tok]
+            if b.decoder_input_ids:
+                out.append(("decoder_input_ids", (B, Tt)) + tok)
+            return out + [("class_labels", (B,)) + i64, ("lengths", (B,)) + tok,
+                          ("target_lens", (B,)) + tok]
+        # pair: labels are class ids, int64 whatever the dtype (cross_entropy)
+        return [("input_ids", (B, T)) + tok, ("attention_mask", (B, T)) + tok,
+                ("token_type_ids", (B, T)) + tok, ("labels", (B,)) + i64,
+                ("lengths", (B,)) + tok]
+
+    def _device_arrays(self, b, holder, fields, out):
+        """Device tensors over the batch's d_ copies (when it has them and
+        torch sees a GPU); False when the batch is to be viewed on the host."""
+        torch = self._torch
+        if not (b.device >= 0 and torch is not None and torch.cuda.is_available()):
+            return False
+        rt = _Cuda.runtime()
+        if rt is None or not b.ready_event:
+            return False
+        dev = torch.device("cuda", b.device)
+        stream = torch.cuda.current_stream(dev)
+        # The trainer's stream waits for the reader's copy.
+        rt.cudaStreamWaitEvent(ctypes.c_void_p(stream.cuda_stream),
+                               ctypes.c_void_p(b.ready_event), 0)
+        # Before the slot is reused, work queued on it must be done.
+        holder.sync = stream.synchronize
+        for name, shape, npd, _ in fields:
+            typestr = {np.int64: "<i8", np.int32: "<i4"}[npd]
+            addr = getattr(b, "d_" + name)
+            if not addr or 0 in shape:
+                t = torch.zeros(shape, dtype=torch.int64 if npd is np.int64 else torch.int32,
+                                device=dev)
+            else:
+                t = torch.as_tensor(_CudaView(addr, shape, typestr, holder), device=dev)
+                t = t.clone() if self._copy else t
+            out[name] = t
+        out.device = b.device
+        return True
+
     def _wrap(self, b, holder):
-        _, npdtype, ctype = self._dtype
-        B, T = b.B, b.T
-        shapes = ((B, T), (B, T), (B, T), (B,), (B,))
-        # labels are int64 whatever the dtype (what cross_entropy takes)
-        kinds = [(npdtype, ctype)] * 3 + [(np.int64, ctypes.c_int64), (npdtype, ctype)]
+        fields = self._fields(b)
         out = Batch()
         torch = self._torch
-        if b.device >= 0 and torch is not None and torch.cuda.is_available():
-            rt = _Cuda.runtime()
-            dev = torch.device("cuda", b.device)
-            stream = torch.cuda.current_stream(dev)
-            if rt is not None and b.ready_event:
-                # The trainer's stream waits for the reader's copy.
-                rt.cudaStreamWaitEvent(ctypes.c_void_p(stream.cuda_stream),
-                                       ctypes.c_void_p(b.ready_event), 0)
-                # Before the slot is reused, work queued on it must be done.
-                holder.sync = stream.synchronize
-                for name, shape, (npd, _) in zip(_ARRAYS, shapes, kinds):
-                    typestr = "<i8" if npd is np.int64 else "<i4"
-                    t = torch.as_tensor(
-                        _CudaView(getattr(b, "d_" + name), shape, typestr, holder), device=dev)
-                    out[name] = t.clone() if self._copy else t
-                out.device = b.device
-        if not out:
-            n = {(B, T): B * T, (B,): B}
-            for name, shape, (npd, ct) in zip(_ARRAYS, shapes, kinds):
-                a = _host_view(getattr(b, name), n[shape], ct, npd, holder, shape)
+        if not self._device_arrays(b, holder, fields, out):
+            for name, shape, npd, ct in fields:
+                n = 1
+                for d in shape:
+                    n *= d
+                a = _host_view(getattr(b, name), n, ct, npd, holder, shape)
                 if self._copy:
                     a = a.copy()  # owned by the caller: the slot goes back at once
                 out[name] = torch.from_numpy(a) if torch is not None else a
             out.device = -1
-        out["ids"] = [b.ids[i].decode("utf-8", "surrogateescape") for i in range(B)]
+        n_ids = b.B if b.layout == L.PS_LAYOUT_PAIR else b.n_segments
+        out["ids"] = [b.ids[i].decode("utf-8", "surrogateescape") for i in range(n_ids)]
+        if b.layout != L.PS_LAYOUT_PAIR:
+            out["max_seqlen"] = int(b.max_seqlen)
         out["bucket"] = b.bucket
         out["step"] = b.step
         out["epoch"] = b.epoch
         out["real_tokens"] = b.real_tokens
+        out.layout = L.LAYOUT_NAMES.get(b.layout, str(b.layout))
         out.slot_address = 0 if self._copy else b.input_ids
         return out
 
@@ -445,7 +494,9 @@ class Loader:
         i = L.ps_reader_info()
         with r.lock:
             self._lib.ps_reader_get_info(r.ptr, ctypes.byref(i))
-        return {k: getattr(i, k) for k, _ in L.ps_reader_info._fields_}
+        out = {k: getattr(i, k) for k, _ in L.ps_reader_info._fields_}
+        out["layout"] = L.LAYOUT_NAMES.get(i.layout, str(i.layout))
+        return out
 
     def stats(self):
         r = self._live()
@@ -504,7 +555,10 @@ class Batch(dict):
     """A batch: a dict of arrays/tensors and metadata. `slot_address` is the
     address of the reader's slot its input_ids view (for zero-copy checks;
     0 with Loader(copy=True), whose arrays are copies);
-    `device` the CUDA ordinal of its tensors, or -1 on the host."""
+    `device` the CUDA ordinal of its tensors, or -1 on the host;
+    `layout` the set's layout ("pair", "causal" or "seq2seq"), which says
+    which keys it has (python/README.md, "Layouts")."""
 
     slot_address = 0
     device = -1
+    layout = "pair"

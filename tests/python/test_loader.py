@@ -726,6 +726,17 @@ def errors():
         check("prefetch 1 raises PairshardError", False)
     except pairshard.PairshardError as e:
         check("prefetch 1 raises PairshardError naming prefetch", "prefetch" in e.message, e)
+    # Integer arguments are checked before ctypes would truncate them.
+    for kw, exc in (({"pack": 0}, ValueError), ({"pack": 2 ** 32}, ValueError),
+                    ({"pack": True}, TypeError), ({"pack": 1.5}, TypeError),
+                    ({"decoder_start_id": -1}, ValueError),
+                    ({"decoder_start_id": 2 ** 31}, ValueError)):
+        try:
+            pairshard.Loader(SET, rank=0, world_size=1, **kw)
+            check("Loader(%r) raises %s" % (kw, exc.__name__), False)
+        except exc as e:
+            name = list(kw)[0]
+            check("Loader(%r) raises %s naming %s" % (kw, exc.__name__, name), name in str(e), e)
     # A damaged block: reported with its shard and block, or skipped.
     dmg = os.path.join(TMP, "damaged")
     shutil.copytree(SET, dmg)
@@ -774,6 +785,9 @@ def introspection():
               i["records_total"] == MAN["totals"]["records"] and i["slots"] == 5
               and i["threads"] == 3 and i["device"] == -1 and len(ld) == i["batches_per_epoch"],
               i)
+        check("info() of a pair set: layout 'pair', pack 0, nothing skipped, a row per record",
+              i["layout"] == "pair" and i["pack"] == 0 and i["records_skipped"] == 0
+              and i["rows_per_epoch"] == i["records_per_epoch"], i)
         check("labels are the manifest's", ld.labels == MAN["labels"])
         try:
             pickle.dumps(ld)
