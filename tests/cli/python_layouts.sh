@@ -1,0 +1,45 @@
+#!/bin/sh
+# The generator layouts (issue 16) through the Python binding:
+# tests/python/test_layouts.py builds causal and seq2seq sets from Spider dev
+# and checks every packed and unpacked batch, the ids against HuggingFace
+# tokenizers (tests/conformance/layout_ids.js, when node and the pinned
+# binding are there), no cross-contamination through a tiny float64
+# transformer, coverage over 1-3 ranks, and a tiny causal LM and a tiny T5
+# resumed mid-epoch bit-identically. Its TAP, renumbered here.
+. "$(dirname "$0")/../tap.sh"
+
+PY=/usr/bin/python3
+CONF="$PS_ROOT/tests/conformance"
+have() { [ -x "$PY" ] && "$PY" -c "import $1" 2>/dev/null; }
+if ! have numpy || ! have torch; then
+    sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" python3-numpy python3-torch
+fi
+if ! have numpy || ! have torch; then
+    echo "ok 1 # SKIP python3-numpy or python3-torch is not installed and apt-get could not install it"
+    echo "1..1"
+    exit 0
+fi
+# The pinned HF binding, installed as tests/conformance/run.sh installs it.
+if command -v node >/dev/null 2>&1; then
+    want=$(cd "$CONF" && node -p 'require("./package-lock.json").packages["node_modules/tokenizers"].version')
+    have_v=$(cd "$CONF" && node -p 'try { require("./node_modules/tokenizers/package.json").version } catch (e) { "" }')
+    if [ "$have_v" != "$want" ]; then
+        (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline >&2) || true
+    fi
+fi
+
+export PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so"
+export TMPDIR="$TMP"
+PRELOAD=$(sanitizer_preload "$PAIRSHARD_LIB")
+if [ -n "$PRELOAD" ]; then
+    LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+        "$PY" "$PS_ROOT/tests/python/test_layouts.py"
+else
+    "$PY" "$PS_ROOT/tests/python/test_layouts.py"
+fi >"$TMP/py.out" 2>"$TMP/py.err"
+rc=$?
+relay_tap "$TMP/py.out"
+grep -q '^1\.\.[0-9]' "$TMP/py.out"
+check "test_layouts.py ran to its end and exited 0" $(( rc == 0 && $? == 0 ? 0 : 1 ))
+[ "$rc" -eq 0 ] || sed 's/^/# /' "$TMP/py.err" | tail -20
+done_testing
