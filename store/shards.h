@@ -155,6 +155,18 @@ int ps_shard_next(ps_shard *s, uint32_t *bucket, uint32_t *seq, const void **dat
                   ps_error *err);
 /* Number of blocks in the shard (the entries of its blocks database). */
 uint64_t ps_shard_block_count(const ps_shard *s);
+/* Format 2 (causal and seq2seq sets): the "lengths" database holds, under
+ * each block's key, the block's record lengths as n little-endian u32.
+ * Reads those of block (bucket, seq): returns 1 and sets *lengths (host
+ * order, valid until the next call of this function on the shard or its
+ * close) and *n; 0 when the shard has none for that key (a format-1 shard
+ * has none at all); or a negative code (PS_ECORRUPT: a value whose size is
+ * not a multiple of 4, or a file truncated since it was opened). One
+ * thread at a time per shard, like ps_shard_get. */
+int ps_shard_get_lengths(ps_shard *s, uint32_t bucket, uint32_t seq, const uint32_t **lengths,
+                         size_t *n, ps_error *err);
+/* Entries in the shard's "lengths" database (0 for a format-1 shard). */
+size_t ps_shard_lengths_count(const ps_shard *s);
 /* Size of the shard file in bytes, as opened. */
 uint64_t ps_shard_file_bytes(const ps_shard *s);
 /* The path the shard was opened with (for messages). */
