@@ -44,6 +44,9 @@ struct ps_shard {
     uint64_t file_bytes;
     blk_ref *blocks;      /* in key order */
     size_t nblocks, cap;
+    blk_ref *lens;        /* the "lengths" database (format 2), in key order */
+    size_t nlens, lcap;
+    ps_buf lbuf;          /* the lengths ps_shard_get_lengths hands out */
     int have_meta_db, have_blocks_db, have_format;
     uint64_t meta_off, meta_len;
     size_t cursor;        /* for ps_shard_seek / ps_shard_next: the next index */
@@ -58,7 +61,9 @@ void ps_shard_close(ps_shard *s)
     if (s->fd >= 0)
         close(s->fd);
     free(s->blocks);
+    free(s->lens);
     ps_buf_free(&s->buf);
+    ps_buf_free(&s->lbuf);
     free(s->path);
     free(s->meta);
     free(s);
@@ -74,34 +79,35 @@ static uint32_t be32(const unsigned char *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* Records a block of the "blocks" database (keys come in key order). */
-static int add_block(ps_shard *s, const unsigned char *key, size_t klen, uint64_t off,
-                     uint64_t len)
+/* Records a value of the "blocks" or "lengths" database (keys come in
+ * key order) in *list. */
+static int add_ref(ps_shard *s, blk_ref **list, size_t *n, size_t *cap, const char *db,
+                   const unsigned char *key, size_t klen, uint64_t off, uint64_t len)
 {
     if (klen != 8)
-        return ps_error_set(s->err, PS_ECORRUPT, "%s: bad block key (%zu bytes) after %zu blocks",
-                            s->path, klen, s->nblocks);
+        return ps_error_set(s->err, PS_ECORRUPT, "%s: bad %s key (%zu bytes) after %zu entries",
+                            s->path, db, klen, *n);
     blk_ref b = {be32(key), be32(key + 4), off, (uint32_t)len};
     if (len > UINT32_MAX)
-        return ps_error_set(s->err, PS_ECORRUPT, "%s: bucket %u block %u: %llu bytes", s->path,
-                            b.bucket, b.seq, (unsigned long long)len);
-    if (s->nblocks) {
-        const blk_ref *p = &s->blocks[s->nblocks - 1];
+        return ps_error_set(s->err, PS_ECORRUPT, "%s: %s of bucket %u block %u: %llu bytes",
+                            s->path, db, b.bucket, b.seq, (unsigned long long)len);
+    if (*n) {
+        const blk_ref *p = &(*list)[*n - 1];
         if (p->bucket > b.bucket || (p->bucket == b.bucket && p->seq >= b.seq))
             return ps_error_set(s->err, PS_ECORRUPT,
-                                "%s: damaged LMDB structure: block keys out of order (bucket "
+                                "%s: damaged LMDB structure: %s keys out of order (bucket "
                                 "%u block %u after bucket %u block %u)",
-                                s->path, b.bucket, b.seq, p->bucket, p->seq);
+                                s->path, db, b.bucket, b.seq, p->bucket, p->seq);
     }
-    if (s->nblocks == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 256;
-        blk_ref *nb = realloc(s->blocks, cap * sizeof *nb);
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 256;
+        blk_ref *nb = realloc(*list, c * sizeof *nb);
         if (!nb)
             return ps_error_set(s->err, PS_ENOMEM, "%s: out of memory", s->path);
-        s->blocks = nb;
-        s->cap = cap;
+        *list = nb;
+        *cap = c;
     }
-    s->blocks[s->nblocks++] = b;
+    (*list)[(*n)++] = b;
     return 0;
 }
 
@@ -118,7 +124,9 @@ static int on_value(void *user, const char *db, size_t db_len, const unsigned ch
         return 0;
     }
     if (name_is(db, db_len, "blocks"))
-        return add_block(s, key, key_len, off, len);
+        return add_ref(s, &s->blocks, &s->nblocks, &s->cap, "block", key, key_len, off, len);
+    if (name_is(db, db_len, "lengths"))
+        return add_ref(s, &s->lens, &s->nlens, &s->lcap, "lengths", key, key_len, off, len);
     if (name_is(db, db_len, "meta") && name_is((const char *)key, key_len, "format")) {
         s->have_format = 1;
         s->meta_off = off;
@@ -219,6 +227,7 @@ int ps_shard_open_fd(ps_shard **out, int fd, const char *path, ps_error *err)
     s->fd = fd;
     s->file_bytes = (uint64_t)st.st_size;
     ps_buf_init(&s->buf);
+    ps_buf_init(&s->lbuf);
     s->err = err;
     int rc = ps_lmdb_walk(fd, path, on_value, s, err);
     s->err = NULL;
@@ -251,19 +260,24 @@ uint64_t ps_shard_block_count(const ps_shard *s) { return s->nblocks; }
 uint64_t ps_shard_file_bytes(const ps_shard *s) { return s->file_bytes; }
 const char *ps_shard_path(const ps_shard *s) { return s->path; }
 
-/* The index of the first block with key >= (bucket, seq). */
-static size_t lower_bound(const ps_shard *s, uint32_t bucket, uint32_t seq)
+/* The index of the first entry of list[0..n) with key >= (bucket, seq). */
+static size_t lower_bound_in(const blk_ref *list, size_t n, uint32_t bucket, uint32_t seq)
 {
-    size_t lo = 0, hi = s->nblocks;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const blk_ref *b = &s->blocks[mid];
+        const blk_ref *b = &list[mid];
         if (b->bucket < bucket || (b->bucket == bucket && b->seq < seq))
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+static size_t lower_bound(const ps_shard *s, uint32_t bucket, uint32_t seq)
+{
+    return lower_bound_in(s->blocks, s->nblocks, bucket, seq);
 }
 
 static int read_block(const ps_shard *s, const blk_ref *b, ps_buf *out, ps_error *err)
@@ -334,3 +348,31 @@ int ps_shard_next(ps_shard *s, uint32_t *bucket, uint32_t *seq, const void **dat
     *len = s->buf.len;
     return 1;
 }
+
+int ps_shard_get_lengths(ps_shard *s, uint32_t bucket, uint32_t seq, const uint32_t **lengths,
+                         size_t *n, ps_error *err)
+{
+    size_t i = lower_bound_in(s->lens, s->nlens, bucket, seq);
+    if (i == s->nlens || s->lens[i].bucket != bucket || s->lens[i].seq != seq)
+        return 0;
+    const blk_ref *b = &s->lens[i];
+    char what[80];
+    snprintf(what, sizeof what, "lengths of bucket %u block %u", bucket, seq);
+    if (b->len % 4)
+        return ps_error_set(err, PS_ECORRUPT, "%s: %s: %u bytes, not a multiple of 4", s->path,
+                            what, b->len);
+    int rc = read_bytes(s, b->offset, b->len, &s->lbuf, what, err);
+    if (rc)
+        return rc;
+    /* Little-endian on disk: decoded in place (ps_buf data is malloc'ed,
+     * so aligned for uint32_t). */
+    uint32_t *v = (uint32_t *)(void *)s->lbuf.data;
+    size_t cnt = b->len / 4;
+    for (size_t k = 0; k < cnt; k++)
+        v[k] = ps_get_le32((const unsigned char *)s->lbuf.data + 4 * k);
+    *lengths = v;
+    *n = cnt;
+    return 1;
+}
+
+size_t ps_shard_lengths_count(const ps_shard *s) { return s->nlens; }
