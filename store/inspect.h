@@ -36,6 +36,7 @@ typedef struct ps_mf_shard {
 typedef struct ps_manifest {
     uint64_t xxh64;              /* XXH64 of the bytes parsed (identifies the set) */
     int format_version;
+    int layout;                  /* a ps_layout (PS_LAYOUT_PAIR when absent) */
     char *tool_version;          /* "" when absent */
     char vocab_sha256[65];       /* "" when absent */
     uint64_t vocab_size;
