@@ -38,7 +38,18 @@ static const char USAGE[] =
     "      --tokenizer-json FILE  a model's HuggingFace tokenizer.json instead (BPE,\n"
     "                             Unigram, WordPiece, WordLevel: see 'tokenize --help')\n"
     "      --lowercase, --no-lowercase\n"
-    "      --max-length N         truncate pairs to N tokens, longest_first (512; 0 = none)\n"
+    "      --max-length N         truncate pairs to N tokens, longest_first (512; 0 = none);\n"
+    "                             causal: the most tokens of a record, seq2seq: of its\n"
+    "                             source (over it: shortened schema, else rejected too_long)\n"
+    "      --layout L             what a record holds (docs/BUILD.md, \"Layouts\"):\n"
+    "                             pair (default): one encoder input, [CLS] A [SEP] B [SEP];\n"
+    "                             causal: prefix (BOS) + prompt + completion, for\n"
+    "                             decoders; seq2seq: source (prompt) and target\n"
+    "                             (completion), each with the post-processor, for T5.\n"
+    "                             causal and seq2seq never truncate; the completion's\n"
+    "                             end token must be in the template's text\n"
+    "      --max-target-length N  seq2seq: the most tokens of a target (--max-length);\n"
+    "                             a longer one is rejected too_long\n"
     "\n"
     "Shards:\n"
     "      --shards N             number of shard files (1); each holds an open file\n"
@@ -87,7 +98,8 @@ static const char USAGE[] =
 
 enum {
     O_VOCAB = 300, O_TOKJSON, O_LOWER, O_NOLOWER, O_MAXLEN, O_SHARDS, O_BUCKETS, O_AUTOB,
-    O_MULT, O_BLOCK, O_LEVEL, O_THREADS, O_PART, O_CONFIG, O_NOGATE, O_FORCE, O_PROFILE
+    O_MULT, O_BLOCK, O_LEVEL, O_THREADS, O_PART, O_CONFIG, O_NOGATE, O_FORCE, O_PROFILE,
+    O_LAYOUT, O_MAXTGT
 };
 
 static const struct option OWN_OPTS[] = {
@@ -111,6 +123,8 @@ static const struct option OWN_OPTS[] = {
     {"no-gate", no_argument, NULL, O_NOGATE},
     {"force", no_argument, NULL, O_FORCE},
     {"profile", no_argument, NULL, O_PROFILE},
+    {"layout", required_argument, NULL, O_LAYOUT},
+    {"max-target-length", required_argument, NULL, O_MAXTGT},
 };
 #define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
 
@@ -131,6 +145,18 @@ typedef struct build_args {
 static int parse_num(const char *opt, const char *v, size_t lo, size_t hi, size_t *out)
 {
     return ps_args_size("build", opt, v, lo, hi, out);
+}
+
+static int parse_layout(ps_build_config *c, const char *v)
+{
+    int l = ps_layout_parse(v);
+    if (l < 0) {
+        fprintf(stderr, "pairshard build: --layout wants pair, causal or seq2seq, got '%s'\n",
+                v ? v : "");
+        return -1;
+    }
+    c->layout = l;
+    return 0;
 }
 
 static int parse_buckets(build_args *a, const char *v)
@@ -268,6 +294,9 @@ static int apply(build_args *a, const char *name, const char *v)
     else if (!strcmp(n, "lowercase")) a->tok.lowercase = 1;
     else if (!strcmp(n, "no-lowercase")) a->tok.lowercase = 0;
     else if (!strcmp(n, "max-length")) return parse_num(n, v, 0, 1u << 20, &c->max_length);
+    else if (!strcmp(n, "max-target-length"))
+        return parse_num(n, v, 1, 1u << 20, &c->max_target_length);
+    else if (!strcmp(n, "layout")) return parse_layout(c, v);
     else if (!strcmp(n, "shards")) return parse_num(n, v, 1, 100000, &c->shards);
     else if (!strcmp(n, "buckets")) return parse_buckets(a, v ? v : "");
     else if (!strcmp(n, "auto-buckets")) return parse_num(n, v, 1, PS_BUILD_MAX_BUCKETS, &c->auto_buckets);
@@ -516,6 +545,14 @@ static char *effective_config(const build_args *a)
     json_t *j = json_pack("{sosososososb}", "inputs", inputs, "clean", clean, "tokenizer",
                           tokenizer, "shards", shards, "validate", validate, "gate", !c->no_gate);
     json_decref(buckets);
+    if (j && c->layout != PS_LAYOUT_PAIR) { /* pair sets keep their bytes */
+        json_object_set_new(j, "layout", json_string(ps_layout_name(c->layout)));
+        if (c->layout == PS_LAYOUT_SEQ2SEQ)
+            json_object_set_new(tokenizer, "max_target_length",
+                                json_integer((json_int_t)(c->max_target_length
+                                                              ? c->max_target_length
+                                                              : c->max_length)));
+    }
     if (j && t2s) /* only when used: other sets keep their manifest bytes */
         json_object_set(j, "text_to_sql", t2s);
     json_decref(t2s);

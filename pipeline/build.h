@@ -68,6 +68,12 @@ typedef struct ps_build_config {
     const char *vocab_path;         /* the file the tokenizer came from (hashed) */
     const char *vocab_kind;         /* "vocab.txt" or "tokenizer.json" */
     size_t max_length;              /* 0: no truncation */
+    /* ps_layout (pairshard/common.h): pair (the default) as above; causal
+     * and seq2seq tokenize prompt and completion apart and never truncate:
+     * a record over the limits is shortened (a schema prompt) or rejected
+     * too_long (pipeline/build_encode_gen.c, docs/BUILD.md). */
+    int layout;
+    size_t max_target_length;       /* seq2seq: the target's cap (0: max_length) */
     size_t shards;                  /* >= 1 */
     uint32_t buckets[PS_BUILD_MAX_BUCKETS]; /* explicit inclusive bounds */
     size_t n_buckets;               /* 0: choose automatically */

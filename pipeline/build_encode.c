@@ -27,6 +27,8 @@ void ps_encode_ctx_free(ps_encode_ctx *x)
     free(x->keep_table);
     free(x->keep_column);
     free(x->units);
+    free(x->gen_ids);
+    free(x->gen_types);
     memset(x, 0, sizeof *x);
 }
 
@@ -58,11 +60,14 @@ static int reserve(ps_encode_ctx *x, const ps_schema *s)
     return 0;
 }
 
-/* Encodes a (and b when not NULL) with the tokenizer's post-processor. */
-static int encode_texts(const ps_build_config *cfg, ps_tok_scratch *ts, const char *a,
-                        size_t an, const char *b, size_t bn, size_t max_length,
+/* Encodes a (and b when not NULL) with the tokenizer's post-processor, or
+ * as the causal and seq2seq layouts lay them out (never truncated). */
+static int encode_texts(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
+                        const char *a, size_t an, const char *b, size_t bn, size_t max_length,
                         ps_encoding *enc, ps_error *err)
 {
+    if (cfg->layout != PS_LAYOUT_PAIR)
+        return ps_build_encode_gen(cfg, x, ts, a, an, b, bn, enc, err);
     if (b)
         return ps_tokenizer_encode_pair(cfg->tokenizer, ts, a, an, b, bn, max_length, enc, err);
     return ps_tokenizer_encode(cfg->tokenizer, ts, a, an, max_length, enc, err);
@@ -89,7 +94,7 @@ static int encode_dropped(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_s
     has_completion = has_completion && !x->a_only;
     out->b = has_completion ? x->completion.data : NULL;
     out->b_len = has_completion ? x->completion.len : 0;
-    return encode_texts(cfg, ts, out->a, out->a_len, out->b, out->b_len, 0, &out->enc, err);
+    return encode_texts(cfg, x, ts, out->a, out->a_len, out->b, out->b_len, 0, &out->enc, err);
 }
 
 /* Shortens the schema of a prompt over max_length (see the top). */
@@ -138,11 +143,37 @@ static int shorten(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch 
     return 0;
 }
 
+/* A causal or seq2seq record: prompt and completion (the question and the
+ * SQL without a template), shortened or rejected when over the limits. */
+static int encode_gen(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
+                      const ps_clean_item *it, ps_encoded *out, ps_error *err)
+{
+    const ps_clean_result *r = &it->res;
+    out->a = r->prompt ? r->prompt : r->question;
+    out->a_len = r->prompt ? r->prompt_len : r->question_len;
+    out->b = x->a_only ? NULL : r->prompt ? r->completion : r->sql;
+    out->b_len = !out->b ? 0 : r->prompt ? r->completion_len : r->sql_len;
+    int n = ps_build_encode_gen(cfg, x, ts, out->a, out->a_len, out->b, out->b_len, &out->enc,
+                                err);
+    if (n < 0)
+        return n;
+    int over = ps_build_gen_too_long(cfg, x, (size_t)n);
+    if (!over)
+        return 0;
+    /* only a schema can give way, and only to the source's limit */
+    if (over == PS_GEN_OVER_LENGTH && r->prompt && it->schema && ps_template_uses_schema(cfg->tmpl))
+        return shorten(cfg, x, ts, it, (size_t)n, out, err);
+    out->too_long = true;
+    return 0;
+}
+
 int ps_build_encode(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
                     const ps_clean_item *it, ps_encoded *out, ps_error *err)
 {
     const ps_clean_result *r = &it->res;
     memset(out, 0, sizeof *out);
+    if (cfg->layout != PS_LAYOUT_PAIR)
+        return encode_gen(cfg, x, ts, it, out, err);
     if (!r->prompt && x->a_only) { /* serving a question without SQL */
         out->a = r->question;
         out->a_len = r->question_len;
@@ -164,7 +195,7 @@ int ps_build_encode(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch
     out->b = x->a_only ? NULL : r->completion;
     out->b_len = out->b ? r->completion_len : 0;
     bool fit_schema = it->schema && cfg->max_length && ps_template_uses_schema(cfg->tmpl);
-    int n = encode_texts(cfg, ts, out->a, out->a_len, out->b, out->b_len,
+    int n = encode_texts(cfg, x, ts, out->a, out->a_len, out->b, out->b_len,
                          fit_schema ? 0 : cfg->max_length, &out->enc, err);
     if (n < 0 || !fit_schema || (size_t)n <= cfg->max_length)
         return n < 0 ? n : 0;

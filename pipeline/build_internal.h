@@ -78,6 +78,12 @@ typedef struct ps_encode_ctx {
     unsigned char *keep_table, *keep_column;
     struct ps_shorten_unit *units;
     size_t cap_tables, cap_columns, cap_units;
+    /* causal, seq2seq: the record's ids and types (0 prompt, 1 completion)
+     * are built here, not in the scratch (build_encode_gen.c) */
+    int32_t *gen_ids;
+    uint8_t *gen_types;
+    size_t gen_cap;
+    size_t gen_target;  /* seq2seq: the target's length, for the cap */
     char detail[512];   /* why a record does not fit (too_long) */
     bool a_only;        /* serving without SQL: segment A alone (the prompt,
                            or the question without a template) */
@@ -101,6 +107,19 @@ typedef struct ps_encoded {
  * code with a message. */
 int ps_build_encode(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
                     const ps_clean_item *it, ps_encoded *out, ps_error *err);
+/* build_encode_gen.c: a causal or seq2seq record from the texts a (the
+ * prompt) and b (the completion; NULL: empty). Fills enc with x's ids and
+ * types (0 on the prompt or source, 1 on the completion or target) and
+ * returns the length the layout holds to max_length (causal: the total,
+ * seq2seq: the source), or a negative code. Nothing is truncated. */
+int ps_build_encode_gen(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
+                        const char *a, size_t an, const char *b, size_t bn, ps_encoding *enc,
+                        ps_error *err);
+/* The limit a causal or seq2seq record failed (and x->detail says so),
+ * or 0 when it fits; `fit` is what ps_build_encode_gen returned. */
+enum { PS_GEN_OVER_TARGET = 1, PS_GEN_OVER_LENGTH = 2 };
+int ps_build_gen_too_long(const ps_build_config *cfg, ps_encode_ctx *x, size_t fit);
+
 /* Appends a kept record to its shard's spool. */
 int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *ids,
                    uint32_t n, uint32_t type_boundary, ps_error *err);

@@ -115,10 +115,20 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
     for (size_t i = 0; i < cfg->n_buckets; i++)
         if (cfg->buckets[i] == 0 || (i && cfg->buckets[i] <= cfg->buckets[i - 1]))
             return ps_error_set(err, PS_EUSAGE, "bucket bounds must be positive and increasing");
-    if (cfg->n_buckets && cfg->max_length && cfg->buckets[cfg->n_buckets - 1] < cfg->max_length)
+    if (!ps_layout_name(cfg->layout))
+        return ps_error_set(err, PS_EUSAGE, "unknown layout %d", cfg->layout);
+    if (cfg->max_target_length && cfg->layout != PS_LAYOUT_SEQ2SEQ)
         return ps_error_set(err, PS_EUSAGE,
-                            "the last bucket bound (%u) must be >= max length (%zu)",
-                            cfg->buckets[cfg->n_buckets - 1], cfg->max_length);
+                            "--max-target-length is for --layout seq2seq (this build is %s)",
+                            ps_layout_name(cfg->layout));
+    /* a seq2seq record holds a source of up to max_length and a target */
+    size_t max_total = cfg->max_length;
+    if (cfg->layout == PS_LAYOUT_SEQ2SEQ && cfg->max_length)
+        max_total += cfg->max_target_length ? cfg->max_target_length : cfg->max_length;
+    if (cfg->n_buckets && cfg->max_length && cfg->buckets[cfg->n_buckets - 1] < max_total)
+        return ps_error_set(err, PS_EUSAGE,
+                            "the last bucket bound (%u) must be >= the longest record (%zu)",
+                            cfg->buckets[cfg->n_buckets - 1], max_total);
     /* Every shard's spool stays open through phase 1: refuse up front
      * what would fail with EMFILE half-way. */
     struct rlimit rl;

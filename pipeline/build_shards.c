@@ -132,7 +132,7 @@ static void pool_join(pool_run *r)
 
 /* Writes a window of encoded blocks in key order. */
 static int put_window(ps_shard_writer *w, ps_shard_result *res, const rec_ref *sorted, job *jobs,
-                      size_t n, ps_error *err)
+                      size_t n, uint32_t *lengths, ps_error *err)
 {
     int rc = 0;
     for (size_t i = 0; !rc && i < n; i++) {
@@ -144,6 +144,11 @@ static int put_window(ps_shard_writer *w, ps_shard_result *res, const rec_ref *s
             break;
         }
         rc = ps_shard_writer_put(w, jb->bucket, jb->seq, jb->out.data, jb->out.len, err);
+        if (!rc && lengths) { /* version 2: the block's lengths beside it */
+            for (size_t r = 0; r < jb->count; r++)
+                lengths[r] = sorted[jb->first + r].head[0];
+            rc = ps_shard_writer_put_lengths(w, jb->bucket, jb->seq, lengths, jb->count, err);
+        }
         if (!rc) {
             ps_bucket_count *bc = &res->buckets[jb->bucket];
             bc->blocks++;
@@ -242,7 +247,14 @@ static int write_shard(ps_build_state *st, size_t k, ps_error *err)
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", st->staging, res->file);
     ps_shard_writer *w = NULL;
-    rc = ps_shard_writer_open(&w, path, err);
+    uint32_t *lengths = NULL; /* a block's record lengths (version 2) */
+    if (cfg->layout != PS_LAYOUT_PAIR) {
+        lengths = malloc(cfg->block_records * sizeof *lengths);
+        rc = lengths ? ps_shard_writer_open_lengths(&w, path, err)
+                     : ps_error_set(err, PS_ENOMEM, "out of memory");
+    } else {
+        rc = ps_shard_writer_open(&w, path, err);
+    }
     /* Encode in windows so memory stays bounded (two windows at most),
      * write in order: window i-1 while window i is encoded. */
     size_t window = 64 * cfg->threads, n_win = (n_jobs + window - 1) / window;
@@ -258,10 +270,11 @@ static int write_shard(ps_build_state *st, size_t k, ps_error *err)
             rc = put_window(w, res, sorted, jobs + first - window,
                             n_jobs - (first - window) < window ? n_jobs - (first - window)
                                                                : window,
-                            err);
+                            lengths, err);
         if (wi < n_win)
             pool_join(&pr);
     }
+    free(lengths);
     for (size_t i = 0; i < n_jobs; i++) /* after a failure: the blocks not written */
         ps_buf_free(&jobs[i].out);
     free(jobs);
@@ -270,7 +283,7 @@ static int write_shard(ps_build_state *st, size_t k, ps_error *err)
         snprintf(meta, sizeof meta,
                  "{\"magic\":\"pairshard-shard\",\"format_version\":%d,\"shard\":%zu,"
                  "\"shards\":%zu}",
-                 PS_SHARD_FORMAT_VERSION, k, cfg->shards);
+                 ps_set_format_version(cfg->layout), k, cfg->shards);
         rc = ps_shard_writer_finish(w, meta, err);
         w = NULL;
     }

@@ -55,6 +55,10 @@ static json_t *tokenizer_json(ps_build_state *st, ps_error *err)
         return NULL;
     /* the model and the special ids a trainer needs (null: none, e.g. no
      * pad for GPT-2 and Llama; see docs/TOKENIZER.md) */
+    if (cfg->layout == PS_LAYOUT_SEQ2SEQ)
+        json_object_set_new(t, "max_target_length",
+                            json_integer(I(cfg->max_target_length ? cfg->max_target_length
+                                                                  : cfg->max_length)));
     json_object_set_new(t, "model", json_string(info.model));
     json_object_set_new(t, "special_ids",
                         json_pack("{sosososo}", "bos", id_or_null(info.bos_id), "eos",
@@ -106,7 +110,12 @@ char *ps_build_manifest(ps_build_state *st, ps_error *err)
     const ps_build_config *cfg = st->cfg;
     json_t *m = json_object();
     json_object_set_new(m, "format", json_string("pairshard-manifest"));
-    json_object_set_new(m, "format_version", json_integer(PS_SHARD_FORMAT_VERSION));
+    /* A pair set stays version 1, byte for byte; a causal or seq2seq set is
+     * version 2 with its layout, so that a reader of version 1 refuses it
+     * rather than read a prompt boundary as a token type boundary. */
+    json_object_set_new(m, "format_version", json_integer(ps_set_format_version(cfg->layout)));
+    if (cfg->layout != PS_LAYOUT_PAIR)
+        json_object_set_new(m, "layout", json_string(ps_layout_name(cfg->layout)));
     json_object_set_new(m, "tool", json_pack("{ssss}", "name", "pairshard", "version",
                                              ps_version_string()));
     json_object_set_new(m, "libraries", libraries());

@@ -29,6 +29,7 @@ typedef struct part {
     bool identity;
     uint32_t bounds[PS_BUILD_MAX_BUCKETS]; /* its bucket bounds */
     size_t n_bounds;
+    int layout;      /* ps_layout: its manifest's "layout", pair when absent */
 } part;
 
 /* True when the parts' buckets were chosen automatically (each part
@@ -73,6 +74,21 @@ static json_t *load_manifest(const char *dir, ps_error *err)
     return m;
 }
 
+/* A part's layout; PS_EFORMAT for one this pairshard does not know or that
+ * its format version cannot hold. */
+static int part_layout(part *p, ps_error *err)
+{
+    json_t *l = json_object_get(p->m, "layout");
+    json_int_t v = json_integer_value(json_object_get(p->m, "format_version"));
+    p->layout = l ? ps_layout_parse(json_string_value(l)) : PS_LAYOUT_PAIR;
+    if (p->layout < 0 || ps_set_format_version(p->layout) != v)
+        return ps_error_set(err, PS_EFORMAT,
+                            "%s: manifest.json: layout %s with format version %lld",
+                            p->dir, l ? (json_string_value(l) ? json_string_value(l) : "?")
+                                      : "pair (none)", (long long)v);
+    return 0;
+}
+
 /* The keys that must agree between parts. */
 static int check_same(part *ps, size_t n, ps_error *err)
 {
@@ -83,6 +99,15 @@ static int check_same(part *ps, size_t n, ps_error *err)
         if (!json_is_object(pt))
             return ps_error_set(err, PS_EUSAGE, "%s: not a partial set (built without --part)",
                                 ps[i].dir);
+        int rc = part_layout(&ps[i], err);
+        if (rc)
+            return rc;
+        if (ps[i].layout != ps[0].layout) /* a record's boundary means another thing */
+            return ps_error_set(err, PS_EUSAGE,
+                                "%s is a %s set and %s a %s set: parts of one set have one "
+                                "layout",
+                                ps[0].dir, ps_layout_name(ps[0].layout), ps[i].dir,
+                                ps_layout_name(ps[i].layout));
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
             json_t *a = json_object_get(ps[0].m, keys[k]), *b = json_object_get(ps[i].m, keys[k]);
             if ((k == 1 && auto_buckets(&ps[i])) || (!a && !b))
@@ -183,16 +208,30 @@ typedef struct copy_ctx {
     ps_shard_record *recs;
     size_t recs_cap;
     int id_width, level;
+    int lengths; /* a version 2 set: the lengths database too */
     ps_error *err;
     int rc;
 } copy_ctx;
+
+/* Copies a block unchanged, with its lengths in a version 2 set (read
+ * from the block itself, which is checked on the way). */
+static int copy_same(copy_ctx *c, uint32_t bucket, uint32_t seq, const void *data, size_t len)
+{
+    int rc = ps_shard_writer_put(c->w, bucket, seq, data, len, c->err);
+    if (rc || !c->lengths)
+        return c->rc = rc;
+    ps_block_view v;
+    if ((rc = ps_block_decode(data, len, c->dctx, &c->scratch, &v, c->err)))
+        return c->rc = rc;
+    return c->rc = ps_shard_writer_put_lengths(c->w, bucket, seq, v.length, v.n, c->err);
+}
 
 /* Re-encodes one block with merged label ids (or copies it unchanged). */
 static int copy_block(void *user, uint32_t bucket, uint32_t seq, const void *data, size_t len)
 {
     copy_ctx *c = user;
     if (c->p->identity)
-        return c->rc = ps_shard_writer_put(c->w, bucket, seq, data, len, c->err);
+        return copy_same(c, bucket, seq, data, len);
     ps_block_view v;
     int rc = ps_block_decode(data, len, c->dctx, &c->scratch, &v, c->err);
     if (rc)
@@ -233,6 +272,8 @@ static int copy_block(void *user, uint32_t bucket, uint32_t seq, const void *dat
     ps_buf_free(&ids);
     if (!rc)
         rc = ps_shard_writer_put(c->w, bucket, seq, c->out.data, c->out.len, c->err);
+    if (!rc && c->lengths)
+        rc = ps_shard_writer_put_lengths(c->w, bucket, seq, v.length, v.n, c->err);
     return c->rc = rc;
 }
 
@@ -389,6 +430,7 @@ static int copy_shard(copy_ctx *c, ps_shard *in, const char *src, json_t *sh,
         .block_records = (size_t)json_integer_value(json_object_get(c->p->m, "block_records")),
         .id_width = c->id_width,
         .level = c->level,
+        .lengths = c->lengths,
     };
     if (spec.block_records == 0)
         return ps_error_set(err, PS_EFORMAT, "%s: manifest.json: block_records 0", c->p->dir);
@@ -420,7 +462,8 @@ static int merge_shard(copy_ctx *c, json_t *sh, const char *staging, size_t out_
     json_t *copy = NULL;
     int rc = ps_shard_open(&in, src, err);
     if (!rc)
-        rc = ps_shard_writer_open(&c->w, dst, err);
+        rc = c->lengths ? ps_shard_writer_open_lengths(&c->w, dst, err)
+                        : ps_shard_writer_open(&c->w, dst, err);
     if (!rc)
         rc = copy_shard(c, in, src, sh, bounds, nb, &copy, err);
     ps_shard_close(in);
@@ -429,7 +472,7 @@ static int merge_shard(copy_ctx *c, json_t *sh, const char *staging, size_t out_
         snprintf(meta, sizeof meta,
                  "{\"magic\":\"pairshard-shard\",\"format_version\":%d,\"shard\":%zu,"
                  "\"shards\":%zu}",
-                 PS_SHARD_FORMAT_VERSION, out_index, total_shards);
+                 ps_set_format_version(c->p->layout), out_index, total_shards);
         rc = ps_shard_writer_finish(c->w, meta, err);
         c->w = NULL;
     }
@@ -487,6 +530,7 @@ static int merge_parts(part *ps, size_t n, const char *staging,
     c.id_width = (int)json_integer_value(
         json_object_get(json_object_get(m, "tokenizer"), "id_width"));
     c.level = (int)json_integer_value(json_object_get(m, "zstd_level"));
+    c.lengths = ps[0].layout != PS_LAYOUT_PAIR;
     size_t out_index = 0;
     for (size_t i = 0; !rc && i < n; i++) {
         if (i > 0)

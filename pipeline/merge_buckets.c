@@ -59,6 +59,7 @@ typedef struct pending {
     size_t n;
     ps_buf tokens, ids;           /* int32 ids and id bytes of the n records */
     size_t *tok_off, *id_off;     /* into tokens / ids, per record */
+    uint32_t *lengths;            /* a block's lengths (version 2) */
 } pending;
 
 typedef struct rebucket_ctx {
@@ -110,6 +111,10 @@ static int pending_flush(rebucket_ctx *c, uint32_t b, uint32_t seq, ps_error *er
                              err);
     if (!rc)
         rc = ps_shard_writer_put(c->w, b, seq, c->out.data, c->out.len, err);
+    for (size_t i = 0; !rc && c->spec->lengths && i < p->n; i++)
+        p->lengths[i] = p->recs[i].length;
+    if (!rc && c->spec->lengths)
+        rc = ps_shard_writer_put_lengths(c->w, b, seq, p->lengths, p->n, err);
     if (rc)
         return rc;
     unsigned long long raw = ZSTD_getFrameContentSize(c->out.data, c->out.len);
@@ -166,8 +171,9 @@ int ps_merge_rebucket(ps_shard *in, const ps_rebucket_spec *spec, ps_shard_write
     c.p.recs = malloc(cap * sizeof *c.p.recs);
     c.p.tok_off = malloc(cap * sizeof *c.p.tok_off);
     c.p.id_off = malloc(cap * sizeof *c.p.id_off);
+    c.p.lengths = malloc(cap * sizeof *c.p.lengths);
     int rc = 0;
-    if (!c.cctx || !c.dctx || !c.p.recs || !c.p.tok_off || !c.p.id_off)
+    if (!c.cctx || !c.dctx || !c.p.recs || !c.p.tok_off || !c.p.id_off || !c.p.lengths)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     for (size_t b = 0; !rc && b < spec->n_new; b++) {
         uint32_t lo = b ? spec->new_bounds[b - 1] : 0, hi = spec->new_bounds[b], seq = 0;
@@ -189,5 +195,6 @@ int ps_merge_rebucket(ps_shard *in, const ps_rebucket_spec *spec, ps_shard_write
     free(c.p.recs);
     free(c.p.tok_off);
     free(c.p.id_off);
+    free(c.p.lengths);
     return rc;
 }

@@ -20,6 +20,7 @@ typedef struct ps_rebucket_spec {
     size_t n_labels;               /* the part's */
     size_t block_records;
     int id_width, level;
+    int lengths;                   /* version 2: each block's lengths beside it */
 } ps_rebucket_spec;
 
 /* Writes every record of `in` into `w` under the new bounds, in blocks of

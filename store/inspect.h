@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 /* Manifest format this pairshard reads (docs/FORMAT.md). */
-#define PS_MANIFEST_FORMAT_VERSION 1
+#define PS_MANIFEST_FORMAT_VERSION 2
 
 /* Limits on counts read from a manifest, checked before allocating. */
 #define PS_MANIFEST_MAX_BYTES ((size_t)256 << 20)
@@ -36,7 +36,7 @@ typedef struct ps_mf_shard {
 typedef struct ps_manifest {
     uint64_t xxh64;              /* XXH64 of the bytes parsed (identifies the set) */
     int format_version;
-    int layout;                  /* a ps_layout (PS_LAYOUT_PAIR when absent) */
+    int layout;                  /* ps_layout: "layout" (version 2), pair for version 1 */
     char *tool_version;          /* "" when absent */
     char vocab_sha256[65];       /* "" when absent */
     uint64_t vocab_size;

@@ -174,6 +174,29 @@ static int parse_shard(ctx *c, ps_manifest *m, json_t *o, size_t k)
                       s->buckets);
 }
 
+/* The layout: version 1 sets are pair sets and say nothing (a "layout"
+ * other than pair there would be read by a 0.1 reader as a pair set);
+ * version 2 sets name theirs. */
+static int parse_layout(ctx *c, ps_manifest *m, json_t *root)
+{
+    json_t *l = json_object_get(root, "layout");
+    if (!l) {
+        if (m->format_version >= 2)
+            return BAD(c, "%s: format version %d without \"layout\"", c->path,
+                       m->format_version);
+        m->layout = PS_LAYOUT_PAIR;
+        return 0;
+    }
+    int layout = json_is_string(l) ? ps_layout_parse(json_string_value(l)) : PS_EINVAL;
+    if (layout < 0)
+        return BAD(c, "%s: \"layout\" must be \"pair\", \"causal\" or \"seq2seq\"", c->path);
+    if (m->format_version < 2 && layout != PS_LAYOUT_PAIR)
+        return BAD(c, "%s: \"layout\": \"%s\" needs format version 2, not %d", c->path,
+                   json_string_value(l), m->format_version);
+    m->layout = layout;
+    return 0;
+}
+
 static int parse(ctx *c, ps_manifest *m, json_t *root)
 {
     if (!json_is_object(root))
@@ -192,6 +215,8 @@ static int parse(ctx *c, ps_manifest *m, json_t *root)
                             c->path, (long long)json_integer_value(ver),
                             PS_MANIFEST_FORMAT_VERSION);
     m->format_version = (int)json_integer_value(ver);
+    if (parse_layout(c, m, root))
+        return PS_EFORMAT;
     const char *tv = json_string_value(json_object_get(json_object_get(root, "tool"), "version"));
     if (!(m->tool_version = strdup(tv ? tv : "")))
         return ps_error_set(c->err, PS_ENOMEM, "out of memory");

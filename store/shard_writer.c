@@ -34,12 +34,14 @@
 #define MAP_MAX ((size_t)1 << 40)
 #define LOG_COMMIT ((size_t)32 << 20)
 
-enum { DB_BLOCKS = 0, DB_META = 1 };
+enum { DB_BLOCKS = 0, DB_META = 1, DB_LENGTHS = 2 };
 
 struct ps_shard_writer {
     MDB_env *env;
     MDB_txn *txn;
-    MDB_dbi dbi[2];
+    MDB_dbi dbi[3];
+    int lengths;         /* version 2: keeps the "lengths" database */
+    int lengths_due;     /* the last block put awaits its lengths */
     size_t mapsize;
     char *path, *tmp;
     int have_last;
@@ -93,6 +95,8 @@ static int begin(ps_shard_writer *w)
     rc = mdb_dbi_open(w->txn, "blocks", MDB_CREATE, &w->dbi[DB_BLOCKS]);
     if (!rc)
         rc = mdb_dbi_open(w->txn, "meta", MDB_CREATE, &w->dbi[DB_META]);
+    if (!rc && w->lengths) /* only then: a version 1 shard keeps its bytes */
+        rc = mdb_dbi_open(w->txn, PS_SHARD_LENGTHS_DB, MDB_CREATE, &w->dbi[DB_LENGTHS]);
     if (rc) {
         mdb_txn_abort(w->txn);
         w->txn = NULL;
@@ -104,7 +108,7 @@ static int put_raw(ps_shard_writer *w, int db, const void *key, size_t klen, con
                    size_t dlen)
 {
     MDB_val k = {klen, (void *)key}, v = {dlen, (void *)data};
-    return mdb_put(w->txn, w->dbi[db], &k, &v, db == DB_BLOCKS ? MDB_APPEND : 0);
+    return mdb_put(w->txn, w->dbi[db], &k, &v, db == DB_META ? 0 : MDB_APPEND);
 }
 
 /* Replays the log into the current (fresh) transaction. */
@@ -190,6 +194,18 @@ static int commit(ps_shard_writer *w, ps_error *err)
     }
 }
 
+/* Commits the log once it holds LOG_COMMIT bytes, and begins anew. */
+static int maybe_commit(ps_shard_writer *w, ps_error *err)
+{
+    if (w->log.len < LOG_COMMIT)
+        return PS_OK;
+    int rc = commit(w, err);
+    if (rc)
+        return rc;
+    rc = begin(w);
+    return rc ? lmdb_err(w, err, "begin", rc) : PS_OK;
+}
+
 static void destroy(ps_shard_writer *w)
 {
     if (w->txn)
@@ -209,13 +225,14 @@ int ps_shard_writer_open(ps_shard_writer **out, const char *path, ps_error *err)
     return ps_shard_writer_open_map(out, path, 0, err);
 }
 
-int ps_shard_writer_open_map(ps_shard_writer **out, const char *path, size_t initial_map,
-                             ps_error *err)
+static int open_impl(ps_shard_writer **out, const char *path, size_t initial_map, int lengths,
+                     ps_error *err)
 {
     *out = NULL;
     ps_shard_writer *w = calloc(1, sizeof *w);
     if (!w)
         return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+    w->lengths = lengths;
     ps_buf_init(&w->log);
     w->path = strdup(path);
     w->tmp = concat(path, ".build");
@@ -232,7 +249,7 @@ int ps_shard_writer_open_map(ps_shard_writer **out, const char *path, size_t ini
     w->mapsize = initial_map ? initial_map : MAP_INITIAL;
     int rc = mdb_env_create(&w->env);
     if (!rc)
-        rc = mdb_env_set_maxdbs(w->env, 2);
+        rc = mdb_env_set_maxdbs(w->env, 3);
     if (!rc)
         rc = mdb_env_set_mapsize(w->env, w->mapsize);
     if (!rc)
@@ -251,9 +268,57 @@ int ps_shard_writer_open_map(ps_shard_writer **out, const char *path, size_t ini
     return PS_OK;
 }
 
+int ps_shard_writer_open_map(ps_shard_writer **out, const char *path, size_t initial_map,
+                             ps_error *err)
+{
+    return open_impl(out, path, initial_map, 0, err);
+}
+
+int ps_shard_writer_open_lengths(ps_shard_writer **out, const char *path, ps_error *err)
+{
+    return open_impl(out, path, 0, 1, err);
+}
+
+static void block_key(unsigned char key[8], uint32_t bucket, uint32_t seq)
+{
+    for (int i = 0; i < 4; i++) {
+        key[i] = (unsigned char)(bucket >> (24 - 8 * i));
+        key[4 + i] = (unsigned char)(seq >> (24 - 8 * i));
+    }
+}
+
+int ps_shard_writer_put_lengths(ps_shard_writer *w, uint32_t bucket, uint32_t seq,
+                                const uint32_t *lengths, size_t n, ps_error *err)
+{
+    if (!w->lengths || !w->lengths_due || bucket != w->last_bucket || seq != w->last_seq)
+        return ps_error_set(err, PS_EINVAL,
+                            "%s: lengths of bucket %u block %u: not the block just put", w->path,
+                            bucket, seq);
+    if (!w->txn)
+        return ps_error_set(err, PS_EIO, "%s: writer failed earlier", w->path);
+    unsigned char key[8];
+    block_key(key, bucket, seq);
+    unsigned char *le = malloc(n ? 4 * n : 1);
+    if (!le)
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", w->path);
+    for (size_t i = 0; i < n; i++)
+        for (int b = 0; b < 4; b++)
+            le[4 * i + b] = (unsigned char)(lengths[i] >> (8 * b));
+    int rc = put(w, DB_LENGTHS, key, sizeof key, le, 4 * n, err);
+    free(le);
+    if (rc)
+        return rc;
+    w->lengths_due = 0;
+    return maybe_commit(w, err);
+}
+
 int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const void *block,
                         size_t len, ps_error *err)
 {
+    if (w->lengths_due)
+        return ps_error_set(err, PS_EINVAL, "%s: bucket %u block %u put before the lengths of "
+                            "bucket %u block %u", w->path, bucket, seq, w->last_bucket,
+                            w->last_seq);
     if (w->have_last && (bucket < w->last_bucket ||
                          (bucket == w->last_bucket && seq <= w->last_seq)))
         return ps_error_set(err, PS_EINVAL,
@@ -263,10 +328,8 @@ int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const
     if (!block && len)
         return ps_error_set(err, PS_EINVAL, "%s: bucket %u block %u: no data", w->path, bucket,
                             seq);
-    unsigned char key[8] = {(unsigned char)(bucket >> 24), (unsigned char)(bucket >> 16),
-                            (unsigned char)(bucket >> 8),  (unsigned char)bucket,
-                            (unsigned char)(seq >> 24),    (unsigned char)(seq >> 16),
-                            (unsigned char)(seq >> 8),     (unsigned char)seq};
+    unsigned char key[8];
+    block_key(key, bucket, seq);
     if (!w->txn)
         return ps_error_set(err, PS_EIO, "%s: writer failed earlier", w->path);
     int rc = put(w, DB_BLOCKS, key, sizeof key, block ? block : "", len, err);
@@ -275,12 +338,11 @@ int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const
     w->have_last = 1;
     w->last_bucket = bucket;
     w->last_seq = seq;
-    if (w->log.len < LOG_COMMIT)
+    if (w->lengths) { /* committed with its lengths: a block is never alone */
+        w->lengths_due = 1;
         return PS_OK;
-    if ((rc = commit(w, err)))
-        return rc;
-    rc = begin(w);
-    return rc ? lmdb_err(w, err, "begin", rc) : PS_OK;
+    }
+    return maybe_commit(w, err);
 }
 
 int ps_shard_writer_finish(ps_shard_writer *w, const char *meta_json, ps_error *err)
@@ -289,6 +351,11 @@ int ps_shard_writer_finish(ps_shard_writer *w, const char *meta_json, ps_error *
     char *part = NULL;
     if (!w->txn) {
         rc = ps_error_set(err, PS_EIO, "%s: writer failed earlier", w->path);
+        goto out;
+    }
+    if (w->lengths_due) {
+        rc = ps_error_set(err, PS_EINVAL, "%s: bucket %u block %u has no lengths", w->path,
+                          w->last_bucket, w->last_seq);
         goto out;
     }
     if (!meta_json) {

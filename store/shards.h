@@ -34,7 +34,18 @@
 
 #include <stdint.h>
 
-#define PS_SHARD_FORMAT_VERSION 1
+/* The newest version readers accept. Writers write 1 for a pair set (the
+ * bytes of version 1) and 2 for causal and seq2seq sets, whose shards hold
+ * a third database, "lengths": per block key, the block's record lengths
+ * as n little-endian u32 (docs/FORMAT.md). */
+#define PS_SHARD_FORMAT_VERSION 2
+#define PS_SHARD_LENGTHS_DB "lengths"
+
+/* The format version of a set (manifest and shards) of `layout`. */
+static inline int ps_set_format_version(int layout)
+{
+    return layout == PS_LAYOUT_PAIR ? 1 : 2;
+}
 #define PS_BLOCK_MAGIC "PSB1"
 #define PS_LABEL_NONE 0xFFFFFFFFu
 
@@ -104,6 +115,15 @@ int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const
  * (deterministic bytes), fsyncs it and frees the writer. Returns 0 or
  * PS_EIO (and removes the file). */
 int ps_shard_writer_finish(ps_shard_writer *w, const char *meta_json, ps_error *err);
+/* As ps_shard_writer_open, for a version 2 shard: the writer also keeps
+ * the "lengths" database, and each block put must be followed by its
+ * lengths (ps_shard_writer_put_lengths) before the next. */
+int ps_shard_writer_open_lengths(ps_shard_writer **out, const char *path, ps_error *err);
+/* Stores the record lengths of the block just put at (bucket, seq):
+ * lengths[0..n) as little-endian u32. PS_EINVAL when (bucket, seq) is not
+ * the last block put or the writer keeps no lengths. */
+int ps_shard_writer_put_lengths(ps_shard_writer *w, uint32_t bucket, uint32_t seq,
+                                const uint32_t *lengths, size_t n, ps_error *err);
 /* Abandons the shard: frees the writer and removes its files. */
 void ps_shard_writer_abort(ps_shard_writer *w);
 

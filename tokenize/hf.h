@@ -362,6 +362,10 @@ int32_t ps_tok_post_max_id(const ps_tok_post *p);
  * template (Roberta/Bert: cls); eos: the last id of the last special
  * token after it (sep). -1 when there is none. */
 void ps_tok_post_ends(const ps_tok_post *p, int32_t *bos, int32_t *eos);
+/* The ids of the special tokens before $A in the single template (Roberta,
+ * Bert: cls; none, ByteLevel: nothing): copies min(count, cap) of them
+ * into ids and returns the count. */
+size_t ps_tok_post_prefix(const ps_tok_post *p, int32_t *ids, size_t cap);
 void ps_tok_post_free(ps_tok_post *p);
 
 /* ---- decoders ------------------------------------------------------------ */

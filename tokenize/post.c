@@ -92,6 +92,28 @@ void ps_tok_post_ends(const ps_tok_post *p, int32_t *bos, int32_t *eos)
     }
 }
 
+size_t ps_tok_post_prefix(const ps_tok_post *p, int32_t *ids, size_t cap)
+{
+    size_t n = 0;
+    if (!p)
+        return 0;
+    if (p->kind == PS_POST_ROBERTA || p->kind == PS_POST_BERT) {
+        if (cap)
+            ids[0] = p->cls;
+        return 1;
+    }
+    for (size_t i = 0; p->kind == PS_POST_TEMPLATE && i < p->n_single; i++) {
+        const ps_tok_post_piece *q = &p->single[i];
+        if (q->sp < 0) /* $A (a single template holds no $B): the prefix ends */
+            break;
+        const ps_tok_post_special *sp = &p->sp[q->sp];
+        for (size_t k = 0; k < sp->n; k++, n++)
+            if (n < cap)
+                ids[n] = sp->ids[k];
+    }
+    return n;
+}
+
 static int put(ps_tok_ids *ids, ps_tok_buf *types, const int32_t *v, size_t n, uint8_t type)
 {
     if (ps_tok_ids_reserve(ids, n) || ps_tok_buf_reserve(types, n))

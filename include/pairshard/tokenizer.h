@@ -202,6 +202,16 @@ PS_API int ps_tokenizer_encode(const ps_tokenizer *tok, ps_tok_scratch *s,
                                const char *text, size_t len, size_t max_length,
                                ps_encoding *out, ps_error *err);
 
+/* The ids the post-processor puts before the text of a single sequence
+ * (ps_tokenizer_encode's leading special tokens): BOS of a Llama-style
+ * template, <s> of RoBERTa, [CLS] of BERT, nothing for GPT-2 (ByteLevel or
+ * no post-processor) or T5 ("$A </s>"). What follows the text (RoBERTa's
+ * </s>, BERT's [SEP]) is not part of it. Copies min(count, cap) ids into
+ * `ids` (may be NULL when cap is 0) and returns the count, so that
+ * encode(text) == prefix + tokenize(text) + the suffix. A causal set's
+ * records start with it (pairshard build --layout causal). */
+PS_API size_t ps_tokenizer_prefix_ids(const ps_tokenizer *tok, int32_t *ids, size_t cap);
+
 /* Tokenizes without special tokens or truncation (HF's
  * encode(add_special_tokens=false)). Returns the count, as above. */
 PS_API int ps_tokenizer_tokenize(const ps_tokenizer *tok, ps_tok_scratch *s,
