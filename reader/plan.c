@@ -10,58 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
-enum { TAG_BLOCKS = 1, TAG_WINDOW = 2, TAG_ORDER = 3, TAG_POOL = 4 };
-
-/* splitmix64 over a state seeded by hashing the stream's key. */
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static void rng_init(rng *r, uint64_t seed, uint64_t epoch, uint64_t tag, uint64_t a, uint64_t b)
-{
-    unsigned char key[40];
-    uint64_t v[5] = {seed, epoch, tag, a, b};
-    for (int i = 0; i < 5; i++)
-        for (int j = 0; j < 8; j++)
-            key[i * 8 + j] = (unsigned char)(v[i] >> (8 * j));
-    r->s = XXH64(key, sizeof key, 0x7061697273686172ull /* "pairshar" */);
-}
-
-static uint64_t rng_next(rng *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [0, n), n > 0, without modulo bias (Lemire's method). */
-static uint64_t rng_below(rng *r, uint64_t n)
-{
-    unsigned __int128 m = (unsigned __int128)rng_next(r) * n;
-    uint64_t low = (uint64_t)m;
-    if (low < n) {
-        uint64_t threshold = (0 - n) % n;
-        while (low < threshold) {
-            m = (unsigned __int128)rng_next(r) * n;
-            low = (uint64_t)m;
-        }
-    }
-    return (uint64_t)(m >> 64);
-}
-
-#define FISHER_YATES(arr, n, r, T)                                                            \
-    do {                                                                                      \
-        for (uint64_t i_ = (n); i_ > 1; i_--) {                                               \
-            uint64_t j_ = rng_below((r), i_);                                                 \
-            T t_ = (arr)[i_ - 1];                                                             \
-            (arr)[i_ - 1] = (arr)[j_];                                                        \
-            (arr)[j_] = t_;                                                                   \
-        }                                                                                     \
-    } while (0)
+#include "reader/plan_rng.h"
 
 void ps_plan_free(ps_plan *p)
 {
@@ -74,6 +24,7 @@ void ps_plan_free(ps_plan *p)
     }
     free(p->buckets);
     free(p->batches);
+    free(p->segs);
     memset(p, 0, sizeof *p);
 }
 
@@ -108,18 +59,28 @@ uint64_t ps_plan_options_hash(const ps_plan_options *o, uint64_t manifest_hash)
                       (uint64_t)o->shuffle, o->shuffle_window, (uint64_t)o->drop_last,
                       o->rank,           o->world_size,        o->sort_pool,
                       manifest_hash};
-    unsigned char key[sizeof v];
+    unsigned char key[sizeof v + 16];
     for (size_t i = 0; i < 10; i++)
         for (int j = 0; j < 8; j++)
             key[i * 8 + j] = (unsigned char)(v[i] >> (8 * j));
-    return XXH64(key, sizeof key, 1);
+    /* Packing joins the key only when on: states saved before it existed
+     * keep their hash. */
+    size_t n = sizeof v;
+    if (o->pack || o->skip_long) {
+        uint64_t w[2] = {o->pack, (uint64_t)(o->skip_long != 0)};
+        for (size_t i = 0; i < 2; i++)
+            for (int j = 0; j < 8; j++)
+                key[n + i * 8 + j] = (unsigned char)(w[i] >> (8 * j));
+        n += 16;
+    }
+    return XXH64(key, n, 1);
 }
 
 /* The stored blocks of bucket b, in shard order, with their record counts
  * (every block of a (shard, bucket) holds block_records but the last). */
-static int collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
-                          const uint64_t *trusted, uint64_t *used_blocks, uint64_t *used_records,
-                          ps_error *err)
+int ps_plan_collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
+                           const uint64_t *trusted, uint64_t *used_blocks, uint64_t *used_records,
+                           ps_error *err)
 {
     uint64_t total = 0;
     for (size_t s = 0; s < m->n_shards; s++) {
@@ -165,6 +126,7 @@ static int collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
         const ps_mf_count *c = &m->shards[s].buckets[b];
         for (uint64_t q = 0; q < c->blocks; q++, k++) {
             pb->blocks[k].shard = (uint32_t)s;
+            pb->blocks[k].bucket = (uint32_t)b;
             pb->blocks[k].seq = (uint32_t)q;
             pb->blocks[k].records = q + 1 < c->blocks
                                         ? (uint32_t)m->block_records
@@ -174,7 +136,7 @@ static int collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
     return PS_OK;
 }
 
-static int make_windows(ps_plan_bucket *pb, uint32_t window_blocks, ps_error *err)
+int ps_plan_make_windows(ps_plan_bucket *pb, uint32_t window_blocks, ps_error *err)
 {
     pb->window_blocks = window_blocks;
     pb->n_windows = (pb->n_blocks + window_blocks - 1) / window_blocks;
@@ -327,7 +289,7 @@ static int make_pools(ps_plan_batch *bt, uint64_t n, const ps_plan_options *o, u
     return PS_OK;
 }
 
-static int check_options(const ps_plan_options *o, ps_error *err)
+int ps_plan_check_options(const ps_plan_options *o, ps_error *err)
 {
     if ((o->batch_size == 0) == (o->max_tokens == 0))
         return ps_error_set(err, PS_EUSAGE,
@@ -375,7 +337,7 @@ static int plan_bucket(ps_plan *p, const ps_manifest *m, size_t b, const uint64_
         p->max_batch = pb->batch_size;
     if ((uint64_t)pb->batch_size * pb->padded_bound > p->max_batch_tokens)
         p->max_batch_tokens = (uint64_t)pb->batch_size * pb->padded_bound;
-    if ((rc = collect_blocks(pb, m, b, trusted_bytes, used, used + m->n_shards, err)))
+    if ((rc = ps_plan_collect_blocks(pb, m, b, trusted_bytes, used, used + m->n_shards, err)))
         return rc;
     if (opt->shuffle) {
         rng r;
@@ -386,7 +348,7 @@ static int plan_bucket(ps_plan *p, const ps_manifest *m, size_t b, const uint64_
     uint64_t wb = (pool_records + m->block_records - 1) / m->block_records;
     if (wb < opt->shuffle_window)
         wb = opt->shuffle_window;
-    if ((rc = make_windows(pb, (uint32_t)(wb < UINT32_MAX ? wb : UINT32_MAX), err)))
+    if ((rc = ps_plan_make_windows(pb, (uint32_t)(wb < UINT32_MAX ? wb : UINT32_MAX), err)))
         return rc;
     p->records_total += pb->records;
 
@@ -399,6 +361,12 @@ static int plan_bucket(ps_plan *p, const ps_manifest *m, size_t b, const uint64_
     return PS_OK;
 }
 
+uint64_t ps_plan_memory_cap(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 2 : 0;
+}
+
 /* Makes the global batch count a multiple of the ranks: with drop_last the
  * last *tail batches are dropped, otherwise batches are split until every
  * rank has as many. */
@@ -408,9 +376,8 @@ static int fit_ranks(ps_plan *p, cuts *c, uint64_t *batches, uint64_t *tail, ps_
     /* What the plan itself will take (bucket labels, cuts, this rank's
      * share): refused when beyond half of this machine's memory rather
      * than left to the allocator's overcommit. */
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    uint64_t phys = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
-    if (phys && (*batches + opt->world_size) > phys / 2 / 48)
+    uint64_t cap = ps_plan_memory_cap();
+    if (cap && (*batches + opt->world_size) > cap / 48)
         return ps_error_set(err, PS_ELIMIT,
                             "reader: %llu batches would need more memory for the plan than this "
                             "machine has (use larger batches)",
@@ -513,7 +480,7 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
                   const uint64_t *trusted_bytes, ps_error *err)
 {
     memset(p, 0, sizeof *p);
-    int rc = check_options(opt, err);
+    int rc = ps_plan_check_options(opt, err);
     if (rc)
         return rc;
     p->opt = *opt;

@@ -21,11 +21,14 @@ typedef struct ps_plan_options {
     int drop_last;
     uint32_t rank, world_size;
     uint64_t seed, epoch;
+    uint32_t pack;           /* causal packing: row length L, 0 off */
+    int skip_long;           /* pack: leave out records longer than L */
 } ps_plan_options;
 
 /* One stored block, in the bucket's (permuted) block order. */
 typedef struct ps_plan_block {
     uint32_t shard, seq, records;
+    uint32_t bucket;         /* the stored bucket (packed plans mix buckets) */
 } ps_plan_block;
 
 typedef struct ps_plan_bucket {
@@ -55,6 +58,14 @@ typedef struct ps_plan_batch {
     uint32_t count;
 } ps_plan_batch;
 
+/* A record of a packed batch: its position in the (single) packed
+ * bucket's record sequence, the row of the batch it is placed in, and its
+ * length. A batch's segments are listed row by row, in placement order. */
+typedef struct ps_plan_seg {
+    uint64_t pos;
+    uint32_t row, len;
+} ps_plan_seg;
+
 typedef struct ps_plan {
     ps_plan_options opt;
     size_t n_buckets;
@@ -67,7 +78,23 @@ typedef struct ps_plan {
     uint32_t max_pool;       /* largest pool_count of any batch of any rank
                                 (the same every epoch) */
     uint64_t max_batch_tokens; /* largest B * padded_bound of any batch */
+    /* Packed plans (opt.pack > 0): one bucket whose blocks are every
+     * bucket's; a batch's pool_start and pool_count are its segments in
+     * `segs`, count its rows, chunk 0. max_pool bounds the segments of any
+     * batch of any epoch. */
+    ps_plan_seg *segs;       /* this rank's */
+    uint64_t n_segs;
+    uint64_t records_skipped; /* skip_long, all ranks */
+    uint64_t rows_rank;      /* this rank's rows */
 } ps_plan;
+
+/* Every record's length, for packed plans: the records of (shard s,
+ * bucket b) in stored order start at len[first[s * n_buckets + b]]. */
+typedef struct ps_pack_lengths {
+    const uint32_t *len;
+    const uint64_t *first;
+    uint32_t min_len;        /* the shortest record (>= 1) */
+} ps_pack_lengths;
 
 /* Computes the plan of epoch opt->epoch for rank opt->rank. The manifest
  * is untrusted: the blocks and records it claims for shard s must fit in
@@ -80,6 +107,27 @@ typedef struct ps_plan {
 int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
                   const uint64_t *trusted_bytes, ps_error *err);
 void ps_plan_free(ps_plan *p);
+
+/* The packed plan (plan_pack.c; docs/READER.md, "Packing"): every
+ * bucket's blocks in one (permuted) order, windows of shuffle_window
+ * blocks, each window's records permuted and packed by best-fit
+ * decreasing into rows of opt->pack tokens, rows of consecutive windows
+ * cut into batches of batch_size rows (max_tokens / pack), dealt
+ * round-robin. Records longer than pack are left out and counted with
+ * skip_long; without it they are PS_EUSAGE (the reader names them before
+ * planning). Same returns as ps_plan_build. */
+int ps_plan_build_packed(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
+                         const uint64_t *trusted_bytes, const ps_pack_lengths *lens,
+                         ps_error *err);
+
+/* Shared by plan.c and plan_pack.c. */
+int ps_plan_check_options(const ps_plan_options *o, ps_error *err);
+int ps_plan_collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
+                           const uint64_t *trusted, uint64_t *used_blocks,
+                           uint64_t *used_records, ps_error *err);
+int ps_plan_make_windows(ps_plan_bucket *pb, uint32_t window_blocks, ps_error *err);
+/* Half of physical memory (0 when unknown): what a plan may take. */
+uint64_t ps_plan_memory_cap(void);
 
 /* Index of the window of bucket `b` holding record offset `pos`. */
 uint32_t ps_plan_window_of(const ps_plan_bucket *b, uint64_t pos);

@@ -127,14 +127,6 @@ static int resolve_options(const ps_reader_options *in, ps_reader_options *o, ps
 
 /* ---- filling a slot (a worker, no lock held except where said) ----------- */
 
-/* Where record `pos` of bucket b sits: its window's view and index. */
-typedef struct rec_ref {
-    const ps_block_view *v; /* NULL: the record's block is damaged */
-    uint32_t i;             /* record in the block (damaged: the block in its window) */
-    uint32_t pos;           /* in the pool, to break ties: the sort must not depend on qsort */
-    const rd_window *w;
-} rec_ref;
-
 /* Sort key: length, damaged records last (their lengths are unknown). */
 static uint64_t ref_key(const rec_ref *x)
 {
@@ -292,20 +284,12 @@ static int fill_arrays(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, const
         put_elem(lengths, elem, i, len);
     }
     /* Record ids: copied (the window may be freed before the batch is). */
-    ps_buf_reset(&sl->idbuf);
-    for (uint32_t i = 0; i < B; i++) {
-        const ps_block_view *v = refs[i].v;
-        uint32_t ri = refs[i].i;
-        sl->id_off[i] = sl->idbuf.len;
-        if (ps_buf_append(&sl->idbuf, v->ids + v->id_offset[ri],
-                          v->id_offset[ri + 1] - v->id_offset[ri]) ||
-            ps_buf_putc(&sl->idbuf, '\0'))
-            return PS_ENOMEM;
-    }
-    for (uint32_t i = 0; i < B; i++)
-        sl->ids[i] = sl->idbuf.data + sl->id_off[i];
+    if (rd_copy_ids(sl, refs, B))
+        return PS_ENOMEM;
 
     ps_batch *bt = &sl->batch;
+    memset(bt, 0, sizeof *bt); /* the generator layouts' fields: 0 and NULL */
+    sl->used_bytes = lay.bytes;
     bt->epoch = r->popt.epoch;
     bt->step = sl->step;
     bt->bucket = pb->bucket;
@@ -325,24 +309,72 @@ static int fill_arrays(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, const
     return PS_OK;
 }
 
-/* Copies the filled slot to its device buffers (same layout). */
+/* The device twin of host array p (NULL stays NULL). */
+static void *dev_of(const rd_slot *sl, const void *p)
+{
+    return p ? (char *)sl->dev + ((const char *)p - (const char *)sl->host) : NULL;
+}
+
+/* Copies the filled slot to its device buffers (same layout): one copy of
+ * the bytes the batch uses, every device pointer at its host offset. */
 static int copy_to_device(ps_reader *r, rd_slot *sl, ps_error *err)
 {
     ps_batch *bt = &sl->batch;
-    batch_layout lay = layout_of(bt->B, bt->T, r->elem);
-    int rc = ps_dev_copy_async(r->stream, sl->dev, sl->host, lay.bytes, sl->event, err);
+    int rc = ps_dev_copy_async(r->stream, sl->dev, sl->host, sl->used_bytes, sl->event, err);
     if (rc)
         return rc;
     sl->event_pending = 1;
-    char *d = sl->dev;
     bt->device = r->device;
-    bt->d_input_ids = d;
-    bt->d_attention_mask = d + lay.mask;
-    bt->d_token_type_ids = d + lay.types;
-    bt->d_labels = d + lay.labels;
-    bt->d_lengths = d + lay.lengths;
+    bt->d_input_ids = dev_of(sl, bt->input_ids);
+    bt->d_attention_mask = dev_of(sl, bt->attention_mask);
+    bt->d_token_type_ids = dev_of(sl, bt->token_type_ids);
+    bt->d_labels = dev_of(sl, bt->labels);
+    bt->d_lengths = dev_of(sl, bt->lengths);
+    bt->d_class_labels = dev_of(sl, bt->class_labels);
+    bt->d_position_ids = dev_of(sl, bt->position_ids);
+    bt->d_cu_seqlens = dev_of(sl, bt->cu_seqlens);
+    bt->d_seq_lens = dev_of(sl, bt->seq_lens);
+    bt->d_prompt_lens = dev_of(sl, bt->prompt_lens);
+    bt->d_seg_rows = dev_of(sl, bt->seg_rows);
+    bt->d_target_lens = dev_of(sl, bt->target_lens);
+    bt->d_decoder_attention_mask = dev_of(sl, bt->decoder_attention_mask);
+    bt->d_decoder_input_ids = dev_of(sl, bt->decoder_input_ids);
     bt->ready_event = sl->event;
     return PS_OK;
+}
+
+/* Fills the slot's arrays for the layout from the batch's usable records
+ * mine[0..n). */
+static int fill_layout(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, rec_ref *mine,
+                       uint32_t n)
+{
+    uint32_t bucket_T = r->plan.buckets[pb->bucket].padded_bound;
+    if (r->layout == PS_LAYOUT_SEQ2SEQ)
+        return rd_fill_seq2seq(r, sl, mine, n, bucket_T);
+    if (r->layout != PS_LAYOUT_CAUSAL)
+        return fill_arrays(r, sl, pb, mine, n);
+    if (!r->opt.pack)
+        for (uint32_t i = 0; i < n; i++)
+            mine[i].row = i;
+    int rc = rd_fill_causal(r, sl, mine, n, r->opt.pack ? pb->count : n, bucket_T);
+    /* A packed batch holds no bucket of its own. */
+    sl->batch.bucket = r->opt.pack ? 0 : pb->bucket;
+    return rc;
+}
+
+/* The windows a batch draws from: its pool's (packed: its segments'). */
+static void batch_windows(const ps_reader *r, const ps_plan_batch *pb, uint32_t *w0,
+                          uint32_t *w1)
+{
+    const ps_plan_bucket *bk = &r->plan.buckets[pb->bucket];
+    if (r->opt.pack) {
+        const ps_plan_seg *sg = r->plan.segs + pb->pool_start;
+        *w0 = ps_plan_window_of(bk, sg[0].pos);
+        *w1 = ps_plan_window_of(bk, sg[pb->pool_count - 1].pos);
+        return;
+    }
+    *w0 = ps_plan_window_of(bk, pb->pool_start);
+    *w1 = ps_plan_window_of(bk, pb->pool_start + pb->pool_count - 1);
 }
 
 /* Fills sl with step sl->step. Called with r->mu held; returns with it
@@ -351,8 +383,8 @@ static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
 {
     const ps_plan_batch *pb = &r->plan.batches[sl->step];
     const ps_plan_bucket *bk = &r->plan.buckets[pb->bucket];
-    uint32_t w0 = ps_plan_window_of(bk, pb->pool_start);
-    uint32_t w1 = ps_plan_window_of(bk, pb->pool_start + pb->pool_count - 1);
+    uint32_t w0, w1;
+    batch_windows(r, pb, &w0, &w1);
     int rc = PS_OK;
     const char *msg = NULL;
     for (uint32_t w = w0; w <= w1; w++) {
@@ -369,8 +401,9 @@ static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
         snprintf(sl->err_msg, sizeof sl->err_msg, "%s", msg ? msg : ps_strerror(rc));
     } else {
         uint32_t w = w0;
+        const ps_plan_seg *segs = r->opt.pack ? r->plan.segs + pb->pool_start : NULL;
         for (uint32_t i = 0; i < pb->pool_count; i++) {
-            uint64_t pos = pb->pool_start + i;
+            uint64_t pos = segs ? segs[i].pos : pb->pool_start + i;
             while (pos >= bk->window_first[w + 1])
                 w++;
             const rd_window *win = r->win[pb->bucket][w];
@@ -379,18 +412,20 @@ static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
             refs[i].v = win->blk_code[blk] ? NULL : &win->views[blk];
             refs[i].i = win->blk_code[blk] ? blk : win->rec_index[local];
             refs[i].pos = i;
+            refs[i].row = segs ? segs[i].row : 0;
             refs[i].w = win;
         }
         pthread_mutex_unlock(&r->mu);
         rec_ref *mine = refs;
-        if (pb->pool_count > pb->count) {
+        uint32_t want = r->opt.pack ? pb->pool_count : pb->count; /* records */
+        if (!r->opt.pack && pb->pool_count > pb->count) {
             mine = refs + pb->pool_count;
             sorted_chunk(refs, pb->pool_count, bk->lower, bk->bound, pb->chunk, pb->count, mine);
         }
         /* Records of damaged blocks: the batch fails, or goes without them. */
         uint32_t B = 0;
         rec_ref bad = {0}; /* a copy: compaction overwrites the array */
-        for (uint32_t i = 0; i < pb->count; i++) {
+        for (uint32_t i = 0; i < want; i++) {
             if (mine[i].v)
                 mine[B++] = mine[i];
             else if (!bad.w)
@@ -402,14 +437,14 @@ static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
             if (!r->opt.skip_corrupt || code != PS_ECORRUPT)
                 rc = ps_error_set(&e, code, "%s", bad.w->blk_msg[bad.i]);
             else
-                sl->skipped_records = pb->count - B;
+                sl->skipped_records = want - B;
         }
         if (!rc && sl->event_pending) {
             /* The previous copy out of this host buffer must be done. */
             rc = ps_dev_event_wait(sl->event, &e);
             sl->event_pending = 0;
         }
-        if (!rc && (rc = fill_arrays(r, sl, pb, mine, B)))
+        if (!rc && (rc = fill_layout(r, sl, pb, mine, B)))
             ps_error_set(&e, rc, "reader: out of memory for record ids");
         if (!rc && r->device >= 0)
             rc = copy_to_device(r, sl, &e);
@@ -535,7 +570,10 @@ static int epoch_begin(ps_reader *r, uint64_t epoch, uint64_t position, ps_error
     rd_windows_free(r);
     ps_plan_free(&r->plan);
     r->popt.epoch = epoch;
-    int rc = ps_plan_build(&r->plan, r->m, &r->popt, r->trusted_bytes, err);
+    ps_pack_lengths lens = {r->len_cache, r->len_first, r->min_len};
+    int rc = r->opt.pack
+                 ? ps_plan_build_packed(&r->plan, r->m, &r->popt, r->trusted_bytes, &lens, err)
+                 : ps_plan_build(&r->plan, r->m, &r->popt, r->trusted_bytes, err);
     if (rc == PS_EFORMAT) {
         /* Often the claims of a missing or damaged shard: say so first. */
         for (size_t s = 0; s < r->m->n_shards; s++)
@@ -556,8 +594,8 @@ static int epoch_begin(ps_reader *r, uint64_t epoch, uint64_t position, ps_error
     for (uint64_t s = 0; s < position; s++) {
         const ps_plan_batch *pb = &r->plan.batches[s];
         ps_plan_bucket *bk = &r->plan.buckets[pb->bucket];
-        uint32_t w0 = ps_plan_window_of(bk, pb->pool_start);
-        uint32_t w1 = ps_plan_window_of(bk, pb->pool_start + pb->pool_count - 1);
+        uint32_t w0, w1;
+        batch_windows(r, pb, &w0, &w1);
         for (uint32_t w = w0; w <= w1; w++)
             bk->window_users[w]--;
     }
@@ -581,12 +619,18 @@ static int slots_alloc(ps_reader *r, ps_error *err)
         return ps_error_set(err, PS_ENOMEM, "reader: out of memory for slots");
     size_t maxB = r->plan.max_batch ? r->plan.max_batch : 1;
     size_t tok = (size_t)r->plan.max_batch_tokens;
+    /* Records of a batch: its rows, or (packed) its segments. */
+    size_t nrec = r->plan.max_pool > maxB ? r->plan.max_pool : maxB;
     size_t elems, bytes; /* the largest layout_of(): 7 bytes of alignment at most */
     if (!ps_size_mul(tok, 3, &elems) || !ps_size_add(elems, maxB, &elems) ||
         !ps_size_mul(elems, r->elem, &bytes) ||
-        !ps_size_add(bytes, maxB * sizeof(int64_t) + 7, &bytes) || bytes > ((size_t)1 << 36))
+        !ps_size_add(bytes, maxB * sizeof(int64_t) + 7, &bytes) || tok > ((size_t)1 << 33) ||
+        nrec > ((size_t)1 << 30) || bytes > ((size_t)1 << 36))
         return ps_error_set(err, PS_EUSAGE, "reader: a batch of %zu x %llu tokens is too large",
                             maxB, (unsigned long long)r->plan.max_batch_tokens);
+    size_t gen = rd_slot_bytes(r, maxB, tok, nrec);
+    if (gen > bytes)
+        bytes = gen;
     int want_pin = r->device >= 0 || ps_dev_count() > 0;
     r->pinned = 1;
     r->mlocked = 1;
@@ -594,8 +638,8 @@ static int slots_alloc(ps_reader *r, ps_error *err)
         rd_slot *sl = &r->slots[i];
         sl->host_bytes = bytes;
         sl->host = ps_dev_host_alloc(bytes, want_pin, r->opt.mlock, &sl->how);
-        sl->ids = malloc(maxB * sizeof *sl->ids);
-        sl->id_off = malloc(maxB * sizeof *sl->id_off);
+        sl->ids = malloc(nrec * sizeof *sl->ids);
+        sl->id_off = malloc(nrec * sizeof *sl->id_off);
         ps_buf_init(&sl->idbuf);
         if (!sl->host || !sl->ids || !sl->id_off)
             return ps_error_set(err, PS_ENOMEM, "reader: out of memory for %d slots of %zu bytes",
@@ -679,11 +723,30 @@ static int state_matches(const ps_reader *r, const rd_state *st, ps_error *err)
     DIFF("shuffle_window", st->shuffle_window, o->shuffle_window);
     DIFF("sort_pool", st->sort_pool, o->sort_pool);
     DIFF("drop_last", st->drop_last, o->drop_last != 0);
+    DIFF("pack", st->pack, o->pack);
+    DIFF("skip_long", st->skip_long, o->skip_long != 0);
 #undef DIFF
     if (!what[0] && st->plan_hash != ps_plan_options_hash(o, r->manifest_hash))
         snprintf(what, sizeof what, "a plan this reader cannot reproduce");
     if (what[0])
         return ps_error_set(err, PS_EINVAL, "reader: the state was saved for %s", what);
+    return PS_OK;
+}
+
+/* The set's layout and the options that depend on it. */
+static int check_layout(ps_reader *r, ps_error *err)
+{
+    r->layout = r->m->layout;
+    if (r->opt.pack && r->layout != PS_LAYOUT_CAUSAL)
+        return ps_error_set(err, PS_EUSAGE,
+                            "reader: pack needs a causal set; %s is a %s set", r->dir,
+                            r->layout == PS_LAYOUT_SEQ2SEQ ? "seq2seq" : "pair");
+    if (r->opt.pack > (1u << 24))
+        return ps_error_set(err, PS_EUSAGE, "reader: pack %u is above %u", r->opt.pack,
+                            1u << 24);
+    if (r->opt.decoder_start_id < -1)
+        return ps_error_set(err, PS_EUSAGE, "reader: decoder_start_id %d is not valid",
+                            r->opt.decoder_start_id);
     return PS_OK;
 }
 
@@ -725,6 +788,8 @@ int ps_reader_open(const char *dir, const ps_reader_options *opt,
         .world_size = (uint32_t)r->opt.world_size,
         .seed = r->opt.seed,
         .epoch = r->opt.epoch,
+        .pack = r->opt.pack,
+        .skip_long = r->opt.pack && r->opt.skip_long,
     };
     uint64_t position = 0;
     if (resume) {
@@ -736,7 +801,8 @@ int ps_reader_open(const char *dir, const ps_reader_options *opt,
         r->opt.epoch = st.epoch;
         r->popt.epoch = st.epoch;
     }
-    if ((rc = rd_shards_open(r, err)) || (rc = choose_device(r, err)))
+    if ((rc = check_layout(r, err)) || (rc = rd_shards_open(r, err)) ||
+        (r->opt.pack && (rc = rd_lengths_load(r, err))) || (rc = choose_device(r, err)))
         goto fail;
     r->n_threads = r->opt.threads;
     r->n_slots = r->opt.prefetch;
@@ -781,6 +847,7 @@ void ps_reader_close(ps_reader *r)
     slots_free(r);
     rd_windows_free(r);
     ps_plan_free(&r->plan);
+    rd_lengths_free(r);
     if (r->stream)
         ps_dev_stream_destroy(r->stream);
     if (r->m)
@@ -828,7 +895,8 @@ int ps_reader_next(ps_reader *r, const ps_batch **batch, ps_error *err)
             sl->state = SLOT_HELD;
             r->next_deliver++;
             r->st.batches++;
-            r->st.records += sl->batch.B;
+            r->st.records += sl->batch.layout == PS_LAYOUT_PAIR ? sl->batch.B
+                                                                : sl->batch.n_segments;
             r->st.tokens += (uint64_t)sl->batch.B * sl->batch.T;
             r->st.real_tokens += sl->batch.real_tokens;
             if (sl->skipped_records) {
@@ -836,7 +904,7 @@ int ps_reader_next(ps_reader *r, const ps_batch **batch, ps_error *err)
                 r->st.skipped_records += sl->skipped_records;
             }
             if (sl->batch.device >= 0)
-                r->st.h2d_bytes += layout_of(sl->batch.B, sl->batch.T, r->elem).bytes;
+                r->st.h2d_bytes += sl->used_bytes;
             *batch = &sl->batch;
             rc = 1;
             break;
@@ -919,6 +987,10 @@ int ps_reader_get_info(const ps_reader *r, ps_reader_info *o)
     o->device = r->device;
     o->pinned = r->pinned;
     o->mlocked = r->mlocked;
+    o->layout = r->layout;
+    o->pack = r->opt.pack;
+    o->records_skipped = r->plan.records_skipped;
+    o->rows_per_epoch = r->opt.pack ? r->plan.rows_rank : r->plan.records_rank;
     return PS_OK;
 }
 

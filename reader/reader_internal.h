@@ -57,8 +57,11 @@ typedef struct rd_slot {
     int state;
     uint64_t step;
     ps_batch batch;
-    void *host;           /* input_ids | attention_mask | token_type_ids | labels | lengths */
+    void *host;           /* the batch's arrays, one after another (pair:
+                             input_ids | attention_mask | token_type_ids |
+                             labels | lengths; other layouts: assemble.c) */
     size_t host_bytes;
+    size_t used_bytes;    /* of host, by the batch in it (what is copied) */
     int how;              /* ps_dev_host_alloc's */
     void *dev;            /* same layout on the device, or NULL */
     void *event;
@@ -77,6 +80,11 @@ struct ps_reader {
     uint64_t manifest_hash;
     uint64_t *trusted_bytes; /* per shard: what the plan may believe (window.c) */
     ps_reader_options opt;
+    int layout;           /* the set's ps_layout */
+    /* Packing: every record's length, read at open (lengths.c). */
+    uint32_t *len_cache;
+    uint64_t *len_first;  /* [shard * n_buckets + bucket] into len_cache */
+    uint32_t min_len;
     ps_plan_options popt;
     ps_plan plan;
     rd_shard *shards;
@@ -101,7 +109,42 @@ struct ps_reader {
     ps_reader_stats st;
 };
 
+/* Where a record of a batch sits: its window's view and index. */
+typedef struct rec_ref {
+    const ps_block_view *v; /* NULL: the record's block is damaged */
+    uint32_t i;             /* record in the block (damaged: the block in its window) */
+    uint32_t pos;           /* in the pool, to break ties: the sort must not depend on qsort */
+    uint32_t row;           /* causal: the batch row it goes to */
+    const struct rd_window *w;
+} rec_ref;
+
+/* assemble.c: the causal and seq2seq batches (the pair batch is
+ * reader.c's). refs[0..n) are the batch's records (segments), each with
+ * its row set; B rows. Return 0 or PS_ENOMEM. */
+int rd_fill_causal(ps_reader *r, rd_slot *sl, const rec_ref *refs, uint32_t n, uint32_t B,
+                   uint32_t bucket_T);
+int rd_fill_seq2seq(ps_reader *r, rd_slot *sl, const rec_ref *refs, uint32_t n,
+                    uint32_t bucket_T);
+/* The largest slot a batch of these sizes needs (B rows, BT and BTt
+ * token cells, nseg segments), for any layout. */
+size_t rd_slot_bytes(const ps_reader *r, size_t B, size_t BT, size_t nseg);
+/* Copies the records' ids into the slot (sl->ids[0..n)). */
+int rd_copy_ids(rd_slot *sl, const rec_ref *refs, uint32_t n);
+
+/* lengths.c: reads every block's record lengths (packing) and refuses a
+ * record longer than the pack unless skip_long. */
+int rd_lengths_load(ps_reader *r, ps_error *err);
+void rd_lengths_free(ps_reader *r);
+
 /* window.c */
+/* The record lengths of block (b, seq) of shard s (the shard's "lengths"
+ * database; valid until the next call for that shard). One caller at a
+ * time (reader open). */
+int rd_shard_lengths(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const uint32_t **lens,
+                     size_t *n, ps_error *err);
+/* Decodes block (b, seq) of shard s to copy record idx's id into out. */
+int rd_record_id(ps_reader *r, size_t s, uint32_t b, uint32_t seq, uint32_t idx, char *out,
+                 size_t cap, ps_error *err);
 int rd_shards_open(ps_reader *r, ps_error *err);
 void rd_shards_close(ps_reader *r);
 /* Makes window w of bucket b available to the caller (loading it with the
@@ -120,7 +163,8 @@ typedef struct rd_state {
     uint32_t rank, world_size;
     uint32_t batch_size, pad_multiple, shuffle_window, sort_pool;
     uint64_t max_tokens;
-    uint8_t shuffle, drop_last;
+    uint8_t shuffle, drop_last, skip_long;
+    uint32_t pack;
 } rd_state;
 int rd_state_decode(const void *bytes, size_t len, rd_state *out, ps_error *err);
 

@@ -17,7 +17,10 @@
  *  76  u32 sort_pool
  *  80  u8  shuffle
  *  81  u8  drop_last
- *  82  zero to 119    reserved
+ *  82  u8  skip_long
+ *  83  zero
+ *  84  u32 pack       (0: unpacked, and in states written before packing)
+ *  88  zero to 119    reserved
  * 120  u64 checksum   XXH64 of bytes 0..119
  *
  * The options are stored (beside their hash) so that a refused resume can
@@ -54,6 +57,8 @@ void rd_state_encode(const ps_reader *r, ps_reader_state *out)
     ps_put_le32(b + 76, r->popt.sort_pool);
     b[80] = (unsigned char)(r->popt.shuffle != 0);
     b[81] = (unsigned char)(r->popt.drop_last != 0);
+    b[82] = (unsigned char)(r->popt.skip_long != 0);
+    ps_put_le32(b + 84, r->popt.pack);
     ps_put_le64(b + 120, XXH64(b, 120, 0));
 }
 
@@ -91,14 +96,16 @@ int rd_state_decode(const void *bytes, size_t len, rd_state *out, ps_error *err)
         .sort_pool = ps_get_le32(b + 76),
         .shuffle = b[80],
         .drop_last = b[81],
+        .skip_long = b[82],
+        .pack = ps_get_le32(b + 84),
     };
     if (s.world_size < 1 || s.rank >= s.world_size)
         return ps_error_set(err, PS_EFORMAT, "reader state: rank %u of world size %u", s.rank,
                             s.world_size);
-    if (s.shuffle > 1 || s.drop_last > 1)
+    if (s.shuffle > 1 || s.drop_last > 1 || s.skip_long > 1)
         return ps_error_set(err, PS_EFORMAT, "reader state: flags out of range");
-    for (int i = 82; i < 120; i++)
-        if (b[i])
+    for (int i = 83; i < 120; i++)
+        if (b[i] && (i < 84 || i >= 88))
             return ps_error_set(err, PS_EFORMAT, "reader state: reserved bytes are not zero");
     if (out)
         *out = s;

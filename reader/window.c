@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 /* A new string a + sep + b (NULL when out of memory). */
 static char *join3(const char *a, const char *sep, const char *b)
@@ -197,6 +198,49 @@ static int shard_block(ps_reader *r, size_t s, uint32_t b, uint32_t seq, ps_buf 
     return rc == 1 ? PS_OK : rc;
 }
 
+int rd_shard_lengths(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const uint32_t **lens,
+                     size_t *n, ps_error *err)
+{
+    rd_shard *sh = &r->shards[s];
+    pthread_mutex_lock(&sh->mu);
+    if (sh->state == 0)
+        shard_open(r, s);
+    int rc;
+    if (sh->state == 2)
+        rc = ps_error_set(err, sh->err_code, "%s", sh->err_msg ? sh->err_msg : "unusable shard");
+    else
+        rc = ps_shard_get_lengths(sh->sh, b, seq, lens, n, err);
+    pthread_mutex_unlock(&sh->mu);
+    if (rc == 0)
+        return ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: no lengths entry",
+                            r->dir, r->m->shards[s].file, b, seq);
+    return rc == 1 ? PS_OK : rc;
+}
+
+int rd_record_id(ps_reader *r, size_t s, uint32_t b, uint32_t seq, uint32_t idx, char *out,
+                 size_t cap, ps_error *err)
+{
+    ps_buf raw, dec;
+    ps_buf_init(&raw);
+    ps_buf_init(&dec);
+    ZSTD_DCtx *dctx = ZSTD_createDCtx();
+    ps_block_view v;
+    int rc = dctx ? shard_block(r, s, b, seq, &raw, err)
+                  : ps_error_set(err, PS_ENOMEM, "reader: out of memory");
+    if (!rc)
+        rc = ps_block_decode(raw.data, raw.len, dctx, &dec, &v, err);
+    if (!rc && idx >= v.n)
+        rc = ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: %u records, not %u",
+                          r->dir, r->m->shards[s].file, b, seq, v.n, idx + 1);
+    if (!rc)
+        snprintf(out, cap, "%.*s", (int)(v.id_offset[idx + 1] - v.id_offset[idx]),
+                 v.ids + v.id_offset[idx]);
+    ZSTD_freeDCtx(dctx);
+    ps_buf_free(&raw);
+    ps_buf_free(&dec);
+    return rc;
+}
+
 /* The largest token id of a decoded block (0 when it has none): one
  * branch-free pass per id width, which the compiler vectorises. */
 static uint32_t max_token(const ps_block_view *v)
@@ -216,10 +260,11 @@ static uint32_t max_token(const ps_block_view *v)
 }
 
 /* Checks a decoded block against what the manifest says it holds. */
-static int check_block(const ps_reader *r, const ps_plan_bucket *pb, const ps_block_view *v,
-                       uint32_t want, const char *dir, const char *file, uint32_t bucket,
-                       uint32_t seq, ps_error *err)
+static int check_block(const ps_reader *r, const ps_block_view *v, uint32_t want,
+                       const char *dir, const char *file, uint32_t bucket, uint32_t seq,
+                       ps_error *err)
 {
+    uint32_t lower = bucket ? r->m->bounds[bucket - 1] : 0, bound = r->m->bounds[bucket];
     char where[4400];
     snprintf(where, sizeof where, "%s/%s: bucket %u block %u", dir, file, bucket, seq);
     if (v->n != want)
@@ -230,10 +275,14 @@ static int check_block(const ps_reader *r, const ps_plan_bucket *pb, const ps_bl
                             v->id_width, r->m->id_width);
     uint64_t vocab = r->m->vocab_size;
     for (uint32_t i = 0; i < v->n; i++) {
-        if (v->length[i] <= pb->lower || v->length[i] > pb->bound)
+        if (v->length[i] <= lower || v->length[i] > bound)
             return ps_error_set(err, PS_ECORRUPT,
                                 "%s: record %u has %u tokens, outside the bucket's (%u, %u]",
-                                where, i, v->length[i], pb->lower, pb->bound);
+                                where, i, v->length[i], lower, bound);
+        /* The layout's boundary (prompt or source length) lies in the record. */
+        if (r->layout != PS_LAYOUT_PAIR && v->type_boundary[i] > v->length[i])
+            return ps_error_set(err, PS_ECORRUPT, "%s: record %u has boundary %u past its %u "
+                                "tokens", where, i, v->type_boundary[i], v->length[i]);
         if (v->label[i] != PS_LABEL_NONE && v->label[i] >= r->m->n_labels)
             return ps_error_set(err, PS_ECORRUPT, "%s: record %u has label %u of %zu", where, i,
                                 v->label[i], r->m->n_labels);
@@ -346,26 +395,27 @@ static int window_load(ps_reader *r, uint32_t b, uint32_t wi, rd_window *w, void
     for (uint32_t k = 0; k < nb; k++) {
         const ps_plan_block *blk = &pb->blocks[first + k];
         const char *file = r->m->shards[blk->shard].file;
+        uint32_t sb = blk->bucket; /* stored bucket (b, unless packed) */
         ps_error e = {0};
         free(w->blk_msg[k]);
         w->blk_msg[k] = NULL;
         w->blk_code[k] = 0;
-        int rc = shard_block(r, blk->shard, b, blk->seq, &w->raw, &e);
+        int rc = shard_block(r, blk->shard, sb, blk->seq, &w->raw, &e);
         const void *data = w->raw.data;
         size_t len = w->raw.len;
         if (rc) {
             char msg[PS_ERROR_MESSAGE_MAX];
             snprintf(msg, sizeof msg, "%s", e.message);
-            ps_error_set(&e, rc, "%s (needed for bucket %u block %u)", msg, b, blk->seq);
+            ps_error_set(&e, rc, "%s (needed for bucket %u block %u)", msg, sb, blk->seq);
         } else if ((rc = ps_block_decode(data, len, dctx, &w->bufs[k], &w->views[k], &e))) {
             char msg[PS_ERROR_MESSAGE_MAX];
             snprintf(msg, sizeof msg, "%s", e.message);
-            ps_error_set(&e, rc, "%s/%s: bucket %u block %u: %s", r->dir, file, b, blk->seq,
+            ps_error_set(&e, rc, "%s/%s: bucket %u block %u: %s", r->dir, file, sb, blk->seq,
                          msg);
         } else {
             *block_bytes += len;
             *raw_bytes += w->views[k].raw_bytes;
-            rc = check_block(r, pb, &w->views[k], blk->records, r->dir, file, b, blk->seq, &e);
+            rc = check_block(r, &w->views[k], blk->records, r->dir, file, sb, blk->seq, &e);
         }
         if (rc == PS_ENOMEM)
             return ps_error_set(err, rc, "%s", e.message);

@@ -1,0 +1,422 @@
+/*
+ * The packed plan (docs/READER.md, "Packing"): causal records packed whole
+ * into rows of exactly L tokens.
+ *
+ * Every bucket's blocks go into one order (permuted with shuffle), cut
+ * into windows of shuffle_window blocks; the records of a window are
+ * permuted (the same permutation the window's decoder uses) and packed by
+ * best-fit decreasing: by length, longest first (ties: the earlier
+ * position), each into the open row with the least room that still fits
+ * it (ties: the earliest row), else into a new row. The rows of
+ * consecutive windows make batches of batch_size rows, in window order,
+ * dealt round-robin to the ranks like the unpacked plan's. Like it, the
+ * plan is a pure function of the manifest, the record lengths (read from
+ * the shards' "lengths" databases at open, not from blocks) and the
+ * options.
+ *
+ * The plan is kept as one "bucket" for the window machinery (its blocks
+ * carry their stored bucket), and each batch lists its segments.
+ */
+#include "reader/plan.h"
+#include "reader/plan_rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A record of a window while it is packed. */
+typedef struct pk_item {
+    uint32_t len, pos; /* pos: in the window's permuted order */
+    uint32_t row;      /* the window's row it went to */
+} pk_item;
+
+/* The epoch's rows, all ranks: row r holds segs[row_first[r] ..
+ * row_first[r] + row_n[r]). */
+typedef struct pk_rows {
+    ps_plan_seg *segs;
+    uint64_t n_segs, cap_segs;
+    uint64_t *row_first;
+    uint32_t *row_n;
+    uint64_t n_rows, cap_rows;
+} pk_rows;
+
+typedef struct pk_batch {
+    uint64_t row;  /* first row */
+    uint32_t rows;
+} pk_batch;
+
+static int by_len_desc(const void *a, const void *b)
+{
+    const pk_item *x = a, *y = b;
+    if (x->len != y->len)
+        return x->len > y->len ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    uint64_t c = *cap ? *cap : 1024;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, (size_t)c * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+/* Best-fit decreasing of items[0..n) (sorted) into rows of L: sets each
+ * item's row; returns the number of rows. room[] has room for n rows. */
+static uint32_t best_fit(pk_item *items, uint32_t n, uint32_t L, uint32_t *room)
+{
+    uint32_t rows = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t len = items[k].len, best = UINT32_MAX, best_room = UINT32_MAX;
+        for (uint32_t r = 0; r < rows; r++)
+            if (room[r] >= len && room[r] < best_room) {
+                best_room = room[r];
+                best = r;
+                if (best_room == len)
+                    break;
+            }
+        if (best == UINT32_MAX) {
+            best = rows++;
+            room[best] = L;
+        }
+        room[best] -= len;
+        items[k].row = best;
+    }
+    return rows;
+}
+
+/* The lengths of window w's records in stored order, into wl. */
+static void window_lengths(const ps_plan_bucket *pb, uint32_t w, const ps_manifest *m,
+                           const ps_pack_lengths *lens, uint32_t *wl)
+{
+    uint32_t first = w * pb->window_blocks, j = 0;
+    uint32_t end = first + pb->window_blocks < pb->n_blocks ? first + pb->window_blocks
+                                                            : pb->n_blocks;
+    for (uint32_t k = first; k < end; k++) {
+        const ps_plan_block *blk = &pb->blocks[k];
+        uint64_t base = lens->first[(size_t)blk->shard * m->n_buckets + blk->bucket] +
+                        (uint64_t)blk->seq * m->block_records;
+        memcpy(wl + j, lens->len + base, (size_t)blk->records * sizeof *wl);
+        j += blk->records;
+    }
+}
+
+/* Packs window w and appends its rows to *out. scratch: 4 arrays of the
+ * window's record count. */
+static int pack_window(ps_plan *p, const ps_manifest *m, const ps_pack_lengths *lens, uint32_t w,
+                       pk_rows *out, uint32_t *perm, uint32_t *wl, pk_item *items,
+                       uint32_t *room, ps_error *err)
+{
+    const ps_plan_bucket *pb = &p->buckets[0];
+    uint32_t L = p->opt.pack;
+    uint32_t n = (uint32_t)(pb->window_first[w + 1] - pb->window_first[w]), k = 0;
+    ps_plan_window_perm(p, 0, w, perm, n);
+    window_lengths(pb, w, m, lens, wl);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len = wl[perm[i]];
+        if (len > L) {
+            if (!p->opt.skip_long)
+                return ps_error_set(err, PS_EUSAGE,
+                                    "reader: a record of %u tokens is longer than pack %u", len,
+                                    L);
+            p->records_skipped++;
+            continue;
+        }
+        items[k++] = (pk_item){len, i, 0};
+    }
+    qsort(items, k, sizeof *items, by_len_desc);
+    uint32_t rows = best_fit(items, k, L, room);
+    /* Row by row, each row's records in placement order (their order in
+     * `items`): a counting pass over the rows. */
+    if (grow((void **)&out->segs, &out->cap_segs, out->n_segs + k, sizeof *out->segs) ||
+        grow((void **)&out->row_first, &out->cap_rows, out->n_rows + rows + 1,
+             sizeof *out->row_first))
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for the packed plan");
+    uint32_t *row_n = realloc(out->row_n, (size_t)out->cap_rows * sizeof *row_n);
+    if (!row_n)
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for the packed plan");
+    out->row_n = row_n;
+    memset(room, 0, (size_t)rows * sizeof *room); /* now: segments per row */
+    for (uint32_t i = 0; i < k; i++)
+        room[items[i].row]++;
+    uint64_t at = out->n_segs;
+    for (uint32_t r = 0; r < rows; r++) {
+        out->row_first[out->n_rows + r] = at;
+        out->row_n[out->n_rows + r] = room[r];
+        at += room[r];
+        room[r] = 0; /* now: segments placed so far */
+    }
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t r = items[i].row;
+        ps_plan_seg *sg = &out->segs[out->row_first[out->n_rows + r] + room[r]++];
+        sg->pos = pb->window_first[w] + items[i].pos;
+        sg->len = items[i].len;
+        sg->row = 0;
+    }
+    out->n_segs += k;
+    out->n_rows += rows;
+    return PS_OK;
+}
+
+/* Every block of every bucket in stored order (bucket, shard, sequence),
+ * permuted with shuffle, windows of shuffle_window blocks. */
+static int pack_blocks(ps_plan *p, const ps_manifest *m, const uint64_t *trusted, ps_error *err)
+{
+    ps_plan_bucket *pb = &p->buckets[0];
+    uint64_t *used = calloc(2 * (m->n_shards ? m->n_shards : 1), sizeof *used);
+    if (!used)
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
+    int rc = PS_OK;
+    for (size_t b = 0; b < m->n_buckets && !rc; b++) {
+        ps_plan_bucket tb = {0};
+        rc = ps_plan_collect_blocks(&tb, m, b, trusted, used, used + m->n_shards, err);
+        if (!rc && tb.n_blocks > UINT32_MAX - pb->n_blocks)
+            rc = ps_error_set(err, PS_ELIMIT, "reader: too many blocks to pack");
+        ps_plan_block *nb = rc ? NULL
+                               : realloc(pb->blocks, ((size_t)pb->n_blocks + tb.n_blocks + 1) *
+                                                         sizeof *nb);
+        if (!rc && !nb)
+            rc = ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
+        if (!rc) {
+            pb->blocks = nb;
+            memcpy(pb->blocks + pb->n_blocks, tb.blocks, (size_t)tb.n_blocks * sizeof *nb);
+            pb->n_blocks += tb.n_blocks;
+            pb->records += tb.records;
+        }
+        free(tb.blocks);
+    }
+    free(used);
+    if (rc)
+        return rc;
+    if (p->opt.shuffle) {
+        rng r;
+        rng_init(&r, p->opt.seed, p->opt.epoch, TAG_PACK_BLOCKS, 0, 0);
+        FISHER_YATES(pb->blocks, (uint64_t)pb->n_blocks, &r, ps_plan_block);
+    }
+    return ps_plan_make_windows(pb, p->opt.shuffle_window, err);
+}
+
+/* Packs every window into rows. */
+static int pack_rows(ps_plan *p, const ps_manifest *m, const ps_pack_lengths *lens, pk_rows *rows,
+                     ps_error *err)
+{
+    const ps_plan_bucket *pb = &p->buckets[0];
+    uint64_t most = 0;
+    for (uint32_t w = 0; w < pb->n_windows; w++)
+        if (pb->window_first[w + 1] - pb->window_first[w] > most)
+            most = pb->window_first[w + 1] - pb->window_first[w];
+    uint64_t cap = ps_plan_memory_cap();
+    if (cap && pb->records > cap / (sizeof(ps_plan_seg) * 2 + 16))
+        return ps_error_set(err, PS_ELIMIT,
+                            "reader: packing %llu records would need more memory for the plan "
+                            "than this machine has",
+                            (unsigned long long)pb->records);
+    size_t n = most ? (size_t)most : 1;
+    uint32_t *perm = malloc(n * sizeof *perm), *wl = malloc(n * sizeof *wl);
+    uint32_t *room = malloc(n * sizeof *room);
+    pk_item *items = malloc(n * sizeof *items);
+    int rc = perm && wl && room && items
+                 ? PS_OK
+                 : ps_error_set(err, PS_ENOMEM, "reader: out of memory for the packed plan");
+    for (uint32_t w = 0; w < pb->n_windows && !rc; w++)
+        rc = pack_window(p, m, lens, w, rows, perm, wl, items, room, err);
+    free(perm);
+    free(wl);
+    free(room);
+    free(items);
+    return rc;
+}
+
+/* Splits row `r` in two (its segments halved, the first half keeping
+ * ceil(n/2)); rows after it move up by one. */
+static int split_row(pk_rows *rows, uint64_t r)
+{
+    if (grow((void **)&rows->row_first, &rows->cap_rows, rows->n_rows + 2,
+             sizeof *rows->row_first))
+        return -1;
+    uint32_t *row_n = realloc(rows->row_n, (size_t)rows->cap_rows * sizeof *row_n);
+    if (!row_n)
+        return -1;
+    rows->row_n = row_n;
+    memmove(rows->row_first + r + 2, rows->row_first + r + 1,
+            (size_t)(rows->n_rows - r - 1) * sizeof *rows->row_first);
+    memmove(rows->row_n + r + 2, rows->row_n + r + 1,
+            (size_t)(rows->n_rows - r - 1) * sizeof *rows->row_n);
+    uint32_t n = rows->row_n[r], a = (n + 1) / 2;
+    rows->row_n[r] = a;
+    rows->row_first[r + 1] = rows->row_first[r] + a;
+    rows->row_n[r + 1] = n - a;
+    rows->n_rows++;
+    return 0;
+}
+
+/* One more batch, for the ranks: the batch with the most rows (the last on
+ * ties) is split in two by rows; when every batch has one row, the row
+ * with the most segments (the last on ties) is split in two. bt has room
+ * for one more. Returns 0, or PS_EUSAGE when nothing can be split. */
+static int split_one(pk_rows *rows, pk_batch *bt, uint64_t *nb, const ps_plan *p, ps_error *err)
+{
+    uint64_t best = UINT64_MAX;
+    uint32_t most = 1;
+    for (uint64_t i = 0; i < *nb; i++)
+        if (bt[i].rows >= most && bt[i].rows >= 2) {
+            most = bt[i].rows;
+            best = i;
+        }
+    if (best != UINT64_MAX) {
+        memmove(bt + best + 2, bt + best + 1, (size_t)(*nb - best - 1) * sizeof *bt);
+        uint32_t a = (bt[best].rows + 1) / 2;
+        bt[best + 1] = (pk_batch){bt[best].row + a, bt[best].rows - a};
+        bt[best].rows = a;
+        (*nb)++;
+        return PS_OK;
+    }
+    most = 1;
+    for (uint64_t i = 0; i < *nb; i++)
+        if (rows->row_n[bt[i].row] >= most && rows->row_n[bt[i].row] >= 2) {
+            most = rows->row_n[bt[i].row];
+            best = i;
+        }
+    if (best == UINT64_MAX)
+        return ps_error_set(err, PS_EUSAGE,
+                            "reader: %llu records in %llu packed batches cannot give %u ranks "
+                            "the same number of batches without repeating records; use "
+                            "drop_last, fewer ranks or a smaller pack",
+                            (unsigned long long)rows->n_segs, (unsigned long long)*nb,
+                            p->opt.world_size);
+    if (split_row(rows, bt[best].row))
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for the packed plan");
+    for (uint64_t i = best + 1; i < *nb; i++)
+        bt[i].row++;
+    memmove(bt + best + 2, bt + best + 1, (size_t)(*nb - best - 1) * sizeof *bt);
+    bt[best + 1] = (pk_batch){bt[best].row + 1, 1};
+    (*nb)++;
+    return PS_OK;
+}
+
+/* Cuts the rows into batches of R rows and makes their count a multiple of
+ * the ranks (drop_last: drops the partial batch and then the last ones;
+ * else splits). Sets *bt and *nb. */
+static int make_batches(ps_plan *p, pk_rows *rows, uint32_t R, pk_batch **bt, uint64_t *nb,
+                        ps_error *err)
+{
+    uint64_t W = p->opt.world_size;
+    uint64_t full = rows->n_rows / R, part = rows->n_rows % R;
+    uint64_t n = full + (part != 0);
+    *bt = malloc((size_t)(n + W + 1) * sizeof **bt);
+    if (!*bt)
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for the packed plan");
+    for (uint64_t i = 0; i < n; i++)
+        (*bt)[i] = (pk_batch){i * R, i < full ? R : (uint32_t)part};
+    if (p->opt.drop_last) {
+        uint64_t keep = full - full % W;
+        for (uint64_t i = keep; i < n; i++)
+            for (uint32_t k = 0; k < (*bt)[i].rows; k++)
+                p->records_dropped += rows->row_n[(*bt)[i].row + k];
+        if (keep == 0 && rows->n_segs)
+            return ps_error_set(err, PS_EUSAGE,
+                                "reader: with drop_last, %llu full packed batches leave nothing "
+                                "for %llu ranks; use smaller batches or fewer ranks",
+                                (unsigned long long)full, (unsigned long long)W);
+        *nb = keep;
+        return PS_OK;
+    }
+    *nb = n;
+    while (*nb % W) {
+        int rc = split_one(rows, *bt, nb, p, err);
+        if (rc)
+            return rc;
+    }
+    return PS_OK;
+}
+
+/* This rank's batches: every world_size-th, with their segments. */
+static int deal_packed(ps_plan *p, const pk_rows *rows, const pk_batch *bt, uint64_t nb,
+                       ps_error *err)
+{
+    uint64_t W = p->opt.world_size, mine = 0, segs = 0;
+    for (uint64_t g = p->opt.rank; g < nb; g += W) {
+        mine++;
+        for (uint32_t k = 0; k < bt[g].rows; k++)
+            segs += rows->row_n[bt[g].row + k];
+    }
+    p->batches = malloc((size_t)(mine ? mine : 1) * sizeof *p->batches);
+    p->segs = malloc((size_t)(segs ? segs : 1) * sizeof *p->segs);
+    if (!p->batches || !p->segs)
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for the packed plan");
+    ps_plan_bucket *pb = &p->buckets[0];
+    for (uint64_t g = p->opt.rank; g < nb; g += W) {
+        uint64_t start = p->n_segs;
+        for (uint32_t k = 0; k < bt[g].rows; k++) {
+            uint64_t r = bt[g].row + k;
+            for (uint32_t j = 0; j < rows->row_n[r]; j++) {
+                ps_plan_seg sg = rows->segs[rows->row_first[r] + j];
+                sg.row = k;
+                p->segs[p->n_segs++] = sg;
+            }
+        }
+        uint32_t count = (uint32_t)(p->n_segs - start);
+        p->batches[p->n_batches++] = (ps_plan_batch){start, count, 0, 0, bt[g].rows};
+        p->records_rank += count;
+        p->rows_rank += bt[g].rows;
+        if (count) {
+            uint32_t w0 = ps_plan_window_of(pb, p->segs[start].pos);
+            uint32_t w1 = ps_plan_window_of(pb, p->segs[p->n_segs - 1].pos);
+            for (uint32_t w = w0; w <= w1; w++)
+                pb->window_users[w]++;
+        }
+    }
+    p->global_batches = nb;
+    return PS_OK;
+}
+
+int ps_plan_build_packed(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
+                         const uint64_t *trusted_bytes, const ps_pack_lengths *lens,
+                         ps_error *err)
+{
+    memset(p, 0, sizeof *p);
+    int rc = ps_plan_check_options(opt, err);
+    if (rc)
+        return rc;
+    if (opt->pack < 1 || opt->pack > (1u << 24))
+        return ps_error_set(err, PS_EUSAGE, "reader: pack %u is not in 1..%u", opt->pack,
+                            1u << 24);
+    p->opt = *opt;
+    p->n_buckets = 1;
+    p->buckets = calloc(1, sizeof *p->buckets);
+    if (!p->buckets)
+        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for the plan");
+    uint32_t L = opt->pack;
+    uint64_t R = opt->batch_size ? opt->batch_size : opt->max_tokens / L;
+    R = R < 1 ? 1 : R > (1u << 24) ? 1u << 24 : R;
+    ps_plan_bucket *pb = &p->buckets[0];
+    pb->bound = pb->padded_bound = L;
+    pb->batch_size = (uint32_t)R;
+    p->max_batch = (uint32_t)R;
+    p->max_batch_tokens = R * L;
+    /* Segments per batch, any epoch: rows of L hold at most L / min_len. */
+    uint32_t min_len = lens->min_len ? lens->min_len : 1;
+    uint64_t most = R * (L / min_len ? L / min_len : 1);
+    p->max_pool = (uint32_t)(most < (1u << 30) ? most : (1u << 30));
+    pk_rows rows = {0};
+    pk_batch *bt = NULL;
+    uint64_t nb = 0;
+    if (!(rc = pack_blocks(p, m, trusted_bytes, err)) &&
+        !(rc = pack_rows(p, m, lens, &rows, err)) &&
+        !(rc = make_batches(p, &rows, (uint32_t)R, &bt, &nb, err)))
+        rc = deal_packed(p, &rows, bt, nb, err);
+    p->records_total = pb->records;
+    free(rows.segs);
+    free(rows.row_first);
+    free(rows.row_n);
+    free(bt);
+    if (rc)
+        ps_plan_free(p);
+    return rc;
+}
