@@ -10,7 +10,9 @@
 #   - random batching (an independent peer in Python: the same records'
 #     lengths shuffled and cut into batches of the bucketed run's sizes,
 #     each padded to its longest);
-# and reading speed, packed against unpacked, through the Python Loader
+# packing's fill with wider shuffle windows and the most that any packing
+# of whole records could reach (the L2 lower bound on the rows needed); and
+# reading speed, packed against unpacked, through the Python Loader
 # (bench/packing_fill.py) and, where it has --pack, `pairshard bench-read`.
 #
 # env: PS_BENCH_COPIES   corpus copies (1)
@@ -69,7 +71,13 @@ for L in (512, 1024, 2048):
           % (L, f["records"], 100 * f["packed_fill"], 100 * f["bucketed_fill"],
              100 * f["random_fill"], f["packed_fill"] / f["bucketed_fill"],
              f["packed_fill"] / f["random_fill"], f["packed_skipped"]))
-print("  fill = real tokens / tokens delivered (goal: packed >= 97%% at 1024 and 2048)")
+print("  fill = real tokens / tokens delivered (goal: packed >= 97% at 1024 and 2048)")
+print("  packing's fill by shuffle window, against the most whole records allow (L2 bound):")
+for L in (512, 1024, 2048):
+    f = json.load(open(os.path.join(w, "fill%d.json" % L)))
+    print("  %5d  16 blocks (default) %6.2f%%, 64 blocks %6.2f%%, whole epoch %6.2f%%, bound %6.2f%%"
+          % (L, 100 * f["packed_fill"], 100 * f["packed_fill_window64"],
+             100 * f["packed_fill_whole_epoch"], 100 * f["fill_bound"]))
 for L in (512, 1024, 2048):
     f = json.load(open(os.path.join(w, "fill%d.json" % L)))
     line = ("  L %4d reading, Python Loader: packed %.3g real tokens/s, unpacked %.3g, "

@@ -6,7 +6,9 @@ at row length L with ROWS rows a batch, one epoch each of
   - random batching (the peer, here): the unpacked epoch's record lengths
     shuffled (fixed seed) and cut into batches of the bucketed run's sizes,
     each padded to its longest;
-the fill ratio (real tokens / tokens delivered) of each, and the packed and
+the fill ratio (real tokens / tokens delivered) of each, packing's fill with
+wider shuffle windows (64 blocks, the whole epoch) and the most any packing
+of whole records could reach (the L2 lower bound on rows), and the packed and
 unpacked reading speeds through the Python Loader (real tokens/s, the best
 of RUNS epochs, numpy arrays). Prints one JSON object.
   packing_fill.py SET L ROWS RUNS"""
@@ -37,7 +39,7 @@ def epoch(**kw):
                 real += int(b["real_tokens"])
                 tok += B * T
                 sizes.append(B)
-                lengths.append(b["seq_lens"])
+                lengths.append(b["seq_lens"].copy())
             dt = time.perf_counter() - t0
             info = ld.info()
         if best is None or dt < best[4]:
@@ -45,8 +47,24 @@ def epoch(**kw):
     return best
 
 
+def l2_bound(lengths, L):
+    """Martello and Toth's L2 lower bound on the rows any packing of whole
+    records needs: a ceiling on the fill (records over L/2 cannot share)."""
+    best = 0
+    for K in sorted(set(int(x) for x in lengths if x <= L // 2)) + [0]:
+        j1 = lengths[lengths > L - K]
+        j2 = lengths[(lengths > L / 2) & (lengths <= L - K)]
+        j3 = lengths[(lengths >= K) & (lengths <= L / 2)]
+        room = len(j2) * L - int(j2.sum())
+        best = max(best, len(j1) + len(j2) + max(0, -(-(int(j3.sum()) - room) // L)))
+    return best
+
+
 pk = epoch(pack=L, batch_size=rows, skip_long=True)
 un = epoch(max_tokens=L * rows)
+runs = 1  # the window sweep: fill only
+wide = {w: epoch(pack=L, batch_size=rows, skip_long=True, shuffle_window=w)
+        for w in (64, 1 << 20)}
 rng = np.random.default_rng(0)
 lens = rng.permutation(un[3])
 rand_tok, at = 0, 0
@@ -57,6 +75,9 @@ print(json.dumps({
     "L": L, "rows": rows, "records": int(len(un[3])), "real_tokens": un[0],
     "packed_records": int(len(pk[3])), "packed_skipped": pk[5]["records_skipped"],
     "packed_fill": pk[0] / pk[1], "packed_batches": len(pk[2]),
+    "packed_fill_window64": wide[64][0] / wide[64][1],
+    "packed_fill_whole_epoch": wide[1 << 20][0] / wide[1 << 20][1],
+    "fill_bound": pk[0] / (l2_bound(pk[3], L) * L),
     "bucketed_fill": un[0] / un[1], "bucketed_batches": len(un[2]),
     "bucketed_mean_B": float(np.mean(un[2])),
     "random_fill": un[0] / rand_tok,
