@@ -147,7 +147,8 @@ static int label_records(const summary *s, size_t i, uint64_t *n)
 static void print_text(const summary *s, const char *dir)
 {
     const ps_manifest *m = s->m;
-    printf("shard set %s: format version %d", dir, m->format_version);
+    printf("shard set %s: format version %d, layout %s", dir, m->format_version,
+           ps_layout_name(m->layout));
     if (*m->tool_version)
         printf(", written by pairshard %s", m->tool_version);
     printf("\n  %zu shards, %llu records, %llu tokens, %llu blocks of up to %llu records, "
@@ -208,6 +209,7 @@ static json_t *summary_json(const summary *s, const char *dir, const ps_error *v
     json_t *o = json_object();
     json_object_set_new(o, "dir", json_string(dir));
     json_object_set_new(o, "format_version", json_integer(m->format_version));
+    json_object_set_new(o, "layout", json_string(ps_layout_name(m->layout)));
     json_object_set_new(o, "tool_version", json_string(m->tool_version));
     json_object_set_new(o, "tokenizer",
                         json_pack("{sssIsi}", "vocab_sha256", m->vocab_sha256, "vocab_size",

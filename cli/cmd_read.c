@@ -97,11 +97,89 @@ static json_t *int_row(const void *a, int dtype, size_t from, size_t n)
     return row;
 }
 
+/* Row i of a B x `cols` array, trimmed to n, as o[key] (skipped when the
+ * array is NULL). Returns -1 when memory ran out. */
+static int put_row(json_t *rows, const void *a, int dtype, size_t i, size_t cols, size_t n)
+{
+    if (!a)
+        return 0;
+    json_t *row = int_row(a, dtype, i * cols, n);
+    return row ? json_array_append_new(rows, row) : -1;
+}
+
+/* Token rows of a causal or seq2seq batch (--tokens), each trimmed to its
+ * real tokens: causal input_ids, labels, position_ids [B rows]; seq2seq
+ * input_ids (source), labels and decoder_input_ids (target). */
+static int gen_tokens(json_t *o, const ps_batch *b)
+{
+    int s2s = b->layout == PS_LAYOUT_SEQ2SEQ;
+    const char *keys[3] = {"input_ids", "labels", s2s ? "decoder_input_ids" : "position_ids"};
+    const void *arrs[3] = {b->input_ids, b->labels, s2s ? b->decoder_input_ids : b->position_ids};
+    int dts[3] = {b->dtype, PS_DTYPE_INT64, b->dtype};
+    for (int a = 0; a < 3; a++) {
+        if (!arrs[a])
+            continue;
+        json_t *rows = json_array();
+        if (!rows)
+            return -1;
+        json_object_set_new(o, keys[a], rows);
+        size_t cols = s2s && a > 0 ? b->T_target : b->T;
+        const void *lens = s2s && a > 0 ? b->target_lens : b->lengths;
+        for (uint32_t i = 0; i < b->B; i++) {
+            int64_t len = elem(lens, b->dtype, i);
+            size_t n = len < 0 ? 0 : len > (int64_t)cols ? cols : (size_t)len;
+            if (put_row(rows, arrs[a], dts[a], i, cols, n))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* The generator layouts' fields (docs/READER.md, "Layouts"). */
+static int gen_fields(json_t *o, const ps_reader *r, const ps_batch *b, int labels, int tokens)
+{
+    int s2s = b->layout == PS_LAYOUT_SEQ2SEQ;
+    json_object_set_new(o, "layout", json_string(s2s ? "seq2seq" : "causal"));
+    json_object_set_new(o, "n_segments", json_integer(b->n_segments));
+    json_object_set_new(o, "max_seqlen", json_integer(b->max_seqlen));
+    if (s2s)
+        json_object_set_new(o, "T_target", json_integer(b->T_target));
+    const char *keys[5] = {"seq_lens", "prompt_lens", "seg_rows", "target_lens", "cu_seqlens"};
+    const void *arrs[5] = {b->seq_lens, b->prompt_lens, b->seg_rows, b->target_lens,
+                           b->cu_seqlens};
+    size_t ns[5] = {b->n_segments, b->n_segments, b->n_segments, b->B, b->n_segments + 1};
+    for (int a = 0; a < 5; a++) {
+        if (!arrs[a])
+            continue;
+        json_t *row = a == 4 ? json_array() : int_row(arrs[a], b->dtype, 0, ns[a]);
+        for (size_t i = 0; a == 4 && row && i < ns[a]; i++)
+            json_array_append_new(row, json_integer(b->cu_seqlens[i]));
+        if (!row)
+            return -1;
+        json_object_set_new(o, keys[a], row);
+    }
+    if (labels) {
+        json_t *names = json_array();
+        if (set_pair(o, "class_labels", int_row(b->class_labels, PS_DTYPE_INT64, 0,
+                                                b->n_segments), "label_names", names))
+            return -1;
+        for (uint32_t i = 0; i < b->n_segments; i++) {
+            int64_t id = elem(b->class_labels, PS_DTYPE_INT64, i);
+            const char *name = id >= 0 && id <= UINT32_MAX ? ps_reader_get_label(r, (uint32_t)id) : NULL;
+            json_array_append_new(names, name ? json_string(name) : json_null());
+        }
+    }
+    return tokens ? gen_tokens(o, b) : 0;
+}
+
 /* The batch as one JSON object; NULL (and *bad_id set) when an id is not
  * valid UTF-8 or memory ran out. */
 static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int tokens,
                           uint32_t *bad_id)
 {
+    /* Pair batches print as they always have; the others name their
+     * records per segment (n_segments ids). */
+    uint32_t n_ids = b->layout == PS_LAYOUT_PAIR ? b->B : b->n_segments;
     json_t *o = json_pack("{sIsIsIsIsI}", "step", (json_int_t)b->step, "epoch",
                           (json_int_t)b->epoch, "bucket", (json_int_t)b->bucket, "B",
                           (json_int_t)b->B, "T", (json_int_t)b->T);
@@ -109,7 +187,7 @@ static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int
     if (!o || !ids)
         goto fail;
     json_object_set_new(o, "ids", ids);
-    for (uint32_t i = 0; i < b->B; i++) {
+    for (uint32_t i = 0; i < n_ids; i++) {
         json_t *s = json_string(b->ids[i]);
         if (!s) {
             *bad_id = i;
@@ -121,6 +199,11 @@ static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int
     if (!lens)
         goto fail;
     json_object_set_new(o, "lengths", lens);
+    if (b->layout != PS_LAYOUT_PAIR) {
+        if (gen_fields(o, r, b, labels, tokens))
+            goto fail;
+        return o;
+    }
     if (labels) {
         json_t *names = json_array();
         if (set_pair(o, "labels", int_row(b->labels, PS_DTYPE_INT64, 0, b->B), "label_names",
@@ -163,11 +246,88 @@ static uint64_t round_up(uint64_t x, uint64_t m)
     return m > 1 ? (x + m - 1) / m * m : x;
 }
 
+/* --check of a causal batch: rows are segments from column 0 (mask 1 up
+ * to the row's length), positions restart at 0 per segment, labels -100
+ * on each prompt and on padding and the token elsewhere, cu_seqlens the
+ * prefix sums of seq_lens. */
+static int check_causal(const ps_reader_options *o, const ps_batch *b, char *msg, size_t msgn)
+{
+    const int dt = b->dtype;
+    const int64_t *lab = b->labels;
+    uint32_t col = 0, row = UINT32_MAX;
+    if (b->cu_seqlens[0] != 0)
+        return snprintf(msg, msgn, "cu_seqlens[0] %d", b->cu_seqlens[0]), -1;
+    for (uint32_t i = 0; i < b->n_segments; i++) {
+        uint32_t r = (uint32_t)elem(b->seg_rows, dt, i);
+        int64_t len = elem(b->seq_lens, dt, i), pl = elem(b->prompt_lens, dt, i);
+        if (r != row)
+            col = 0;
+        if (r >= b->B || (row != UINT32_MAX && r < row) || col + len > b->T)
+            return snprintf(msg, msgn, "segment %u: row %u at column %u, %lld tokens", i, r,
+                            col, (long long)len), -1;
+        row = r;
+        if (b->cu_seqlens[i + 1] != b->cu_seqlens[i] + len)
+            return snprintf(msg, msgn, "cu_seqlens[%u] %d", i + 1, b->cu_seqlens[i + 1]), -1;
+        for (int64_t k = 0; k < len; k++) {
+            size_t at = (size_t)r * b->T + col + (size_t)k;
+            int64_t want = k < pl ? -100 : elem(b->input_ids, dt, at);
+            if (elem(b->position_ids, dt, at) != k || lab[at] != want)
+                return snprintf(msg, msgn, "segment %u token %lld: position %lld, label %lld",
+                                i, (long long)k, (long long)elem(b->position_ids, dt, at),
+                                (long long)lab[at]), -1;
+        }
+        col += (uint32_t)len;
+    }
+    for (uint32_t i = 0; i < b->B; i++) {
+        int64_t len = elem(b->lengths, dt, i);
+        for (uint32_t t = 0; t < b->T; t++) {
+            size_t k = (size_t)i * b->T + t;
+            int on = (int64_t)t < len;
+            if (elem(b->attention_mask, dt, k) != on ||
+                (!on && (lab[k] != -100 || elem(b->input_ids, dt, k) != o->pad_id)))
+                return snprintf(msg, msgn, "row %u position %u (length %lld): mask, padding or "
+                                "label wrong", i, t, (long long)len), -1;
+        }
+    }
+    return 0;
+}
+
+/* --check of a seq2seq batch: the source masked by lengths, the target
+ * (labels, decoder mask) by target_lens, -100 after it. */
+static int check_seq2seq(const ps_reader_options *o, const ps_batch *b, char *msg, size_t msgn)
+{
+    const int dt = b->dtype;
+    const int64_t *lab = b->labels;
+    for (uint32_t i = 0; i < b->B; i++) {
+        int64_t len = elem(b->lengths, dt, i), tl = elem(b->target_lens, dt, i);
+        for (uint32_t t = 0; t < b->T; t++) {
+            size_t k = (size_t)i * b->T + t;
+            int on = (int64_t)t < len;
+            if (elem(b->attention_mask, dt, k) != on ||
+                (!on && elem(b->input_ids, dt, k) != o->pad_id))
+                return snprintf(msg, msgn, "row %u source position %u: mask or padding", i, t),
+                       -1;
+        }
+        for (uint32_t t = 0; t < b->T_target; t++) {
+            size_t k = (size_t)i * b->T_target + t;
+            int on = (int64_t)t < tl;
+            if (elem(b->decoder_attention_mask, dt, k) != on || (on ? lab[k] < 0 : lab[k] != -100))
+                return snprintf(msg, msgn, "row %u target position %u: mask or label", i, t),
+                       -1;
+        }
+    }
+    return 0;
+}
+
 /* --check: what the header promises about a delivered batch, from its own
  * lengths. Returns 0, or -1 with the reason in msg. */
 static int check_batch(const ps_reader *r, const ps_reader_options *o, const ps_batch *b,
                        char *msg, size_t msgn)
 {
+    if (b->layout == PS_LAYOUT_CAUSAL)
+        return check_causal(o, b, msg, msgn);
+    if (b->layout == PS_LAYOUT_SEQ2SEQ)
+        return check_seq2seq(o, b, msg, msgn);
     const int dt = b->dtype;
     uint32_t bound = ps_reader_get_bucket_bound(r, b->bucket);
     uint32_t lower = b->bucket ? ps_reader_get_bucket_bound(r, b->bucket - 1) : 0;

@@ -32,6 +32,9 @@ const struct option ps_read_batching_longopts[] = {
     {"require-device", no_argument, NULL, PS_READ_BATCHING_OPT},
     {"mlock", no_argument, NULL, PS_READ_BATCHING_OPT},
     {"skip-corrupt", no_argument, NULL, PS_READ_BATCHING_OPT},
+    {"pack", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"skip-long", no_argument, NULL, PS_READ_BATCHING_OPT},
+    {"decoder-start-id", required_argument, NULL, PS_READ_BATCHING_OPT},
 };
 const size_t ps_read_batching_longopts_count =
     sizeof ps_read_batching_longopts / sizeof ps_read_batching_longopts[0];
@@ -60,6 +63,14 @@ const char ps_read_batching_help[] =
     "                         torchrun sets them, else 0 and 1)\n"
     "  --drop-last            every batch full; partial batches (and the last batches\n"
     "                         needed to make the count divisible by W) are dropped\n"
+    "Layouts (the set's manifest says which; docs/READER.md, \"Layouts\"):\n"
+    "  --pack L               causal sets: rows of exactly L tokens, each holding whole\n"
+    "                         records from column 0 (best-fit decreasing per shuffle\n"
+    "                         window); --batch-size then counts rows\n"
+    "  --skip-long            with --pack: leave out (and count) records longer than L\n"
+    "                         instead of refusing the set\n"
+    "  --decoder-start-id N   seq2seq sets: also make decoder_input_ids (the labels\n"
+    "                         shifted right, N first)\n"
     "Reading (never changes the batches):\n"
     "  --threads T            decoding threads (default 2)\n"
     "  --prefetch P           batch slots ahead of the consumer (default 4, at least 2)\n"
@@ -155,6 +166,16 @@ int ps_read_batching_option(const char *cmd, const char *name, const char *v,
         o->mlock = 1;
     } else if (!strcmp(name, "skip-corrupt")) {
         o->skip_corrupt = 1;
+    } else if (!strcmp(name, "pack")) {
+        if (ps_args_u64(cmd, name, v, 1, 1u << 24, &x))
+            return -1;
+        o->pack = (uint32_t)x;
+    } else if (!strcmp(name, "skip-long")) {
+        o->skip_long = 1;
+    } else if (!strcmp(name, "decoder-start-id")) {
+        if (ps_args_u64(cmd, name, v, 0, INT32_MAX, &x))
+            return -1;
+        o->decoder_start_id = (int32_t)x;
     } else {
         fprintf(stderr, "pairshard %s: unknown option '--%s'\n", cmd, name);
         return -1;
@@ -171,6 +192,10 @@ int ps_read_batching_finish(const char *cmd, ps_reader_options *o, unsigned seen
     }
     if (seen & SEEN_MAX_TOKENS)
         o->batch_size = 0;
+    if (o->skip_long && !o->pack) {
+        fprintf(stderr, "pairshard %s: --skip-long needs --pack L\n", cmd);
+        return -1;
+    }
     if (o->require_device && o->device < 0) {
         fprintf(stderr, "pairshard %s: --require-device needs --device N\n", cmd);
         return -1;

@@ -325,6 +325,9 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
         t.truncated = pk->truncated;
         if (!rc)
             rc = ps_vstats_add(st->v_tok, &t);
+        if (!rc && st->v_gen) /* causal, seq2seq: the two sides of the boundary */
+            rc = ps_vgen_add(st->v_gen, r->label, pk->type_boundary,
+                             pk->ntokens - pk->type_boundary);
         const unsigned char *u = pk->n_unk ? (const unsigned char *)at(arena, pk->o_unk) : NULL;
         for (uint32_t k = 0; !rc && k < pk->n_unk; k++) {
             size_t len = u[2] | (size_t)u[3] << 8;

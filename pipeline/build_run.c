@@ -195,6 +195,7 @@ static void state_free(ps_build_state *st)
     ps_vstats_free(st->v_tok);
     ps_vpaired_free(st->paired);
     ps_vsql_free(st->v_sql);
+    ps_vgen_free(st->v_gen);
     ps_vreport_free(st->report);
 }
 
@@ -220,14 +221,14 @@ int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *clea
 int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *report,
                      const ps_vstats *raw, const ps_vstats *cleaned,
                      const ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
-                     ps_error *err)
+                     const ps_vgen *gen, ps_error *err)
 {
     char *json = ps_vreport_json(report);
     json_error_t je;
     json_t *parsed = json ? json_loads(json, 0, &je) : NULL;
     char *html = parsed ? ps_report_html(parsed) : NULL;
     json_decref(parsed);
-    char *stats = ps_vstats_file_json(raw, cleaned, tokenized, paired, sql);
+    char *stats = ps_vstats_file_json_gen(raw, cleaned, tokenized, paired, sql, gen);
     int rc = 0;
     if (!json || !html || !stats)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
@@ -370,7 +371,10 @@ static int open_outputs(ps_build_state *st, ps_error *err)
             names[i] = ps_rules_name(rules, i);
         st->v_sql = names ? ps_vsql_new(names, nrules) : NULL;
         free(names);
-        if (!st->v_raw || !st->v_clean || !st->v_tok || !st->paired || !st->v_sql)
+        if (cfg->layout != PS_LAYOUT_PAIR)
+            st->v_gen = ps_vgen_new();
+        if (!st->v_raw || !st->v_clean || !st->v_tok || !st->paired || !st->v_sql ||
+            (cfg->layout != PS_LAYOUT_PAIR && !st->v_gen))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     }
     st->spools = rc ? NULL : calloc(cfg->shards, sizeof *st->spools);
@@ -425,7 +429,7 @@ static void *reports_main(void *arg)
     reports_job *j = arg;
     ps_build_state *st = j->st;
     j->rc = ps_write_reports(st->staging, "", st->report, st->v_raw, st->v_clean, st->v_tok,
-                             st->paired, st->v_sql, &j->err);
+                             st->paired, st->v_sql, st->v_gen, &j->err);
     return NULL;
 }
 
@@ -511,6 +515,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     if (!rc && ps_build_serving_report(st.cleaner, ps_build_serving_share(cfg->validate_json),
                                        st.report))
         rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
+    if (!rc && st.v_gen && ps_vreport_set_generation(st.report, st.v_gen))
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
     bool gate_failed = !rc && strcmp(ps_vreport_verdict(st.report), "fail") == 0 && !cfg->no_gate;
     /* The reports go into the set, or beside DIR when the gate stops it. */
     char parent[4096], prefix[512] = "";
@@ -521,7 +527,7 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     bool beside = !rc && !gate_failed && cfg->threads > 1;
     if (!rc && !beside)
         rc = ps_write_reports(gate_failed ? parent : st.staging, prefix, st.report, st.v_raw,
-                              st.v_clean, st.v_tok, st.paired, st.v_sql, err);
+                              st.v_clean, st.v_tok, st.paired, st.v_sql, st.v_gen, err);
     if (!rc && gate_failed) /* the rejects explain a failed check as much as the report */
         rc = move_rejects_beside(st.staging, parent, prefix, err);
     if (!rc && gate_failed) { /* publish nothing */

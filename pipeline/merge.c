@@ -614,6 +614,29 @@ static int merge_parts(part *ps, size_t n, const char *staging,
     return 0;
 }
 
+/* The parts' prompt and completion lengths added up (*gen NULL for pair
+ * sets, whose statistics have none). */
+static int merge_gen(const char *const *dirs, size_t n, ps_vgen **gen, ps_error *err)
+{
+    *gen = NULL;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/stats.json", dirs[i]);
+        ps_vgen *g = NULL;
+        if ((rc = ps_vgen_file_load(path, &g, err)) || !g)
+            continue;
+        if (!*gen) {
+            *gen = g;
+            continue;
+        }
+        if ((rc = ps_vgen_merge(*gen, g)))
+            ps_error_set(err, rc, "%s: cannot add its prompt and completion lengths", dirs[i]);
+        ps_vgen_free(g);
+    }
+    return rc;
+}
+
 int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merge_opts *opts,
                  ps_error *err)
 {
@@ -664,7 +687,10 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
     ps_vstats *raw = NULL, *cln = NULL, *tok = NULL;
     ps_vpaired *pr = NULL;
     ps_vsql *sq = NULL; /* parts without SQL checks add nothing */
+    ps_vgen *gen = NULL;
     ps_vreport *report = NULL;
+    if (!rc)
+        rc = merge_gen(dirs, n, &gen, err);
     for (size_t i = 0; !rc && i < n; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/stats.json", dirs[i]);
@@ -712,20 +738,23 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
         json_t *conf = json_object_get(m, "config");
         rc = ps_build_validate(json_object_get(conf, "validate"), raw, cln, tok, pr, sq, b, nb,
                                &report, err);
+        if (!rc && gen && ps_vreport_set_generation(report, gen))
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         if (!rc)
             failed = strcmp(ps_vreport_verdict(report), "fail") == 0 && !opts->no_gate;
         if (!rc && failed) {
             char parent[4096], prefix[512];
             ps_path_beside(out_dir, parent, sizeof parent, prefix, sizeof prefix);
-            rc = ps_write_reports(parent, prefix, report, raw, cln, tok, pr, sq, err);
+            rc = ps_write_reports(parent, prefix, report, raw, cln, tok, pr, sq, gen, err);
         } else if (!rc) {
-            rc = ps_write_reports(staging, "", report, raw, cln, tok, pr, sq, err);
+            rc = ps_write_reports(staging, "", report, raw, cln, tok, pr, sq, gen, err);
         }
         if (!rc && opts->summary)
             *opts->summary = ps_vreport_summary(report);
     }
     ps_vstats_free(raw), ps_vstats_free(cln), ps_vstats_free(tok), ps_vpaired_free(pr);
     ps_vsql_free(sq);
+    ps_vgen_free(gen);
     ps_vreport_free(report);
     if (!rc && failed) {
         opts->gate_failed = 1;

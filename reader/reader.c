@@ -20,109 +20,11 @@
 #include <time.h>
 #include <zstd.h>
 
-#define DEFAULT_BATCH 32
-#define DEFAULT_THREADS 2
-#define DEFAULT_PREFETCH 4
-#define DEFAULT_WINDOW 16
-#define DEFAULT_SORT_POOL 8
-
-/* The sizes ps_reader_options has had in published versions, oldest
- * first (common/options.h): when a field is appended, append its new
- * sizeof. */
-static const size_t READER_OPTIONS_SIZES[] = {
-    offsetof(ps_reader_options, pack), /* 0.1: up to sort_pool */
-    sizeof(ps_reader_options),         /* 0.2: pack, skip_long, decoder_start_id */
-};
-#define N_READER_OPTIONS_SIZES (sizeof READER_OPTIONS_SIZES / sizeof READER_OPTIONS_SIZES[0])
-
-static void reader_defaults(ps_reader_options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->struct_size = sizeof *o;
-    o->batch_size = DEFAULT_BATCH;
-    o->pad_mode = PS_PAD_LONGEST;
-    o->pad_multiple = 1;
-    o->shuffle = 1;
-    o->rank = PS_FROM_ENV;
-    o->world_size = PS_FROM_ENV;
-    o->dtype = PS_DTYPE_INT64;
-    o->device = PS_DEVICE_HOST;
-    o->decoder_start_id = -1;
-}
-
-int ps_reader_options_init_size(ps_reader_options *o, size_t struct_size)
-{
-    ps_reader_options d;
-    reader_defaults(&d);
-    return ps_options_init_copy(o, struct_size, &d, READER_OPTIONS_SIZES, N_READER_OPTIONS_SIZES,
-                                "ps_reader_options");
-}
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* RANK / WORLD_SIZE as torchrun sets them: unset means the default; set,
- * it must be a plain whole number (an empty or junk value is a launcher
- * mistake, not rank 0). */
-static int env_int(const char *name, long dflt, long *out, int *was_set, ps_error *err)
-{
-    int64_t v;
-    int rc = ps_env_i64("reader", name, 0, 1000000, dflt, &v, was_set, err);
-    if (rc == PS_OK)
-        *out = (long)v;
-    return rc;
-}
-
-static int resolve_options(const ps_reader_options *in, ps_reader_options *o, ps_error *err)
-{
-    reader_defaults(o);
-    int rc = ps_options_adopt(o, sizeof *o, in, READER_OPTIONS_SIZES, N_READER_OPTIONS_SIZES,
-                              "ps_reader_options", err);
-    if (rc)
-        return rc;
-    long rank = o->rank, world = o->world_size;
-    int rank_set = 0, world_set = 0;
-    if (o->rank == PS_FROM_ENV && (rc = env_int("RANK", 0, &rank, &rank_set, err)))
-        return rc;
-    if (o->world_size == PS_FROM_ENV && (rc = env_int("WORLD_SIZE", 1, &world, &world_set, err)))
-        return rc;
-    /* Several processes that all default to rank 0 would each read rank
-     * 0's share: a world from the environment needs its rank too. */
-    if (o->rank == PS_FROM_ENV && o->world_size == PS_FROM_ENV && world > 1 &&
-        !rank_set)
-        return ps_error_set(err, PS_EUSAGE,
-                            "reader: WORLD_SIZE is %ld but RANK is not set", world);
-    if (world < 1 || rank < 0 || rank >= world)
-        return ps_error_set(err, PS_EUSAGE, "reader: rank %ld is not in 0..world_size-1 (%ld)",
-                            rank, world);
-    o->rank = (int)rank;
-    o->world_size = (int)world;
-    if (o->threads == 0)
-        o->threads = DEFAULT_THREADS;
-    if (o->prefetch == 0)
-        o->prefetch = DEFAULT_PREFETCH;
-    if (o->shuffle_window == 0)
-        o->shuffle_window = DEFAULT_WINDOW;
-    if (o->pad_multiple == 0)
-        o->pad_multiple = 1;
-    if (o->sort_pool == 0)
-        o->sort_pool = DEFAULT_SORT_POOL;
-    if (o->threads < 1 || o->threads > 256)
-        return ps_error_set(err, PS_EUSAGE, "reader: threads %d is not in 1..256", o->threads);
-    if (o->prefetch < 2 || o->prefetch > 4096)
-        return ps_error_set(err, PS_EUSAGE, "reader: prefetch %d is not in 2..4096",
-                            o->prefetch);
-    if (o->pad_mode != PS_PAD_LONGEST && o->pad_mode != PS_PAD_BUCKET)
-        return ps_error_set(err, PS_EUSAGE, "reader: unknown pad_mode %d", o->pad_mode);
-    if (o->dtype != PS_DTYPE_INT32 && o->dtype != PS_DTYPE_INT64)
-        return ps_error_set(err, PS_EUSAGE, "reader: unknown dtype %d", o->dtype);
-    if (o->device < PS_DEVICE_HOST)
-        return ps_error_set(err, PS_EUSAGE, "reader: device %d is not valid", o->device);
-    return PS_OK;
 }
 
 /* ---- filling a slot (a worker, no lock held except where said) ----------- */
@@ -610,72 +512,6 @@ static int epoch_begin(ps_reader *r, uint64_t epoch, uint64_t position, ps_error
     return PS_OK;
 }
 
-/* ---- slots ---------------------------------------------------------------- */
-
-static int slots_alloc(ps_reader *r, ps_error *err)
-{
-    r->slots = calloc((size_t)r->n_slots, sizeof *r->slots);
-    if (!r->slots)
-        return ps_error_set(err, PS_ENOMEM, "reader: out of memory for slots");
-    size_t maxB = r->plan.max_batch ? r->plan.max_batch : 1;
-    size_t tok = (size_t)r->plan.max_batch_tokens;
-    /* Records of a batch: its rows, or (packed) its segments. */
-    size_t nrec = r->plan.max_pool > maxB ? r->plan.max_pool : maxB;
-    size_t elems, bytes; /* the largest layout_of(): 7 bytes of alignment at most */
-    if (!ps_size_mul(tok, 3, &elems) || !ps_size_add(elems, maxB, &elems) ||
-        !ps_size_mul(elems, r->elem, &bytes) ||
-        !ps_size_add(bytes, maxB * sizeof(int64_t) + 7, &bytes) || tok > ((size_t)1 << 33) ||
-        nrec > ((size_t)1 << 30) || bytes > ((size_t)1 << 36))
-        return ps_error_set(err, PS_EUSAGE, "reader: a batch of %zu x %llu tokens is too large",
-                            maxB, (unsigned long long)r->plan.max_batch_tokens);
-    size_t gen = rd_slot_bytes(r, maxB, tok, nrec);
-    if (gen > bytes)
-        bytes = gen;
-    int want_pin = r->device >= 0 || ps_dev_count() > 0;
-    r->pinned = 1;
-    r->mlocked = 1;
-    for (int i = 0; i < r->n_slots; i++) {
-        rd_slot *sl = &r->slots[i];
-        sl->host_bytes = bytes;
-        sl->host = ps_dev_host_alloc(bytes, want_pin, r->opt.mlock, &sl->how);
-        sl->ids = malloc(nrec * sizeof *sl->ids);
-        sl->id_off = malloc(nrec * sizeof *sl->id_off);
-        ps_buf_init(&sl->idbuf);
-        if (!sl->host || !sl->ids || !sl->id_off)
-            return ps_error_set(err, PS_ENOMEM, "reader: out of memory for %d slots of %zu bytes",
-                                r->n_slots, bytes);
-        r->pinned &= sl->how == 2;
-        r->mlocked &= sl->how == 1;
-        if (r->device >= 0) {
-            int rc = ps_dev_malloc(&sl->dev, bytes, err);
-            if (!rc)
-                rc = ps_dev_event_create(&sl->event, err);
-            if (rc)
-                return rc;
-        }
-    }
-    return PS_OK;
-}
-
-static void slots_free(ps_reader *r)
-{
-    if (!r->slots)
-        return;
-    for (int i = 0; i < r->n_slots; i++) {
-        rd_slot *sl = &r->slots[i];
-        if (sl->event_pending)
-            ps_dev_event_wait(sl->event, NULL);
-        ps_dev_host_free(sl->host, sl->host_bytes, sl->how);
-        ps_dev_free(sl->dev);
-        ps_dev_event_destroy(sl->event);
-        free(sl->ids);
-        free(sl->id_off);
-        ps_buf_free(&sl->idbuf);
-    }
-    free(r->slots);
-    r->slots = NULL;
-}
-
 /* ---- open / close --------------------------------------------------------- */
 
 static int choose_device(ps_reader *r, ps_error *err)
@@ -765,7 +601,7 @@ int ps_reader_open(const char *dir, const ps_reader_options *opt,
     pthread_cond_init(&r->cv_work, NULL);
     pthread_cond_init(&r->cv_ready, NULL);
     pthread_cond_init(&r->cv_window, NULL);
-    int rc = resolve_options(opt, &r->opt, err);
+    int rc = rd_resolve_options(opt, &r->opt, err);
     rd_state st = {0};
     if (!rc && resume)
         rc = rd_state_decode(resume->bytes, sizeof resume->bytes, &st, err);
@@ -822,7 +658,7 @@ int ps_reader_open(const char *dir, const ps_reader_options *opt,
                           dir);
         goto fail;
     }
-    if ((rc = slots_alloc(r, err)))
+    if ((rc = rd_slots_alloc(r, err)))
         goto fail;
     /* The consumer's own decoding context (it helps while it waits); the
      * plan's batch and pool sizes do not change across epochs. */
@@ -844,7 +680,7 @@ void ps_reader_close(ps_reader *r)
     workers_stop(r);
     free(r->c_refs);
     ZSTD_freeDCtx(r->c_dctx);
-    slots_free(r);
+    rd_slots_free(r);
     rd_windows_free(r);
     ps_plan_free(&r->plan);
     rd_lengths_free(r);
@@ -968,51 +804,3 @@ int ps_reader_set_epoch(ps_reader *r, uint64_t epoch, ps_error *err)
     return workers_start(r, err);
 }
 
-/* ---- introspection ---------------------------------------------------------- */
-
-int ps_reader_get_info(const ps_reader *r, ps_reader_info *o)
-{
-    memset(o, 0, sizeof *o);
-    o->epoch = r->popt.epoch;
-    o->rank = (int)r->popt.rank;
-    o->world_size = (int)r->popt.world_size;
-    o->batches_per_epoch = r->plan.n_batches;
-    o->records_per_epoch = r->plan.records_rank;
-    o->records_total = r->plan.records_total;
-    o->records_dropped = r->plan.records_dropped;
-    o->n_buckets = (uint32_t)r->m->n_buckets;
-    o->n_labels = (uint32_t)r->m->n_labels;
-    o->slots = (uint32_t)r->n_slots;
-    o->threads = r->n_threads;
-    o->device = r->device;
-    o->pinned = r->pinned;
-    o->mlocked = r->mlocked;
-    o->layout = r->layout;
-    o->pack = r->opt.pack;
-    o->records_skipped = r->plan.records_skipped;
-    o->rows_per_epoch = r->opt.pack ? r->plan.rows_rank : r->plan.records_rank;
-    return PS_OK;
-}
-
-int ps_reader_get_stats(const ps_reader *r, ps_reader_stats *o)
-{
-    ps_reader *w = (ps_reader *)r; /* the lock only */
-    pthread_mutex_lock(&w->mu);
-    *o = r->st;
-    o->slots = (uint32_t)r->n_slots;
-    o->ready = 0;
-    for (int i = 0; i < r->n_slots; i++)
-        o->ready += r->slots[i].state == SLOT_READY;
-    pthread_mutex_unlock(&w->mu);
-    return PS_OK;
-}
-
-const char *ps_reader_get_label(const ps_reader *r, uint32_t id)
-{
-    return id < r->m->n_labels ? r->m->labels[id] : NULL;
-}
-
-uint32_t ps_reader_get_bucket_bound(const ps_reader *r, uint32_t b)
-{
-    return b < r->m->n_buckets ? r->m->bounds[b] : 0;
-}

@@ -156,6 +156,13 @@ void rd_window_release(ps_reader *r, uint32_t b, uint32_t w);
 void rd_windows_free(ps_reader *r);
 int rd_windows_alloc(ps_reader *r, ps_error *err);
 
+/* options.c: the caller's options resolved (defaults, environment, ranges). */
+int rd_resolve_options(const ps_reader_options *in, ps_reader_options *o, ps_error *err);
+
+/* slots.c */
+int rd_slots_alloc(ps_reader *r, ps_error *err);
+void rd_slots_free(ps_reader *r);
+
 /* state.c */
 void rd_state_encode(const ps_reader *r, ps_reader_state *out);
 typedef struct rd_state {

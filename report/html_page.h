@@ -252,6 +252,7 @@ static inline void put_text_or(ps_html *h, json_t *c, const char *k, size_t cap,
 void ps_rh_sql(page *pg); /* only when the report has "sql" */
 void ps_rh_examples(page *pg);
 void ps_rh_lengths(page *pg);
+void ps_rh_generation(page *pg); /* only when the report has "prompt_completion" */
 void ps_rh_labels(page *pg);
 void ps_rh_rejections(page *pg);
 void ps_rh_rejections_by_input(page *pg);

@@ -470,6 +470,7 @@ char *ps_report_html(json_t *report)
     ps_rh_sql(&pg);
     ps_rh_examples(&pg);
     ps_rh_lengths(&pg);
+    ps_rh_generation(&pg);
     ps_rh_labels(&pg);
     ps_rh_rejections(&pg);
     ps_rh_rejections_by_input(&pg);

@@ -54,6 +54,13 @@ int ps_vreport_set_serving(ps_vreport *r, uint64_t changed, uint64_t kept, doubl
     return r->serving ? PS_OK : PS_ENOMEM;
 }
 
+int ps_vreport_set_generation(ps_vreport *r, const ps_vgen *g)
+{
+    json_decref(r->generation);
+    r->generation = ps_vgen_to_json(g, false);
+    return r->generation ? PS_OK : PS_ENOMEM;
+}
+
 static json_t *report_object(const ps_vreport *r)
 {
     size_t c[PS_VV_N];
@@ -75,6 +82,8 @@ static json_t *report_object(const ps_vreport *r)
         bad |= json_object_set(o, "vocab_warnings", r->vocab_warnings);
     if (r->serving) /* likewise: only when cleaning changed a large share */
         bad |= json_object_set(o, "serving", r->serving);
+    if (r->generation) /* and only for causal and seq2seq sets */
+        bad |= json_object_set(o, "prompt_completion", r->generation);
     for (size_t i = 0; i < r->n; i++) {
         const ps_vcheck *k = &r->checks[i];
         json_t *e = json_object();
@@ -222,6 +231,13 @@ char *ps_vreport_summary(const ps_vreport *r)
 char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
                           const ps_vstats *tokenized, const ps_vpaired *p, const ps_vsql *sql)
 {
+    return ps_vstats_file_json_gen(raw, cleaned, tokenized, p, sql, NULL);
+}
+
+char *ps_vstats_file_json_gen(const ps_vstats *raw, const ps_vstats *cleaned,
+                              const ps_vstats *tokenized, const ps_vpaired *p,
+                              const ps_vsql *sql, const ps_vgen *gen)
+{
     json_t *o = json_object(), *pts = json_object();
     if (!o || !pts) {
         json_decref(o);
@@ -245,6 +261,10 @@ char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
     if (!ps_vsql_empty(sql)) {
         json_t *j = ps_vsql_to_json(sql);
         bad |= !j || json_object_set_new(o, "sql", j);
+    }
+    if (gen) {
+        json_t *j = ps_vgen_to_json(gen, true);
+        bad |= !j || json_object_set_new(o, "prompt_completion", j);
     }
     char *s = bad ? NULL : json_dumps(o, DUMP_FLAGS);
     json_decref(o);
@@ -347,4 +367,25 @@ out:
     if (sql)
         *sql = gs;
     return 0;
+}
+
+int ps_vgen_file_load(const char *path, ps_vgen **out, ps_error *err)
+{
+    *out = NULL;
+    char *text;
+    size_t len;
+    int rc = ps_file_read_all(path, "statistics file", (size_t)STATS_FILE_MAX, &text, &len, err);
+    if (rc)
+        return rc;
+    json_error_t je;
+    json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    if (!j)
+        return ps_error_set(err, PS_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    json_t *g = json_object_get(j, "prompt_completion");
+    ps_error e2 = {0};
+    if (g && (rc = ps_vgen_from_json(g, out, &e2)))
+        ps_error_set(err, rc, "%s: %s", path, e2.message);
+    json_decref(j);
+    return rc;
 }

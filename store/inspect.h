@@ -86,7 +86,8 @@ typedef struct ps_verify_report {
     /* The first corruption (when verification returned PS_ECORRUPT):
      * shard index, bucket and block (-1 when not about a block) and the
      * kind: "lmdb", "block", "sequence", "records", "tokens", "labels",
-     * "lengths", "counts", "size", "sha256", "meta", "missing". */
+     * "lengths", "lengths_db" (version 2's lengths database), "counts",
+     * "size", "sha256", "meta", "missing". */
     long bad_shard, bad_bucket, bad_block;
     const char *kind;
 } ps_verify_report;

@@ -154,6 +154,34 @@ bool ps_vsql_empty(const ps_vsql *v);
  * out); "sql" is left out when empty too. */
 char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
                           const ps_vstats *tokenized, const ps_vpaired *p, const ps_vsql *sql);
+/* ---- prompt and completion lengths (gen_stats.c) ----------------------------
+ *
+ * Causal and seq2seq sets only: per record the tokens before its boundary
+ * (the prompt with its prefix, or the source) and after it (the completion
+ * or target), over all records and per label. stats.json holds them as
+ * "prompt_completion" (with histograms, mergeable), report.json as
+ * "prompt_completion" (min, mean, p50, p95, max; docs/REPORT.md). */
+typedef struct ps_vgen ps_vgen;
+ps_vgen *ps_vgen_new(void);
+void ps_vgen_free(ps_vgen *g);
+/* One kept record (label NULL: unlabeled, counted in "all" only). 0 or
+ * PS_ENOMEM. */
+int ps_vgen_add(ps_vgen *g, const char *label, uint32_t prompt, uint32_t completion);
+int ps_vgen_merge(ps_vgen *into, const ps_vgen *from);
+/* {"all": D, "labels": [D + "label", ...]} with D = {"records", "prompt":
+ * {min, max, sum, mean, p50, p95[, hist]}, "completion": {...}}; `full`
+ * adds the histograms (stats.json). New reference or NULL. */
+json_t *ps_vgen_to_json(const ps_vgen *g, bool full);
+/* Reads what ps_vgen_to_json(g, true) wrote (untrusted). */
+int ps_vgen_from_json(json_t *j, ps_vgen **out, ps_error *err);
+/* As ps_vstats_file_json, with "prompt_completion" when gen is not NULL. */
+char *ps_vstats_file_json_gen(const ps_vstats *raw, const ps_vstats *cleaned,
+                              const ps_vstats *tokenized, const ps_vpaired *p,
+                              const ps_vsql *sql, const ps_vgen *gen);
+/* The "prompt_completion" member of a statistics file: *out NULL when it
+ * has none (a pair set). 0 or a negative code, as ps_vstats_file_load. */
+int ps_vgen_file_load(const char *path, ps_vgen **out, ps_error *err);
+
 /* Reads a statistics file, or a report.json (same "points" and "paired"
  * members). Each output may be NULL (not wanted); a point absent from the
  * file gives NULL, and so does an absent "sql" (no SQL was checked).
@@ -200,6 +228,9 @@ int ps_vreport_add_vocab_warning(ps_vreport *r, const char *msg);
  * serve with (`note`). 0 or PS_ENOMEM. */
 int ps_vreport_set_serving(ps_vreport *r, uint64_t changed, uint64_t kept, double threshold,
                            const char *note);
+/* Records the prompt and completion lengths (the summary form) in
+ * report.json's "prompt_completion" object. 0 or PS_ENOMEM. */
+int ps_vreport_set_generation(ps_vreport *r, const ps_vgen *g);
 /* "pass", "warn" or "fail". */
 const char *ps_vreport_verdict(const ps_vreport *r);
 /* Rendering a report (report.json, the terminal summary, report.html) is

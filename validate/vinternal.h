@@ -201,6 +201,7 @@ struct ps_vreport {
     json_t *config;    /* owned: {"thresholds": {...}, "modes": {...}} */
     json_t *vocab_warnings; /* owned or NULL: the tokenizer's load warnings */
     json_t *serving;   /* owned or NULL: cleaning changed a large share (build_run.c) */
+    json_t *generation; /* owned or NULL: prompt and completion lengths (causal, seq2seq) */
 };
 
 /* JSON helpers shared by the loaders. */

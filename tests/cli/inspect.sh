@@ -167,8 +167,8 @@ edit_manifest 'm["shards"][0]["sha256"] = "0" * 64'
 expect_inspect 1 "shard-00000.mdb: SHA-256" "a wrong SHA-256 in the manifest: exit 1" --verify
 
 # Hostile or unreadable manifests: exit 2, nothing read outside the set.
-edit_manifest 'm["format_version"] = 2'
-expect_inspect 2 "format version 2 is newer" "a newer manifest format version: exit 2 with a clear message"
+edit_manifest 'm["format_version"] = 3'
+expect_inspect 2 "format version 3 is newer" "a newer manifest format version: exit 2 with a clear message"
 for name in "../shard-00000.mdb" "/etc/passwd" "." ".." "shard-00000.mdb/" "sub/shard-00000.mdb" "shard-0x.mdb" "shard-.mdb"; do
     edit_manifest "m['shards'][0]['file'] = '$name'"
     "$PAIRSHARD" inspect --verify "$TMP/bad" >/dev/null 2>"$TMP/err"

@@ -406,7 +406,7 @@ python3 - "$TMP/bad/manifest.json" <<'PY'
 import json, sys
 p = sys.argv[1]
 m = json.load(open(p))
-m["format_version"] = 2
+m["format_version"] = 3
 json.dump(m, open(p, "w"), indent=2)
 PY
 R "$TMP/bad" >/dev/null 2>"$TMP/err"

@@ -169,7 +169,7 @@ edit("records negative", "m['shards'][0]['records'] = -1")
 edit("10^6 + 1 shards listed", "m['shards'] = [{'file': 'shard-%05d.mdb' % i}"
      " for i in range(1000001)]", (2,), ("manifest.json",))
 edit("65537 buckets", "m['buckets'] = list(range(1, 65538))")
-edit("format_version 2 (newer)", "m['format_version'] = 2", (2,), ("newer", "version"))
+edit("format_version 3 (newer)", "m['format_version'] = 3", (2,), ("newer", "version"))
 edit("format_version 1.5", "m['format_version'] = 1.5")
 edit("format_version 0", "m['format_version'] = 0")
 edit("format_version as a string", "m['format_version'] = '1'")
