@@ -75,8 +75,8 @@ print("  fill = real tokens / tokens delivered (goal: packed >= 97% at 1024 and 
 print("  packing's fill by shuffle window, against the most whole records allow (L2 bound):")
 for L in (512, 1024, 2048):
     f = json.load(open(os.path.join(w, "fill%d.json" % L)))
-    print("  %5d  16 blocks (default) %6.2f%%, 64 blocks %6.2f%%, whole epoch %6.2f%%, bound %6.2f%%"
-          % (L, 100 * f["packed_fill"], 100 * f["packed_fill_window64"],
+    print("  %5d  16 blocks (default) %6.2f%%, 64 blocks %6.2f%%, whole epoch %6.2f%%, "
+          "bound %6.2f%%" % (L, 100 * f["packed_fill"], 100 * f["packed_fill_window64"],
              100 * f["packed_fill_whole_epoch"], 100 * f["fill_bound"]))
 for L in (512, 1024, 2048):
     f = json.load(open(os.path.join(w, "fill%d.json" % L)))

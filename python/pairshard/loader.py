@@ -372,12 +372,17 @@ class Loader:
                                ctypes.c_void_p(b.ready_event), 0)
         # Before the slot is reused, work queued on it must be done.
         holder.sync = stream.synchronize
-        for name, shape, npd, _ in fields:
+        for name, shape, npd, ct in fields:
             typestr = {np.int64: "<i8", np.int32: "<i4"}[npd]
             addr = getattr(b, "d_" + name)
             if not addr or 0 in shape:
-                t = torch.zeros(shape, dtype=torch.int64 if npd is np.int64 else torch.int32,
-                                device=dev)
+                # Nothing to view on the device (an empty array, or one the
+                # library did not copy): the host's values, copied.
+                n = 1
+                for d in shape:
+                    n *= d
+                host = _host_view(getattr(b, name), n, ct, npd, holder, shape)
+                t = torch.from_numpy(host.copy()).to(dev)
             else:
                 t = torch.as_tensor(_CudaView(addr, shape, typestr, holder), device=dev)
                 t = t.clone() if self._copy else t
