@@ -341,7 +341,7 @@ static int bench_read_epochs(ps_reader *r, const bench_args *a, bench_result *re
             if (!*t_first)
                 *t_first = now_ns();
             res->batches++;
-            res->records += b->B;
+            res->records += b->layout == PS_LAYOUT_PAIR ? b->B : b->n_segments;
             res->tokens += (uint64_t)b->B * b->T;
             res->real += b->real_tokens;
             res->elem_size = b->dtype == PS_DTYPE_INT32 ? 4 : 8;

@@ -86,7 +86,7 @@ static int by_id(const void *a, const void *b)
     return strcmp(((const ref_rec *)a)->id, ((const ref_rec *)b)->id);
 }
 
-static void ref_load(ref_set *s, const char *dir)
+void ref_load(ref_set *s, const char *dir)
 {
     memset(s, 0, sizeof *s);
     s->dir = xstrdup(dir);
@@ -121,7 +121,7 @@ static void ref_load(ref_set *s, const char *dir)
         assert_true(strcmp(s->v[i - 1].id, s->v[i].id) != 0); /* ids are unique */
 }
 
-static void ref_free(ref_set *s)
+void ref_free(ref_set *s)
 {
     for (size_t i = 0; i < s->n; i++) {
         free(s->v[i].id);
@@ -157,6 +157,58 @@ void build_set_of(const char *in, const char *out, size_t shards, size_t block_r
 {
     ps_test_build_opts o = {.label_field = label, .shards = shards, .block_records = block_records};
     ps_test_build(in, out, &o);
+}
+
+void build_gen_set(const char *in, const char *out, int layout, const char *tokenizer,
+                   size_t max_length, size_t shards, size_t block_records, const char *label)
+{
+    ps_build_config cfg;
+    ps_build_config_init(&cfg);
+    ps_error err;
+    ps_error_clear(&err);
+    char *input = xstrdup(in); /* ps_test_data's buffer is reused below */
+    char rel[256];
+    snprintf(rel, sizeof rel, "tokenizers/%s", tokenizer);
+    char *tpath = xstrdup(ps_test_data(rel));
+    char *tables = xstrdup(ps_test_data("spider/tables.json"));
+    ps_tokenizer *tok = NULL;
+    ps_schemas *sc = NULL;
+    ps_template *tm = NULL;
+    if (ps_tokenizer_load_json(tpath, &tok, &err) || ps_schemas_create(&sc, &err) ||
+        ps_schemas_load_tables(sc, tables, &err) || ps_template_open("ddl", &tm, &err))
+        fail_msg("build %s: %s", out, err.message);
+    const char *inputs[1] = {input};
+    const char *schema_paths[1] = {tables};
+    cfg.inputs = inputs;
+    cfg.n_inputs = 1;
+    cfg.out_dir = out;
+    cfg.clean.label_field = label;
+    cfg.schemas = sc;
+    cfg.tmpl = tm;
+    cfg.schema_paths = schema_paths;
+    cfg.n_schema_paths = 1;
+    cfg.tokenizer = tok;
+    cfg.vocab_path = tpath;
+    cfg.vocab_kind = "tokenizer.json";
+    cfg.max_length = max_length;
+    cfg.layout = layout;
+    cfg.shards = shards;
+    cfg.block_records = block_records;
+    cfg.threads = 2;
+    ps_build_summary sum;
+    memset(&sum, 0, sizeof sum);
+    if (ps_build_run(&cfg, &sum, &err))
+        fail_msg("build %s: %s", out, err.message);
+    if (sum.gate_failed)
+        fail_msg("build %s: the gate failed: %s", out,
+                 sum.report_summary ? sum.report_summary : "?");
+    free(sum.report_summary);
+    ps_template_free(tm);
+    ps_schemas_free(sc);
+    ps_tokenizer_free(tok);
+    free(tpath);
+    free(tables);
+    free(input);
 }
 
 static void build_set(const char *out, size_t shards, size_t block_records, const char *label)

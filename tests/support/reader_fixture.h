@@ -67,6 +67,17 @@ long ref_find(const ref_set *s, const char *id);
 void build_set_of(const char *in, const char *out, size_t shards, size_t block_records,
                   const char *label);
 
+/* Builds Spider `in` into `out` as a generator layout (PS_LAYOUT_CAUSAL or
+ * PS_LAYOUT_SEQ2SEQ) with schema prompts (--template ddl --schema
+ * tests/data/spider/tables.json) and the tokenizer.json `tokenizer` (a
+ * name under tests/data/tokenizers/); max_length 0: none. */
+void build_gen_set(const char *in, const char *out, int layout, const char *tokenizer,
+                   size_t max_length, size_t shards, size_t block_records, const char *label);
+
+/* Loads every record of the set in dir (decoded from its shards) into s. */
+void ref_load(ref_set *s, const char *dir);
+void ref_free(ref_set *s);
+
 int reader_fixture_setup(void **state);
 
 int reader_fixture_teardown(void **state);
