@@ -284,11 +284,17 @@ def clean(tmp, name, *args):
     return out
 
 
+def dump_ids(f, rid, ids, boundary):
+    """One line of layout_ids.js's IDS file: the record's ids as delivered
+    and where its prompt (source) ends."""
+    f.write(json.dumps({"id": rid, "input_ids": [int(x) for x in ids],
+                        "boundary": int(boundary)}) + "\n")
+
+
 def dump_causal(recs, path):
     with open(path, "w") as f:
         for rid, (toks, p, _) in recs.items():
-            f.write(json.dumps({"id": rid, "a": [int(x) for x in toks[:p]],
-                                "b": [int(x) for x in toks[p:]]}) + "\n")
+            dump_ids(f, rid, toks, p)
 
 
 # ---- the groups -------------------------------------------------------------------------
@@ -450,8 +456,7 @@ def seq2seq_group(tmp):
                         and not dam[i, t:].any() and (lab[i, t:] == -100).all()
                         and (tgt >= 0).all() and (dii[i] == shifted).all()):
                     bad.append(rid)
-                f.write(json.dumps({"id": rid, "a": [int(x) for x in src[i, :s]],
-                                    "b": [int(x) for x in tgt]}) + "\n")
+                dump_ids(f, rid, np.concatenate([src[i, :s], tgt]), s)
     T.check("seq2seq set (T5-small): %d records; source mask, target labels (-100 only on "
             "padding), decoder_attention_mask, decoder_input_ids = labels shifted right from "
             "start id 0" % n, n > 1000 and not bad, bad[:5])
