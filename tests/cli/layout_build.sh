@@ -77,6 +77,12 @@ check "causal GPT-2: version 2 manifest and shards, lengths db = blocks, boundar
 check "causal GPT-2: 1000+ records read back" $?
 conform causal "$TOKS/gpt2.tokenizer.json" "$TMP/ddl.jsonl" "$TMP/gpt2.ids" \
     "causal GPT-2: every record = encode(prompt) + encode(completion) (no special tokens), boundary = prompt tokens"
+B --layout causal --tokenizer-json "$TOKS/gpt2.tokenizer.json" --schema "$TABLES" \
+    --template ddl --max-length 0 --threads 1 -o "$TMP/gpt2t1" "$SPIDER" 2>"$TMP/err" &&
+    B --layout causal --tokenizer-json "$TOKS/gpt2.tokenizer.json" --schema "$TABLES" \
+        --template ddl --max-length 0 --threads 3 -o "$TMP/gpt2t3" "$SPIDER" 2>>"$TMP/err" &&
+    same_set "$TMP/gpt2t1" "$TMP/gpt2t3"
+check "causal sets are byte-identical at 1 and 3 threads" $? "$TMP/err"
 "$PAIRSHARD" inspect --verify "$TMP/gpt2" >"$TMP/out" 2>"$TMP/err" &&
     grep -q "format version 2, layout causal" "$TMP/out"
 check "inspect --verify passes and prints 'format version 2, layout causal'" $? "$TMP/err"
