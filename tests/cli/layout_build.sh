@@ -222,6 +222,15 @@ a, b = (json.load(open(p))["prompt_completion"] for p in sys.argv[1:3])
 sys.exit(0 if a == b and a["all"]["records"] > 0 else 1)
 PY
 check "the merged prompt and completion statistics equal the whole build's" $? "$TMP/err"
+# explicit buckets and no labels: blocks copied as they are, their lengths with them
+for k in 0 1; do
+    "$PAIRSHARD" build -q --layout seq2seq --tokenizer-json "$TOKS/t5-small.tokenizer.json" --max-length 64 \
+        --buckets 32,64,96,128 --part $k/2 --no-gate -o "$TMP/s$k" "$SPIDER" 2>"$TMP/err" || break
+done &&
+    "$PAIRSHARD" merge -q --no-gate -o "$TMP/smerged" "$TMP/s0" "$TMP/s1" 2>>"$TMP/err" &&
+    "$PAIRSHARD" inspect --verify "$TMP/smerged" >/dev/null 2>>"$TMP/err" &&
+    "$PY" "$CHECK" check "$TMP/smerged" --layout seq2seq --max-length 64 --expect-too-long 2>>"$TMP/err"
+check "merge two seq2seq parts with explicit buckets: verified, lengths db carried" $? "$TMP/err"
 "$PAIRSHARD" merge -q -o "$TMP/mixed" "$TMP/c0" "$TMP/p1" 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "is a causal set and .* a pair set" "$TMP/err" && [ ! -e "$TMP/mixed" ]
 check "merge refuses a causal part with a pair part (exit 2, nothing written)" $? "$TMP/err"
