@@ -117,6 +117,13 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
             return ps_error_set(err, PS_EUSAGE, "bucket bounds must be positive and increasing");
     if (!ps_layout_name(cfg->layout))
         return ps_error_set(err, PS_EUSAGE, "unknown layout %d", cfg->layout);
+    ps_template_info ti = {0};
+    if (cfg->tmpl)
+        ps_template_get_info(cfg->tmpl, &ti);
+    if (cfg->layout != PS_LAYOUT_PAIR && cfg->tmpl && !ti.completion) /* nothing to learn */
+        return ps_error_set(err, PS_EUSAGE,
+                            "--layout %s needs a completion, and the template %s has none",
+                            ps_layout_name(cfg->layout), ti.name);
     if (cfg->max_target_length && cfg->layout != PS_LAYOUT_SEQ2SEQ)
         return ps_error_set(err, PS_EUSAGE,
                             "--max-target-length is for --layout seq2seq (this build is %s)",

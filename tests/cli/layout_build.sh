@@ -261,6 +261,10 @@ check "--max-target-length without --layout seq2seq: exit 2" $? "$TMP/err"
     -o "$TMP/u2" "$SPIDER" 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "pair, causal or seq2seq" "$TMP/err"
 check "--layout decoder: exit 2 naming the layouts" $? "$TMP/err"
+"$PAIRSHARD" build -q --layout causal --template question --tokenizer-json "$TOKS/gpt2.tokenizer.json" \
+    -o "$TMP/u3" "$SPIDER" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "needs a completion, and the template question has none" "$TMP/err"
+check "--layout causal --template question (no completion): exit 2" $? "$TMP/err"
 "$PAIRSHARD" build --help | grep -q -- "--layout L"
 check "build --help documents --layout" $?
 done_testing
