@@ -127,8 +127,10 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
         max_total += cfg->max_target_length ? cfg->max_target_length : cfg->max_length;
     if (cfg->n_buckets && cfg->max_length && cfg->buckets[cfg->n_buckets - 1] < max_total)
         return ps_error_set(err, PS_EUSAGE,
-                            "the last bucket bound (%u) must be >= the longest record (%zu)",
-                            cfg->buckets[cfg->n_buckets - 1], max_total);
+                            "the last bucket bound (%u) must be >= max length (%zu%s)",
+                            cfg->buckets[cfg->n_buckets - 1], max_total,
+                            max_total > cfg->max_length ? ": a seq2seq record's source and "
+                                                          "target together" : "");
     /* Every shard's spool stays open through phase 1: refuse up front
      * what would fail with EMFILE half-way. */
     struct rlimit rl;

@@ -614,11 +614,11 @@ static int merge_parts(part *ps, size_t n, const char *staging,
     return 0;
 }
 
-/* The parts' prompt and completion lengths added up (*gen NULL for pair
- * sets, whose statistics have none). */
-static int merge_gen(const char *const *dirs, size_t n, ps_vgen **gen, ps_error *err)
+/* The parts' prompt and completion lengths added up into *gen (NULL for
+ * pair sets, whose statistics have none) and the report. */
+static int merge_gen(const char *const *dirs, size_t n, ps_vreport *report, ps_vgen **gen,
+                     ps_error *err)
 {
-    *gen = NULL;
     int rc = 0;
     for (size_t i = 0; !rc && i < n; i++) {
         char path[4096];
@@ -634,6 +634,8 @@ static int merge_gen(const char *const *dirs, size_t n, ps_vgen **gen, ps_error 
             ps_error_set(err, rc, "%s: cannot add its prompt and completion lengths", dirs[i]);
         ps_vgen_free(g);
     }
+    if (!rc && *gen && ps_vreport_set_generation(report, *gen))
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     return rc;
 }
 
@@ -641,8 +643,7 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
                  ps_error *err)
 {
     ps_merge_opts defaults = {0, 0, NULL, 0, NULL};
-    if (!opts)
-        opts = &defaults;
+    opts = opts ? opts : &defaults;
     if (n == 0)
         return ps_error_set(err, PS_EUSAGE, "merge needs at least one part");
     part *ps = calloc(n, sizeof *ps);
@@ -654,8 +655,7 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
         if (!(ps[i].m = load_manifest(dirs[i], err)))
             rc = err->code ? err->code : PS_EFORMAT;
     }
-    if (!rc)
-        rc = check_same(ps, n, err);
+    rc = rc ? rc : check_same(ps, n, err);
     ps_publish_opts pub = {dirs, n, opts->force, opts->cancel};
     ps_staging stg = {NULL, NULL, -1};
     if (!rc && opts->cancel && *opts->cancel) /* stopped while reading the parts */
@@ -689,8 +689,6 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
     ps_vsql *sq = NULL; /* parts without SQL checks add nothing */
     ps_vgen *gen = NULL;
     ps_vreport *report = NULL;
-    if (!rc)
-        rc = merge_gen(dirs, n, &gen, err);
     for (size_t i = 0; !rc && i < n; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/stats.json", dirs[i]);
@@ -738,8 +736,8 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
         json_t *conf = json_object_get(m, "config");
         rc = ps_build_validate(json_object_get(conf, "validate"), raw, cln, tok, pr, sq, b, nb,
                                &report, err);
-        if (!rc && gen && ps_vreport_set_generation(report, gen))
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        if (!rc)
+            rc = merge_gen(dirs, n, report, &gen, err);
         if (!rc)
             failed = strcmp(ps_vreport_verdict(report), "fail") == 0 && !opts->no_gate;
         if (!rc && failed) {

@@ -164,6 +164,16 @@ static int load_tokenizer(ps_preprocessor *p, json_t *config, json_t *files, ps_
         return rc;
     json_int_t ml = json_integer_value(json_object_get(tc, "max_length"));
     p->cfg.max_length = ml > 0 ? (size_t)ml : 0;
+    /* a causal or seq2seq set serves its own layout: a question alone is
+     * the prefix and prompt (causal) or the encoded source (seq2seq) */
+    const char *layout = str_at(config, "layout");
+    int lay = layout ? ps_layout_parse(layout) : PS_LAYOUT_PAIR;
+    if (lay < 0)
+        return ps_error_set(err, PS_EFORMAT, "%s/manifest.json: config: unknown layout \"%s\"",
+                            p->dir, layout);
+    p->cfg.layout = lay;
+    json_int_t mt = json_integer_value(json_object_get(tc, "max_target_length"));
+    p->cfg.max_target_length = mt > 0 && lay == PS_LAYOUT_SEQ2SEQ ? (size_t)mt : 0;
     p->cfg.tokenizer = p->tok;
     ps_tokenizer_info ti;
     ps_tokenizer_get_info(p->tok, &ti);

@@ -1,0 +1,67 @@
+// The ids of a causal or seq2seq set against HuggingFace tokenizers
+// (pairshard build --layout; docs/BUILD.md "Layouts"):
+//   causal:  prefix + encode(prompt, add_special_tokens=False)
+//                   + encode(completion, add_special_tokens=False),
+//            boundary = prefix + prompt tokens, where the prefix is what
+//            encode(prompt, add_special_tokens=True) puts before the
+//            prompt's own ids (the post-processor's, BOS for Llama 3);
+//   seq2seq: encode(prompt, True) + encode(completion, True), boundary = the
+//            source's length.
+// prompt and completion are what `pairshard clean --template` wrote (the
+// question and the SQL without a template).
+//   node layout_ids.js causal|seq2seq TOKENIZER.json CLEANED.jsonl IDS.jsonl
+// IDS: {"id", "input_ids", "boundary"} lines (tests/tools/layout_set.py --dump).
+// Exits 0 when every stored record matches, 1 naming the first mismatches.
+'use strict';
+const hf = require('tokenizers');
+const fs = require('fs');
+
+const [layout, tokFile, cleanedFile, idsFile] = process.argv.slice(2);
+const lines = (f) => fs.readFileSync(f, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l));
+const same = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
+
+// The ids encode(text, true) holds before text's own ids.
+function prefixOf(withSp, plain) {
+  for (let k = 0; k + plain.length <= withSp.length; k++)
+    if (same(withSp.slice(k, k + plain.length), plain)) return withSp.slice(0, k);
+  throw new Error('the text\'s ids are not inside its encoding with special tokens');
+}
+
+async function expected(tok, prompt, completion) {
+  const ids = async (t, sp) => (await tok.encode(t, null, { addSpecialTokens: sp })).getIds();
+  if (layout === 'seq2seq') {
+    const src = await ids(prompt, true);
+    return { ids: src.concat(await ids(completion, true)), boundary: src.length };
+  }
+  const p = await ids(prompt, false);
+  const pre = prefixOf(await ids(prompt, true), p);
+  return { ids: pre.concat(p, await ids(completion, false)), boundary: pre.length + p.length };
+}
+
+async function main() {
+  const tok = hf.Tokenizer.fromString(fs.readFileSync(tokFile, 'utf8'));
+  const cleaned = new Map(lines(cleanedFile).map((r) => [r.id, r]));
+  const stored = lines(idsFile);
+  let bad = 0;
+  for (const s of stored) {
+    const r = cleaned.get(s.id);
+    const prompt = r && (r.prompt != null ? r.prompt : r.question);
+    const completion = r && (r.prompt != null ? r.completion : r.sql);
+    if (!r || completion == null) {
+      console.error(`record ${s.id}: no prompt and completion in ${cleanedFile}`);
+      bad++;
+      continue;
+    }
+    const want = await expected(tok, prompt, completion);
+    if (!same(want.ids, s.input_ids) || want.boundary !== s.boundary) {
+      if (bad < 3)
+        console.error(`record ${s.id}: stored ${s.input_ids.length} ids, boundary ${s.boundary}; ` +
+                      `HF ${want.ids.length} ids, boundary ${want.boundary}; first difference at ` +
+                      `${want.ids.findIndex((v, i) => v !== s.input_ids[i])}`);
+      bad++;
+    }
+  }
+  console.error(`${stored.length} records compared, ${bad} differ`);
+  process.exit(stored.length > 0 && bad === 0 ? 0 : 1);
+}
+main().catch((e) => { console.error(e); process.exit(1); });
