@@ -128,8 +128,10 @@ static int shorten(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch 
     if (!best) {
         out->too_long = true;
         snprintf(x->detail, sizeof x->detail,
-                 "the prompt and completion are %zu tokens with every table and column the SQL "
-                 "does not mention dropped from the schema (%zu), over --max-length %zu",
+                 "%s %zu tokens with every table and column the SQL does not mention dropped "
+                 "from the schema (%zu), over --max-length %zu",
+                 cfg->layout == PS_LAYOUT_SEQ2SEQ ? "the source is"
+                                                  : "the prompt and completion are",
                  full_len, nu, cfg->max_length);
         return 0;
     }

@@ -117,6 +117,13 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
             return ps_error_set(err, PS_EUSAGE, "bucket bounds must be positive and increasing");
     if (!ps_layout_name(cfg->layout))
         return ps_error_set(err, PS_EUSAGE, "unknown layout %d", cfg->layout);
+    ps_template_info ti = {0};
+    if (cfg->tmpl)
+        ps_template_get_info(cfg->tmpl, &ti);
+    if (cfg->layout != PS_LAYOUT_PAIR && cfg->tmpl && !ti.completion) /* nothing to learn */
+        return ps_error_set(err, PS_EUSAGE,
+                            "--layout %s needs a completion, and the template %s has none",
+                            ps_layout_name(cfg->layout), ti.name);
     if (cfg->max_target_length && cfg->layout != PS_LAYOUT_SEQ2SEQ)
         return ps_error_set(err, PS_EUSAGE,
                             "--max-target-length is for --layout seq2seq (this build is %s)",
@@ -127,8 +134,10 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
         max_total += cfg->max_target_length ? cfg->max_target_length : cfg->max_length;
     if (cfg->n_buckets && cfg->max_length && cfg->buckets[cfg->n_buckets - 1] < max_total)
         return ps_error_set(err, PS_EUSAGE,
-                            "the last bucket bound (%u) must be >= the longest record (%zu)",
-                            cfg->buckets[cfg->n_buckets - 1], max_total);
+                            "the last bucket bound (%u) must be >= max length (%zu%s)",
+                            cfg->buckets[cfg->n_buckets - 1], max_total,
+                            max_total > cfg->max_length ? ": a seq2seq record's source and "
+                                                          "target together" : "");
     /* Every shard's spool stays open through phase 1: refuse up front
      * what would fail with EMFILE half-way. */
     struct rlimit rl;

@@ -250,7 +250,7 @@ static int write_shard(ps_build_state *st, size_t k, ps_error *err)
     uint32_t *lengths = NULL; /* a block's record lengths (version 2) */
     if (cfg->layout != PS_LAYOUT_PAIR) {
         lengths = malloc(cfg->block_records * sizeof *lengths);
-        rc = lengths ? ps_shard_writer_open_lengths(&w, path, err)
+        rc = lengths ? ps_shard_writer_open_lengths(&w, path, 0, err)
                      : ps_error_set(err, PS_ENOMEM, "out of memory");
     } else {
         rc = ps_shard_writer_open(&w, path, err);

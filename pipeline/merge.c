@@ -462,7 +462,7 @@ static int merge_shard(copy_ctx *c, json_t *sh, const char *staging, size_t out_
     json_t *copy = NULL;
     int rc = ps_shard_open(&in, src, err);
     if (!rc)
-        rc = c->lengths ? ps_shard_writer_open_lengths(&c->w, dst, err)
+        rc = c->lengths ? ps_shard_writer_open_lengths(&c->w, dst, 0, err)
                         : ps_shard_writer_open(&c->w, dst, err);
     if (!rc)
         rc = copy_shard(c, in, src, sh, bounds, nb, &copy, err);

@@ -264,6 +264,25 @@ static int fill_layout(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, rec_r
     return rc;
 }
 
+/* A packed batch's records must have the lengths its plan was made from
+ * (the shards' lengths databases): a set whose blocks disagree is damaged. */
+static int check_planned(const ps_reader *r, const ps_plan_batch *pb, const rec_ref *refs,
+                         ps_error *err)
+{
+    const ps_plan_seg *sg = r->plan.segs + pb->pool_start;
+    for (uint32_t i = 0; i < pb->pool_count; i++)
+        if (refs[i].v && refs[i].v->length[refs[i].i] != sg[i].len)
+            return ps_error_set(err, PS_ECORRUPT,
+                                "%s: record %.*s has %u tokens, but its shard's lengths "
+                                "database says %u (a damaged set: run inspect --verify)",
+                                r->dir,
+                                (int)(refs[i].v->id_offset[refs[i].i + 1] -
+                                      refs[i].v->id_offset[refs[i].i]),
+                                refs[i].v->ids + refs[i].v->id_offset[refs[i].i],
+                                refs[i].v->length[refs[i].i], sg[i].len);
+    return PS_OK;
+}
+
 /* The windows a batch draws from: its pool's (packed: its segments'). */
 static void batch_windows(const ps_reader *r, const ps_plan_batch *pb, uint32_t *w0,
                           uint32_t *w1)
@@ -327,13 +346,15 @@ static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
         /* Records of damaged blocks: the batch fails, or goes without them. */
         uint32_t B = 0;
         rec_ref bad = {0}; /* a copy: compaction overwrites the array */
+        ps_error e = {0};
+        if (r->opt.pack && (rc = check_planned(r, pb, mine, &e)))
+            want = 0; /* the rows would not hold what the plan says */
         for (uint32_t i = 0; i < want; i++) {
             if (mine[i].v)
                 mine[B++] = mine[i];
             else if (!bad.w)
                 bad = mine[i];
         }
-        ps_error e = {0};
         if (bad.w) {
             int code = bad.w->blk_code[bad.i];
             if (!r->opt.skip_corrupt || code != PS_ECORRUPT)

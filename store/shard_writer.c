@@ -274,9 +274,10 @@ int ps_shard_writer_open_map(ps_shard_writer **out, const char *path, size_t ini
     return open_impl(out, path, initial_map, 0, err);
 }
 
-int ps_shard_writer_open_lengths(ps_shard_writer **out, const char *path, ps_error *err)
+int ps_shard_writer_open_lengths(ps_shard_writer **out, const char *path, size_t initial_map,
+                                 ps_error *err)
 {
-    return open_impl(out, path, 0, 1, err);
+    return open_impl(out, path, initial_map, 1, err);
 }
 
 static void block_key(unsigned char key[8], uint32_t bucket, uint32_t seq)

@@ -115,10 +115,11 @@ int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const
  * (deterministic bytes), fsyncs it and frees the writer. Returns 0 or
  * PS_EIO (and removes the file). */
 int ps_shard_writer_finish(ps_shard_writer *w, const char *meta_json, ps_error *err);
-/* As ps_shard_writer_open, for a version 2 shard: the writer also keeps
- * the "lengths" database, and each block put must be followed by its
+/* As ps_shard_writer_open_map, for a version 2 shard: the writer also
+ * keeps the "lengths" database, and each block put must be followed by its
  * lengths (ps_shard_writer_put_lengths) before the next. */
-int ps_shard_writer_open_lengths(ps_shard_writer **out, const char *path, ps_error *err);
+int ps_shard_writer_open_lengths(ps_shard_writer **out, const char *path, size_t initial_map,
+                                 ps_error *err);
 /* Stores the record lengths of the block just put at (bucket, seq):
  * lengths[0..n) as little-endian u32. PS_EINVAL when (bucket, seq) is not
  * the last block put or the writer keeps no lengths. */

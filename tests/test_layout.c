@@ -3,10 +3,14 @@
  * causal record starts with, and the layout names (common/layout.c). */
 #include "tests/support/testutil.h"
 #include "tests/support/tok_fixture.h"
+#include "store/inspect.h"
 #include "tokenize/hf.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static ps_tok_post *load(const char *json)
 {
@@ -150,9 +154,61 @@ static void test_layout_names(void **state)
     assert_int_equal(ps_layout_parse(NULL), PS_EINVAL);
 }
 
+/* A manifest of format version `ver` with `layout` (NULL: no member),
+ * read: the return code, and *layout when it is read. */
+static int read_layout(int ver, const char *layout, int *out, ps_error *err)
+{
+    char dir[] = "/tmp/pstest-layout-XXXXXX", path[64], text[1024], member[64] = "";
+    assert_non_null(mkdtemp(dir));
+    if (layout)
+        snprintf(member, sizeof member, "\"layout\":\"%s\",", layout);
+    snprintf(text, sizeof text,
+             "{\"format\":\"pairshard-manifest\",\"format_version\":%d,%s"
+             "\"tokenizer\":{\"vocab_size\":100,\"id_width\":2},\"labels\":[],"
+             "\"buckets\":[8],\"block_records\":4,\"shards\":[]}",
+             ver, member);
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    ps_manifest *m = NULL;
+    int rc = ps_manifest_read(dir, &m, err);
+    if (!rc)
+        *out = m->layout;
+    ps_manifest_free(m);
+    unlink(path);
+    rmdir(dir);
+    return rc;
+}
+
+static void test_manifest_layout(void **state)
+{
+    (void)state;
+    ps_error err = {0};
+    int l = -1;
+    assert_int_equal(read_layout(1, NULL, &l, &err), 0); /* every set before layouts */
+    assert_int_equal(l, PS_LAYOUT_PAIR);
+    assert_int_equal(read_layout(1, "pair", &l, &err), 0);
+    assert_int_equal(l, PS_LAYOUT_PAIR);
+    assert_int_equal(read_layout(2, "causal", &l, &err), 0);
+    assert_int_equal(l, PS_LAYOUT_CAUSAL);
+    assert_int_equal(read_layout(2, "seq2seq", &l, &err), 0);
+    assert_int_equal(l, PS_LAYOUT_SEQ2SEQ);
+    /* a version 1 reader would read these as pair sets: refused */
+    assert_int_equal(read_layout(1, "causal", &l, &err), PS_EFORMAT);
+    assert_non_null(strstr(err.message, "needs format version 2"));
+    assert_int_equal(read_layout(2, NULL, &l, &err), PS_EFORMAT);
+    assert_non_null(strstr(err.message, "without \"layout\""));
+    assert_int_equal(read_layout(2, "decoder", &l, &err), PS_EFORMAT);
+    assert_non_null(strstr(err.message, "\"layout\" must be"));
+    assert_int_equal(read_layout(3, "causal", &l, &err), PS_EVERSION);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_manifest_layout),
         cmocka_unit_test(test_post_prefix),
         cmocka_unit_test(test_files),
         cmocka_unit_test(test_layout_names),

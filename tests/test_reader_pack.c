@@ -178,7 +178,7 @@ static void test_resume_everywhere(void **state)
     (void)state;
     for (int W = 1; W <= 2; W++) {
         ps_reader_options o;
-        popts(&o, 2048, 4);
+        popts(&o, 2048, 8);
         o.world_size = W;
         o.rank = W - 1;
         ps_reader *r = open_ok(g_set.dir, &o, NULL);
@@ -193,7 +193,7 @@ static void test_resume_everywhere(void **state)
             ps_reader_get_state(r, &st[full->n]);
         }
         ps_reader_close(r);
-        assert_true(full->n > 4);
+        assert_true(full->n > 8);
         for (size_t p = 0; p <= full->n; p++) {
             o.threads = 1 + (int)(p % 3);
             ps_reader *q = open_ok(g_set.dir, &o, &st[p]);

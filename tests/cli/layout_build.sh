@@ -77,6 +77,12 @@ check "causal GPT-2: version 2 manifest and shards, lengths db = blocks, boundar
 check "causal GPT-2: 1000+ records read back" $?
 conform causal "$TOKS/gpt2.tokenizer.json" "$TMP/ddl.jsonl" "$TMP/gpt2.ids" \
     "causal GPT-2: every record = encode(prompt) + encode(completion) (no special tokens), boundary = prompt tokens"
+B --layout causal --tokenizer-json "$TOKS/gpt2.tokenizer.json" --schema "$TABLES" \
+    --template ddl --max-length 0 --threads 1 -o "$TMP/gpt2t1" "$SPIDER" 2>"$TMP/err" &&
+    B --layout causal --tokenizer-json "$TOKS/gpt2.tokenizer.json" --schema "$TABLES" \
+        --template ddl --max-length 0 --threads 3 -o "$TMP/gpt2t3" "$SPIDER" 2>>"$TMP/err" &&
+    same_set "$TMP/gpt2t1" "$TMP/gpt2t3"
+check "causal sets are byte-identical at 1 and 3 threads" $? "$TMP/err"
 "$PAIRSHARD" inspect --verify "$TMP/gpt2" >"$TMP/out" 2>"$TMP/err" &&
     grep -q "format version 2, layout causal" "$TMP/out"
 check "inspect --verify passes and prints 'format version 2, layout causal'" $? "$TMP/err"
@@ -168,6 +174,14 @@ PY
 check "seq2seq T5: source and target each end with </s>" $? "$TMP/err"
 conform seq2seq "$TOKS/t5-small.tokenizer.json" "$TMP/ddl.jsonl" "$TMP/t5.ids" \
     "seq2seq T5: source = encode(prompt), target = encode(completion), with special tokens, = HF's"
+B --layout seq2seq --tokenizer-json "$TOKS/t5-small.tokenizer.json" --schema "$TABLES" \
+    --template ddl --max-length 200 --no-gate -o "$TMP/t5fit" "$SPIDER" 2>"$TMP/err" &&
+    "$PY" "$CHECK" check "$TMP/t5fit" --layout seq2seq --max-length 200 --expect-too-long 2>>"$TMP/err" &&
+    "$PY" -c "
+import json, sys
+s = json.load(open(sys.argv[1]))['sql']['shortening']
+sys.exit(0 if s['records'] > 100 and s['tables_dropped'] > 0 else 1)" "$TMP/t5fit/report.json" 2>>"$TMP/err"
+check "seq2seq --template ddl --max-length 200: sources shortened to fit, the rest too_long" $? "$TMP/err"
 B --layout seq2seq --tokenizer-json "$TOKS/t5-small.tokenizer.json" --max-length 24 \
     --max-target-length 40 --no-gate -o "$TMP/t5short" "$SPIDER" 2>"$TMP/err" &&
     "$PY" "$CHECK" check "$TMP/t5short" --layout seq2seq --max-length 24 --max-target 40 \
@@ -216,6 +230,15 @@ a, b = (json.load(open(p))["prompt_completion"] for p in sys.argv[1:3])
 sys.exit(0 if a == b and a["all"]["records"] > 0 else 1)
 PY
 check "the merged prompt and completion statistics equal the whole build's" $? "$TMP/err"
+# explicit buckets and no labels: blocks copied as they are, their lengths with them
+for k in 0 1; do
+    "$PAIRSHARD" build -q --layout seq2seq --tokenizer-json "$TOKS/t5-small.tokenizer.json" --max-length 64 \
+        --buckets 32,64,96,128 --part $k/2 --no-gate -o "$TMP/s$k" "$SPIDER" 2>"$TMP/err" || break
+done &&
+    "$PAIRSHARD" merge -q --no-gate -o "$TMP/smerged" "$TMP/s0" "$TMP/s1" 2>>"$TMP/err" &&
+    "$PAIRSHARD" inspect --verify "$TMP/smerged" >/dev/null 2>>"$TMP/err" &&
+    "$PY" "$CHECK" check "$TMP/smerged" --layout seq2seq --max-length 64 --expect-too-long 2>>"$TMP/err"
+check "merge two seq2seq parts with explicit buckets: verified, lengths db carried" $? "$TMP/err"
 "$PAIRSHARD" merge -q -o "$TMP/mixed" "$TMP/c0" "$TMP/p1" 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "is a causal set and .* a pair set" "$TMP/err" && [ ! -e "$TMP/mixed" ]
 check "merge refuses a causal part with a pair part (exit 2, nothing written)" $? "$TMP/err"
@@ -246,6 +269,10 @@ check "--max-target-length without --layout seq2seq: exit 2" $? "$TMP/err"
     -o "$TMP/u2" "$SPIDER" 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "pair, causal or seq2seq" "$TMP/err"
 check "--layout decoder: exit 2 naming the layouts" $? "$TMP/err"
+"$PAIRSHARD" build -q --layout causal --template question --tokenizer-json "$TOKS/gpt2.tokenizer.json" \
+    -o "$TMP/u3" "$SPIDER" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "needs a completion, and the template question has none" "$TMP/err"
+check "--layout causal --template question (no completion): exit 2" $? "$TMP/err"
 "$PAIRSHARD" build --help | grep -q -- "--layout L"
 check "build --help documents --layout" $?
 done_testing
