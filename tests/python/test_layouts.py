@@ -360,6 +360,7 @@ def causal_groups(tmp):
                         "counts" % (PACK, world, ROWS, len(seen), dropped, n_all),
                         ok, (counts, set(rows_n), problems[:5]))
     group(lambda: resume_everywhere(plain))
+    group(lambda: dtypes(plain, "causal", dict(pack=PACK, batch_size=ROWS)))
     with pairshard.Loader(plain, pack=PACK, batch_size=ROWS, seed=SEED, rank=0,
                           world_size=1) as ld:
         i = ld.info()
@@ -381,6 +382,28 @@ def causal_groups(tmp):
                 sk == want and got == n_all - want, (sk, want, got))
     group(lambda: contamination(recs, plain, vocab))
     return plain, recs
+
+
+def dtypes(set_dir, layout, kw):
+    """dtype="int32" (and copy=True): the token arrays int32, labels and
+    class_labels int64, cu_seqlens int32, every value as in the int64 read."""
+    want = {"labels": np.int64, "class_labels": np.int64, "cu_seqlens": np.int32}
+    bad = []
+    opts = dict(seed=SEED, rank=0, world_size=1, as_torch=False, **kw)
+    with pairshard.Loader(set_dir, **opts) as a, \
+            pairshard.Loader(set_dir, dtype="int32", copy=True, **opts) as b:
+        for x, y in zip(a, b):
+            if x.keys() != y.keys() or x["ids"] != y["ids"] or y.slot_address != 0:
+                bad.append((x["step"], "keys, ids or copy"))
+                continue
+            for k, v in y.items():
+                if not isinstance(v, np.ndarray):
+                    continue
+                dt = want.get(k, np.int32)
+                if v.dtype != dt or not (v == x[k]).all():
+                    bad.append((x["step"], k, v.dtype))
+    T.check("%s, dtype int32 with copy=True: token arrays int32, labels/class_labels int64, "
+            "cu_seqlens int32, values equal to the int64 read's" % layout, not bad, bad[:5])
 
 
 def resume_everywhere(set_dir):
@@ -472,6 +495,7 @@ def seq2seq_group(tmp):
                 "post-processor (</s>), every record", ok, msg)
     else:
         T.skip("seq2seq ids against HF tokenizers", msg)
+    group(lambda: dtypes(d, "seq2seq", dict(batch_size=32, decoder_start_id=0)))
     try:
         pairshard.Loader(d, pack=256, rank=0, world_size=1)
         T.check("pack on a seq2seq set is refused", False)
