@@ -597,7 +597,7 @@ static int check_layout(ps_reader *r, ps_error *err)
     if (r->opt.pack && r->layout != PS_LAYOUT_CAUSAL)
         return ps_error_set(err, PS_EUSAGE,
                             "reader: pack needs a causal set; %s is a %s set", r->dir,
-                            r->layout == PS_LAYOUT_SEQ2SEQ ? "seq2seq" : "pair");
+                            ps_layout_name(r->layout));
     if (r->opt.pack > (1u << 24))
         return ps_error_set(err, PS_EUSAGE, "reader: pack %u is above %u", r->opt.pack,
                             1u << 24);
