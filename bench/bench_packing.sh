@@ -4,13 +4,14 @@
 # --layout causal, built once per row length L = 512, 1024, 2048 with
 # --max-length L (a longer schema prompt is shortened to fit). At each L,
 # batches of ROWS rows: the fill ratio (real tokens / tokens delivered) of
-#   - packing (pack=L, best-fit decreasing within shuffle windows),
+#   - packing (pack=L, best-fit decreasing and a local search within
+#     shuffle windows),
 #   - padding to the longest in bucketed batches (the reader unpacked,
 #     max_tokens = L * ROWS, so B * T is comparable),
 #   - random batching (an independent peer in Python: the same records'
 #     lengths shuffled and cut into batches of the bucketed run's sizes,
 #     each padded to its longest);
-# packing's fill with wider shuffle windows and the most that any packing
+# packing's fill with other shuffle windows and the most that any packing
 # of whole records could reach (the L2 lower bound on the rows needed); and
 # reading speed, packed against unpacked, through the Python Loader
 # (bench/packing_fill.py) and, where it has --pack, `pairshard bench-read`
@@ -87,8 +88,8 @@ print("  fill = real tokens / tokens delivered (goal: packed >= 97% at 1024 and 
 print("  packing's fill by shuffle window, against the most whole records allow (L2 bound):")
 for L in (512, 1024, 2048):
     f = json.load(open(os.path.join(w, "fill%d.json" % L)))
-    print("  %5d  16 blocks (default) %6.2f%%, 64 blocks %6.2f%%, whole epoch %6.2f%%, "
-          "bound %6.2f%%" % (L, 100 * f["packed_fill"], 100 * f["packed_fill_window64"],
+    print("  %5d  default (128 blocks) %6.2f%%, 16 blocks %6.2f%%, whole epoch %6.2f%%, "
+          "bound %6.2f%%" % (L, 100 * f["packed_fill"], 100 * f["packed_fill_window16"],
              100 * f["packed_fill_whole_epoch"], 100 * f["fill_bound"]))
 for L in (512, 1024, 2048):
     f = json.load(open(os.path.join(w, "fill%d.json" % L)))

@@ -7,7 +7,7 @@ at row length L with ROWS rows a batch, one epoch each of
     shuffled (fixed seed) and cut into batches of the bucketed run's sizes,
     each padded to its longest;
 the fill ratio (real tokens / tokens delivered) of each, packing's fill with
-wider shuffle windows (64 blocks, the whole epoch) and the most any packing
+other shuffle windows (16 blocks, the whole epoch) and the most any packing
 of whole records could reach (the L2 lower bound on rows), and the packed and
 unpacked reading speeds through the Python Loader (real tokens/s, the best
 of RUNS epochs, numpy arrays). Prints one JSON object.
@@ -64,7 +64,7 @@ pk = epoch(pack=L, batch_size=rows, skip_long=True)
 un = epoch(max_tokens=L * rows)
 runs = 1  # the window sweep: fill only
 wide = {w: epoch(pack=L, batch_size=rows, skip_long=True, shuffle_window=w)
-        for w in (64, 1 << 20)}
+        for w in (16, 1 << 20)}
 rng = np.random.default_rng(0)
 lens = rng.permutation(un[3])
 rand_tok, at = 0, 0
@@ -75,7 +75,7 @@ print(json.dumps({
     "L": L, "rows": rows, "records": int(len(un[3])), "real_tokens": un[0],
     "packed_records": int(len(pk[3])), "packed_skipped": pk[5]["records_skipped"],
     "packed_fill": pk[0] / pk[1], "packed_batches": len(pk[2]),
-    "packed_fill_window64": wide[64][0] / wide[64][1],
+    "packed_fill_window16": wide[16][0] / wide[16][1],
     "packed_fill_whole_epoch": wide[1 << 20][0] / wide[1 << 20][1],
     "fill_bound": pk[0] / (l2_bound(pk[3], L) * L),
     "bucketed_fill": un[0] / un[1], "bucketed_batches": len(un[2]),

@@ -13,6 +13,7 @@
 #define DEFAULT_THREADS 2
 #define DEFAULT_PREFETCH 4
 #define DEFAULT_WINDOW 16
+#define DEFAULT_PACK_WINDOW 128 /* 16,384 records at the default 128 a block */
 #define DEFAULT_SORT_POOL 8
 
 /* The sizes ps_reader_options has had in published versions, oldest
@@ -87,8 +88,8 @@ int rd_resolve_options(const ps_reader_options *in, ps_reader_options *o, ps_err
         o->threads = DEFAULT_THREADS;
     if (o->prefetch == 0)
         o->prefetch = DEFAULT_PREFETCH;
-    if (o->shuffle_window == 0)
-        o->shuffle_window = DEFAULT_WINDOW;
+    if (o->shuffle_window == 0) /* packing fills rows better from more records */
+        o->shuffle_window = o->pack ? DEFAULT_PACK_WINDOW : DEFAULT_WINDOW;
     if (o->pad_multiple == 0)
         o->pad_multiple = 1;
     if (o->sort_pool == 0)

@@ -268,14 +268,16 @@ static double fill_of(const char *dir, uint32_t L, uint32_t window)
 static void test_fill(void **state)
 {
     (void)state;
-    /* The whole set in one window (dev: 9 blocks of 128; 33 of 32). */
+    /* The whole set in one window (dev: 9 blocks of 128; 33 of 32), and
+     * the default window (0: 128 blocks when packing), the same here. */
     double f1024 = fill_of(g_dir_1024, 1024, 16);
     double f2048 = fill_of(g_set.dir, 2048, 64);
     printf("# fill: L=1024 %.4f, L=2048 %.4f\n", f1024, f2048);
-    /* Best-fit decreasing over Spider dev's ddl prompts (mean ~400
-     * tokens, a tail of 700-1024) leaves L=1024 rows at 96.4%: the 160
-     * records over 700 tokens have no partner. */
-    assert_true(f1024 >= 0.96);
+    assert_true(fill_of(g_dir_1024, 1024, 0) == f1024);
+    /* Spider dev's ddl prompts are 110-1024 tokens (mean ~400): best-fit
+     * decreasing alone fills 96.4% of L=1024 rows, the local search after
+     * it (plan_pack.c, improve_rows) is what reaches 97%. */
+    assert_true(f1024 >= 0.97);
     assert_true(f2048 >= 0.97);
     /* small windows pack worse, but still pack */
     assert_true(fill_of(g_set.dir, 2048, 1) > 0.5);
