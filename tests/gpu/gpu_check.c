@@ -62,20 +62,66 @@ static ps_reader *open_or_die(const char *dir, const ps_reader_options *o)
 
 /* What both parts read with: rank 0 of 1, `batch` records a batch, 4
  * decode threads, 4 batches ahead. */
+/* --pack and --decoder-start-id, for causal and seq2seq sets. */
+static uint32_t g_pack;
+static int32_t g_decoder_start = -1;
+
 static void base_options(ps_reader_options *o, long batch)
 {
     ps_reader_options_init(o);
     o->batch_size = (uint32_t)batch;
+    o->pack = g_pack;
+    o->skip_long = g_pack > 0;
+    o->decoder_start_id = g_decoder_start;
     o->rank = 0;
     o->world_size = 1;
     o->threads = 4;
     o->prefetch = 4;
 }
 
+enum { MAX_ARRAYS = 16 };
+
 typedef struct host_copy {
-    void *p[5];
-    size_t cap[5];
+    void *p[MAX_ARRAYS];
+    size_t cap[MAX_ARRAYS];
 } host_copy;
+
+/* One array of a batch: its name, host and device pointers and bytes. */
+typedef struct array {
+    const char *name;
+    const void *host, *dev;
+    size_t bytes;
+} array;
+
+/* Every array `b` carries (docs/READER.md, "Layouts"), with its size. */
+static int batch_arrays(const ps_batch *b, array *a)
+{
+    size_t es = b->dtype == PS_DTYPE_INT32 ? 4 : 8, B = b->B, T = b->T, S = b->n_segments;
+    size_t Tl = b->layout == PS_LAYOUT_SEQ2SEQ ? b->T_target : T;
+    size_t labels = b->layout == PS_LAYOUT_PAIR ? B * 8 : B * Tl * 8;
+    const array all[] = {
+        {"input_ids", b->input_ids, b->d_input_ids, B * T * es},
+        {"attention_mask", b->attention_mask, b->d_attention_mask, B * T * es},
+        {"token_type_ids", b->token_type_ids, b->d_token_type_ids, B * T * es},
+        {"labels", b->labels, b->d_labels, labels},
+        {"lengths", b->lengths, b->d_lengths, B * es},
+        {"class_labels", b->class_labels, b->d_class_labels, S * 8},
+        {"position_ids", b->position_ids, b->d_position_ids, B * T * es},
+        {"cu_seqlens", b->cu_seqlens, b->d_cu_seqlens, (S + 1) * 4},
+        {"seq_lens", b->seq_lens, b->d_seq_lens, S * es},
+        {"prompt_lens", b->prompt_lens, b->d_prompt_lens, S * es},
+        {"seg_rows", b->seg_rows, b->d_seg_rows, S * es},
+        {"target_lens", b->target_lens, b->d_target_lens, B * es},
+        {"decoder_attention_mask", b->decoder_attention_mask, b->d_decoder_attention_mask,
+         B * Tl * es},
+        {"decoder_input_ids", b->decoder_input_ids, b->d_decoder_input_ids, B * Tl * es},
+    };
+    int n = 0;
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        if (all[k].host)
+            a[n++] = all[k];
+    return n;
+}
 
 /* Compares one device batch with the host reader's batch; returns the
  * number of differing arrays (0 when equal). */
@@ -84,13 +130,15 @@ static int compare(const ps_batch *d, const ps_batch *h, cudaStream_t s, host_co
 {
     int bad = 0;
     if (d->B != h->B || d->T != h->T || d->bucket != h->bucket || d->step != h->step ||
-        d->dtype != h->dtype || d->real_tokens != h->real_tokens) {
+        d->dtype != h->dtype || d->real_tokens != h->real_tokens || d->layout != h->layout ||
+        d->n_segments != h->n_segments || d->T_target != h->T_target) {
         fprintf(stderr, "gpu_check: epoch %llu step %llu: shape differs (%ux%u vs %ux%u)\n",
                 (unsigned long long)h->epoch, (unsigned long long)h->step, d->B, d->T, h->B,
                 h->T);
         return 1;
     }
-    for (uint32_t i = 0; i < h->B; i++)
+    uint32_t n_ids = h->layout == PS_LAYOUT_PAIR ? h->B : h->n_segments;
+    for (uint32_t i = 0; i < n_ids; i++)
         if (strcmp(d->ids[i], h->ids[i]) != 0) {
             fprintf(stderr, "gpu_check: step %llu: id %u differs\n",
                     (unsigned long long)h->step, i);
@@ -101,43 +149,44 @@ static int compare(const ps_batch *d, const ps_batch *h, cudaStream_t s, host_co
                 (unsigned long long)h->step);
         return 1;
     }
-    size_t es = h->dtype == PS_DTYPE_INT32 ? 4 : 8;
-    size_t n2 = (size_t)h->B * h->T * es, n1 = (size_t)h->B * es;
-    const size_t sz[5] = {n2, n2, n2, (size_t)h->B * sizeof(int64_t), n1}; /* labels: int64 */
-    void *dev[5] = {d->d_input_ids, d->d_attention_mask, d->d_token_type_ids, d->d_labels,
-                    d->d_lengths};
-    void *host_d[5] = {d->input_ids, d->attention_mask, d->token_type_ids, d->labels,
-                       d->lengths};
-    void *host_h[5] = {h->input_ids, h->attention_mask, h->token_type_ids, h->labels,
-                       h->lengths};
-    static const char *const names[5] = {"input_ids", "attention_mask", "token_type_ids",
-                                         "labels", "lengths"};
+    array ad[MAX_ARRAYS], ah[MAX_ARRAYS];
+    int n = batch_arrays(d, ad);
+    if (n != batch_arrays(h, ah)) {
+        fprintf(stderr, "gpu_check: step %llu: the batches hold different arrays\n",
+                (unsigned long long)h->step);
+        return 1;
+    }
     /* The trainer's protocol: its stream waits on the reader's event. */
     CU(cudaStreamWaitEvent(s, (cudaEvent_t)d->ready_event, 0));
-    for (int k = 0; k < 5; k++) {
-        if (hc->cap[k] < sz[k]) {
+    for (int k = 0; k < n; k++) {
+        if (!ad[k].dev) {
+            fprintf(stderr, "gpu_check: step %llu: %s has no device copy\n",
+                    (unsigned long long)h->step, ad[k].name);
+            return 1;
+        }
+        if (hc->cap[k] < ad[k].bytes) {
             free(hc->p[k]);
-            hc->p[k] = malloc(sz[k]);
-            hc->cap[k] = sz[k];
+            hc->p[k] = malloc(ad[k].bytes);
+            hc->cap[k] = ad[k].bytes;
             if (!hc->p[k]) {
                 fputs("gpu_check: out of memory\n", stderr);
                 exit(1);
             }
         }
-        CU(cudaMemcpyAsync(hc->p[k], dev[k], sz[k], cudaMemcpyDeviceToHost, s));
+        CU(cudaMemcpyAsync(hc->p[k], ad[k].dev, ad[k].bytes, cudaMemcpyDeviceToHost, s));
     }
     CU(cudaStreamSynchronize(s));
-    for (int k = 0; k < 5; k++) {
-        *bytes += sz[k];
-        if (memcmp(hc->p[k], host_h[k], sz[k]) != 0) {
+    for (int k = 0; k < n; k++) {
+        *bytes += ad[k].bytes;
+        if (memcmp(hc->p[k], ah[k].host, ad[k].bytes) != 0) {
             fprintf(stderr, "gpu_check: epoch %llu step %llu: device %s differs from the host "
                     "reader's\n",
-                    (unsigned long long)h->epoch, (unsigned long long)h->step, names[k]);
+                    (unsigned long long)h->epoch, (unsigned long long)h->step, ad[k].name);
             bad++;
         }
-        if (memcmp(host_d[k], host_h[k], sz[k]) != 0) {
+        if (memcmp(ad[k].host, ah[k].host, ad[k].bytes) != 0) {
             fprintf(stderr, "gpu_check: epoch %llu step %llu: host slot %s differs\n",
-                    (unsigned long long)h->epoch, (unsigned long long)h->step, names[k]);
+                    (unsigned long long)h->epoch, (unsigned long long)h->step, ad[k].name);
             bad++;
         }
     }
@@ -209,13 +258,18 @@ int main(int argc, char **argv)
             step_ms = atof(argv[++i]);
         } else if (i + 1 < argc && strcmp(argv[i], "--device") == 0) {
             device = atoi(argv[++i]);
+        } else if (i + 1 < argc && strcmp(argv[i], "--pack") == 0) {
+            g_pack = (uint32_t)atol(argv[++i]);
+        } else if (i + 1 < argc && strcmp(argv[i], "--decoder-start-id") == 0) {
+            g_decoder_start = (int32_t)atol(argv[++i]);
         } else {
             fprintf(stderr, "gpu_check: unknown option %s\n", argv[i]);
             return 2;
         }
     }
     if (!dir || epochs < 1 || batch < 1) {
-        fputs("usage: gpu_check DIR [--epochs E] [--batch-size N] [--step-ms MS] [--device D]\n",
+        fputs("usage: gpu_check DIR [--epochs E] [--batch-size N] [--step-ms MS] [--device D]\n"
+              "                 [--pack L] [--decoder-start-id ID]\n",
               stderr);
         return 2;
     }
@@ -289,7 +343,7 @@ int main(int argc, char **argv)
         ps_reader_close(rd);
         ps_reader_close(rh);
     }
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < MAX_ARRAYS; k++)
         free(hc.p[k]);
 
     /* ---- 2. throughput and stalls ------------------------------------------ */

@@ -40,4 +40,18 @@ build_gpu_check || {
     echo "gpu: gpu_check does not build" >&2
     exit 1
 }
+# The pair set, then a causal set read packed and a seq2seq set (Spider dev
+# with ddl schema prompts): every array of each layout, device against host.
 "$TMP/gpu_check" "$TMP/set" "$@"
+rc=$?
+[ $rc -eq 77 ] && exit 77
+"$BUILD/bin/pairshard" build -q --layout causal \
+    --tokenizer-json "$ROOT/tests/data/tokenizers/gpt2.tokenizer.json" \
+    --schema "$ROOT/tests/data/spider/tables.json" --template ddl --max-length 1024 \
+    -o "$TMP/causal" "$ROOT/tests/data/spider/dev.json" || exit 1
+"$TMP/gpu_check" "$TMP/causal" --pack 1024 --batch-size 8 || rc=1
+"$BUILD/bin/pairshard" build -q --layout seq2seq \
+    --tokenizer-json "$ROOT/tests/data/tokenizers/t5-small.tokenizer.json" \
+    --max-length 512 -o "$TMP/seq2seq" "$ROOT/tests/data/spider/dev.json" || exit 1
+"$TMP/gpu_check" "$TMP/seq2seq" --decoder-start-id 0 --batch-size 32 || rc=1
+exit $rc
