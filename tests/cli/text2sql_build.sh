@@ -71,7 +71,7 @@ PY
 check "manifest names the template and schemas (166 databases, digest); the gate passes" $? "$TMP/err"
 if have_node; then
     dump_set "$TMP/t5" "$TMP/t5.ids" 2>"$TMP/err"
-    (cd "$CONF" && node text2sql_ids.js "$TOKS/t5-small.tokenizer.json" "$TMP/picard.jsonl" "$TMP/t5.ids") 2>>"$TMP/err"
+    (cd "$CONF" && node layout_ids.js pair "$TOKS/t5-small.tokenizer.json" "$TMP/picard.jsonl" "$TMP/t5.ids") 2>>"$TMP/err"
     check "every stored record = HF tokenizers' encode(prompt, completion), id for id" $? "$TMP/err"
 else
     skip "every stored record = HF tokenizers' encode(prompt, completion)" "node or the tokenizers binding is missing"

@@ -1,5 +1,7 @@
-// The ids of a causal or seq2seq set against HuggingFace tokenizers
-// (pairshard build --layout; docs/BUILD.md "Layouts"):
+// The ids a set stores against HuggingFace tokenizers (pairshard build
+// --layout; docs/BUILD.md "Layouts"):
+//   pair:    encode(prompt, completion) with special tokens (the prompt
+//            alone when the record has no completion);
 //   causal:  prefix + encode(prompt, add_special_tokens=False)
 //                   + encode(completion, add_special_tokens=False),
 //            boundary = prefix + prompt tokens, where the prefix is what
@@ -9,8 +11,9 @@
 //            source's length.
 // prompt and completion are what `pairshard clean --template` wrote (the
 // question and the SQL without a template).
-//   node layout_ids.js causal|seq2seq TOKENIZER.json CLEANED.jsonl IDS.jsonl
-// IDS: {"id", "input_ids", "boundary"} lines (tests/tools/layout_set.py --dump).
+//   node layout_ids.js pair|causal|seq2seq TOKENIZER.json CLEANED.jsonl IDS.jsonl
+// IDS: {"id", "input_ids"[, "boundary"]} lines (tests/tools/layout_set.py
+// --dump); a boundary is compared when the line has one.
 // Exits 0 when every stored record matches, 1 naming the first mismatches.
 'use strict';
 const hf = require('tokenizers');
@@ -29,6 +32,8 @@ function prefixOf(withSp, plain) {
 
 async function expected(tok, prompt, completion) {
   const ids = async (t, sp) => (await tok.encode(t, null, { addSpecialTokens: sp })).getIds();
+  if (layout === 'pair')
+    return { ids: (await tok.encode(prompt, completion == null ? null : completion, { addSpecialTokens: true })).getIds() };
   if (layout === 'seq2seq') {
     const src = await ids(prompt, true);
     return { ids: src.concat(await ids(completion, true)), boundary: src.length };
@@ -47,13 +52,13 @@ async function main() {
     const r = cleaned.get(s.id);
     const prompt = r && (r.prompt != null ? r.prompt : r.question);
     const completion = r && (r.prompt != null ? r.completion : r.sql);
-    if (!r || completion == null) {
+    if (!r || prompt == null || (completion == null && layout !== 'pair')) {
       console.error(`record ${s.id}: no prompt and completion in ${cleanedFile}`);
       bad++;
       continue;
     }
     const want = await expected(tok, prompt, completion);
-    if (!same(want.ids, s.input_ids) || want.boundary !== s.boundary) {
+    if (!same(want.ids, s.input_ids) || (s.boundary !== undefined && want.boundary !== s.boundary)) {
       if (bad < 3)
         console.error(`record ${s.id}: stored ${s.input_ids.length} ids, boundary ${s.boundary}; ` +
                       `HF ${want.ids.length} ids, boundary ${want.boundary}; first difference at ` +
