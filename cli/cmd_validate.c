@@ -83,7 +83,7 @@ static ps_vstats *load_point(const char *arg, int which, const char *pname)
     ps_vstats *pt[3] = {NULL, NULL, NULL};
     ps_error err;
     ps_error_clear(&err);
-    int rc = ps_vstats_file_load(path, &pt[0], &pt[1], &pt[2], NULL, NULL, &err);
+    int rc = ps_vstats_file_load(path, &pt[0], &pt[1], &pt[2], NULL, NULL, NULL, &err);
     if (rc) {
         fprintf(stderr, "pairshard validate: %s\n", err.message[0] ? err.message : ps_strerror(rc));
         return NULL;

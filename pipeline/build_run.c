@@ -237,7 +237,7 @@ int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *repo
     json_t *parsed = json ? json_loads(json, 0, &je) : NULL;
     char *html = parsed ? ps_report_html(parsed) : NULL;
     json_decref(parsed);
-    char *stats = ps_vstats_file_json_gen(raw, cleaned, tokenized, paired, sql, gen);
+    char *stats = ps_vstats_file_json(raw, cleaned, tokenized, paired, sql, gen);
     int rc = 0;
     if (!json || !html || !stats)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");

@@ -614,28 +614,60 @@ static int merge_parts(part *ps, size_t n, const char *staging,
     return 0;
 }
 
-/* The parts' prompt and completion lengths added up into *gen (NULL for
- * pair sets, whose statistics have none) and the report. */
-static int merge_gen(const char *const *dirs, size_t n, ps_vreport *report, ps_vgen **gen,
-                     ps_error *err)
+/* The statistics of the parts added up. */
+typedef struct merged_stats {
+    ps_vstats *raw, *cln, *tok;
+    ps_vpaired *pr;
+    ps_vsql *sq;  /* parts without SQL checks add nothing */
+    ps_vgen *gen; /* prompt and completion lengths: none in pair sets */
+} merged_stats;
+
+static void merged_stats_free(merged_stats *ms)
 {
-    int rc = 0;
-    for (size_t i = 0; !rc && i < n; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/stats.json", dirs[i]);
-        ps_vgen *g = NULL;
-        if ((rc = ps_vgen_file_load(path, &g, err)) || !g)
-            continue;
-        if (!*gen) {
-            *gen = g;
-            continue;
-        }
-        if ((rc = ps_vgen_merge(*gen, g)))
-            ps_error_set(err, rc, "%s: cannot add its prompt and completion lengths", dirs[i]);
-        ps_vgen_free(g);
+    ps_vstats_free(ms->raw), ps_vstats_free(ms->cln), ps_vstats_free(ms->tok);
+    ps_vpaired_free(ms->pr);
+    ps_vsql_free(ms->sq);
+    ps_vgen_free(ms->gen);
+}
+
+/* Adds DIR/stats.json (read once) into *ms: the first part's statistics
+ * become the sums. */
+static int add_part_stats(merged_stats *ms, const char *dir, bool first, ps_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/stats.json", dir);
+    merged_stats p = {0};
+    int rc = ps_vstats_file_load(path, &p.raw, &p.cln, &p.tok, &p.pr, &p.sq, &p.gen, err);
+    if (rc)
+        return rc;
+    if (p.gen && ms->gen) {
+        if ((rc = ps_vgen_merge(ms->gen, p.gen)))
+            ps_error_set(err, rc, "%s: cannot add its prompt and completion lengths", dir);
+    } else if (p.gen) {
+        ms->gen = p.gen, p.gen = NULL;
     }
-    if (!rc && *gen && ps_vreport_set_generation(report, *gen))
-        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    if (!rc && p.sq && ms->sq) {
+        if ((rc = ps_vsql_merge(ms->sq, p.sq)))
+            ps_error_set(err, rc, "%s: cannot add its SQL statistics%s", dir,
+                         rc == PS_EINVAL ? " (its rules differ from the first part's)" : "");
+    } else if (!rc && p.sq) {
+        ms->sq = p.sq, p.sq = NULL;
+    }
+    if (!rc && first) {
+        ms->raw = p.raw, ms->cln = p.cln, ms->tok = p.tok, ms->pr = p.pr;
+        p.raw = p.cln = p.tok = NULL, p.pr = NULL;
+    } else if (!rc) {
+        rc = ps_vstats_merge(ms->raw, p.raw);
+        if (!rc)
+            rc = ps_vstats_merge(ms->cln, p.cln);
+        if (!rc)
+            rc = ps_vstats_merge(ms->tok, p.tok);
+        if (!rc)
+            rc = ps_vpaired_merge(ms->pr, p.pr);
+        if (rc)
+            ps_error_set(err, rc, "%s: cannot add its statistics", dir);
+    }
+    merged_stats_free(&p);
     return rc;
 }
 
@@ -684,47 +716,10 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
     }
     /* The parts' statistics add up (they are histograms and counts): the
      * merged set is validated as a whole, with the build's thresholds. */
-    ps_vstats *raw = NULL, *cln = NULL, *tok = NULL;
-    ps_vpaired *pr = NULL;
-    ps_vsql *sq = NULL; /* parts without SQL checks add nothing */
-    ps_vgen *gen = NULL;
+    merged_stats ms = {0};
     ps_vreport *report = NULL;
-    for (size_t i = 0; !rc && i < n; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/stats.json", dirs[i]);
-        ps_vstats *r1, *c1, *t1;
-        ps_vpaired *p1;
-        ps_vsql *s1;
-        rc = ps_vstats_file_load(path, &r1, &c1, &t1, &p1, &s1, err);
-        if (rc)
-            break;
-        if (s1 && sq) {
-            rc = ps_vsql_merge(sq, s1);
-            ps_vsql_free(s1);
-            if (rc) {
-                ps_error_set(err, rc, "%s: cannot add its SQL statistics%s", dirs[i],
-                             rc == PS_EINVAL ? " (its rules differ from the first part's)" : "");
-                ps_vstats_free(r1), ps_vstats_free(c1), ps_vstats_free(t1), ps_vpaired_free(p1);
-                break;
-            }
-        } else if (s1) {
-            sq = s1;
-        }
-        if (i == 0) {
-            raw = r1, cln = c1, tok = t1, pr = p1;
-            continue;
-        }
-        rc = ps_vstats_merge(raw, r1);
-        if (!rc)
-            rc = ps_vstats_merge(cln, c1);
-        if (!rc)
-            rc = ps_vstats_merge(tok, t1);
-        if (!rc)
-            rc = ps_vpaired_merge(pr, p1);
-        if (rc)
-            ps_error_set(err, rc, "%s: cannot add its statistics", dirs[i]);
-        ps_vstats_free(r1), ps_vstats_free(c1), ps_vstats_free(t1), ps_vpaired_free(p1);
-    }
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = add_part_stats(&ms, dirs[i], i == 0, err);
     bool failed = false;
     if (!rc) {
         json_t *bounds = json_object_get(m, "buckets");
@@ -734,25 +729,25 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
         for (size_t i = 0; i < nb; i++)
             b[i] = (uint32_t)json_integer_value(json_array_get(bounds, i));
         json_t *conf = json_object_get(m, "config");
-        rc = ps_build_validate(json_object_get(conf, "validate"), raw, cln, tok, pr, sq, b, nb,
-                               &report, err);
-        if (!rc)
-            rc = merge_gen(dirs, n, report, &gen, err);
+        rc = ps_build_validate(json_object_get(conf, "validate"), ms.raw, ms.cln, ms.tok, ms.pr,
+                               ms.sq, b, nb, &report, err);
+        if (!rc && ms.gen && ps_vreport_set_generation(report, ms.gen))
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         if (!rc)
             failed = strcmp(ps_vreport_verdict(report), "fail") == 0 && !opts->no_gate;
         if (!rc && failed) {
             char parent[4096], prefix[512];
             ps_path_beside(out_dir, parent, sizeof parent, prefix, sizeof prefix);
-            rc = ps_write_reports(parent, prefix, report, raw, cln, tok, pr, sq, gen, err);
+            rc = ps_write_reports(parent, prefix, report, ms.raw, ms.cln, ms.tok, ms.pr, ms.sq,
+                                  ms.gen, err);
         } else if (!rc) {
-            rc = ps_write_reports(staging, "", report, raw, cln, tok, pr, sq, gen, err);
+            rc = ps_write_reports(staging, "", report, ms.raw, ms.cln, ms.tok, ms.pr, ms.sq,
+                                  ms.gen, err);
         }
         if (!rc && opts->summary)
             *opts->summary = ps_vreport_summary(report);
     }
-    ps_vstats_free(raw), ps_vstats_free(cln), ps_vstats_free(tok), ps_vpaired_free(pr);
-    ps_vsql_free(sq);
-    ps_vgen_free(gen);
+    merged_stats_free(&ms);
     ps_vreport_free(report);
     if (!rc && failed) {
         opts->gate_failed = 1;

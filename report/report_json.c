@@ -229,14 +229,8 @@ char *ps_vreport_summary(const ps_vreport *r)
 /* ---- the statistics file ------------------------------------------------------ */
 
 char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
-                          const ps_vstats *tokenized, const ps_vpaired *p, const ps_vsql *sql)
-{
-    return ps_vstats_file_json_gen(raw, cleaned, tokenized, p, sql, NULL);
-}
-
-char *ps_vstats_file_json_gen(const ps_vstats *raw, const ps_vstats *cleaned,
-                              const ps_vstats *tokenized, const ps_vpaired *p,
-                              const ps_vsql *sql, const ps_vgen *gen)
+                          const ps_vstats *tokenized, const ps_vpaired *p, const ps_vsql *sql,
+                          const ps_vgen *gen)
 {
     json_t *o = json_object(), *pts = json_object();
     if (!o || !pts) {
@@ -272,7 +266,8 @@ char *ps_vstats_file_json_gen(const ps_vstats *raw, const ps_vstats *cleaned,
 }
 
 int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
-                        ps_vstats **tokenized, ps_vpaired **paired, ps_vsql **sql, ps_error *err)
+                        ps_vstats **tokenized, ps_vpaired **paired, ps_vsql **sql,
+                        ps_vgen **gen, ps_error *err)
 {
     ps_vstats **outs[3] = {raw, cleaned, tokenized};
     static const char *const K[3] = {"raw", "cleaned", "tokenized"};
@@ -283,6 +278,8 @@ int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
         *paired = NULL;
     if (sql)
         *sql = NULL;
+    if (gen)
+        *gen = NULL;
     /* A regular file only (a FIFO given as --baseline would block
      * forever), bounded before it is read. */
     char *text;
@@ -299,6 +296,7 @@ int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
     ps_vstats *got[3] = {NULL, NULL, NULL};
     ps_vpaired *gp = NULL;
     ps_vsql *gs = NULL;
+    ps_vgen *gg = NULL;
     json_t *sv = json_object_get(j, "stats_version"), *rv = json_object_get(j, "report_version");
     json_t *ver = sv ? sv : rv;
     if (!json_is_object(j)) {
@@ -347,8 +345,16 @@ int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
     json_t *sj = json_object_get(j, "sql");
     if (sql && sj && !json_is_null(sj)) {
         ps_error e2 = {0};
-        if ((rc = ps_vsql_from_json(sj, &gs, &e2)))
+        if ((rc = ps_vsql_from_json(sj, &gs, &e2))) {
             ps_error_set(err, rc, "%s: sql: %s", path, e2.message);
+            goto out;
+        }
+    }
+    json_t *gj = json_object_get(j, "prompt_completion");
+    if (gen && gj) {
+        ps_error e2 = {0};
+        if ((rc = ps_vgen_from_json(gj, &gg, &e2)))
+            ps_error_set(err, rc, "%s: %s", path, e2.message);
     }
 out:
     json_decref(j);
@@ -357,6 +363,7 @@ out:
             ps_vstats_free(got[i]);
         ps_vpaired_free(gp);
         ps_vsql_free(gs);
+        ps_vgen_free(gg);
         return rc;
     }
     for (int i = 0; i < 3; i++)
@@ -366,26 +373,7 @@ out:
         *paired = gp;
     if (sql)
         *sql = gs;
+    if (gen)
+        *gen = gg;
     return 0;
-}
-
-int ps_vgen_file_load(const char *path, ps_vgen **out, ps_error *err)
-{
-    *out = NULL;
-    char *text;
-    size_t len;
-    int rc = ps_file_read_all(path, "statistics file", (size_t)STATS_FILE_MAX, &text, &len, err);
-    if (rc)
-        return rc;
-    json_error_t je;
-    json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    free(text);
-    if (!j)
-        return ps_error_set(err, PS_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-    json_t *g = json_object_get(j, "prompt_completion");
-    ps_error e2 = {0};
-    if (g && (rc = ps_vgen_from_json(g, out, &e2)))
-        ps_error_set(err, rc, "%s: %s", path, e2.message);
-    json_decref(j);
-    return rc;
 }

@@ -95,15 +95,15 @@ static void test_stats_file(void **state)
     (void)state;
     synth s;
     synth_plain(&s, 300);
-    char *t = ps_vstats_file_json(s.raw, s.cl, s.tok, s.p, NULL);
+    char *t = ps_vstats_file_json(s.raw, s.cl, s.tok, s.p, NULL, NULL);
     assert_non_null(t);
     char *path = ps_test_tmpfile(t, strlen(t), ".json");
     ps_vstats *raw, *cl, *tok;
     ps_vpaired *p;
     ps_error err;
-    assert_int_equal(ps_vstats_file_load(path, &raw, &cl, &tok, &p, NULL, &err), 0);
+    assert_int_equal(ps_vstats_file_load(path, &raw, &cl, &tok, &p, NULL, NULL, &err), 0);
     assert_true(raw && cl && tok && p);
-    char *t2 = ps_vstats_file_json(raw, cl, tok, p, NULL);
+    char *t2 = ps_vstats_file_json(raw, cl, tok, p, NULL, NULL);
     assert_string_equal(t, t2);
     ps_vstats_free(raw);
     ps_vstats_free(cl);
@@ -113,7 +113,7 @@ static void test_stats_file(void **state)
     ps_vreport *r = synth_build(&s, NULL);
     char *rj = ps_vreport_json(r);
     char *rpath = ps_test_tmpfile(rj, strlen(rj), ".json");
-    assert_int_equal(ps_vstats_file_load(rpath, NULL, &cl, NULL, NULL, NULL, &err), 0);
+    assert_int_equal(ps_vstats_file_load(rpath, NULL, &cl, NULL, NULL, NULL, NULL, &err), 0);
     assert_non_null(cl);
     assert_int_equal(cl->records, 300);
     ps_vstats_free(cl);
@@ -123,7 +123,7 @@ static void test_stats_file(void **state)
     int codes[] = {PS_EVERSION, PS_EFORMAT, PS_EFORMAT, PS_EFORMAT, PS_EFORMAT};
     for (size_t i = 0; i < 5; i++) {
         char *bp = ps_test_tmpfile(bad[i], strlen(bad[i]), ".json");
-        assert_int_equal(ps_vstats_file_load(bp, &raw, &cl, &tok, &p, NULL, &err), codes[i]);
+        assert_int_equal(ps_vstats_file_load(bp, &raw, &cl, &tok, &p, NULL, NULL, &err), codes[i]);
         assert_null(raw);
         remove(bp);
         free(bp);
@@ -133,9 +133,9 @@ static void test_stats_file(void **state)
     json_object_set(pts, "raw", json_object_get(pts, "cleaned"));
     char *ft = json_text(fj);
     char *fp = ps_test_tmpfile(ft, strlen(ft), ".json");
-    assert_int_equal(ps_vstats_file_load(fp, &raw, &cl, &tok, &p, NULL, &err), PS_EFORMAT);
+    assert_int_equal(ps_vstats_file_load(fp, &raw, &cl, &tok, &p, NULL, NULL, &err), PS_EFORMAT);
     assert_non_null(strstr(err.message, "points.raw"));
-    assert_int_equal(ps_vstats_file_load("/nonexistent/x.json", &raw, NULL, NULL, NULL, NULL, &err), PS_ENOENT);
+    assert_int_equal(ps_vstats_file_load("/nonexistent/x.json", &raw, NULL, NULL, NULL, NULL, NULL, &err), PS_ENOENT);
     remove(fp);
     remove(path);
     remove(rpath);

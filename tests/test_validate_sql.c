@@ -516,9 +516,9 @@ static void test_stats_file(void **state)
     (void)state;
     sqlite3 *db = spider_db();
     ps_vsql *v = whole(db), *none = ps_vsql_new(RULES, 3);
-    char *with = ps_vstats_file_json(NULL, NULL, NULL, NULL, v),
-         *without = ps_vstats_file_json(NULL, NULL, NULL, NULL, none),
-         *plain = ps_vstats_file_json(NULL, NULL, NULL, NULL, NULL);
+    char *with = ps_vstats_file_json(NULL, NULL, NULL, NULL, v, NULL),
+         *without = ps_vstats_file_json(NULL, NULL, NULL, NULL, none, NULL),
+         *plain = ps_vstats_file_json(NULL, NULL, NULL, NULL, NULL, NULL);
     assert_string_equal(without, plain);
     assert_null(strstr(plain, "\"sql\""));
     char dir[] = "/tmp/ps_vsql_XXXXXX", path[64];
@@ -530,7 +530,7 @@ static void test_stats_file(void **state)
     fclose(f);
     ps_vsql *back = NULL;
     ps_error err = {0};
-    assert_int_equal(ps_vstats_file_load(path, NULL, NULL, NULL, NULL, &back, &err), 0);
+    assert_int_equal(ps_vstats_file_load(path, NULL, NULL, NULL, NULL, &back, NULL, &err), 0);
     assert_non_null(back);
     assert_int_equal(back->c[PS_VSQL_CHECKED], 7);
     ps_vsql_free(back);
@@ -538,13 +538,13 @@ static void test_stats_file(void **state)
     fputs(plain, f);
     fclose(f);
     back = (ps_vsql *)1;
-    assert_int_equal(ps_vstats_file_load(path, NULL, NULL, NULL, NULL, &back, &err), 0);
+    assert_int_equal(ps_vstats_file_load(path, NULL, NULL, NULL, NULL, &back, NULL, &err), 0);
     assert_null(back);
     /* a damaged "sql" is named */
     f = fopen(path, "w");
     fputs("{\"stats_version\": 1, \"points\": {}, \"sql\": {\"rules\": []}}", f);
     fclose(f);
-    assert_int_equal(ps_vstats_file_load(path, NULL, NULL, NULL, NULL, &back, &err), PS_EFORMAT);
+    assert_int_equal(ps_vstats_file_load(path, NULL, NULL, NULL, NULL, &back, NULL, &err), PS_EFORMAT);
     assert_non_null(strstr(err.message, "sql:"));
     unlink(path);
     rmdir(dir);

@@ -148,12 +148,6 @@ bool ps_vsql_empty(const ps_vsql *v);
 
 /* ---- the statistics file (DIR/stats.json) ---------------------------------- */
 
-/* {"stats_version": 1, "points": {"raw": STATS, "cleaned": STATS,
- *  "tokenized": STATS}, "paired": PAIRED, "sql": SQL}: malloc'ed text, NULL
- * when out of memory. Any argument may be NULL (its member is then left
- * out); "sql" is left out when empty too. */
-char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
-                          const ps_vstats *tokenized, const ps_vpaired *p, const ps_vsql *sql);
 /* ---- prompt and completion lengths (gen_stats.c) ----------------------------
  *
  * Causal and seq2seq sets only: per record the tokens before its boundary
@@ -174,21 +168,24 @@ int ps_vgen_merge(ps_vgen *into, const ps_vgen *from);
 json_t *ps_vgen_to_json(const ps_vgen *g, bool full);
 /* Reads what ps_vgen_to_json(g, true) wrote (untrusted). */
 int ps_vgen_from_json(json_t *j, ps_vgen **out, ps_error *err);
-/* As ps_vstats_file_json, with "prompt_completion" when gen is not NULL. */
-char *ps_vstats_file_json_gen(const ps_vstats *raw, const ps_vstats *cleaned,
-                              const ps_vstats *tokenized, const ps_vpaired *p,
-                              const ps_vsql *sql, const ps_vgen *gen);
-/* The "prompt_completion" member of a statistics file: *out NULL when it
- * has none (a pair set). 0 or a negative code, as ps_vstats_file_load. */
-int ps_vgen_file_load(const char *path, ps_vgen **out, ps_error *err);
+
+/* {"stats_version": 1, "points": {"raw": STATS, "cleaned": STATS,
+ *  "tokenized": STATS}, "paired": PAIRED, "sql": SQL, "prompt_completion":
+ *  GEN}: malloc'ed text, NULL when out of memory. Any argument may be NULL
+ * (its member is then left out); "sql" is left out when empty too. */
+char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
+                          const ps_vstats *tokenized, const ps_vpaired *p, const ps_vsql *sql,
+                          const ps_vgen *gen);
 
 /* Reads a statistics file, or a report.json (same "points" and "paired"
  * members). Each output may be NULL (not wanted); a point absent from the
- * file gives NULL, and so does an absent "sql" (no SQL was checked).
+ * file gives NULL, and so does an absent "sql" (no SQL was checked) or
+ * "prompt_completion" (a pair set).
  * Returns 0, PS_ENOENT / PS_EIO, PS_EFORMAT, PS_EVERSION (stats_version or
  * report_version other than 1) or PS_ENOMEM. */
 int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
-                        ps_vstats **tokenized, ps_vpaired **paired, ps_vsql **sql, ps_error *err);
+                        ps_vstats **tokenized, ps_vpaired **paired, ps_vsql **sql,
+                        ps_vgen **gen, ps_error *err);
 
 /* ---- checks (checks.c) ----------------------------------------------------- */
 
