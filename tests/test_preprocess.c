@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 static char root[64];
-static char bin[4096];
+static const char *bin;
 
 static void sh(const char *cmd)
 {
@@ -29,18 +29,8 @@ static int setup(void **state)
     snprintf(root, sizeof root, "/tmp/ps-pre-XXXXXX");
     if (!mkdtemp(root))
         return -1;
-    const char *env = getenv("PAIRSHARD");
-    if (env) {
-        snprintf(bin, sizeof bin, "%s", env);
-    } else { /* build/tests/test_preprocess → build/bin/pairshard */
-        ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 32);
-        if (n <= 0)
-            return -1;
-        bin[n] = '\0';
-        char *slash = strrchr(bin, '/');
-        strcpy(slash, "/../bin/pairshard");
-    }
-    return 0;
+    bin = ps_test_pairshard();
+    return bin ? 0 : -1;
 }
 
 static int teardown(void **state)

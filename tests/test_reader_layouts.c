@@ -15,14 +15,8 @@ static ref_set g_causal, g_s2s;
 static int setup(void **state)
 {
     (void)state;
-    unsetenv("RANK");
-    unsetenv("WORLD_SIZE");
-    const char *t = getenv("TMPDIR");
-    char tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "%s/ps-layouts-XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpl))
+    if (!(g_dir = reader_fixture_tmpdir("ps-layouts")))
         return -1;
-    g_dir = strdup(tmpl);
     char *c = path_join(g_dir, "causal"), *s = path_join(g_dir, "s2s");
     build_gen_set(ps_test_data("spider/dev.json"), c, PS_LAYOUT_CAUSAL, "gpt2.tokenizer.json",
                   2048, 2, 32, "db_id");

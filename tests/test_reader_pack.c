@@ -20,14 +20,8 @@ static char *g_dir_1024; /* 1 shard, 128-record blocks, max_length 1024 */
 static int setup(void **state)
 {
     (void)state;
-    unsetenv("RANK");
-    unsetenv("WORLD_SIZE");
-    const char *t = getenv("TMPDIR");
-    char tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "%s/ps-pack-XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpl))
+    if (!(g_dir = reader_fixture_tmpdir("ps-pack")))
         return -1;
-    g_dir = strdup(tmpl);
     char *a = path_join(g_dir, "a");
     g_dir_1024 = path_join(g_dir, "b");
     build_gen_set(ps_test_data("spider/dev.json"), a, PS_LAYOUT_CAUSAL, "gpt2.tokenizer.json",

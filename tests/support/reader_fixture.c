@@ -216,19 +216,21 @@ static void build_set(const char *out, size_t shards, size_t block_records, cons
     build_set_of(ps_test_data("spider/dev.json"), out, shards, block_records, label);
 }
 
-int reader_fixture_setup(void **state)
+char *reader_fixture_tmpdir(const char *prefix)
 {
-    (void)state;
-    /* Tests choose rank and world size themselves unless they test the
-     * environment. */
     unsetenv("RANK");
     unsetenv("WORLD_SIZE");
     const char *t = getenv("TMPDIR");
     char tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "%s/ps-reader-XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpl))
+    snprintf(tmpl, sizeof tmpl, "%s/%s-XXXXXX", t && *t ? t : "/tmp", prefix);
+    return mkdtemp(tmpl) ? xstrdup(tmpl) : NULL;
+}
+
+int reader_fixture_setup(void **state)
+{
+    (void)state;
+    if (!(g_tmp = reader_fixture_tmpdir("ps-reader")))
         return -1;
-    g_tmp = xstrdup(tmpl);
     char *a = path_join(g_tmp, "a");
     g_dir_b = path_join(g_tmp, "b");
     g_dir_c = path_join(g_tmp, "c");

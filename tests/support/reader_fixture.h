@@ -60,6 +60,10 @@ extern char *g_dir_c;     /* set C: set A without labels */
 extern bool g_unlabeled;  /* check_batch: every label must be -1 */
 
 char *path_join(const char *a, const char *b);
+/* A new directory $TMPDIR/PREFIX-XXXXXX (malloc'ed path; NULL on failure)
+ * for a suite's sets, with RANK and WORLD_SIZE unset: the reader's tests
+ * choose rank and world size themselves unless they test the environment. */
+char *reader_fixture_tmpdir(const char *prefix);
 
 long ref_find(const ref_set *s, const char *id);
 

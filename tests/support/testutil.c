@@ -37,6 +37,25 @@ char *ps_test_tmpfile(const void *data, size_t len, const char *suffix)
     return path;
 }
 
+const char *ps_test_pairshard(void)
+{
+    static char bin[4096];
+    const char *env = getenv("PAIRSHARD");
+    if (env) {
+        snprintf(bin, sizeof bin, "%s", env);
+        return bin;
+    }
+    ssize_t n = readlink("/proc/self/exe", bin, sizeof bin - 32);
+    if (n <= 0)
+        return NULL;
+    bin[n] = '\0';
+    char *slash = strrchr(bin, '/');
+    if (!slash)
+        return NULL;
+    strcpy(slash, "/../bin/pairshard");
+    return bin;
+}
+
 const char *ps_test_path(const char *dir, const char *rel)
 {
     static char buf[4][4400];

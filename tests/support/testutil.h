@@ -18,6 +18,11 @@ const char *ps_test_data(const char *rel);
  * (e.g. ".jsonl"); returns its malloc'ed path. Fails the test on error. */
 char *ps_test_tmpfile(const void *data, size_t len, const char *suffix);
 
+/* The pairshard binary that tests driving the CLI run: $PAIRSHARD, else
+ * ../bin/pairshard beside the test's own binary (build/tests/test_X →
+ * build/bin/pairshard). A static buffer; NULL when neither is known. */
+const char *ps_test_pairshard(void);
+
 /* rel under dir, in one of 4 static buffers used in turn (so that a few
  * may stand in one call). */
 const char *ps_test_path(const char *dir, const char *rel);
