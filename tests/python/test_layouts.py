@@ -311,14 +311,9 @@ def causal_groups(tmp):
             "exactly on prompts and padding, position_ids 0..n-1, a segment per row"
             % len(recs), man.get("layout") == "causal" and len(recs) == man["totals"]["records"]
             and not bad, bad[:5])
-    ref = clean(tmp, "plain")
-    with open(ref) as f, open(ref + ".pc", "w") as g:
-        for line in f:
-            r = json.loads(line)
-            g.write(json.dumps({"id": r["id"], "prompt": r["question"],
-                                "completion": r["sql"]}) + "\n")
+    ref = clean(tmp, "plain")  # question and SQL: layout_ids.js's prompt and completion
     dump_causal(recs, os.path.join(tmp, "plain.ids"))
-    ran, ok, msg = node_reference(GPT2, ref + ".pc", os.path.join(tmp, "plain.ids"), "causal")
+    ran, ok, msg = node_reference(GPT2, ref, os.path.join(tmp, "plain.ids"), "causal")
     if ran:
         T.check("every record's prompt ids = HF encode(question) and its completion (the "
                 "labels that are not -100) = HF encode(sql) without special tokens", ok, msg)
@@ -483,13 +478,8 @@ def seq2seq_group(tmp):
     T.check("seq2seq set (T5-small): %d records; source mask, target labels (-100 only on "
             "padding), decoder_attention_mask, decoder_input_ids = labels shifted right from "
             "start id 0" % n, n > 1000 and not bad, bad[:5])
-    ref = clean(tmp, "s2s")
-    with open(ref) as f, open(ref + ".pc", "w") as g:
-        for line in f:
-            r = json.loads(line)
-            g.write(json.dumps({"id": r["id"], "prompt": r["question"],
-                                "completion": r["sql"]}) + "\n")
-    ran, ok, msg = node_reference(T5, ref + ".pc", ids_path, "seq2seq")
+    ref = clean(tmp, "s2s")  # question and SQL: layout_ids.js's prompt and completion
+    ran, ok, msg = node_reference(T5, ref, ids_path, "seq2seq")
     if ran:
         T.check("source = HF encode(question), target = HF encode(sql), both with T5's "
                 "post-processor (</s>), every record", ok, msg)
