@@ -48,6 +48,7 @@ struct ps_shard {
     size_t nlens, lcap;
     ps_buf lbuf;          /* the lengths ps_shard_get_lengths hands out */
     int have_meta_db, have_blocks_db, have_format;
+    int have_lengths_db; /* format 2 */
     uint64_t meta_off, meta_len;
     size_t cursor;        /* for ps_shard_seek / ps_shard_next: the next index */
     ps_buf buf;           /* the bytes ps_shard_get / next / foreach hand out */
@@ -121,6 +122,8 @@ static int on_value(void *user, const char *db, size_t db_len, const unsigned ch
             s->have_meta_db = 1;
         if (kind == PS_LMDB_DATABASE && name_is((const char *)key, key_len, "blocks"))
             s->have_blocks_db = 1;
+        if (kind == PS_LMDB_DATABASE && name_is((const char *)key, key_len, "lengths"))
+            s->have_lengths_db = 1;
         return 0;
     }
     if (name_is(db, db_len, "blocks"))
@@ -376,3 +379,5 @@ int ps_shard_get_lengths(ps_shard *s, uint32_t bucket, uint32_t seq, const uint3
 }
 
 size_t ps_shard_lengths_count(const ps_shard *s) { return s->nlens; }
+
+bool ps_shard_has_lengths_db(const ps_shard *s) { return s->have_lengths_db != 0; }

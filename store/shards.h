@@ -188,6 +188,9 @@ int ps_shard_get_lengths(ps_shard *s, uint32_t bucket, uint32_t seq, const uint3
                          size_t *n, ps_error *err);
 /* Entries in the shard's "lengths" database (0 for a format-1 shard). */
 size_t ps_shard_lengths_count(const ps_shard *s);
+/* Whether the shard has a "lengths" database at all (format 2), even an
+ * empty one. */
+bool ps_shard_has_lengths_db(const ps_shard *s);
 /* Size of the shard file in bytes, as opened. */
 uint64_t ps_shard_file_bytes(const ps_shard *s);
 /* The path the shard was opened with (for messages). */

@@ -21,24 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <zstd.h>
-
-/* A shard's "lengths" database, read on its own (not through the shard
- * reader, so that verify checks what a packed reader would plan from):
- * every entry's key and value, in key order. */
-typedef struct lengths_db {
-    int fd;
-    bool present;           /* the main database names a "lengths" database */
-    size_t n, cap;
-    uint64_t *key;          /* bucket << 32 | seq */
-    uint64_t *off, *len;    /* the value's place in the file */
-    size_t next;            /* the entry the next block must match */
-    ps_buf val;
-} lengths_db;
 
 typedef struct vstate {
     const ps_manifest *m;
@@ -53,7 +37,8 @@ typedef struct vstate {
     uint64_t next_seq;
     ZSTD_DCtx *dctx;
     ps_buf scratch;
-    lengths_db ldb;          /* version 2 shards */
+    ps_shard *shard;         /* the shard being read */
+    size_t lengths_seen;     /* its lengths entries matched to blocks (version 2) */
 } vstate;
 
 /* Records the first corruption: "PATH: bucket B block S: message". */
@@ -135,106 +120,28 @@ static int check_records(vstate *v, const ps_block_view *bv, uint32_t b, uint32_
     return 0;
 }
 
-static bool name_is(const void *p, size_t n, const char *want)
-{
-    return p && n == strlen(want) && !memcmp(p, want, n);
-}
-
-/* ps_lmdb_walk's callback: where each entry of "lengths" lies. */
-static int on_lengths_value(void *user, const char *db, size_t db_len, const unsigned char *key,
-                            size_t key_len, uint64_t off, uint64_t len, unsigned kind)
-{
-    lengths_db *l = user;
-    if (!db) {
-        if (kind == PS_LMDB_DATABASE && name_is(key, key_len, PS_SHARD_LENGTHS_DB))
-            l->present = true;
-        return 0;
-    }
-    if (!name_is(db, db_len, PS_SHARD_LENGTHS_DB))
-        return 0;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        uint64_t *k = realloc(l->key, cap * sizeof *k), *o = k ? realloc(l->off, cap * 8) : NULL,
-                 *n = o ? realloc(l->len, cap * 8) : NULL;
-        if (k)
-            l->key = k;
-        if (o)
-            l->off = o;
-        if (!n)
-            return PS_ENOMEM;
-        l->len = n;
-        l->cap = cap;
-    }
-    uint64_t kv = UINT64_MAX; /* a key of another size matches no block */
-    if (key_len == 8) {
-        kv = 0;
-        for (int i = 0; i < 8; i++)
-            kv = kv << 8 | key[i];
-    }
-    l->key[l->n] = kv;
-    l->off[l->n] = off;
-    l->len[l->n++] = len;
-    return 0;
-}
-
-static void lengths_db_free(lengths_db *l)
-{
-    if (l->fd >= 0)
-        close(l->fd);
-    free(l->key);
-    free(l->off);
-    free(l->len);
-    ps_buf_free(&l->val);
-    memset(l, 0, sizeof *l);
-    l->fd = -1;
-}
-
-/* Reads where the shard's "lengths" entries lie (the file is open again
- * for it: the shard reader keeps its descriptor to itself). */
-static int lengths_db_load(vstate *v)
-{
-    lengths_db *l = &v->ldb;
-    ps_error e;
-    int rc = ps_file_open_regular(v->path, "shard", &l->fd, &e);
-    if (!rc)
-        rc = ps_lmdb_walk(l->fd, v->path, on_lengths_value, l, &e);
-    if (rc == PS_ENOMEM)
-        return ps_error_set(v->err, rc, "%s: out of memory", v->path);
-    return rc ? ps_error_set(v->err, rc, "%s", e.message) : 0;
-}
-
-/* The lengths entry of block (b, q) must be the next one and hold the
- * block's record lengths, exactly. */
+/* The lengths entry of block (b, q), as the packed reader reads it
+ * (ps_shard_get_lengths), must hold the block's record lengths exactly. */
 static int check_lengths_entry(vstate *v, const ps_block_view *bv, uint32_t b, uint32_t q)
 {
-    lengths_db *l = &v->ldb;
-    uint64_t want = (uint64_t)b << 32 | q;
-    if (l->next >= l->n || l->key[l->next] != want)
-        return bad(v, "lengths_db", (long)b, (long)q, "no entry in the lengths database%s",
-                   l->next < l->n && l->key[l->next] < want ? " (an entry of no block before it)"
-                                                             : "");
-    uint64_t len = l->len[l->next], off = l->off[l->next];
-    l->next++;
-    if (len != 4 * (uint64_t)bv->n)
+    const uint32_t *lens;
+    size_t n;
+    ps_error e;
+    int rc = ps_shard_get_lengths(v->shard, b, q, &lens, &n, &e);
+    if (rc < 0)
+        return bad(v, "lengths_db", (long)b, (long)q, "%s", e.message);
+    if (rc == 0)
+        return bad(v, "lengths_db", (long)b, (long)q, "no entry in the lengths database");
+    v->lengths_seen++;
+    if (n != bv->n)
         return bad(v, "lengths_db", (long)b, (long)q,
-                   "the lengths database holds %llu bytes for it, the block has %u records "
-                   "(%u bytes)", (unsigned long long)len, bv->n, 4 * bv->n);
-    ps_buf_reset(&l->val);
-    if (ps_buf_reserve(&l->val, (size_t)len + 1))
-        return ps_error_set(v->err, PS_ENOMEM, "%s: out of memory", v->path);
-    ssize_t got = len ? pread(l->fd, l->val.data, (size_t)len, (off_t)off) : 0;
-    if (got != (ssize_t)len)
-        return bad(v, "lengths_db", (long)b, (long)q, "its lengths entry cannot be read: %s",
-                   got < 0 ? strerror(errno) : "short read");
-    const unsigned char *p = (const unsigned char *)l->val.data;
-    for (uint32_t i = 0; i < bv->n; i++) {
-        uint32_t x = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
-                     (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
-        if (x != bv->length[i])
+                   "the lengths database holds %zu lengths for it, the block has %u records", n,
+                   bv->n);
+    for (uint32_t i = 0; i < bv->n; i++)
+        if (lens[i] != bv->length[i])
             return bad(v, "lengths_db", (long)b, (long)q,
-                       "the lengths database says record %u has %u tokens, the block %u", i, x,
-                       bv->length[i]);
-    }
+                       "the lengths database says record %u has %u tokens, the block %u", i,
+                       lens[i], bv->length[i]);
     return 0;
 }
 
@@ -358,19 +265,19 @@ static int verify_shard(vstate *v, const char *dir)
     }
     v->cur_bucket = 0;
     v->next_seq = 0;
-    lengths_db_free(&v->ldb);
-    if ((rc = lengths_db_load(v))) {
+    bool has_lengths = ps_shard_has_lengths_db(s);
+    if (has_lengths != (m->format_version >= 2)) { /* version 2 holds it, 1 does not */
         ps_shard_close(s);
-        return rc;
-    }
-    if (v->ldb.present != (m->format_version >= 2)) { /* version 2 holds it, 1 does not */
-        ps_shard_close(s);
-        return bad(v, "lengths_db", -1, -1, "%s", v->ldb.present
+        return bad(v, "lengths_db", -1, -1, "%s", has_lengths
                    ? "a version 1 shard with a lengths database"
                    : "no lengths database (format version 2 keeps one)");
     }
+    v->shard = s;
+    v->lengths_seen = 0;
     rc = ps_shard_foreach(s, on_block, v, &e);
+    v->shard = NULL;
     uint64_t lmdb_blocks = ps_shard_block_count(s);
+    size_t lengths_entries = ps_shard_lengths_count(s);
     ps_shard_close(s);
     if (rc && v->rep->kind == NULL && rc == PS_ECORRUPT) {
         /* from LMDB itself (a damaged page), not from a check */
@@ -380,10 +287,10 @@ static int verify_shard(vstate *v, const char *dir)
     }
     if (rc)
         return rc;
-    if (v->ldb.next < v->ldb.n)
+    if (v->lengths_seen < lengths_entries)
         return bad(v, "lengths_db", -1, -1,
-                   "the lengths database holds %zu entries, the shard %zu blocks", v->ldb.n,
-                   v->ldb.next);
+                   "the lengths database holds %zu entries, the shard %zu blocks",
+                   lengths_entries, v->lengths_seen);
     for (; v->cur_bucket < m->n_buckets; v->cur_bucket++, v->next_seq = 0)
         if ((rc = finish_bucket(v, v->cur_bucket)))
             return rc;
@@ -471,7 +378,6 @@ int ps_set_verify(const char *dir, const ps_manifest *m, ps_verify_report *rep, 
     rep->buckets = calloc(m->n_buckets + 1, sizeof *rep->buckets);
     rep->label_records = calloc(m->n_labels + 1, sizeof *rep->label_records);
     vstate v = {.m = m, .rep = rep, .err = err};
-    v.ldb.fd = -1;
     v.sb = calloc(m->n_buckets + 1, sizeof *v.sb);
     v.dctx = ZSTD_createDCtx();
     ps_buf_init(&v.scratch);
@@ -500,7 +406,6 @@ int ps_set_verify(const char *dir, const ps_manifest *m, ps_verify_report *rep, 
         rc = check_totals(m, rep, dir, err);
     free(path);
     free(v.sb);
-    lengths_db_free(&v.ldb);
     ZSTD_freeDCtx(v.dctx);
     ps_buf_free(&v.scratch);
     return rc;
