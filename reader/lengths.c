@@ -104,21 +104,14 @@ int rd_lengths_load(ps_reader *r, ps_error *err)
         for (size_t b = 0; b < m->n_buckets; b++) {
             const ps_mf_count *c = &m->shards[s].buckets[b];
             r->len_first[s * m->n_buckets + b] = n;
-            if (c->blocks && (c->records > c->blocks * m->block_records ||
-                              c->records <= (c->blocks - 1) * m->block_records))
-                return ps_error_set(err, PS_EFORMAT,
-                                    "manifest.json: %s bucket %zu: %llu records cannot fill "
-                                    "%llu blocks of %llu",
-                                    m->shards[s].file, b, (unsigned long long)c->records,
-                                    (unsigned long long)c->blocks,
-                                    (unsigned long long)m->block_records);
-            for (uint64_t q = 0; q < c->blocks; q++) {
+            int rc = ps_plan_check_fill(m, s, b, err);
+            for (uint64_t q = 0; !rc && q < c->blocks; q++) {
                 uint64_t left = c->records - q * m->block_records;
                 uint32_t want = (uint32_t)(left < m->block_records ? left : m->block_records);
-                int rc = load_block(r, s, (uint32_t)b, (uint32_t)q, want, &n, &cap, err);
-                if (rc)
-                    return rc;
+                rc = load_block(r, s, (uint32_t)b, (uint32_t)q, want, &n, &cap, err);
             }
+            if (rc)
+                return rc;
         }
     if (r->min_len == UINT32_MAX)
         r->min_len = 1;

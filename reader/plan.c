@@ -78,6 +78,20 @@ uint64_t ps_plan_options_hash(const ps_plan_options *o, uint64_t manifest_hash)
 
 /* The stored blocks of bucket b, in shard order, with their record counts
  * (every block of a (shard, bucket) holds block_records but the last). */
+int ps_plan_check_fill(const ps_manifest *m, size_t s, size_t b, ps_error *err)
+{
+    const ps_mf_count *c = &m->shards[s].buckets[b];
+    uint64_t R = m->block_records;
+    if ((c->blocks == 0) != (c->records == 0) ||
+        (c->blocks && (c->records > c->blocks * R || c->records <= (c->blocks - 1) * R)))
+        return ps_error_set(err, PS_EFORMAT,
+                            "manifest.json: %s bucket %zu: %llu records cannot fill %llu "
+                            "blocks of %llu",
+                            m->shards[s].file, b, (unsigned long long)c->records,
+                            (unsigned long long)c->blocks, (unsigned long long)R);
+    return PS_OK;
+}
+
 int ps_plan_collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
                            const uint64_t *trusted, uint64_t *used_blocks, uint64_t *used_records,
                            ps_error *err)
@@ -85,7 +99,6 @@ int ps_plan_collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
     uint64_t total = 0;
     for (size_t s = 0; s < m->n_shards; s++) {
         const ps_mf_count *c = &m->shards[s].buckets[b];
-        uint64_t R = m->block_records;
         uint64_t bytes = trusted ? trusted[s] : m->shards[s].bytes;
         /* A block takes more than 16 bytes of its file (key, node header,
          * zstd frame), and no zstd frame expands more than 32768-fold, so
@@ -98,13 +111,9 @@ int ps_plan_collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
                                 "%llu-byte file",
                                 m->shards[s].file, b, (unsigned long long)c->blocks,
                                 (unsigned long long)bytes);
-        if ((c->blocks == 0) != (c->records == 0) ||
-            (c->blocks && (c->records > c->blocks * R || c->records <= (c->blocks - 1) * R)))
-            return ps_error_set(err, PS_EFORMAT,
-                                "manifest.json: %s bucket %zu: %llu records cannot fill %llu "
-                                "blocks of %llu",
-                                m->shards[s].file, b, (unsigned long long)c->records,
-                                (unsigned long long)c->blocks, (unsigned long long)R);
+        int rc = ps_plan_check_fill(m, s, b, err);
+        if (rc)
+            return rc;
         if (c->records > bytes * 2048 - used_records[s])
             return ps_error_set(err, PS_EFORMAT,
                                 "manifest.json: %s bucket %zu: %llu records cannot fit in a "

@@ -122,6 +122,11 @@ int ps_plan_build_packed(ps_plan *p, const ps_manifest *m, const ps_plan_options
 
 /* Shared by plan.c and plan_pack.c. */
 int ps_plan_check_options(const ps_plan_options *o, ps_error *err);
+/* Whether shard s's bucket b can hold what the manifest says: blocks of
+ * block_records records but the last (1 .. block_records), none when no
+ * records. 0 or PS_EFORMAT naming the shard and bucket. Also used by
+ * reader/lengths.c before it reads a block's lengths. */
+int ps_plan_check_fill(const ps_manifest *m, size_t s, size_t b, ps_error *err);
 int ps_plan_collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
                            const uint64_t *trusted, uint64_t *used_blocks,
                            uint64_t *used_records, ps_error *err);
