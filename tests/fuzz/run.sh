@@ -101,6 +101,12 @@ json.dump(d[:40], open(sys.argv[2], "w"))' tests/data/spider/dev.json "$SETS/sma
         [ -f "$SETS/$d/manifest.json" ] && cp "$SETS/$d/manifest.json" "$SEEDS/fuzz_manifest/$d.json"
     done
     [ -f "$SETS/small/shard-00000.mdb" ] && cp "$SETS/small/shard-00000.mdb" "$SEEDS/fuzz_lmdb/small.mdb"
+    # The same 40 records as a causal set: a format 2 shard, with its
+    # "lengths" database beside the blocks.
+    ASAN_OPTIONS=detect_leaks=0 "$PS_BIN" build -q --layout causal --vocab "$VOCAB" \
+        --label-field db_id --shards 1 --max-length 128 -o "$SETS/small2" "$SETS/small.json" &&
+        cp "$SETS/small2/shard-00000.mdb" "$SEEDS/fuzz_lmdb/small-causal.mdb" ||
+        echo "# building the causal seed set failed"
     if echo " $TARGETS " | grep -q " fuzz_reader_open "; then
         mkdir -p "$SEEDS/fuzz_reader_open"
         cp "$SETS/small/manifest.json" "$SEEDS/fuzz_reader_open/small.json" 2>/dev/null
