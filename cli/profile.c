@@ -33,6 +33,16 @@ void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
     fprintf(f, "profile:   phase 2         %7.3f s %5.1f%%  (shards; %.3f s compressing, all "
                "threads)\n",
             pf->phase2, pct(pf->phase2, w), pf->phase2_encode);
+    /* seconds of the shard writers, summed: several write at once when
+     * there are several threads and shards */
+    fprintf(f, "profile:     grouping       %7.3f s  shard writers, records by bucket\n",
+            pf->phase2_sort);
+    fprintf(f, "profile:     storing        %7.3f s  shard writers, blocks into LMDB\n",
+            pf->phase2_put);
+    fprintf(f, "profile:     finishing      %7.3f s  commit, compacted copy, fsync\n",
+            pf->phase2_finish);
+    fprintf(f, "profile:     hashing        %7.3f s  the shard files' SHA-256\n",
+            pf->phase2_hash);
     fprintf(f, "profile:   manifest+publish %6.3f s %5.1f%%\n", pf->publish,
             pct(pf->publish, w));
     fprintf(f, "profile: serial %.3f s = %.1f%% of wall (work no worker shares); Amdahl "

@@ -120,6 +120,12 @@ typedef struct ps_build_profile {
     double worker_wait[PS_BUILD_PROFILE_THREADS];
     double busy_total;            /* all workers' busy seconds together */
     double phase2_encode;         /* phase 2: all threads' seconds compressing blocks */
+    double phase2_sort;           /* phase 2's shard writers (seconds summed over
+                                   * them): spools mapped, records grouped by
+                                   * bucket, blocks planned */
+    double phase2_put;            /* ... writing compressed blocks into LMDB */
+    double phase2_finish;         /* ... committing, the compacted copy, fsync */
+    double phase2_hash;           /* ... the shard files' SHA-256 */
     double serial;                /* seconds of work no worker shares (see above) */
     double serial_fraction;       /* serial / wall */
     /* CPU seconds, which other processes on the machine do not inflate:

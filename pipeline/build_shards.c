@@ -32,6 +32,12 @@ typedef struct job {
     ps_error err;
 } job;
 
+/* A shard writer's seconds (the profile), summed into the build's
+ * profile once the writers are done: several may run at once. */
+typedef struct times {
+    double encode, sort, put, finish, hash;
+} times;
+
 typedef struct pool {
     ps_build_state *st;
     const rec_ref *refs;
@@ -108,10 +114,11 @@ typedef struct pool_run {
     size_t started;
 } pool_run;
 
-static void pool_start(pool_run *r, ps_build_state *st, const rec_ref *refs, job *jobs, size_t n)
+static void pool_start(pool_run *r, ps_build_state *st, size_t threads, const rec_ref *refs,
+                       job *jobs, size_t n)
 {
     r->p = (pool){st, refs, jobs, n, 0, PTHREAD_MUTEX_INITIALIZER, 0};
-    size_t nt = st->cfg->threads < n ? st->cfg->threads : n;
+    size_t nt = threads < n ? threads : n;
     r->t = nt > 1 ? calloc(nt, sizeof *r->t) : NULL;
     r->started = 0;
     for (; r->t && r->started < nt; r->started++)
@@ -121,13 +128,13 @@ static void pool_start(pool_run *r, ps_build_state *st, const rec_ref *refs, job
         pool_main(&r->p); /* one thread, or none would start */
 }
 
-static void pool_join(pool_run *r)
+static void pool_join(pool_run *r, times *tm)
 {
     for (size_t i = 0; i < r->started; i++)
         pthread_join(r->t[i], NULL);
     free(r->t);
     pthread_mutex_destroy(&r->p.mu);
-    r->p.st->prof.phase2_encode += r->p.busy;
+    tm->encode += r->p.busy;
 }
 
 /* Writes a window of encoded blocks in key order. */
@@ -180,12 +187,16 @@ static int map_spool(const ps_spool *sp, const char **data, size_t *len, ps_erro
     return 0;
 }
 
-static int write_shard(ps_build_state *st, size_t k, ps_error *err)
+/* Writes shard k with `threads` compression threads (besides the
+ * calling one), adding its seconds to *tm. Touches only shard k's
+ * spool and result, so several shards can be written at once. */
+static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
     ps_shard_result *res = &st->results[k];
     const ps_spool *sp = &st->spools[k];
     snprintf(res->file, sizeof res->file, "shard-%05zu.mdb", k);
+    double t_start = ps_build_now();
     const char *data;
     size_t len;
     int rc = map_spool(sp, &data, &len, err);
@@ -244,6 +255,7 @@ static int write_shard(ps_build_state *st, size_t k, ps_error *err)
             j++;
         }
 
+    tm->sort += ps_build_now() - t_start;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", st->staging, res->file);
     ps_shard_writer *w = NULL;
@@ -257,22 +269,25 @@ static int write_shard(ps_build_state *st, size_t k, ps_error *err)
     }
     /* Encode in windows so memory stays bounded (two windows at most),
      * write in order: window i-1 while window i is encoded. */
-    size_t window = 64 * cfg->threads, n_win = (n_jobs + window - 1) / window;
+    size_t window = 64 * threads, n_win = (n_jobs + window - 1) / window;
     for (size_t wi = 0; !rc && wi <= n_win; wi++) {
         if ((rc = ps_build_cancelled(cfg, err)) != 0)
             break;
         pool_run pr;
         size_t first = wi * window;
         if (wi < n_win)
-            pool_start(&pr, st, sorted, jobs + first,
+            pool_start(&pr, st, threads, sorted, jobs + first,
                        n_jobs - first < window ? n_jobs - first : window);
-        if (wi > 0)
+        if (wi > 0) {
+            double t = ps_build_now();
             rc = put_window(w, res, sorted, jobs + first - window,
                             n_jobs - (first - window) < window ? n_jobs - (first - window)
                                                                : window,
                             lengths, err);
+            tm->put += ps_build_now() - t;
+        }
         if (wi < n_win)
-            pool_join(&pr);
+            pool_join(&pr, tm);
     }
     free(lengths);
     for (size_t i = 0; i < n_jobs; i++) /* after a failure: the blocks not written */
@@ -284,13 +299,18 @@ static int write_shard(ps_build_state *st, size_t k, ps_error *err)
                  "{\"magic\":\"pairshard-shard\",\"format_version\":%d,\"shard\":%zu,"
                  "\"shards\":%zu}",
                  ps_set_format_version(cfg->layout), k, cfg->shards);
+        double t = ps_build_now();
         rc = ps_shard_writer_finish(w, meta, err);
+        tm->finish += ps_build_now() - t;
         w = NULL;
     }
     if (w)
         ps_shard_writer_abort(w);
-    if (!rc)
+    if (!rc) {
+        double t = ps_build_now();
         rc = ps_sha256_file(path, res->sha256, &res->bytes, err);
+        tm->hash += ps_build_now() - t;
+    }
     for (size_t b = 0; !rc && b < nb; b++) {
         res->records += res->buckets[b].records;
         res->tokens += res->buckets[b].tokens;
@@ -342,18 +362,99 @@ int ps_build_plan(ps_build_state *st, ps_error *err)
     return 0;
 }
 
+/* Shards written at once: each writer thread takes the next shard. */
+typedef struct writers {
+    ps_build_state *st;
+    size_t threads;     /* compression threads per shard */
+    size_t next;        /* the next shard to take */
+    bool failed;        /* a shard failed: take no more */
+    pthread_mutex_t mu;
+    int *rc;            /* per shard; 1 for a shard never started */
+    ps_error *err;      /* per shard */
+    times tm;           /* all writers' seconds */
+} writers;
+
+static void *writer_main(void *arg)
+{
+    writers *ws = arg;
+    times tm = {0};
+    for (;;) {
+        pthread_mutex_lock(&ws->mu);
+        size_t k = ws->failed ? ws->st->cfg->shards : ws->next++;
+        pthread_mutex_unlock(&ws->mu);
+        if (k >= ws->st->cfg->shards)
+            break;
+        int rc = ps_build_cancelled(ws->st->cfg, &ws->err[k]);
+        if (!rc)
+            rc = write_shard(ws->st, k, ws->threads, &tm, &ws->err[k]);
+        pthread_mutex_lock(&ws->mu);
+        ws->rc[k] = rc;
+        ws->failed |= rc != 0;
+        pthread_mutex_unlock(&ws->mu);
+    }
+    pthread_mutex_lock(&ws->mu);
+    ws->tm.encode += tm.encode;
+    ws->tm.sort += tm.sort;
+    ws->tm.put += tm.put;
+    ws->tm.finish += tm.finish;
+    ws->tm.hash += tm.hash;
+    pthread_mutex_unlock(&ws->mu);
+    return NULL;
+}
+
+/* Runs n writer threads (the calling thread is one of them) and returns
+ * the first failed shard's error, in shard order, whichever writer saw
+ * it first. */
+static int run_writers(writers *ws, size_t n, ps_error *err)
+{
+    pthread_t *t = n > 1 ? calloc(n - 1, sizeof *t) : NULL;
+    size_t started = 0;
+    for (; t && started < n - 1; started++)
+        if (pthread_create(&t[started], NULL, writer_main, ws) != 0)
+            break;
+    writer_main(ws);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(t[i], NULL);
+    free(t);
+    for (size_t k = 0; k < ws->st->cfg->shards; k++)
+        if (ws->rc[k] < 0) {
+            *err = ws->err[k];
+            return ws->rc[k];
+        }
+    return 0;
+}
+
+/* Phase 2. With several threads and shards, up to min(threads, shards)
+ * shards are written at once, the threads shared out among them: the
+ * grouping, LMDB writes, compacted copy and hashing of one shard are
+ * serial, so only more shards at once put them on more cores. Every
+ * shard's file depends on its spool alone, so the bytes do not change. */
 int ps_build_phase2(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
     st->results = calloc(cfg->shards, sizeof *st->results);
-    if (!st->results)
+    writers ws = {.st = st, .threads = 1, .mu = PTHREAD_MUTEX_INITIALIZER};
+    ws.rc = malloc(cfg->shards * sizeof *ws.rc);
+    ws.err = calloc(cfg->shards, sizeof *ws.err);
+    if (!st->results || !ws.rc || !ws.err) {
+        free(ws.rc);
+        free(ws.err);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    for (size_t k = 0; k < cfg->shards; k++) {
-        int rc = ps_build_cancelled(cfg, err);
-        if (!rc)
-            rc = write_shard(st, k, err);
-        if (rc)
-            return rc;
     }
-    return 0;
+    for (size_t k = 0; k < cfg->shards; k++)
+        ws.rc[k] = 1;
+    size_t n = cfg->threads < cfg->shards ? cfg->threads : cfg->shards;
+    if (n < 1)
+        n = 1;
+    ws.threads = cfg->threads / n ? cfg->threads / n : 1;
+    int rc = run_writers(&ws, n, err);
+    pthread_mutex_destroy(&ws.mu);
+    st->prof.phase2_encode += ws.tm.encode;
+    st->prof.phase2_sort += ws.tm.sort;
+    st->prof.phase2_put += ws.tm.put;
+    st->prof.phase2_finish += ws.tm.finish;
+    st->prof.phase2_hash += ws.tm.hash;
+    free(ws.rc);
+    free(ws.err);
+    return rc;
 }

@@ -29,7 +29,8 @@ fi
 tsan_clean() { ! grep -q 'WARNING: ThreadSanitizer\|ThreadSanitizer: \(data race\|lock-order\|heap-use\)' "$1"; }
 
 # The build's workers, stage threads (statistics, writes) and committing
-# thread hand chunks round a ring of 2T+2; 8 copies of Spider dev (each
+# thread hand chunks round a ring of 2T+2, and phase 2 writes the 3 shards
+# with min(T, 3) writer threads at once; 8 copies of Spider dev (each
 # question made distinct, so none is dropped as a duplicate) are 8+ chunks.
 python3 - "$PS_ROOT/tests/data/spider/dev.json" "$TMP/many.jsonl" <<'PY'
 import json, sys
