@@ -2,6 +2,15 @@
 #ifndef PS_SHARDS_BUILD_INTERNAL_H
 #define PS_SHARDS_BUILD_INTERNAL_H
 
+/* Descriptors a build holds beside its shards' spools: the standard
+ * streams, an input and its hasher's copy, rejects, duplicates, the
+ * staging lock and one spare (measured: a one-shard build needs 8). */
+#define PS_BUILD_FDS_BESIDE_SPOOLS 9
+/* Descriptors a phase-2 shard writer holds (the spools are closed by
+ * then): LMDB's data and meta-sync files, the compacted copy and the
+ * spool while it is mapped. */
+#define PS_BUILD_FDS_PER_WRITER 4
+
 #include "common/strmap.h"
 #include "ingest/ingest.h"
 #include "pipeline/build.h"

@@ -20,11 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Descriptors a build holds beside its shards' spools: the standard
- * streams, an input and its hasher's copy, rejects, duplicates, the
- * staging lock and one spare (measured: a one-shard build needs 8). */
-#define FDS_BESIDE_SPOOLS 9
-
 /* Returns the first-seen index of `label`, registering it when new. */
 static int label_index(ps_build_state *st, const char *label, uint32_t *out)
 {
@@ -141,7 +136,7 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
     /* Every shard's spool stays open through phase 1: refuse up front
      * what would fail with EMFILE half-way. */
     struct rlimit rl;
-    size_t need = cfg->shards + FDS_BESIDE_SPOOLS;
+    size_t need = cfg->shards + PS_BUILD_FDS_BESIDE_SPOOLS;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         (rlim_t)need > rl.rlim_cur)
         return ps_error_set(err, PS_ELIMIT,

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -444,6 +445,11 @@ int ps_build_phase2(ps_build_state *st, ps_error *err)
     for (size_t k = 0; k < cfg->shards; k++)
         ws.rc[k] = 1;
     size_t n = cfg->threads < cfg->shards ? cfg->threads : cfg->shards;
+    struct rlimit rl; /* the writers' descriptors fit where the spools did */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur > PS_BUILD_FDS_BESIDE_SPOOLS &&
+        (rl.rlim_cur - PS_BUILD_FDS_BESIDE_SPOOLS) / PS_BUILD_FDS_PER_WRITER < n)
+        n = (size_t)(rl.rlim_cur - PS_BUILD_FDS_BESIDE_SPOOLS) / PS_BUILD_FDS_PER_WRITER;
     if (n < 1)
         n = 1;
     ws.threads = cfg->threads / n ? cfg->threads / n : 1;

@@ -43,6 +43,12 @@ same_set "$TMP/t1" "$TMP/t2"
 check "byte-identical shards and manifest at 1 and 2 threads" $?
 same_set "$TMP/t2" "$TMP/t2b"
 check "byte-identical across two runs" $?
+# Phase 2 writes up to min(threads, shards) shards at once; under a tight
+# descriptor limit it writes fewer at once rather than fail with EMFILE.
+B --threads 1 --shards 11 -o "$TMP/s11a" "$DATA/spider/dev.json" &&
+    (ulimit -n 20 && B --threads 11 --shards 11 -o "$TMP/s11b" "$DATA/spider/dev.json") &&
+    same_set "$TMP/s11a" "$TMP/s11b"
+check "--threads 11 --shards 11 under ulimit -n 20: built, byte-identical to 1 thread" $?
 complete "$TMP/t1"
 check "the set is complete: checksums, sizes and accounting agree" $?
 python3 - "$TMP/t1" <<'PY'
