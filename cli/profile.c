@@ -35,6 +35,8 @@ void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
             pf->phase2, pct(pf->phase2, w), pf->phase2_encode);
     /* seconds of the shard writers, summed: several write at once when
      * there are several threads and shards */
+    fprintf(f, "profile:     writers        %7zu    shards written at once\n",
+            pf->phase2_writers);
     fprintf(f, "profile:     grouping       %7.3f s  shard writers, records by bucket\n",
             pf->phase2_sort);
     fprintf(f, "profile:     storing        %7.3f s  shard writers, blocks into LMDB\n",

@@ -126,6 +126,8 @@ typedef struct ps_build_profile {
     double phase2_put;            /* ... writing compressed blocks into LMDB */
     double phase2_finish;         /* ... committing, the compacted copy, fsync */
     double phase2_hash;           /* ... the shard files' SHA-256 */
+    size_t phase2_writers;        /* shards written at once: min(threads, shards),
+                                   * fewer under a tight descriptor limit */
     double serial;                /* seconds of work no worker shares (see above) */
     double serial_fraction;       /* serial / wall */
     /* CPU seconds, which other processes on the machine do not inflate:

@@ -460,6 +460,7 @@ int ps_build_phase2(ps_build_state *st, ps_error *err)
     st->prof.phase2_put += ws.tm.put;
     st->prof.phase2_finish += ws.tm.finish;
     st->prof.phase2_hash += ws.tm.hash;
+    st->prof.phase2_writers = n;
     free(ws.rc);
     free(ws.err);
     return rc;
