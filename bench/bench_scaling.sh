@@ -16,6 +16,7 @@
 # env: PS_BENCH_SCALING_COPIES  corpus copies (20: ~160k pairs, 39 MB)
 #      PS_BENCH_RUNS            runs per thread count (5)
 #      PS_BENCH_THREADS         thread counts ("1 2 4 8 16")
+#      PS_BENCH_SHARDS          shards of the --shards series (8)
 #      PS_BENCH_X200            1: also the Spider x200 build
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -118,9 +119,7 @@ for cmd in build clean; do
         [ -n "$base_best" ] || { base_best=$1; base_med=$2; }
         same=yes
         if [ "$cmd" = build ]; then
-            for f in "$W/build-1"/*; do
-                cmp -s "$f" "$W/build-$t/$(basename "$f")" || same=NO
-            done
+            diff -rq "$W/build-1" "$W/build-$t" >/dev/null || same=NO # preprocess/ too
         else
             cmp -s "$W/clean-1.jsonl" "$W/clean-$t.jsonl" || same=NO
         fi
@@ -130,6 +129,27 @@ for cmd in build clean; do
     done
 done
 [ -z "$skipped" ] || echo "  skipped (more threads than the $CPUS online CPUs):$skipped"
+
+# Phase 2 writes min(threads, shards) shards at once: the same corpus in
+# SHARDS shards at 1 and the most threads (outputs compared).
+SHARDS=${PS_BENCH_SHARDS:-8}
+for t in 1 "$top"; do
+    : >"$W/m"
+    for _ in $(seq "$RUNS"); do
+        rm -rf "$W/sh-$t"
+        # shellcheck disable=SC2086
+        measure "$W/m" "$PAIRSHARD" build -q --vocab "$VOCAB" $OPTS --shards "$SHARDS" \
+            --threads "$t" -o "$W/sh-$t" "$W/corpus.jsonl"
+    done
+    set -- $(stats "$W/m")
+    [ "$t" -eq 1 ] && { sh_best=$1; sh_med=$2; }
+    same=yes
+    diff -rq "$W/sh-1" "$W/sh-$t" >/dev/null || same=NO
+    echo "$t $1 $2 $sh_best $sh_med $same" | awk -v n="$SHARDS" '{
+        printf "  build --shards %d, %2d threads  best %7.3f s  median %7.3f s  speed-up %5.2fx best, %5.2fx median  identical: %s\n",
+            n, $1, $2, $3, $4 / $2, $5 / $3, $6 }'
+done
+rm -rf "$W"/sh-*
 echo "$serial $serial_n $wall1 $top $cpu_n" | awk '
     function amdahl(f, n) { return 1 / (f + (1 - f) / n) }
     {
