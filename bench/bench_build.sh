@@ -22,10 +22,9 @@
 #      PS_BENCH_BUILD_THREADS the second thread count (2)
 set -eu
 . "$(dirname "$0")/lib.sh"
-bench_setup build
+bench_setup build 3
 COPIES=${PS_BENCH_BUILD_COPIES:-20}
 PEER=${PS_BENCH_BUILD_PEER:-1}
-RUNS=${PS_BENCH_RUNS:-3}
 T2=${PS_BENCH_BUILD_THREADS:-2}
 VOCAB="$PS_ROOT/tests/data/vocab/bert-base-uncased.vocab.txt"
 CONF="$PS_ROOT/tests/conformance"

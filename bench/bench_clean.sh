@@ -7,9 +7,8 @@
 # second) for both and the ratio, and checks both wrote the same records.
 set -eu
 . "$(dirname "$0")/lib.sh"
-bench_setup clean
+bench_setup clean 3
 COPIES=${PS_BENCH_COPIES:-20}
-RUNS=${PS_BENCH_RUNS:-3}
 
 "$PY" "$PS_ROOT/bench/spider_corpus.py" "$PS_ROOT/tests/data/spider" "$COPIES" >"$W/corpus.jsonl"
 bytes=$(wc -c <"$W/corpus.jsonl")

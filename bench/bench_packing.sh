@@ -22,10 +22,9 @@
 #      PS_BENCH_RUNS     runs timed, best kept (5)
 set -eu
 . "$(dirname "$0")/lib.sh"
-bench_setup packing
+bench_setup packing 5
 COPIES=${PS_BENCH_COPIES:-1}
 ROWS=${PS_BENCH_ROWS:-8}
-RUNS=${PS_BENCH_RUNS:-5}
 TABLES="$PS_ROOT/tests/data/spider/tables.json"
 GPT2="$PS_ROOT/tests/data/tokenizers/gpt2.tokenizer.json"
 export PAIRSHARD_LIB="${PS_BUILD:-$PS_ROOT/build}/lib/libpairshard.so"

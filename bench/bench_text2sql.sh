@@ -8,9 +8,8 @@
 # the ratio of the schema step's cost to Python's.
 set -eu
 . "$(dirname "$0")/lib.sh"
-bench_setup t2s
+bench_setup t2s 3
 COPIES=${PS_BENCH_COPIES:-4}
-RUNS=${PS_BENCH_RUNS:-3}
 TABLES="$PS_ROOT/tests/data/spider/tables.json"
 
 "$PY" "$PS_ROOT/bench/spider_corpus.py" "$PS_ROOT/tests/data/spider" "$COPIES" >"$W/corpus.jsonl"

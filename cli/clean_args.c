@@ -44,6 +44,29 @@ const struct option ps_clean_longopts[] = {
 };
 const size_t ps_clean_longopts_count = sizeof ps_clean_longopts / sizeof ps_clean_longopts[0];
 
+static const struct option COMMON_OPTS[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+};
+#define N_COMMON (sizeof COMMON_OPTS / sizeof COMMON_OPTS[0])
+_Static_assert(N_COMMON + sizeof ps_clean_longopts / sizeof ps_clean_longopts[0] + 1 <=
+                   PS_CLEAN_LONGOPTS_EXTRA,
+               "PS_CLEAN_LONGOPTS_EXTRA holds the common and cleaning options");
+
+size_t ps_clean_longopts_merge(struct option *out, const struct option *own, size_t n_own)
+{
+    size_t n = 0;
+    memcpy(out, COMMON_OPTS, sizeof COMMON_OPTS);
+    n += N_COMMON;
+    memcpy(out + n, own, n_own * sizeof *out);
+    n += n_own;
+    memcpy(out + n, ps_clean_longopts, sizeof ps_clean_longopts);
+    n += ps_clean_longopts_count;
+    memset(&out[n], 0, sizeof *out);
+    return n;
+}
+
 const char ps_clean_args_help[] =
     "Input mapping:\n"
     "      --format F             auto (default), jsonl, json, csv, tsv\n"

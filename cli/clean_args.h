@@ -14,6 +14,12 @@
 #define PS_CLEAN_OPT_BASE 1000
 extern const struct option ps_clean_longopts[];
 extern const size_t ps_clean_longopts_count;
+/* The long options of a command that cleans (clean, build): -o/--output,
+ * -q/--quiet and -h/--help, which both take, then its own n_own, then the
+ * cleaning options, into out (room for n_own + PS_CLEAN_LONGOPTS_EXTRA),
+ * NULL-terminated. Returns how many there are before the terminator. */
+#define PS_CLEAN_LONGOPTS_EXTRA 32
+size_t ps_clean_longopts_merge(struct option *out, const struct option *own, size_t n_own);
 /* Help lines describing them. */
 extern const char ps_clean_args_help[];
 

@@ -102,10 +102,8 @@ enum {
     O_LAYOUT, O_MAXTGT
 };
 
+/* Besides -o, -q, -h and the cleaning options (ps_clean_longopts_merge). */
 static const struct option OWN_OPTS[] = {
-    {"output", required_argument, NULL, 'o'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
     {"vocab", required_argument, NULL, O_VOCAB},
     {"tokenizer-json", required_argument, NULL, O_TOKJSON},
     {"lowercase", no_argument, NULL, O_LOWER},
@@ -386,10 +384,8 @@ static bool config_key_known(const char *key, const struct option *opts, size_t 
 /* Applies a --config file: every key is an option's long name. */
 static int apply_config(build_args *a, json_t *root, const char *path)
 {
-    struct option known[N_OWN + 32];
-    memcpy(known, OWN_OPTS, sizeof OWN_OPTS);
-    memcpy(known + N_OWN, ps_clean_longopts, ps_clean_longopts_count * sizeof *known);
-    size_t nknown = N_OWN + ps_clean_longopts_count;
+    struct option known[N_OWN + PS_CLEAN_LONGOPTS_EXTRA];
+    size_t nknown = ps_clean_longopts_merge(known, OWN_OPTS, N_OWN);
     if (!json_is_object(root)) {
         fprintf(stderr, "pairshard build: %s: the config must be a JSON object\n", path);
         return -1;
@@ -633,10 +629,8 @@ int ps_cmd_build(int argc, char **argv)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     a.cfg.threads = cpus > 0 ? (size_t)cpus : 1;
 
-    struct option longopts[N_OWN + 32];
-    memcpy(longopts, OWN_OPTS, sizeof OWN_OPTS);
-    memcpy(longopts + N_OWN, ps_clean_longopts, ps_clean_longopts_count * sizeof *longopts);
-    memset(&longopts[N_OWN + ps_clean_longopts_count], 0, sizeof *longopts);
+    struct option longopts[N_OWN + PS_CLEAN_LONGOPTS_EXTRA];
+    ps_clean_longopts_merge(longopts, OWN_OPTS, N_OWN);
 
     /* First pass: --help and --config, so that flags can win over it. */
     const char *config_path = NULL;

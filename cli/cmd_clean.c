@@ -45,10 +45,8 @@ static const char USAGE[] =
 
 enum { OPT_REJECTS = 256, OPT_DUPLICATES, OPT_STATS, OPT_THREADS };
 
+/* Besides -o, -q, -h and the cleaning options (ps_clean_longopts_merge). */
 static const struct option OWN_OPTS[] = {
-    {"output", required_argument, NULL, 'o'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
     {"rejects", required_argument, NULL, OPT_REJECTS},
     {"duplicates", required_argument, NULL, OPT_DUPLICATES},
     {"stats", required_argument, NULL, OPT_STATS},
@@ -154,10 +152,8 @@ int ps_cmd_clean(int argc, char **argv)
     int quiet = 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     size_t threads = cpus > 0 ? (size_t)cpus : 1;
-    struct option longopts[N_OWN + 32];
-    memcpy(longopts, OWN_OPTS, sizeof OWN_OPTS);
-    memcpy(longopts + N_OWN, ps_clean_longopts, ps_clean_longopts_count * sizeof *longopts);
-    memset(&longopts[N_OWN + ps_clean_longopts_count], 0, sizeof *longopts);
+    struct option longopts[N_OWN + PS_CLEAN_LONGOPTS_EXTRA];
+    ps_clean_longopts_merge(longopts, OWN_OPTS, N_OWN);
     int c, idx;
     optind = 1;
     opterr = 0;

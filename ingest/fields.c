@@ -100,6 +100,12 @@ static const char *type_name(const value *v)
     }
 }
 
+const char *ps_fields_type_name(json_t *v)
+{
+    value x = from_jansson(v);
+    return type_name(&x);
+}
+
 static int reject(ps_fields *f, const char *reason, const char *fmt, ...) PS_PRINTF(3, 4);
 static int reject(ps_fields *f, const char *reason, const char *fmt, ...)
 {

@@ -81,6 +81,9 @@ json_t *ps_fields_lookup(json_t *obj, const char *name);
  * id from the dialogue object `root` (which f takes a reference to, as
  * f->root). Returns 0, or 1 with reason/detail set. */
 int ps_fields_from_turn(ps_fields *f, json_t *root, json_t *turn, const ps_field_names *names);
+/* What messages call the JSON value v's type: "an object", "a string", ...,
+ * "null" (also for NULL). */
+const char *ps_fields_type_name(json_t *v);
 /* Forgets the last record (keeps the buffers). */
 void ps_fields_clear(ps_fields *f);
 /* Frees everything; f may then be reused after zeroing. */

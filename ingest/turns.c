@@ -26,20 +26,6 @@ static int whole(ps_raw_record *rec, const char *reason, const char *fmt, ...)
     return 1;
 }
 
-static const char *kind_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    default: return "null";
-    }
-}
-
 /* The number of turns of the dialogue in rec, or 0 with rec rejected. */
 static size_t count_turns(const ps_cleaner *c, ps_raw_record *rec)
 {
@@ -59,12 +45,13 @@ static size_t count_turns(const ps_cleaner *c, ps_raw_record *rec)
     }
     json_t *turns = json_is_object(root) ? ps_fields_lookup(root, path) : NULL;
     if (!json_is_object(root))
-        whole(rec, "wrong_type", "the dialogue is %s, expected a JSON object", kind_name(root));
+        whole(rec, "wrong_type", "the dialogue is %s, expected a JSON object",
+              ps_fields_type_name(root));
     else if (!turns || json_is_null(turns))
         whole(rec, "missing_field", "no field '%s' holding the dialogue's turns", path);
     else if (!json_is_array(turns))
         whole(rec, "wrong_type", "field '%s' is %s, expected an array of turns", path,
-              kind_name(turns));
+              ps_fields_type_name(turns));
     else if (json_array_size(turns) == 0)
         whole(rec, "empty_field", "the dialogue has no turns ('%s' is empty)", path);
     else
@@ -72,7 +59,7 @@ static size_t count_turns(const ps_cleaner *c, ps_raw_record *rec)
     for (size_t i = 0; i < n; i++)
         if (!json_is_object(json_array_get(turns, i))) {
             whole(rec, "wrong_type", "turn %zu of '%s' is %s, expected an object", i, path,
-                  kind_name(json_array_get(turns, i)));
+                  ps_fields_type_name(json_array_get(turns, i)));
             n = 0;
         }
     json_decref(root);

@@ -30,6 +30,7 @@
  */
 #include "reader/reader_internal.h"
 
+#include <stddef.h>
 #include <string.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -37,28 +38,94 @@
 #define STATE_MAGIC "PSRS"
 #define STATE_VERSION 1u
 
+/* The fields after the version, at the offsets the layout above gives:
+ * each is stored as wide as its rd_state member (8, 4 or 1 bytes). One
+ * table for both ways, so that encode and decode cannot disagree. */
+#define FIELD(name, at) {offsetof(rd_state, name), sizeof(((rd_state *)0)->name), at}
+static const struct {
+    size_t off, width, at;
+} FIELDS[] = {
+    FIELD(seed, 8),
+    FIELD(epoch, 16),
+    FIELD(position, 24),
+    FIELD(plan_hash, 32),
+    FIELD(set_hash, 40),
+    FIELD(rank, 48),
+    FIELD(world_size, 52),
+    FIELD(batch_size, 56),
+    FIELD(pad_multiple, 60),
+    FIELD(max_tokens, 64),
+    FIELD(shuffle_window, 72),
+    FIELD(sort_pool, 76),
+    FIELD(shuffle, 80),
+    FIELD(drop_last, 81),
+    FIELD(skip_long, 82),
+    FIELD(pack, 84),
+};
+#undef FIELD
+#define N_FIELDS (sizeof FIELDS / sizeof FIELDS[0])
+
+/* Field i of s into the blob b, little-endian. */
+static void put_field(unsigned char *b, const rd_state *s, size_t i)
+{
+    const char *m = (const char *)s + FIELDS[i].off;
+    unsigned char *at = b + FIELDS[i].at;
+    uint64_t v64;
+    uint32_t v32;
+    switch (FIELDS[i].width) {
+    case 8: memcpy(&v64, m, 8); ps_put_le64(at, v64); break;
+    case 4: memcpy(&v32, m, 4); ps_put_le32(at, v32); break;
+    default: *at = *(const unsigned char *)m;
+    }
+}
+
+/* Field i of the blob b into s. */
+static void get_field(const unsigned char *b, rd_state *s, size_t i)
+{
+    char *m = (char *)s + FIELDS[i].off;
+    const unsigned char *at = b + FIELDS[i].at;
+    uint64_t v64;
+    uint32_t v32;
+    switch (FIELDS[i].width) {
+    case 8: v64 = ps_get_le64(at); memcpy(m, &v64, 8); break;
+    case 4: v32 = ps_get_le32(at); memcpy(m, &v32, 4); break;
+    default: *(unsigned char *)m = *at;
+    }
+}
+
+/* What the reader's state is now: its options, its position and hashes. */
+static rd_state state_of(const ps_reader *r)
+{
+    const ps_plan_options *o = &r->popt;
+    return (rd_state){
+        .seed = o->seed,
+        .epoch = o->epoch,
+        .position = r->next_deliver,
+        .plan_hash = ps_plan_options_hash(o, r->manifest_hash),
+        .set_hash = r->manifest_hash,
+        .rank = o->rank,
+        .world_size = o->world_size,
+        .batch_size = o->batch_size,
+        .pad_multiple = o->pad_multiple,
+        .max_tokens = o->max_tokens,
+        .shuffle_window = o->shuffle_window,
+        .sort_pool = o->sort_pool,
+        .shuffle = o->shuffle != 0,
+        .drop_last = o->drop_last != 0,
+        .skip_long = o->skip_long != 0,
+        .pack = o->pack,
+    };
+}
+
 void rd_state_encode(const ps_reader *r, ps_reader_state *out)
 {
     unsigned char *b = out->bytes;
+    rd_state s = state_of(r);
     memset(b, 0, PS_READER_STATE_BYTES);
     memcpy(b, STATE_MAGIC, 4);
     ps_put_le32(b + 4, STATE_VERSION);
-    ps_put_le64(b + 8, r->popt.seed);
-    ps_put_le64(b + 16, r->popt.epoch);
-    ps_put_le64(b + 24, r->next_deliver);
-    ps_put_le64(b + 32, ps_plan_options_hash(&r->popt, r->manifest_hash));
-    ps_put_le64(b + 40, r->manifest_hash);
-    ps_put_le32(b + 48, r->popt.rank);
-    ps_put_le32(b + 52, r->popt.world_size);
-    ps_put_le32(b + 56, r->popt.batch_size);
-    ps_put_le32(b + 60, r->popt.pad_multiple);
-    ps_put_le64(b + 64, r->popt.max_tokens);
-    ps_put_le32(b + 72, r->popt.shuffle_window);
-    ps_put_le32(b + 76, r->popt.sort_pool);
-    b[80] = (unsigned char)(r->popt.shuffle != 0);
-    b[81] = (unsigned char)(r->popt.drop_last != 0);
-    b[82] = (unsigned char)(r->popt.skip_long != 0);
-    ps_put_le32(b + 84, r->popt.pack);
+    for (size_t i = 0; i < N_FIELDS; i++)
+        put_field(b, &s, i);
     ps_put_le64(b + 120, XXH64(b, 120, 0));
 }
 
@@ -81,24 +148,10 @@ int rd_state_decode(const void *bytes, size_t len, rd_state *out, ps_error *err)
         return ps_error_set(err, PS_EFORMAT, "reader state: version 0 is not valid");
     if (ps_get_le64(b + 120) != XXH64(b, 120, 0))
         return ps_error_set(err, PS_EFORMAT, "reader state: checksum mismatch (damaged)");
-    rd_state s = {
-        .seed = ps_get_le64(b + 8),
-        .epoch = ps_get_le64(b + 16),
-        .position = ps_get_le64(b + 24),
-        .plan_hash = ps_get_le64(b + 32),
-        .set_hash = ps_get_le64(b + 40),
-        .rank = ps_get_le32(b + 48),
-        .world_size = ps_get_le32(b + 52),
-        .batch_size = ps_get_le32(b + 56),
-        .pad_multiple = ps_get_le32(b + 60),
-        .max_tokens = ps_get_le64(b + 64),
-        .shuffle_window = ps_get_le32(b + 72),
-        .sort_pool = ps_get_le32(b + 76),
-        .shuffle = b[80],
-        .drop_last = b[81],
-        .skip_long = b[82],
-        .pack = ps_get_le32(b + 84),
-    };
+    rd_state s;
+    memset(&s, 0, sizeof s);
+    for (size_t i = 0; i < N_FIELDS; i++)
+        get_field(b, &s, i);
     if (s.world_size < 1 || s.rank >= s.world_size)
         return ps_error_set(err, PS_EFORMAT, "reader state: rank %u of world size %u", s.rank,
                             s.world_size);

@@ -168,10 +168,7 @@ static int read_layout(int ver, const char *layout, int *out, ps_error *err)
              "\"buckets\":[8],\"block_records\":4,\"shards\":[]}",
              ver, member);
     snprintf(path, sizeof path, "%s/manifest.json", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    ps_test_write_file(path, text);
     ps_manifest *m = NULL;
     int rc = ps_manifest_read(dir, &m, err);
     if (!rc)

@@ -14,41 +14,20 @@
 #include <string.h>
 #include <unistd.h>
 
-static char root[64];
-static const char *bin;
-
 static void sh(const char *cmd)
 {
     if (system(cmd) != 0)
         fail_msg("failed: %s", cmd);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(root, sizeof root, "/tmp/ps-pre-XXXXXX");
-    if (!mkdtemp(root))
-        return -1;
-    bin = ps_test_pairshard();
-    return bin ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd);
-}
-
-/* Builds `set` under root with the CLI: `opts` then the input. */
+/* Builds `set` under ps_test_root with the CLI: `opts` then the input. */
 static const char *build(const char *set, const char *opts, const char *input)
 {
     static char dir[256];
     char cmd[8192];
-    snprintf(dir, sizeof dir, "%s/%s", root, set);
+    snprintf(dir, sizeof dir, "%s/%s", ps_test_root, set);
     snprintf(cmd, sizeof cmd, "'%s' build -q --threads 2 --keep-duplicates --buckets 4096 "
-             "--no-gate %s -o '%s' '%s'", bin, opts, dir, input);
+             "--no-gate %s -o '%s' '%s'", ps_test_bin, opts, dir, input);
     sh(cmd);
     return dir;
 }
@@ -129,10 +108,8 @@ static size_t round_trip(const char *dir, const char *input)
 {
     stored s;
     read_set(dir, &s);
-    ps_preprocessor *p;
+    ps_preprocessor *p = ps_test_preprocessor(dir);
     ps_error err = {0};
-    if (ps_preprocessor_open(dir, &p, &err))
-        fail_msg("%s", err.message);
     json_t *arr = json_load_file(input, 0, NULL);
     assert_true(json_is_array(arr));
     size_t k = 0, rejected = 0;
@@ -183,15 +160,13 @@ static const char *data(const char *rel)
 static const char *rules_file(void)
 {
     static char path[256];
-    snprintf(path, sizeof path, "%s/rules.json", root);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("[{\"name\": \"count-of\", \"field\": \"question\", \"replace\": \"^How many\", "
-          "\"with\": \"Count of\", \"flags\": \"i\"},\n"
-          " {\"name\": \"no-like\", \"field\": \"sql\", \"drop_if\": \"\\\\bLIKE\\\\b\"},\n"
-          " {\"name\": \"spaced-eq\", \"field\": \"sql\", \"replace\": \"\\\\s*=\\\\s*\", "
-          "\"with\": \" = \"}]\n", f);
-    fclose(f);
+    snprintf(path, sizeof path, "%s/rules.json", ps_test_root);
+    ps_test_write_file(path,
+        "[{\"name\": \"count-of\", \"field\": \"question\", \"replace\": \"^How many\", "
+        "\"with\": \"Count of\", \"flags\": \"i\"},\n"
+        " {\"name\": \"no-like\", \"field\": \"sql\", \"drop_if\": \"\\\\bLIKE\\\\b\"},\n"
+        " {\"name\": \"spaced-eq\", \"field\": \"sql\", \"replace\": \"\\\\s*=\\\\s*\", "
+        "\"with\": \" = \"}]\n");
     return path;
 }
 
@@ -222,12 +197,9 @@ static void test_bird_template_evidence(void **state)
 {
     (void)state;
     char tpl[256], opts[2048];
-    snprintf(tpl, sizeof tpl, "%s/bird-template.json", root);
-    FILE *f = fopen(tpl, "w");
-    assert_non_null(f);
-    fputs("{\"prompt\": \"{question} Hint: {evidence} | {schema:ddl}\", "
-          "\"completion\": \"{sql}\"}\n", f);
-    fclose(f);
+    snprintf(tpl, sizeof tpl, "%s/bird-template.json", ps_test_root);
+    ps_test_write_file(tpl, "{\"prompt\": \"{question} Hint: {evidence} | {schema:ddl}\", "
+                            "\"completion\": \"{sql}\"}\n");
     snprintf(opts, sizeof opts, "--vocab '%s' --schema '%s' --template '%s' "
              "--sql-field SQL,query --max-length 512",
              data("vocab/bert-base-uncased.vocab.txt"),
@@ -240,7 +212,7 @@ static void test_cspider_like(void **state)
 {
     (void)state;
     char cmd[2048], input[256], opts[1024];
-    snprintf(input, sizeof input, "%s/cspider.json", root);
+    snprintf(input, sizeof input, "%s/cspider.json", ps_test_root);
     snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s' 400", data("cspider/make_cspider_like.py"),
              data("spider/dev.json"), input);
     sh(cmd);
@@ -259,11 +231,9 @@ static void test_fields_and_serving(void **state)
 {
     (void)state;
     char dir[256];
-    snprintf(dir, sizeof dir, "%s/picard", root);
-    ps_preprocessor *p;
+    snprintf(dir, sizeof dir, "%s/picard", ps_test_root);
+    ps_preprocessor *p = ps_test_preprocessor(dir);
     ps_error err = {0};
-    if (ps_preprocessor_open(dir, &p, &err))
-        fail_msg("%s", err.message);
     const char *rec = "{\"db_id\": \"concert_singer\", \"query\": \"SELECT count(*)  FROM singer\", "
                       "\"question\": \"How\\u00a0many singers do we have\\uff1f\"}";
     ps_preprocess_input in = {.record = rec, .record_len = strlen(rec)};
@@ -333,16 +303,16 @@ static void expect_refused(const char *dir, const char *file)
         fail_msg("the message does not name %s: %s", file, err.message);
 }
 
-/* A copy of set `from` (under root) with `edit` (a shell command run in
- * the copy's folder) applied: opening it must be refused naming `file`. */
+/* A copy of set `from` (under ps_test_root) with `edit` (a shell command
+ * run in the copy's folder) applied: opening it must be refused naming `file`. */
 static void tamper(const char *from, const char *edit, const char *file)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "rm -rf '%s/tamper' && cp -r '%s/%s' '%s/tamper' && cd '%s/tamper' && %s", root,
-             root, from, root, root, edit);
+             "rm -rf '%s/tamper' && cp -r '%s/%s' '%s/tamper' && cd '%s/tamper' && %s",
+             ps_test_root, ps_test_root, from, ps_test_root, ps_test_root, edit);
     sh(cmd);
-    snprintf(cmd, sizeof cmd, "%s/tamper", root);
+    snprintf(cmd, sizeof cmd, "%s/tamper", ps_test_root);
     expect_refused(cmd, file);
 }
 
@@ -364,10 +334,10 @@ static void test_old_set(void **state)
 {
     (void)state;
     char cmd[2048], dir[256];
-    snprintf(dir, sizeof dir, "%s/old", root);
+    snprintf(dir, sizeof dir, "%s/old", ps_test_root);
     snprintf(cmd, sizeof cmd, "cp -r '%s/spider' '%s' && python3 -c \"import json,sys; "
              "m=json.load(open(sys.argv[1])); del m['preprocess']; "
-             "json.dump(m, open(sys.argv[1],'w'))\" '%s/manifest.json'", root, dir, dir);
+             "json.dump(m, open(sys.argv[1],'w'))\" '%s/manifest.json'", ps_test_root, dir, dir);
     sh(cmd);
     ps_preprocessor *p = NULL;
     ps_error err = {0};
@@ -447,5 +417,5 @@ int main(void)
         cmocka_unit_test(test_old_set),
         cmocka_unit_test(test_clean_text_matches_run),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ps_test_cli_setup, ps_test_cli_teardown);
 }

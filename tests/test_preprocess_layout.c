@@ -16,35 +16,14 @@
 #include <unistd.h>
 #include <zstd.h>
 
-static char root[64];
-static const char *bin;
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(root, sizeof root, "/tmp/ps-prel-XXXXXX");
-    if (!mkdtemp(root))
-        return -1;
-    bin = ps_test_pairshard();
-    return bin ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd);
-}
-
 /* One bucket, one shard: stored order is input order. */
 static const char *build(const char *set, const char *opts)
 {
     static char dir[256];
     char cmd[8192];
-    snprintf(dir, sizeof dir, "%s/%s", root, set);
+    snprintf(dir, sizeof dir, "%s/%s", ps_test_root, set);
     snprintf(cmd, sizeof cmd, "'%s' build -q --threads 2 --keep-duplicates --buckets 4096 "
-             "--no-gate %s -o '%s' '%s'", bin, opts, dir, ps_test_data("spider/dev.json"));
+             "--no-gate %s -o '%s' '%s'", ps_test_bin, opts, dir, ps_test_data("spider/dev.json"));
     if (system(cmd) != 0)
         fail_msg("failed: %s", cmd);
     return dir;
@@ -105,10 +84,8 @@ static size_t round_trip(const char *dir)
 {
     stored s;
     read_set(dir, &s);
-    ps_preprocessor *p;
+    ps_preprocessor *p = ps_test_preprocessor(dir);
     ps_error err = {0};
-    if (ps_preprocessor_open(dir, &p, &err))
-        fail_msg("%s", err.message);
     json_t *arr = json_load_file(ps_test_data("spider/dev.json"), 0, NULL);
     assert_true(json_is_array(arr));
     size_t k = 0;
@@ -177,5 +154,5 @@ int main(void)
         cmocka_unit_test(test_causal_llama3_ddl),
         cmocka_unit_test(test_seq2seq_t5),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ps_test_cli_setup, ps_test_cli_teardown);
 }

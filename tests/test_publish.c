@@ -40,14 +40,6 @@ static const char *at(const char *rel)
     return ps_test_path(g_tmp, rel);
 }
 
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* Entries of g_tmp whose names start with `prefix`. */
 static size_t count_prefixed(const char *prefix)
 {
@@ -64,17 +56,19 @@ static void test_outdir_rule(void **state)
     assert_int_equal(ps_output_dir_check(at("empty"), NULL, &err), 0);
 
     mkdir(at("thesis"), 0755);
-    put(at("thesis/ch1.tex"), "years of work\n");
+    ps_test_write_file(at("thesis/ch1.tex"), "years of work\n");
     assert_int_equal(ps_output_dir_check(at("thesis"), NULL, &err), PS_EUSAGE);
     assert_non_null(strstr(err.message, "thesis"));
     assert_int_equal(ps_output_dir_check(at("thesis"), &force, &err), 0);
 
     mkdir(at("set"), 0755);
-    put(at("set/manifest.json"), "{\"format\": \"pairshard-manifest\", \"format_version\": 1}");
-    put(at("set/shard-00000.mdb"), "x");
+    ps_test_write_file(at("set/manifest.json"),
+                       "{\"format\": \"pairshard-manifest\", \"format_version\": 1}");
+    ps_test_write_file(at("set/shard-00000.mdb"), "x");
     assert_int_equal(ps_output_dir_check(at("set"), NULL, &err), 0);
     mkdir(at("other"), 0755);
-    put(at("other/manifest.json"), "{\"format\": \"something-else\", \"format_version\": 1}");
+    ps_test_write_file(at("other/manifest.json"),
+                       "{\"format\": \"something-else\", \"format_version\": 1}");
     assert_int_equal(ps_output_dir_check(at("other"), NULL, &err), PS_EUSAGE);
 
     /* Never a link or a non-directory, even forced. */
@@ -84,7 +78,7 @@ static void test_outdir_rule(void **state)
     char slash[PATH_MAX + 300];
     snprintf(slash, sizeof slash, "%s/", at("link"));
     assert_int_equal(ps_output_dir_check(slash, &force, &err), PS_EUSAGE);
-    put(at("file"), "x");
+    ps_test_write_file(at("file"), "x");
     assert_int_equal(ps_output_dir_check(at("file"), &force, &err), PS_EUSAGE);
     assert_int_equal(mkfifo(at("fifo"), 0644), 0);
     assert_int_equal(ps_output_dir_check(at("fifo"), &force, &err), PS_EUSAGE);
@@ -142,11 +136,13 @@ static void test_cancel_before_swap(void **state)
     ps_staging stg;
     ps_error err;
     mkdir(at("pub"), 0755);
-    put(at("pub/manifest.json"), "{\"format\": \"pairshard-manifest\", \"format_version\": 1}");
+    ps_test_write_file(at("pub/manifest.json"),
+                       "{\"format\": \"pairshard-manifest\", \"format_version\": 1}");
     assert_int_equal(ps_staging_create(at("pub"), &o, &stg, &err), 0);
     char path[PATH_MAX + 300];
     snprintf(path, sizeof path, "%s/manifest.json", stg.set);
-    put(path, "{\"format\": \"pairshard-manifest\", \"format_version\": 1, \"new\": 1}");
+    ps_test_write_file(path,
+                       "{\"format\": \"pairshard-manifest\", \"format_version\": 1, \"new\": 1}");
     cancel = 1;
     assert_int_equal(ps_staging_publish(&stg, at("pub"), &o, &err), PS_ECANCELED);
     ps_staging_discard(&stg);
@@ -161,7 +157,8 @@ static void test_cancel_before_swap(void **state)
     cancel = 0;
     assert_int_equal(ps_staging_create(at("pub"), &o, &stg, &err), 0);
     snprintf(path, sizeof path, "%s/manifest.json", stg.set);
-    put(path, "{\"format\": \"pairshard-manifest\", \"format_version\": 1, \"new\": 1}");
+    ps_test_write_file(path,
+                       "{\"format\": \"pairshard-manifest\", \"format_version\": 1, \"new\": 1}");
     assert_int_equal(ps_staging_publish(&stg, at("pub"), &o, &err), 0);
     ps_staging_discard(&stg);
     f = fopen(at("pub/manifest.json"), "r");

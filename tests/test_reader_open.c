@@ -186,9 +186,7 @@ static void test_bad_dir(void **state)
     assert_int_equal(mkdir(nowhere, 0755), 0);
     assert_int_equal(ps_reader_open(nowhere, NULL, NULL, &r, &err), PS_ENOENT);
     char *mf = path_join(nowhere, "manifest.json");
-    FILE *f = fopen(mf, "w");
-    fputs("{\"format\": \"pairshard\", \"format_version\": \"one\"}", f);
-    fclose(f);
+    ps_test_write_file(mf, "{\"format\": \"pairshard\", \"format_version\": \"one\"}");
     ps_error_clear(&err);
     assert_int_equal(ps_reader_open(nowhere, NULL, NULL, &r, &err), PS_EFORMAT);
     assert_non_null(strstr(err.message, "manifest.json"));

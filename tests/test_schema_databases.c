@@ -136,10 +136,8 @@ static void test_broken(void **state)
     snprintf(path, sizeof path, "%s/bad", dir);
     assert_int_equal(mkdir(path, 0700), 0);
     snprintf(path, sizeof path, "%s/bad/bad.sqlite", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("this is not an SQLite database, just some text that is long enough to be read\n", f);
-    fclose(f);
+    ps_test_write_file(path, "this is not an SQLite database, just some text that is long enough "
+                             "to be read\n");
     ps_schemas *s;
     ps_error err = {0};
     assert_int_equal(ps_schemas_create(&s, &err), 0);

@@ -361,12 +361,18 @@ typedef struct lshift {
     uint64_t a, b;
 } lshift;
 
+/* The order of the worst-first lists: the larger d first, then by name. */
+static int worst_first(double dx, const char *nx, double dy, const char *ny)
+{
+    if (dx != dy)
+        return dx < dy ? 1 : -1;
+    return strcmp(nx, ny);
+}
+
 static int cmp_lshift(const void *p, const void *q)
 {
     const lshift *x = p, *y = q;
-    if (x->d != y->d)
-        return x->d < y->d ? 1 : -1;
-    return strcmp(x->name, y->name);
+    return worst_first(x->d, x->name, y->d, y->name);
 }
 
 /* The labels whose share moved most (details and explanations). */
@@ -482,9 +488,7 @@ typedef struct kslab {
 static int cmp_kslab(const void *p, const void *q)
 {
     const kslab *a = p, *b = q;
-    if (a->d != b->d)
-        return a->d < b->d ? 1 : -1;
-    return strcmp(a->name, b->name);
+    return worst_first(a->d, a->name, b->d, b->name);
 }
 
 static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
@@ -732,6 +736,21 @@ void ps_vreport_refresh_verdict(ps_vreport *r)
     }
 }
 
+/* Ends ps_validate_build and ps_validate_compare: the report with its
+ * verdict into *out, or freed when rc (memory ran out) is set. def is
+ * the default config made for a NULL one. */
+static int report_finish(ps_vreport *r, int rc, ps_vconfig *def, ps_vreport **out, ps_error *err)
+{
+    ps_vconfig_free(def);
+    if (rc) {
+        ps_vreport_free(r);
+        return ps_error_set(err, rc, "validation: out of memory");
+    }
+    ps_vreport_refresh_verdict(r);
+    *out = r;
+    return 0;
+}
+
 static int set_point(ps_vreport *r, const char *key, const ps_vstats *s)
 {
     if (!s)
@@ -771,14 +790,7 @@ int ps_validate_build(const ps_vconfig *c, const ps_vstats *raw, const ps_vstats
         rc = set_point(r, "tokenized", tokenized);
     if (!rc && paired && !(r->paired = ps_vpaired_to_json(paired)))
         rc = PS_ENOMEM;
-    ps_vconfig_free(def);
-    if (rc) {
-        ps_vreport_free(r);
-        return ps_error_set(err, rc, "validation: out of memory");
-    }
-    ps_vreport_refresh_verdict(r);
-    *out = r;
-    return 0;
+    return report_finish(r, rc, def, out, err);
 }
 
 int ps_validate_compare(const ps_vconfig *c, const ps_vstats *baseline,
@@ -807,12 +819,5 @@ int ps_validate_compare(const ps_vconfig *c, const ps_vstats *baseline,
         rc = set_point(r, "baseline", baseline);
     if (!rc)
         rc = set_point(r, "current", current);
-    ps_vconfig_free(def);
-    if (rc) {
-        ps_vreport_free(r);
-        return ps_error_set(err, rc, "validation: out of memory");
-    }
-    ps_vreport_refresh_verdict(r);
-    *out = r;
-    return 0;
+    return report_finish(r, rc, def, out, err);
 }

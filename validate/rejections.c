@@ -108,38 +108,44 @@ json_t *ps_vrejections_to_json(const ps_vpaired *p)
     return a;
 }
 
+/* Entry i of 'rejected_by_input' into p; *sum adds up the entries' counts,
+ * which cannot exceed the rejections (the file is untrusted). */
+static int rejection_from_json(ps_vpaired *p, json_t *e, size_t i, uint64_t *sum, const char *ctx,
+                               ps_error *err)
+{
+    bool ok = json_is_object(e);
+    json_t *ex = json_object_get(e, "example");
+    json_t *cnt = json_object_get(e, "count");
+    const char *input = json_string_value(json_object_get(e, "input"));
+    const char *reason = json_string_value(json_object_get(e, "reason"));
+    const char *rule = ok ? ps_vjson_opt_str(e, "rule", &ok) : NULL;
+    const char *source = json_is_object(ex) ? ps_vjson_opt_str(ex, "source", &ok) : NULL;
+    const char *detail = json_is_object(ex) ? ps_vjson_opt_str(ex, "detail", &ok) : NULL;
+    if (!ok || !input || !reason || !json_is_integer(cnt) || json_integer_value(cnt) < 0)
+        return ps_error_set(err, PS_EFORMAT, "%s: rejected_by_input entry %zu is malformed", ctx,
+                            i);
+    uint64_t count = (uint64_t)json_integer_value(cnt);
+    if (__builtin_add_overflow(*sum, count, sum) || *sum > p->rejected)
+        return ps_error_set(err, PS_EFORMAT, "%s: rejected_by_input counts exceed rejected", ctx);
+    if (ps_vrejections_add(p, input, reason, rule, count, source, detail))
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return 0;
+}
+
 int ps_vrejections_from_json(ps_vpaired *p, json_t *a, const char *ctx, ps_error *err)
 {
     if (!a) /* statistics written before this member existed */
         return 0;
     if (!json_is_array(a))
         return ps_error_set(err, PS_EFORMAT, "%s: 'rejected_by_input' must be an array", ctx);
+    uint64_t sum = 0;
     size_t i;
     json_t *e;
-    uint64_t sum = 0;
+    int rc = 0;
     json_array_foreach(a, i, e)
-    {
-        bool ok = json_is_object(e);
-        json_t *ex = json_object_get(e, "example");
-        json_t *cnt = json_object_get(e, "count");
-        const char *input = json_string_value(json_object_get(e, "input"));
-        const char *reason = json_string_value(json_object_get(e, "reason"));
-        const char *rule = ok ? ps_vjson_opt_str(e, "rule", &ok) : NULL;
-        const char *source = json_is_object(ex) ? ps_vjson_opt_str(ex, "source", &ok) : NULL;
-        const char *detail = json_is_object(ex) ? ps_vjson_opt_str(ex, "detail", &ok) : NULL;
-        if (!ok || !input || !reason || !json_is_integer(cnt) || json_integer_value(cnt) < 0)
-            return ps_error_set(err, PS_EFORMAT, "%s: rejected_by_input entry %zu is malformed",
-                                ctx, i);
-        /* (untrusted: the per-input counts cannot exceed the rejections) */
-        if (__builtin_add_overflow(sum, (uint64_t)json_integer_value(cnt), &sum) ||
-            sum > p->rejected)
-            return ps_error_set(err, PS_EFORMAT, "%s: rejected_by_input counts exceed rejected",
-                                ctx);
-        if (ps_vrejections_add(p, input, reason, rule, (uint64_t)json_integer_value(cnt), source,
-                               detail))
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-    }
-    return 0;
+        if ((rc = rejection_from_json(p, e, i, &sum, ctx, err)))
+            break;
+    return rc;
 }
 
 /* ---- ids shared by kept records ----------------------------------------------

@@ -268,14 +268,17 @@ def contamination(recs, set_dir, vocab):
 # ---- the reference tokenizer -----------------------------------------------------------
 
 
-def node_reference(tok_file, cleaned, dumped, mode):
-    """Runs tests/conformance/layout_ids.js; (ran, ok, message)."""
+def check_reference(tok_file, cleaned, dumped, mode, desc, skip_desc):
+    """Checks the delivered ids in `dumped` against HF tokenizers' through
+    tests/conformance/layout_ids.js (`desc`); a skip (`skip_desc`) where
+    node or the tokenizers binding is missing."""
     if not shutil.which("node") or not os.path.isdir(os.path.join(CONF, "node_modules",
                                                                   "tokenizers")):
-        return False, False, "node or the tokenizers binding is missing"
+        T.skip(skip_desc, "node or the tokenizers binding is missing")
+        return
     p = subprocess.run(["node", os.path.join(CONF, "layout_ids.js"), mode, tok_file, cleaned,
                         dumped], cwd=CONF, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    return True, p.returncode == 0, p.stderr.decode()
+    T.check(desc, p.returncode == 0, p.stderr.decode())
 
 
 def clean(tmp, name, *args):
@@ -313,12 +316,10 @@ def causal_groups(tmp):
             and not bad, bad[:5])
     ref = clean(tmp, "plain")  # question and SQL: layout_ids.js's prompt and completion
     dump_causal(recs, os.path.join(tmp, "plain.ids"))
-    ran, ok, msg = node_reference(GPT2, ref, os.path.join(tmp, "plain.ids"), "causal")
-    if ran:
-        T.check("every record's prompt ids = HF encode(question) and its completion (the "
-                "labels that are not -100) = HF encode(sql) without special tokens", ok, msg)
-    else:
-        T.skip("completion ids against HF tokenizers", msg)
+    check_reference(GPT2, ref, os.path.join(tmp, "plain.ids"), "causal",
+                    "every record's prompt ids = HF encode(question) and its completion (the "
+                    "labels that are not -100) = HF encode(sql) without special tokens",
+                    "completion ids against HF tokenizers")
 
     # Packed, 1-3 ranks, drop_last off and on: the invariants and coverage.
     n_all = len(recs)
@@ -435,12 +436,10 @@ def ddl_group(tmp):
             not bad and len(recs) > 1000, bad[:5])
     ref = clean(tmp, "ddl", "--schema", TABLES, "--template", "ddl")
     dump_causal(recs, os.path.join(tmp, "ddl.ids"))
-    ran, ok, msg = node_reference(GPT2, ref, os.path.join(tmp, "ddl.ids"), "causal")
-    if ran:
-        T.check("DDL prompts: prompt ids = HF encode(prompt), completion labels = HF "
-                "encode(completion) without special tokens, every record", ok, msg)
-    else:
-        T.skip("DDL prompts against HF tokenizers", msg)
+    check_reference(GPT2, ref, os.path.join(tmp, "ddl.ids"), "causal",
+                    "DDL prompts: prompt ids = HF encode(prompt), completion labels = HF "
+                    "encode(completion) without special tokens, every record",
+                    "DDL prompts against HF tokenizers")
     longest = max(len(t[0]) for t in recs.values())
     L = 2048 if longest <= 2048 else 4096
     prob, seen = [], []
@@ -479,12 +478,9 @@ def seq2seq_group(tmp):
             "padding), decoder_attention_mask, decoder_input_ids = labels shifted right from "
             "start id 0" % n, n > 1000 and not bad, bad[:5])
     ref = clean(tmp, "s2s")  # question and SQL: layout_ids.js's prompt and completion
-    ran, ok, msg = node_reference(T5, ref, ids_path, "seq2seq")
-    if ran:
-        T.check("source = HF encode(question), target = HF encode(sql), both with T5's "
-                "post-processor (</s>), every record", ok, msg)
-    else:
-        T.skip("seq2seq ids against HF tokenizers", msg)
+    check_reference(T5, ref, ids_path, "seq2seq",
+                    "source = HF encode(question), target = HF encode(sql), both with T5's "
+                    "post-processor (</s>), every record", "seq2seq ids against HF tokenizers")
     group(lambda: dtypes(d, "seq2seq", dict(batch_size=32, decoder_start_id=0)))
     try:
         pairshard.Loader(d, pack=256, rank=0, world_size=1)

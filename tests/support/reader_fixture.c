@@ -220,10 +220,7 @@ char *reader_fixture_tmpdir(const char *prefix)
 {
     unsetenv("RANK");
     unsetenv("WORLD_SIZE");
-    const char *t = getenv("TMPDIR");
-    char tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "%s/%s-XXXXXX", t && *t ? t : "/tmp", prefix);
-    return mkdtemp(tmpl) ? xstrdup(tmpl) : NULL;
+    return ps_test_tmpdir(prefix);
 }
 
 int reader_fixture_setup(void **state)

@@ -17,13 +17,19 @@ const char *ps_test_data(const char *rel)
     return path;
 }
 
-char *ps_test_tmpfile(const void *data, size_t len, const char *suffix)
+/* Where temporary files and directories go: $TMPDIR, else /tmp. */
+static const char *tmp_base(void)
 {
     const char *dir = getenv("TMPDIR");
-    size_t n = strlen(dir && *dir ? dir : "/tmp") + strlen(suffix) + 32;
+    return dir && *dir ? dir : "/tmp";
+}
+
+char *ps_test_tmpfile(const void *data, size_t len, const char *suffix)
+{
+    size_t n = strlen(tmp_base()) + strlen(suffix) + 32;
     char *path = malloc(n);
     assert_non_null(path);
-    snprintf(path, n, "%s/pstest-XXXXXX%s", dir && *dir ? dir : "/tmp", suffix);
+    snprintf(path, n, "%s/pstest-XXXXXX%s", tmp_base(), suffix);
     int fd = mkstemps(path, (int)strlen(suffix));
     assert_true(fd >= 0);
     const char *p = data;
@@ -35,6 +41,52 @@ char *ps_test_tmpfile(const void *data, size_t len, const char *suffix)
     }
     close(fd);
     return path;
+}
+
+char *ps_test_tmpdir(const char *prefix)
+{
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/%s-XXXXXX", tmp_base(), prefix);
+    return mkdtemp(tmpl) ? strdup(tmpl) : NULL;
+}
+
+void ps_test_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        fail_msg("%s: cannot create", path);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+char *ps_test_root;
+const char *ps_test_bin;
+
+int ps_test_cli_setup(void **state)
+{
+    (void)state;
+    ps_test_root = ps_test_tmpdir("ps-cli");
+    ps_test_bin = ps_test_pairshard();
+    return ps_test_root && ps_test_bin ? 0 : -1;
+}
+
+int ps_test_cli_teardown(void **state)
+{
+    (void)state;
+    if (ps_test_root)
+        ps_remove_tree(ps_test_root);
+    free(ps_test_root);
+    ps_test_root = NULL;
+    return 0;
+}
+
+ps_preprocessor *ps_test_preprocessor(const char *dir)
+{
+    ps_preprocessor *p;
+    ps_error err = {0};
+    if (ps_preprocessor_open(dir, &p, &err))
+        fail_msg("%s", err.message);
+    return p;
 }
 
 const char *ps_test_pairshard(void)

@@ -23,6 +23,27 @@ char *ps_test_tmpfile(const void *data, size_t len, const char *suffix);
  * build/bin/pairshard). A static buffer; NULL when neither is known. */
 const char *ps_test_pairshard(void);
 
+/* A new directory $TMPDIR/<prefix>-XXXXXX (/tmp without TMPDIR); its
+ * malloc'ed path, or NULL when it cannot be made. */
+char *ps_test_tmpdir(const char *prefix);
+
+/* Writes `text` to `path` (created or replaced); fails the test when the
+ * file cannot be written. */
+void ps_test_write_file(const char *path, const char *text);
+
+/* A cmocka group fixture for the tests that run the CLI on files of their
+ * own: the setup makes ps_test_root, a fresh directory (ps_test_tmpdir),
+ * and finds ps_test_bin (ps_test_pairshard), failing when either is
+ * missing; the teardown removes ps_test_root and everything in it. */
+extern char *ps_test_root;
+extern const char *ps_test_bin;
+int ps_test_cli_setup(void **state);
+int ps_test_cli_teardown(void **state);
+
+/* The preprocessor of the shard set `dir`; fails the test, with the error,
+ * when it does not open. ps_preprocessor_free() it. */
+ps_preprocessor *ps_test_preprocessor(const char *dir);
+
 /* rel under dir, in one of 4 static buffers used in turn (so that a few
  * may stand in one call). */
 const char *ps_test_path(const char *dir, const char *rel);
