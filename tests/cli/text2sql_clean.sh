@@ -114,6 +114,24 @@ C --schema "$F/bird/dev_tables.json" "$SPIDER" -o "$TMP/unk.jsonl" --rejects "$T
     head -1 "$TMP/unk.rej" | grep -q "database 'concert_singer' is in none of the 3 databases"
 check "unknown_database: every Spider record against BIRD's schema, named with the count" $?
 
+# 4b. --db-field names the database field; a list falls back in order.
+cat >"$TMP/dbf.jsonl" <<'EOF'
+{"database": "concert_singer", "question": "How many singers?", "query": "SELECT count(*) FROM singer"}
+{"db_id": "pets_1", "question": "How many pets?", "query": "SELECT count(*) FROM pets"}
+{"database": "no_such_db", "question": "Anything?", "query": "SELECT 1"}
+EOF
+C --schema "$TABLES" --db-field database "$TMP/dbf.jsonl" -o "$TMP/dbf.out" --rejects "$TMP/dbf.rej" \
+    --stats "$TMP/dbf.stats"
+[ $? -eq 0 ] && balanced "$TMP/dbf.stats" && [ "$(grep -c . "$TMP/dbf.out")" -eq 1 ] &&
+    grep -q '"db_id":"concert_singer","sql_check":"ok"' "$TMP/dbf.out" &&
+    grep -q "\"reason\":\"missing_field\",\"detail\":\"no field 'database' naming the database\"" "$TMP/dbf.rej" &&
+    grep -q "database 'no_such_db' is in none of the 166 databases" "$TMP/dbf.rej"
+check "--db-field database: read from that field; a record without it is missing_field" $? "$TMP/dbf.rej"
+C --schema "$TABLES" --db-field database,db_id "$TMP/dbf.jsonl" -o "$TMP/dbf2.out" --rejects "$TMP/dbf2.rej"
+[ $? -eq 0 ] && [ "$(grep -c . "$TMP/dbf2.out")" -eq 2 ] && grep -q '"db_id":"pets_1"' "$TMP/dbf2.out" &&
+    [ "$(grep -c unknown_database "$TMP/dbf2.rej")" -eq 1 ]
+check "--db-field database,db_id: the first field a record has wins" $? "$TMP/dbf2.rej"
+
 # 5. SQL that does not compile: counted, or rejected with --reject-invalid-sql.
 cat >"$TMP/bad.jsonl" <<'EOF'
 {"db_id": "concert_singer", "question": "Names?", "query": "SELECT nme FROM singer"}
