@@ -67,6 +67,27 @@ assert s["regressions"] == 0 and s["clean"]["ok"] == 1034, s
 PY
 check "spider dev: every raw and cleaned query compiles against its schema (stats 'sql')" $?
 
+# 1b. The examples docs/CLEANING.md shows are what the serializations give
+# (Spider dev #0 is concert_singer's).
+python3 -c "import json, sys; print(json.dumps(json.load(open(sys.argv[1]))[0]))" "$SPIDER" >"$TMP/dev0.jsonl"
+printf '{"prompt": "{schema:ddl}", "completion": "{schema:picard}"}' >"$TMP/ser.json"
+C --schema "$TABLES" --template "$TMP/ser.json" "$TMP/dev0.jsonl" -o "$TMP/ser.out" &&
+    python3 - "$TMP/ser.out" "$PS_ROOT/docs/CLEANING.md" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+doc = open(sys.argv[2], encoding="utf-8").read()
+def example(title, start, end):
+    sec = doc[doc.index(title):]
+    sec = sec[sec.index(start):sec.index(end)]
+    return "\n".join(l[4:] for l in sec.rstrip("\n").split("\n"))
+ddl = example("### `{schema:ddl}`", "    CREATE TABLE stadium", "\n\nUnder shortening")
+picard = example("### `{schema:picard}`", "     | concert_singer", "\n\nWhen a prompt")
+assert r["prompt"] == ddl, (r["prompt"], ddl)
+# {schema:picard} is rendered without its leading space; the doc shows the string itself
+assert " " + r["completion"] == picard, (r["completion"], picard)
+PY
+check "CLEANING.md's {schema:ddl} and {schema:picard} examples are the rendered output, byte for byte" $?
+
 # 2. BIRD with its own tables file and a template file using {evidence}.
 cat >"$TMP/evidence.json" <<'EOF'
 {"prompt": "{schema:ddl}\n-- External knowledge: {evidence}\n-- {question}\n", "completion": "{sql}"}
