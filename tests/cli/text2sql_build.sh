@@ -249,6 +249,40 @@ sys.exit(0 if t["template"]["name"] == "ddl" and t["schemas"]["databases"] == 16
 PY
 check "--config: a list of schema files, db_field and template (a record's database under 'database')" $? "$TMP/err"
 
+# ---- --databases + --execute in a build: outcomes and SQLite's messages ----
+mkdir -p "$TMP/dbs/tiny"
+python3 - "$TMP/dbs/tiny/tiny.sqlite" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TABLE pets (id INTEGER PRIMARY KEY, kind TEXT)")
+c.executemany("INSERT INTO pets VALUES (?, ?)", [(1, "dog"), (2, "cat")])
+c.commit()
+PY
+cat >"$TMP/tiny.jsonl" <<'EOF'
+{"db_id": "tiny", "question": "All dogs?", "sql": "SELECT * FROM pets WHERE kind = 'dog'"}
+{"db_id": "tiny", "question": "Any fish?", "sql": "SELECT * FROM pets WHERE kind = 'fish'"}
+{"db_id": "tiny", "question": "Forever?", "sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"}
+{"db_id": "tiny", "question": "Bad?", "sql": "SELECT abs(1, 2) FROM pets"}
+EOF
+"$PAIRSHARD" build --databases "$TMP/dbs" --execute --execute-timeout 200 --template ddl --no-gate \
+    --vocab "$DATA/vocab/bert-base-uncased.vocab.txt" -o "$TMP/exec" "$TMP/tiny.jsonl" 2>"$TMP/exec.err"
+[ $? -eq 0 ] && grep -q "^SQL executed: 1 ok, 1 empty, 1 error, 1 timeout" "$TMP/exec.err" &&
+    python3 - "$TMP/exec/report.json" "$TMP/exec/report.html" <<'PY' 2>>"$TMP/exec.err"
+import json, sys
+e = json.load(open(sys.argv[1]))["sql"]["execution"]
+html = open(sys.argv[2]).read()
+print(e, file=sys.stderr)
+assert e["executed"] == 4 and e["rows"] == 1, e
+assert e["statuses"] == {"ok": 1, "empty": 1, "error": 1, "timeout": 1, "no_database": 0}, e
+assert e["examples"] == [
+    {"id": "tiny.jsonl:3", "status": "timeout", "message": "time limit reached"},
+    {"id": "tiny.jsonl:4", "status": "error", "message": "wrong number of arguments to function abs()"}], e
+assert "tiny.jsonl:3 (timeout): time limit reached" in html, html[html.find('id="sql"'):][:3000]
+assert "tiny.jsonl:4 (error): wrong number of arguments to function abs()" in html
+PY
+check "build --execute: ok/empty/error/timeout in report.json, the summary and report.html, with SQLite's messages" $? \
+    "$TMP/exec.err"
+
 # ---- every set in its own format, under every preset and a template file ---
 cat >"$TMP/file.tmpl.json" <<'EOF'
 {"prompt": "-- {db_id}\n{schema:ddl}\n-- {question}\n", "completion": "{sql}"}
