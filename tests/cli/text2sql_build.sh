@@ -104,10 +104,13 @@ for r in rows:
         if len(text) >= len(s["prompt"] + s["completion"]):
             bad.append(r["id"])
 a = json.load(open(sys.argv[4]))["accounting"]
+sh = json.load(open(sys.argv[3]))["sql"]["shortening"]
 print("records", len(rows), "whole", whole, "shortened", short, "over", over[:3], "bad", bad[:3],
-      "too_long", a["rejected_by_reason"].get("too_long"), file=sys.stderr)
+      "too_long", a["rejected_by_reason"].get("too_long"), "stats", sh, file=sys.stderr)
+# the statistics count the records shortened, and at least a table or column for each
 sys.exit(0 if rows and not over and not bad and short > 0 and whole > 0
-         and a["rejected_by_reason"].get("too_long", 0) > 0 else 1)
+         and a["rejected_by_reason"].get("too_long", 0) > 0 and sh["records"] == short
+         and sh["tables_dropped"] + sh["columns_dropped"] >= short else 1)
 PY
 check "every record fits; shortened ones keep question and SQL whole; the rest are too_long" $? "$TMP/err"
 
