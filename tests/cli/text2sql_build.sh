@@ -288,7 +288,7 @@ check "build --execute: ok/empty/error/timeout in report.json, the summary and r
 
 # ---- every set in its own format, under every preset and a template file ---
 cat >"$TMP/file.tmpl.json" <<'EOF'
-{"prompt": "-- {db_id}\n{schema:ddl}\n-- {question}\n", "completion": "{sql}"}
+{"prompt": "-- {db_id}\n{schema:ddl}\n-- earlier questions: {history}\n-- {question}\n", "completion": "{sql}"}
 EOF
 F="$DATA/formats"
 for set in "spider:$SPIDER:$TABLES:" "spider_train:$DATA/spider/train.json:$TABLES:" \
@@ -312,6 +312,26 @@ sys.exit(0 if a['kept'] > 0 and not a['rejected_by_reason'].get('unknown_databas
                 "$TMP/all-$name-$tn/manifest.json" 2>>"$TMP/err"
         check "$name builds with --template $tn${gate:+ ($gate)}: verified, balanced, every database known" $? "$TMP/err"
     done
+done
+# the template file's {history} in the dialogues: turn k lists turns k-1 .. 0
+for name in sparc cosql; do
+    "$PAIRSHARD" clean -q --schema "$TABLES" --template "$TMP/file.tmpl.json" --turns interaction \
+        -o "$TMP/hist-$name.jsonl" "$F/$name/dev.json" 2>"$TMP/err" &&
+        python3 - "$TMP/hist-$name.jsonl" "$F/$name/dev.json" <<'PY' 2>>"$TMP/err"
+import json, sys
+out = {r["id"]: r for r in map(json.loads, open(sys.argv[1]))}
+n = 0
+for d, dlg in enumerate(json.load(open(sys.argv[2]))):
+    utt = [" ".join(t["utterance"].split()) for t in dlg["interaction"]]
+    for k in range(len(utt)):
+        r = out["dev.json:#%d/%d" % (d, k)]
+        want = "-- earlier questions: " + " | ".join(reversed(utt[:k])) + "\n-- " + utt[k] + "\n"
+        assert r["prompt"].endswith(want), (r["prompt"][-300:], want)
+        n += 1
+print(n, "turns", file=sys.stderr)
+sys.exit(0 if n == len(out) and n > 2 else 1)
+PY
+    check "$name: the template file's {history} holds the earlier turns, most recent first" $? "$TMP/err"
 done
 
 done_testing
