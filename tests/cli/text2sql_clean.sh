@@ -189,6 +189,11 @@ assert s["compiled_clean"] == 1034 - s["regressions"] and len(s["regression_exam
 assert s["clean"]["no_such_column"] > 0, s["clean"]
 PY
 check "a rule renaming 'AS T1' but not its references: counted as SQL regressions" $?
+"$PAIRSHARD" clean --schema "$TABLES" --rules "$TMP/rules.json" "$SPIDER" -o "$TMP/reg2.jsonl" 2>"$TMP/reg2.err"
+n=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['sql']['regressions'])" "$TMP/reg.stats")
+grep -q "^pairshard clean: SQL: 1034 checked, 1034 compiled raw, $((1034 - n)) after cleaning, $n regressions$" "$TMP/reg2.err" &&
+    grep -q "^pairshard clean:   no_such_column $n after cleaning, e.g. dev.json:#" "$TMP/reg2.err"
+check "clean's summary: the SQL counts, and each failing class with its first record" $? "$TMP/reg2.err"
 
 # 7. --databases DIR (schemas from the .sqlite files) and --execute.
 mkdir -p "$TMP/dbs/tiny"
