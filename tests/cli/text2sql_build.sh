@@ -127,6 +127,18 @@ print(rows[:1], file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
 check "its records hold the question alone, no SQL" $? "$TMP/err"
+# without a schema, a template keeps --max-length's truncation: nothing is rejected too_long
+"$PAIRSHARD" build -q --no-gate --template question --max-length 16 \
+    --vocab "$DATA/vocab/bert-base-uncased.vocab.txt" -o "$TMP/router16" "$SPIDER" 2>"$TMP/err" &&
+    python3 - "$TMP/router16/manifest.json" <<'PY' 2>>"$TMP/err"
+import json, sys
+m = json.load(open(sys.argv[1]))
+a = m["accounting"]
+print(a["kept"], a["rejected"], [b["bound"] for b in m["totals"]["buckets"]], file=sys.stderr)
+sys.exit(0 if a["rejected"] == 0 and a["kept"] + a["duplicates"] == 1034
+         and max(b["bound"] for b in m["totals"]["buckets"]) <= 16 else 1)
+PY
+check "--template question --max-length 16: truncated (longest_first), none rejected" $? "$TMP/err"
 
 # ---- SParC: one record per turn, picard with history -----------------------
 "$PAIRSHARD" build -q --schema "$TABLES" --template picard --turns interaction \
