@@ -43,7 +43,11 @@ def connect(schema, cache):
     db_id, tables = schema
     conn = cache.get(db_id)
     if conn is None:
-        conn = sqlite3.connect(":memory:")
+        # No statement cache: the corpus repeats each query COPIES times
+        # (bench/spider_corpus.py), and Python's cache (128 statements a
+        # connection) would answer the repeats without compiling them,
+        # while pairshard compiles every record's SQL.
+        conn = sqlite3.connect(":memory:", cached_statements=0)
         for t, cols in tables:
             body = ", ".join(quote(c) + " " + TYPES.get(ty, "") for c, ty in cols) or "x"
             conn.execute("CREATE TABLE %s (%s)" % (quote(t), body))

@@ -7,6 +7,8 @@
 #include "common/ps_internal.h"
 #include "pairshard/pairshard.h"
 
+#include <jansson.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -97,6 +99,34 @@ static void print_largest_cause(const sinks *s)
     if (best)
         fprintf(stderr, "pairshard clean: largest rejection cause: %s (%llu records), e.g. %s\n",
                 best->reason, best->count, best->example ? best->example : "");
+}
+
+/* With schemas: "SQL: 7000 checked, 6997 compiled raw, 6997 after cleaning, 0
+ * regressions" and, per class of cleaned SQL that does not compile, its
+ * count and first record (the counts of --stats' "sql"). */
+static void print_sql_summary(const ps_cleaner *cl)
+{
+    char *js = ps_cleaner_stats_json(cl);
+    json_t *st = js ? json_loads(js, 0, NULL) : NULL;
+    free(js);
+    json_t *sql = json_object_get(st, "sql"), *n;
+    if (json_integer_value(json_object_get(sql, "checked")) > 0) {
+        long long reg = json_integer_value(json_object_get(sql, "regressions"));
+        fprintf(stderr, "pairshard clean: SQL: %lld checked, %lld compiled raw, %lld after cleaning, "
+                "%lld regression%s\n", (long long)json_integer_value(json_object_get(sql, "checked")),
+                (long long)json_integer_value(json_object_get(sql, "compiled_raw")),
+                (long long)json_integer_value(json_object_get(sql, "compiled_clean")), reg,
+                reg == 1 ? "" : "s");
+        const char *cls;
+        json_object_foreach(json_object_get(sql, "clean"), cls, n) {
+            const char *ex = json_string_value(
+                json_array_get(json_object_get(json_object_get(sql, "examples"), cls), 0));
+            if (strcmp(cls, "ok") && json_integer_value(n) > 0)
+                fprintf(stderr, "pairshard clean:   %s %lld after cleaning, e.g. %s\n", cls,
+                        (long long)json_integer_value(n), ex ? ex : "?");
+        }
+    }
+    json_decref(st);
 }
 
 /* The record's line (serialised by the workers) into its output. */
@@ -248,6 +278,7 @@ int ps_cmd_clean(int argc, char **argv)
                 (unsigned long long)k.records_in, (unsigned long long)k.kept,
                 (unsigned long long)k.rejected, (unsigned long long)k.duplicates);
         print_largest_cause(&s);
+        print_sql_summary(cl);
     }
 done:
     ps_outfile_abort(&s.out);

@@ -48,7 +48,7 @@ typedef struct ps_t2s_worker {
     size_t extra_len[PS_EXTRA_FIELDS];
     ps_buf db, prompt, completion, hashed;
     ps_sql_checker *checker; /* made on first use */
-    char raw_msg[256], clean_msg[256];
+    char raw_msg[256], clean_msg[256], exec_msg[256];
 } ps_t2s_worker;
 
 /* Per-thread state: everything a record's cleaning writes. */

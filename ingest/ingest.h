@@ -307,6 +307,7 @@ typedef struct ps_clean_item {
     int sql_raw_class, sql_clean_class;
     const char *sql_raw_msg, *sql_clean_msg;
     int exec_status;      /* ps_exec_status, -1: not run */
+    const char *exec_msg; /* SQLite's message of an error or timeout, else NULL */
     uint64_t exec_rows;
     const ps_schema *schema; /* the record's database, NULL without schemas */
     /* what the template read (valid until the worker's next record: the
@@ -338,7 +339,7 @@ typedef struct ps_input_ctx {
 
 /* An item's strings as offsets into an arena: what a worker hands the
  * committing thread (item_pack.c). */
-#define PS_ITEM_STRINGS 16
+#define PS_ITEM_STRINGS 17
 typedef struct ps_item_offsets {
     size_t off[PS_ITEM_STRINGS];
     size_t touched;

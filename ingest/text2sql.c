@@ -264,12 +264,15 @@ static int execute(ps_clean_worker *w, ps_clean_item *it, ps_error *err)
     if (!c->opts.execute || !it->schema)
         return 0;
     ps_exec_status st;
-    char msg[256];
+    char *msg = w->t2s.exec_msg;
     int rc = ps_sql_execute(w->t2s.checker, it->schema, w->s.data, w->s.len,
                             c->opts.execute_timeout_ms, PS_EXEC_MAX_ROWS, &st, &it->exec_rows,
-                            msg, sizeof msg, err);
-    if (!rc)
+                            msg, sizeof w->t2s.exec_msg, err);
+    if (!rc) {
         it->exec_status = (int)st;
+        /* the report's execution examples show why a query failed or stopped */
+        it->exec_msg = (st == PS_EXEC_ERROR || st == PS_EXEC_TIMEOUT) && msg[0] ? msg : NULL;
+    }
     return rc;
 }
 

@@ -348,7 +348,7 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
         ps_vsql_record q = {r->id, r->label, it->sql_raw_class, it->sql_clean_class,
                             it->sql_raw_msg, it->sql_clean_msg,
                             it->cleaned ? it->touched : NULL, it->exec_status, it->exec_rows,
-                            NULL, pk->shortened, pk->tables_dropped, pk->columns_dropped};
+                            it->exec_msg, pk->shortened, pk->tables_dropped, pk->columns_dropped};
         rc = ps_vsql_add(st->v_sql, &q);
     }
     return rc;

@@ -170,8 +170,64 @@ static const char *grouped(json_t *v, char buf[32])
     return buf;
 }
 
+/* One line per error class that holds a record, raw or cleaned, with its
+ * first example: the summary says what failed and where to look, not only
+ * how many ("  no_such_table  1 raw, 1 after cleaning; e.g. train.json:#3153:
+ * no such table: Ref_Company_Types"). */
+static int sql_class_lines(ps_buf *b, json_t *sql)
+{
+    json_t *c;
+    size_t i;
+    json_array_foreach(json_object_get(sql, "classes"), i, c) {
+        const char *name = json_string_value(json_object_get(c, "class"));
+        json_t *raw = json_object_get(c, "raw"), *clean = json_object_get(c, "clean");
+        if (!name || !strcmp(name, "ok") || (json_integer_value(raw) <= 0 && json_integer_value(clean) <= 0))
+            continue;
+        json_t *ex = json_array_get(json_object_get(c, "raw_examples"), 0);
+        if (!ex)
+            ex = json_array_get(json_object_get(c, "clean_examples"), 0);
+        const char *id = json_string_value(json_object_get(ex, "id"));
+        const char *msg = json_string_value(json_object_get(ex, "message"));
+        char x[32], y[32];
+        if (ps_buf_printf(b, "  %-19s %s raw, %s after cleaning", name, grouped(raw, x), grouped(clean, y)) ||
+            (id && ps_buf_printf(b, "; e.g. %s%s%s", id, msg && *msg ? ": " : "", msg ? msg : "")) || ps_buf_putc(b, '\n'))
+            return -1;
+    }
+    return 0;
+}
+
+/* How many labels hold SQL that does not compile (raw or cleaned), and the
+ * one with the lowest raw compile rate (the first in label order on a tie). */
+static int sql_label_line(ps_buf *b, json_t *sql)
+{
+    json_t *labels = json_object_get(sql, "labels"), *l, *worst = NULL;
+    size_t i, failing = 0;
+    double worst_rate = 2.0;
+    json_array_foreach(labels, i, l) {
+        json_int_t ck = json_integer_value(json_object_get(l, "checked"));
+        json_int_t raw = json_integer_value(json_object_get(l, "compiled_raw"));
+        json_int_t ckc = json_integer_value(json_object_get(l, "checked_clean"));
+        json_int_t clean = json_integer_value(json_object_get(l, "compiled_clean"));
+        if (raw >= ck && clean >= ckc)
+            continue;
+        failing++;
+        double rate = ck > 0 ? (double)raw / (double)ck : 1.0;
+        if (rate < worst_rate)
+            worst_rate = rate, worst = l;
+    }
+    if (!failing || !worst)
+        return 0;
+    const char *name = json_string_value(json_object_get(worst, "label"));
+    char x[32], y[32];
+    return ps_buf_printf(b, "  %zu of %zu labels hold SQL that does not compile; lowest raw rate: '%s', %s of %s\n",
+                         failing, json_array_size(labels), name ? name : "",
+                         grouped(json_object_get(worst, "compiled_raw"), x),
+                         grouped(json_object_get(worst, "checked"), y)) != 0;
+}
+
 /* "SQL: 7,000 checked, 6,997 compiled raw, 6,997 after cleaning, 0
- * regressions", and a line on execution when queries ran. */
+ * regressions", the classes and labels that failed, and a line on
+ * execution when queries ran. */
 static int sql_summary(ps_buf *b, json_t *sql)
 {
     if (!sql)
@@ -184,6 +240,7 @@ static int sql_summary(ps_buf *b, json_t *sql)
                             grouped(json_object_get(sql, "compiled_clean"), d),
                             grouped(json_object_get(reg, "count"), e),
                             json_integer_value(json_object_get(reg, "count")) == 1 ? "" : "s") != 0;
+    bad = bad || sql_class_lines(b, sql) || sql_label_line(b, sql);
     json_t *st = json_object_get(ex, "statuses");
     if (!bad && json_integer_value(json_object_get(ex, "executed")) > 0) {
         char f[32], g[32], h[32], i[32];

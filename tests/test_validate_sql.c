@@ -399,6 +399,25 @@ static void test_checks(void **state)
     assert_explains(r, "sql_compile_rate", "42.86% of raw SQL compiles against its schema (3 of 7");
     assert_explains(r, "sql_compile_rate", "the data itself is suspect");
     assert_string_equal(check_of(r, "sql_compile_rate")->compares, "raw");
+    /* the terminal summary: each failing class with its first record and
+     * SQLite's message (the raw one, else the cleaned one), then the labels */
+    char *fsum = ps_vreport_summary(r);
+    assert_non_null(strstr(fsum, "SQL: 7 checked, 3 compiled raw, 3 after cleaning, 1 regression\n"
+                                 "  syntax              1 raw, 1 after cleaning; e.g. train.json:#2: "
+                                 "unrecognized token: \"!\"\n"
+                                 "  no_such_table       1 raw, 1 after cleaning; e.g. dev.json:#2: "
+                                 "no such table: a<b>&\"c\n"
+                                 "  no_such_column      0 raw, 1 after cleaning; e.g. train.json:#1: "
+                                 "no such column: T1.Name\n"
+                                 "  ambiguous_column    1 raw, 1 after cleaning; e.g. dev.json:#1: "
+                                 "ambiguous column name: Stadium_ID\n"
+                                 "  multiple_statements 1 raw, 0 after cleaning; e.g. train.json:#3\n"
+                                 "  1 of 1 labels hold SQL that does not compile; lowest raw rate: "
+                                 "'concert_singer', 2 of 5\n"
+                                 "SQL executed: "));
+    assert_null(strstr(fsum, "  ok "));
+    assert_null(strstr(fsum, "no_such_function"));
+    free(fsum);
     ps_vreport_free(r);
     /* the thresholds and modes come from the config */
     r = report_with(v, "{\"thresholds\": {\"sql_compile_regression\": 1, \"sql_compile_rate\": 0.4}}");
@@ -427,6 +446,8 @@ static void test_checks(void **state)
     assert_explains(r, "sql_compile_regression", "no record's SQL compiled before cleaning and not after");
     char *sum = ps_vreport_summary(r);
     assert_non_null(strstr(sum, "SQL: 1,200 checked, 1,200 compiled raw, 1,200 after cleaning, 0 regressions\n"));
+    assert_null(strstr(sum, "after cleaning;")); /* no failing class, no label line */
+    assert_null(strstr(sum, "labels hold"));
     free(sum);
     ps_vreport_free(r);
     ps_vsql_free(ok);

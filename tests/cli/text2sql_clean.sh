@@ -67,6 +67,27 @@ assert s["regressions"] == 0 and s["clean"]["ok"] == 1034, s
 PY
 check "spider dev: every raw and cleaned query compiles against its schema (stats 'sql')" $?
 
+# 1b. The examples docs/CLEANING.md shows are what the serializations give
+# (Spider dev #0 is concert_singer's).
+python3 -c "import json, sys; print(json.dumps(json.load(open(sys.argv[1]))[0]))" "$SPIDER" >"$TMP/dev0.jsonl"
+printf '{"prompt": "{schema:ddl}", "completion": "{schema:picard}"}' >"$TMP/ser.json"
+C --schema "$TABLES" --template "$TMP/ser.json" "$TMP/dev0.jsonl" -o "$TMP/ser.out" &&
+    python3 - "$TMP/ser.out" "$PS_ROOT/docs/CLEANING.md" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+doc = open(sys.argv[2], encoding="utf-8").read()
+def example(title, start, end):
+    sec = doc[doc.index(title):]
+    sec = sec[sec.index(start):sec.index(end)]
+    return "\n".join(l[4:] for l in sec.rstrip("\n").split("\n"))
+ddl = example("### `{schema:ddl}`", "    CREATE TABLE stadium", "\n\nUnder shortening")
+picard = example("### `{schema:picard}`", "     | concert_singer", "\n\nWhen a prompt")
+assert r["prompt"] == ddl, (r["prompt"], ddl)
+# {schema:picard} is rendered without its leading space; the doc shows the string itself
+assert " " + r["completion"] == picard, (r["completion"], picard)
+PY
+check "CLEANING.md's {schema:ddl} and {schema:picard} examples are the rendered output, byte for byte" $?
+
 # 2. BIRD with its own tables file and a template file using {evidence}.
 cat >"$TMP/evidence.json" <<'EOF'
 {"prompt": "{schema:ddl}\n-- External knowledge: {evidence}\n-- {question}\n", "completion": "{sql}"}
@@ -114,6 +135,24 @@ C --schema "$F/bird/dev_tables.json" "$SPIDER" -o "$TMP/unk.jsonl" --rejects "$T
     head -1 "$TMP/unk.rej" | grep -q "database 'concert_singer' is in none of the 3 databases"
 check "unknown_database: every Spider record against BIRD's schema, named with the count" $?
 
+# 4b. --db-field names the database field; a list falls back in order.
+cat >"$TMP/dbf.jsonl" <<'EOF'
+{"database": "concert_singer", "question": "How many singers?", "query": "SELECT count(*) FROM singer"}
+{"db_id": "pets_1", "question": "How many pets?", "query": "SELECT count(*) FROM pets"}
+{"database": "no_such_db", "question": "Anything?", "query": "SELECT 1"}
+EOF
+C --schema "$TABLES" --db-field database "$TMP/dbf.jsonl" -o "$TMP/dbf.out" --rejects "$TMP/dbf.rej" \
+    --stats "$TMP/dbf.stats"
+[ $? -eq 0 ] && balanced "$TMP/dbf.stats" && [ "$(grep -c . "$TMP/dbf.out")" -eq 1 ] &&
+    grep -q '"db_id":"concert_singer","sql_check":"ok"' "$TMP/dbf.out" &&
+    grep -q "\"reason\":\"missing_field\",\"detail\":\"no field 'database' naming the database\"" "$TMP/dbf.rej" &&
+    grep -q "database 'no_such_db' is in none of the 166 databases" "$TMP/dbf.rej"
+check "--db-field database: read from that field; a record without it is missing_field" $? "$TMP/dbf.rej"
+C --schema "$TABLES" --db-field database,db_id "$TMP/dbf.jsonl" -o "$TMP/dbf2.out" --rejects "$TMP/dbf2.rej"
+[ $? -eq 0 ] && [ "$(grep -c . "$TMP/dbf2.out")" -eq 2 ] && grep -q '"db_id":"pets_1"' "$TMP/dbf2.out" &&
+    [ "$(grep -c unknown_database "$TMP/dbf2.rej")" -eq 1 ]
+check "--db-field database,db_id: the first field a record has wins" $? "$TMP/dbf2.rej"
+
 # 5. SQL that does not compile: counted, or rejected with --reject-invalid-sql.
 cat >"$TMP/bad.jsonl" <<'EOF'
 {"db_id": "concert_singer", "question": "Names?", "query": "SELECT nme FROM singer"}
@@ -150,6 +189,11 @@ assert s["compiled_clean"] == 1034 - s["regressions"] and len(s["regression_exam
 assert s["clean"]["no_such_column"] > 0, s["clean"]
 PY
 check "a rule renaming 'AS T1' but not its references: counted as SQL regressions" $?
+"$PAIRSHARD" clean --schema "$TABLES" --rules "$TMP/rules.json" "$SPIDER" -o "$TMP/reg2.jsonl" 2>"$TMP/reg2.err"
+n=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['sql']['regressions'])" "$TMP/reg.stats")
+grep -q "^pairshard clean: SQL: 1034 checked, 1034 compiled raw, $((1034 - n)) after cleaning, $n regressions$" "$TMP/reg2.err" &&
+    grep -q "^pairshard clean:   no_such_column $n after cleaning, e.g. dev.json:#" "$TMP/reg2.err"
+check "clean's summary: the SQL counts, and each failing class with its first record" $? "$TMP/reg2.err"
 
 # 7. --databases DIR (schemas from the .sqlite files) and --execute.
 mkdir -p "$TMP/dbs/tiny"
