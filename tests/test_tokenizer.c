@@ -246,6 +246,34 @@ static void test_unk_words_and_hints(void **state)
     ps_tokenizer_free(tok);
 }
 
+/* T5 (Unigram after Metaspace) keeps the known tokens of a word beside its
+ * unk tokens: the word reported is the span of characters unk by
+ * themselves, without the marker \u2581, which is a token (so no rule that
+ * would delete it is hinted); the [UNK] count matches the encoding's. */
+static void test_unk_words_unigram_span(void **state)
+{
+    (void)state;
+    ps_tokenizer *tok = NULL;
+    ps_error err;
+    assert_int_equal(ps_tokenizer_load_json(ps_test_data("tokenizers/t5-small.tokenizer.json"),
+                                            &tok, &err), 0);
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    unk_list u = {.tok = tok, .s = s};
+    const char *t = "WHERE age <= 3 AND name < ``b`` ok";
+    assert_int_equal(ps_tokenizer_unk_words(tok, s, t, strlen(t), collect_unk, &u, &err), 0);
+    assert_string_equal(u.text, "<|<|``b``"); /* first to last unk character */
+    for (size_t i = 0; i < u.n; i++)
+        assert_int_equal(u.hints[i], PS_UNK_HINT_NONE);
+    ps_encoding enc;
+    assert_true(ps_tokenizer_tokenize(tok, s, t, strlen(t), &enc, &err) > 0);
+    size_t unk = 0;
+    for (size_t i = 0; i < enc.len; i++)
+        unk += enc.input_ids[i] == 2; /* T5's <unk> */
+    assert_int_equal(unk, 4);
+    ps_tok_scratch_free(s);
+    ps_tokenizer_free(tok);
+}
+
 /* ---- normalizer and pre-tokenizer -------------------------------------- */
 
 static void test_normalization(void **state)
@@ -849,6 +877,7 @@ int main(void)
         cmocka_unit_test(test_shared_across_threads),
         cmocka_unit_test(test_truncated_flag),
         cmocka_unit_test(test_unk_words_and_hints),
+        cmocka_unit_test(test_unk_words_unigram_span),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,11 +53,46 @@ static int word_is_unk(const ps_tokenizer *tok, ps_tok_scratch *s, const char *w
     return rc;
 }
 
+/* BPE and Unigram encode a piece into known tokens and unk tokens side by
+ * side, so the word that "became [UNK]" is the span from its first to its
+ * last character that is unk by itself: "▁<" of T5 is "<" (the marker ▁
+ * is a token of its own). WordPiece and WordLevel lose the whole word. A
+ * word with no such character is reported whole. */
+static int unk_span(const ps_tokenizer *tok, ps_tok_scratch *s, const char **w, size_t *len)
+{
+    ps_tok_model_kind kind = tok->hf ? tok->hf->model->kind : PS_TOK_MODEL_WORDPIECE;
+    if (kind != PS_TOK_MODEL_BPE && kind != PS_TOK_MODEL_UNIGRAM)
+        return 0;
+    size_t first = SIZE_MAX, last = 0;
+    for (size_t i = 0; i < *len;) {
+        uint32_t cp;
+        unsigned k = ps_tok_utf8_decode((const unsigned char *)*w + i, *len - i, &cp);
+        bool unk = false;
+        int rc = k ? piece_is_unk(tok, s, *w + i, k, &unk) : 0;
+        if (rc)
+            return rc;
+        if (!k)
+            return 0; /* not UTF-8: leave it whole */
+        if (unk) {
+            first = first == SIZE_MAX ? i : first;
+            last = i + k;
+        }
+        i += k;
+    }
+    if (first != SIZE_MAX) {
+        *w += first;
+        *len = last - first;
+    }
+    return 0;
+}
+
 static int filter_word(void *ctx, const char *w, size_t len)
 {
     unk_filter *f = ctx;
     bool unk;
     int rc = word_is_unk(f->tok, f->s, w, len, &unk);
+    if (!rc && unk)
+        rc = unk_span(f->tok, f->s, &w, &len);
     if (rc)
         return rc;
     return unk ? f->fn(f->ctx, w, len) : 0;

@@ -231,8 +231,12 @@ PS_API int ps_tokenizer_words(const ps_tokenizer *tok, ps_tok_scratch *s,
                               ps_error *err);
 
 /* Calls `fn` for each word of text[0..len) (normalized and pre-tokenized,
- * as ps_tokenizer_words gives it) that WordPiece turns into the unk token,
- * in text order; the whole text is walked (no truncation). For diagnosing
+ * as ps_tokenizer_words gives it) that the model turns into the unk token,
+ * in text order; the whole text is walked (no truncation). WordPiece and
+ * WordLevel lose whole words; for BPE and Unigram, which keep the known
+ * tokens of a word beside its unk tokens, `fn` gets the span from the
+ * word's first to its last character that is unk by itself (T5's "▁<"
+ * is reported as "<": the marker ▁ is a token). For diagnosing
  * [UNK]: call it only for text whose encoding held one. Uses the scratch
  * (its encoding is overwritten). Returns 0, fn's first non-zero value, or
  * PS_EUTF8/PS_ENOMEM/PS_EINVAL. */
