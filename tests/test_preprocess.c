@@ -322,8 +322,9 @@ static void test_fields_and_serving(void **state)
     ps_preprocessor_free(p);
 }
 
-/* Opening fails with PS_ECORRUPT naming the tampered file. */
-static void expect_refused(const char *dir, const char *file)
+/* Opening fails with PS_ECORRUPT naming the tampered file (and saying
+ * `why`, when given). */
+static void expect_refused(const char *dir, const char *file, const char *why)
 {
     ps_preprocessor *p = NULL;
     ps_error err = {0};
@@ -331,11 +332,13 @@ static void expect_refused(const char *dir, const char *file)
     assert_null(p);
     if (!strstr(err.message, file))
         fail_msg("the message does not name %s: %s", file, err.message);
+    if (why && !strstr(err.message, why))
+        fail_msg("the message does not say \"%s\": %s", why, err.message);
 }
 
 /* A copy of set `from` (under root) with `edit` (a shell command run in
  * the copy's folder) applied: opening it must be refused naming `file`. */
-static void tamper(const char *from, const char *edit, const char *file)
+static void tamper(const char *from, const char *edit, const char *file, const char *why)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
@@ -343,20 +346,42 @@ static void tamper(const char *from, const char *edit, const char *file)
              root, from, root, root, edit);
     sh(cmd);
     snprintf(cmd, sizeof cmd, "%s/tamper", root);
-    expect_refused(cmd, file);
+    expect_refused(cmd, file, why);
 }
 
 static void test_tampered(void **state)
 {
     (void)state;
-    tamper("spider", "sed -i 's/Count of/Number of/' preprocess/rules.json", "preprocess/rules.json");
+    tamper("spider", "sed -i 's/Count of/Number of/' preprocess/rules.json",
+           "preprocess/rules.json", "SHA-256");
     /* the tokenizer: one token changed */
-    tamper("spider", "sed -i '2000s/.*/zzz/' preprocess/vocab.txt", "preprocess/vocab.txt");
+    tamper("spider", "sed -i '2000s/.*/zzz/' preprocess/vocab.txt", "preprocess/vocab.txt",
+           "SHA-256");
     /* the schemas: a column renamed */
     tamper("picard", "sed -i '0,/\"Singer_ID\"/s//\"Singer_Id\"/' preprocess/schemas.json",
-           "preprocess/schemas.json");
+           "preprocess/schemas.json", "SHA-256");
     /* the file gone */
-    tamper("picard", "rm preprocess/template.json", "preprocess/template.json");
+    tamper("picard", "rm preprocess/template.json", "preprocess/template.json", "cannot be read");
+    /* the template: a preset swapped, a template file's text edited */
+    tamper("picard", "printf '{\"preset\":\"ddl\"}' > preprocess/template.json",
+           "preprocess/template.json", "SHA-256");
+    tamper("bird", "sed -i 's/Hint:/Evidence:/' preprocess/template.json",
+           "preprocess/template.json", "SHA-256");
+    /* ... and with the manifest's hash made to match: the template's digest
+     * the build recorded (text_to_sql.template.sha256) still refuses it */
+    tamper("bird", "sed -i 's/Hint:/Evidence:/' preprocess/template.json && python3 -c \""
+           "import hashlib, json; m = json.load(open('manifest.json')); "
+           "f = m['preprocess']['files']['template']; "
+           "f['sha256'] = hashlib.sha256(open('preprocess/template.json', 'rb').read()).hexdigest(); "
+           "json.dump(m, open('manifest.json', 'w'))\"", "preprocess/template.json",
+           "is not the build's");
+    /* the same for the schemas: their digest (text_to_sql.schemas.digest) */
+    tamper("picard", "sed -i '0,/\"Singer_ID\"/s//\"Singer_Id\"/' preprocess/schemas.json && "
+           "python3 -c \"import hashlib, json; m = json.load(open('manifest.json')); "
+           "f = m['preprocess']['files']['schemas']; "
+           "f['sha256'] = hashlib.sha256(open('preprocess/schemas.json', 'rb').read()).hexdigest(); "
+           "json.dump(m, open('manifest.json', 'w'))\"", "preprocess/schemas.json",
+           "is not the build's");
 }
 
 /* A set built before the files were embedded: refused, saying so. */
