@@ -106,6 +106,9 @@ assert s['kept'] == 500 and s['changed_by_cleaning'] > 100 and s['threshold'] ==
 assert 'pairshard.Preprocessor' in s['note']
 assert 'serving' not in json.load(open(sys.argv[2]))" "$TMP/cs2/report.json" "$TMP/sp2/report.json" 2>"$TMP/rep"
 check "report.json's \"serving\" says the same (and is absent when nothing changed)" $? "$TMP/rep"
+grep -q '<section id="serving">.*pairshard.Preprocessor(DIR)' "$TMP/cs2/report.html" &&
+    ! grep -q 'id="serving"' "$TMP/sp2/report.html"
+check "report.html has the serving section (and none when nothing changed)" $?
 printf '{"validate": {"thresholds": {"serving_note_share": 0.99}}}' >"$TMP/share.json"
 "$PAIRSHARD" build --no-gate --config "$TMP/share.json" --vocab "$DATA/vocab/bert-base-chinese.vocab.txt" \
     --lowercase -o "$TMP/cs3" "$TMP/cspider.json" 2>"$TMP/sum3" </dev/null &&
