@@ -196,9 +196,13 @@ static void one(trip *t, const char *id, const ps_preprocess_input *full,
     if (!r)
         fail_msg("%s: %s kept, but the set does not store it", t->dir, id);
     t->kept++;
-    if (out.length != r->len || memcmp(out.input_ids, r->ids, r->len * sizeof *r->ids))
-        fail_msg("%s: %s: %zu ids served, %u stored, or other ids", t->dir, id, out.length,
-                 r->len);
+    if (out.length != r->len || memcmp(out.input_ids, r->ids, r->len * sizeof *r->ids)) {
+        uint32_t k = 0;
+        while (k < r->len && k < out.length && out.input_ids[k] == r->ids[k])
+            k++;
+        fail_msg("%s: %s (\"%s\"): %zu ids served, %u stored, the first %u equal", t->dir, id,
+                 out.question, out.length, r->len, k);
+    }
     for (uint32_t k = 0; k < r->len; k++)
         if (out.token_type_ids[k] != (k >= r->boundary) || out.attention_mask[k] != 1)
             fail_msg("%s: %s: token %u: type %u, the stored boundary is %u", t->dir, id, k,
@@ -311,6 +315,14 @@ static size_t dialogues(const char *dir, const char *input)
             turns++;
         }
     }
+    /* a raw dialogue cannot say which turn is served: refused */
+    char *raw = json_dumps(json_array_get(arr, 0), JSON_COMPACT);
+    ps_preprocess_input in = {.record = raw, .record_len = strlen(raw)};
+    ps_preprocess_output out;
+    ps_error err = {0};
+    assert_int_equal(ps_preprocess(t.p, &in, &out, &err), PS_EUSAGE);
+    assert_non_null(strstr(err.message, "--turns"));
+    free(raw);
     json_decref(arr);
     assert_int_equal(t.kept, turns);
     trip_close(&t);

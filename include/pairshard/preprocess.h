@@ -39,7 +39,6 @@ typedef struct ps_preprocessor ps_preprocessor;
  *                does not match what the build used (schemas digest,
  *                template digest)
  *   PS_EFORMAT   the manifest is not JSON / lacks its configuration
- *   PS_EUSAGE    the set's layout cannot be served (dialogue turns)
  *   PS_ENOMEM    out of memory; or a code of the loaders (tokenizer,
  *                rules, template, schemas) with their message. */
 PS_API int ps_preprocessor_open(const char *dir, ps_preprocessor **out, ps_error *err);
@@ -103,7 +102,9 @@ typedef struct ps_preprocess_output {
 /* Cleans, renders and tokenizes one record as the set's build did.
  * @return 0 (out->rejected says whether it would have been kept), or a
  *         negative code for what is not the record's fault: PS_EINVAL (in
- *         lacks a question and a record), PS_ENOMEM, a rule's failure. */
+ *         lacks a question and a record), PS_EUSAGE (a raw `record` for a
+ *         set built from dialogues: give the turn's fields and history),
+ *         PS_ENOMEM, a rule's failure. */
 PS_API int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in,
                          ps_preprocess_output *out, ps_error *err);
 
