@@ -322,6 +322,48 @@ static void test_fields_and_serving(void **state)
     ps_preprocessor_free(p);
 }
 
+/* A template field (BIRD's {evidence}) is cleaned like the question, but
+ * as in a build, an empty one rejects nothing: the set's build keeps a
+ * record whose evidence is empty, and clean(field="evidence") says so. */
+static void test_clean_template_field(void **state)
+{
+    (void)state;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/bird", root);
+    ps_preprocessor *p;
+    ps_error err = {0};
+    if (ps_preprocessor_open(dir, &p, &err))
+        fail_msg("%s", err.message);
+    const char *out, *reason;
+    size_t len;
+    const char *raw = " Free\xc2\xa0rate \xef\xbc\x9d count ";
+    assert_int_equal(ps_preprocessor_clean(p, "evidence", raw, strlen(raw), &out, &len, &reason,
+                                           &err), 0);
+    assert_null(reason);
+    assert_string_equal(out, "Free rate = count");
+    const char *empties[] = {"", " \xe2\x80\x8b "};
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(ps_preprocessor_clean(p, "evidence", empties[i], strlen(empties[i]),
+                                               &out, &len, &reason, &err), 0);
+        assert_null(reason);
+        assert_int_equal(len, 0);
+        assert_string_equal(out, "");
+        /* ... and the record with it is kept, as the build keeps it */
+        ps_preprocess_field ev = {"evidence", empties[i]};
+        ps_preprocess_input in = {.question = "How many schools?", .db_id = "california_schools",
+                                  .fields = &ev, .n_fields = 1};
+        ps_preprocess_output o;
+        assert_int_equal(ps_preprocess(p, &in, &o, &err), 0);
+        assert_false(o.rejected);
+        assert_int_equal(strncmp(o.prompt, "How many schools? Hint:  | CREATE TABLE", 39), 0);
+        /* the question itself may not be empty */
+        assert_int_equal(ps_preprocessor_clean(p, "question", empties[i], strlen(empties[i]),
+                                               &out, &len, &reason, &err), 0);
+        assert_non_null(reason);
+    }
+    ps_preprocessor_free(p);
+}
+
 /* Opening fails with PS_ECORRUPT naming the tampered file (and saying
  * `why`, when given). */
 static void expect_refused(const char *dir, const char *file, const char *why)
@@ -468,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_bird_template_evidence),
         cmocka_unit_test(test_cspider_like),
         cmocka_unit_test(test_fields_and_serving),
+        cmocka_unit_test(test_clean_template_field),
         cmocka_unit_test(test_tampered),
         cmocka_unit_test(test_old_set),
         cmocka_unit_test(test_clean_text_matches_run),
