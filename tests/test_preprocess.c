@@ -264,6 +264,8 @@ static void test_fields_and_serving(void **state)
     ps_error err = {0};
     if (ps_preprocessor_open(dir, &p, &err))
         fail_msg("%s", err.message);
+    assert_int_equal(ps_preprocessor_get_max_length(p), 128); /* the build's --max-length */
+    assert_int_equal(ps_preprocessor_get_pad_id(p), 0);        /* bert's [PAD] */
     const char *rec = "{\"db_id\": \"concert_singer\", \"query\": \"SELECT count(*)  FROM singer\", "
                       "\"question\": \"How\\u00a0many singers do we have\\uff1f\"}";
     ps_preprocess_input in = {.record = rec, .record_len = strlen(rec)};

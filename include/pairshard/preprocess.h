@@ -117,8 +117,8 @@ PS_API int ps_preprocessor_clean(ps_preprocessor *p, const char *field, const ch
                                  const char **reason, ps_error *err);
 
 /* The set's max_length (0: none) and the tokenizer's pad id (-1: none). */
-PS_API size_t ps_preprocessor_max_length(const ps_preprocessor *p);
-PS_API int32_t ps_preprocessor_pad_id(const ps_preprocessor *p);
+PS_API size_t ps_preprocessor_get_max_length(const ps_preprocessor *p);
+PS_API int32_t ps_preprocessor_get_pad_id(const ps_preprocessor *p);
 
 #ifdef __cplusplus
 }

@@ -67,8 +67,8 @@ def _declare(lib):
                                                  ctypes.c_size_t, ctypes.POINTER(vp),
                                                  ctypes.POINTER(ctypes.c_size_t),
                                                  ctypes.POINTER(ctypes.c_char_p), err_p]),
-        "ps_preprocessor_max_length": (ctypes.c_size_t, [vp]),
-        "ps_preprocessor_pad_id": (ctypes.c_int32, [vp]),
+        "ps_preprocessor_get_max_length": (ctypes.c_size_t, [vp]),
+        "ps_preprocessor_get_pad_id": (ctypes.c_int32, [vp]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -112,9 +112,9 @@ class Preprocessor:
                                             ctypes.byref(err))
         if rc:
             raise PairshardError(rc, err.message.decode("utf-8", "replace"))
-        pad = self._lib.ps_preprocessor_pad_id(self._p)
+        pad = self._lib.ps_preprocessor_get_pad_id(self._p)
         self.pad_id = pad if pad >= 0 else 0
-        self.max_length = self._lib.ps_preprocessor_max_length(self._p)
+        self.max_length = self._lib.ps_preprocessor_get_max_length(self._p)
 
     def close(self):
         if getattr(self, "_p", None):
