@@ -18,17 +18,29 @@ check, skip = T.check, T.skip
 
 
 def stored(path):
+    """Every stored record's ids and token types, by id, whatever the
+    layout: pair (token_type_ids), causal (types 1 from prompt_lens on) or
+    seq2seq (the source, then the target from labels: types 0 then 1)."""
     out = {}
     for b in pairshard.Loader(path, batch_size=64, shuffle=False, as_torch=False, copy=True):
-        ids, types = np.asarray(b["input_ids"]), np.asarray(b["token_type_ids"])
+        ids = np.asarray(b["input_ids"])
         for i, rid in enumerate(b["ids"]):
             k = int(b["lengths"][i])
-            out[rid] = (ids[i, :k].tolist(), types[i, :k].tolist())
+            row = ids[i, :k].tolist()
+            if "prompt_lens" in b:  # causal (unpacked: segment i is row i)
+                types = [int(t >= int(b["prompt_lens"][i])) for t in range(k)]
+            elif "target_lens" in b:  # seq2seq
+                n = int(b["target_lens"][i])
+                row += np.asarray(b["labels"])[i, :n].tolist()
+                types = [0] * k + [1] * n
+            else:
+                types = np.asarray(b["token_type_ids"])[i, :k].tolist()
+            out[rid] = (row, types)
     return out
 
 
 def fields(kind, rec):
-    if kind == "bird":
+    if kind.startswith("bird"):
         return dict(question=rec["question"], sql=rec["SQL"], db_id=rec["db_id"],
                     evidence=rec["evidence"])
     return dict(question=rec["question"], sql=rec["query"], db_id=rec["db_id"])
