@@ -419,6 +419,21 @@ static void test_tampered(void **state)
            "f['sha256'] = hashlib.sha256(open('preprocess/template.json', 'rb').read()).hexdigest(); "
            "json.dump(m, open('manifest.json', 'w'))\"", "preprocess/template.json",
            "is not the build's");
+    /* ... the rules and the tokenizer file: the SHA-256 the build recorded
+     * of the files it read (config.clean.rules_sha256,
+     * tokenizer.vocab_sha256) */
+    tamper("spider", "sed -i 's/Count of/Number of/' preprocess/rules.json && python3 -c \""
+           "import hashlib, json; m = json.load(open('manifest.json')); "
+           "f = m['preprocess']['files']['rules']; "
+           "f['sha256'] = hashlib.sha256(open('preprocess/rules.json', 'rb').read()).hexdigest(); "
+           "json.dump(m, open('manifest.json', 'w'))\"", "preprocess/rules.json",
+           "is not the build's rules");
+    tamper("spider", "sed -i '2000s/.*/zzz/' preprocess/vocab.txt && python3 -c \""
+           "import hashlib, json; m = json.load(open('manifest.json')); "
+           "f = m['preprocess']['files']['tokenizer']; "
+           "f['sha256'] = hashlib.sha256(open('preprocess/vocab.txt', 'rb').read()).hexdigest(); "
+           "json.dump(m, open('manifest.json', 'w'))\"", "preprocess/vocab.txt",
+           "is not the build's tokenizer");
     /* the same for the schemas: their digest (text_to_sql.schemas.digest) */
     tamper("picard", "sed -i '0,/\"Singer_ID\"/s//\"Singer_Id\"/' preprocess/schemas.json && "
            "python3 -c \"import hashlib, json; m = json.load(open('manifest.json')); "
