@@ -36,8 +36,9 @@ typedef struct ps_preprocessor ps_preprocessor;
  *                preprocessing (rebuild it to serve it)
  *   PS_ECORRUPT  an embedded file is missing or its SHA-256 differs from the
  *                manifest's (the message names the file), or what it holds
- *                does not match what the build used (schemas digest,
- *                template digest)
+ *                does not match what the build used (the tokenizer file's
+ *                and rules file's SHA-256, the schemas' and template's
+ *                digests)
  *   PS_EFORMAT   the manifest is not JSON / lacks its configuration
  *   PS_ENOMEM    out of memory; or a code of the loaders (tokenizer,
  *                rules, template, schemas) with their message. */
