@@ -90,6 +90,17 @@ def round_trip(path, input_path, kind):
         good = good and int(batch["attention_mask"][i].sum()) == k
         good = good and bool((batch["input_ids"][i, k:] == pre.pad_id).all())
     check("%s: a batch of %d equals its rows, padded with %d" % (kind, len(ok_rows), pre.pad_id), good)
+    if kind.endswith("_causal"):  # batched generation pads on the left
+        left = pre.encode([s for s, _ in ok_rows], padding_side="left")
+        T = left["input_ids"].shape[1]
+        good = True
+        for i, (_, one) in enumerate(ok_rows):
+            k = len(one["input_ids"])
+            good = good and left["input_ids"][i, T - k:].tolist() == one["input_ids"].tolist()
+            good = good and left["attention_mask"][i, :T - k].sum() == 0
+            good = good and int(left["attention_mask"][i].sum()) == k
+            good = good and bool((left["input_ids"][i, :T - k] == pre.pad_id).all())
+        check("%s: padding_side='left' puts each row's ids last" % kind, good)
     return pre, recs
 
 
