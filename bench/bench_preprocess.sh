@@ -2,7 +2,8 @@
 # Benchmark: serving a set's preprocessing (pairshard/preprocess.h): µs per
 # Spider dev question for one ps_preprocess call (clean + render + tokenize,
 # no SQL, as at serving) and per record in batches of 64, on one core, for
-# a pair-layout set and a picard+schema set; against HuggingFace tokenizers'
+# a pair-layout set and a picard+schema set (and, for scale, a causal set
+# whose prompts hold a whole DDL schema, and a seq2seq T5 set); against HuggingFace tokenizers'
 # node binding encoding the same questions alone (no cleaning, no template)
 # in the same run. Python's pairshard.Preprocessor.encode too, when numpy is
 # there. Goal (issue 18): a single question under 50 µs, and faster than HF's
@@ -33,10 +34,17 @@ link 2>"$TMP/cc.err" || link -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" 
 "$PAIRSHARD" build -q --no-gate --vocab "$VOCAB" -o "$TMP/pair" "$DEV"
 "$PAIRSHARD" build -q --no-gate --vocab "$VOCAB" --schema "$PS_ROOT/tests/data/spider/tables.json" \
     --template picard -o "$TMP/picard" "$DEV"
+TOKS="$PS_ROOT/tests/data/tokenizers"
+"$PAIRSHARD" build -q --no-gate --layout causal --tokenizer-json "$TOKS/llama3-style.tokenizer.json" \
+    --schema "$PS_ROOT/tests/data/spider/tables.json" --template ddl --max-length 1024 -o "$TMP/causal" "$DEV"
+"$PAIRSHARD" build -q --no-gate --layout seq2seq --tokenizer-json "$TOKS/t5-small.tokenizer.json" \
+    --max-length 64 --max-target-length 200 -o "$TMP/seq2seq" "$DEV"
 
 one_core() { if command -v taskset >/dev/null 2>&1; then taskset -c 0 "$@"; else "$@"; fi; }
 echo "pairshard pair set    (question alone): $(one_core "$TMP/bench" "$TMP/pair" "$DEV")"
 echo "pairshard picard set  (prompt + schema): $(one_core "$TMP/bench" "$TMP/picard" "$DEV" db)"
+echo "pairshard causal set  (Llama-3-style BPE, ddl schema prompt): $(one_core "$TMP/bench" "$TMP/causal" "$DEV" db)"
+echo "pairshard seq2seq set (T5 Unigram, question alone): $(one_core "$TMP/bench" "$TMP/seq2seq" "$DEV")"
 echo "HF tokenizers encode  (question alone):  $(TOKENIZERS_PARALLELISM=false one_core node "$PS_ROOT/bench/hf_encode_bench.js" "$VOCAB" "$DEV")"
 if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
     PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so" PYTHONPATH="$PS_ROOT/python" one_core /usr/bin/python3 - "$TMP/pair" "$DEV" <<'PY'

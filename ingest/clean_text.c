@@ -19,7 +19,12 @@ int ps_cleaner_clean_text(ps_cleaner *c, const char *field, const char *text, si
     if (!c->worker && ps_clean_worker_create(c, &c->worker))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     ps_clean_worker *w = c->worker;
-    if (len == 0) {
+    bool is_sql = field && strcmp(field, "sql") == 0;
+    /* The record's own question and SQL must not be empty or too long
+     * (ps_clean_record rejects the record); a template field or a history
+     * utterance may be (ps_t2s_clean_text only cleans it). */
+    bool own = is_sql || !field || strcmp(field, "question") == 0;
+    if (len == 0 && own) {
         *reason = "empty_field";
         return 0;
     }
@@ -38,7 +43,6 @@ int ps_cleaner_clean_text(ps_cleaner *c, const char *field, const char *text, si
     size_t nrules = ps_rules_count(c->rules);
     if (nrules)
         memset(w->touched, 0, nrules);
-    bool is_sql = field && strcmp(field, "sql") == 0;
     ps_field_result fr;
     ps_rules_outcome ro;
     int rc = ps_clean_field(w, is_sql ? PS_FIELD_SQL : PS_FIELD_QUESTION, text, len, &w->q, &fr,
@@ -47,9 +51,9 @@ int ps_cleaner_clean_text(ps_cleaner *c, const char *field, const char *text, si
         return rc;
     if (ro.dropped || ro.failed)
         *reason = ro.dropped ? "dropped_by_rule" : "rule_error";
-    else if (w->q.len == 0)
+    else if (own && w->q.len == 0)
         *reason = "empty_after_cleaning";
-    else if (w->q.len > c->opts.max_field_bytes)
+    else if (own && w->q.len > c->opts.max_field_bytes)
         *reason = "too_long";
     if (*reason)
         return 0;

@@ -163,6 +163,6 @@ int ps_preprocessor_clean(ps_preprocessor *p, const char *field, const char *tex
     return ps_cleaner_clean_text(p->cleaner, field, text, len, out, out_len, reason, err);
 }
 
-size_t ps_preprocessor_max_length(const ps_preprocessor *p) { return p->cfg.max_length; }
+size_t ps_preprocessor_get_max_length(const ps_preprocessor *p) { return p->cfg.max_length; }
 
-int32_t ps_preprocessor_pad_id(const ps_preprocessor *p) { return p->pad_id; }
+int32_t ps_preprocessor_get_pad_id(const ps_preprocessor *p) { return p->pad_id; }

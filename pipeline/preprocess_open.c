@@ -3,9 +3,11 @@
  * The cleaning options come from the manifest's "config" (what the build
  * recorded as its effective configuration); the rules, template, tokenizer
  * and schemas from the files embedded in DIR/preprocess/, each checked
- * against the SHA-256 the manifest lists — and the template and schemas
- * also against the digests the build recorded of the ones it used, so a
- * file that hashes right but loads differently is refused too.
+ * against the SHA-256 the manifest lists — and also against what the build
+ * recorded elsewhere of the ones it used (the tokenizer file's and rules
+ * file's SHA-256, the template's and schemas' digests), so that a file
+ * edited together with its listed hash, or one that hashes right but loads
+ * differently, is refused too.
  */
 #include "pipeline/preprocess_priv.h"
 
@@ -16,10 +18,14 @@
 #define MANIFEST_MAX ((size_t)256 << 20)
 #define EMBED_MAX ((size_t)1 << 30)
 
-/* Reads an embedded file listed under `key` and checks its hash. *data
- * NULL (and 0) when the manifest lists none. */
-static int embedded(const char *dir, json_t *files, const char *key, char **data, size_t *len,
-                    char *path, size_t psz, ps_error *err)
+/* Reads an embedded file listed under `key` and checks its hash, and
+ * against `recorded` too when given: the SHA-256 the build recorded of the
+ * file it read elsewhere in the manifest (tokenizer.vocab_sha256,
+ * config.clean.rules_sha256), so that a file edited together with its
+ * preprocess hash is still refused. *data NULL (and 0) when the manifest
+ * lists none. */
+static int embedded(const char *dir, json_t *files, const char *key, const char *recorded,
+                    char **data, size_t *len, char *path, size_t psz, ps_error *err)
 {
     *data = NULL;
     json_t *f = json_object_get(files, key);
@@ -49,6 +55,13 @@ static int embedded(const char *dir, json_t *files, const char *key, char **data
                             "%s: SHA-256 %s, but the manifest lists %s: the embedded %s was "
                             "changed after the build; refusing to serve it",
                             path, sha, want, key);
+    }
+    if (recorded && *recorded && strcmp(sha, recorded) != 0) {
+        free(*data);
+        *data = NULL;
+        return ps_error_set(err, PS_ECORRUPT,
+                            "%s: SHA-256 %s is not the build's %s (%s); refusing to serve it",
+                            path, sha, key, recorded);
     }
     return 0;
 }
@@ -138,11 +151,14 @@ static int clean_options(ps_preprocessor *p, json_t *config, ps_error *err)
 }
 
 /* The tokenizer from its embedded file, with the build's options. */
-static int load_tokenizer(ps_preprocessor *p, json_t *config, json_t *files, ps_error *err)
+static int load_tokenizer(ps_preprocessor *p, json_t *m, json_t *files, ps_error *err)
 {
+    json_t *config = json_object_get(m, "config");
     char path[4096], *data;
     size_t len;
-    int rc = embedded(p->dir, files, "tokenizer", &data, &len, path, sizeof path, err);
+    int rc = embedded(p->dir, files, "tokenizer",
+                      str_at(json_object_get(m, "tokenizer"), "vocab_sha256"), &data, &len, path,
+                      sizeof path, err);
     if (rc)
         return rc;
     if (!data)
@@ -188,7 +204,7 @@ static int load_t2s(ps_preprocessor *p, json_t *m, json_t *files, ps_error *err)
     json_t *t2s = json_object_get(m, "text_to_sql");
     char path[4096], *data;
     size_t len;
-    int rc = embedded(p->dir, files, "schemas", &data, &len, path, sizeof path, err);
+    int rc = embedded(p->dir, files, "schemas", NULL, &data, &len, path, sizeof path, err);
     if (!rc && data) {
         free(data);
         if (!(rc = ps_schemas_create(&p->schemas, err)))
@@ -199,7 +215,8 @@ static int load_t2s(ps_preprocessor *p, json_t *m, json_t *files, ps_error *err)
             rc = ps_error_set(err, PS_ECORRUPT, "%s: its schemas' digest %s is not the build's "
                               "(%s)", path, dg, want ? want : "none recorded");
     }
-    if (rc || (rc = embedded(p->dir, files, "template", &data, &len, path, sizeof path, err)))
+    if (rc || (rc = embedded(p->dir, files, "template", NULL, &data, &len, path, sizeof path,
+                             err)))
         return rc;
     if (!data)
         return 0;
@@ -221,7 +238,7 @@ static int load_t2s(ps_preprocessor *p, json_t *m, json_t *files, ps_error *err)
 }
 
 /* The cleaner with the set's rules, schemas and template. */
-static int make_cleaner(ps_preprocessor *p, json_t *files, ps_error *err)
+static int make_cleaner(ps_preprocessor *p, json_t *config, json_t *files, ps_error *err)
 {
     int rc = ps_cleaner_create(&p->cfg.clean, &p->cleaner, err);
     if (!rc && p->schemas)
@@ -231,7 +248,9 @@ static int make_cleaner(ps_preprocessor *p, json_t *files, ps_error *err)
     char path[4096], *data = NULL;
     size_t len;
     if (!rc)
-        rc = embedded(p->dir, files, "rules", &data, &len, path, sizeof path, err);
+        rc = embedded(p->dir, files, "rules",
+                      str_at(json_object_get(config, "clean"), "rules_sha256"), &data, &len, path,
+                      sizeof path, err);
     if (!rc && data)
         rc = ps_cleaner_add_rules(p->cleaner, data, len, path, err);
     free(data);
@@ -263,11 +282,11 @@ static int open_manifest(ps_preprocessor *p, json_t *m, ps_error *err)
     json_t *config = json_object_get(m, "config");
     int rc = clean_options(p, config, err);
     if (!rc)
-        rc = load_tokenizer(p, config, files, err);
+        rc = load_tokenizer(p, m, files, err);
     if (!rc)
         rc = load_t2s(p, m, files, err);
     if (!rc)
-        rc = make_cleaner(p, files, err);
+        rc = make_cleaner(p, config, files, err);
     return rc;
 }
 

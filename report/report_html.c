@@ -302,6 +302,34 @@ static void attention(page *pg)
     ps_html_raw(h, "</section>");
 }
 
+/* When cleaning changed a large share of the kept records (report.json's
+ * "serving", set by the build over validate.thresholds.serving_note_share):
+ * raw text at inference would get other ids than training, so the page
+ * says so where it is read first, with the way to serve the same text. */
+static void serving(page *pg)
+{
+    json_t *s = jget(pg->r, "serving");
+    double changed, kept, share, threshold;
+    if (!json_is_object(s) || !jnum(jget(s, "changed_by_cleaning"), &changed) ||
+        !jnum(jget(s, "kept"), &kept) || !jnum(jget(s, "share"), &share))
+        return;
+    ps_html *h = &pg->h;
+    ps_html_raw(h, "<section id=\"serving\"><h2>Serving: cleaning changed many records</h2>"
+                   "<p>Cleaning changed <b>");
+    ps_html_num(h, changed, 12);
+    ps_html_raw(h, "</b> of <b>");
+    ps_html_num(h, kept, 12);
+    ps_html_raw(h, "</b> kept records (");
+    ps_html_pct(h, share);
+    if (jnum(jget(s, "threshold"), &threshold)) {
+        ps_html_raw(h, ", over ");
+        ps_html_pct(h, threshold);
+    }
+    ps_html_raw(h, "): ");
+    put_text_or(h, s, "note", CAP_TEXT, "serve with the set's preprocessor");
+    ps_html_raw(h, ".</p></section>");
+}
+
 /* The words that became [UNK] (details of the [UNK] checks): a table per
  * field and the hints, so a stopped build says why without a script. */
 static void unk_words_table(ps_html *h, json_t *t, const char *field)
@@ -465,6 +493,7 @@ char *ps_report_html(json_t *report)
     ps_html_raw(h, "</style></head><body><main>");
     banner(&pg);
     attention(&pg);
+    serving(&pg);
     unk_words(&pg);
     checks_table(&pg);
     ps_rh_sql(&pg);

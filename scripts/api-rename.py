@@ -11,6 +11,8 @@ every tracked source, doc and script when none is named) in place:
   ps_reader_state_get    -> ps_reader_get_state
   ps_reader_label        -> ps_reader_get_label
   ps_reader_bucket_bound -> ps_reader_get_bucket_bound
+  ps_preprocessor_max_length -> ps_preprocessor_get_max_length
+  ps_preprocessor_pad_id     -> ps_preprocessor_get_pad_id
 
 The reordering parses the call's argument list (nested brackets and string
 literals respected), so it works on C and Python calls, on declarations,
@@ -30,6 +32,8 @@ RENAMES = {
     "ps_reader_state_get": "ps_reader_get_state",
     "ps_reader_label": "ps_reader_get_label",
     "ps_reader_bucket_bound": "ps_reader_get_bucket_bound",
+    "ps_preprocessor_max_length": "ps_preprocessor_get_max_length",
+    "ps_preprocessor_pad_id": "ps_preprocessor_get_pad_id",
 }
 # function -> (number of arguments, new order as indexes of the old)
 REORDER = {

@@ -234,6 +234,8 @@ static void test_fields_and_serving(void **state)
     snprintf(dir, sizeof dir, "%s/picard", ps_test_root);
     ps_preprocessor *p = ps_test_preprocessor(dir);
     ps_error err = {0};
+    assert_int_equal(ps_preprocessor_get_max_length(p), 128); /* the build's --max-length */
+    assert_int_equal(ps_preprocessor_get_pad_id(p), 0);        /* bert's [PAD] */
     const char *rec = "{\"db_id\": \"concert_singer\", \"query\": \"SELECT count(*)  FROM singer\", "
                       "\"question\": \"How\\u00a0many singers do we have\\uff1f\"}";
     ps_preprocess_input in = {.record = rec, .record_len = strlen(rec)};
@@ -292,8 +294,49 @@ static void test_fields_and_serving(void **state)
     ps_preprocessor_free(p);
 }
 
-/* Opening fails with PS_ECORRUPT naming the tampered file. */
-static void expect_refused(const char *dir, const char *file)
+/* A template field (BIRD's {evidence}) is cleaned like the question, but
+ * as in a build, an empty one rejects nothing: the set's build keeps a
+ * record whose evidence is empty, and clean(field="evidence") says so. */
+static void test_clean_template_field(void **state)
+{
+    (void)state;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/bird", ps_test_root);
+    ps_preprocessor *p = ps_test_preprocessor(dir);
+    ps_error err = {0};
+    const char *out, *reason;
+    size_t len;
+    const char *raw = " Free\xc2\xa0rate \xef\xbc\x9d count ";
+    assert_int_equal(ps_preprocessor_clean(p, "evidence", raw, strlen(raw), &out, &len, &reason,
+                                           &err), 0);
+    assert_null(reason);
+    assert_string_equal(out, "Free rate = count");
+    const char *empties[] = {"", " \xe2\x80\x8b "};
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(ps_preprocessor_clean(p, "evidence", empties[i], strlen(empties[i]),
+                                               &out, &len, &reason, &err), 0);
+        assert_null(reason);
+        assert_int_equal(len, 0);
+        assert_string_equal(out, "");
+        /* ... and the record with it is kept, as the build keeps it */
+        ps_preprocess_field ev = {"evidence", empties[i]};
+        ps_preprocess_input in = {.question = "How many schools?", .db_id = "california_schools",
+                                  .fields = &ev, .n_fields = 1};
+        ps_preprocess_output o;
+        assert_int_equal(ps_preprocess(p, &in, &o, &err), 0);
+        assert_false(o.rejected);
+        assert_int_equal(strncmp(o.prompt, "How many schools? Hint:  | CREATE TABLE", 39), 0);
+        /* the question itself may not be empty */
+        assert_int_equal(ps_preprocessor_clean(p, "question", empties[i], strlen(empties[i]),
+                                               &out, &len, &reason, &err), 0);
+        assert_non_null(reason);
+    }
+    ps_preprocessor_free(p);
+}
+
+/* Opening fails with PS_ECORRUPT naming the tampered file (and saying
+ * `why`, when given). */
+static void expect_refused(const char *dir, const char *file, const char *why)
 {
     ps_preprocessor *p = NULL;
     ps_error err = {0};
@@ -301,11 +344,14 @@ static void expect_refused(const char *dir, const char *file)
     assert_null(p);
     if (!strstr(err.message, file))
         fail_msg("the message does not name %s: %s", file, err.message);
+    if (why && !strstr(err.message, why))
+        fail_msg("the message does not say \"%s\": %s", why, err.message);
 }
 
 /* A copy of set `from` (under ps_test_root) with `edit` (a shell command
- * run in the copy's folder) applied: opening it must be refused naming `file`. */
-static void tamper(const char *from, const char *edit, const char *file)
+ * run in the copy's folder) applied: opening it must be refused naming
+ * `file` (and saying `why`, unless NULL). */
+static void tamper(const char *from, const char *edit, const char *file, const char *why)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
@@ -313,20 +359,57 @@ static void tamper(const char *from, const char *edit, const char *file)
              ps_test_root, ps_test_root, from, ps_test_root, ps_test_root, edit);
     sh(cmd);
     snprintf(cmd, sizeof cmd, "%s/tamper", ps_test_root);
-    expect_refused(cmd, file);
+    expect_refused(cmd, file, why);
 }
 
 static void test_tampered(void **state)
 {
     (void)state;
-    tamper("spider", "sed -i 's/Count of/Number of/' preprocess/rules.json", "preprocess/rules.json");
+    tamper("spider", "sed -i 's/Count of/Number of/' preprocess/rules.json",
+           "preprocess/rules.json", "SHA-256");
     /* the tokenizer: one token changed */
-    tamper("spider", "sed -i '2000s/.*/zzz/' preprocess/vocab.txt", "preprocess/vocab.txt");
+    tamper("spider", "sed -i '2000s/.*/zzz/' preprocess/vocab.txt", "preprocess/vocab.txt",
+           "SHA-256");
     /* the schemas: a column renamed */
     tamper("picard", "sed -i '0,/\"Singer_ID\"/s//\"Singer_Id\"/' preprocess/schemas.json",
-           "preprocess/schemas.json");
+           "preprocess/schemas.json", "SHA-256");
     /* the file gone */
-    tamper("picard", "rm preprocess/template.json", "preprocess/template.json");
+    tamper("picard", "rm preprocess/template.json", "preprocess/template.json", "cannot be read");
+    /* the template: a preset swapped, a template file's text edited */
+    tamper("picard", "printf '{\"preset\":\"ddl\"}' > preprocess/template.json",
+           "preprocess/template.json", "SHA-256");
+    tamper("bird", "sed -i 's/Hint:/Evidence:/' preprocess/template.json",
+           "preprocess/template.json", "SHA-256");
+    /* ... and with the manifest's hash made to match: the template's digest
+     * the build recorded (text_to_sql.template.sha256) still refuses it */
+    tamper("bird", "sed -i 's/Hint:/Evidence:/' preprocess/template.json && python3 -c \""
+           "import hashlib, json; m = json.load(open('manifest.json')); "
+           "f = m['preprocess']['files']['template']; "
+           "f['sha256'] = hashlib.sha256(open('preprocess/template.json', 'rb').read()).hexdigest(); "
+           "json.dump(m, open('manifest.json', 'w'))\"", "preprocess/template.json",
+           "is not the build's");
+    /* ... the rules and the tokenizer file: the SHA-256 the build recorded
+     * of the files it read (config.clean.rules_sha256,
+     * tokenizer.vocab_sha256) */
+    tamper("spider", "sed -i 's/Count of/Number of/' preprocess/rules.json && python3 -c \""
+           "import hashlib, json; m = json.load(open('manifest.json')); "
+           "f = m['preprocess']['files']['rules']; "
+           "f['sha256'] = hashlib.sha256(open('preprocess/rules.json', 'rb').read()).hexdigest(); "
+           "json.dump(m, open('manifest.json', 'w'))\"", "preprocess/rules.json",
+           "is not the build's rules");
+    tamper("spider", "sed -i '2000s/.*/zzz/' preprocess/vocab.txt && python3 -c \""
+           "import hashlib, json; m = json.load(open('manifest.json')); "
+           "f = m['preprocess']['files']['tokenizer']; "
+           "f['sha256'] = hashlib.sha256(open('preprocess/vocab.txt', 'rb').read()).hexdigest(); "
+           "json.dump(m, open('manifest.json', 'w'))\"", "preprocess/vocab.txt",
+           "is not the build's tokenizer");
+    /* the same for the schemas: their digest (text_to_sql.schemas.digest) */
+    tamper("picard", "sed -i '0,/\"Singer_ID\"/s//\"Singer_Id\"/' preprocess/schemas.json && "
+           "python3 -c \"import hashlib, json; m = json.load(open('manifest.json')); "
+           "f = m['preprocess']['files']['schemas']; "
+           "f['sha256'] = hashlib.sha256(open('preprocess/schemas.json', 'rb').read()).hexdigest(); "
+           "json.dump(m, open('manifest.json', 'w'))\"", "preprocess/schemas.json",
+           "is not the build's");
 }
 
 /* A set built before the files were embedded: refused, saying so. */
@@ -413,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_bird_template_evidence),
         cmocka_unit_test(test_cspider_like),
         cmocka_unit_test(test_fields_and_serving),
+        cmocka_unit_test(test_clean_template_field),
         cmocka_unit_test(test_tampered),
         cmocka_unit_test(test_old_set),
         cmocka_unit_test(test_clean_text_matches_run),

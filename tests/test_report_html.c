@@ -293,6 +293,38 @@ static void test_diff_marks_changes(void **state)
     json_decref(r);
 }
 
+/* report.json's "serving" (the build's note when cleaning changed over
+ * serving_note_share of the kept records) is a section of its own, its
+ * note escaped; a report without it has none. */
+static void test_serving_note(void **state)
+{
+    (void)state;
+    json_t *r = json_pack("{s:s, s:{s:i, s:i, s:f, s:f, s:s}}", "verdict", "pass", "serving",
+                          "changed_by_cleaning", 487, "kept", 500, "share", 0.974, "threshold",
+                          0.2, "note", "serve with pairshard.Preprocessor(DIR) <b>now</b>");
+    assert_non_null(r);
+    char *html = ps_report_html(r);
+    assert_non_null(html);
+    assert_inert(html);
+    const char *sec = strstr(html, "<section id=\"serving\">");
+    assert_non_null(sec);
+    char *text = text_of(sec, strstr(sec, "</section>"));
+    if (!strstr(text, "Cleaning changed 487 of 500 kept records (97.4%, over 20.0%): serve with "
+                      "pairshard.Preprocessor(DIR) <b>now</b>."))
+        fail_msg("the serving section says: %s", text);
+    free(text);
+    assert_non_null(strstr(sec, "&lt;b&gt;now"));
+    /* the attention section comes first, the verdict before both */
+    assert_true(strstr(html, "id=\"attention\"") < sec);
+    free(html);
+    json_object_del(r, "serving");
+    html = ps_report_html(r);
+    assert_non_null(html);
+    assert_null(strstr(html, "id=\"serving\""));
+    free(html);
+    json_decref(r);
+}
+
 /* ---- size bound ------------------------------------------------------------- */
 
 static char *filled(size_t n, const char *unit)
@@ -499,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_pass_fixture),
         cmocka_unit_test(test_compare_fixture),
         cmocka_unit_test(test_diff_marks_changes),
+        cmocka_unit_test(test_serving_note),
         cmocka_unit_test(test_size_bound),
         cmocka_unit_test(test_hostile_shapes),
     };

@@ -296,7 +296,10 @@ PS_API int ps_cleaner_run(ps_cleaner *c, const char *path, ps_clean_sink sink, v
  * removal, rules, whitespace folding, the empty and length checks), for
  * text that arrives alone, as at serving. `field` is "sql" (cleaned as
  * SQL) or any other name ("question", a template field such as
- * "evidence": cleaned as the question). Nothing is counted.
+ * "evidence": cleaned as the question). As in a record, only the
+ * question and the SQL are checked for emptiness and length: a template
+ * field or a history utterance may clean to "" (the build keeps such a
+ * record). Nothing is counted.
  * @return 0 and either *out (the cleaned text, NUL-terminated, valid until
  *         the cleaner's next call; *reason NULL) or *reason (a reason code:
  *         invalid_utf8, empty_field, empty_after_cleaning, too_long,

@@ -36,10 +36,10 @@ typedef struct ps_preprocessor ps_preprocessor;
  *                preprocessing (rebuild it to serve it)
  *   PS_ECORRUPT  an embedded file is missing or its SHA-256 differs from the
  *                manifest's (the message names the file), or what it holds
- *                does not match what the build used (schemas digest,
- *                template digest)
+ *                does not match what the build used (the tokenizer file's
+ *                and rules file's SHA-256, the schemas' and template's
+ *                digests)
  *   PS_EFORMAT   the manifest is not JSON / lacks its configuration
- *   PS_EUSAGE    the set's layout cannot be served (dialogue turns)
  *   PS_ENOMEM    out of memory; or a code of the loaders (tokenizer,
  *                rules, template, schemas) with their message. */
 PS_API int ps_preprocessor_open(const char *dir, ps_preprocessor **out, ps_error *err);
@@ -103,7 +103,9 @@ typedef struct ps_preprocess_output {
 /* Cleans, renders and tokenizes one record as the set's build did.
  * @return 0 (out->rejected says whether it would have been kept), or a
  *         negative code for what is not the record's fault: PS_EINVAL (in
- *         lacks a question and a record), PS_ENOMEM, a rule's failure. */
+ *         lacks a question and a record), PS_EUSAGE (a raw `record` for a
+ *         set built from dialogues: give the turn's fields and history),
+ *         PS_ENOMEM, a rule's failure. */
 PS_API int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in,
                          ps_preprocess_output *out, ps_error *err);
 
@@ -116,8 +118,8 @@ PS_API int ps_preprocessor_clean(ps_preprocessor *p, const char *field, const ch
                                  const char **reason, ps_error *err);
 
 /* The set's max_length (0: none) and the tokenizer's pad id (-1: none). */
-PS_API size_t ps_preprocessor_max_length(const ps_preprocessor *p);
-PS_API int32_t ps_preprocessor_pad_id(const ps_preprocessor *p);
+PS_API size_t ps_preprocessor_get_max_length(const ps_preprocessor *p);
+PS_API int32_t ps_preprocessor_get_pad_id(const ps_preprocessor *p);
 
 #ifdef __cplusplus
 }

@@ -67,8 +67,8 @@ def _declare(lib):
                                                  ctypes.c_size_t, ctypes.POINTER(vp),
                                                  ctypes.POINTER(ctypes.c_size_t),
                                                  ctypes.POINTER(ctypes.c_char_p), err_p]),
-        "ps_preprocessor_max_length": (ctypes.c_size_t, [vp]),
-        "ps_preprocessor_pad_id": (ctypes.c_int32, [vp]),
+        "ps_preprocessor_get_max_length": (ctypes.c_size_t, [vp]),
+        "ps_preprocessor_get_pad_id": (ctypes.c_int32, [vp]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -112,9 +112,9 @@ class Preprocessor:
                                             ctypes.byref(err))
         if rc:
             raise PairshardError(rc, err.message.decode("utf-8", "replace"))
-        pad = self._lib.ps_preprocessor_pad_id(self._p)
+        pad = self._lib.ps_preprocessor_get_pad_id(self._p)
         self.pad_id = pad if pad >= 0 else 0
-        self.max_length = self._lib.ps_preprocessor_max_length(self._p)
+        self.max_length = self._lib.ps_preprocessor_get_max_length(self._p)
 
     def close(self):
         if getattr(self, "_p", None):
@@ -189,13 +189,17 @@ class Preprocessor:
         return ids, types
 
     def encode(self, question=None, db_id=None, sql=None, record=None, return_tensors=None,
-               **fields):
+               padding_side="right", **fields):
         """Ids of one record (1-D arrays) or of a list of records (a padded
         B x T batch: a list of questions with db_id, sql and fields as
-        lists or single values, or a list of dicts)."""
+        lists or single values, or a list of dicts). padding_side="left"
+        puts a batch's padding before each row's ids, as a decoder-only
+        model's batched generation wants (HF's tokenizer.padding_side)."""
+        if padding_side not in ("right", "left"):
+            raise ValueError("padding_side must be 'right' or 'left', not %r" % (padding_side,))
         if isinstance(question, (list, tuple)) or isinstance(record, (list, tuple)):
             rows = self._batch_rows(question, db_id, sql, record, fields)
-            return self._pad(rows, return_tensors)
+            return self._pad(rows, return_tensors, padding_side == "left")
         ids, types = self._one(question, db_id, sql, record, fields)
         d = {"input_ids": ids, "token_type_ids": types, "attention_mask": np.ones_like(ids)}
         return self._tensors(d, return_tensors)
@@ -225,16 +229,17 @@ class Preprocessor:
                 rows.append(self._one(q, at(db_id, i), at(sql, i), None, f, i))
         return rows
 
-    def _pad(self, rows, return_tensors):
+    def _pad(self, rows, return_tensors, left=False):
         T = max((len(r[0]) for r in rows), default=0)
         B = len(rows)
         ids = np.full((B, T), self.pad_id, dtype=np.int64)
         types = np.zeros((B, T), dtype=np.int64)
         mask = np.zeros((B, T), dtype=np.int64)
         for i, (a, t) in enumerate(rows):
-            ids[i, :len(a)] = a
-            types[i, :len(a)] = t
-            mask[i, :len(a)] = 1
+            cols = slice(T - len(a), T) if left else slice(0, len(a))
+            ids[i, cols] = a
+            types[i, cols] = t
+            mask[i, cols] = 1
         d = {"input_ids": ids, "token_type_ids": types, "attention_mask": mask}
         return self._tensors(d, return_tensors)
 

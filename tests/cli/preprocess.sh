@@ -3,7 +3,8 @@
 # sets built from Spider dev (rules, --normalize nfc), Spider dev under the
 # picard template with its schemas, BIRD's sample (a template file with
 # {evidence} and the schema) and a CSpider-like set (NFKC, full-width
-# punctuation); tests/python/test_preprocess.py checks that the
+# punctuation), BIRD as causal and the CSpider-like set as seq2seq, SParC's
+# dialogues (--turns), a merged T5 set; tests/python/test_preprocess.py checks that the
 # preprocessor's ids for every record equal the stored ones read through the
 # Loader. Then a tampered embedded file makes opening fail, and inspect --verify. TAP.
 . "$(dirname "$0")/../tap.sh"
@@ -73,6 +74,16 @@ b --tokenizer-json "$DATA/tokenizers/t5-small.tokenizer.json" --schema "$DATA/sp
     --template picard --turns interaction -o "$TMP/sparc" "$DATA/formats/sparc/dev.json"
 check "build SParC's sample per turn (--turns interaction, picard with history)" $? "$TMP/err"
 
+# The generator layouts through the Loader too (tests/test_preprocess_layout.c
+# has every layout for every set in C).
+b --layout causal --tokenizer-json "$DATA/tokenizers/llama3-style.tokenizer.json" \
+    --schema "$DATA/formats/bird/dev_tables.json" --template "$TMP/bird.json" --sql-field SQL,query \
+    --max-length 4096 -o "$TMP/bird_causal" "$DATA/formats/bird/dev.json"
+check "build BIRD's sample --layout causal (Llama-3-style, the {evidence} template)" $? "$TMP/err"
+b --layout seq2seq --tokenizer-json "$DATA/tokenizers/t5-small.tokenizer.json" --rules "$TMP/rules.json" \
+    --normalize nfc --max-length 96 --max-target-length 128 -o "$TMP/cspider_s2s" "$TMP/cspider.json"
+check "build the CSpider-like set --layout seq2seq (T5, rules, --normalize nfc)" $? "$TMP/err"
+
 LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY" \
     "$PS_ROOT/tests/python/test_preprocess.py" \
     "$TMP/sparc" "$DATA/formats/sparc/dev.json" sparc \
@@ -81,7 +92,9 @@ LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY" \
     "$TMP/picard" "$DATA/spider/dev.json" picard \
     "$TMP/bird" "$DATA/formats/bird/dev.json" bird \
     "$TMP/cspider" "$TMP/cspider.json" cspider \
-    "$TMP/t5" "$DATA/spider/dev.json" t5 >"$TMP/py.out" 2>"$TMP/py.err"
+    "$TMP/t5" "$DATA/spider/dev.json" t5 \
+    "$TMP/bird_causal" "$DATA/formats/bird/dev.json" bird_causal \
+    "$TMP/cspider_s2s" "$TMP/cspider.json" cspider_s2s >"$TMP/py.out" 2>"$TMP/py.err"
 rc=$?
 relay_tap "$TMP/py.out"
 check "test_preprocess.py ran to its end and exited 0" "$rc" "$TMP/py.err"
@@ -106,6 +119,9 @@ assert s['kept'] == 500 and s['changed_by_cleaning'] > 100 and s['threshold'] ==
 assert 'pairshard.Preprocessor' in s['note']
 assert 'serving' not in json.load(open(sys.argv[2]))" "$TMP/cs2/report.json" "$TMP/sp2/report.json" 2>"$TMP/rep"
 check "report.json's \"serving\" says the same (and is absent when nothing changed)" $? "$TMP/rep"
+grep -q '<section id="serving">.*pairshard.Preprocessor(DIR)' "$TMP/cs2/report.html" &&
+    ! grep -q 'id="serving"' "$TMP/sp2/report.html"
+check "report.html has the serving section (and none when nothing changed)" $?
 printf '{"validate": {"thresholds": {"serving_note_share": 0.99}}}' >"$TMP/share.json"
 "$PAIRSHARD" build --no-gate --config "$TMP/share.json" --vocab "$DATA/vocab/bert-base-chinese.vocab.txt" \
     --lowercase -o "$TMP/cs3" "$TMP/cspider.json" 2>"$TMP/sum3" </dev/null &&

@@ -18,17 +18,29 @@ check, skip = T.check, T.skip
 
 
 def stored(path):
+    """Every stored record's ids and token types, by id, whatever the
+    layout: pair (token_type_ids), causal (types 1 from prompt_lens on) or
+    seq2seq (the source, then the target from labels: types 0 then 1)."""
     out = {}
     for b in pairshard.Loader(path, batch_size=64, shuffle=False, as_torch=False, copy=True):
-        ids, types = np.asarray(b["input_ids"]), np.asarray(b["token_type_ids"])
+        ids = np.asarray(b["input_ids"])
         for i, rid in enumerate(b["ids"]):
             k = int(b["lengths"][i])
-            out[rid] = (ids[i, :k].tolist(), types[i, :k].tolist())
+            row = ids[i, :k].tolist()
+            if "prompt_lens" in b:  # causal (unpacked: segment i is row i)
+                types = [int(t >= int(b["prompt_lens"][i])) for t in range(k)]
+            elif "target_lens" in b:  # seq2seq
+                n = int(b["target_lens"][i])
+                row += np.asarray(b["labels"])[i, :n].tolist()
+                types = [0] * k + [1] * n
+            else:
+                types = np.asarray(b["token_type_ids"])[i, :k].tolist()
+            out[rid] = (row, types)
     return out
 
 
 def fields(kind, rec):
-    if kind == "bird":
+    if kind.startswith("bird"):
         return dict(question=rec["question"], sql=rec["SQL"], db_id=rec["db_id"],
                     evidence=rec["evidence"])
     return dict(question=rec["question"], sql=rec["query"], db_id=rec["db_id"])
@@ -78,6 +90,17 @@ def round_trip(path, input_path, kind):
         good = good and int(batch["attention_mask"][i].sum()) == k
         good = good and bool((batch["input_ids"][i, k:] == pre.pad_id).all())
     check("%s: a batch of %d equals its rows, padded with %d" % (kind, len(ok_rows), pre.pad_id), good)
+    if kind.endswith("_causal"):  # batched generation pads on the left
+        left = pre.encode([s for s, _ in ok_rows], padding_side="left")
+        T = left["input_ids"].shape[1]
+        good = True
+        for i, (_, one) in enumerate(ok_rows):
+            k = len(one["input_ids"])
+            good = good and left["input_ids"][i, T - k:].tolist() == one["input_ids"].tolist()
+            good = good and left["attention_mask"][i, :T - k].sum() == 0
+            good = good and int(left["attention_mask"][i].sum()) == k
+            good = good and bool((left["input_ids"][i, :T - k] == pre.pad_id).all())
+        check("%s: padding_side='left' puts each row's ids last" % kind, good)
     return pre, recs
 
 
