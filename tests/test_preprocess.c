@@ -41,48 +41,32 @@ typedef struct stored {
     char **id;
 } stored;
 
+static void take_row(void *ctx, const ps_batch *b, uint32_t i)
+{
+    stored *s = ctx;
+    const int32_t *ids = b->input_ids, *lens = b->lengths, *tt = b->token_type_ids;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->ids = realloc(s->ids, s->cap * sizeof *s->ids);
+        s->types = realloc(s->types, s->cap * sizeof *s->types);
+        s->len = realloc(s->len, s->cap * sizeof *s->len);
+        s->id = realloc(s->id, s->cap * sizeof *s->id);
+    }
+    size_t n = (size_t)lens[i];
+    s->len[s->n] = n;
+    s->ids[s->n] = malloc(n * sizeof(int32_t) + 1);
+    s->types[s->n] = malloc(n + 1);
+    memcpy(s->ids[s->n], ids + (size_t)i * b->T, n * sizeof(int32_t));
+    for (size_t t = 0; t < n; t++)
+        s->types[s->n][t] = (uint8_t)tt[(size_t)i * b->T + t];
+    s->id[s->n] = strdup(b->ids[i]);
+    s->n++;
+}
+
 static void read_set(const char *dir, stored *s)
 {
     memset(s, 0, sizeof *s);
-    ps_reader_options o;
-    ps_reader_options_init(&o);
-    o.shuffle = 0;
-    o.sort_pool = 1;
-    o.batch_size = 64;
-    o.dtype = PS_DTYPE_INT32;
-    o.rank = 0;
-    o.world_size = 1;
-    ps_reader *r;
-    ps_error err = {0};
-    if (ps_reader_open(dir, &o, NULL, &r, &err))
-        fail_msg("%s", err.message);
-    const ps_batch *b;
-    int rc;
-    while ((rc = ps_reader_next(r, &b, &err)) == 1) {
-        const int32_t *ids = b->input_ids, *lens = b->lengths, *tt = b->token_type_ids;
-        for (uint32_t i = 0; i < b->B; i++) {
-            if (s->n == s->cap) {
-                s->cap = s->cap ? 2 * s->cap : 256;
-                s->ids = realloc(s->ids, s->cap * sizeof *s->ids);
-                s->types = realloc(s->types, s->cap * sizeof *s->types);
-                s->len = realloc(s->len, s->cap * sizeof *s->len);
-                s->id = realloc(s->id, s->cap * sizeof *s->id);
-            }
-            size_t n = (size_t)lens[i];
-            s->len[s->n] = n;
-            s->ids[s->n] = malloc(n * sizeof(int32_t) + 1);
-            s->types[s->n] = malloc(n + 1);
-            memcpy(s->ids[s->n], ids + (size_t)i * b->T, n * sizeof(int32_t));
-            for (size_t t = 0; t < n; t++)
-                s->types[s->n][t] = (uint8_t)tt[(size_t)i * b->T + t];
-            s->id[s->n] = strdup(b->ids[i]);
-            s->n++;
-        }
-        ps_batch_release(r, b);
-    }
-    if (rc < 0)
-        fail_msg("%s", err.message);
-    ps_reader_close(r);
+    ps_test_read_rows(dir, 1, take_row, s);
 }
 
 static void stored_free(stored *s)

@@ -101,37 +101,22 @@ static void take_row(const ps_batch *b, uint32_t i, rec *r)
     }
 }
 
+static void add_row(void *ctx, const ps_batch *b, uint32_t i)
+{
+    stored *s = ctx;
+    assert_int_equal(b->n_segments ? b->n_segments : b->B, b->B); /* unpacked */
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->r = realloc(s->r, s->cap * sizeof *s->r);
+    }
+    take_row(b, i, &s->r[s->n++]);
+}
+
 /* Every stored record through the reader (one rank, unpacked), by id. */
 static void read_set(const char *dir, stored *s)
 {
     memset(s, 0, sizeof *s);
-    ps_reader_options o;
-    ps_reader_options_init(&o);
-    o.shuffle = 0;
-    o.batch_size = 64;
-    o.dtype = PS_DTYPE_INT32;
-    o.rank = 0;
-    o.world_size = 1;
-    ps_reader *r;
-    ps_error err = {0};
-    if (ps_reader_open(dir, &o, NULL, &r, &err))
-        fail_msg("%s", err.message);
-    const ps_batch *b;
-    int rc;
-    while ((rc = ps_reader_next(r, &b, &err)) == 1) {
-        assert_int_equal(b->n_segments ? b->n_segments : b->B, b->B); /* unpacked */
-        for (uint32_t i = 0; i < b->B; i++) {
-            if (s->n == s->cap) {
-                s->cap = s->cap ? 2 * s->cap : 256;
-                s->r = realloc(s->r, s->cap * sizeof *s->r);
-            }
-            take_row(b, i, &s->r[s->n++]);
-        }
-        ps_batch_release(r, b);
-    }
-    if (rc < 0)
-        fail_msg("%s", err.message);
-    ps_reader_close(r);
+    ps_test_read_rows(dir, 0, add_row, s);
     qsort(s->r, s->n, sizeof *s->r, by_id);
 }
 

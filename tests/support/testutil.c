@@ -89,6 +89,33 @@ ps_preprocessor *ps_test_preprocessor(const char *dir)
     return p;
 }
 
+void ps_test_read_rows(const char *dir, uint32_t sort_pool,
+                       void (*row)(void *ctx, const ps_batch *b, uint32_t i), void *ctx)
+{
+    ps_reader_options o;
+    ps_reader_options_init(&o);
+    o.shuffle = 0;
+    o.sort_pool = sort_pool;
+    o.batch_size = 64;
+    o.dtype = PS_DTYPE_INT32;
+    o.rank = 0;
+    o.world_size = 1;
+    ps_reader *r;
+    ps_error err = {0};
+    if (ps_reader_open(dir, &o, NULL, &r, &err))
+        fail_msg("%s", err.message);
+    const ps_batch *b;
+    int rc;
+    while ((rc = ps_reader_next(r, &b, &err)) == 1) {
+        for (uint32_t i = 0; i < b->B; i++)
+            row(ctx, b, i);
+        ps_batch_release(r, b);
+    }
+    if (rc < 0)
+        fail_msg("%s", err.message);
+    ps_reader_close(r);
+}
+
 const char *ps_test_pairshard(void)
 {
     static char bin[4096];

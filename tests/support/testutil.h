@@ -44,6 +44,12 @@ int ps_test_cli_teardown(void **state);
  * when it does not open. ps_preprocessor_free() it. */
 ps_preprocessor *ps_test_preprocessor(const char *dir);
 
+/* Reads the whole set `dir` in stored order (one rank, no shuffling,
+ * batches of 64 int32 rows; sort_pool as given) and calls row(ctx, b, i)
+ * for every row i of every batch b; fails the test on any error. */
+void ps_test_read_rows(const char *dir, uint32_t sort_pool,
+                       void (*row)(void *ctx, const ps_batch *b, uint32_t i), void *ctx);
+
 /* rel under dir, in one of 4 static buffers used in turn (so that a few
  * may stand in one call). */
 const char *ps_test_path(const char *dir, const char *rel);
