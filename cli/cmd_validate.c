@@ -223,18 +223,19 @@ int ps_cmd_validate(int argc, char **argv)
         fprintf(stderr, "pairshard validate: %s\n", err.message);
         goto out;
     }
-    js = ps_vreport_json(rep);
+    json_t *jr = ps_vreport_object(rep);
+    js = ps_vreport_text(jr);
     sum = ps_vreport_summary(rep);
     if (!js || !sum) {
+        json_decref(jr);
         fputs("pairshard validate: out of memory\n", stderr);
         goto out;
     }
+    html = html_out ? ps_report_html(jr) : NULL;
+    json_decref(jr);
     if (json_out && write_text(json_out, js))
         goto out;
     if (html_out) {
-        json_t *jr = json_loads(js, 0, NULL);
-        html = jr ? ps_report_html(jr) : NULL;
-        json_decref(jr);
         if (!html) {
             fputs("pairshard validate: cannot render report.html\n", stderr);
             goto out;

@@ -227,11 +227,10 @@ int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *repo
                      const ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
                      const ps_vgen *gen, ps_error *err)
 {
-    char *json = ps_vreport_json(report);
-    json_error_t je;
-    json_t *parsed = json ? json_loads(json, 0, &je) : NULL;
-    char *html = parsed ? ps_report_html(parsed) : NULL;
-    json_decref(parsed);
+    json_t *o = ps_vreport_object(report);
+    char *json = ps_vreport_text(o);
+    char *html = json ? ps_report_html(o) : NULL; /* after the text: it reads the object */
+    json_decref(o);
     char *stats = ps_vstats_file_json(raw, cleaned, tokenized, paired, sql, gen);
     int rc = 0;
     if (!json || !html || !stats)

@@ -11,6 +11,12 @@
 
 /* report.json's text (malloc'ed). */
 char *ps_vreport_json(const ps_vreport *r);
+/* The same in two steps, for a caller that also renders report.html from
+ * the object (without parsing the text back): the object (a new
+ * reference, NULL when out of memory) and its text as report.json holds
+ * it (malloc'ed). */
+json_t *ps_vreport_object(const ps_vreport *r);
+char *ps_vreport_text(const json_t *report);
 /* A short terminal summary (malloc'ed): the verdict and every check that
  * did not pass, one line each. */
 char *ps_vreport_summary(const ps_vreport *r);

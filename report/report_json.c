@@ -126,14 +126,20 @@ fail:
     return NULL;
 }
 
+json_t *ps_vreport_object(const ps_vreport *r)
+{
+    return r ? report_object(r) : NULL;
+}
+
+char *ps_vreport_text(const json_t *report)
+{
+    return report ? json_dumps(report, DUMP_FLAGS) : NULL;
+}
+
 char *ps_vreport_json(const ps_vreport *r)
 {
-    if (!r)
-        return NULL;
-    json_t *o = report_object(r);
-    if (!o)
-        return NULL;
-    char *s = json_dumps(o, DUMP_FLAGS);
+    json_t *o = ps_vreport_object(r);
+    char *s = ps_vreport_text(o);
     json_decref(o);
     return s;
 }
