@@ -25,6 +25,7 @@
 #include "pairshard/common.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -34,12 +35,16 @@ typedef struct ps_outfile {
     char *target; /* the real file a commit renames over (NULL: written in place) */
     char *tmp;    /* the temporary beside target */
     int write_errno; /* first failed ps_outfile_write */
+    uint64_t written;  /* bytes ps_outfile_write took */
+    uint64_t kicked;   /* bytes whose writeback was started (a temporary) */
 } ps_outfile;
 
 /* Opens `path` for writing. 0, or PS_EUSAGE (a path that cannot be an
  * output) / PS_EIO with `err` naming the file. */
 int ps_outfile_open(ps_outfile *o, const char *path, ps_error *err);
-/* Writes n bytes. 0, or PS_EIO naming the file and the reason. */
+/* Writes n bytes. 0, or PS_EIO naming the file and the reason. Every
+ * 16 MiB written to a temporary, its writeback is started
+ * (sync_file_range), so the commit's fsync waits for the tail only. */
 int ps_outfile_write(ps_outfile *o, const void *p, size_t n, ps_error *err);
 /* Flushes, fsyncs and renames into place (a stream is flushed and closed).
  * 0, or PS_EIO naming the file (the temporary is removed). */
