@@ -16,7 +16,7 @@ import shutil
 import signal
 import subprocess
 
-from faultlib import (TMP, DEV, TRAIN, build_args, diff_trees, finish, fresh_dir, note, run,
+from faultlib import (PAIRSHARD, TMP, DEV, TRAIN, build_args, diff_trees, finish, fresh_dir, note, run,
                       tap, tree_bytes, verify)
 
 REASONS = ("No space left on device", "File too large", "Disk quota exceeded")
@@ -114,7 +114,69 @@ for k, size in enumerate(fs_sizes + [prev_bytes + set_bytes // 2, prev_bytes + s
 if not mounted_any:
     print("ok - # SKIP tmpfs: mount -t tmpfs needs root and a mount-capable environment", flush=True)
 
-note("disk: %d builds with too little space: %d failed cleanly, %d fitted; sizes %s (ulimit -f) "
+# --- clean's output file, large enough that its writeback is started --------
+# every 16 MiB (sync_file_range after a flush): the flush at 16 MiB and the
+# final fsync may each be the write that fails. The output either fits (the
+# reference bytes) or fails with the reason; the old output stays, no
+# temporary is left.
+def clean_trial(label, parent, res, ref_out, old):
+    global trials, failed_clean, fitted
+    trials += 1
+    out = os.path.join(parent, "out.jsonl")
+    now = open(out, "rb").read() if os.path.exists(out) else None
+    beside = sorted(n for n in os.listdir(parent) if n not in ("out.jsonl", "lost+found"))
+    if res.rc == 0:
+        ok = now == ref_out and not beside
+        fitted += ok
+        return tap(ok, "clean, %s: fits; the output is whole" % label)
+    problems = [] if any(x in res.err for x in REASONS) else ["no clear reason in the message"]
+    if res.crashed():
+        problems.append(res.why())
+    if now != old:
+        problems.append("the previous output changed")
+    if beside:
+        problems.append("left beside it: %s" % beside)
+    failed_clean += not problems
+    return tap(not problems, "clean, %s: %s%s" % (label, res.why(),
+                                                  "" if not problems else " -- " + "; ".join(problems)))
+
+
+big = os.path.join(fresh_dir("clean-big"), "big.jsonl")
+with open(TRAIN) as f, open(big, "w") as g:
+    import json
+    recs = json.load(f)
+    for k in range(12):  # distinct questions: nothing is a duplicate
+        for r in recs:
+            g.write(json.dumps({"question": "%s (%d)" % (r["question"], k), "query": r["query"],
+                                "db_id": r["db_id"]}) + "\n")
+ref_clean = os.path.join(fresh_dir("clean-ref"), "out.jsonl")
+rc_ref = run([PAIRSHARD, "clean", "-q", "--threads", "2", "-o", ref_clean, big])
+ref_out = open(ref_clean, "rb").read() if rc_ref.rc == 0 else b""
+tap(rc_ref.rc == 0 and len(ref_out) > 17 << 20,
+    "clean reference: %d bytes of output (over 16 MiB)" % len(ref_out))
+MIB = 1 << 20
+for n in (8 * MIB, 16 * MIB - 1000, 16 * MIB + 4096, len(ref_out) - 1, len(ref_out) + 4096):
+    for with_old in (False, True):
+        parent = fresh_dir("clean-fsize-%d-%d" % (n, with_old))
+        old = b"the previous output\n" if with_old else None
+        if old:
+            open(os.path.join(parent, "out.jsonl"), "wb").write(old)
+        res = run([PAIRSHARD, "clean", "-q", "--threads", "2", "-o",
+                   os.path.join(parent, "out.jsonl"), big], preexec=fsize_limit(n))
+        clean_trial("ulimit -f %d bytes%s" % (n, ", an old output" if old else ""), parent, res,
+                    ref_out, old)
+for size in (20 * MIB, len(ref_out) + MIB):
+    mnt = fresh_dir("clean-tmpfs-%d" % size)
+    if not try_mount(mnt, size):
+        break
+    try:
+        res = run([PAIRSHARD, "clean", "-q", "--threads", "2", "-o",
+                   os.path.join(mnt, "out.jsonl"), big])
+        clean_trial("tmpfs of %d MiB" % (size // MIB), mnt, res, ref_out, None)
+    finally:
+        subprocess.run(["umount", mnt], capture_output=True)
+
+note("disk: %d builds and cleans with too little space: %d failed cleanly, %d fitted; sizes %s (ulimit -f) "
      "and tmpfs %s" % (trials, failed_clean, fitted, sizes,
                        "not available" if not mounted_any else "up to %d KiB" % (fs_sizes[-1] // kib)))
 print("# TOTAL disk trials=%d survived=%d" % (trials, failed_clean + fitted))
