@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -651,11 +652,42 @@ fail:
     return rc;
 }
 
+void ps_cleaner_set_expect_share(ps_cleaner *c, size_t share) { c->expect_share = share; }
+
+/* After an input's first 4096 records (or 4 MiB), sizes the duplicate and
+ * id tables for the records the rest of the file promises at that rate,
+ * lowered by a tenth, so that they need not double again and again as
+ * they fill. Only a hint: a compressed input (larger than its file), a
+ * stream, a wrong guess or a failed allocation change nothing but speed. */
+static void expect_records(ps_cleaner *c, ps_input_ctx *in, size_t len)
+{
+    in->seen_records++;
+    in->seen_bytes += len + 1;
+    if (in->seen_records < 4096 && in->seen_bytes < (4u << 20))
+        return;
+    in->expected = true;
+    struct stat st;
+    if (stat(in->path, &st) || !S_ISREG(st.st_mode) ||
+        (uint64_t)st.st_size <= in->seen_bytes)
+        return;
+    double rest = (double)((uint64_t)st.st_size - in->seen_bytes) / (double)in->seen_bytes *
+                  (double)in->seen_records * 0.9;
+    double n = (rest + (double)in->seen_records) / (double)(c->expect_share ? c->expect_share : 1);
+    if (n > (double)(1ull << 32))
+        n = (double)(1ull << 32); /* a guess; growth covers the rest */
+    if (!c->opts.keep_duplicates)
+        (void)ps_dedupe_reserve(c->dedupe, ps_dedupe_count(c->dedupe) + (size_t)n);
+    (void)ps_dedupe_reserve(c->ids, ps_dedupe_count(c->ids) + (size_t)n);
+}
+
 int ps_input_next(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error *err)
 {
     if (c->turns_path)
         return ps_turns_next(c, in, rec, err);
-    return ps_input_next_record(c, in, rec, err);
+    int rc = ps_input_next_record(c, in, rec, err);
+    if (rc == 1 && !in->expected)
+        expect_records(c, in, rec->len);
+    return rc;
 }
 
 int ps_input_next_record(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error *err)

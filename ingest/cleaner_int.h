@@ -19,6 +19,7 @@ struct ps_cleaner {
     ps_rules *rules;
     ps_dedupe *dedupe;
     ps_dedupe *ids;            /* ids of kept records, for collisions */
+    size_t expect_share;       /* 1 in this many records is committed (0: 1) */
     ps_stats *stats;
     ps_named_inputs *named;
     ps_strmap bases;           /* base names of the inputs declared or opened */

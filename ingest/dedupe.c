@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -23,13 +24,39 @@ struct ps_dedupe {
     ps_buf ids;
 };
 
+/* Tables of 2 MiB and more are mapped and asked for huge pages: a table
+ * filled at random touches every page, and a 4 KiB page fault each 128
+ * slots cost more than the inserts (a hint; without THP it is ordinary
+ * zeroed memory). */
+#define HUGE_BYTES (2u << 20)
+
+static slot *table_alloc(size_t n)
+{
+    size_t bytes = n * sizeof(slot);
+    if (bytes < HUGE_BYTES)
+        return calloc(n, sizeof(slot));
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    (void)madvise(p, bytes, MADV_HUGEPAGE);
+    return p;
+}
+
+static void table_free(slot *s, size_t n)
+{
+    if (n * sizeof(slot) < HUGE_BYTES)
+        free(s);
+    else if (s)
+        munmap(s, n * sizeof(slot));
+}
+
 int ps_dedupe_create(ps_dedupe **out)
 {
     ps_dedupe *d = calloc(1, sizeof *d);
     if (!d)
         return PS_ENOMEM;
     d->cap = 1024;
-    d->slots = calloc(d->cap, sizeof *d->slots);
+    d->slots = table_alloc(d->cap);
     if (!d->slots) {
         free(d);
         return PS_ENOMEM;
@@ -43,7 +70,7 @@ void ps_dedupe_free(ps_dedupe *d)
 {
     if (!d)
         return;
-    free(d->slots);
+    table_free(d->slots, d->cap);
     ps_buf_free(&d->ids);
     free(d);
 }
@@ -58,20 +85,31 @@ static slot *find(slot *slots, size_t cap, XXH128_hash_t h)
     return &slots[i];
 }
 
-static int grow(ps_dedupe *d)
+static int rehash(ps_dedupe *d, size_t ncap)
 {
-    size_t ncap = d->cap * 2;
-    slot *ns = calloc(ncap, sizeof *ns);
+    slot *ns = table_alloc(ncap);
     if (!ns)
         return PS_ENOMEM;
     for (size_t i = 0; i < d->cap; i++)
         if (!empty(&d->slots[i]))
             *find(ns, ncap, d->slots[i].h) = d->slots[i];
-    free(d->slots);
+    table_free(d->slots, d->cap);
     d->slots = ns;
     d->cap = ncap;
     return 0;
 }
+
+static bool fits(size_t n, size_t cap) { return (n + 1) * 4 <= cap * 3; }
+
+int ps_dedupe_reserve(ps_dedupe *d, size_t n)
+{
+    size_t cap = d->cap;
+    while (!fits(n, cap) && cap <= SIZE_MAX / 4 / sizeof(slot))
+        cap *= 2;
+    return cap == d->cap ? 0 : rehash(d, cap);
+}
+
+size_t ps_dedupe_count(const ps_dedupe *d) { return d->used; }
 
 void ps_dedupe_prefetch(const ps_dedupe *d, ps_pair_hash h)
 {
@@ -98,7 +136,7 @@ int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash ph, const char *id, uint32_
                           const char **first_id, bool *label_conflict)
 {
     XXH128_hash_t h = {ph.low, ph.high};
-    if ((d->used + 1) * 4 > d->cap * 3 && grow(d))
+    if (!fits(d->used, d->cap) && rehash(d, d->cap * 2))
         return PS_ENOMEM;
     slot *sl = find(d->slots, d->cap, h);
     if (!empty(sl)) {

@@ -207,6 +207,12 @@ int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash h, const char *id, uint32_t
  * it a few records ahead, so the table's cache misses overlap (a hint:
  * no effect on the result). */
 void ps_dedupe_prefetch(const ps_dedupe *d, ps_pair_hash h);
+/* Makes room for n entries in all (a table that doubles as it fills pays
+ * a rehash, fresh pages and, with other threads running, TLB shootdowns
+ * each time). 0 or PS_ENOMEM (the table is unchanged). */
+int ps_dedupe_reserve(ps_dedupe *d, size_t n);
+/* The entries it holds. */
+size_t ps_dedupe_count(const ps_dedupe *d);
 
 /* ---- stats.c -------------------------------------------------------------- */
 
@@ -335,7 +341,15 @@ typedef struct ps_input_ctx {
     ps_raw_record dlg;
     ps_buf dlg_bytes;
     long dlg_turns, dlg_next;
+    /* the first records' count and bytes, until the tables are sized for
+     * the input (ps_input_next) */
+    uint64_t seen_records, seen_bytes;
+    bool expected;
 } ps_input_ctx;
+
+/* Only 1 in `share` records read will be committed (a --part K/N build
+ * commits its part's): the duplicate and id tables are sized for that. */
+void ps_cleaner_set_expect_share(ps_cleaner *c, size_t share);
 
 /* An item's strings as offsets into an arena: what a worker hands the
  * committing thread (item_pack.c). */

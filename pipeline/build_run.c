@@ -488,6 +488,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     }
     ps_publish_opts pub = {cfg->inputs, cfg->n_inputs, cfg->force, cfg->cancel};
     rc = ps_cleaner_create(&cfg->clean, &st.cleaner, err);
+    if (!rc && cfg->part_count) /* a part commits its share of the records */
+        ps_cleaner_set_expect_share(st.cleaner, cfg->part_count);
     if (!rc)
         rc = ps_cleaner_declare_inputs(st.cleaner, cfg->inputs, cfg->n_inputs, err);
     if (!rc && cfg->rules_path)

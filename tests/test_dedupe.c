@@ -1,0 +1,89 @@
+/* The duplicate table (ingest/dedupe.c): membership, the first id and the
+ * label conflict survive every growth and a reservation, across the size
+ * at which the table moves from the heap to its own mapping (2 MiB). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ingest/ingest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A hash per key; 0 never appears (the table bumps a real 0 hash). */
+static ps_pair_hash key(size_t i)
+{
+    ps_pair_hash h = {i * 0x9E3779B97F4A7C15ull + 1, i ^ 0x5bd1e995u};
+    return h;
+}
+
+static void insert_new(ps_dedupe *d, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "in.json:#%zu", i);
+        const char *first = NULL;
+        bool conflict = true;
+        assert_int_equal(ps_dedupe_insert_hash(d, key(i), id, (uint32_t)i, &first, &conflict), 0);
+    }
+}
+
+/* Every key in [0, n) is found again, naming its first id; with another
+ * label it is a conflict. */
+static void all_found(ps_dedupe *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "in.json:#%zu", i);
+        const char *first = NULL;
+        bool conflict = false;
+        assert_int_equal(ps_dedupe_insert_hash(d, key(i), "again", (uint32_t)i + (i & 1), &first,
+                                               &conflict),
+                         1);
+        assert_string_equal(first, id);
+        assert_int_equal(conflict, (i & 1) != 0);
+    }
+}
+
+static void test_growth_keeps_everything(void **state)
+{
+    (void)state;
+    ps_dedupe *d;
+    assert_int_equal(ps_dedupe_create(&d), 0);
+    size_t n = 200000; /* 1024 slots doubled past 2 MiB (65,536 slots) */
+    insert_new(d, 0, n);
+    assert_int_equal(ps_dedupe_count(d), n);
+    all_found(d, n);
+    assert_int_equal(ps_dedupe_count(d), n);
+    ps_dedupe_free(d);
+}
+
+static void test_reserve_keeps_everything(void **state)
+{
+    (void)state;
+    ps_dedupe *d;
+    assert_int_equal(ps_dedupe_create(&d), 0);
+    insert_new(d, 0, 5000);
+    assert_int_equal(ps_dedupe_reserve(d, 300000), 0); /* heap to a mapping */
+    assert_int_equal(ps_dedupe_reserve(d, 10), 0);     /* never shrinks */
+    insert_new(d, 5000, 300000);
+    assert_int_equal(ps_dedupe_count(d), 300000);
+    all_found(d, 300000);
+    /* a key never inserted is new */
+    const char *first = NULL;
+    bool conflict = false;
+    assert_int_equal(ps_dedupe_insert_hash(d, key(300000), "x", 0, &first, &conflict), 0);
+    ps_dedupe_free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_growth_keeps_everything),
+        cmocka_unit_test(test_reserve_keeps_everything),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
