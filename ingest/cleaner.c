@@ -656,8 +656,8 @@ void ps_cleaner_set_expect_share(ps_cleaner *c, size_t share) { c->expect_share 
 
 /* After an input's first 4096 records (or 4 MiB), sizes the duplicate and
  * id tables for the records the rest of the file promises at that rate,
- * lowered by a tenth, so that they need not double again and again as
- * they fill. Only a hint: a compressed input (larger than its file), a
+ * lowered by a tenth (at most 1.5 M records), so that they need not double
+ * again and again as they fill. Only a hint: a compressed input (larger than its file), a
  * stream, a wrong guess or a failed allocation change nothing but speed. */
 static void expect_records(ps_cleaner *c, ps_input_ctx *in, size_t len)
 {
@@ -673,8 +673,10 @@ static void expect_records(ps_cleaner *c, ps_input_ctx *in, size_t len)
     double rest = (double)((uint64_t)st.st_size - in->seen_bytes) / (double)in->seen_bytes *
                   (double)in->seen_records * 0.9;
     double n = (rest + (double)in->seen_records) / (double)(c->expect_share ? c->expect_share : 1);
-    if (n > (double)(1ull << 32))
-        n = (double)(1ull << 32); /* a guess; growth covers the rest */
+    /* A guess can be far off (small first records, large later ones): at
+     * most 2^21 slots (64 MiB) are reserved; growth covers the rest. */
+    if (n > (double)((1u << 21) / 4 * 3 - 1))
+        n = (double)((1u << 21) / 4 * 3 - 1);
     if (!c->opts.keep_duplicates)
         (void)ps_dedupe_reserve(c->dedupe, ps_dedupe_count(c->dedupe) + (size_t)n);
     (void)ps_dedupe_reserve(c->ids, ps_dedupe_count(c->ids) + (size_t)n);
