@@ -61,16 +61,13 @@ uint64_t ps_plan_options_hash(const ps_plan_options *o, uint64_t manifest_hash)
                       manifest_hash};
     unsigned char key[sizeof v + 16];
     for (size_t i = 0; i < 10; i++)
-        for (int j = 0; j < 8; j++)
-            key[i * 8 + j] = (unsigned char)(v[i] >> (8 * j));
+        ps_put_le64(key + 8 * i, v[i]);
     /* Packing joins the key only when on: states saved before it existed
      * keep their hash. */
     size_t n = sizeof v;
     if (o->pack || o->skip_long) {
-        uint64_t w[2] = {o->pack, (uint64_t)(o->skip_long != 0)};
-        for (size_t i = 0; i < 2; i++)
-            for (int j = 0; j < 8; j++)
-                key[n + i * 8 + j] = (unsigned char)(w[i] >> (8 * j));
+        ps_put_le64(key + n, o->pack);
+        ps_put_le64(key + n + 8, (uint64_t)(o->skip_long != 0));
         n += 16;
     }
     return XXH64(key, n, 1);

@@ -303,8 +303,7 @@ int ps_shard_writer_put_lengths(ps_shard_writer *w, uint32_t bucket, uint32_t se
     if (!le)
         return ps_error_set(err, PS_ENOMEM, "%s: out of memory", w->path);
     for (size_t i = 0; i < n; i++)
-        for (int b = 0; b < 4; b++)
-            le[4 * i + b] = (unsigned char)(lengths[i] >> (8 * b));
+        ps_put_le32(le + 4 * i, lengths[i]);
     int rc = put(w, DB_LENGTHS, key, sizeof key, le, 4 * n, err);
     free(le);
     if (rc)
