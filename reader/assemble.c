@@ -80,14 +80,6 @@ static void *arr(rd_slot *sl, const gen_layout *g, int a)
     return g->off[a] == SIZE_MAX ? NULL : (char *)sl->host + g->off[a];
 }
 
-static void put(void *base, size_t elem, size_t k, int64_t v)
-{
-    if (elem == 8)
-        ((int64_t *)base)[k] = v;
-    else
-        ((int32_t *)base)[k] = (int32_t)v;
-}
-
 /* Sets n cells from k0 of a dtype array to v. */
 static void fill_run(void *base, size_t elem, size_t k0, size_t n, int64_t v)
 {
@@ -156,12 +148,6 @@ static void batch_head(ps_reader *r, rd_slot *sl, const gen_layout *g, uint32_t 
     sl->used_bytes = g->bytes;
 }
 
-static int64_t class_of(const rec_ref *x)
-{
-    uint32_t lab = x->v->label[x->i];
-    return lab == PS_LABEL_NONE ? -1 : (int64_t)lab;
-}
-
 /* Segment `s` at column `col` of row `row`: its tokens, mask 1, labels
  * -100 on the prompt and the token on the completion, positions from 0. */
 static void put_segment(ps_batch *bt, size_t elem, const rec_ref *s, size_t row, uint32_t T,
@@ -171,8 +157,8 @@ static void put_segment(ps_batch *bt, size_t elem, const rec_ref *s, size_t row,
     int64_t *labels = (int64_t *)bt->labels + at;
     for (uint32_t k = 0; k < len; k++) {
         uint32_t t = tok_at(s->v, s->i, k);
-        put(bt->input_ids, elem, at + k, t);
-        put(bt->position_ids, elem, at + k, k);
+        rd_put_elem(bt->input_ids, elem, at + k, t);
+        rd_put_elem(bt->position_ids, elem, at + k, k);
         labels[k] = k < pl ? IGNORE_INDEX : (int64_t)t;
     }
     fill_run(bt->attention_mask, elem, at, len, 1);
@@ -220,12 +206,12 @@ int rd_fill_causal(ps_reader *r, rd_slot *sl, const rec_ref *refs, uint32_t n, u
         }
         put_segment(bt, elem, s, row, T, col, len, pl);
         col += len;
-        put(bt->lengths, elem, row, col);
-        ((int64_t *)bt->class_labels)[i] = class_of(s);
+        rd_put_elem(bt->lengths, elem, row, col);
+        ((int64_t *)bt->class_labels)[i] = rd_class_label(s);
         bt->cu_seqlens[i + 1] = bt->cu_seqlens[i] + (int32_t)len;
-        put(bt->seq_lens, elem, i, len);
-        put(bt->prompt_lens, elem, i, pl);
-        put(bt->seg_rows, elem, i, row);
+        rd_put_elem(bt->seq_lens, elem, i, len);
+        rd_put_elem(bt->prompt_lens, elem, i, pl);
+        rd_put_elem(bt->seg_rows, elem, i, row);
         real += len;
     }
     bt->max_seqlen = maxlen;
@@ -246,7 +232,7 @@ static void put_pair_row(ps_reader *r, ps_batch *bt, const rec_ref *s, size_t i,
 {
     size_t elem = r->elem, a = i * bt->T, at = i * bt->T_target;
     for (uint32_t k = 0; k < src; k++)
-        put(bt->input_ids, elem, a + k, tok_at(s->v, s->i, k));
+        rd_put_elem(bt->input_ids, elem, a + k, tok_at(s->v, s->i, k));
     fill_run(bt->input_ids, elem, a + src, bt->T - src, r->opt.pad_id);
     fill_run(bt->attention_mask, elem, a, src, 1);
     fill_run(bt->attention_mask, elem, a + src, bt->T - src, 0);
@@ -258,7 +244,8 @@ static void put_pair_row(ps_reader *r, ps_batch *bt, const rec_ref *s, size_t i,
     if (bt->decoder_input_ids)
         for (uint32_t k = 0; k < bt->T_target; k++) {
             int64_t v = k == 0 ? r->opt.decoder_start_id : labels[k - 1];
-            put(bt->decoder_input_ids, elem, at + k, v == IGNORE_INDEX ? r->opt.pad_id : v);
+            rd_put_elem(bt->decoder_input_ids, elem, at + k,
+                        v == IGNORE_INDEX ? r->opt.pad_id : v);
         }
 }
 
@@ -291,11 +278,11 @@ int rd_fill_seq2seq(ps_reader *r, rd_slot *sl, const rec_ref *refs, uint32_t n,
         uint32_t len = s->v->length[s->i], b = s->v->type_boundary[s->i];
         b = b < len ? b : len;
         put_pair_row(r, bt, s, i, b, len - b);
-        put(bt->lengths, elem, i, b);
-        put(bt->target_lens, elem, i, len - b);
-        put(bt->seq_lens, elem, i, b);
-        put(bt->seg_rows, elem, i, i);
-        ((int64_t *)bt->class_labels)[i] = class_of(s);
+        rd_put_elem(bt->lengths, elem, i, b);
+        rd_put_elem(bt->target_lens, elem, i, len - b);
+        rd_put_elem(bt->seq_lens, elem, i, b);
+        rd_put_elem(bt->seg_rows, elem, i, i);
+        ((int64_t *)bt->class_labels)[i] = rd_class_label(s);
         real += b;
     }
     bt->max_seqlen = ms;

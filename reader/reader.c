@@ -95,14 +95,6 @@ static batch_layout layout_of(size_t B, size_t T, size_t elem)
     return l;
 }
 
-static void put_elem(void *base, size_t elem, size_t k, int64_t v)
-{
-    if (elem == 8)
-        ((int64_t *)base)[k] = v;
-    else
-        ((int32_t *)base)[k] = (int32_t)v;
-}
-
 /* GCC vectorises these loops at O3 only; clang does at O2 anyway. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define PS_HOT __attribute__((optimize("O3")))
@@ -181,9 +173,8 @@ static int fill_arrays(ps_reader *r, rd_slot *sl, const ps_plan_batch *pb, const
         else
             fill_row_i32((int32_t *)ids + row, (int32_t *)mask + row, (int32_t *)types + row, t,
                          v->id_width, len, tb, T, r->opt.pad_id);
-        uint32_t lab = v->label[ri];
-        ((int64_t *)labels)[i] = lab == PS_LABEL_NONE ? -1 : (int64_t)lab;
-        put_elem(lengths, elem, i, len);
+        ((int64_t *)labels)[i] = rd_class_label(&refs[i]);
+        rd_put_elem(lengths, elem, i, len);
     }
     /* Record ids: copied (the window may be freed before the batch is). */
     if (rd_copy_ids(sl, refs, B))

@@ -118,6 +118,22 @@ typedef struct rec_ref {
     const struct rd_window *w;
 } rec_ref;
 
+/* Element k of a dtype array (elem: 4 for int32, 8 for int64). */
+static inline void rd_put_elem(void *base, size_t elem, size_t k, int64_t v)
+{
+    if (elem == 8)
+        ((int64_t *)base)[k] = v;
+    else
+        ((int32_t *)base)[k] = (int32_t)v;
+}
+
+/* A record's class label as batches hold it: -1 for none. */
+static inline int64_t rd_class_label(const rec_ref *x)
+{
+    uint32_t lab = x->v->label[x->i];
+    return lab == PS_LABEL_NONE ? -1 : (int64_t)lab;
+}
+
 /* assemble.c: the causal and seq2seq batches (the pair batch is
  * reader.c's). refs[0..n) are the batch's records (segments), each with
  * its row set; B rows. Return 0 or PS_ENOMEM. */
