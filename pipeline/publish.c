@@ -72,30 +72,39 @@ void ps_path_beside(const char *dir, char *parent, size_t psz, char *prefix, siz
     snprintf(prefix, nsz, "%s.", fitted);
 }
 
-void ps_remove_tree(const char *path)
+/* Removes everything inside directory `path` but the entry named `except`
+ * (none when NULL). */
+static void remove_entries(const char *path, const char *except)
 {
     DIR *d = opendir(path);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                continue;
-            char sub[4096];
-            if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= (int)sizeof sub)
-                continue;
-            struct stat st;
-            if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-                ps_remove_tree(sub);
-            else
-                unlink(sub);
-        }
-        closedir(d);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            (except && !strcmp(e->d_name, except)))
+            continue;
+        char sub[4096];
+        if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= (int)sizeof sub)
+            continue;
+        struct stat st;
+        if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+            ps_remove_tree(sub);
+        else
+            unlink(sub);
     }
+    closedir(d);
+}
+
+void ps_remove_tree(const char *path)
+{
+    remove_entries(path, NULL);
     rmdir(path);
 }
 
 #define LOCK_NAME "lock"
 #define LOCK_TEXT "pairshard staging directory\n"
+#define ASIDE_NAME "old" /* where the previous set waits without RENAME_EXCHANGE */
 #define STAGING_SUFFIX ".tmp.XXXXXX" /* mkdtemp's six random characters */
 
 /* The name staging directories of DIR start with: ".<name>.tmp.", the name
@@ -118,9 +127,27 @@ static bool is_random_tail(const char *s)
     return n == 6;
 }
 
+/* True when directory `sub` holds nothing but LOCK_NAME. */
+static bool holds_only_lock(const char *sub)
+{
+    DIR *d = opendir(sub);
+    if (!d)
+        return false;
+    bool only = true;
+    struct dirent *e;
+    while (only && (e = readdir(d)) != NULL)
+        only = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+               !strcmp(e->d_name, LOCK_NAME);
+    closedir(d);
+    return only;
+}
+
 /* Takes the lock of staging directory `sub` when no process holds it and
- * the lock file is ours (holds LOCK_TEXT, which a builder writes only once
- * it holds the lock). Returns the locked descriptor, or -1. */
+ * the directory is ours: its lock file holds LOCK_TEXT (a builder writes
+ * it once it holds the lock, before anything else goes in), or holds a
+ * start of it and is all the directory holds (a builder killed between
+ * creating the lock file and writing it; removing that loses nothing).
+ * Returns the locked descriptor, or -1. */
 static int take_stale_lock(const char *sub)
 {
     char path[4200];
@@ -131,21 +158,39 @@ static int take_stale_lock(const char *sub)
         return -1;
     struct stat st;
     char text[sizeof LOCK_TEXT];
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || flock(fd, LOCK_EX | LOCK_NB) != 0 ||
-        pread(fd, text, sizeof text, 0) != (ssize_t)sizeof LOCK_TEXT - 1 ||
-        memcmp(text, LOCK_TEXT, sizeof LOCK_TEXT - 1) != 0) {
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        n = pread(fd, text, sizeof text, 0);
+    bool whole = n == (ssize_t)sizeof LOCK_TEXT - 1 && !memcmp(text, LOCK_TEXT, (size_t)n);
+    bool started = n >= 0 && n < (ssize_t)sizeof LOCK_TEXT - 1 &&
+                   !memcmp(text, LOCK_TEXT, (size_t)n) && holds_only_lock(sub);
+    if (!whole && !started) {
         close(fd);
         return -1;
     }
     return fd;
 }
 
+/* Removes staging directory `root` with its lock file last, so that a
+ * kill at any moment of the removal leaves a directory that is either
+ * empty or still carries our lock file, and the next build removes it. */
+static void remove_staging(const char *root)
+{
+    remove_entries(root, LOCK_NAME);
+    char lock[4200];
+    if (snprintf(lock, sizeof lock, "%s/" LOCK_NAME, root) < (int)sizeof lock)
+        unlink(lock);
+    rmdir(root);
+}
+
 /* Removes the staging directories of DIR ("<prefix>XXXXXX" in `parent`)
  * whose builder is gone: its flock on the lock file died with it, on this
  * host or another, in this PID namespace or another. A live builder's
  * lock cannot be taken, and a directory without our lock file is left
- * alone, but an empty one, which a builder retries when it vanishes. */
-static void remove_stale(const char *parent, const char *prefix)
+ * alone, but an empty one, which a builder retries when it vanishes.
+ * A builder killed between its two renames (no RENAME_EXCHANGE) left DIR
+ * absent and the previous set aside in its staging: that set goes back. */
+static void remove_stale(const char *dir, const char *parent, const char *prefix)
 {
     DIR *d = opendir(parent);
     if (!d)
@@ -165,7 +210,12 @@ static void remove_stale(const char *parent, const char *prefix)
         int fd = take_stale_lock(sub);
         if (fd < 0)
             continue;
-        ps_remove_tree(sub); /* holding the lock */
+        char aside[4200];
+        if (lstat(dir, &st) != 0 && errno == ENOENT &&
+            snprintf(aside, sizeof aside, "%s/" ASIDE_NAME, sub) < (int)sizeof aside &&
+            lstat(aside, &st) == 0 && S_ISDIR(st.st_mode))
+            rename(aside, dir);
+        remove_staging(sub); /* holding the lock */
         close(fd);
     }
     closedir(d);
@@ -189,14 +239,14 @@ static int make_locked(char *templ, ps_staging *stg)
         write(fd, LOCK_TEXT, sizeof LOCK_TEXT - 1) != (ssize_t)sizeof LOCK_TEXT - 1) {
         int e = errno ? errno : EIO;
         close(fd);
-        ps_remove_tree(templ);
+        remove_staging(templ);
         return e;
     }
     stg->lock_fd = fd;
     snprintf(path, sizeof path, "%s/set", templ);
     if (mkdir(path, 0755) != 0 || !(stg->set = strdup(path))) {
         int e = errno ? errno : ENOMEM;
-        ps_remove_tree(templ);
+        remove_staging(templ);
         close(fd);
         stg->lock_fd = -1;
         return e;
@@ -226,7 +276,7 @@ int ps_staging_create(const char *dir, const ps_publish_opts *o, ps_staging *stg
     }
     mkdir(parent, 0755);
     staging_prefix(name, prefix, sizeof prefix);
-    remove_stale(parent, prefix);
+    remove_stale(dir, parent, prefix);
     size_t n = strlen(parent) + strlen(prefix) + 16;
     if (!(stg->root = malloc(n)))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -248,7 +298,7 @@ void ps_staging_discard(ps_staging *stg)
 {
     if (!stg->root)
         return;
-    ps_remove_tree(stg->root); /* still holding the lock */
+    remove_staging(stg->root); /* still holding the lock */
     if (stg->lock_fd >= 0)
         close(stg->lock_fd);
     free(stg->root);
@@ -327,7 +377,7 @@ int ps_staging_publish(ps_staging *stg, const char *dir, const ps_publish_opts *
             /* No exchange on this filesystem: move the old set aside first
              * (a short window without `dir`, never a partial one). */
             char aside[4200];
-            if (snprintf(aside, sizeof aside, "%s/old", stg->root) >= (int)sizeof aside)
+            if (snprintf(aside, sizeof aside, "%s/" ASIDE_NAME, stg->root) >= (int)sizeof aside)
                 return ps_error_set(err, PS_EIO, "%s: path too long", stg->root);
             if (rename(dir, aside) != 0)
                 return ps_error_set(err, PS_EIO, "%s: cannot publish: %s", dir,

@@ -1,6 +1,7 @@
 /* Unit tests of what a build may replace (pipeline/outdir.c) and of its
  * staging directories (pipeline/publish.c): the -o rule, names within
- * NAME_MAX, stale staging told from live by its lock, cancellation. */
+ * NAME_MAX, stale staging told from live by its lock, what a killed builder
+ * leaves (removed, or the previous set put back), cancellation. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -128,6 +129,55 @@ static void test_stale_and_live_staging(void **state)
     assert_int_equal(count_prefixed(".out.tmp."), 0);
 }
 
+/* A builder killed between creating its lock file and writing it leaves
+ * the lock file alone, empty or part-written: the next builder removes that
+ * (nothing is lost), but not an empty lock file beside anything else. */
+static void test_killed_before_lock_written(void **state)
+{
+    (void)state;
+    mkdir(at(".out.tmp.Aa0000"), 0755);
+    ps_test_write_file(at(".out.tmp.Aa0000/lock"), "");
+    mkdir(at(".out.tmp.Bb1111"), 0755);
+    ps_test_write_file(at(".out.tmp.Bb1111/lock"), "pairshard st");
+    mkdir(at(".out.tmp.Cc2222"), 0755);
+    ps_test_write_file(at(".out.tmp.Cc2222/lock"), "");
+    ps_test_write_file(at(".out.tmp.Cc2222/notes.txt"), "someone else's\n");
+    mkdir(at(".out.tmp.Dd3333"), 0755);
+    ps_test_write_file(at(".out.tmp.Dd3333/lock"), "not our text");
+    ps_staging stg;
+    ps_error err;
+    assert_int_equal(ps_staging_create(at("out"), NULL, &stg, &err), 0);
+    struct stat st;
+    assert_int_not_equal(stat(at(".out.tmp.Aa0000"), &st), 0);
+    assert_int_not_equal(stat(at(".out.tmp.Bb1111"), &st), 0);
+    assert_int_equal(stat(at(".out.tmp.Cc2222/notes.txt"), &st), 0);
+    assert_int_equal(stat(at(".out.tmp.Dd3333/lock"), &st), 0);
+    ps_staging_discard(&stg);
+    assert_int_equal(count_prefixed(".out.tmp."), 2);
+}
+
+/* Without RENAME_EXCHANGE the previous set is moved aside before the new
+ * one goes in; a builder killed between the two renames leaves DIR absent
+ * and the previous set in its staging. The next builder puts it back. */
+static void test_killed_between_renames(void **state)
+{
+    (void)state;
+    mkdir(at(".pub.tmp.Ee4444"), 0755);
+    ps_test_write_file(at(".pub.tmp.Ee4444/lock"), "pairshard staging directory\n");
+    mkdir(at(".pub.tmp.Ee4444/old"), 0755);
+    ps_test_write_file(at(".pub.tmp.Ee4444/old/manifest.json"),
+                       "{\"format\": \"pairshard-manifest\", \"format_version\": 1}");
+    mkdir(at(".pub.tmp.Ee4444/set"), 0755);
+    ps_staging stg;
+    ps_error err;
+    assert_int_equal(ps_staging_create(at("pub"), NULL, &stg, &err), 0);
+    struct stat st;
+    assert_int_equal(stat(at("pub/manifest.json"), &st), 0); /* back in place */
+    assert_int_not_equal(stat(at(".pub.tmp.Ee4444"), &st), 0);
+    ps_staging_discard(&stg);
+    assert_int_equal(count_prefixed(".pub.tmp."), 0);
+}
+
 static void test_cancel_before_swap(void **state)
 {
     (void)state;
@@ -175,6 +225,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_outdir_rule, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_name_staging, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_and_live_staging, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_killed_before_lock_written, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_killed_between_renames, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_before_swap, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,9 @@
       with SIGSTOP, keeps its staging while a second build of the same
       DIR runs from this namespace, and completes; a stale staging
       directory with an unlocked lock file is removed, a look-alike
-      without our lock file is not.
+      without our lock file is not; every state a killed builder leaves
+      (empty, lock alone, lock with a half-removed set) is removed, and
+      strace shows the lock file is removed last.
   signals: SIGINT/SIGTERM/SIGHUP at seeded random moments of a build (and
       of a merge): exit 130/143/129, no staging left, DIR untouched or the
       complete new set (byte-identical to the reference, inspect --verify).
@@ -264,6 +266,56 @@ check(CLS, rc == 0 and os.path.isdir(lookalike) and os.path.isdir(held),
 holder.close()
 shutil.rmtree(lookalike)
 shutil.rmtree(held)
+
+# What a builder killed at any moment leaves: an empty staging directory
+# (killed after mkdtemp), a lock file alone, empty or part-written (killed
+# before or while writing it), or our lock file with part of a set (killed
+# while its staging was being removed: the lock file goes last). The next
+# build removes all of them; a part-written lock beside other files is not
+# proven ours and is kept.
+killed_states = {"empty directory": {}, "empty lock file alone": {"lock": ""},
+                 "part-written lock file alone": {"lock": "pairshard stag"},
+                 "lock file and a half-removed set": {"lock": "pairshard staging directory\n",
+                                                      "set/shard-00001.mdb": "x" * 4096}}
+made = {}
+for i, (what, files) in enumerate(sorted(killed_states.items())):
+    path = os.path.join(parent, ".set.tmp.Kk%04d" % i)
+    os.makedirs(path)
+    for rel, text in files.items():
+        os.makedirs(os.path.dirname(os.path.join(path, rel)), exist_ok=True)
+        with open(os.path.join(path, rel), "w") as f:
+            f.write(text)
+    made[what] = path
+unproven = os.path.join(parent, ".set.tmp.Uu5Vv4")
+os.makedirs(unproven)
+for rel, text in (("lock", ""), ("draft.txt", "not ours\n")):
+    with open(os.path.join(unproven, rel), "w") as f:
+        f.write(text)
+rc, err, _ = build(d, [DEV])
+left = [what for what, path in sorted(made.items()) if os.path.exists(path)]
+check(CLS, rc == 0 and not left, "every staging state a killed builder can leave (%s) is removed "
+      "by the next build: exit %d, left: %s" % (", ".join(sorted(made)), rc, left or "none"))
+check(CLS, rc == 0 and os.path.isfile(os.path.join(unproven, "draft.txt")),
+      "control: an empty lock file beside a file of someone else's is kept")
+shutil.rmtree(unproven)
+
+# The order that makes the above hold: a build removes its staging (the
+# previous set swapped into it) with the lock file last.
+strace = shutil.which("strace")
+if strace:
+    trace = os.path.join(TMP, "lc-strace.txt")
+    r = run([strace, "-f", "-qq", "-e", "trace=unlink,unlinkat,rmdir", "-o", trace]
+            + build_args(d, [TRAIN], 2), timeout=300)
+    with open(trace) as f:
+        calls = [ln for ln in f if ".set.tmp." in ln and "= 0" in ln]
+    lock_at = [i for i, ln in enumerate(calls) if '/lock"' in ln]
+    after_lock = [ln for ln in calls[lock_at[-1] + 1:] if "rmdir" not in ln] if lock_at else []
+    check(CLS, r.rc == 0 and len(calls) > 3 and len(lock_at) == 1 and not after_lock,
+          "a build removes its staging (the previous set inside) with the lock file last: "
+          "exit %d, %d removals, lock at %s, %d removals after it"
+          % (r.rc, len(calls), lock_at, len(after_lock)))
+else:
+    print("ok - %s: staging removal order # SKIP strace is not installed" % CLS, flush=True)
 
 # ---- signals -----------------------------------------------------------------------
 CLS = "signals"
