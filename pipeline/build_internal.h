@@ -153,11 +153,11 @@ int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *clea
                       const uint32_t *bounds, size_t n_bounds, ps_vreport **report,
                       ps_error *err);
 /* Writes <prefix>report.json, <prefix>report.html and <prefix>stats.json
- * into dir (fsynced). `sql` and `gen` (a pair set's) may be NULL. */
+ * into dir (fsynced). stats.json's points and paired view are those the
+ * report was made from (ps_build_validate); `sql` and `gen` (a pair set's)
+ * may be NULL. */
 int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *report,
-                     const ps_vstats *raw, const ps_vstats *cleaned,
-                     const ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
-                     const ps_vgen *gen, ps_error *err);
+                     const ps_vsql *sql, const ps_vgen *gen, ps_error *err);
 /* The parent directory of `dir` and "<name>." for files written beside it. */
 void ps_path_beside(const char *dir, char *parent, size_t psz, char *prefix, size_t nsz);
 

@@ -223,15 +223,13 @@ int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *clea
 }
 
 int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *report,
-                     const ps_vstats *raw, const ps_vstats *cleaned,
-                     const ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
-                     const ps_vgen *gen, ps_error *err)
+                     const ps_vsql *sql, const ps_vgen *gen, ps_error *err)
 {
     json_t *o = ps_vreport_object(report);
     char *json = ps_vreport_text(o);
     char *html = json ? ps_report_html(o) : NULL; /* after the text: it reads the object */
     json_decref(o);
-    char *stats = ps_vstats_file_json(raw, cleaned, tokenized, paired, sql, gen);
+    char *stats = ps_vstats_file_json_report(report, sql, gen);
     int rc = 0;
     if (!json || !html || !stats)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
@@ -435,8 +433,7 @@ static void *reports_main(void *arg)
 {
     reports_job *j = arg;
     ps_build_state *st = j->st;
-    j->rc = ps_write_reports(st->staging, "", st->report, st->v_raw, st->v_clean, st->v_tok,
-                             st->paired, st->v_sql, st->v_gen, &j->err);
+    j->rc = ps_write_reports(st->staging, "", st->report, st->v_sql, st->v_gen, &j->err);
     return NULL;
 }
 
@@ -535,8 +532,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
      * they only read the statistics, which phase 2 does not touch. */
     bool beside = !rc && !gate_failed && cfg->threads > 1;
     if (!rc && !beside)
-        rc = ps_write_reports(gate_failed ? parent : st.staging, prefix, st.report, st.v_raw,
-                              st.v_clean, st.v_tok, st.paired, st.v_sql, st.v_gen, err);
+        rc = ps_write_reports(gate_failed ? parent : st.staging, prefix, st.report, st.v_sql,
+                              st.v_gen, err);
     if (!rc && gate_failed) /* the rejects explain a failed check as much as the report */
         rc = move_rejects_beside(st.staging, parent, prefix, err);
     if (!rc && gate_failed) { /* publish nothing */

@@ -23,5 +23,10 @@ char *ps_vreport_summary(const ps_vreport *r);
 /* report.html: one self-contained page (inline SVG, no scripts), built
  * from the report JSON object. Returns malloc'ed text or NULL. */
 char *ps_report_html(json_t *report);
+/* stats.json's text (ps_vstats_file_json) for the statistics a build
+ * report `r` was made from (ps_validate_build), reusing the points and
+ * the paired view the report already holds instead of serialising them
+ * again: the same bytes. malloc'ed; NULL when out of memory. */
+char *ps_vstats_file_json_report(const ps_vreport *r, const ps_vsql *sql, const ps_vgen *gen);
 
 #endif /* PS_REPORT_H */

@@ -291,30 +291,25 @@ char *ps_vreport_summary(const ps_vreport *r)
 
 /* ---- the statistics file ------------------------------------------------------ */
 
-char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
-                          const ps_vstats *tokenized, const ps_vpaired *p, const ps_vsql *sql,
-                          const ps_vgen *gen)
+/* The statistics file's text from its members' objects (each may be
+ * NULL: left out; the references are the caller's). */
+static char *stats_file_text(json_t *const pts[3], json_t *paired, const ps_vsql *sql,
+                             const ps_vgen *gen)
 {
-    json_t *o = json_object(), *pts = json_object();
-    if (!o || !pts) {
+    json_t *o = json_object(), *po = json_object();
+    if (!o || !po) {
         json_decref(o);
-        json_decref(pts);
+        json_decref(po);
         return NULL;
     }
     int bad = json_object_set_new(o, "stats_version", json_integer(1));
-    const ps_vstats *v[3] = {raw, cleaned, tokenized};
     static const char *const K[3] = {"raw", "cleaned", "tokenized"};
-    for (int i = 0; i < 3; i++) {
-        if (!v[i])
-            continue;
-        json_t *j = ps_vstats_to_json(v[i]);
-        bad |= !j || json_object_set_new(pts, K[i], j);
-    }
-    bad |= json_object_set_new(o, "points", pts);
-    if (p) {
-        json_t *j = ps_vpaired_to_json(p);
-        bad |= !j || json_object_set_new(o, "paired", j);
-    }
+    for (int i = 0; i < 3; i++)
+        if (pts[i])
+            bad |= json_object_set(po, K[i], pts[i]);
+    bad |= json_object_set_new(o, "points", po);
+    if (paired)
+        bad |= json_object_set(o, "paired", paired);
     if (!ps_vsql_empty(sql)) {
         json_t *j = ps_vsql_to_json(sql);
         bad |= !j || json_object_set_new(o, "sql", j);
@@ -326,6 +321,35 @@ char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
     char *s = bad ? NULL : json_dumps(o, DUMP_FLAGS);
     json_decref(o);
     return s;
+}
+
+char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
+                          const ps_vstats *tokenized, const ps_vpaired *p, const ps_vsql *sql,
+                          const ps_vgen *gen)
+{
+    const ps_vstats *v[3] = {raw, cleaned, tokenized};
+    json_t *pts[3] = {NULL, NULL, NULL}, *paired = NULL;
+    bool bad = false;
+    for (int i = 0; i < 3; i++)
+        bad |= v[i] && !(pts[i] = ps_vstats_to_json(v[i]));
+    bad |= p && !(paired = ps_vpaired_to_json(p));
+    char *s = bad ? NULL : stats_file_text(pts, paired, sql, gen);
+    for (int i = 0; i < 3; i++)
+        json_decref(pts[i]);
+    json_decref(paired);
+    return s;
+}
+
+char *ps_vstats_file_json_report(const ps_vreport *r, const ps_vsql *sql, const ps_vgen *gen)
+{
+    static const char *const K[3] = {"raw", "cleaned", "tokenized"};
+    json_t *pts[3];
+    for (int i = 0; i < 3; i++) {
+        pts[i] = json_object_get(r->points, K[i]);
+        if (json_is_null(pts[i]))
+            pts[i] = NULL;
+    }
+    return stats_file_text(pts, r->paired, sql, gen);
 }
 
 int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,

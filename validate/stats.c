@@ -294,7 +294,14 @@ json_t *ps_vjson_hist_new(const uint64_t *h, size_t nbins)
     for (size_t b = 0; b < nbins; b++) {
         if (!h[b])
             continue;
-        json_t *pair = json_pack("[Io]", (json_int_t)b, ps_vjson_uint(h[b]));
+        /* json_pack("[Io]") parses its format for each bin: the reports
+         * hold tens of thousands of bins, so the pair is built directly */
+        json_t *pair = json_array();
+        if (pair && (json_array_append_new(pair, json_integer((json_int_t)b)) ||
+                     json_array_append_new(pair, ps_vjson_uint(h[b])))) {
+            json_decref(pair);
+            pair = NULL;
+        }
         if (!pair || json_array_append_new(a, pair)) {
             json_decref(a);
             return NULL;
