@@ -33,12 +33,16 @@ long ps_strmap_find(const ps_strmap *m, const char *key)
 
 long ps_strmap_add(ps_strmap *m, const char *key, bool *added)
 {
-    size_t len = strlen(key);
     *added = false;
+    if (m->last && strcmp(m->keys[m->last - 1], key) == 0)
+        return (long)m->last - 1;
+    size_t len = strlen(key);
     if (m->nslots) {
         size_t i = slot_of(m, key, len);
-        if (m->slots[i])
+        if (m->slots[i]) {
+            m->last = m->slots[i];
             return (long)m->slots[i] - 1;
+        }
     }
     if (m->n >= UINT32_MAX - 1)
         return -1;
@@ -68,6 +72,7 @@ long ps_strmap_add(ps_strmap *m, const char *key, bool *added)
     m->keys[m->n] = copy;
     m->slots[slot_of(m, key, len)] = (uint32_t)m->n + 1;
     *added = true;
+    m->last = m->n + 1;
     return (long)m->n++;
 }
 

@@ -15,6 +15,8 @@ typedef struct ps_strmap {
     size_t n, cap;
     uint32_t *slots;  /* open addressing: index + 1, 0 empty */
     size_t nslots;
+    size_t last;      /* index + 1 of the key ps_strmap_add returned last, 0 none:
+                       * records come grouped by label, so it is usually the next */
 } ps_strmap;
 
 /* A zeroed ps_strmap is empty and ready. */
