@@ -45,6 +45,7 @@ typedef struct packed {
     size_t o_unk;   /* words that became [UNK]: field, hint, length (2 bytes LE), bytes; n_unk */
     uint32_t n_unk;
     uint32_t raw_q_chars, raw_s_chars, q_chars, s_chars;
+    bool q_changed, s_changed; /* kept: cleaning changed the question, the sql */
     bool truncated;
     bool shortened;    /* a schema prompt was shortened to fit */
     uint32_t tables_dropped, columns_dropped;
@@ -100,6 +101,13 @@ typedef struct phase1 {
      * order: one adds them to the statistics, one writes the rejects,
      * duplicates and spools. A chunk is free once both are through. */
     bool staged;
+    /* With one thread (--threads 1) no worker starts: the calling thread
+     * cleans each chunk it reads itself, with this worker state, as
+     * `clean --threads 1` does, so one thread means one core. */
+    bool inline_work;
+    ps_clean_worker *iw;
+    ps_tok_scratch *its;
+    ps_encode_ctx ix;
     pthread_cond_t stage_cv; /* a chunk was committed, or stop */
     ps_build_state *st;
     stage stages[N_STAGES];
@@ -198,6 +206,14 @@ static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, con
         return rc;
     pk->q_chars = ps_utf8_count(r->question, r->question_len);
     pk->s_chars = ps_utf8_count(r->sql, r->sql_len);
+    /* what the paired statistics would compare on the calling thread */
+    const ps_clean_item *it = &pk->it;
+    if (it->parsed) {
+        pk->q_changed = r->question_len != it->raw_question_len ||
+                        memcmp(r->question, it->raw_question, r->question_len) != 0;
+        pk->s_changed = r->sql_len != it->raw_sql_len ||
+                        memcmp(r->sql, it->raw_sql, r->sql_len) != 0;
+    }
     return 0;
 }
 
@@ -341,7 +357,13 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
                        it->raw_question, it->raw_sql, it->raw_question_len, it->raw_sql_len,
                        after ? r->question : NULL, after ? r->sql : NULL,
                        after ? r->question_len : 0, after ? r->sql_len : 0,
-                       input, r->detail, it->id_collision};
+                       input, r->detail, it->id_collision,
+                       /* the workers counted (put_strings, put_encoded): kept
+                        * records have o_tokens, rejected ones need only the
+                        * counts before */
+                       it->parsed && (!after || pk->o_tokens != NOOFF),
+                       pk->raw_q_chars, pk->raw_s_chars, pk->q_chars, pk->s_chars,
+                       pk->q_changed, pk->s_changed};
         rc = ps_vpaired_add(st->paired, &pr);
     }
     if (!rc && (it->sql_raw_class >= 0 || it->exec_status >= 0 || pk->shortened)) {
@@ -710,8 +732,15 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
         pf->read += ps_build_now() - t;
         if (rc || ch->n == 0)
             continue;
+        int state = 1;
+        if (p->inline_work) {
+            t = ps_build_now();
+            work_chunk(p, ch, p->iw, p->its, &p->ix);
+            p->busy[0] += ps_build_now() - t;
+            state = 3;
+        }
         pthread_mutex_lock(&p->mu);
-        ch->state = 1;
+        ch->state = state;
         p->tail++;
         pthread_cond_signal(&p->work);
         pthread_mutex_unlock(&p->mu);
@@ -757,12 +786,20 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     }
     pthread_mutex_unlock(&p.mu);
     size_t started = 0;
-    for (; started < cfg->threads; started++) {
+    p.inline_work = cfg->threads == 1;
+    if (p.inline_work) {
+        p.its = ps_tok_scratch_new();
+        if (ps_clean_worker_create(p.cleaner, &p.iw) == 0 && p.its)
+            started = 1; /* the calling thread is the worker */
+    }
+    for (; !p.inline_work && started < cfg->threads; started++) {
         wa[started] = (worker_arg){&p, started};
         if (pthread_create(&threads[started], NULL, worker_main, &wa[started]) != 0)
             break;
     }
-    int rc = started == 0 ? ps_error_set(err, PS_ENOMEM, "cannot start worker threads") : 0;
+    int rc = started > 0 ? 0
+             : ps_error_set(err, PS_ENOMEM, p.inline_work ? "out of memory starting to clean"
+                                                          : "cannot start worker threads");
     reader rd;
     memset(&rd, 0, sizeof rd);
     rd.st = st;
@@ -776,7 +813,7 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     pthread_cond_broadcast(&p.work);
     pthread_cond_broadcast(&p.stage_cv);
     pthread_mutex_unlock(&p.mu);
-    for (size_t i = 0; i < started; i++)
+    for (size_t i = 0; !p.inline_work && i < started; i++)
         pthread_join(threads[i], NULL);
     for (int k = 0; k < N_STAGES; k++)
         if (p.stages[k].started)
@@ -784,6 +821,9 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     if (!rc) /* the last chunk's stages */
         rc = stage_failed(&p, err);
     profile_workers(&st->prof, &p, started);
+    ps_clean_worker_free(p.iw);
+    ps_tok_scratch_free(p.its);
+    ps_encode_ctx_free(&p.ix);
     st->prof.stats = p.stages[STAGE_STATS].busy;
     st->prof.write = p.stages[STAGE_WRITE].busy;
     if (cfg->progress)

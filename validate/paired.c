@@ -229,13 +229,22 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
         p->unparsed++;
         return 0;
     }
-    uint64_t qb = chars(r->question_before, r->question_before_len),
-             sb = chars(r->sql_before, r->sql_before_len);
-    uint64_t qa = 0, sa = 0;
     bool have_after = r->question_after && r->sql_after;
-    if (have_after) {
-        qa = chars(r->question_after, r->question_after_len);
-        sa = chars(r->sql_after, r->sql_after_len);
+    uint64_t qb, sb, qa = 0, sa = 0;
+    if (r->counted) {
+        qb = r->question_before_chars;
+        sb = r->sql_before_chars;
+        if (have_after) {
+            qa = r->question_after_chars;
+            sa = r->sql_after_chars;
+        }
+    } else {
+        qb = chars(r->question_before, r->question_before_len);
+        sb = chars(r->sql_before, r->sql_before_len);
+        if (have_after) {
+            qa = chars(r->question_after, r->question_after_len);
+            sa = chars(r->sql_after, r->sql_after_len);
+        }
     }
     if (r->outcome == PS_OUTCOME_KEPT && have_after) {
         uint64_t bf[2] = {qb, sb}, af[2] = {qa, sa};
@@ -254,11 +263,13 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
                 p->grow[f][ps_vbin_of(d > UINT32_MAX ? UINT32_MAX : (uint32_t)d)]++;
             }
         }
-        if (r->question_after_len != r->question_before_len ||
-            memcmp(r->question_after, r->question_before, r->question_after_len))
+        if (r->counted ? r->question_changed
+                       : r->question_after_len != r->question_before_len ||
+                             memcmp(r->question_after, r->question_before, r->question_after_len))
             p->changed_question++;
-        if (r->sql_after_len != r->sql_before_len ||
-            memcmp(r->sql_after, r->sql_before, r->sql_after_len))
+        if (r->counted ? r->sql_changed
+                       : r->sql_after_len != r->sql_before_len ||
+                             memcmp(r->sql_after, r->sql_before, r->sql_after_len))
             p->changed_sql++;
     }
     /* an example: a kept record changed by cleaning, or one cleaning emptied */

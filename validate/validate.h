@@ -93,6 +93,13 @@ typedef struct ps_vpair {
     size_t question_after_len, sql_after_len;
     const char *input, *detail;         /* rejected: the input file, the reason's detail */
     bool id_collision;                  /* kept: an earlier kept record has this id */
+    /* Optional, from a caller that has them already (the build's workers,
+     * in parallel): the code points of the fields before and after, and
+     * whether each changed. `counted` false: ps_vpaired_add reads the
+     * texts for them. */
+    bool counted;
+    uint32_t question_before_chars, sql_before_chars, question_after_chars, sql_after_chars;
+    bool question_changed, sql_changed;
 } ps_vpair;
 
 ps_vpaired *ps_vpaired_new(size_t max_examples);
