@@ -26,6 +26,10 @@ typedef struct ps_spool {
     FILE *f;
     char *path;
     uint64_t records, tokens, bytes;
+    /* Per record, u32 length and u32 bytes in the spool: phase 2 groups
+     * the records by bucket from these alone, so the calling thread does
+     * not walk the spool (its pages are read by the compression threads). */
+    ps_buf index;
 } ps_spool;
 
 /* Per (shard, bucket) result of phase 2. */

@@ -57,12 +57,19 @@ int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *
     uint32_t head[4] = {n, type_boundary, label, idlen};
     static const char zeros[4] = {0};
     size_t pad = (4 - idlen % 4) % 4; /* keeps the ids 4-byte aligned */
+    uint64_t bytes = sizeof head + idlen + pad + (uint64_t)n * sizeof *ids;
+    if (bytes > UINT32_MAX)
+        return ps_error_set(err, PS_ELIMIT, "%s: record %s: %u tokens, too many for a block",
+                            r->source, r->id, n);
+    uint32_t entry[2] = {n, (uint32_t)bytes};
+    if (ps_buf_append(&sp->index, entry, sizeof entry))
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
     if (fwrite(head, sizeof head, 1, sp->f) != 1 || fwrite(r->id, 1, idlen, sp->f) != idlen ||
         fwrite(zeros, 1, pad, sp->f) != pad || fwrite(ids, sizeof *ids, n, sp->f) != n)
         return ps_error_set(err, PS_EIO, "%s: write failed: %s", sp->path, strerror(errno));
     sp->records++;
     sp->tokens += n;
-    sp->bytes += sizeof head + idlen + pad + (uint64_t)n * sizeof *ids;
+    sp->bytes += bytes;
     return 0;
 }
 
@@ -186,6 +193,7 @@ static void state_free(ps_build_state *st)
         if (st->spools[i].path)
             unlink(st->spools[i].path);
         free(st->spools[i].path);
+        ps_buf_free(&st->spools[i].index);
     }
     free(st->spools);
     ps_strmap_free(&st->labels);

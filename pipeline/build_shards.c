@@ -18,15 +18,22 @@
 #include <unistd.h>
 #include <zstd.h>
 
-typedef struct rec_ref {
-    const uint32_t *head; /* length, type_boundary, label, id_len */
-    const char *id;
-    const int32_t *ids;
-} rec_ref;
+/* A spooled record (build_internal.h) at byte `off` of the mapped spool:
+ * its head (length, type_boundary, label, id_len), id and ids. */
+static const uint32_t *rec_head(const char *data, size_t off)
+{
+    return (const uint32_t *)(data + off);
+}
+
+static const int32_t *rec_ids(const char *data, size_t off)
+{
+    uint32_t idlen = rec_head(data, off)[3];
+    return (const int32_t *)(data + off + 16 + idlen + (4 - idlen % 4) % 4);
+}
 
 typedef struct job {
     uint32_t bucket, seq;
-    size_t first, count; /* into the bucket-ordered refs */
+    size_t first, count; /* into the bucket-ordered offsets */
     ps_buf out;
     uint64_t raw_bytes;
     int rc;
@@ -41,7 +48,8 @@ typedef struct times {
 
 typedef struct pool {
     ps_build_state *st;
-    const rec_ref *refs;
+    const char *data;   /* the mapped spool */
+    const size_t *offs; /* its records' offsets, bucket-ordered */
     job *jobs;
     size_t n_jobs;
     size_t next;
@@ -61,15 +69,16 @@ static void encode_job(pool *p, job *j, ZSTD_CCtx *cctx, ps_shard_record *recs)
     ps_build_state *st = p->st;
     uint64_t idbytes = 0, tokens = 0;
     for (size_t k = 0; k < j->count; k++) {
-        const rec_ref *r = &p->refs[j->first + k];
-        recs[k].ids = r->ids;
-        recs[k].length = r->head[0];
-        recs[k].type_boundary = r->head[1];
-        recs[k].label = r->head[2] == PS_LABEL_NONE ? PS_LABEL_NONE : st->label_final[r->head[2]];
-        recs[k].id = r->id;
-        recs[k].id_len = r->head[3];
-        idbytes += r->head[3];
-        tokens += r->head[0];
+        size_t off = p->offs[j->first + k];
+        const uint32_t *h = rec_head(p->data, off);
+        recs[k].ids = rec_ids(p->data, off);
+        recs[k].length = h[0];
+        recs[k].type_boundary = h[1];
+        recs[k].label = h[2] == PS_LABEL_NONE ? PS_LABEL_NONE : st->label_final[h[2]];
+        recs[k].id = p->data + off + 16;
+        recs[k].id_len = h[3];
+        idbytes += h[3];
+        tokens += h[0];
     }
     uint64_t w = (uint64_t)st->id_width;
     j->raw_bytes = 12 + 16 * j->count + 4 + idbytes + (w - idbytes % w) % w + tokens * w;
@@ -115,10 +124,10 @@ typedef struct pool_run {
     size_t started;
 } pool_run;
 
-static void pool_start(pool_run *r, ps_build_state *st, size_t threads, const rec_ref *refs,
-                       job *jobs, size_t n)
+static void pool_start(pool_run *r, ps_build_state *st, size_t threads, const char *data,
+                       const size_t *offs, job *jobs, size_t n)
 {
-    r->p = (pool){st, refs, jobs, n, 0, PTHREAD_MUTEX_INITIALIZER, 0};
+    r->p = (pool){st, data, offs, jobs, n, 0, PTHREAD_MUTEX_INITIALIZER, 0};
     size_t nt = threads < n ? threads : n;
     r->t = nt > 1 ? calloc(nt, sizeof *r->t) : NULL;
     r->started = 0;
@@ -139,8 +148,8 @@ static void pool_join(pool_run *r, times *tm)
 }
 
 /* Writes a window of encoded blocks in key order. */
-static int put_window(ps_shard_writer *w, ps_shard_result *res, const rec_ref *sorted, job *jobs,
-                      size_t n, uint32_t *lengths, ps_error *err)
+static int put_window(ps_shard_writer *w, ps_shard_result *res, const uint32_t *sorted_len,
+                      job *jobs, size_t n, uint32_t *lengths, ps_error *err)
 {
     int rc = 0;
     for (size_t i = 0; !rc && i < n; i++) {
@@ -154,7 +163,7 @@ static int put_window(ps_shard_writer *w, ps_shard_result *res, const rec_ref *s
         rc = ps_shard_writer_put(w, jb->bucket, jb->seq, jb->out.data, jb->out.len, err);
         if (!rc && lengths) { /* version 2: the block's lengths beside it */
             for (size_t r = 0; r < jb->count; r++)
-                lengths[r] = sorted[jb->first + r].head[0];
+                lengths[r] = sorted_len[jb->first + r];
             rc = ps_shard_writer_put_lengths(w, jb->bucket, jb->seq, lengths, jb->count, err);
         }
         if (!rc) {
@@ -162,7 +171,7 @@ static int put_window(ps_shard_writer *w, ps_shard_result *res, const rec_ref *s
             bc->blocks++;
             bc->records += jb->count;
             for (size_t r = 0; r < jb->count; r++)
-                bc->tokens += sorted[jb->first + r].head[0];
+                bc->tokens += sorted_len[jb->first + r];
             res->uncompressed += jb->raw_bytes;
         }
         ps_buf_free(&jb->out);
@@ -195,7 +204,7 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
 {
     const ps_build_config *cfg = st->cfg;
     ps_shard_result *res = &st->results[k];
-    const ps_spool *sp = &st->spools[k];
+    ps_spool *sp = &st->spools[k];
     snprintf(res->file, sizeof res->file, "shard-%05zu.mdb", k);
     double t_start = ps_build_now();
     const char *data;
@@ -204,38 +213,35 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     if (rc)
         return rc;
     size_t n = sp->records, nb = st->n_bounds;
-    rec_ref *refs = malloc((n ? n : 1) * sizeof *refs);
-    rec_ref *sorted = malloc((n ? n : 1) * sizeof *sorted);
-    uint32_t *bucket = malloc((n ? n : 1) * sizeof *bucket);
+    const uint32_t *index = (const uint32_t *)sp->index.data; /* length, bytes */
+    size_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    uint32_t *sorted_len = malloc((n ? n : 1) * sizeof *sorted_len);
     size_t start[PS_BUILD_MAX_BUCKETS + 1] = {0};
-    if (!refs || !sorted || !bucket) {
+    if (!sorted || !sorted_len) {
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         goto out;
     }
-    size_t off = 0;
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t *h = (const uint32_t *)(data + off);
-        refs[i].head = h;
-        refs[i].id = data + off + 16;
-        off += 16 + h[3] + (4 - h[3] % 4) % 4;
-        refs[i].ids = (const int32_t *)(data + off);
-        off += (size_t)h[0] * 4;
-        size_t b = ps_bucket_of(st->bounds, nb, h[0]);
+    /* Group by bucket from the index: count, then place (stable). */
+    for (size_t i = 0, off = 0; i < n; off += index[2 * i + 1], i++) {
+        size_t b = ps_bucket_of(st->bounds, nb, index[2 * i]);
         if (b == nb) {
+            const uint32_t *h = rec_head(data, off);
             rc = ps_error_set(err, PS_EUSAGE,
                               "record '%.*s' has %u tokens, above the last bucket bound %u",
-                              (int)h[3], refs[i].id, h[0], st->bounds[nb - 1]);
+                              (int)h[3], data + off + 16, h[0], st->bounds[nb - 1]);
             goto out;
         }
-        bucket[i] = (uint32_t)b;
         start[b + 1]++;
     }
     for (size_t b = 0; b < nb; b++)
         start[b + 1] += start[b];
     size_t fill[PS_BUILD_MAX_BUCKETS];
     memcpy(fill, start, sizeof fill);
-    for (size_t i = 0; i < n; i++)
-        sorted[fill[bucket[i]]++] = refs[i];
+    for (size_t i = 0, off = 0; i < n; off += index[2 * i + 1], i++) {
+        size_t at = fill[ps_bucket_of(st->bounds, nb, index[2 * i])]++;
+        sorted[at] = off;
+        sorted_len[at] = index[2 * i];
+    }
 
     /* One job per block, in key order. */
     size_t br = cfg->block_records, n_jobs = 0;
@@ -277,11 +283,11 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
         pool_run pr;
         size_t first = wi * window;
         if (wi < n_win)
-            pool_start(&pr, st, threads, sorted, jobs + first,
+            pool_start(&pr, st, threads, data, sorted, jobs + first,
                        n_jobs - first < window ? n_jobs - first : window);
         if (wi > 0) {
             double t = ps_build_now();
-            rc = put_window(w, res, sorted, jobs + first - window,
+            rc = put_window(w, res, sorted_len, jobs + first - window,
                             n_jobs - (first - window) < window ? n_jobs - (first - window)
                                                                : window,
                             lengths, err);
@@ -318,9 +324,9 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
         res->blocks += res->buckets[b].blocks;
     }
 out:
-    free(refs);
     free(sorted);
-    free(bucket);
+    free(sorted_len);
+    ps_buf_free(&sp->index); /* grouped: not needed again */
     if (data)
         munmap((void *)data, len);
     return rc;

@@ -156,6 +156,11 @@ static int grow(ps_shard_writer *w, ps_error *err)
 static int put(ps_shard_writer *w, int db, const void *key, size_t klen, const void *data,
                size_t dlen, ps_error *err)
 {
+    /* The log's room up front: grown by doubling it would be copied
+     * again and again on its way to LOG_COMMIT (pages are touched only
+     * as the log fills them). */
+    if (!w->log.cap && ps_buf_reserve(&w->log, LOG_COMMIT + ((size_t)1 << 20)))
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", w->path);
     unsigned char hdr[10];
     uint64_t d64 = dlen;
     hdr[0] = (unsigned char)db;
