@@ -25,7 +25,12 @@ void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
         fprintf(f, "profile:     writing        %7.3f s  rejects and spools, a thread of its own\n",
                 pf->write);
     }
-    for (size_t i = 0; i < pf->workers && i < PS_BUILD_PROFILE_THREADS; i++)
+    if (pf->calling_worker)
+        fprintf(f, "profile:     cleaning       %7.3f s  calling thread (1 thread: no worker "
+                   "beside it)\n",
+                pf->worker_busy[0]);
+    for (size_t i = 0; !pf->calling_worker && i < pf->workers && i < PS_BUILD_PROFILE_THREADS;
+         i++)
         fprintf(f, "profile:     worker %-3zu     %7.3f s busy, %.3f s waiting\n", i,
                 pf->worker_busy[i], pf->worker_wait[i]);
     fprintf(f, "profile:   checks          %7.3f s %5.1f%%  (buckets, validation, reports)\n",
@@ -52,6 +57,12 @@ void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
             pf->serial, 100 * pf->serial_fraction, ps_cli_amdahl(pf->serial_fraction, 2),
             ps_cli_amdahl(pf->serial_fraction, 16));
     double cf = pf->cpu_process > 0 ? pf->cpu_calling / pf->cpu_process : 0;
+    if (pf->calling_worker) { /* one thread does everything: no serial share to read off */
+        fprintf(f, "profile: cpu: calling thread %.3f s of the process's %.3f s (1 thread: it "
+                   "does the work; the inputs' hashes are computed beside it)\n",
+                pf->cpu_calling, pf->cpu_process);
+        return;
+    }
     fprintf(f, "profile: cpu: calling thread %.3f s of the process's %.3f s = %.1f%% (serial CPU "
                "work; other processes do not inflate it); Amdahl projection %.2fx at 16 threads\n",
             pf->cpu_calling, pf->cpu_process, 100 * cf, cf > 0 ? ps_cli_amdahl(cf, 16) : 0.0);

@@ -821,6 +821,7 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     if (!rc) /* the last chunk's stages */
         rc = stage_failed(&p, err);
     profile_workers(&st->prof, &p, started);
+    st->prof.calling_worker = p.inline_work;
     ps_clean_worker_free(p.iw);
     ps_tok_scratch_free(p.its);
     ps_encode_ctx_free(&p.ix);

@@ -116,6 +116,9 @@ typedef struct ps_build_profile {
                                    * writing rejects and spools; 0 when the commit
                                    * does both itself (1 thread) */
     size_t workers;               /* phase 1's worker threads */
+    bool calling_worker;          /* 1 thread: no worker thread; the calling
+                                   * thread cleaned (worker_busy[0] its seconds
+                                   * cleaning and tokenizing) */
     double worker_busy[PS_BUILD_PROFILE_THREADS]; /* the first 64 workers, each */
     double worker_wait[PS_BUILD_PROFILE_THREADS];
     double busy_total;            /* all workers' busy seconds together */
@@ -132,8 +135,9 @@ typedef struct ps_build_profile {
     double serial_fraction;       /* serial / wall */
     /* CPU seconds, which other processes on the machine do not inflate:
      * the calling thread's (with threads > 1 the serial chain: reading,
-     * committing, checks, phase 2's writes, publishing) and the whole
-     * process's. Their ratio is the serial fraction of the CPU work. */
+     * committing, checks, phase 2's writes, publishing; with 1 thread all
+     * of the work) and the whole process's. With threads > 1 their ratio
+     * is the serial fraction of the CPU work. */
     double cpu_calling, cpu_process;
 } ps_build_profile;
 

@@ -3,6 +3,7 @@
  * runs both phases, writes the manifest and publishes the set. Also the
  * spooling of kept records and the label registry.
  */
+#define _GNU_SOURCE /* fwrite_unlocked */
 #include "pipeline/build_internal.h"
 #include "common/outfile.h"
 #include "pipeline/beside.h"
@@ -64,8 +65,13 @@ int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *
     uint32_t entry[2] = {n, (uint32_t)bytes};
     if (ps_buf_append(&sp->index, entry, sizeof entry))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    if (fwrite(head, sizeof head, 1, sp->f) != 1 || fwrite(r->id, 1, idlen, sp->f) != idlen ||
-        fwrite(zeros, 1, pad, sp->f) != pad || fwrite(ids, sizeof *ids, n, sp->f) != n)
+    /* one thread writes a spool at a time (the write stage, or the
+     * calling thread): the stream's lock would be taken four times a
+     * record for nothing */
+    FILE *f = sp->f;
+    if (fwrite_unlocked(head, sizeof head, 1, f) != 1 ||
+        fwrite_unlocked(r->id, 1, idlen, f) != idlen || fwrite_unlocked(zeros, 1, pad, f) != pad ||
+        fwrite_unlocked(ids, sizeof *ids, n, f) != n)
         return ps_error_set(err, PS_EIO, "%s: write failed: %s", sp->path, strerror(errno));
     sp->records++;
     sp->tokens += n;

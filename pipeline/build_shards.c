@@ -38,6 +38,7 @@ typedef struct job {
     uint64_t raw_bytes;
     int rc;
     ps_error err;
+    bool done; /* encoded (under the pool's lock) */
 } job;
 
 /* A shard writer's seconds (the profile), summed into the build's
@@ -46,16 +47,44 @@ typedef struct times {
     double encode, sort, put, finish, hash;
 } times;
 
+/* A shard writer's compression threads, started once for the shard:
+ * they take jobs in key order below `limit`, which the writer moves on as
+ * it stores blocks, so at most `ahead` encoded blocks wait in memory; each
+ * thread keeps its zstd context for the whole shard. With no thread
+ * started (one thread) the writer encodes each job itself. */
 typedef struct pool {
     ps_build_state *st;
     const char *data;   /* the mapped spool */
     const size_t *offs; /* its records' offsets, bucket-ordered */
     job *jobs;
     size_t n_jobs;
-    size_t next;
+    size_t next, limit; /* the next job to take; jobs below limit may be taken */
+    bool stop;
     pthread_mutex_t mu;
-    double busy;      /* all threads' seconds encoding (the profile) */
+    pthread_cond_t work, done;
+    double busy;        /* all threads' seconds encoding (the profile) */
+    pthread_t *t;
+    size_t started;
 } pool;
+
+/* What encoding a block needs, per thread. */
+typedef struct encoder {
+    ZSTD_CCtx *cctx;
+    ps_shard_record *recs;
+} encoder;
+
+static bool encoder_init(encoder *e, size_t block_records)
+{
+    e->cctx = ZSTD_createCCtx();
+    e->recs = malloc(block_records * sizeof *e->recs);
+    return e->cctx && e->recs;
+}
+
+static void encoder_free(encoder *e)
+{
+    ZSTD_freeCCtx(e->cctx);
+    free(e->recs);
+}
 
 static int cmp_label(const void *a, const void *b, void *labels)
 {
@@ -86,96 +115,124 @@ static void encode_job(pool *p, job *j, ZSTD_CCtx *cctx, ps_shard_record *recs)
                             &j->err);
 }
 
+static void encode_or_fail(pool *p, job *j, encoder *e, bool ready, double *busy)
+{
+    if (!ready) {
+        j->rc = ps_error_set(&j->err, PS_ENOMEM, "out of memory");
+        return;
+    }
+    double t = ps_build_now();
+    encode_job(p, j, e->cctx, e->recs);
+    *busy += ps_build_now() - t;
+}
+
 static void *pool_main(void *arg)
 {
     pool *p = arg;
-    ZSTD_CCtx *cctx = ZSTD_createCCtx();
-    ps_shard_record *recs = malloc(p->st->cfg->block_records * sizeof *recs);
+    encoder e;
+    bool ready = encoder_init(&e, p->st->cfg->block_records);
     double busy = 0;
-    for (;;) {
-        pthread_mutex_lock(&p->mu);
-        size_t i = p->next < p->n_jobs ? p->next++ : p->n_jobs;
-        pthread_mutex_unlock(&p->mu);
-        if (i == p->n_jobs)
-            break;
-        if (!cctx || !recs)
-            p->jobs[i].rc = ps_error_set(&p->jobs[i].err, PS_ENOMEM, "out of memory");
-        else {
-            double t = ps_build_now();
-            encode_job(p, &p->jobs[i], cctx, recs);
-            busy += ps_build_now() - t;
-        }
-    }
     pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && p->next >= p->limit)
+            pthread_cond_wait(&p->work, &p->mu);
+        if (p->stop)
+            break;
+        job *j = &p->jobs[p->next++];
+        pthread_mutex_unlock(&p->mu);
+        encode_or_fail(p, j, &e, ready, &busy);
+        pthread_mutex_lock(&p->mu);
+        j->done = true;
+        pthread_cond_broadcast(&p->done);
+    }
     p->busy += busy;
     pthread_mutex_unlock(&p->mu);
-    ZSTD_freeCCtx(cctx);
-    free(recs);
+    encoder_free(&e);
     return NULL;
 }
 
-/* Encoding jobs[0..n) with the build's threads: with one, the calling
- * thread encodes them in pool_start; with more, pool_start starts the
- * threads and returns, so the calling thread writes the window before
- * while they encode this one; pool_join waits for them. */
-typedef struct pool_run {
-    pool p;
-    pthread_t *t;
-    size_t started;
-} pool_run;
-
-static void pool_start(pool_run *r, ps_build_state *st, size_t threads, const char *data,
+/* Starts up to `threads` compression threads when there are more than
+ * one (none may start: the writer then encodes alone). */
+static void pool_start(pool *p, ps_build_state *st, size_t threads, const char *data,
                        const size_t *offs, job *jobs, size_t n)
 {
-    r->p = (pool){st, data, offs, jobs, n, 0, PTHREAD_MUTEX_INITIALIZER, 0};
+    *p = (pool){.st = st, .data = data, .offs = offs, .jobs = jobs, .n_jobs = n};
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
     size_t nt = threads < n ? threads : n;
-    r->t = nt > 1 ? calloc(nt, sizeof *r->t) : NULL;
-    r->started = 0;
-    for (; r->t && r->started < nt; r->started++)
-        if (pthread_create(&r->t[r->started], NULL, pool_main, &r->p) != 0)
+    p->t = nt > 1 ? calloc(nt, sizeof *p->t) : NULL;
+    for (; p->t && p->started < nt; p->started++)
+        if (pthread_create(&p->t[p->started], NULL, pool_main, p) != 0)
             break;
-    if (r->started == 0)
-        pool_main(&r->p); /* one thread, or none would start */
 }
 
-static void pool_join(pool_run *r, times *tm)
+/* Lets the threads take jobs below `limit`. */
+static void pool_advance(pool *p, size_t limit)
 {
-    for (size_t i = 0; i < r->started; i++)
-        pthread_join(r->t[i], NULL);
-    free(r->t);
-    pthread_mutex_destroy(&r->p.mu);
-    tm->encode += r->p.busy;
-}
-
-/* Writes a window of encoded blocks in key order. */
-static int put_window(ps_shard_writer *w, ps_shard_result *res, const uint32_t *sorted_len,
-                      job *jobs, size_t n, uint32_t *lengths, ps_error *err)
-{
-    int rc = 0;
-    for (size_t i = 0; !rc && i < n; i++) {
-        job *jb = &jobs[i];
-        if (jb->rc) {
-            rc = jb->rc;
-            if (err)
-                *err = jb->err;
-            break;
-        }
-        rc = ps_shard_writer_put(w, jb->bucket, jb->seq, jb->out.data, jb->out.len, err);
-        if (!rc && lengths) { /* version 2: the block's lengths beside it */
-            for (size_t r = 0; r < jb->count; r++)
-                lengths[r] = sorted_len[jb->first + r];
-            rc = ps_shard_writer_put_lengths(w, jb->bucket, jb->seq, lengths, jb->count, err);
-        }
-        if (!rc) {
-            ps_bucket_count *bc = &res->buckets[jb->bucket];
-            bc->blocks++;
-            bc->records += jb->count;
-            for (size_t r = 0; r < jb->count; r++)
-                bc->tokens += sorted_len[jb->first + r];
-            res->uncompressed += jb->raw_bytes;
-        }
-        ps_buf_free(&jb->out);
+    pthread_mutex_lock(&p->mu);
+    if (limit > p->n_jobs)
+        limit = p->n_jobs;
+    if (limit > p->limit) {
+        p->limit = limit;
+        pthread_cond_broadcast(&p->work);
     }
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Job i, encoded: by the threads (waiting for it), or here. */
+static void pool_wait(pool *p, size_t i, encoder *own, bool own_ready)
+{
+    if (!p->started) {
+        encode_or_fail(p, &p->jobs[i], own, own_ready, &p->busy);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    while (!p->jobs[i].done)
+        pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void pool_stop(pool *p, times *tm)
+{
+    pthread_mutex_lock(&p->mu);
+    p->stop = true;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    for (size_t i = 0; i < p->started; i++)
+        pthread_join(p->t[i], NULL);
+    free(p->t);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    tm->encode += p->busy;
+}
+
+/* Stores one encoded block (the next in key order) and counts it. */
+static int put_job(ps_shard_writer *w, ps_shard_result *res, const uint32_t *sorted_len, job *jb,
+                   uint32_t *lengths, ps_error *err)
+{
+    int rc = jb->rc;
+    if (rc) {
+        if (err)
+            *err = jb->err;
+    } else {
+        rc = ps_shard_writer_put(w, jb->bucket, jb->seq, jb->out.data, jb->out.len, err);
+    }
+    if (!rc && lengths) { /* version 2: the block's lengths beside it */
+        for (size_t r = 0; r < jb->count; r++)
+            lengths[r] = sorted_len[jb->first + r];
+        rc = ps_shard_writer_put_lengths(w, jb->bucket, jb->seq, lengths, jb->count, err);
+    }
+    if (!rc) {
+        ps_bucket_count *bc = &res->buckets[jb->bucket];
+        bc->blocks++;
+        bc->records += jb->count;
+        for (size_t r = 0; r < jb->count; r++)
+            bc->tokens += sorted_len[jb->first + r];
+        res->uncompressed += jb->raw_bytes;
+    }
+    ps_buf_free(&jb->out);
     return rc;
 }
 
@@ -274,28 +331,25 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     } else {
         rc = ps_shard_writer_open(&w, path, err);
     }
-    /* Encode in windows so memory stays bounded (two windows at most),
-     * write in order: window i-1 while window i is encoded. */
-    size_t window = 64 * threads, n_win = (n_jobs + window - 1) / window;
-    for (size_t wi = 0; !rc && wi <= n_win; wi++) {
-        if ((rc = ps_build_cancelled(cfg, err)) != 0)
+    /* Blocks are encoded at most `ahead` in front of the one being
+     * stored, so memory stays bounded, and stored in key order. */
+    size_t ahead = 64 * threads;
+    pool pl;
+    pool_start(&pl, st, threads, data, sorted, jobs, n_jobs);
+    encoder own = {NULL, NULL}; /* the writer's, when no thread started */
+    bool own_ready = pl.started || encoder_init(&own, cfg->block_records);
+    pool_advance(&pl, ahead);
+    for (size_t i = 0; !rc && i < n_jobs; i++) {
+        if (i % 64 == 0 && (rc = ps_build_cancelled(cfg, err)) != 0)
             break;
-        pool_run pr;
-        size_t first = wi * window;
-        if (wi < n_win)
-            pool_start(&pr, st, threads, data, sorted, jobs + first,
-                       n_jobs - first < window ? n_jobs - first : window);
-        if (wi > 0) {
-            double t = ps_build_now();
-            rc = put_window(w, res, sorted_len, jobs + first - window,
-                            n_jobs - (first - window) < window ? n_jobs - (first - window)
-                                                               : window,
-                            lengths, err);
-            tm->put += ps_build_now() - t;
-        }
-        if (wi < n_win)
-            pool_join(&pr, tm);
+        pool_wait(&pl, i, &own, own_ready);
+        double t = ps_build_now();
+        rc = put_job(w, res, sorted_len, &jobs[i], lengths, err);
+        tm->put += ps_build_now() - t;
+        pool_advance(&pl, i + 1 + ahead);
     }
+    pool_stop(&pl, tm);
+    encoder_free(&own);
     free(lengths);
     for (size_t i = 0; i < n_jobs; i++) /* after a failure: the blocks not written */
         ps_buf_free(&jobs[i].out);
