@@ -56,6 +56,18 @@ for t in 2 3 5; do
     [ "$plain" -eq 0 ] && same_set "$TMP/plain" "$TMP/thr$t"
     check "build --threads $t under TSan: every file of the set as the 1-thread build's" $?
 done
+# One shard in blocks of 4 records: about 2,000 blocks, so the writer's
+# compression threads (3, up to 192 blocks ahead of the block stored) are
+# held back and let go again many times.
+$NORAND "$PAIRSHARD" build -q --threads 1 --vocab "$VOCAB" --label-field db_id \
+    --max-length 128 --block-records 4 -o "$TMP/small1" "$TMP/many.jsonl" 2>/dev/null
+small=$?
+$NORAND "$PAIRSHARD" build -q --threads 3 --vocab "$VOCAB" --label-field db_id \
+    --max-length 128 --block-records 4 -o "$TMP/small3" "$TMP/many.jsonl" 2>"$TMP/b.log"
+rc=$?
+[ "$rc" -eq 0 ] && tsan_clean "$TMP/b.log" && [ "$small" -eq 0 ] && same_set "$TMP/small1" "$TMP/small3"
+check "build --threads 3 --block-records 4 (one shard, ~2,000 blocks) under TSan: no report, the 1-thread set" $?
+if ! tsan_clean "$TMP/b.log" || [ "$rc" -ne 0 ]; then head -80 "$TMP/b.log" | sed 's/^/# /'; fi
 $NORAND "$PAIRSHARD" clean --threads 4 -o "$TMP/clean.jsonl" "$TMP/many.jsonl" 2>"$TMP/c.log"
 rc=$?
 [ "$rc" -eq 0 ] && tsan_clean "$TMP/c.log"
