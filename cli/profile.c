@@ -33,8 +33,9 @@ void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
          i++)
         fprintf(f, "profile:     worker %-3zu     %7.3f s busy, %.3f s waiting\n", i,
                 pf->worker_busy[i], pf->worker_wait[i]);
-    fprintf(f, "profile:   checks          %7.3f s %5.1f%%  (buckets, validation, reports)\n",
-            pf->checks, pct(pf->checks, w));
+    fprintf(f, "profile:   checks          %7.3f s %5.1f%%  (buckets; validation and reports %s)\n",
+            pf->checks, pct(pf->checks, w),
+            pf->calling_worker ? "too" : "beside phase 2");
     fprintf(f, "profile:   phase 2         %7.3f s %5.1f%%  (shards; %.3f s compressing, all "
                "threads)\n",
             pf->phase2, pct(pf->phase2, w), pf->phase2_encode);

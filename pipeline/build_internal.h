@@ -78,6 +78,7 @@ typedef struct ps_build_state {
     ps_vsql *v_sql;            /* SQL against its schema (empty without schemas) */
     ps_vgen *v_gen;            /* prompt and completion lengths (causal, seq2seq; else NULL) */
     ps_vreport *report;
+    int stop_phase2;           /* set (atomically) when the checks, beside phase 2, fail it */
 } ps_build_state;
 
 int ps_build_phase1(ps_build_state *st, ps_error *err);
@@ -148,6 +149,9 @@ double ps_build_now(void);
 /* Whether the caller asked the build to stop (cfg->cancel); when so, sets
  * PS_ECANCELED in err and returns it. */
 int ps_build_cancelled(const ps_build_config *cfg, ps_error *err);
+/* ps_build_cancelled, or PS_ECANCELED when the checks running beside
+ * phase 2 found that the gate stops the build (its work is discarded). */
+int ps_build_stopping(ps_build_state *st, ps_error *err);
 
 /* Runs the checks (thresholds from validate_json, a json_t * or NULL) on
  * the statistics, with the padding under `bounds`; and the SQL checks when

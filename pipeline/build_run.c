@@ -437,47 +437,111 @@ static int run_phase1(ps_build_state *st, ps_error *err)
     return rc;
 }
 
-typedef struct reports_job {
-    ps_build_state *st;
-    int rc;
-    ps_error err;
-} reports_job;
-
-static void *reports_main(void *arg)
+/* The checks on the statistics (the gate) and what the report adds:
+ * vocabulary warnings, the serving note, the prompt/completion lengths.
+ * *gate_failed: the verdict is "fail" and the gate is on. */
+static int run_checks(ps_build_state *st, bool *gate_failed, ps_error *err)
 {
-    reports_job *j = arg;
-    ps_build_state *st = j->st;
-    j->rc = ps_write_reports(st->staging, "", st->report, st->v_sql, st->v_gen, &j->err);
-    return NULL;
-}
-
-/* Phase 2, with the reports written by a thread of their own beside it
- * when `beside` (else they are written already). */
-static int phase2_with_reports(ps_build_state *st, bool beside, ps_error *err)
-{
-    reports_job j = {st, 0, {0}};
-    pthread_t t;
-    bool started = beside && pthread_create(&t, NULL, reports_main, &j) == 0;
-    if (beside && !started)
-        reports_main(&j);
-    int rc = !started && j.rc ? 0 : ps_build_phase2(st, err);
-    if (started)
-        pthread_join(t, NULL);
-    if (!rc && j.rc) {
-        *err = j.err;
-        rc = j.rc;
-    }
+    const ps_build_config *cfg = st->cfg;
+    *gate_failed = false;
+    int rc = ps_build_validate(cfg->validate_json, st->v_raw, st->v_clean, st->v_tok, st->paired,
+                               st->v_sql, st->bounds, st->n_bounds, &st->report, err);
+    for (size_t i = 0; !rc && i < ps_tokenizer_warning_count(cfg->tokenizer); i++)
+        if (ps_vreport_add_vocab_warning(st->report, ps_tokenizer_warning(cfg->tokenizer, i)))
+            rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
+    if (!rc && ps_build_serving_report(st->cleaner, ps_build_serving_share(cfg->validate_json),
+                                       st->report))
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
+    if (!rc && st->v_gen && ps_vreport_set_generation(st->report, st->v_gen))
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
+    *gate_failed = !rc && strcmp(ps_vreport_verdict(st->report), "fail") == 0 && !cfg->no_gate;
     return rc;
 }
 
-/* Frees the state, closing every file first (under EMFILE the staging
- * directory cannot be listed while they are open), then removes the
- * staging directory: on failure with the partial set, after publication
- * with the previous one. */
+/* The checks, then the reports into the set when the gate passes, on a
+ * thread beside phase 2: they only read the statistics, which phase 2
+ * does not touch. A failed gate stops phase 2 (ps_build_stopping). */
+typedef struct checks_job {
+    ps_build_state *st;
+    bool gate_failed;
+    int rc;
+    ps_error err;
+} checks_job;
+
+static void *checks_main(void *arg)
+{
+    checks_job *j = arg;
+    ps_build_state *st = j->st;
+    j->rc = run_checks(st, &j->gate_failed, &j->err);
+    if (j->rc || j->gate_failed)
+        __atomic_store_n(&st->stop_phase2, 1, __ATOMIC_RELEASE);
+    else
+        j->rc = ps_write_reports(st->staging, "", st->report, st->v_sql, st->v_gen, &j->err);
+    return NULL;
+}
+
+int ps_build_stopping(ps_build_state *st, ps_error *err)
+{
+    if (__atomic_load_n(&st->stop_phase2, __ATOMIC_ACQUIRE))
+        return ps_error_set(err, PS_ECANCELED, "%s: the checks stopped the build",
+                            st->cfg->out_dir);
+    return ps_build_cancelled(st->cfg, err);
+}
+
+/* The checks and phase 2: with more than one thread at once (the checks
+ * and reports on a thread of their own), else one after the other, the
+ * reports written before phase 2 and phase 2 skipped when the gate fails.
+ * A failed gate wins over phase 2's outcome, whose work is discarded. */
+static int checks_and_phase2(ps_build_state *st, bool *gate_failed, double t, ps_error *err)
+{
+    checks_job j = {st, false, 0, {0}};
+    pthread_t th;
+    bool beside = st->cfg->threads > 1 && pthread_create(&th, NULL, checks_main, &j) == 0;
+    int rc = 0;
+    if (!beside) {
+        rc = run_checks(st, gate_failed, err);
+        if (!rc && !*gate_failed)
+            rc = ps_write_reports(st->staging, "", st->report, st->v_sql, st->v_gen, err);
+    }
+    st->prof.checks = ps_build_now() - t;
+    t = ps_build_now();
+    if (!rc && !(!beside && *gate_failed))
+        rc = ps_build_phase2(st, err);
+    if (beside) {
+        pthread_join(th, NULL);
+        *gate_failed = j.gate_failed;
+        if (j.rc) {
+            *err = j.err;
+            rc = j.rc;
+        } else if (j.gate_failed && !(st->cfg->cancel && *st->cfg->cancel)) {
+            rc = 0; /* phase 2 stopped, or done for nothing: the gate decides */
+        }
+    }
+    st->prof.phase2 = ps_build_now() - t;
+    return rc;
+}
+
 static void finish(ps_build_state *st)
 {
     state_free(st);
     ps_staging_discard(&st->stg);
+}
+
+/* The gate failed: the reports and the rejects (which explain a failed
+ * check as much as the report) go beside DIR, and nothing is published. */
+static int gate_stopped(ps_build_state *st, ps_build_summary *summary, ps_error *err)
+{
+    char parent[4096], prefix[512] = "";
+    ps_path_beside(st->cfg->out_dir, parent, sizeof parent, prefix, sizeof prefix);
+    int rc = ps_write_reports(parent, prefix, st->report, st->v_sql, st->v_gen, err);
+    if (!rc)
+        rc = move_rejects_beside(st->staging, parent, prefix, err);
+    if (!rc && summary) {
+        fill_summary(st, summary, parent, prefix);
+        summary->gate_failed = 1;
+    }
+    finish(st);
+    return rc;
 }
 
 int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error *err)
@@ -526,44 +590,11 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_build_cancelled(cfg, err);
     if (!rc)
         rc = ps_build_plan(&st, err);
+    bool gate_failed = false;
     if (!rc)
-        rc = ps_build_validate(cfg->validate_json, st.v_raw, st.v_clean, st.v_tok, st.paired,
-                               st.v_sql, st.bounds, st.n_bounds, &st.report, err);
-    for (size_t i = 0; !rc && i < ps_tokenizer_warning_count(cfg->tokenizer); i++)
-        if (ps_vreport_add_vocab_warning(st.report, ps_tokenizer_warning(cfg->tokenizer, i)))
-            rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
-    if (!rc && ps_build_serving_report(st.cleaner, ps_build_serving_share(cfg->validate_json),
-                                       st.report))
-        rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
-    if (!rc && st.v_gen && ps_vreport_set_generation(st.report, st.v_gen))
-        rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
-    bool gate_failed = !rc && strcmp(ps_vreport_verdict(st.report), "fail") == 0 && !cfg->no_gate;
-    /* The reports go into the set, or beside DIR when the gate stops it. */
-    char parent[4096], prefix[512] = "";
-    if (gate_failed)
-        ps_path_beside(cfg->out_dir, parent, sizeof parent, prefix, sizeof prefix);
-    /* With threads to spare, the reports are written while phase 2 runs:
-     * they only read the statistics, which phase 2 does not touch. */
-    bool beside = !rc && !gate_failed && cfg->threads > 1;
-    if (!rc && !beside)
-        rc = ps_write_reports(gate_failed ? parent : st.staging, prefix, st.report, st.v_sql,
-                              st.v_gen, err);
-    if (!rc && gate_failed) /* the rejects explain a failed check as much as the report */
-        rc = move_rejects_beside(st.staging, parent, prefix, err);
-    if (!rc && gate_failed) { /* publish nothing */
-        if (summary) {
-            st.prof.checks = ps_build_now() - t;
-            fill_summary(&st, summary, parent, prefix);
-            summary->gate_failed = 1;
-        }
-        finish(&st);
-        return rc;
-    }
-    st.prof.checks = ps_build_now() - t;
-    t = ps_build_now();
-    if (!rc)
-        rc = phase2_with_reports(&st, beside, err);
-    st.prof.phase2 = ps_build_now() - t;
+        rc = checks_and_phase2(&st, &gate_failed, t, err);
+    if (!rc && gate_failed) /* publish nothing; the reports and rejects go beside DIR */
+        return gate_stopped(&st, summary, err);
     char *manifest = rc ? NULL : ps_build_manifest(&st, err);
     if (!rc && !manifest)
         rc = err && err->code ? err->code : PS_ENOMEM;

@@ -340,7 +340,7 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     bool own_ready = pl.started || encoder_init(&own, cfg->block_records);
     pool_advance(&pl, ahead);
     for (size_t i = 0; !rc && i < n_jobs; i++) {
-        if (i % 64 == 0 && (rc = ps_build_cancelled(cfg, err)) != 0)
+        if (i % 64 == 0 && (rc = ps_build_stopping(st, err)) != 0)
             break;
         pool_wait(&pl, i, &own, own_ready);
         double t = ps_build_now();
@@ -445,7 +445,7 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&ws->mu);
         if (k >= ws->st->cfg->shards)
             break;
-        int rc = ps_build_cancelled(ws->st->cfg, &ws->err[k]);
+        int rc = ps_build_stopping(ws->st, &ws->err[k]);
         if (!rc)
             rc = write_shard(ws->st, k, ws->threads, &tm, &ws->err[k]);
         pthread_mutex_lock(&ws->mu);

@@ -172,4 +172,20 @@ for f in ("question", "sql"):
 PY
 check "the merged parts' [UNK] words equal the single build's" $?
 
+# With more than one thread the checks run beside phase 2 and a failed
+# gate stops it: the same files beside DIR as a 1-thread build, whose
+# phase 2 never starts, nothing published and no staging left.
+for t in 1 3; do
+    mkdir -p "$TMP/g$t"
+    B --threads $t --rules "$TMP/split.rules" -o "$TMP/g$t/set" $IN 2>/dev/null
+    echo $? >"$TMP/g$t/rc"
+done
+same=0
+for f in rc set.report.json set.report.html set.stats.json set.rejects.jsonl; do
+    cmp -s "$TMP/g1/$f" "$TMP/g3/$f" || same=1
+done
+[ $same -eq 0 ] && [ "$(cat "$TMP/g3/rc")" = 1 ] && [ ! -e "$TMP/g3/set" ] &&
+    [ "$(ls -a "$TMP/g3" | grep -c '^\.set')" -eq 0 ]
+check "a failed gate at 3 threads (checks beside phase 2): the 1-thread build's files beside DIR, nothing published" $?
+
 done_testing
