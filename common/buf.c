@@ -2,9 +2,21 @@
 #include "common/ps_internal.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+void ps_mem_hint_huge(void *p, size_t n)
+{
+    uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
+    if (p && hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
 
 void ps_buf_init(ps_buf *b)
 {
@@ -39,6 +51,8 @@ int ps_buf_reserve(ps_buf *b, size_t extra)
         return PS_ENOMEM;
     b->data = p;
     b->cap = cap;
+    if (cap >= 2 * HUGE_PAGE)
+        ps_mem_hint_huge(p, cap);
     return PS_OK;
 }
 

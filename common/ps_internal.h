@@ -60,6 +60,12 @@ typedef struct ps_buf {
 
 void ps_buf_init(ps_buf *b);
 void ps_buf_free(ps_buf *b);
+/* Asks the kernel for transparent huge pages on the 2 MiB-aligned part of
+ * [p, p + n) (a hint; nothing when n is smaller or THP is off). A 4 KiB
+ * page fault per page first touched is what large fresh buffers cost
+ * most (in a virtual machine some ten microseconds each); ps_buf_reserve
+ * does this for buffers of 2 MiB and more. */
+void ps_mem_hint_huge(void *p, size_t n);
 /* Makes room for `extra` more bytes (plus the NUL). 0 or PS_ENOMEM. */
 int ps_buf_reserve(ps_buf *b, size_t extra);
 int ps_buf_append(ps_buf *b, const void *p, size_t n);

@@ -1,5 +1,6 @@
 /* A set of strings numbered in insertion order (see strmap.h). */
 #include "common/strmap.h"
+#include "common/ps_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,12 +80,18 @@ long ps_strmap_add(ps_strmap *m, const char *key, bool *added)
 long ps_strmap_slot(ps_strmap *m, const char *key, void **records, size_t *cap, size_t size)
 {
     if (m->n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
+        /* The first array spans 2 MiB of address space (pages are touched
+         * only as labels arrive): per-label statistics are kilobytes a
+         * label, and growing them by doubling copied megabytes into
+         * fresh pages. */
+        size_t first = ((size_t)2 << 20) / size;
+        size_t nc = *cap ? *cap * 2 : first > 16 ? first : 16;
         void *grown = realloc(*records, nc * size);
         if (!grown)
             return -1;
         *records = grown;
         *cap = nc;
+        ps_mem_hint_huge(grown, nc * size); /* per-label statistics run to MiBs */
     }
     bool added;
     long i = ps_strmap_add(m, key, &added);
