@@ -38,7 +38,7 @@ static slot *table_alloc(size_t n)
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
-    (void)madvise(p, bytes, MADV_HUGEPAGE);
+    ps_mem_hint_huge(p, bytes);
     return p;
 }
 

@@ -22,6 +22,12 @@
 /* Per-shard spool of kept records, in commit order:
  *   u32 length, u32 type_boundary, u32 label (first-seen index or NONE),
  *   u32 id_len, id bytes, zero padding to 4 bytes, length x i32 token ids. */
+/* Where a spooled record's ids start, past its head and padded id. */
+static inline size_t ps_spool_ids_offset(uint32_t id_len)
+{
+    return 16 + id_len + (4 - id_len % 4) % 4; /* keeps the ids 4-byte aligned */
+}
+
 typedef struct ps_spool {
     FILE *f;
     char *path;

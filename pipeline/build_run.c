@@ -57,8 +57,8 @@ int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *
     uint32_t idlen = (uint32_t)strlen(r->id);
     uint32_t head[4] = {n, type_boundary, label, idlen};
     static const char zeros[4] = {0};
-    size_t pad = (4 - idlen % 4) % 4; /* keeps the ids 4-byte aligned */
-    uint64_t bytes = sizeof head + idlen + pad + (uint64_t)n * sizeof *ids;
+    size_t pad = ps_spool_ids_offset(idlen) - sizeof head - idlen;
+    uint64_t bytes = ps_spool_ids_offset(idlen) + (uint64_t)n * sizeof *ids;
     if (bytes > UINT32_MAX)
         return ps_error_set(err, PS_ELIMIT, "%s: record %s: %u tokens, too many for a block",
                             r->source, r->id, n);
@@ -505,7 +505,7 @@ static int checks_and_phase2(ps_build_state *st, bool *gate_failed, double t, ps
     }
     st->prof.checks = ps_build_now() - t;
     t = ps_build_now();
-    if (!rc && !(!beside && *gate_failed))
+    if (!rc && (beside || !*gate_failed))
         rc = ps_build_phase2(st, err);
     if (beside) {
         pthread_join(th, NULL);
@@ -521,6 +521,10 @@ static int checks_and_phase2(ps_build_state *st, bool *gate_failed, double t, ps
     return rc;
 }
 
+/* Frees the state, closing every file first (under EMFILE the staging
+ * directory cannot be listed while they are open), then removes the
+ * staging directory: on failure with the partial set, after publication
+ * with the previous one. */
 static void finish(ps_build_state *st)
 {
     state_free(st);

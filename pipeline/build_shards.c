@@ -27,8 +27,7 @@ static const uint32_t *rec_head(const char *data, size_t off)
 
 static const int32_t *rec_ids(const char *data, size_t off)
 {
-    uint32_t idlen = rec_head(data, off)[3];
-    return (const int32_t *)(data + off + 16 + idlen + (4 - idlen % 4) % 4);
+    return (const int32_t *)(data + off + ps_spool_ids_offset(rec_head(data, off)[3]));
 }
 
 typedef struct job {

@@ -291,6 +291,9 @@ char *ps_vreport_summary(const ps_vreport *r)
 
 /* ---- the statistics file ------------------------------------------------------ */
 
+/* The points of the statistics file, in its order. */
+static const char *const K[3] = {"raw", "cleaned", "tokenized"};
+
 /* The statistics file's text from its members' objects (each may be
  * NULL: left out; the references are the caller's). */
 static char *stats_file_text(json_t *const pts[3], json_t *paired, const ps_vsql *sql,
@@ -303,7 +306,6 @@ static char *stats_file_text(json_t *const pts[3], json_t *paired, const ps_vsql
         return NULL;
     }
     int bad = json_object_set_new(o, "stats_version", json_integer(1));
-    static const char *const K[3] = {"raw", "cleaned", "tokenized"};
     for (int i = 0; i < 3; i++)
         if (pts[i])
             bad |= json_object_set(po, K[i], pts[i]);
@@ -342,7 +344,6 @@ char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
 
 char *ps_vstats_file_json_report(const ps_vreport *r, const ps_vsql *sql, const ps_vgen *gen)
 {
-    static const char *const K[3] = {"raw", "cleaned", "tokenized"};
     json_t *pts[3];
     for (int i = 0; i < 3; i++) {
         pts[i] = json_object_get(r->points, K[i]);
@@ -357,7 +358,6 @@ int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
                         ps_vgen **gen, ps_error *err)
 {
     ps_vstats **outs[3] = {raw, cleaned, tokenized};
-    static const char *const K[3] = {"raw", "cleaned", "tokenized"};
     for (int i = 0; i < 3; i++)
         if (outs[i])
             *outs[i] = NULL;

@@ -182,6 +182,28 @@ static const char *outcome_name(ps_outcome o)
     }
 }
 
+static bool text_changed(const char *before, size_t blen, const char *after, size_t alen)
+{
+    return alen != blen || memcmp(after, before, alen) != 0;
+}
+
+/* What ps_vpair.counted lets a caller give, from the texts (both before
+ * are set; the after ones only count with both after). */
+static void count_texts(ps_vpair *r)
+{
+    r->question_before_chars = (uint32_t)chars(r->question_before, r->question_before_len);
+    r->sql_before_chars = (uint32_t)chars(r->sql_before, r->sql_before_len);
+    if (r->question_after && r->sql_after) {
+        r->question_after_chars = (uint32_t)chars(r->question_after, r->question_after_len);
+        r->sql_after_chars = (uint32_t)chars(r->sql_after, r->sql_after_len);
+        r->question_changed = text_changed(r->question_before, r->question_before_len,
+                                           r->question_after, r->question_after_len);
+        r->sql_changed =
+            text_changed(r->sql_before, r->sql_before_len, r->sql_after, r->sql_after_len);
+    }
+    r->counted = true;
+}
+
 int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
 {
     uint64_t seq = p->records_in++;
@@ -229,23 +251,16 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
         p->unparsed++;
         return 0;
     }
-    bool have_after = r->question_after && r->sql_after;
-    uint64_t qb, sb, qa = 0, sa = 0;
-    if (r->counted) {
-        qb = r->question_before_chars;
-        sb = r->sql_before_chars;
-        if (have_after) {
-            qa = r->question_after_chars;
-            sa = r->sql_after_chars;
-        }
-    } else {
-        qb = chars(r->question_before, r->question_before_len);
-        sb = chars(r->sql_before, r->sql_before_len);
-        if (have_after) {
-            qa = chars(r->question_after, r->question_after_len);
-            sa = chars(r->sql_after, r->sql_after_len);
-        }
+    ps_vpair own;
+    if (!r->counted) { /* the caller gave the texts alone */
+        own = *r;
+        count_texts(&own);
+        r = &own;
     }
+    bool have_after = r->question_after && r->sql_after;
+    uint64_t qb = r->question_before_chars, sb = r->sql_before_chars;
+    uint64_t qa = have_after ? r->question_after_chars : 0,
+             sa = have_after ? r->sql_after_chars : 0;
     if (r->outcome == PS_OUTCOME_KEPT && have_after) {
         uint64_t bf[2] = {qb, sb}, af[2] = {qa, sa};
         for (int f = 0; f < 2; f++) {
@@ -263,14 +278,8 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
                 p->grow[f][ps_vbin_of(d > UINT32_MAX ? UINT32_MAX : (uint32_t)d)]++;
             }
         }
-        if (r->counted ? r->question_changed
-                       : r->question_after_len != r->question_before_len ||
-                             memcmp(r->question_after, r->question_before, r->question_after_len))
-            p->changed_question++;
-        if (r->counted ? r->sql_changed
-                       : r->sql_after_len != r->sql_before_len ||
-                             memcmp(r->sql_after, r->sql_before, r->sql_after_len))
-            p->changed_sql++;
+        p->changed_question += r->question_changed;
+        p->changed_sql += r->sql_changed;
     }
     /* an example: a kept record changed by cleaning, or one cleaning emptied */
     if (!p->max_examples || !((r->outcome == PS_OUTCOME_KEPT && have_after) || empty_after))
