@@ -36,6 +36,10 @@ typedef struct ct_chunk {
     int rc;
     ps_error err;
     int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done */
+    /* Whole JSONL lines in raw (ps_input_take_lines) that the worker
+     * splits into recs; n is 0 until then. */
+    bool lines_in;
+    uint64_t first_line, blank;
 } ct_chunk;
 
 typedef struct ct_run {
@@ -49,6 +53,7 @@ typedef struct ct_run {
     ct_chunk *ring;
     size_t ring_n, head, tail, next_work;
     bool stop;
+    uint64_t committed;        /* records of the input committed */
 } ct_run;
 
 /* Copies an item's strings into the chunk's arena (a worker). */
@@ -77,6 +82,9 @@ static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w)
     ps_buf_reset(&ch->out);
     ps_buf_reset(&ch->lines);
     ch->n_ok = 0;
+    if (ch->lines_in)
+        ch->n = ps_lines_split(ch->raw.data, ch->raw.len, ch->first_line, ch->recs, CT_RECORDS,
+                               &ch->blank);
     for (size_t i = 0; i < ch->n && !ch->rc; i++) {
         ct_item *ci = &ch->items[i];
         int rc = ps_clean_record(w, &ch->in, &ch->recs[i], &ci->it, &ch->err);
@@ -135,6 +143,9 @@ static int give_line(ct_run *r, const ct_chunk *ch, const ct_item *ci, ps_error 
  * worker's failure comes after the records cleaned before it. */
 static int commit_chunk(ct_run *r, ct_chunk *ch, ps_error *err)
 {
+    ps_cleaner_add_blank_lines(r->c, ch->blank);
+    uint64_t index = r->committed; /* the chunk's first record's */
+    r->committed += ch->n;
     for (size_t i = 0; i < ch->n_ok && i < PREFETCH_AHEAD; i++)
         ps_cleaner_prefetch(r->c, &ch->items[i].it);
     for (size_t i = 0; i < ch->n_ok; i++) {
@@ -142,6 +153,8 @@ static int commit_chunk(ct_run *r, ct_chunk *ch, ps_error *err)
         if (i + PREFETCH_AHEAD < ch->n_ok)
             ps_cleaner_prefetch(r->c, &ch->items[i + PREFETCH_AHEAD].it);
         ps_clean_item_unpack(&ci->it, &ch->out, &ci->offs);
+        if (ch->in.took_lines)
+            ps_clean_item_settle_index(&ci->it, index + i);
         int rc = ps_cleaner_note_fields(r->c, ch->in.path, &ci->it)
                      ? ps_error_set(err, PS_ENOMEM, "out of memory")
                      : ps_cleaner_commit(r->c, ch->in.path, &ci->it, err);
@@ -162,9 +175,23 @@ static int fill_chunk(ct_run *r, ps_input_ctx *in, ct_chunk *ch, bool *end, ps_e
 {
     ch->n = 0;
     ch->rc = 0;
+    ch->lines_in = false;
+    ch->blank = 0;
     ps_error_clear(&ch->err);
     ps_buf_reset(&ch->raw);
-    int rc = 0;
+    /* whole lines for the worker to split, when it can */
+    int rc = ps_input_take_lines(r->c, in, &ch->raw, CT_BYTES, CT_RECORDS, &ch->first_line, err);
+    if (rc > 0) {
+        ch->lines_in = true;
+        ch->in = *in;
+        ch->in.src = NULL;
+        ch->in.rr = NULL;
+        return 0;
+    }
+    if (rc < 0) {
+        *end = true;
+        return rc;
+    }
     while (ch->n < CT_RECORDS && ch->raw.len < CT_BYTES) {
         ps_raw_record rec;
         rc = ps_input_next(r->c, in, &rec, err);
@@ -249,7 +276,7 @@ static int run_ring(ct_run *r, ps_input_ctx *in, ps_error *err)
         pthread_mutex_unlock(&r->mu);
         read_rc = fill_chunk(r, in, ch, &end, &read_err);
         pthread_mutex_lock(&r->mu);
-        if (ch->n) {
+        if (ch->n || ch->lines_in) {
             ch->state = 1;
             r->tail++;
             pthread_cond_signal(&r->work);

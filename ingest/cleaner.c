@@ -299,6 +299,12 @@ static int reject(ps_clean_item *it, const char *reason, const char *detail)
     return 0;
 }
 
+/* The records of an input whose keys a missing named field's message may
+ * list. A worker that knows only a lower bound of a record's index (lines
+ * split from a block) may take its keys; ps_clean_item_settle_index drops
+ * them once the committing thread knows the index. */
+#define KEYS_RECORDS 8
+
 /* What the named-field check needs from a record: which fields it had and,
  * from an input's first records when a named field is missing, its keys
  * (JSON; a CSV header's columns are noted once, by ps_input_next). */
@@ -313,7 +319,7 @@ static void note_presence(ps_clean_worker *w, const ps_input_ctx *in, const ps_r
     has |= (named & PS_NAMED_SQL) && !(f->present & PS_HAS_SQL);
     has |= (named & PS_NAMED_LABEL) && !(f->present & PS_HAS_LABEL);
     has |= (named & PS_NAMED_ID) && !(f->present & PS_HAS_ID);
-    if (!has || !f->examined || rec->index >= 8 ||
+    if (!has || !f->examined || rec->index >= KEYS_RECORDS ||
         (in->fmt != PS_FORMAT_JSON && in->fmt != PS_FORMAT_JSONL))
         return;
     if (ps_fields_json_keys(f, data, len, &w->keys) == 0) {
@@ -659,10 +665,10 @@ void ps_cleaner_set_expect_share(ps_cleaner *c, size_t share) { c->expect_share 
  * lowered by a tenth (at most 1.5 M records), so that they need not double
  * again and again as they fill. Only a hint: a compressed input (larger than its file), a
  * stream, a wrong guess or a failed allocation change nothing but speed. */
-static void expect_records(ps_cleaner *c, ps_input_ctx *in, size_t len)
+static void expect_records(ps_cleaner *c, ps_input_ctx *in, uint64_t records, uint64_t bytes)
 {
-    in->seen_records++;
-    in->seen_bytes += len + 1;
+    in->seen_records += records;
+    in->seen_bytes += bytes;
     if (in->seen_records < 4096 && in->seen_bytes < (4u << 20))
         return;
     in->expected = true;
@@ -688,8 +694,34 @@ int ps_input_next(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error 
         return ps_turns_next(c, in, rec, err);
     int rc = ps_input_next_record(c, in, rec, err);
     if (rc == 1 && !in->expected)
-        expect_records(c, in, rec->len);
+        expect_records(c, in, 1, rec->len + 1);
     return rc;
+}
+
+int ps_input_take_lines(ps_cleaner *c, ps_input_ctx *in, ps_buf *dst, size_t want_bytes,
+                        size_t max_lines, uint64_t *first_line, ps_error *err)
+{
+    *first_line = 0;
+    if (c->turns_path || !in->rr) /* a dialogue's turns come from ps_turns_next */
+        return 0;
+    size_t before = dst->len;
+    int n = ps_record_reader_take_lines(in->rr, dst, want_bytes, max_lines, first_line, err);
+    if (n > 0) {
+        in->took_lines = true;
+        if (!in->expected) /* blank lines count as records here: only a hint */
+            expect_records(c, in, (uint64_t)n, dst->len - before);
+    }
+    return n;
+}
+
+void ps_cleaner_add_blank_lines(ps_cleaner *c, uint64_t n) { ps_stats_steps(c->stats)->blank_lines += n; }
+
+void ps_clean_item_settle_index(ps_clean_item *it, uint64_t index)
+{
+    if (index >= KEYS_RECORDS) {
+        it->keys = NULL;
+        it->keys_len = 0;
+    }
 }
 
 int ps_input_next_record(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error *err)

@@ -85,6 +85,22 @@ int ps_csv_split(ps_csv_row *row, char delim, const char *p, size_t n);
 /* ',' for CSV, '\t' for TSV. */
 char ps_format_delimiter(ps_format f);
 uint64_t ps_record_reader_blank_lines(const ps_record_reader *r);
+/* JSONL: appends whole lines to `dst`, as they are, up to about
+ * `want_bytes` and at most `max_lines`, so that a worker can split them
+ * (ps_lines_split) instead of the reading thread. *first_line: the line of
+ * the first. Returns the lines taken, or 0 when the next record must come
+ * from ps_record_reader_next (not JSONL; the input's first line, which may
+ * hold a BOM; a line longer than max_record_bytes; a last line without a
+ * newline; the end), or a negative code. */
+int ps_record_reader_take_lines(ps_record_reader *r, ps_buf *dst, size_t want_bytes,
+                                size_t max_lines, uint64_t *first_line, ps_error *err);
+/* Splits lines taken by ps_record_reader_take_lines into at most `cap`
+ * records (pointing into data) as ps_record_reader_next would give them:
+ * the CR of a CRLF dropped, blank lines skipped (counted into
+ * *blank_lines). rec->index counts from 0 within the block only. Returns
+ * the number of records. */
+size_t ps_lines_split(const char *data, size_t len, uint64_t first_line, ps_raw_record *recs,
+                      size_t cap, uint64_t *blank_lines);
 void ps_record_reader_free(ps_record_reader *r);
 
 /* Peeks at the stream to choose a format: '[' → JSON, '{' → JSONL, else by
@@ -345,6 +361,9 @@ typedef struct ps_input_ctx {
      * the input (ps_input_next) */
     uint64_t seen_records, seen_bytes;
     bool expected;
+    /* lines went to workers whole (ps_input_take_lines): the rec->index of
+     * this input's later records is a lower bound, settled at the commit */
+    bool took_lines;
 } ps_input_ctx;
 
 /* Only 1 in `share` records read will be committed (a --part K/N build
@@ -387,6 +406,19 @@ int ps_cleaner_check_fields(const ps_cleaner *c, const char *input, ps_error *er
 int ps_input_open(ps_cleaner *c, ps_input_ctx *in, const char *path, ps_error *err);
 /* 1 and a record, 0 at the end, or a negative code. */
 int ps_input_next(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error *err);
+/* JSONL without dialogues: appends the input's next whole lines to `dst`
+ * (ps_record_reader_take_lines) for a worker to split with ps_lines_split;
+ * the lines taken, 0 when the next record must come from ps_input_next,
+ * or a negative code. *first_line: the first one's line number. */
+int ps_input_take_lines(ps_cleaner *c, ps_input_ctx *in, ps_buf *dst, size_t want_bytes,
+                        size_t max_lines, uint64_t *first_line, ps_error *err);
+/* Adds blank lines a worker skipped (ps_lines_split) to the accounting:
+ * the committing thread. */
+void ps_cleaner_add_blank_lines(ps_cleaner *c, uint64_t n);
+/* The committing thread, before ps_cleaner_note_fields: the record is the
+ * index-th (0-based) of its input. Needed only for records of an input
+ * that took lines (in->took_lines), whose workers knew a lower bound. */
+void ps_clean_item_settle_index(ps_clean_item *it, uint64_t index);
 /* Closes the input and adds its bytes and blank lines to the accounting. */
 void ps_input_close(ps_cleaner *c, ps_input_ctx *in);
 const ps_rules *ps_cleaner_rules(const ps_cleaner *c);

@@ -10,8 +10,10 @@
  * A record longer than max_record_bytes is skipped to its end while only a
  * prefix is kept, so a 10 MiB line costs no more memory than a short one.
  */
+#define _GNU_SOURCE /* memrchr */
 #include "ingest/ingest.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -578,6 +580,116 @@ int ps_record_reader_next(ps_record_reader *r, ps_raw_record *rec, ps_error *err
             return rc;
     }
     return next_line_record(r, rec, err);
+}
+
+/* Newlines in p[0..n), a word at a time: the reader counts the lines it
+ * hands over whole so that the next record's line number stays exact. */
+static uint64_t count_newlines(const char *p, size_t n)
+{
+    uint64_t count = 0;
+    size_t i = 0;
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        w ^= ones * '\n'; /* newline bytes become zero */
+        /* a zero byte's high bit, exactly (no borrow from a neighbour) */
+        uint64_t z = ~(((w & ~highs) + ~highs) | w) & highs;
+        count += (uint64_t)__builtin_popcountll(z);
+    }
+    for (; i < n; i++)
+        count += p[i] == '\n';
+    return count;
+}
+
+/* The offset just past the `k`-th newline of p[0..n) (k >= 1; it is there). */
+static size_t past_newline(const char *p, size_t n, uint64_t k)
+{
+    const char *q = p;
+    for (; k > 0; k--)
+        q = (const char *)memchr(q, '\n', n - (size_t)(q - p)) + 1;
+    return (size_t)(q - p);
+}
+
+int ps_record_reader_take_lines(ps_record_reader *r, ps_buf *dst, size_t want_bytes,
+                                size_t max_lines, uint64_t *first_line, ps_error *err)
+{
+    *first_line = r->line;
+    if (r->fmt != PS_FORMAT_JSONL || (r->line == 1 && r->index == 0) || !max_lines)
+        return 0; /* the first line may start with a BOM: ps_record_reader_next's */
+    size_t lines = 0, taken = 0;
+    while (taken < want_bytes && lines < max_lines) {
+        if (r->start == r->end) {
+            r->scan = r->start;
+            ssize_t got = refill(r, err);
+            if (got <= 0) {
+                if (got < 0)
+                    return (int)got;
+                break;
+            }
+        }
+        /* Only bytes that end in a newline no further than max_record_bytes
+         * from here: then no line among them is too long. */
+        size_t avail = r->end - r->start;
+        size_t span = avail < r->max + 1 ? avail : r->max + 1;
+        const char *base = r->buf + r->start;
+        const char *nl = memrchr(base, '\n', span);
+        if (!nl) {
+            if (avail > r->max) /* a too-long line: ps_record_reader_next keeps its prefix */
+                break;
+            r->scan = r->end;
+            ssize_t got = refill(r, err);
+            if (got < 0)
+                return (int)got;
+            if (got == 0)
+                break; /* a last line without a newline: ps_record_reader_next's */
+            continue;
+        }
+        size_t n = (size_t)(nl - base) + 1;
+        uint64_t k = count_newlines(base, n);
+        if (lines + k > max_lines) {
+            k = max_lines - lines;
+            n = past_newline(base, n, k);
+        }
+        if (ps_buf_append(dst, base, n))
+            return ps_error_set(err, PS_ENOMEM, "%s: out of memory reading records",
+                                ps_source_path(r->src));
+        r->start += n;
+        r->scan = r->start;
+        r->line += k;
+        lines += k;
+        taken += n;
+    }
+    return (int)lines;
+}
+
+size_t ps_lines_split(const char *data, size_t len, uint64_t first_line, ps_raw_record *recs,
+                      size_t cap, uint64_t *blank_lines)
+{
+    size_t n = 0;
+    uint64_t line = first_line;
+    for (const char *p = data, *end = data + len; p < end && n < cap; line++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t l = (size_t)((nl ? nl : end) - p);
+        const char *next = nl ? nl + 1 : end;
+        if (l > 0 && p[l - 1] == '\r') /* the CR of a CRLF */
+            l--;
+        if (is_blank(p, l)) {
+            (*blank_lines)++;
+            p = next;
+            continue;
+        }
+        ps_raw_record *rec = &recs[n];
+        memset(rec, 0, offsetof(ps_raw_record, error_detail));
+        rec->error_detail[0] = '\0';
+        rec->data = p;
+        rec->len = l;
+        rec->line = line;
+        rec->index = n++; /* within the block: the committing thread knows the rest */
+        rec->turn = -1;
+        p = next;
+    }
+    return n;
 }
 
 size_t ps_record_reader_columns(const ps_record_reader *r, const char *const **names)

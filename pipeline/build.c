@@ -66,6 +66,13 @@ typedef struct chunk {
     unsigned char *taken;  /* per record: committed in this part */
     ps_buf dup_of;         /* duplicates' first ids, copied at the commit (the
                             * dedupe table they point into grows meanwhile) */
+    /* Whole JSONL lines in raw (ps_input_take_lines): the worker splits
+     * them into recs (ps_lines_split), so the reading thread only copies
+     * bytes; n is 0 until then. */
+    bool lines;
+    uint64_t first_line;   /* of the first line */
+    uint64_t blank;        /* blank lines the worker skipped */
+    size_t input;          /* the input's position in cfg->inputs */
 } chunk;
 
 struct phase1;
@@ -236,6 +243,9 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
                        ps_encode_ctx *x)
 {
     ps_buf_reset(&ch->out);
+    if (ch->lines)
+        ch->n = ps_lines_split(ch->raw.data, ch->raw.len, ch->first_line, ch->recs,
+                               CHUNK_RECORDS, &ch->blank);
     for (size_t i = 0; i < ch->n && !ch->rc; i++) {
         packed *pk = &ch->items[i];
         memset(pk, 0, sizeof *pk);
@@ -385,6 +395,13 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
     }
     unpack(ch);
     const ps_build_config *cfg = st->cfg;
+    ps_cleaner_add_blank_lines(st->cleaner, ch->blank);
+    if (ch->input != st->commit_input) {
+        st->commit_input = ch->input;
+        st->input_records = 0;
+    }
+    uint64_t index = st->input_records; /* the chunk's first record's, in its input */
+    st->input_records += ch->n;
     memset(ch->taken, 0, ch->n);
     ps_buf_reset(&ch->dup_of);
     for (size_t i = 0; i < ch->n && i < PREFETCH_AHEAD; i++)
@@ -395,6 +412,8 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         if (i + PREFETCH_AHEAD < ch->n)
             ps_cleaner_prefetch(st->cleaner, &ch->items[i + PREFETCH_AHEAD].it);
         uint64_t ordinal = st->ordinal++;
+        if (ch->in.took_lines)
+            ps_clean_item_settle_index(it, index + i);
         if (ps_cleaner_note_fields(st->cleaner, ch->in.path, it))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
         if (cfg->part_count) {
@@ -523,6 +542,8 @@ static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
     int rc = 0;
     ch->n = 0;
     ch->rc = 0;
+    ch->lines = false;
+    ch->blank = 0;
     ps_error_clear(&ch->err);
     ps_buf_reset(&ch->raw);
     while (ch->n < CHUNK_RECORDS && ch->raw.len < CHUNK_BYTES) {
@@ -534,6 +555,22 @@ static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
             if ((rc = ps_input_open(cleaner, &rd->in, cfg->inputs[rd->input], err)) != 0)
                 break;
             rd->in_open = true;
+        }
+        ch->input = rd->input;
+        if (ch->n == 0) { /* whole lines for the worker to split, when it can */
+            int k = ps_input_take_lines(cleaner, &rd->in, &ch->raw, CHUNK_BYTES, CHUNK_RECORDS,
+                                        &ch->first_line, err);
+            if (k < 0) {
+                rc = k;
+                break;
+            }
+            if (k > 0) {
+                ch->lines = true;
+                ch->in = rd->in;
+                ch->in.src = NULL;
+                ch->in.rr = NULL;
+                break;
+            }
         }
         ps_raw_record rec;
         int r = ps_input_next(cleaner, &rd->in, &rec, err);
@@ -730,7 +767,7 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
         double t = ps_build_now();
         rc = fill_chunk(rd, ch, err);
         pf->read += ps_build_now() - t;
-        if (rc || ch->n == 0)
+        if (rc || (ch->n == 0 && !ch->lines))
             continue;
         int state = 1;
         if (p->inline_work) {

@@ -58,6 +58,8 @@ typedef struct ps_build_state {
     FILE *rejects, *duplicates;
     ps_spool *spools;
     uint64_t ordinal;          /* records seen (all parts) */
+    size_t commit_input;       /* the input of the last chunk committed, and */
+    uint64_t input_records;    /* its records committed so far */
     uint64_t kept;             /* kept in this part: the next shard is kept % shards */
     uint64_t *hist;            /* token-length histogram, [0..hist_max] */
     size_t hist_max;
