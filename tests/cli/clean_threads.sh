@@ -52,6 +52,41 @@ for t in 1 4; do run csv $t --label-field db_id --format csv - <"$TMP/dev.csv"; 
 same csv 1 4 && [ "$(cat "$TMP/csv.1.rc")" = 0 ] && [ "$(wc -l <"$TMP/csv.1.out")" -gt 1024 ]
 check "CSV on stdin: header mapped in every chunk, identical at 1 and 4 threads" $? "$TMP/csv.4.err"
 
+# 2b. JSONL over many chunks, whose lines the workers split: a BOM, CRLF,
+# blank and whitespace lines, lines over --max-record-bytes, no final
+# newline; and an input whose first record fills a chunk alone, so that a
+# block starts at its second record: a missing named field's message lists
+# the keys of the first 8 records only, as one thread reads them.
+python3 - "$SP/train.json" "$TMP/lines.jsonl" "$TMP/late.jsonl" <<'PY'
+import json, random, sys
+random.seed(3)
+recs = json.load(open(sys.argv[1]))
+out = ["\ufeff" + json.dumps(recs[0])]
+for i, r in enumerate(recs[1:] + recs[:3000], 1):
+    k = random.random()
+    line = json.dumps(r)
+    if k < 0.05: out.append("")
+    if k < 0.02: out.append(" \t ")
+    if k < 0.01: out.append("\r")
+    if 0.05 <= k < 0.10: line += "\r"
+    if 0.10 <= k < 0.11: line = json.dumps(dict(r, question=r["question"] + " x" * 700))
+    out.append(line)
+open(sys.argv[2], "w", newline="").write("\n".join(out))
+with open(sys.argv[3], "w") as f:
+    f.write(json.dumps({"question": "q " * 2300000, "sql": "SELECT 1", "early": 1}) + "\n")
+    for i in range(1, 3000):
+        extra = "early" if i < 8 else "late"
+        f.write(json.dumps({"question": "q%d" % i, "sql": "SELECT %d" % i, extra: i}) + "\n")
+PY
+for t in 1 2 3; do run lines $t --label-field db_id --max-record-bytes 1200 "$TMP/lines.jsonl"; done
+same lines 1 2 3 && [ "$(cat "$TMP/lines.1.rc")" = 0 ] && grep -q '"too_long"' "$TMP/lines.1.rej" &&
+    [ "$(wc -l <"$TMP/lines.1.out")" -gt 6000 ] && grep -q '"blank_lines_skipped": [1-9]' "$TMP/lines.1.stats"
+check "JSONL split by the workers (BOM, CRLF, blank lines, too-long lines): identical at 1, 2 and 3 threads" $? "$TMP/lines.2.err"
+for t in 1 2; do run late $t --max-record-bytes 8000000 --label-field nosuch "$TMP/late.jsonl"; done
+same late 1 2 && [ "$(cat "$TMP/late.1.rc")" = 2 ] && grep -q "early" "$TMP/late.2.err" &&
+    ! grep -q "late," "$TMP/late.2.err"
+check "a missing named field after a one-record chunk: the first 8 records' keys at 1 and 2 threads" $? "$TMP/late.2.err"
+
 # 3. Dialogues with --turns and a template over schemas.
 for t in 1 2; do
     run sparc $t --schema "$TABLES" --template picard --turns interaction "$DATA/formats/sparc/dev.json"
