@@ -563,7 +563,7 @@ int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_er
         ps_stats_sql(c->stats, res->id, it->sql_raw_class, it->sql_clean_class,
                      it->exec_status, it->exec_rows))
         return ps_error_set(err, PS_ENOMEM, "out of memory in the accounting");
-    if (ps_stats_record(c->stats, input, res->outcome, res->reason, res->label))
+    if (ps_stats_record(c->stats, input, res->outcome, res->reason, res->label, &it->label_no))
         return ps_error_set(err, PS_ENOMEM, "out of memory in the accounting");
     return 0;
 }

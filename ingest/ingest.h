@@ -249,9 +249,12 @@ typedef struct ps_step_counts {
 int ps_stats_create(ps_stats **out);
 void ps_stats_free(ps_stats *s);
 ps_step_counts *ps_stats_steps(ps_stats *s);
-/* Records one outcome. `label` may be NULL (no label, or not parsed). */
+/* Records one outcome. `label` may be NULL (no label, or not parsed).
+ * *label_no (when not NULL): the label's number, counting labels in the
+ * order they were first recorded, or PS_LABEL_NO_NONE without one. */
+#define PS_LABEL_NO_NONE UINT32_MAX
 int ps_stats_record(ps_stats *s, const char *input, ps_outcome outcome, const char *reason,
-                    const char *label);
+                    const char *label, uint32_t *label_no);
 /* Counts a kept record whose id an earlier kept record (first_source)
  * has. 0 or PS_ENOMEM. */
 int ps_stats_id_collision(ps_stats *s, const char *id, const char *first_source,
@@ -324,6 +327,10 @@ typedef struct ps_clean_item {
     ps_pair_hash hash;    /* kept: of the cleaned pair (of prompt and
                              completion with a template) */
     uint32_t label_hash;
+    /* After ps_cleaner_commit: the label's number in the accounting (the
+     * labels of committed records, numbered as first seen), or
+     * PS_LABEL_NO_NONE: a key for per-label tables that need no strings. */
+    uint32_t label_no;
     /* text-to-SQL (text2sql.c): SQLite's verdict on the raw and the cleaned
      * SQL (ps_sql_class; -1: not checked), its messages ("" when ok) */
     int sql_raw_class, sql_clean_class;

@@ -128,8 +128,10 @@ static void bump(counts *c, ps_outcome o)
 }
 
 int ps_stats_record(ps_stats *s, const char *input, ps_outcome outcome, const char *reason,
-                    const char *label)
+                    const char *label, uint32_t *label_no)
 {
+    if (label_no)
+        *label_no = PS_LABEL_NO_NONE;
     bump(&s->total, outcome);
     if (outcome == PS_OUTCOME_REJECTED && reason) {
         for (size_t i = 0; i < NREASONS; i++)
@@ -141,6 +143,8 @@ int ps_stats_record(ps_stats *s, const char *input, ps_outcome outcome, const ch
         lc = label_counts(s, label);
         if (!lc)
             return PS_ENOMEM;
+        if (label_no)
+            *label_no = (uint32_t)(lc - s->label_counts);
     } else {
         bool parsed = !(outcome == PS_OUTCOME_REJECTED && reason &&
                         (strcmp(reason, "invalid_utf8") == 0 || strcmp(reason, "bad_json") == 0 ||

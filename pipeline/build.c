@@ -5,6 +5,7 @@
  */
 #include "pipeline/build.h"
 #include "pipeline/build_internal.h"
+#include "pipeline/build_chunk.h"
 #include "pipeline/preprocess_int.h"
 #include "common/unicode.h"
 
@@ -19,7 +20,6 @@
 
 #define CHUNK_RECORDS 1024
 #define CHUNK_BYTES (4u << 20)
-#define NOOFF ((size_t)-1)
 #define PREFETCH_AHEAD 8 /* records: the dedupe table's misses overlap */
 
 void ps_build_config_init(ps_build_config *cfg)
@@ -34,46 +34,6 @@ void ps_build_config_init(ps_build_config *cfg)
     cfg->zstd_level = 3;
     cfg->threads = 1;
 }
-
-/* One cleaned record as a worker leaves it: the item, with its strings as
- * offsets into the chunk's arena until the chunk is complete. */
-typedef struct packed {
-    ps_clean_item it;
-    ps_item_offsets offs; /* the item's strings in the chunk's arena */
-    size_t o_tokens;
-    uint32_t ntokens, type_boundary, unk_tokens;
-    size_t o_unk;   /* words that became [UNK]: field, hint, length (2 bytes LE), bytes; n_unk */
-    uint32_t n_unk;
-    uint32_t raw_q_chars, raw_s_chars, q_chars, s_chars;
-    bool q_changed, s_changed; /* kept: cleaning changed the question, the sql */
-    bool truncated;
-    bool shortened;    /* a schema prompt was shortened to fit */
-    uint32_t tables_dropped, columns_dropped;
-} packed;
-
-typedef struct chunk {
-    ps_input_ctx in;       /* a copy without src/rr: what workers may read */
-    size_t n;
-    ps_raw_record *recs;   /* data pointers into raw (fixed after filling) */
-    size_t *raw_off;
-    ps_buf raw;
-    packed *items;
-    ps_buf out;            /* arena of the packed strings and tokens */
-    int rc;
-    ps_error err;
-    int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done,
-                            * 4 committed (its statistics to add) */
-    unsigned char *taken;  /* per record: committed in this part */
-    ps_buf dup_of;         /* duplicates' first ids, copied at the commit (the
-                            * dedupe table they point into grows meanwhile) */
-    /* Whole JSONL lines in raw (ps_input_take_lines): the worker splits
-     * them into recs (ps_lines_split), so the reading thread only copies
-     * bytes; n is 0 until then. */
-    bool lines;
-    uint64_t first_line;   /* of the first line */
-    uint64_t blank;        /* blank lines the worker skipped */
-    size_t input;          /* the input's position in cfg->inputs */
-} chunk;
 
 struct phase1;
 
@@ -120,7 +80,6 @@ typedef struct phase1 {
     stage stages[N_STAGES];
 } phase1;
 
-static const char *at(const ps_buf *b, size_t off) { return off == NOOFF ? NULL : b->data + off; }
 
 #define PS_UNK_WORD_BYTES 256u
 
@@ -196,11 +155,14 @@ static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, con
     uint32_t tb = 0;
     if ((rc = type_boundary(&e.enc, r, &tb, &ch->err)))
         return rc;
-    while (ch->out.len % 4) /* align the ids */
-        ps_buf_putc(&ch->out, 0);
-    pk->o_tokens = ch->out.len;
-    if (ps_buf_append(&ch->out, e.enc.input_ids, e.enc.len * sizeof(int32_t)))
-        return ps_error_set(&ch->err, PS_ENOMEM, "out of memory while tokenizing");
+    rc = ps_spool_record_put(&ch->out, r->id, e.enc.input_ids, (uint32_t)e.enc.len, tb,
+                             &pk->o_spool);
+    if (rc)
+        return ps_error_set(&ch->err, rc,
+                            rc == PS_ELIMIT ? "%s: record %s: %zu tokens, too many for a block"
+                                            : "%s: record %s: out of memory while tokenizing",
+                            r->source, r->id, e.enc.len);
+    pk->o_tokens = pk->o_spool + ps_spool_ids_offset((uint32_t)strlen(r->id));
     pk->ntokens = (uint32_t)e.enc.len;
     pk->type_boundary = tb;
     pk->truncated = e.enc.truncated != 0;
@@ -326,66 +288,6 @@ static int writer_line(FILE *f, const ps_clean_result *r, ps_error *err)
                : 0;
 }
 
-/* Feeds one committed record to the validation statistics: raw (as
- * read), cleaned and tokenized (kept records), and the paired view. */
-static int observe(ps_build_state *st, const char *input, const packed *pk, const ps_buf *arena)
-{
-    const ps_clean_item *it = &pk->it;
-    const ps_clean_result *r = &it->res;
-    int rc = 0;
-    if (it->parsed) {
-        ps_vrecord raw = {r->label, pk->raw_q_chars, pk->raw_s_chars, PS_VSTATS_NO_TOKENS, 0,
-                          false, false, it->utf8_repaired, 0};
-        rc = ps_vstats_add(st->v_raw, &raw);
-    } else {
-        ps_vstats_add_unparsed(st->v_raw);
-    }
-    if (!rc && r->outcome == PS_OUTCOME_KEPT) {
-        uint32_t controls = (uint32_t)(it->fq.controls_removed + it->fs.controls_removed);
-        ps_vrecord c = {r->label, pk->q_chars, pk->s_chars, PS_VSTATS_NO_TOKENS, 0, false,
-                        it->changed, it->utf8_repaired, controls};
-        rc = ps_vstats_add(st->v_clean, &c);
-        ps_vrecord t = c;
-        t.tokens = pk->ntokens;
-        t.unk_tokens = pk->unk_tokens;
-        t.truncated = pk->truncated;
-        if (!rc)
-            rc = ps_vstats_add(st->v_tok, &t);
-        if (!rc && st->v_gen) /* causal, seq2seq: the two sides of the boundary */
-            rc = ps_vgen_add(st->v_gen, r->label, pk->type_boundary,
-                             pk->ntokens - pk->type_boundary);
-        const unsigned char *u = pk->n_unk ? (const unsigned char *)at(arena, pk->o_unk) : NULL;
-        for (uint32_t k = 0; !rc && k < pk->n_unk; k++) {
-            size_t len = u[2] | (size_t)u[3] << 8;
-            rc = ps_vstats_add_unk_word(st->v_tok, u[0], (const char *)u + 4, len, r->id, u[1]);
-            u += 4 + len;
-        }
-    }
-    if (!rc) {
-        bool after = r->outcome != PS_OUTCOME_REJECTED;
-        ps_vpair pr = {r->id, r->source, r->label, r->outcome, r->reason, r->rule,
-                       it->raw_question, it->raw_sql, it->raw_question_len, it->raw_sql_len,
-                       after ? r->question : NULL, after ? r->sql : NULL,
-                       after ? r->question_len : 0, after ? r->sql_len : 0,
-                       input, r->detail, it->id_collision,
-                       /* the workers counted (put_strings, put_encoded): kept
-                        * records have o_tokens, rejected ones need only the
-                        * counts before */
-                       it->parsed && (!after || pk->o_tokens != NOOFF),
-                       pk->raw_q_chars, pk->raw_s_chars, pk->q_chars, pk->s_chars,
-                       pk->q_changed, pk->s_changed};
-        rc = ps_vpaired_add(st->paired, &pr);
-    }
-    if (!rc && (it->sql_raw_class >= 0 || it->exec_status >= 0 || pk->shortened)) {
-        ps_vsql_record q = {r->id, r->label, it->sql_raw_class, it->sql_clean_class,
-                            it->sql_raw_msg, it->sql_clean_msg,
-                            it->cleaned ? it->touched : NULL, it->exec_status, it->exec_rows,
-                            it->exec_msg, pk->shortened, pk->tables_dropped, pk->columns_dropped};
-        rc = ps_vsql_add(st->v_sql, &q);
-    }
-    return rc;
-}
-
 /* Commits one finished chunk in input order (the calling thread). */
 static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
 {
@@ -459,26 +361,11 @@ static int write_chunk(ps_build_state *st, const chunk *ch, ps_error *err)
         } else if (r->outcome == PS_OUTCOME_DUPLICATE) {
             rc = writer_line(st->duplicates, r, err);
         } else {
-            const int32_t *ids = (const int32_t *)(ch->out.data + pk->o_tokens);
-            rc = ps_build_spool(st, r, ids, pk->ntokens, pk->type_boundary, err);
+            rc = ps_build_spool(st, r, pk->it.label_no, ch->out.data + pk->o_spool, err);
         }
         if (rc)
             return rc;
     }
-    return 0;
-}
-
-/* Adds a committed chunk's records to the statistics (the statistics
- * stage): they read only the chunk and the statistics, which no other
- * thread touches during phase 1. */
-static int observe_chunk(ps_build_state *st, const chunk *ch)
-{
-    for (size_t i = 0; i < ch->n; i++)
-        if (ch->taken[i]) {
-            int rc = observe(st, ch->in.path, &ch->items[i], &ch->out);
-            if (rc)
-                return rc;
-        }
     return 0;
 }
 
@@ -656,7 +543,7 @@ static int stage_run(stage *sg, const chunk *ch)
 {
     if (sg->kind == STAGE_WRITE)
         return write_chunk(sg->p->st, ch, &sg->err);
-    if (observe_chunk(sg->p->st, ch))
+    if (ps_build_observe_chunk(sg->p->st, ch))
         return ps_error_set(&sg->err, PS_ENOMEM, "out of memory in the statistics");
     return 0;
 }
@@ -737,7 +624,7 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
             pthread_mutex_unlock(&p->mu);
             double t = ps_build_now();
             rc = commit_chunk(st, ch, err);
-            if (!rc && !p->staged && observe_chunk(st, ch))
+            if (!rc && !p->staged && ps_build_observe_chunk(st, ch))
                 rc = ps_error_set(err, PS_ENOMEM, "out of memory in the statistics");
             if (!rc && !p->staged)
                 rc = write_chunk(st, ch, err);

@@ -65,6 +65,8 @@ typedef struct ps_build_state {
     size_t hist_max;
     /* labels in first-seen order; sorted and renumbered in phase 2 */
     ps_strmap labels;
+    uint32_t *label_of_no;      /* accounting label number -> index + 1 in labels, 0 unseen */
+    size_t label_of_cap;
     const char **sorted_labels; /* final id -> name (into `labels`) */
     uint32_t *label_final;      /* first-seen index -> final id */
     uint32_t bounds[PS_BUILD_MAX_BUCKETS];
@@ -143,9 +145,18 @@ int ps_build_encode_gen(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scr
 enum { PS_GEN_OVER_TARGET = 1, PS_GEN_OVER_LENGTH = 2 };
 int ps_build_gen_too_long(const ps_build_config *cfg, ps_encode_ctx *x, size_t fit);
 
-/* Appends a kept record to its shard's spool. */
-int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *ids,
-                   uint32_t n, uint32_t type_boundary, ps_error *err);
+/* Lays a kept record out as its spool holds it (the layout above) at the
+ * end of `arena`, 4-byte aligned, with no label yet: a worker's part of
+ * spooling. *off: where it starts; the ids follow at
+ * *off + ps_spool_ids_offset(strlen(id)). 0, PS_ENOMEM or PS_ELIMIT. */
+int ps_spool_record_put(ps_buf *arena, const char *id, const int32_t *ids, uint32_t n,
+                        uint32_t type_boundary, size_t *off);
+/* Appends a kept record laid out by ps_spool_record_put to its shard's
+ * spool, writing its label's first-seen index into it; `label_no` is the
+ * label's number in the accounting (ps_clean_item.label_no), so that a
+ * label's string is looked up once, not once a record. */
+int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_no, char *rec,
+                   ps_error *err);
 /* Sorts labels and chooses buckets (before validation, which reports the
  * padding under them). */
 int ps_build_plan(ps_build_state *st, ps_error *err);

@@ -21,9 +21,15 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Returns the first-seen index of `label`, registering it when new. */
-static int label_index(ps_build_state *st, const char *label, uint32_t *out)
+/* The first-seen index of the label numbered `no` in the accounting,
+ * registering it when new: its string is compared once, when first seen
+ * here; after that the number finds it. */
+static int label_index(ps_build_state *st, const char *label, uint32_t no, uint32_t *out)
 {
+    if (no != PS_LABEL_NO_NONE && no < st->label_of_cap && st->label_of_no[no]) {
+        *out = st->label_of_no[no] - 1;
+        return 0;
+    }
     bool added;
     long i = ps_strmap_add(&st->labels, label, &added);
     if (i < 0)
@@ -31,17 +37,56 @@ static int label_index(ps_build_state *st, const char *label, uint32_t *out)
     if (i >= (long)PS_LABEL_NONE)
         return PS_ELIMIT;
     *out = (uint32_t)i;
+    if (no == PS_LABEL_NO_NONE)
+        return 0;
+    if (no >= st->label_of_cap) {
+        size_t cap = st->label_of_cap ? st->label_of_cap : 256;
+        while (cap <= no)
+            cap *= 2;
+        uint32_t *grown = realloc(st->label_of_no, cap * sizeof *grown);
+        if (!grown)
+            return PS_ENOMEM;
+        memset(grown + st->label_of_cap, 0, (cap - st->label_of_cap) * sizeof *grown);
+        st->label_of_no = grown;
+        st->label_of_cap = cap;
+    }
+    st->label_of_no[no] = (uint32_t)i + 1;
     return 0;
 }
 
-int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *ids,
-                   uint32_t n, uint32_t type_boundary, ps_error *err)
+int ps_spool_record_put(ps_buf *arena, const char *id, const int32_t *ids, uint32_t n,
+                        uint32_t type_boundary, size_t *off)
 {
-    uint32_t label = PS_LABEL_NONE;
+    uint32_t idlen = (uint32_t)strlen(id);
+    uint64_t bytes = ps_spool_ids_offset(idlen) + (uint64_t)n * sizeof *ids;
+    if (bytes > UINT32_MAX)
+        return PS_ELIMIT;
+    size_t at = (arena->len + 3) & ~(size_t)3;
+    if (ps_buf_reserve(arena, at - arena->len + (size_t)bytes))
+        return PS_ENOMEM;
+    char *p = arena->data + at;
+    memset(arena->data + arena->len, 0, at - arena->len); /* alignment */
+    uint32_t head[4] = {n, type_boundary, PS_LABEL_NONE, idlen};
+    memcpy(p, head, sizeof head);
+    memcpy(p + sizeof head, id, idlen);
+    memset(p + sizeof head + idlen, 0, ps_spool_ids_offset(idlen) - sizeof head - idlen);
+    memcpy(p + ps_spool_ids_offset(idlen), ids, (size_t)n * sizeof *ids);
+    arena->len = at + (size_t)bytes;
+    *off = at;
+    return 0;
+}
+
+int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_no, char *rec,
+                   ps_error *err)
+{
+    uint32_t head[4]; /* length, type_boundary, label, id_len */
+    memcpy(head, rec, sizeof head);
+    uint32_t n = head[0];
     if (r->label) {
-        int rc = label_index(st, r->label, &label);
+        int rc = label_index(st, r->label, label_no, &head[2]);
         if (rc)
             return ps_error_set(err, rc, "%s: too many labels", r->source);
+        memcpy(rec + 8, &head[2], sizeof head[2]);
     }
     if (!st->hist || n > st->hist_max) {
         size_t old = st->hist ? st->hist_max + 1 : 0;
@@ -54,24 +99,13 @@ int ps_build_spool(ps_build_state *st, const ps_clean_result *r, const int32_t *
     }
     st->hist[n]++;
     ps_spool *sp = &st->spools[st->kept++ % st->cfg->shards];
-    uint32_t idlen = (uint32_t)strlen(r->id);
-    uint32_t head[4] = {n, type_boundary, label, idlen};
-    static const char zeros[4] = {0};
-    size_t pad = ps_spool_ids_offset(idlen) - sizeof head - idlen;
-    uint64_t bytes = ps_spool_ids_offset(idlen) + (uint64_t)n * sizeof *ids;
-    if (bytes > UINT32_MAX)
-        return ps_error_set(err, PS_ELIMIT, "%s: record %s: %u tokens, too many for a block",
-                            r->source, r->id, n);
+    uint64_t bytes = ps_spool_ids_offset(head[3]) + (uint64_t)n * sizeof(int32_t);
     uint32_t entry[2] = {n, (uint32_t)bytes};
     if (ps_buf_append(&sp->index, entry, sizeof entry))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     /* one thread writes a spool at a time (the write stage, or the
-     * calling thread): the stream's lock would be taken four times a
-     * record for nothing */
-    FILE *f = sp->f;
-    if (fwrite_unlocked(head, sizeof head, 1, f) != 1 ||
-        fwrite_unlocked(r->id, 1, idlen, f) != idlen || fwrite_unlocked(zeros, 1, pad, f) != pad ||
-        fwrite_unlocked(ids, sizeof *ids, n, f) != n)
+     * calling thread): the stream's lock would be taken for nothing */
+    if (fwrite_unlocked(rec, 1, (size_t)bytes, sp->f) != bytes)
         return ps_error_set(err, PS_EIO, "%s: write failed: %s", sp->path, strerror(errno));
     sp->records++;
     sp->tokens += n;
@@ -203,6 +237,7 @@ static void state_free(ps_build_state *st)
     }
     free(st->spools);
     ps_strmap_free(&st->labels);
+    free(st->label_of_no);
     free(st->sorted_labels);
     free(st->label_final);
     free(st->hist);

@@ -1,0 +1,61 @@
+/*
+ * pipeline/build_chunk.h: phase 1's unit of work, shared by the reading,
+ * cleaning and committing code (build.c) and the statistics it feeds
+ * (build_observe.c). Private to the build.
+ */
+#ifndef PS_PIPELINE_BUILD_CHUNK_H
+#define PS_PIPELINE_BUILD_CHUNK_H
+
+#include "pipeline/build_internal.h"
+
+#define NOOFF ((size_t)-1)
+
+/* One cleaned record as a worker leaves it: the item, with its strings as
+ * offsets into the chunk's arena until the chunk is complete. */
+typedef struct packed {
+    ps_clean_item it;
+    ps_item_offsets offs; /* the item's strings in the chunk's arena */
+    size_t o_tokens;       /* its ids: inside its spool record */
+    size_t o_spool;        /* kept: its spool record (ps_spool_record_put) */
+    uint32_t ntokens, type_boundary, unk_tokens;
+    size_t o_unk;   /* words that became [UNK]: field, hint, length (2 bytes LE), bytes; n_unk */
+    uint32_t n_unk;
+    uint32_t raw_q_chars, raw_s_chars, q_chars, s_chars;
+    bool q_changed, s_changed; /* kept: cleaning changed the question, the sql */
+    bool truncated;
+    bool shortened;    /* a schema prompt was shortened to fit */
+    uint32_t tables_dropped, columns_dropped;
+} packed;
+
+typedef struct chunk {
+    ps_input_ctx in;       /* a copy without src/rr: what workers may read */
+    size_t n;
+    ps_raw_record *recs;   /* data pointers into raw (fixed after filling) */
+    size_t *raw_off;
+    ps_buf raw;
+    packed *items;
+    ps_buf out;            /* arena of the packed strings and tokens */
+    int rc;
+    ps_error err;
+    int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done,
+                            * 4 committed (its statistics to add) */
+    unsigned char *taken;  /* per record: committed in this part */
+    ps_buf dup_of;         /* duplicates' first ids, copied at the commit (the
+                            * dedupe table they point into grows meanwhile) */
+    /* Whole JSONL lines in raw (ps_input_take_lines): the worker splits
+     * them into recs (ps_lines_split), so the reading thread only copies
+     * bytes; n is 0 until then. */
+    bool lines;
+    uint64_t first_line;   /* of the first line */
+    uint64_t blank;        /* blank lines the worker skipped */
+    size_t input;          /* the input's position in cfg->inputs */
+} chunk;
+
+
+/* Adds a committed chunk's records to the statistics, in input order
+ * (the statistics stage, or the calling thread): they read only the chunk
+ * and the statistics, which no other thread touches during phase 1.
+ * 0 or PS_ENOMEM. */
+int ps_build_observe_chunk(ps_build_state *st, const chunk *ch);
+
+#endif
