@@ -140,8 +140,7 @@ static int sink(void *user, const ps_clean_result *r, const char *line, size_t l
                                                         : &s->duplicates;
     if (!o->f)
         return 0;
-    int rc = ps_outfile_write(o, line, len, &s->write_error);
-    return rc ? rc : ps_outfile_write(o, "\n", 1, &s->write_error);
+    return ps_outfile_write(o, line, len + 1, &s->write_error); /* line[len] is '\n' */
 }
 
 static int write_stats(ps_cleaner *cl, const char *path, ps_error *err)

@@ -124,7 +124,8 @@ int ps_outfile_write(ps_outfile *o, const void *p, size_t n, ps_error *err)
     if (o->write_errno)
         return PS_EIO;
     errno = 0;
-    int e = fwrite(p, 1, n, o->f) != n ? (errno ? errno : EIO) : 0;
+    /* one thread writes an outfile at a time: no stream lock per write */
+    int e = fwrite_unlocked(p, 1, n, o->f) != n ? (errno ? errno : EIO) : 0;
     if (!e) {
         o->written += n;
         e = kick_writeback(o);

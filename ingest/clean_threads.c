@@ -72,7 +72,8 @@ static int put_line(ct_chunk *ch, ct_item *ci)
         return ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning");
     ci->o_line = ch->lines.len;
     ci->line_len = len;
-    int rc = ps_buf_append(&ch->lines, line, len);
+    line[len] = '\n'; /* over the NUL: the sink may write len + 1 bytes */
+    int rc = ps_buf_append(&ch->lines, line, len + 1);
     free(line);
     return rc ? ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning") : 0;
 }
@@ -134,6 +135,7 @@ static int give_line(ct_run *r, const ct_chunk *ch, const ct_item *ci, ps_error 
     size_t len;
     if (ps_clean_result_json(&ci->it.res, &line, &len))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
+    line[len] = '\n';
     int rc = r->line_sink(r->user, &ci->it.res, line, len);
     free(line);
     return rc;
@@ -326,6 +328,7 @@ static int adapt(void *user, const ps_clean_result *res)
     size_t len;
     if (ps_clean_result_json(res, &line, &len))
         return PS_ENOMEM;
+    line[len] = '\n';
     int rc = a->sink(a->user, res, line, len);
     free(line);
     return rc;

@@ -473,6 +473,8 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
     }
     turn_suffix(&w->id, rec);
     res->id = w->id.data;
+    if (it->id_from_field) /* the commit's id-collision check looks it up */
+        it->id_hash = ps_dedupe_hash(res->id, strlen(res->id), "", 0); /* as C strings compare */
 
     if (f->question_len == 0 || f->sql_len == 0) {
         snprintf(detail, dsz, "the %s is empty", f->question_len == 0 ? "question" : "sql");
@@ -501,10 +503,9 @@ static int note_id(ps_cleaner *c, ps_clean_item *it, ps_error *err)
     const ps_clean_result *res = &it->res;
     if (!it->id_from_field)
         return 0;
-    ps_pair_hash h = ps_dedupe_hash(res->id, strlen(res->id), "", 0);
     const char *first = NULL;
     bool unused;
-    int d = ps_dedupe_insert_hash(c->ids, h, res->source, 0, &first, &unused);
+    int d = ps_dedupe_insert_hash(c->ids, it->id_hash, res->source, 0, &first, &unused);
     it->id_collision = d == 1;
     if (d == 1)
         d = ps_stats_id_collision(c->stats, res->id, first, res->source);
@@ -572,6 +573,8 @@ void ps_cleaner_prefetch(const ps_cleaner *c, const ps_clean_item *it)
 {
     if (it->res.outcome == PS_OUTCOME_KEPT && !c->opts.keep_duplicates)
         ps_dedupe_prefetch(c->dedupe, it->hash);
+    if (it->res.outcome == PS_OUTCOME_KEPT && it->id_from_field)
+        ps_dedupe_prefetch(c->ids, it->id_hash);
 }
 
 int ps_cleaner_note_fields(ps_cleaner *c, const char *input, const ps_clean_item *it)

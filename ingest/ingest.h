@@ -327,6 +327,7 @@ typedef struct ps_clean_item {
     ps_pair_hash hash;    /* kept: of the cleaned pair (of prompt and
                              completion with a template) */
     uint32_t label_hash;
+    ps_pair_hash id_hash; /* of the id, when id_from_field (computed by the worker) */
     /* After ps_cleaner_commit: the label's number in the accounting (the
      * labels of committed records, numbered as first seen), or
      * PS_LABEL_NO_NONE: a key for per-label tables that need no strings. */

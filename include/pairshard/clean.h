@@ -323,7 +323,8 @@ PS_API int ps_cleaner_run_threads(ps_cleaner *c, const char *path, size_t thread
                                   ps_clean_sink sink, void *user, ps_error *err);
 
 /* Called once per input record, in input order, with the record's JSON
- * line (ps_clean_result_json's text, `len` bytes, no newline). */
+ * line (ps_clean_result_json's text, `len` bytes, no newline); line[len]
+ * is a newline, so that a writer can hand on `len + 1` bytes at once. */
 typedef int (*ps_clean_line_sink)(void *user, const ps_clean_result *result, const char *line,
                                   size_t len);
 
