@@ -13,6 +13,7 @@ void ps_strmap_free(ps_strmap *m)
         free(m->keys[i]);
     free(m->keys);
     free(m->slots);
+    free(m->by_number);
     memset(m, 0, sizeof *m);
 }
 
@@ -97,5 +98,28 @@ long ps_strmap_slot(ps_strmap *m, const char *key, void **records, size_t *cap, 
     long i = ps_strmap_add(m, key, &added);
     if (i >= 0 && added)
         memset((char *)*records + (size_t)i * size, 0, size);
+    return i;
+}
+
+long ps_strmap_slot_numbered(ps_strmap *m, const char *key, uint32_t number, void **records,
+                             size_t *cap, size_t size)
+{
+    if (number && number < m->by_number_cap && m->by_number[number])
+        return (long)m->by_number[number] - 1;
+    long i = ps_strmap_slot(m, key, records, cap, size);
+    if (i < 0 || !number)
+        return i;
+    if (number >= m->by_number_cap) {
+        size_t nc = m->by_number_cap ? m->by_number_cap : 256;
+        while (nc <= number)
+            nc *= 2;
+        uint32_t *grown = realloc(m->by_number, nc * sizeof *grown);
+        if (!grown)
+            return i; /* only a shortcut: the string lookup still works */
+        memset(grown + m->by_number_cap, 0, (nc - m->by_number_cap) * sizeof *grown);
+        m->by_number = grown;
+        m->by_number_cap = nc;
+    }
+    m->by_number[number] = (uint32_t)i + 1;
     return i;
 }

@@ -7,15 +7,23 @@
 
 static const char *at(const ps_buf *b, size_t off) { return off == NOOFF ? NULL : b->data + off; }
 
+/* The label's number for the statistics' registries (ps_strmap_slot_numbered):
+ * the accounting's, which the commit gave it, plus one (0: none). */
+static uint32_t label_number(const ps_clean_item *it)
+{
+    return it->res.label && it->label_no != PS_LABEL_NO_NONE ? it->label_no + 1 : 0;
+}
+
 /* One record's lengths into the three points and the generation lengths. */
 static int observe_lengths(ps_build_state *st, const packed *pk)
 {
     const ps_clean_item *it = &pk->it;
     const ps_clean_result *r = &it->res;
+    uint32_t number = label_number(it);
     int rc = 0;
     if (it->parsed) {
         ps_vrecord raw = {r->label, pk->raw_q_chars, pk->raw_s_chars, PS_VSTATS_NO_TOKENS, 0,
-                          false, false, it->utf8_repaired, 0};
+                          false, false, it->utf8_repaired, 0, number};
         rc = ps_vstats_add(st->v_raw, &raw);
     } else {
         ps_vstats_add_unparsed(st->v_raw);
@@ -24,7 +32,7 @@ static int observe_lengths(ps_build_state *st, const packed *pk)
         return rc;
     uint32_t controls = (uint32_t)(it->fq.controls_removed + it->fs.controls_removed);
     ps_vrecord c = {r->label, pk->q_chars, pk->s_chars, PS_VSTATS_NO_TOKENS, 0, false,
-                    it->changed, it->utf8_repaired, controls};
+                    it->changed, it->utf8_repaired, controls, number};
     rc = ps_vstats_add(st->v_clean, &c);
     ps_vrecord t = c;
     t.tokens = pk->ntokens;
@@ -33,7 +41,8 @@ static int observe_lengths(ps_build_state *st, const packed *pk)
     if (!rc)
         rc = ps_vstats_add(st->v_tok, &t);
     if (!rc && st->v_gen) /* causal, seq2seq: the two sides of the boundary */
-        rc = ps_vgen_add(st->v_gen, r->label, pk->type_boundary, pk->ntokens - pk->type_boundary);
+        rc = ps_vgen_add_numbered(st->v_gen, r->label, number, pk->type_boundary,
+                                  pk->ntokens - pk->type_boundary);
     return rc;
 }
 
@@ -63,7 +72,7 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
                         * counts before */
                        it->parsed && (!after || pk->o_tokens != NOOFF),
                        pk->raw_q_chars, pk->raw_s_chars, pk->q_chars, pk->s_chars,
-                       pk->q_changed, pk->s_changed};
+                       pk->q_changed, pk->s_changed, label_number(it)};
         rc = ps_vpaired_add(st->paired, &pr);
     }
     if (!rc && (it->sql_raw_class >= 0 || it->exec_status >= 0 || pk->shortened)) {

@@ -114,6 +114,53 @@ static void test_quantile_groups(void **state)
     }
 }
 
+/* Labels found by their numbers (ps_strmap_slot_numbered, as the build's
+ * statistics stage finds them) give the statistics the strings give,
+ * byte for byte, also when some records of a label come without one and
+ * labels are first met in a different way each time. */
+static void test_stats_numbered_labels(void **state)
+{
+    (void)state;
+    static const char *const L[] = {"db_a", "db_b", "db_c", "\xe4\xb8\xad\xe6\x96\x87", "z"};
+    ps_vstats *by_name = ps_vstats_new("tokenized"), *by_number = ps_vstats_new("tokenized");
+    ps_vgen *g_name = ps_vgen_new(), *g_number = ps_vgen_new();
+    assert_non_null(by_name);
+    assert_non_null(by_number);
+    assert_non_null(g_name);
+    assert_non_null(g_number);
+    for (size_t i = 0; i < 5000; i++) {
+        uint32_t k = (uint32_t)(rnd() % 6); /* 5: unlabeled */
+        ps_vrecord r = rec(k < 5 ? L[k] : NULL, rnd() % 300, rnd() % 3000, rnd() % 1200);
+        assert_int_equal(ps_vstats_add(by_name, &r), 0);
+        r.label_number = k < 5 && rnd() % 4 ? 100 + k * 7 : 0; /* sometimes none */
+        assert_int_equal(ps_vstats_add(by_number, &r), 0);
+        uint32_t p = rnd() % 500, c = rnd() % 200;
+        assert_int_equal(ps_vgen_add(g_name, r.label, p, c), 0);
+        assert_int_equal(ps_vgen_add_numbered(g_number, r.label, r.label_number, p, c), 0);
+    }
+    json_t *ja = ps_vstats_to_json(by_name), *jb = ps_vstats_to_json(by_number);
+    json_t *jga = ps_vgen_to_json(g_name, true), *jgb = ps_vgen_to_json(g_number, true);
+    char *a = json_dumps(ja, JSON_SORT_KEYS), *b = json_dumps(jb, JSON_SORT_KEYS);
+    char *ga = json_dumps(jga, JSON_SORT_KEYS), *gb = json_dumps(jgb, JSON_SORT_KEYS);
+    json_decref(ja);
+    json_decref(jb);
+    json_decref(jga);
+    json_decref(jgb);
+    assert_non_null(a);
+    assert_string_equal(a, b);
+    assert_non_null(ga);
+    assert_string_equal(ga, gb);
+    assert_non_null(strstr(a, "db_c"));
+    free(a);
+    free(b);
+    free(ga);
+    free(gb);
+    ps_vstats_free(by_name);
+    ps_vstats_free(by_number);
+    ps_vgen_free(g_name);
+    ps_vgen_free(g_number);
+}
+
 /* ---- stats: merge, JSON ------------------------------------------------------ */
 
 static void fill_random(ps_vstats *a, ps_vstats *b, ps_vstats *all, size_t n, bool tokens)
@@ -475,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_quantiles_exact_below_256),
         cmocka_unit_test(test_quantile_groups),
         cmocka_unit_test(test_stats_merge_is_union),
+        cmocka_unit_test(test_stats_numbered_labels),
         cmocka_unit_test(test_stats_json_roundtrip),
         cmocka_unit_test(test_padding_exact),
         cmocka_unit_test(test_stats_hostile_json),

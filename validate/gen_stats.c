@@ -70,21 +70,27 @@ static void dist_merge(gen_dist *into, const gen_dist *from)
     into->n += from->n;
 }
 
-static gen_dist *label_dist(ps_vgen *g, const char *label)
+static gen_dist *label_dist(ps_vgen *g, const char *label, uint32_t number)
 {
     void *recs = g->labels;
-    long i = ps_strmap_slot(&g->names, label, &recs, &g->cap, sizeof(gen_dist));
+    long i = ps_strmap_slot_numbered(&g->names, label, number, &recs, &g->cap, sizeof(gen_dist));
     g->labels = recs;
     return i < 0 ? NULL : &g->labels[i];
 }
 
 int ps_vgen_add(ps_vgen *g, const char *label, uint32_t prompt, uint32_t completion)
 {
+    return ps_vgen_add_numbered(g, label, 0, prompt, completion);
+}
+
+int ps_vgen_add_numbered(ps_vgen *g, const char *label, uint32_t label_number, uint32_t prompt,
+                         uint32_t completion)
+{
     const uint32_t v[GEN_N] = {prompt, completion};
     dist_add(&g->all, v);
     if (!label)
         return 0;
-    gen_dist *d = label_dist(g, label);
+    gen_dist *d = label_dist(g, label, label_number);
     if (!d)
         return PS_ENOMEM;
     dist_add(d, v);
@@ -95,7 +101,7 @@ int ps_vgen_merge(ps_vgen *into, const ps_vgen *from)
 {
     dist_merge(&into->all, &from->all);
     for (size_t i = 0; i < from->names.n; i++) {
-        gen_dist *d = label_dist(into, from->names.keys[i]);
+        gen_dist *d = label_dist(into, from->names.keys[i], 0);
         if (!d)
             return PS_ENOMEM;
         dist_merge(d, &from->labels[i]);
@@ -211,7 +217,7 @@ int ps_vgen_from_json(json_t *j, ps_vgen **out, ps_error *err)
         gen_dist *d;
         if (rc || (rc = ps_vjson_label_entry(e, i, prev, 64, &name, "prompt_completion", err)))
             break;
-        if (!(d = label_dist(g, name))) {
+        if (!(d = label_dist(g, name, 0))) {
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
             break;
         }

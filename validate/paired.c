@@ -67,10 +67,11 @@ const ps_vpaired_label *ps_vpaired_find_label(const ps_vpaired *p, const char *n
     return i < 0 ? NULL : &p->labels[i];
 }
 
-static ps_vpaired_label *get_label(ps_vpaired *p, const char *name)
+static ps_vpaired_label *get_label(ps_vpaired *p, const char *name, uint32_t number)
 {
     void *records = p->labels;
-    long i = ps_strmap_slot(&p->names, name, &records, &p->cap, sizeof *p->labels);
+    long i = ps_strmap_slot_numbered(&p->names, name, number, &records, &p->cap,
+                                     sizeof *p->labels);
     p->labels = records;
     if (i < 0)
         return NULL;
@@ -209,7 +210,7 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
     uint64_t seq = p->records_in++;
     ps_vpaired_label *l = NULL;
     if (r->label) {
-        l = get_label(p, r->label);
+        l = get_label(p, r->label, r->label_number);
         if (!l)
             return PS_ENOMEM;
         l->records_in++;
@@ -345,7 +346,7 @@ int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from)
     uint64_t off = into->records_in;
     for (size_t i = 0; i < from->nlabels; i++) {
         const ps_vpaired_label *f = &from->labels[i];
-        ps_vpaired_label *l = get_label(into, f->name);
+        ps_vpaired_label *l = get_label(into, f->name, 0);
         if (!l)
             return PS_ENOMEM;
         l->records_in += f->records_in;
@@ -615,7 +616,7 @@ static int label_from_json(json_t *e, size_t i, const char *prev, ps_vpaired *p,
     int rc = ps_vjson_label_entry(e, i, prev, 100, &name, ctx, err);
     if (rc)
         return rc;
-    ps_vpaired_label *l = get_label(p, name);
+    ps_vpaired_label *l = get_label(p, name, 0);
     if (!l)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     if ((rc = ps_vjson_fields(e, l, label_fields, NFIELDS(label_fields), ctx, err)))

@@ -68,10 +68,11 @@ const ps_vlabel *ps_vstats_find_label(const ps_vstats *s, const char *name)
     return i < 0 ? NULL : &s->labels[i];
 }
 
-static ps_vlabel *get_label(ps_vstats *s, const char *name)
+static ps_vlabel *get_label(ps_vstats *s, const char *name, uint32_t number)
 {
     void *records = s->labels;
-    long i = ps_strmap_slot(&s->names, name, &records, &s->cap, sizeof *s->labels);
+    long i = ps_strmap_slot_numbered(&s->names, name, number, &records, &s->cap,
+                                     sizeof *s->labels);
     s->labels = records;
     if (i < 0)
         return NULL;
@@ -93,7 +94,7 @@ int ps_vstats_add(ps_vstats *s, const ps_vrecord *r)
 {
     ps_vlabel *l = NULL;
     if (r->label) {
-        l = get_label(s, r->label);
+        l = get_label(s, r->label, r->label_number);
         if (!l)
             return PS_ENOMEM;
         l->records++;
@@ -157,7 +158,7 @@ int ps_vstats_merge(ps_vstats *into, const ps_vstats *from)
     if (!into || !from || strcmp(into->point, from->point))
         return PS_EINVAL;
     for (size_t i = 0; i < from->nlabels; i++) {
-        ps_vlabel *l = get_label(into, from->labels[i].name);
+        ps_vlabel *l = get_label(into, from->labels[i].name, 0);
         if (!l)
             return PS_ENOMEM;
         l->records += from->labels[i].records;
@@ -711,7 +712,7 @@ static int label_from_json(json_t *e, size_t i, const char *prev, ps_vstats *s,
     int rc = ps_vjson_label_entry(e, i, prev, INT_MAX, &name, ctx, err);
     if (rc)
         return rc;
-    ps_vlabel *l = get_label(s, name);
+    ps_vlabel *l = get_label(s, name, 0);
     if (!l)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     char c3[200];

@@ -45,6 +45,8 @@ typedef struct ps_vrecord {
     bool changed;             /* cleaning changed question or sql */
     bool invalid_utf8;        /* the raw record held invalid UTF-8 */
     uint32_t controls_removed;
+    uint32_t label_number;    /* 0, or a number naming `label` and no other
+                               * label, always (ps_strmap_slot_numbered) */
 } ps_vrecord;
 
 typedef struct ps_vstats ps_vstats;
@@ -100,6 +102,7 @@ typedef struct ps_vpair {
     bool counted;
     uint32_t question_before_chars, sql_before_chars, question_after_chars, sql_after_chars;
     bool question_changed, sql_changed;
+    uint32_t label_number;              /* as ps_vrecord.label_number */
 } ps_vpair;
 
 ps_vpaired *ps_vpaired_new(size_t max_examples);
@@ -168,6 +171,9 @@ void ps_vgen_free(ps_vgen *g);
 /* One kept record (label NULL: unlabeled, counted in "all" only). 0 or
  * PS_ENOMEM. */
 int ps_vgen_add(ps_vgen *g, const char *label, uint32_t prompt, uint32_t completion);
+/* ps_vgen_add with the label's number (as ps_vrecord.label_number). */
+int ps_vgen_add_numbered(ps_vgen *g, const char *label, uint32_t label_number, uint32_t prompt,
+                         uint32_t completion);
 int ps_vgen_merge(ps_vgen *into, const ps_vgen *from);
 /* {"all": D, "labels": [D + "label", ...]} with D = {"records", "prompt":
  * {min, max, sum, mean, p50, p95[, hist]}, "completion": {...}}; `full`
