@@ -101,25 +101,49 @@ long ps_strmap_slot(ps_strmap *m, const char *key, void **records, size_t *cap, 
     return i;
 }
 
-long ps_strmap_slot_numbered(ps_strmap *m, const char *key, uint32_t number, void **records,
-                             size_t *cap, size_t size)
+/* Remembers that `number` names the key at index i (only a shortcut: when
+ * out of memory the string lookups still work). */
+static void remember(ps_strmap *m, uint32_t number, long i)
 {
-    if (number && number < m->by_number_cap && m->by_number[number])
-        return (long)m->by_number[number] - 1;
-    long i = ps_strmap_slot(m, key, records, cap, size);
-    if (i < 0 || !number)
-        return i;
     if (number >= m->by_number_cap) {
         size_t nc = m->by_number_cap ? m->by_number_cap : 256;
         while (nc <= number)
             nc *= 2;
         uint32_t *grown = realloc(m->by_number, nc * sizeof *grown);
         if (!grown)
-            return i; /* only a shortcut: the string lookup still works */
+            return;
         memset(grown + m->by_number_cap, 0, (nc - m->by_number_cap) * sizeof *grown);
         m->by_number = grown;
         m->by_number_cap = nc;
     }
     m->by_number[number] = (uint32_t)i + 1;
+}
+
+static long find_numbered(const ps_strmap *m, uint32_t number)
+{
+    return number && number < m->by_number_cap ? (long)m->by_number[number] - 1 : -1;
+}
+
+long ps_strmap_add_numbered(ps_strmap *m, const char *key, uint32_t number, bool *added)
+{
+    long i = find_numbered(m, number);
+    *added = false;
+    if (i >= 0)
+        return i;
+    i = ps_strmap_add(m, key, added);
+    if (i >= 0 && number)
+        remember(m, number, i);
+    return i;
+}
+
+long ps_strmap_slot_numbered(ps_strmap *m, const char *key, uint32_t number, void **records,
+                             size_t *cap, size_t size)
+{
+    long i = find_numbered(m, number);
+    if (i >= 0)
+        return i;
+    i = ps_strmap_slot(m, key, records, cap, size);
+    if (i >= 0 && number)
+        remember(m, number, i);
     return i;
 }

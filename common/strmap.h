@@ -34,11 +34,12 @@ long ps_strmap_add(ps_strmap *m, const char *key, bool *added);
  * when new (*records grown first, so map and array stay in step); -1 when
  * out of memory. */
 long ps_strmap_slot(ps_strmap *m, const char *key, void **records, size_t *cap, size_t size);
-/* ps_strmap_slot with `number` > 0, a number the caller gives this string
- * and no other, always: a string seen under its number before is found
- * without reading it (the committing thread numbers labels once; stages
- * on other threads would otherwise compare strings a record). 0: as
- * ps_strmap_slot. */
+/* ps_strmap_add and ps_strmap_slot with `number` > 0, a number the caller
+ * gives this string and no other, always: a string seen under its number
+ * before is found without reading it (the committing thread numbers
+ * labels once; stages on other threads would otherwise compare strings a
+ * record). 0: as without a number. */
+long ps_strmap_add_numbered(ps_strmap *m, const char *key, uint32_t number, bool *added);
 long ps_strmap_slot_numbered(ps_strmap *m, const char *key, uint32_t number, void **records,
                              size_t *cap, size_t size);
 

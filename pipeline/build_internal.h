@@ -65,8 +65,6 @@ typedef struct ps_build_state {
     size_t hist_max;
     /* labels in first-seen order; sorted and renumbered in phase 2 */
     ps_strmap labels;
-    uint32_t *label_of_no;      /* accounting label number -> index + 1 in labels, 0 unseen */
-    size_t label_of_cap;
     const char **sorted_labels; /* final id -> name (into `labels`) */
     uint32_t *label_final;      /* first-seen index -> final id */
     uint32_t bounds[PS_BUILD_MAX_BUCKETS];

@@ -21,36 +21,19 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The first-seen index of the label numbered `no` in the accounting,
- * registering it when new: its string is compared once, when first seen
- * here; after that the number finds it. */
+/* The first-seen index of the label numbered `no` in the accounting (or
+ * PS_LABEL_NO_NONE), registering it when new: its string is compared once,
+ * when first seen here; after that the number finds it. */
 static int label_index(ps_build_state *st, const char *label, uint32_t no, uint32_t *out)
 {
-    if (no != PS_LABEL_NO_NONE && no < st->label_of_cap && st->label_of_no[no]) {
-        *out = st->label_of_no[no] - 1;
-        return 0;
-    }
     bool added;
-    long i = ps_strmap_add(&st->labels, label, &added);
+    long i = ps_strmap_add_numbered(&st->labels, label, no == PS_LABEL_NO_NONE ? 0 : no + 1,
+                                    &added);
     if (i < 0)
         return PS_ENOMEM;
     if (i >= (long)PS_LABEL_NONE)
         return PS_ELIMIT;
     *out = (uint32_t)i;
-    if (no == PS_LABEL_NO_NONE)
-        return 0;
-    if (no >= st->label_of_cap) {
-        size_t cap = st->label_of_cap ? st->label_of_cap : 256;
-        while (cap <= no)
-            cap *= 2;
-        uint32_t *grown = realloc(st->label_of_no, cap * sizeof *grown);
-        if (!grown)
-            return PS_ENOMEM;
-        memset(grown + st->label_of_cap, 0, (cap - st->label_of_cap) * sizeof *grown);
-        st->label_of_no = grown;
-        st->label_of_cap = cap;
-    }
-    st->label_of_no[no] = (uint32_t)i + 1;
     return 0;
 }
 
@@ -237,7 +220,6 @@ static void state_free(ps_build_state *st)
     }
     free(st->spools);
     ps_strmap_free(&st->labels);
-    free(st->label_of_no);
     free(st->sorted_labels);
     free(st->label_final);
     free(st->hist);
