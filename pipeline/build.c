@@ -80,7 +80,6 @@ typedef struct phase1 {
     stage stages[N_STAGES];
 } phase1;
 
-
 #define PS_UNK_WORD_BYTES 256u
 
 typedef struct unk_sink {
@@ -162,7 +161,6 @@ static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, con
                             rc == PS_ELIMIT ? "%s: record %s: %zu tokens, too many for a block"
                                             : "%s: record %s: out of memory while tokenizing",
                             r->source, r->id, e.enc.len);
-    pk->o_tokens = pk->o_spool + ps_spool_ids_offset((uint32_t)strlen(r->id));
     pk->ntokens = (uint32_t)e.enc.len;
     pk->type_boundary = tb;
     pk->truncated = e.enc.truncated != 0;
@@ -211,7 +209,7 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
     for (size_t i = 0; i < ch->n && !ch->rc; i++) {
         packed *pk = &ch->items[i];
         memset(pk, 0, sizeof *pk);
-        pk->o_tokens = NOOFF;
+        pk->o_spool = NOOFF;
         ps_encoded e; /* the serving preprocessor's code path (preprocess_int.h) */
         int rc = ps_preprocess_item(p->cfg, w, ts, x, &ch->in, &ch->recs[i], &pk->it, &e,
                                     &ch->err);

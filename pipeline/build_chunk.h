@@ -15,8 +15,8 @@
 typedef struct packed {
     ps_clean_item it;
     ps_item_offsets offs; /* the item's strings in the chunk's arena */
-    size_t o_tokens;       /* its ids: inside its spool record */
-    size_t o_spool;        /* kept: its spool record (ps_spool_record_put) */
+    size_t o_spool;        /* kept and encoded: its spool record, ids included
+                            * (ps_spool_record_put); else NOOFF */
     uint32_t ntokens, type_boundary, unk_tokens;
     size_t o_unk;   /* words that became [UNK]: field, hint, length (2 bytes LE), bytes; n_unk */
     uint32_t n_unk;
@@ -50,7 +50,6 @@ typedef struct chunk {
     uint64_t blank;        /* blank lines the worker skipped */
     size_t input;          /* the input's position in cfg->inputs */
 } chunk;
-
 
 /* Adds a committed chunk's records to the statistics, in input order
  * (the statistics stage, or the calling thread): they read only the chunk

@@ -68,9 +68,9 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
                        after ? r->question_len : 0, after ? r->sql_len : 0,
                        input, r->detail, it->id_collision,
                        /* the workers counted (put_strings, put_encoded): kept
-                        * records have o_tokens, rejected ones need only the
-                        * counts before */
-                       it->parsed && (!after || pk->o_tokens != NOOFF),
+                        * records have a spool record, rejected ones need only
+                        * the counts before */
+                       it->parsed && (!after || pk->o_spool != NOOFF),
                        pk->raw_q_chars, pk->raw_s_chars, pk->q_chars, pk->s_chars,
                        pk->q_changed, pk->s_changed, label_number(it)};
         rc = ps_vpaired_add(st->paired, &pr);
