@@ -185,9 +185,7 @@ static int fill_chunk(ct_run *r, ps_input_ctx *in, ct_chunk *ch, bool *end, ps_e
     int rc = ps_input_take_lines(r->c, in, &ch->raw, CT_BYTES, CT_RECORDS, &ch->first_line, err);
     if (rc > 0) {
         ch->lines_in = true;
-        ch->in = *in;
-        ch->in.src = NULL;
-        ch->in.rr = NULL;
+        ps_input_share(&ch->in, in);
         return 0;
     }
     if (rc < 0) {
@@ -201,11 +199,8 @@ static int fill_chunk(ct_run *r, ps_input_ctx *in, ct_chunk *ch, bool *end, ps_e
             *end = true;
             break;
         }
-        if (ch->n == 0) { /* after the read: a CSV header maps the columns */
-            ch->in = *in;
-            ch->in.src = NULL;
-            ch->in.rr = NULL;
-        }
+        if (ch->n == 0) /* after the read: a CSV header maps the columns */
+            ps_input_share(&ch->in, in);
         ch->raw_off[ch->n] = ch->raw.len;
         if (ps_buf_append(&ch->raw, rec.data, rec.len)) {
             rc = ps_error_set(err, PS_ENOMEM, "out of memory reading %s", in->path);

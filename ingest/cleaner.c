@@ -717,7 +717,17 @@ int ps_input_take_lines(ps_cleaner *c, ps_input_ctx *in, ps_buf *dst, size_t wan
     return n;
 }
 
-void ps_cleaner_add_blank_lines(ps_cleaner *c, uint64_t n) { ps_stats_steps(c->stats)->blank_lines += n; }
+void ps_input_share(ps_input_ctx *dst, const ps_input_ctx *in)
+{
+    *dst = *in;
+    dst->src = NULL;
+    dst->rr = NULL;
+}
+
+void ps_cleaner_add_blank_lines(ps_cleaner *c, uint64_t n)
+{
+    ps_stats_steps(c->stats)->blank_lines += n;
+}
 
 void ps_clean_item_settle_index(ps_clean_item *it, uint64_t index)
 {

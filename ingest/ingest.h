@@ -427,6 +427,10 @@ void ps_cleaner_add_blank_lines(ps_cleaner *c, uint64_t n);
  * index-th (0-based) of its input. Needed only for records of an input
  * that took lines (in->took_lines), whose workers knew a lower bound. */
 void ps_clean_item_settle_index(ps_clean_item *it, uint64_t index);
+/* A copy of `in` for a chunk's workers to read (its path, format, column
+ * map, took_lines): without the source and record reader, which only the
+ * reading thread may use. */
+void ps_input_share(ps_input_ctx *dst, const ps_input_ctx *in);
 /* Closes the input and adds its bytes and blank lines to the accounting. */
 void ps_input_close(ps_cleaner *c, ps_input_ctx *in);
 const ps_rules *ps_cleaner_rules(const ps_cleaner *c);

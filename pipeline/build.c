@@ -451,9 +451,7 @@ static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
             }
             if (k > 0) {
                 ch->lines = true;
-                ch->in = rd->in;
-                ch->in.src = NULL;
-                ch->in.rr = NULL;
+                ps_input_share(&ch->in, &rd->in);
                 break;
             }
         }
@@ -472,11 +470,8 @@ static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
                 break; /* a chunk holds records of one input */
             continue;
         }
-        if (ch->n == 0) {
-            ch->in = rd->in;
-            ch->in.src = NULL;
-            ch->in.rr = NULL;
-        }
+        if (ch->n == 0)
+            ps_input_share(&ch->in, &rd->in);
         if ((rc = chunk_add(ch, &rec, CHUNK_RECORDS)) != 0) {
             rc = ps_error_set(err, rc, "out of memory reading %s", rd->in.path);
             break;
