@@ -214,9 +214,10 @@ ps_pair_hash ps_dedupe_hash(const char *q, size_t qn, const char *s, size_t sn);
 
 int ps_dedupe_create(ps_dedupe **out);
 void ps_dedupe_free(ps_dedupe *d);
-/* Looks up the pair whose hash is `h`. If new, remembers it with `id` and
- * `label_hash` and returns 0. If seen, returns 1 and sets *first_id to the
- * kept record's id and *label_conflict when the labels differ. PS_ENOMEM. */
+/* Looks up the pair whose hash is `h`. If new, remembers it with a copy of
+ * `id` and `label_hash` and returns 0. If seen, returns 1 and sets
+ * *first_id to the kept record's id (valid until the table is freed) and
+ * *label_conflict when the labels differ. PS_ENOMEM. */
 int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash h, const char *id, uint32_t label_hash,
                           const char **first_id, bool *label_conflict);
 /* Starts loading the slot `h` would probe first: an in-order commit calls

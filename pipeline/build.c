@@ -303,7 +303,6 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
     uint64_t index = st->input_records; /* the chunk's first record's, in its input */
     st->input_records += ch->n;
     memset(ch->taken, 0, ch->n);
-    ps_buf_reset(&ch->dup_of);
     for (size_t i = 0; i < ch->n && i < PREFETCH_AHEAD; i++)
         ps_cleaner_prefetch(st->cleaner, &ch->items[i].it);
     for (size_t i = 0; i < ch->n; i++) {
@@ -327,19 +326,8 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         int rc = ps_cleaner_commit(st->cleaner, ch->in.path, it, err);
         if (rc)
             return rc; /* its own message says what failed */
-        ch->taken[i] = 1;
-        const char *d = it->res.duplicate_of;
-        if (it->res.outcome == PS_OUTCOME_DUPLICATE && d &&
-            ps_buf_append(&ch->dup_of, d, strlen(d) + 1))
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-    }
-    const char *d = ch->dup_of.data; /* the copies, in record order */
-    for (size_t i = 0; i < ch->n; i++) {
-        ps_clean_result *r = &ch->items[i].it.res;
-        if (ch->taken[i] && r->outcome == PS_OUTCOME_DUPLICATE && r->duplicate_of) {
-            r->duplicate_of = d;
-            d += strlen(d) + 1;
-        }
+        ch->taken[i] = 1; /* a duplicate's first id stays valid: the dedupe
+                           * table's ids never move */
     }
     return 0;
 }
@@ -489,7 +477,6 @@ static void ring_free(phase1 *p)
         free(p->ring[i].raw_off);
         free(p->ring[i].items);
         free(p->ring[i].taken);
-        ps_buf_free(&p->ring[i].dup_of);
         ps_buf_free(&p->ring[i].raw);
         ps_buf_free(&p->ring[i].out);
     }

@@ -40,8 +40,6 @@ typedef struct chunk {
     int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done,
                             * 4 committed (its statistics to add) */
     unsigned char *taken;  /* per record: committed in this part */
-    ps_buf dup_of;         /* duplicates' first ids, copied at the commit (the
-                            * dedupe table they point into grows meanwhile) */
     /* Whole JSONL lines in raw (ps_input_take_lines): the worker splits
      * them into recs (ps_lines_split), so the reading thread only copies
      * bytes; n is 0 until then. */

@@ -79,11 +79,45 @@ static void test_reserve_keeps_everything(void **state)
     ps_dedupe_free(d);
 }
 
+/* A first id handed out stays valid and unchanged while later inserts
+ * grow the table and fill more id blocks; an id larger than a block is
+ * kept whole. */
+static void test_first_ids_stay_put(void **state)
+{
+    (void)state;
+    ps_dedupe *d;
+    assert_int_equal(ps_dedupe_create(&d), 0);
+    insert_new(d, 0, 10);
+    const char *early = NULL;
+    bool conflict = false;
+    assert_int_equal(ps_dedupe_insert_hash(d, key(3), "again", 3, &early, &conflict), 1);
+    assert_string_equal(early, "in.json:#3");
+    size_t big = (size_t)5 << 20; /* over two 2 MiB blocks */
+    char *huge = malloc(big + 1);
+    assert_non_null(huge);
+    for (size_t i = 0; i < big; i++)
+        huge[i] = (char)('a' + i % 26);
+    huge[big] = '\0';
+    const char *first = NULL;
+    assert_int_equal(ps_dedupe_insert_hash(d, key(999999), huge, 0, &first, &conflict), 0);
+    insert_new(d, 10, 400000); /* ~6 MB of ids: several blocks */
+    assert_int_equal(ps_dedupe_insert_hash(d, key(999999), "x", 0, &first, &conflict), 1);
+    assert_int_equal(strlen(first), big);
+    assert_memory_equal(first, huge, big);
+    free(huge);
+    assert_int_equal(ps_dedupe_insert_hash(d, key(3), "again", 3, &first, &conflict), 1);
+    assert_string_equal(early, "in.json:#3"); /* the pointer from before */
+    assert_ptr_equal(first, early);
+    all_found(d, 400000);
+    ps_dedupe_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_growth_keeps_everything),
         cmocka_unit_test(test_reserve_keeps_everything),
+        cmocka_unit_test(test_first_ids_stay_put),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
