@@ -257,10 +257,11 @@ int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *repo
                      const ps_vsql *sql, const ps_vgen *gen, ps_error *err)
 {
     json_t *o = ps_vreport_object(report);
-    char *json = ps_vreport_text(o);
+    char *json = NULL, *stats = NULL;
+    if (o) /* NULLs when out of memory, told below */
+        (void)ps_vreport_texts(report, o, sql, gen, &json, &stats);
     char *html = json ? ps_report_html(o) : NULL; /* after the text: it reads the object */
     json_decref(o);
-    char *stats = ps_vstats_file_json_report(report, sql, gen);
     int rc = 0;
     if (!json || !html || !stats)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");

@@ -28,5 +28,11 @@ char *ps_report_html(json_t *report);
  * the paired view the report already holds instead of serialising them
  * again: the same bytes. malloc'ed; NULL when out of memory. */
 char *ps_vstats_file_json_report(const ps_vreport *r, const ps_vsql *sql, const ps_vgen *gen);
+/* Both texts at once, report.json's from `report` (ps_vreport_object(r))
+ * and stats.json's as ps_vstats_file_json_report gives it: the points and
+ * the paired view, most of both files, are serialised once for the two.
+ * PS_OK, or PS_ENOMEM (both NULL). The texts are malloc'ed. */
+int ps_vreport_texts(const ps_vreport *r, const json_t *report, const ps_vsql *sql,
+                     const ps_vgen *gen, char **report_json, char **stats_json);
 
 #endif /* PS_REPORT_H */

@@ -353,6 +353,125 @@ char *ps_vstats_file_json_report(const ps_vreport *r, const ps_vsql *sql, const 
     return stats_file_text(pts, r->paired, sql, gen);
 }
 
+/* ---- report.json and stats.json together -------------------------------------- */
+
+/* The members both files hold: the three points and the paired view. */
+enum { SHARED_N = 4, SHARED_PAIRED = 3 };
+
+/* A string that stands in for shared member i while a file's object is
+ * dumped, and its dumped text (both new; NULL when out of memory). */
+static json_t *marker(int i)
+{
+    char m[48];
+    snprintf(m, sizeof m, "\x01pairshard-shared-%d\x01", i);
+    return json_string(m);
+}
+
+/* `text` with each marker's dumped text replaced by its member's: NULL
+ * when a marker does not occur exactly once (a string of the report's
+ * own that holds one) or out of memory. Frees nothing. */
+static char *splice(const char *text, char *const marks[SHARED_N], char *const shared[SHARED_N])
+{
+    const char *at[SHARED_N] = {NULL};
+    size_t len = strlen(text);
+    for (int i = 0; i < SHARED_N; i++) {
+        if (!shared[i])
+            continue;
+        at[i] = strstr(text, marks[i]);
+        if (!at[i] || strstr(at[i] + 1, marks[i]))
+            return NULL;
+        len += strlen(shared[i]) - strlen(marks[i]);
+    }
+    char *out = malloc(len + 1), *o = out;
+    if (!out)
+        return NULL;
+    const char *p = text;
+    for (;;) { /* copy up to the next marker, then its member */
+        int next = -1;
+        for (int i = 0; i < SHARED_N; i++)
+            if (at[i] && at[i] >= p && (next < 0 || at[i] < at[next]))
+                next = i;
+        size_t n = next < 0 ? strlen(p) : (size_t)(at[next] - p);
+        memcpy(o, p, n);
+        o += n;
+        if (next < 0)
+            break;
+        size_t sn = strlen(shared[next]);
+        memcpy(o, shared[next], sn);
+        o += sn;
+        p = at[next] + strlen(marks[next]);
+    }
+    *o = '\0';
+    return out;
+}
+
+/* report.json's text with markers in place of the shared members. */
+static char *report_marked(const json_t *report, json_t *const mk[SHARED_N])
+{
+    json_t *o = json_copy((json_t *)report), *pts = json_object_get(report, "points");
+    json_t *np = json_is_object(pts) ? json_copy(pts) : NULL;
+    int bad = !o || (json_is_object(pts) && !np);
+    for (int i = 0; !bad && np && i < 3; i++)
+        if (mk[i])
+            bad |= json_object_set(np, K[i], mk[i]);
+    if (!bad && np)
+        bad |= json_object_set(o, "points", np);
+    if (!bad && mk[SHARED_PAIRED])
+        bad |= json_object_set(o, "paired", mk[SHARED_PAIRED]);
+    char *s = bad ? NULL : json_dumps(o, DUMP_FLAGS);
+    json_decref(np);
+    json_decref(o);
+    return s;
+}
+
+int ps_vreport_texts(const ps_vreport *r, const json_t *report, const ps_vsql *sql,
+                     const ps_vgen *gen, char **report_json, char **stats_json)
+{
+    json_t *member[SHARED_N], *mk[SHARED_N] = {NULL};
+    char *shared[SHARED_N] = {NULL}, *marks[SHARED_N] = {NULL};
+    for (int i = 0; i < 3; i++) {
+        member[i] = json_object_get(r->points, K[i]);
+        if (json_is_null(member[i]))
+            member[i] = NULL;
+    }
+    member[SHARED_PAIRED] = r->paired;
+    /* Each shared member is serialised once and spliced into both texts;
+     * nested objects dump the same bytes alone as inside another (no
+     * indentation), so the files are what whole dumps would give. */
+    bool bad = false;
+    for (int i = 0; i < SHARED_N && !bad; i++) {
+        if (!member[i] || json_object_get(report, "points") != r->points ||
+            json_object_get(report, "paired") != r->paired)
+            continue;
+        mk[i] = marker(i);
+        marks[i] = mk[i] ? json_dumps(mk[i], JSON_ENCODE_ANY | DUMP_FLAGS) : NULL;
+        shared[i] = json_dumps(member[i], DUMP_FLAGS);
+        bad = !mk[i] || !marks[i] || !shared[i];
+    }
+    char *rm = bad ? NULL : report_marked(report, mk);
+    json_t *pts[3] = {mk[0] ? mk[0] : member[0], mk[1] ? mk[1] : member[1],
+                      mk[2] ? mk[2] : member[2]};
+    char *sm = bad ? NULL
+                   : stats_file_text(pts, mk[SHARED_PAIRED] ? mk[SHARED_PAIRED]
+                                                            : member[SHARED_PAIRED], sql, gen);
+    *report_json = rm ? splice(rm, marks, shared) : NULL;
+    *stats_json = sm ? splice(sm, marks, shared) : NULL;
+    free(rm);
+    free(sm);
+    for (int i = 0; i < SHARED_N; i++) {
+        json_decref(mk[i]);
+        free(marks[i]);
+        free(shared[i]);
+    }
+    if (!*report_json || !*stats_json) { /* a marker clashed, or memory: whole dumps */
+        free(*report_json);
+        free(*stats_json);
+        *report_json = ps_vreport_text(report);
+        *stats_json = ps_vstats_file_json_report(r, sql, gen);
+    }
+    return *report_json && *stats_json ? PS_OK : PS_ENOMEM;
+}
+
 int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
                         ps_vstats **tokenized, ps_vpaired **paired, ps_vsql **sql,
                         ps_vgen **gen, ps_error *err)
