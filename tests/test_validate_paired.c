@@ -3,6 +3,7 @@
  * tests/support/validate_fixture.c. */
 #include "tests/support/validate_fixture.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,10 +138,50 @@ static void test_paired_char_count(void **state)
     }
 }
 
+/* The relative-change bin, floor(100 |after - before| / before) capped at
+ * 100, matches a long double reference for every length pair up to 700
+ * and for lengths near 2^32 (the counts the build's workers pass). */
+static void test_relative_change_bins(void **state)
+{
+    (void)state;
+    static uint64_t want[101];
+    ps_vpaired *p = ps_vpaired_new(0);
+    assert_non_null(p);
+    uint64_t pairs[][2] = {{4294967295u, 1}, {4294967295u, 4294967294u}, {3000000007u, 2999999999u},
+                           {4294967291u, 42949672u}, {1, 4294967295u}, {7, 0}};
+    size_t extra = sizeof pairs / sizeof pairs[0], total = 0;
+    for (uint64_t b = 1; b <= 700 + extra; b++) {
+        for (uint64_t a = 0; a <= (b <= 700 ? 2 * b : 0); a++) {
+            uint64_t before = b <= 700 ? b : pairs[b - 701][0];
+            uint64_t after = b <= 700 ? a : pairs[b - 701][1];
+            uint64_t d = after > before ? after - before : before - after;
+            long double r = (long double)d * 100.0L / (long double)before;
+            want[r >= 100.0L ? 100 : (unsigned)floorl(r)]++;
+            ps_vpair x = {.id = "id", .source = "src", .label = "l", .outcome = PS_OUTCOME_KEPT,
+                          .question_before = "q", .question_before_len = 1, .sql_before = "s",
+                          .sql_before_len = 1, .question_after = "q", .question_after_len = 1,
+                          .sql_after = "s", .sql_after_len = 1, .counted = true,
+                          .question_before_chars = (uint32_t)before,
+                          .question_after_chars = (uint32_t)after, .sql_before_chars = 1,
+                          .sql_after_chars = 1};
+            assert_int_equal(ps_vpaired_add(p, &x), 0);
+            total++;
+        }
+    }
+    uint64_t seen = 0;
+    for (int i = 0; i <= 100; i++) {
+        assert_int_equal(p->rel[0][i], want[i]);
+        seen += p->rel[0][i];
+    }
+    assert_int_equal(seen, total);
+    ps_vpaired_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paired_accounting_and_examples),
+        cmocka_unit_test(test_relative_change_bins),
         cmocka_unit_test(test_paired_char_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

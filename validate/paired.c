@@ -125,7 +125,13 @@ static unsigned rel_bin(uint64_t before, uint64_t after)
 {
     uint64_t d = after > before ? after - before : before - after;
     uint64_t den = before ? before : 1;
-    /* floor(100 d / den) without overflow for realistic lengths */
+    if (d >= den)
+        return 100u;
+    /* floor(100 d / den) in integers: the long double quotient below
+     * rounds to the same floor while den < 2^64 / 101, and the integer
+     * division is several times cheaper (one per field and record) */
+    if (den < (uint64_t)1 << 56)
+        return (unsigned)(d * 100 / den);
     long double r = (long double)d * 100.0L / (long double)den;
     return r >= 100.0L ? 100u : (unsigned)floorl(r);
 }
