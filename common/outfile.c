@@ -104,7 +104,7 @@ int ps_outfile_open(ps_outfile *o, const char *path, ps_error *err)
  * disk writes while the rest is produced and the commit's fsync waits for
  * the tail only. The fsync still makes the file durable: this only starts
  * the writes early (SYNC_FILE_RANGE_WRITE waits for nothing). */
-#define KICK_BYTES (16u << 20)
+#define KICK_BYTES (4u << 20)
 
 static int kick_writeback(ps_outfile *o)
 {

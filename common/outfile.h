@@ -43,7 +43,7 @@ typedef struct ps_outfile {
  * output) / PS_EIO with `err` naming the file. */
 int ps_outfile_open(ps_outfile *o, const char *path, ps_error *err);
 /* Writes n bytes. 0, or PS_EIO naming the file and the reason. Every
- * 16 MiB written to a temporary, its writeback is started
+ * 4 MiB written to a temporary, its writeback is started
  * (sync_file_range), so the commit's fsync waits for the tail only. Not
  * for two threads at once on one outfile (the stream is written unlocked). */
 int ps_outfile_write(ps_outfile *o, const void *p, size_t n, ps_error *err);
