@@ -2,6 +2,7 @@
  * path names when that is not a regular file (see outfile.h). */
 #define _GNU_SOURCE /* sync_file_range */
 #include "common/outfile.h"
+#include "common/outfile_behind.h"
 #include "common/ps_internal.h"
 
 #include <errno.h>
@@ -119,14 +120,34 @@ static int kick_writeback(ps_outfile *o)
     return 0;
 }
 
+int ps_outfile_write_behind(ps_outfile *o, ps_error *err)
+{
+    if (o->wb || !o->f)
+        return 0;
+    /* the thread writes the descriptor: whatever the stream holds first */
+    if (fflush(o->f) != 0)
+        return ps_error_set(err, PS_EIO, "%s: write failed: %s", ps_outfile_name(o),
+                            strerror(errno));
+    if (ps_write_behind_new(&o->wb, fileno(o->f), o->tmp != NULL, o->written, o->kicked))
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return 0;
+}
+
 int ps_outfile_write(ps_outfile *o, const void *p, size_t n, ps_error *err)
 {
     if (o->write_errno)
         return PS_EIO;
     errno = 0;
-    /* one thread writes an outfile at a time: no stream lock per write */
-    int e = fwrite_unlocked(p, 1, n, o->f) != n ? (errno ? errno : EIO) : 0;
-    if (!e) {
+    int e;
+    if (o->wb) {
+        e = ps_write_behind_write(o->wb, p, n);
+        if (!e)
+            o->written += n;
+    } else {
+        /* one thread writes an outfile at a time: no stream lock per write */
+        e = fwrite_unlocked(p, 1, n, o->f) != n ? (errno ? errno : EIO) : 0;
+    }
+    if (!e && !o->wb) {
         o->written += n;
         e = kick_writeback(o);
     }
@@ -162,10 +183,25 @@ static int put_in_place(ps_outfile *o, ps_error *err)
     return rc;
 }
 
+/* Writes what the write-behind holds and stops its thread; an errno. */
+static int finish_behind(ps_outfile *o)
+{
+    if (!o->wb)
+        return 0;
+    int e = ps_write_behind_finish(o->wb);
+    ps_write_behind_free(o->wb);
+    o->wb = NULL;
+    if (e && !o->write_errno)
+        o->write_errno = e;
+    return e;
+}
+
 int ps_outfile_commit(ps_outfile *o, ps_error *err)
 {
     if (!o->f)
         return 0;
+    if (!o->write_errno)
+        finish_behind(o);
     if (o->f == stdout) {
         o->f = NULL;
         if (o->write_errno || fflush(stdout) != 0 || ferror(stdout))
@@ -192,6 +228,8 @@ int ps_outfile_commit(ps_outfile *o, ps_error *err)
 
 void ps_outfile_abort(ps_outfile *o)
 {
+    ps_write_behind_free(o->wb); /* before the descriptor closes */
+    o->wb = NULL;
     if (o->f && o->f != stdout)
         fclose(o->f);
     o->f = NULL;

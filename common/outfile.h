@@ -29,6 +29,8 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+struct ps_write_behind;
+
 typedef struct ps_outfile {
     FILE *f;
     char *path;   /* as named, for messages (NULL for stdout) */
@@ -37,6 +39,7 @@ typedef struct ps_outfile {
     int write_errno; /* first failed ps_outfile_write */
     uint64_t written;  /* bytes ps_outfile_write took */
     uint64_t kicked;   /* bytes whose writeback was started (a temporary) */
+    struct ps_write_behind *wb; /* ps_outfile_write_behind's, or NULL */
 } ps_outfile;
 
 /* Opens `path` for writing. 0, or PS_EUSAGE (a path that cannot be an
@@ -47,6 +50,15 @@ int ps_outfile_open(ps_outfile *o, const char *path, ps_error *err);
  * (sync_file_range), so the commit's fsync waits for the tail only. Not
  * for two threads at once on one outfile (the stream is written unlocked). */
 int ps_outfile_write(ps_outfile *o, const void *p, size_t n, ps_error *err);
+/* From now on ps_outfile_write copies into 1 MiB buffers that a thread of
+ * the outfile's own writes, in order, while the caller goes on (at most
+ * 4 MiB queued: a caller that outruns the disk waits). For a caller whose
+ * thread is the bottleneck, e.g. the commit of a threaded clean; the bytes
+ * written are the same. A failed write is reported by a later
+ * ps_outfile_write or by ps_outfile_commit. 0, or PS_EIO (what the
+ * stream held could not be written) / PS_ENOMEM (the outfile stays as it
+ * was). */
+int ps_outfile_write_behind(ps_outfile *o, ps_error *err);
 /* Flushes, fsyncs and renames into place (a stream is flushed and closed).
  * 0, or PS_EIO naming the file (the temporary is removed). */
 int ps_outfile_commit(ps_outfile *o, ps_error *err);
