@@ -66,16 +66,11 @@ static int pack(ct_chunk *ch, ct_item *ci, size_t nrules)
 /* Serialises an item's JSON line into the chunk (a worker). */
 static int put_line(ct_chunk *ch, ct_item *ci)
 {
-    char *line;
-    size_t len;
-    if (ps_clean_result_json(&ci->it.res, &line, &len))
-        return ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning");
     ci->o_line = ch->lines.len;
-    ci->line_len = len;
-    line[len] = '\n'; /* over the NUL: the sink may write len + 1 bytes */
-    int rc = ps_buf_append(&ch->lines, line, len + 1);
-    free(line);
-    return rc ? ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning") : 0;
+    if (ps_clean_result_json_append(&ci->it.res, &ch->lines) || ps_buf_putc(&ch->lines, '\n'))
+        return ps_error_set(&ch->err, PS_ENOMEM, "out of memory while cleaning");
+    ci->line_len = ch->lines.len - 1 - ci->o_line;
+    return 0;
 }
 
 static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w)

@@ -386,6 +386,9 @@ typedef struct ps_item_offsets {
     size_t off[PS_ITEM_STRINGS];
     size_t touched;
 } ps_item_offsets;
+/* ps_clean_result_json's line appended to b (no newline), serialised in
+ * place for a kept record. 0 or PS_ENOMEM (b as it was). */
+int ps_clean_result_json_append(const ps_clean_result *r, ps_buf *b);
 /* Copies the item's strings (the original only for a rejection) and its
  * nrules rule flags into `arena`, their offsets into *o, and forgets its
  * render fields (they point into the worker). 0 or PS_ENOMEM. */

@@ -149,39 +149,65 @@ static int put_text2sql(ps_buf *b, const ps_clean_result *r)
     return rc;
 }
 
-/* The kept record, the hot path: written directly, no DOM. */
-static int kept_json(const ps_clean_result *r, char **out, size_t *len)
+/* The kept record, the hot path: written directly, no DOM, at the end of
+ * b (on failure b->len is put back). */
+static int kept_json(const ps_clean_result *r, ps_buf *b)
 {
-    ps_buf b;
-    ps_buf_init(&b);
-    int rc = ps_buf_reserve(&b, r->question_len + r->sql_len + 128);
-    rc = rc ? rc : ps_buf_puts(&b, "{\"id\":");
-    rc = rc ? rc : put_string(&b, r->id, strlen(r->id));
-    rc = rc ? rc : ps_buf_puts(&b, ",\"question\":");
-    rc = rc ? rc : put_string(&b, r->question, r->question_len);
-    rc = rc ? rc : ps_buf_puts(&b, ",\"sql\":");
-    rc = rc ? rc : put_string(&b, r->sql, r->sql_len);
-    rc = rc ? rc : ps_buf_puts(&b, ",\"label\":");
-    rc = rc ? rc : (r->label ? put_string(&b, r->label, strlen(r->label)) : ps_buf_puts(&b, "null"));
-    rc = rc ? rc : put_text2sql(&b, r);
-    rc = rc ? rc : ps_buf_puts(&b, ",\"source\":");
-    rc = rc ? rc : put_string(&b, r->source, strlen(r->source));
-    rc = rc ? rc : ps_buf_putc(&b, '}');
+    size_t at = b->len;
+    int rc = ps_buf_reserve(b, r->question_len + r->sql_len + 128);
+    rc = rc ? rc : ps_buf_puts(b, "{\"id\":");
+    rc = rc ? rc : put_string(b, r->id, strlen(r->id));
+    rc = rc ? rc : ps_buf_puts(b, ",\"question\":");
+    rc = rc ? rc : put_string(b, r->question, r->question_len);
+    rc = rc ? rc : ps_buf_puts(b, ",\"sql\":");
+    rc = rc ? rc : put_string(b, r->sql, r->sql_len);
+    rc = rc ? rc : ps_buf_puts(b, ",\"label\":");
+    rc = rc ? rc : (r->label ? put_string(b, r->label, strlen(r->label)) : ps_buf_puts(b, "null"));
+    rc = rc ? rc : put_text2sql(b, r);
+    rc = rc ? rc : ps_buf_puts(b, ",\"source\":");
+    rc = rc ? rc : put_string(b, r->source, strlen(r->source));
+    rc = rc ? rc : ps_buf_putc(b, '}');
     if (rc) {
-        ps_buf_free(&b);
+        b->len = at;
         return PS_ENOMEM;
     }
-    *out = b.data;
-    *len = b.len;
     return 0;
+}
+
+static bool kept_fast(const ps_clean_result *r)
+{
+    return r->outcome == PS_OUTCOME_KEPT &&
+           ps_utf8_check(r->source, strlen(r->source)) == strlen(r->source);
+}
+
+int ps_clean_result_json_append(const ps_clean_result *r, ps_buf *b)
+{
+    if (kept_fast(r))
+        return kept_json(r, b);
+    char *line;
+    size_t len;
+    int rc = ps_clean_result_json(r, &line, &len);
+    if (rc)
+        return rc;
+    rc = ps_buf_append(b, line, len) ? PS_ENOMEM : 0;
+    free(line);
+    return rc;
 }
 
 int ps_clean_result_json(const ps_clean_result *r, char **out, size_t *len)
 {
     *out = NULL;
-    if (r->outcome == PS_OUTCOME_KEPT && ps_utf8_check(r->source, strlen(r->source)) ==
-                                             strlen(r->source))
-        return kept_json(r, out, len);
+    if (kept_fast(r)) {
+        ps_buf b;
+        ps_buf_init(&b);
+        if (kept_json(r, &b)) {
+            ps_buf_free(&b);
+            return PS_ENOMEM;
+        }
+        *out = b.data;
+        *len = b.len;
+        return 0;
+    }
     json_t *o = json_object();
     if (!o)
         return PS_ENOMEM;
