@@ -45,21 +45,47 @@ static int resize_slots(ps_tok_vocab *v, size_t cap)
     return PS_OK;
 }
 
+/* Makes room for `need` pool bytes in all. */
+static int pool_reserve(ps_tok_vocab *v, size_t need)
+{
+    if (need <= v->pool_cap)
+        return PS_OK;
+    size_t cap = v->pool_cap ? v->pool_cap : 4096;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2)
+            return PS_ENOMEM;
+        cap *= 2;
+    }
+    char *p = realloc(v->pool, cap);
+    if (!p)
+        return PS_ENOMEM;
+    v->pool = p;
+    v->pool_cap = cap;
+    return PS_OK;
+}
+
+/* Makes room for ids 0 .. want-1 in the id -> token array. */
+static int ids_reserve(ps_tok_vocab *v, size_t want)
+{
+    if (want <= v->ids_cap)
+        return PS_OK;
+    size_t cap = v->ids_cap ? v->ids_cap : 1024;
+    while (cap < want) {
+        if (cap > SIZE_MAX / 2)
+            return PS_ENOMEM;
+        cap *= 2;
+    }
+    if (ps_array_resize(&v->tok_off, cap, sizeof *v->tok_off))
+        return PS_ENOMEM;
+    v->ids_cap = cap;
+    return PS_OK;
+}
+
 static int pool_add(ps_tok_vocab *v, const char *tok, size_t len, size_t *off)
 {
     size_t need;
-    if (!ps_size_add(v->pool_len, len + 1, &need))
+    if (!ps_size_add(v->pool_len, len + 1, &need) || pool_reserve(v, need))
         return PS_ENOMEM;
-    if (need > v->pool_cap) {
-        size_t cap = v->pool_cap ? v->pool_cap : 4096;
-        while (cap < need)
-            cap *= 2;
-        char *p = realloc(v->pool, cap);
-        if (!p)
-            return PS_ENOMEM;
-        v->pool = p;
-        v->pool_cap = cap;
-    }
     *off = v->pool_len;
     memcpy(v->pool + v->pool_len, tok, len);
     v->pool[v->pool_len + len] = '\0';
@@ -70,14 +96,8 @@ static int pool_add(ps_tok_vocab *v, const char *tok, size_t len, size_t *off)
 static int record_id(ps_tok_vocab *v, int32_t id, size_t off)
 {
     size_t want = (size_t)id + 1;
-    if (want > v->ids_cap) {
-        size_t cap = v->ids_cap ? v->ids_cap : 1024;
-        while (cap < want)
-            cap *= 2;
-        if (ps_array_resize(&v->tok_off, cap, sizeof *v->tok_off))
-            return PS_ENOMEM;
-        v->ids_cap = cap;
-    }
+    if (ids_reserve(v, want))
+        return PS_ENOMEM;
     for (size_t i = v->n_ids; i < want; i++)
         v->tok_off[i] = SIZE_MAX; /* a hole until some token claims it */
     if (want > v->n_ids)
@@ -185,6 +205,14 @@ bool ps_tok_next_line(ps_tok_lines *it, const char **line, size_t *line_len)
 int ps_tok_vocab_parse_txt(ps_tok_vocab *v, const char *data, size_t len, const char *name,
                            ps_error *err)
 {
+    /* Room for every line up front: growing the table and the pool by
+     * doubling rehashed and faulted in fresh pages six times over. */
+    size_t lines = 1;
+    for (const char *p = data, *end = data + len; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+        lines++;
+    if (ps_tok_vocab_reserve(v, lines) || pool_reserve(v, len + lines) ||
+        ids_reserve(v, lines))
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", name);
     /* Each line trimmed with trim_end, as HF's read_file. */
     ps_tok_lines it = {data, len, 0, 0};
     const char *line;
