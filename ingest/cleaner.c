@@ -282,6 +282,16 @@ int ps_clean_field(ps_clean_worker *w, int field, const char *in, size_t n, ps_b
     return 0;
 }
 
+static unsigned decimal_digits(uint64_t v)
+{
+    unsigned n = 1;
+    while (v >= 10) {
+        v /= 10;
+        n++;
+    }
+    return n;
+}
+
 /* "name:line" for line formats, "name:#index" for JSON arrays. */
 static void position(ps_buf *b, const char *name, ps_format fmt, const ps_raw_record *rec)
 {
@@ -470,6 +480,10 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
         ps_buf_append(&w->id, f->id, f->id_len);
     } else {
         position(&w->id, in->base, in->fmt, rec);
+        it->id_default = rec->turn < 0; /* a turn's id has a suffix */
+        it->id_pos = in->fmt == PS_FORMAT_JSON ? rec->index : rec->line;
+        it->id_prefix_len = w->id.len - decimal_digits(it->id_pos);
+        it->id_prefix_hash = XXH3_64bits(w->id.data, it->id_prefix_len);
     }
     turn_suffix(&w->id, rec);
     res->id = w->id.data;
@@ -505,11 +519,37 @@ static int note_id(ps_cleaner *c, ps_clean_item *it, ps_error *err)
         return 0;
     const char *first = NULL;
     bool unused;
-    int d = ps_dedupe_insert_hash(c->ids, it->id_hash, res->source, 0, &first, &unused);
+    size_t n = it->source_len ? it->source_len : strlen(res->source);
+    int d = ps_dedupe_insert_hash(c->ids, it->id_hash, res->source, n, 0, &first, &unused);
     it->id_collision = d == 1;
     if (d == 1)
         d = ps_stats_id_collision(c->stats, res->id, first, res->source);
     return d < 0 ? ps_error_set(err, PS_ENOMEM, "out of memory checking ids") : 0;
+}
+
+/* Inserts a kept record's pair into the dedupe table: a default id by its
+ * number, after its input's prefix, which the worker hashed: the prefix's
+ * string is read when it changes, not each record. */
+static int insert_pair(ps_cleaner *c, const ps_clean_item *it, const char **first,
+                       bool *conflict)
+{
+    const ps_clean_result *res = &it->res;
+    if (!it->id_default) {
+        size_t n = it->id_len ? it->id_len : strlen(res->id);
+        return ps_dedupe_insert_hash(c->dedupe, it->hash, res->id, n, it->label_hash, first,
+                                     conflict);
+    }
+    if (!c->have_prefix || it->id_prefix_hash != c->prefix_hash ||
+        it->id_prefix_len != c->prefix_len) {
+        int rc = ps_dedupe_add_prefix(c->dedupe, res->id, it->id_prefix_len, &c->prefix_no);
+        if (rc)
+            return rc;
+        c->have_prefix = true;
+        c->prefix_hash = it->id_prefix_hash;
+        c->prefix_len = it->id_prefix_len;
+    }
+    return ps_dedupe_insert_pos(c->dedupe, it->hash, c->prefix_no, it->id_pos, it->label_hash,
+                                first, conflict);
 }
 
 int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_error *err)
@@ -545,10 +585,10 @@ int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_er
     if (res->outcome == PS_OUTCOME_KEPT && !c->opts.keep_duplicates) {
         const char *first = NULL;
         bool conflict = false;
-        int d = ps_dedupe_insert_hash(c->dedupe, it->hash, res->id, it->label_hash, &first,
-                                      &conflict);
+        int d = insert_pair(c, it, &first, &conflict);
         if (d < 0)
-            return ps_error_set(err, PS_ENOMEM, "out of memory in duplicate detection");
+            return ps_error_set(err, d, "%s: %s in duplicate detection", res->source,
+                                d == PS_ENOMEM ? "out of memory" : ps_strerror(d));
         if (d == 1) {
             res->outcome = PS_OUTCOME_DUPLICATE;
             res->duplicate_of = first;

@@ -19,6 +19,12 @@ struct ps_cleaner {
     ps_rules *rules;
     ps_dedupe *dedupe;
     ps_dedupe *ids;            /* ids of kept records, for collisions */
+    /* the dedupe's prefix of the default ids last committed: its number,
+     * length and hash (ps_clean_item.id_prefix_*) */
+    bool have_prefix;
+    uint32_t prefix_no;
+    size_t prefix_len;
+    uint64_t prefix_hash;
     size_t expect_share;       /* 1 in this many records is committed (0: 1) */
     ps_stats *stats;
     ps_named_inputs *named;

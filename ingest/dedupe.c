@@ -4,6 +4,11 @@
  * i.e. none for any real corpus), 32 bytes a record, plus the kept
  * record's id so a duplicate can name what it duplicates.
  *
+ * A default id ("<input>:<line>") is kept as its input's prefix number and
+ * the line, and spelled out only when a duplicate asks for it: copying
+ * every kept id was a tenth of the in-order commit, most of it the cache
+ * miss of reading a string another thread wrote.
+ *
  * The ids live in blocks that never move (an id handed out stays valid
  * until the table is freed), each 2 MiB block aligned and asked for a
  * huge page: the in-order commit copies every kept id, and a growing
@@ -20,8 +25,12 @@
 
 typedef struct slot {
     XXH128_hash_t h;   /* {0,0} marks an empty slot (a real 0 hash is bumped) */
-    const char *id;    /* the kept record's id, in an id block */
+    union {
+        const char *id; /* prefix 0: the kept record's id, in an id block */
+        uint64_t pos;   /* else: the number after the prefix */
+    } u;
     uint32_t label_hash;
+    uint32_t prefix;   /* 0, or a prefix's number + 1 */
 } slot;
 
 /* A block of ids: this head, then the NUL-terminated ids. */
@@ -34,6 +43,8 @@ struct ps_dedupe {
     slot *slots;
     size_t cap, used;
     id_block *ids; /* the block being filled, the older ones behind it */
+    const char **prefix; /* ps_dedupe_add_prefix's, copied into id blocks */
+    size_t *prefix_len, n_prefix;
 };
 
 /* Tables of 2 MiB and more are mapped and asked for huge pages: a table
@@ -82,8 +93,8 @@ static void *map_aligned(size_t bytes)
     return p + head;
 }
 
-/* A copy of id (n bytes and a NUL) in the current block, or a new one. */
-static const char *ids_put(ps_dedupe *d, const char *id, size_t n)
+/* Room for n bytes and a NUL in the current block, or a new one. */
+static char *ids_room(ps_dedupe *d, size_t n)
 {
     id_block *b = d->ids;
     if (!b || b->bytes - b->used < n + 1) {
@@ -104,10 +115,56 @@ static const char *ids_put(ps_dedupe *d, const char *id, size_t n)
         d->ids = b;
     }
     char *at = (char *)b + b->used;
-    memcpy(at, id, n);
     at[n] = '\0';
     b->used += n + 1;
     return at;
+}
+
+/* A copy of id (n bytes and a NUL) in an id block. */
+static const char *ids_put(ps_dedupe *d, const char *id, size_t n)
+{
+    char *at = ids_room(d, n);
+    if (at)
+        memcpy(at, id, n);
+    return at;
+}
+
+/* Prefix `no` and pos in decimal, spelled into an id block. */
+static const char *ids_put_pos(ps_dedupe *d, uint32_t no, uint64_t pos)
+{
+    char digits[20];
+    size_t nd = 0;
+    do
+        digits[sizeof digits - ++nd] = (char)('0' + pos % 10);
+    while ((pos /= 10) != 0);
+    size_t plen = d->prefix_len[no];
+    char *at = ids_room(d, plen + nd);
+    if (at) {
+        memcpy(at, d->prefix[no], plen);
+        memcpy(at + plen, digits + sizeof digits - nd, nd);
+    }
+    return at;
+}
+
+int ps_dedupe_add_prefix(ps_dedupe *d, const char *prefix, size_t len, uint32_t *no)
+{
+    if (d->n_prefix >= UINT32_MAX - 1)
+        return PS_ELIMIT;
+    const char **np = realloc(d->prefix, (d->n_prefix + 1) * sizeof *np);
+    if (!np)
+        return PS_ENOMEM;
+    d->prefix = np;
+    size_t *nl = realloc(d->prefix_len, (d->n_prefix + 1) * sizeof *nl);
+    if (!nl)
+        return PS_ENOMEM;
+    d->prefix_len = nl;
+    const char *copy = ids_put(d, prefix, len);
+    if (!copy)
+        return PS_ENOMEM;
+    d->prefix[d->n_prefix] = copy;
+    d->prefix_len[d->n_prefix] = len;
+    *no = (uint32_t)d->n_prefix++;
+    return 0;
 }
 
 int ps_dedupe_create(ps_dedupe **out)
@@ -134,6 +191,8 @@ void ps_dedupe_free(ps_dedupe *d)
         next = b->next;
         munmap(b, b->bytes);
     }
+    free(d->prefix);
+    free(d->prefix_len);
     free(d);
 }
 
@@ -194,24 +253,49 @@ ps_pair_hash ps_dedupe_hash(const char *q, size_t qn, const char *s, size_t sn)
     return out;
 }
 
-int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash ph, const char *id, uint32_t label_hash,
-                          const char **first_id, bool *label_conflict)
+/* Inserts h with the id `id` (id_len bytes) or, with prefix > 0, the id
+ * spelled by prefix - 1 and pos. */
+static int insert(ps_dedupe *d, ps_pair_hash ph, const char *id, size_t id_len, uint32_t prefix,
+                  uint64_t pos, uint32_t label_hash, const char **first_id, bool *label_conflict)
 {
     XXH128_hash_t h = {ph.low, ph.high};
     if (!fits(d->used, d->cap) && rehash(d, d->cap * 2))
         return PS_ENOMEM;
     slot *sl = find(d->slots, d->cap, h);
     if (!empty(sl)) {
-        *first_id = sl->id;
+        if (sl->prefix) { /* spelled once, then kept as a string */
+            const char *s = ids_put_pos(d, sl->prefix - 1, sl->u.pos);
+            if (!s)
+                return PS_ENOMEM;
+            sl->u.id = s;
+            sl->prefix = 0;
+        }
+        *first_id = sl->u.id;
         *label_conflict = sl->label_hash != label_hash;
         return 1;
     }
-    const char *copy = ids_put(d, id, strlen(id));
-    if (!copy)
+    if (prefix) {
+        sl->u.pos = pos;
+    } else if (!(sl->u.id = ids_put(d, id, id_len))) {
         return PS_ENOMEM;
+    }
     sl->h = h;
-    sl->id = copy;
+    sl->prefix = prefix;
     sl->label_hash = label_hash;
     d->used++;
     return 0;
+}
+
+int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash ph, const char *id, size_t id_len,
+                          uint32_t label_hash, const char **first_id, bool *label_conflict)
+{
+    return insert(d, ph, id, id_len, 0, 0, label_hash, first_id, label_conflict);
+}
+
+int ps_dedupe_insert_pos(ps_dedupe *d, ps_pair_hash ph, uint32_t prefix, uint64_t pos,
+                         uint32_t label_hash, const char **first_id, bool *label_conflict)
+{
+    if (prefix >= d->n_prefix)
+        return PS_EINVAL;
+    return insert(d, ph, NULL, 0, prefix + 1, pos, label_hash, first_id, label_conflict);
 }

@@ -215,11 +215,20 @@ ps_pair_hash ps_dedupe_hash(const char *q, size_t qn, const char *s, size_t sn);
 int ps_dedupe_create(ps_dedupe **out);
 void ps_dedupe_free(ps_dedupe *d);
 /* Looks up the pair whose hash is `h`. If new, remembers it with a copy of
- * `id` and `label_hash` and returns 0. If seen, returns 1 and sets
+ * `id` (its id_len bytes, a NUL added) and `label_hash` and returns 0. If seen, returns 1 and sets
  * *first_id to the kept record's id (valid until the table is freed) and
  * *label_conflict when the labels differ. PS_ENOMEM. */
-int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash h, const char *id, uint32_t label_hash,
-                          const char **first_id, bool *label_conflict);
+int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash h, const char *id, size_t id_len,
+                          uint32_t label_hash, const char **first_id, bool *label_conflict);
+/* Ids spelled "<prefix><decimal number>" (an input's default ids) are
+ * inserted by number: ps_dedupe_add_prefix copies a prefix and numbers it
+ * (0, 1, ...; 0 or PS_ENOMEM/PS_ELIMIT), and ps_dedupe_insert_pos is
+ * ps_dedupe_insert_hash for the id prefix `prefix` then `pos` would spell,
+ * spelled only when a duplicate asks for it (*first_id then as above).
+ * PS_EINVAL for a prefix never added. */
+int ps_dedupe_add_prefix(ps_dedupe *d, const char *prefix, size_t len, uint32_t *no);
+int ps_dedupe_insert_pos(ps_dedupe *d, ps_pair_hash h, uint32_t prefix, uint64_t pos,
+                         uint32_t label_hash, const char **first_id, bool *label_conflict);
 /* Starts loading the slot `h` would probe first: an in-order commit calls
  * it a few records ahead, so the table's cache misses overlap (a hint:
  * no effect on the result). */
@@ -329,6 +338,16 @@ typedef struct ps_clean_item {
                              completion with a template) */
     uint32_t label_hash;
     ps_pair_hash id_hash; /* of the id, when id_from_field (computed by the worker) */
+    /* strlen of res.id and res.source as ps_clean_item_pack found them (the
+     * committing thread need not walk the strings again), else 0: unknown */
+    size_t id_len, source_len;
+    /* the id is its input's default, "<base>:<id_pos>" ("<base>:#<id_pos>"
+     * in a JSON array), whose first id_prefix_len bytes hash (XXH3-64) to
+     * id_prefix_hash: the dedupe keeps the number, not the string */
+    bool id_default;
+    uint64_t id_pos;
+    size_t id_prefix_len;
+    uint64_t id_prefix_hash;
     /* After ps_cleaner_commit: the label's number in the accounting (the
      * labels of committed records, numbered as first seen), or
      * PS_LABEL_NO_NONE: a key for per-label tables that need no strings. */

@@ -56,6 +56,8 @@ int ps_clean_item_pack(ps_clean_item *it, size_t nrules, ps_buf *arena, ps_item_
     if (it->res.outcome != PS_OUTCOME_REJECTED)
         it->res.original = NULL; /* only a rejection shows it */
     field_refs(it, ref, len);
+    it->source_len = len[0];
+    it->id_len = len[1];
     for (size_t k = 0; k < PS_ITEM_STRINGS; k++)
         o->off[k] = put(arena, *ref[k], len[k], &rc);
     o->touched = nrules ? put(arena, it->touched, nrules, &rc) : NOOFF;

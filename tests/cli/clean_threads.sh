@@ -109,6 +109,40 @@ if [ -w /dev/full ]; then
 else
     skip "a full disk: exit 2 with the same message at 1 and 2 threads" "no writable /dev/full"
 fi
+# 5. Duplicates name the record they duplicate by its default id: the
+# path when two inputs share a base name, "<base>:#<index>" in a JSON
+# array; expected ids computed here from the inputs (their text is already
+# clean, so a pair's identity is its question and sql).
+mkdir -p "$TMP/a" "$TMP/b"
+python3 - "$TMP/a/x.jsonl" "$TMP/b/x.jsonl" "$TMP/c.json" "$TMP/ids.want" <<'PY'
+import json, sys
+a, b, c, want = sys.argv[1:5]
+rec = lambda k: {"question": "what is item %d" % k, "sql": "SELECT %d" % k}
+inputs = [(a, "a/x.jsonl:", [i % 2000 for i in range(3000)]),
+          (b, "b/x.jsonl:", [i * 7 % 2600 for i in range(2000)]),
+          (c, "c.json:#", [i * 3 % 4000 for i in range(1500)])]
+first, out = {}, []
+for path, prefix, keys in inputs:
+    with open(path, "w") as f:
+        if path.endswith(".json"):
+            json.dump([rec(k) for k in keys], f)
+        else:
+            f.write("".join(json.dumps(rec(k)) + "\n" for k in keys))
+    for n, k in enumerate(keys):
+        rid = prefix + str(n if path.endswith(".json") else n + 1)
+        if k in first:
+            out.append("%s %s" % (rid, first[k]))
+        else:
+            first[k] = rid
+open(want, "w").write("".join(l + "\n" for l in out))
+PY
+(cd "$TMP" && for t in 1 3; do run ids $t a/x.jsonl b/x.jsonl c.json; done)
+same ids 1 3 && python3 -c '
+import json, sys
+got = ["%s %s\n" % (r["id"], r["duplicate_of"]) for r in map(json.loads, open(sys.argv[1]))]
+sys.exit(got != open(sys.argv[2]).readlines())' "$TMP/ids.1.dup" "$TMP/ids.want"
+check "duplicate_of names the first record by its default id (paths, JSON indexes) at 1 and 3 threads" $? "$TMP/ids.1.err"
+
 "$PAIRSHARD" clean --threads 0 "$SP/dev.json" -o "$TMP/x.out" 2>"$TMP/t0.err"
 [ $? -eq 2 ] && grep -q threads "$TMP/t0.err"
 check "--threads 0: a usage error naming --threads" $? "$TMP/t0.err"
