@@ -1,6 +1,6 @@
 /*
- * pairshard build, phase 1: read → clean + tokenize (worker threads) →
- * commit in input order → spool kept records per shard. Phase 2 (writing
+ * pairshard build, phase 1: read → clean + tokenize + spool (worker
+ * threads) → commit in input order → index kept records per shard. Phase 2 (writing
  * the shards) is in build_shards.c; the manifest in manifest_write.c.
  */
 #include "pipeline/build.h"
@@ -154,8 +154,12 @@ static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, con
     uint32_t tb = 0;
     if ((rc = type_boundary(&e.enc, r, &tb, &ch->err)))
         return rc;
-    rc = ps_spool_record_put(&ch->out, r->id, e.enc.input_ids, (uint32_t)e.enc.len, tb,
-                             &pk->o_spool);
+    /* a kept record another --part commits is not spooled here */
+    const ps_build_config *cfg = p->cfg;
+    bool ours = !cfg->part_count || pk->it.hash.low % cfg->part_count == cfg->part_index;
+    rc = ours ? ps_spool_record_put(&ch->spool, r->id, e.enc.input_ids, (uint32_t)e.enc.len, tb,
+                                    &pk->o_spool)
+              : 0;
     if (rc)
         return ps_error_set(&ch->err, rc,
                             rc == PS_ELIMIT ? "%s: record %s: %zu tokens, too many for a block"
@@ -198,11 +202,13 @@ static int put_strings(phase1 *p, chunk *ch, packed *pk)
     return rc ? ps_error_set(&ch->err, rc, "out of memory while cleaning") : 0;
 }
 
-/* Cleans and tokenizes every record of a chunk (a worker thread). */
-static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch *ts,
-                       ps_encode_ctx *x)
+/* Cleans and tokenizes every record of a chunk and appends its kept
+ * records to worker spool `spool` (a worker thread, or the calling one). */
+static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
+                       ps_tok_scratch *ts, ps_encode_ctx *x)
 {
     ps_buf_reset(&ch->out);
+    ps_buf_reset(&ch->spool);
     if (ch->lines)
         ch->n = ps_lines_split(ch->raw.data, ch->raw.len, ch->first_line, ch->recs,
                                CHUNK_RECORDS, &ch->blank);
@@ -219,6 +225,10 @@ static void work_chunk(phase1 *p, chunk *ch, ps_clean_worker *w, ps_tok_scratch 
             rc = put_strings(p, ch, pk);
         ch->rc = rc;
     }
+    ch->spool_index = spool;
+    if (!ch->rc && ch->spool.len)
+        ch->rc = ps_wspool_append(&p->st->wspools[spool], ch->spool.data, ch->spool.len,
+                                  &ch->spool_base, &ch->err);
 }
 
 typedef struct worker_arg {
@@ -251,7 +261,7 @@ static void *worker_main(void *arg)
         if (init || !ts)
             ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
         else
-            work_chunk(p, ch, w, ts, &x);
+            work_chunk(p, ch, self, w, ts, &x);
         t0 = ps_build_now();
         busy += t0 - t1;
         pthread_mutex_lock(&p->mu);
@@ -346,8 +356,11 @@ static int write_chunk(ps_build_state *st, const chunk *ch, ps_error *err)
             rc = writer_line(st->rejects, r, err);
         } else if (r->outcome == PS_OUTCOME_DUPLICATE) {
             rc = writer_line(st->duplicates, r, err);
+        } else if (pk->o_spool == NOOFF) { /* kept and ours: spooled */
+            rc = ps_error_set(err, PS_EINVAL, "%s: record %s: not spooled", r->source, r->id);
         } else {
-            rc = ps_build_spool(st, r, pk->it.label_no, ch->out.data + pk->o_spool, err);
+            rc = ps_build_spool(st, r, pk->it.label_no, ch->spool.data + pk->o_spool,
+                                ch->spool_index, ch->spool_base + pk->o_spool, err);
         }
         if (rc)
             return rc;
@@ -479,6 +492,7 @@ static void ring_free(phase1 *p)
         free(p->ring[i].taken);
         ps_buf_free(&p->ring[i].raw);
         ps_buf_free(&p->ring[i].out);
+        ps_buf_free(&p->ring[i].spool);
     }
     free(p->ring);
     free(p->busy);
@@ -639,7 +653,7 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
         int state = 1;
         if (p->inline_work) {
             t = ps_build_now();
-            work_chunk(p, ch, p->iw, p->its, &p->ix);
+            work_chunk(p, ch, 0, p->iw, p->its, &p->ix);
             p->busy[0] += ps_build_now() - t;
             state = 3;
         }

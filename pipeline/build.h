@@ -4,10 +4,11 @@
  *
  * Two phases:
  *   1. streaming: the calling thread reads raw records into chunks; worker
- *      threads clean and tokenize whole chunks; the calling thread commits
- *      chunks in input order (dedupe, accounting, rejects), deals kept
- *      records round-robin to shards and spools them to files in the
- *      staging directory. Memory stays flat with corpus size.
+ *      threads clean and tokenize whole chunks and append their kept records
+ *      to a spool file of their own in the staging directory; the calling
+ *      thread commits chunks in input order (dedupe, accounting, rejects)
+ *      and deals kept records round-robin to shards (an index entry each,
+ *      16 bytes). Memory stays flat with corpus size but for the index.
  *   2. per shard: records are grouped by bucket (stable), cut into blocks
  *      of block_records, compressed in parallel and written in key order.
  * Nothing in the output depends on the thread count or on timing: record
@@ -113,7 +114,7 @@ typedef struct ps_build_profile {
                                    * committing them, waiting for workers */
     double stats, write;          /* phase 1's stages behind the commit (threads > 1),
                                    * a thread each: busy seconds adding statistics,
-                                   * writing rejects and spools; 0 when the commit
+                                   * writing rejects and indexing spooled records; 0 when the commit
                                    * does both itself (1 thread) */
     size_t workers;               /* phase 1's worker threads */
     bool calling_worker;          /* 1 thread: no worker thread; the calling
@@ -124,7 +125,7 @@ typedef struct ps_build_profile {
     double busy_total;            /* all workers' busy seconds together */
     double phase2_encode;         /* phase 2: all threads' seconds compressing blocks */
     double phase2_sort;           /* phase 2's shard writers (seconds summed over
-                                   * them): spools mapped, records grouped by
+                                   * them): records grouped by
                                    * bucket, blocks planned */
     double phase2_put;            /* ... writing compressed blocks into LMDB */
     double phase2_finish;         /* ... committing, the compacted copy, fsync */

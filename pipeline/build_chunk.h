@@ -15,8 +15,8 @@
 typedef struct packed {
     ps_clean_item it;
     ps_item_offsets offs; /* the item's strings in the chunk's arena */
-    size_t o_spool;        /* kept and encoded: its spool record, ids included
-                            * (ps_spool_record_put); else NOOFF */
+    size_t o_spool;        /* kept, encoded and of this --part: its spool record in
+                            * the chunk's spool (ps_spool_record_put); else NOOFF */
     uint32_t ntokens, type_boundary, unk_tokens;
     size_t o_unk;   /* words that became [UNK]: field, hint, length (2 bytes LE), bytes; n_unk */
     uint32_t n_unk;
@@ -34,7 +34,11 @@ typedef struct chunk {
     size_t *raw_off;
     ps_buf raw;
     packed *items;
-    ps_buf out;            /* arena of the packed strings and tokens */
+    ps_buf out;            /* arena of the packed strings and [UNK] words */
+    ps_buf spool;          /* its kept records' spool layouts, which the worker
+                            * appended to worker spool spool_index at spool_base */
+    size_t spool_index;
+    uint64_t spool_base;
     int rc;
     ps_error err;
     int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done,

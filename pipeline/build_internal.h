@@ -19,23 +19,42 @@
 
 #include <stdio.h>
 
-/* Per-shard spool of kept records, in commit order:
- *   u32 length, u32 type_boundary, u32 label (first-seen index or NONE),
- *   u32 id_len, id bytes, zero padding to 4 bytes, length x i32 token ids. */
+/* A worker's spool: the kept records it encoded, a chunk's appended with
+ * one write by the worker itself, each laid out as
+ *   u32 length, u32 type_boundary, u32 label (always NONE: the shard's
+ *   index holds it), u32 id_len, id bytes, zero padding to 4 bytes,
+ *   length x i32 token ids.
+ * One file a worker (one with --threads 1), so spooling is as parallel as
+ * cleaning and the in-order commit never copies a record; a record the
+ * commit finds a duplicate stays in the file, unindexed. Mapped read-only
+ * for phase 2 once phase 1 ends. */
+typedef struct ps_wspool {
+    int fd;
+    char *path;
+    uint64_t size;    /* bytes written */
+    const char *data; /* the mapping (phase 2), NULL before or when empty */
+} ps_wspool;
+
 /* Where a spooled record's ids start, past its head and padded id. */
 static inline size_t ps_spool_ids_offset(uint32_t id_len)
 {
     return 16 + id_len + (4 - id_len % 4) % 4; /* keeps the ids 4-byte aligned */
 }
 
+/* A shard's record in its index: its token count and label (first-seen
+ * index or PS_LABEL_NONE), and where it lies: worker spool << 48 | offset. */
+typedef struct ps_spool_entry {
+    uint32_t length, label;
+    uint64_t loc;
+} ps_spool_entry;
+#define PS_SPOOL_OFFSET_BITS 48
+
+/* A shard's kept records, in commit order: phase 2 groups them by bucket
+ * from the index alone, so the calling thread does not walk the spools
+ * (their pages are read by the compression threads). */
 typedef struct ps_spool {
-    FILE *f;
-    char *path;
     uint64_t records, tokens, bytes;
-    /* Per record, u32 length and u32 bytes in the spool: phase 2 groups
-     * the records by bucket from these alone, so the calling thread does
-     * not walk the spool (its pages are read by the compression threads). */
-    ps_buf index;
+    ps_buf index; /* ps_spool_entry per record */
 } ps_spool;
 
 /* Per (shard, bucket) result of phase 2. */
@@ -56,7 +75,9 @@ typedef struct ps_build_state {
     ps_staging stg;
     const char *staging;       /* stg.set: where the new set is written */
     FILE *rejects, *duplicates;
-    ps_spool *spools;
+    ps_spool *spools;          /* one a shard: indexes */
+    ps_wspool *wspools;        /* one a worker: the records */
+    size_t n_wspools;
     uint64_t ordinal;          /* records seen (all parts) */
     size_t commit_input;       /* the input of the last chunk committed, and */
     uint64_t input_records;    /* its records committed so far */
@@ -144,17 +165,27 @@ enum { PS_GEN_OVER_TARGET = 1, PS_GEN_OVER_LENGTH = 2 };
 int ps_build_gen_too_long(const ps_build_config *cfg, ps_encode_ctx *x, size_t fit);
 
 /* Lays a kept record out as its spool holds it (the layout above) at the
- * end of `arena`, 4-byte aligned, with no label yet: a worker's part of
- * spooling. *off: where it starts; the ids follow at
- * *off + ps_spool_ids_offset(strlen(id)). 0, PS_ENOMEM or PS_ELIMIT. */
+ * end of `arena`, 4-byte aligned: a worker's part of spooling. *off:
+ * where it starts; the ids follow at *off + ps_spool_ids_offset(strlen(id)).
+ * 0, PS_ENOMEM or PS_ELIMIT. */
 int ps_spool_record_put(ps_buf *arena, const char *id, const int32_t *ids, uint32_t n,
                         uint32_t type_boundary, size_t *off);
-/* Appends a kept record laid out by ps_spool_record_put to its shard's
- * spool, writing its label's first-seen index into it; `label_no` is the
- * label's number in the accounting (ps_clean_item.label_no), so that a
- * label's string is looked up once, not once a record. */
-int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_no, char *rec,
-                   ps_error *err);
+/* Appends a kept record to its shard's index: `rec` is its layout (as
+ * ps_spool_record_put left it), written to worker spool `spool` at
+ * `offset`; `label_no` is the label's number in the accounting
+ * (ps_clean_item.label_no), so that a label's string is looked up once,
+ * not once a record. */
+int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_no,
+                   const char *rec, size_t spool, uint64_t offset, ps_error *err);
+/* Writes `n` bytes of a chunk's spool records to worker spool `ws` (its
+ * worker's own: no lock), *offset where they start. 0 or PS_EIO. */
+int ps_wspool_append(ps_wspool *ws, const void *p, size_t n, uint64_t *offset, ps_error *err);
+/* A spooled record's layout in phase 2 (the spools mapped). */
+static inline const char *ps_spool_record(const ps_build_state *st, const ps_spool_entry *e)
+{
+    return st->wspools[e->loc >> PS_SPOOL_OFFSET_BITS].data +
+           (e->loc & (((uint64_t)1 << PS_SPOOL_OFFSET_BITS) - 1));
+}
 /* Sorts labels and chooses buckets (before validation, which reports the
  * padding under them). */
 int ps_build_plan(ps_build_state *st, ps_error *err);

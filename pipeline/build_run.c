@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -49,7 +50,7 @@ int ps_spool_record_put(ps_buf *arena, const char *id, const int32_t *ids, uint3
         return PS_ENOMEM;
     char *p = arena->data + at;
     memset(arena->data + arena->len, 0, at - arena->len); /* alignment */
-    uint32_t head[4] = {n, type_boundary, PS_LABEL_NONE, idlen};
+    uint32_t head[4] = {n, type_boundary, PS_LABEL_NONE, idlen}; /* the index holds the label */
     memcpy(p, head, sizeof head);
     memcpy(p + sizeof head, id, idlen);
     memset(p + sizeof head + idlen, 0, ps_spool_ids_offset(idlen) - sizeof head - idlen);
@@ -59,17 +60,16 @@ int ps_spool_record_put(ps_buf *arena, const char *id, const int32_t *ids, uint3
     return 0;
 }
 
-int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_no, char *rec,
-                   ps_error *err)
+int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_no,
+                   const char *rec, size_t spool, uint64_t offset, ps_error *err)
 {
     uint32_t head[4]; /* length, type_boundary, label, id_len */
     memcpy(head, rec, sizeof head);
-    uint32_t n = head[0];
+    uint32_t n = head[0], label = PS_LABEL_NONE;
     if (r->label) {
-        int rc = label_index(st, r->label, label_no, &head[2]);
+        int rc = label_index(st, r->label, label_no, &label);
         if (rc)
             return ps_error_set(err, rc, "%s: too many labels", r->source);
-        memcpy(rec + 8, &head[2], sizeof head[2]);
     }
     if (!st->hist || n > st->hist_max) {
         size_t old = st->hist ? st->hist_max + 1 : 0;
@@ -82,18 +82,85 @@ int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_
     }
     st->hist[n]++;
     ps_spool *sp = &st->spools[st->kept++ % st->cfg->shards];
-    uint64_t bytes = ps_spool_ids_offset(head[3]) + (uint64_t)n * sizeof(int32_t);
-    uint32_t entry[2] = {n, (uint32_t)bytes};
-    if (ps_buf_append(&sp->index, entry, sizeof entry))
+    ps_spool_entry e = {n, label, (uint64_t)spool << PS_SPOOL_OFFSET_BITS | offset};
+    if (ps_buf_append(&sp->index, &e, sizeof e))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    /* one thread writes a spool at a time (the write stage, or the
-     * calling thread): the stream's lock would be taken for nothing */
-    if (fwrite_unlocked(rec, 1, (size_t)bytes, sp->f) != bytes)
-        return ps_error_set(err, PS_EIO, "%s: write failed: %s", sp->path, strerror(errno));
     sp->records++;
     sp->tokens += n;
-    sp->bytes += bytes;
+    sp->bytes += ps_spool_ids_offset(head[3]) + (uint64_t)n * sizeof(int32_t);
     return 0;
+}
+
+int ps_wspool_append(ps_wspool *ws, const void *p, size_t n, uint64_t *offset, ps_error *err)
+{
+    if (ws->size + n >= (uint64_t)1 << PS_SPOOL_OFFSET_BITS)
+        return ps_error_set(err, PS_ELIMIT, "%s: a spool over %llu bytes", ws->path,
+                            1ull << PS_SPOOL_OFFSET_BITS);
+    *offset = ws->size;
+    for (const char *at = p; n;) {
+        ssize_t w = write(ws->fd, at, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return ps_error_set(err, PS_EIO, "%s: write failed: %s", ws->path,
+                                w < 0 ? strerror(errno) : "no progress");
+        at += w;
+        n -= (size_t)w;
+        ws->size += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* Opens worker spool i in the staging directory. */
+static int wspool_open(ps_build_state *st, size_t i, ps_error *err)
+{
+    ps_wspool *ws = &st->wspools[i];
+    char name[48];
+    snprintf(name, sizeof name, "/.spool-%05zu", i);
+    ws->path = malloc(strlen(st->staging) + strlen(name) + 1);
+    if (!ws->path)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    strcpy(ws->path, st->staging);
+    strcat(ws->path, name);
+    ws->fd = open(ws->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600); /* read: mapped */
+    if (ws->fd < 0)
+        return ps_error_set(err, PS_EIO, "%s: cannot create: %s", ws->path, strerror(errno));
+    return 0;
+}
+
+/* Closes the worker spools and maps them for phase 2. */
+static int wspools_map(ps_build_state *st, ps_error *err)
+{
+    for (size_t i = 0; i < st->n_wspools; i++) {
+        ps_wspool *ws = &st->wspools[i];
+        int fd = ws->fd;
+        ws->fd = -1;
+        void *m = ws->size ? mmap(NULL, ws->size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+        int closed = close(fd);
+        if (m == MAP_FAILED)
+            return ps_error_set(err, PS_EIO, "%s: cannot map: %s", ws->path, strerror(errno));
+        ws->data = m;
+        if (closed)
+            return ps_error_set(err, PS_EIO, "%s: close failed: %s", ws->path, strerror(errno));
+    }
+    return 0;
+}
+
+/* Unmaps, closes and removes the worker spools (what of them exists). */
+static void wspools_free(ps_build_state *st)
+{
+    for (size_t i = 0; st->wspools && i < st->n_wspools; i++) {
+        ps_wspool *ws = &st->wspools[i];
+        if (ws->data)
+            munmap((void *)ws->data, ws->size);
+        if (ws->fd >= 0)
+            close(ws->fd);
+        if (ws->path)
+            unlink(ws->path);
+        free(ws->path);
+    }
+    free(st->wspools);
+    st->wspools = NULL;
 }
 
 static int open_in(const char *dir, const char *name, FILE **f, char **path, ps_error *err)
@@ -163,16 +230,16 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
                             cfg->buckets[cfg->n_buckets - 1], max_total,
                             max_total > cfg->max_length ? ": a seq2seq record's source and "
                                                           "target together" : "");
-    /* Every shard's spool stays open through phase 1: refuse up front
+    /* Every worker's spool stays open through phase 1: refuse up front
      * what would fail with EMFILE half-way. */
     struct rlimit rl;
-    size_t need = cfg->shards + PS_BUILD_FDS_BESIDE_SPOOLS;
+    size_t need = cfg->threads + PS_BUILD_FDS_BESIDE_SPOOLS;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         (rlim_t)need > rl.rlim_cur)
         return ps_error_set(err, PS_ELIMIT,
-                            "--shards %zu needs about %zu open files, above this process's "
-                            "limit of %llu (ulimit -n): raise the limit or build fewer shards",
-                            cfg->shards, need, (unsigned long long)rl.rlim_cur);
+                            "--threads %zu needs about %zu open files, above this process's "
+                            "limit of %llu (ulimit -n): raise the limit or use fewer threads",
+                            cfg->threads, need, (unsigned long long)rl.rlim_cur);
     return 0;
 }
 
@@ -210,15 +277,10 @@ static void state_free(ps_build_state *st)
         fclose(st->rejects);
     if (st->duplicates)
         fclose(st->duplicates);
-    for (size_t i = 0; st->spools && i < st->cfg->shards; i++) {
-        if (st->spools[i].f)
-            fclose(st->spools[i].f);
-        if (st->spools[i].path)
-            unlink(st->spools[i].path);
-        free(st->spools[i].path);
+    for (size_t i = 0; st->spools && i < st->cfg->shards; i++)
         ps_buf_free(&st->spools[i].index);
-    }
     free(st->spools);
+    wspools_free(st);
     ps_strmap_free(&st->labels);
     free(st->sorted_labels);
     free(st->label_final);
@@ -384,7 +446,7 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
 
 
 /* Opens what phase 1 writes into the staging directory: rejects,
- * duplicates and one spool per shard; and the statistics. */
+ * duplicates and one spool per worker; and the statistics. */
 static int open_outputs(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
@@ -415,17 +477,18 @@ static int open_outputs(ps_build_state *st, ps_error *err)
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     }
     st->spools = rc ? NULL : calloc(cfg->shards, sizeof *st->spools);
-    if (!rc && !st->spools)
+    st->wspools = rc ? NULL : calloc(cfg->threads, sizeof *st->wspools);
+    if (!rc && (!st->spools || !st->wspools))
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-    for (size_t i = 0; !rc && i < cfg->shards; i++) {
-        char name[48];
-        snprintf(name, sizeof name, ".spool-%05zu", i);
-        rc = open_in(st->staging, name, &st->spools[i].f, &st->spools[i].path, err);
+    for (size_t i = 0; !rc && i < cfg->threads; i++) {
+        st->wspools[i].fd = -1;
+        st->n_wspools = i + 1;
+        rc = wspool_open(st, i, err);
     }
     return rc;
 }
 
-/* Phase 1 with the inputs hashed beside it, then the spools closed. */
+/* Phase 1 with the inputs hashed beside it, then the spools mapped. */
 static int run_phase1(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
@@ -450,8 +513,8 @@ static int run_phase1(ps_build_state *st, ps_error *err)
         rc = close_checked(&st->rejects, "rejects.jsonl", err);
     if (!rc)
         rc = close_checked(&st->duplicates, "duplicates.jsonl", err);
-    for (size_t i = 0; !rc && i < cfg->shards; i++)
-        rc = close_checked(&st->spools[i].f, st->spools[i].path, err);
+    if (!rc)
+        rc = wspools_map(st, err);
     return rc;
 }
 
@@ -620,9 +683,7 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     char *manifest = rc ? NULL : ps_build_manifest(&st, err);
     if (!rc && !manifest)
         rc = err && err->code ? err->code : PS_ENOMEM;
-    for (size_t i = 0; st.spools && i < cfg->shards; i++)
-        if (st.spools[i].path)
-            unlink(st.spools[i].path);
+    wspools_free(&st); /* not published */
     if (!rc)
         rc = ps_write_file(st.staging, "manifest.json", manifest, strlen(manifest), err);
     free(manifest);

@@ -18,16 +18,13 @@
 #include <unistd.h>
 #include <zstd.h>
 
-/* A spooled record (build_internal.h) at byte `off` of the mapped spool:
- * its head (length, type_boundary, label, id_len), id and ids. */
-static const uint32_t *rec_head(const char *data, size_t off)
-{
-    return (const uint32_t *)(data + off);
-}
+/* A spooled record's layout (build_internal.h): its head (length,
+ * type_boundary, label, id_len), id and ids. */
+static const uint32_t *rec_head(const char *rec) { return (const uint32_t *)rec; }
 
-static const int32_t *rec_ids(const char *data, size_t off)
+static const int32_t *rec_ids(const char *rec)
 {
-    return (const int32_t *)(data + off + ps_spool_ids_offset(rec_head(data, off)[3]));
+    return (const int32_t *)(rec + ps_spool_ids_offset(rec_head(rec)[3]));
 }
 
 typedef struct job {
@@ -53,8 +50,8 @@ typedef struct times {
  * started (one thread) the writer encodes each job itself. */
 typedef struct pool {
     ps_build_state *st;
-    const char *data;   /* the mapped spool */
-    const size_t *offs; /* its records' offsets, bucket-ordered */
+    const ps_spool_entry *index; /* the shard's records, in commit order */
+    const size_t *order;         /* indexes into it, bucket-ordered */
     job *jobs;
     size_t n_jobs;
     size_t next, limit; /* the next job to take; jobs below limit may be taken */
@@ -97,13 +94,14 @@ static void encode_job(pool *p, job *j, ZSTD_CCtx *cctx, ps_shard_record *recs)
     ps_build_state *st = p->st;
     uint64_t idbytes = 0, tokens = 0;
     for (size_t k = 0; k < j->count; k++) {
-        size_t off = p->offs[j->first + k];
-        const uint32_t *h = rec_head(p->data, off);
-        recs[k].ids = rec_ids(p->data, off);
+        const ps_spool_entry *e = &p->index[p->order[j->first + k]];
+        const char *rec = ps_spool_record(st, e);
+        const uint32_t *h = rec_head(rec);
+        recs[k].ids = rec_ids(rec);
         recs[k].length = h[0];
         recs[k].type_boundary = h[1];
-        recs[k].label = h[2] == PS_LABEL_NONE ? PS_LABEL_NONE : st->label_final[h[2]];
-        recs[k].id = p->data + off + 16;
+        recs[k].label = e->label == PS_LABEL_NONE ? PS_LABEL_NONE : st->label_final[e->label];
+        recs[k].id = rec + 16;
         recs[k].id_len = h[3];
         idbytes += h[3];
         tokens += h[0];
@@ -152,10 +150,10 @@ static void *pool_main(void *arg)
 
 /* Starts up to `threads` compression threads when there are more than
  * one (none may start: the writer then encodes alone). */
-static void pool_start(pool *p, ps_build_state *st, size_t threads, const char *data,
-                       const size_t *offs, job *jobs, size_t n)
+static void pool_start(pool *p, ps_build_state *st, size_t threads, const ps_spool_entry *index,
+                       const size_t *order, job *jobs, size_t n)
 {
-    *p = (pool){.st = st, .data = data, .offs = offs, .jobs = jobs, .n_jobs = n};
+    *p = (pool){.st = st, .index = index, .order = order, .jobs = jobs, .n_jobs = n};
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -235,24 +233,6 @@ static int put_job(ps_shard_writer *w, ps_shard_result *res, const uint32_t *sor
     return rc;
 }
 
-static int map_spool(const ps_spool *sp, const char **data, size_t *len, ps_error *err)
-{
-    *data = NULL;
-    *len = 0;
-    if (sp->bytes == 0)
-        return 0;
-    int fd = open(sp->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ps_error_set(err, PS_EIO, "%s: cannot open: %s", sp->path, strerror(errno));
-    void *m = mmap(NULL, sp->bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED)
-        return ps_error_set(err, PS_EIO, "%s: cannot map: %s", sp->path, strerror(errno));
-    *data = m;
-    *len = sp->bytes;
-    return 0;
-}
-
 /* Writes shard k with `threads` compression threads (besides the
  * calling one), adding its seconds to *tm. Touches only shard k's
  * spool and result, so several shards can be written at once. */
@@ -263,13 +243,9 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     ps_spool *sp = &st->spools[k];
     snprintf(res->file, sizeof res->file, "shard-%05zu.mdb", k);
     double t_start = ps_build_now();
-    const char *data;
-    size_t len;
-    int rc = map_spool(sp, &data, &len, err);
-    if (rc)
-        return rc;
+    int rc = 0;
     size_t n = sp->records, nb = st->n_bounds;
-    const uint32_t *index = (const uint32_t *)sp->index.data; /* length, bytes */
+    const ps_spool_entry *index = (const ps_spool_entry *)sp->index.data;
     size_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
     uint32_t *sorted_len = malloc((n ? n : 1) * sizeof *sorted_len);
     size_t start[PS_BUILD_MAX_BUCKETS + 1] = {0};
@@ -278,13 +254,14 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
         goto out;
     }
     /* Group by bucket from the index: count, then place (stable). */
-    for (size_t i = 0, off = 0; i < n; off += index[2 * i + 1], i++) {
-        size_t b = ps_bucket_of(st->bounds, nb, index[2 * i]);
+    for (size_t i = 0; i < n; i++) {
+        size_t b = ps_bucket_of(st->bounds, nb, index[i].length);
         if (b == nb) {
-            const uint32_t *h = rec_head(data, off);
+            const char *rec = ps_spool_record(st, &index[i]);
             rc = ps_error_set(err, PS_EUSAGE,
                               "record '%.*s' has %u tokens, above the last bucket bound %u",
-                              (int)h[3], data + off + 16, h[0], st->bounds[nb - 1]);
+                              (int)rec_head(rec)[3], rec + 16, index[i].length,
+                              st->bounds[nb - 1]);
             goto out;
         }
         start[b + 1]++;
@@ -293,10 +270,10 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
         start[b + 1] += start[b];
     size_t fill[PS_BUILD_MAX_BUCKETS];
     memcpy(fill, start, sizeof fill);
-    for (size_t i = 0, off = 0; i < n; off += index[2 * i + 1], i++) {
-        size_t at = fill[ps_bucket_of(st->bounds, nb, index[2 * i])]++;
-        sorted[at] = off;
-        sorted_len[at] = index[2 * i];
+    for (size_t i = 0; i < n; i++) {
+        size_t at = fill[ps_bucket_of(st->bounds, nb, index[i].length)]++;
+        sorted[at] = i;
+        sorted_len[at] = index[i].length;
     }
 
     /* One job per block, in key order. */
@@ -334,7 +311,7 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
      * stored, so memory stays bounded, and stored in key order. */
     size_t ahead = 64 * threads;
     pool pl;
-    pool_start(&pl, st, threads, data, sorted, jobs, n_jobs);
+    pool_start(&pl, st, threads, index, sorted, jobs, n_jobs);
     encoder own = {NULL, NULL}; /* the writer's, when no thread started */
     bool own_ready = pl.started || encoder_init(&own, cfg->block_records);
     pool_advance(&pl, ahead);
@@ -380,8 +357,6 @@ out:
     free(sorted);
     free(sorted_len);
     ps_buf_free(&sp->index); /* grouped: not needed again */
-    if (data)
-        munmap((void *)data, len);
     return rc;
 }
 

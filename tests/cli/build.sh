@@ -49,6 +49,16 @@ B --threads 1 --shards 11 -o "$TMP/s11a" "$DATA/spider/dev.json" &&
     (ulimit -n 20 && B --threads 11 --shards 11 -o "$TMP/s11b" "$DATA/spider/dev.json") &&
     same_set "$TMP/s11a" "$TMP/s11b"
 check "--threads 11 --shards 11 under ulimit -n 20: built, byte-identical to 1 thread" $?
+# Phase 1 holds a spool a worker, not a shard: many shards fit a tight
+# limit; many threads are refused up front, naming the option and limit.
+B --threads 2 --shards 40 -o "$TMP/s40a" "$DATA/spider/dev.json" &&
+    (ulimit -n 20 && B --threads 2 --shards 40 -o "$TMP/s40b" "$DATA/spider/dev.json") &&
+    same_set "$TMP/s40a" "$TMP/s40b"
+check "--shards 40 under ulimit -n 20: built, byte-identical to no limit" $?
+(ulimit -n 20 && B --threads 16 -o "$TMP/t16" "$DATA/spider/dev.json") 2>"$TMP/t16.err"
+[ $? -eq 2 ] && grep -q -- "--threads 16" "$TMP/t16.err" && grep -q "limit of 20" "$TMP/t16.err" &&
+    [ ! -e "$TMP/t16" ]
+check "--threads 16 under ulimit -n 20: refused up front (exit 2, the option and the limit)" $? "$TMP/t16.err"
 complete "$TMP/t1"
 check "the set is complete: checksums, sizes and accounting agree" $?
 python3 - "$TMP/t1" <<'PY'

@@ -18,9 +18,10 @@
   signals: SIGINT/SIGTERM/SIGHUP at seeded random moments of a build (and
       of a merge): exit 130/143/129, no staging left, DIR untouched or the
       complete new set (byte-identical to the reference, inspect --verify).
-  descriptor limits: ulimit -n 16 with 12 shards and --shards 5000 under
-      1024 descriptors: exit 2 naming the limit, no staging left (and, a
-      control, one shard under ulimit -n 16 still builds).
+  descriptor limits: --threads 12 under ulimit -n 16 and --threads 100
+      under 64: exit 2 naming the limit, no staging left; 12 shards under
+      ulimit -n 16 build (phase 1 holds a spool a worker, not a shard) and
+      verify (and, a control, one shard under ulimit -n 16 still builds).
   names: DIR names of 250 and 255 bytes build (staging within NAME_MAX),
       and a rebuild replaces them.
 """
@@ -425,18 +426,26 @@ def nofile(n):
     return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
 
 
-for limit, shards in [(16, 12), (1024, 5000)]:
-    parent = fresh_dir("lc-fd-%d" % shards)
+for limit, threads in [(16, 12), (64, 100)]:
+    parent = fresh_dir("lc-fd-t%d" % threads)
     d = os.path.join(parent, "set")
-    args = build_args(d, [DEV], shards)
+    args = build_args(d, [DEV], 1) + ["--threads", str(threads)]
     p = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        preexec_fn=nofile(limit), timeout=300)
     err = p.stderr.decode("utf-8", "replace")
     left = os.listdir(parent)
     check(CLS, p.returncode == 2 and not left and str(limit) in err,
-          "ulimit -n %d, --shards %d: exit %d, %s%s" % (
-              limit, shards, p.returncode, "nothing left" if not left else "LEFT %s" % left,
+          "ulimit -n %d, --threads %d: exit %d, %s%s" % (
+              limit, threads, p.returncode, "nothing left" if not left else "LEFT %s" % left,
               "" if str(limit) in err else " | " + err[-200:]))
+
+parent = fresh_dir("lc-fd-12")
+d = os.path.join(parent, "set")
+p = subprocess.run(build_args(d, [DEV], 12), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                   preexec_fn=nofile(16), timeout=300)
+check(CLS, p.returncode == 0 and os.listdir(parent) == ["set"] and verify(d).rc == 0,
+      "ulimit -n 16, --shards 12 at one thread: builds and verifies: exit %d%s" % (
+          p.returncode, " | " + p.stderr.decode("utf-8", "replace")[-200:] if p.returncode else ""))
 
 parent = fresh_dir("lc-fd-1")
 p = subprocess.run(build_args(os.path.join(parent, "set"), [DEV], 1), stdout=subprocess.DEVNULL,
