@@ -45,40 +45,42 @@ static int resize_slots(ps_tok_vocab *v, size_t cap)
     return PS_OK;
 }
 
-/* Makes room for `need` pool bytes in all. */
-static int pool_reserve(ps_tok_vocab *v, size_t need)
+/* A capacity of at least `need`: `cap` (or `first` when 0) doubled;
+ * false on overflow. */
+static bool doubled_to(size_t cap, size_t first, size_t need, size_t *out)
 {
-    if (need <= v->pool_cap)
-        return PS_OK;
-    size_t cap = v->pool_cap ? v->pool_cap : 4096;
+    cap = cap ? cap : first;
     while (cap < need) {
         if (cap > SIZE_MAX / 2)
-            return PS_ENOMEM;
+            return false;
         cap *= 2;
     }
-    char *p = realloc(v->pool, cap);
-    if (!p)
+    *out = cap;
+    return true;
+}
+
+/* Makes room for `need` items of `size` bytes in *items (a T **), whose
+ * capacity *cap grows by doubling from `first`. */
+static int reserve(void *items, size_t *cap, size_t first, size_t need, size_t size)
+{
+    size_t nc;
+    if (need <= *cap)
+        return PS_OK;
+    if (!doubled_to(*cap, first, need, &nc) || ps_array_resize(items, nc, size))
         return PS_ENOMEM;
-    v->pool = p;
-    v->pool_cap = cap;
+    *cap = nc;
     return PS_OK;
 }
 
-/* Makes room for ids 0 .. want-1 in the id -> token array. */
+static int pool_reserve(ps_tok_vocab *v, size_t need)
+{
+    return reserve(&v->pool, &v->pool_cap, 4096, need, 1);
+}
+
+/* Room for ids 0 .. want-1 in the id -> token array. */
 static int ids_reserve(ps_tok_vocab *v, size_t want)
 {
-    if (want <= v->ids_cap)
-        return PS_OK;
-    size_t cap = v->ids_cap ? v->ids_cap : 1024;
-    while (cap < want) {
-        if (cap > SIZE_MAX / 2)
-            return PS_ENOMEM;
-        cap *= 2;
-    }
-    if (ps_array_resize(&v->tok_off, cap, sizeof *v->tok_off))
-        return PS_ENOMEM;
-    v->ids_cap = cap;
-    return PS_OK;
+    return reserve(&v->tok_off, &v->ids_cap, 1024, want, sizeof *v->tok_off);
 }
 
 static int pool_add(ps_tok_vocab *v, const char *tok, size_t len, size_t *off)
