@@ -515,6 +515,49 @@ static void test_stats_hostile_json(void **state)
     ps_vstats_free(all);
 }
 
+/* Histograms built through a cache dump as without one; equal [bin, count]
+ * pairs are one value, across histograms and after the cache is freed. */
+static void test_hist_cache(void **state)
+{
+    (void)state;
+    uint64_t a[PS_VBINS] = {0}, b[PS_VBINS] = {0};
+    for (size_t i = 0; i < PS_VBINS; i += 3)
+        a[i] = i % 7 + 1;
+    for (size_t i = 0; i < PS_VBINS; i += 2) /* the same as a's below 200 */
+        b[i] = i < 200 ? a[i] : i % 5 + 1 + (i > 300 ? (uint64_t)1 << 40 : 0);
+    a[PS_VBINS - 1] = UINT64_MAX;
+    ps_vjson_cache *c = ps_vjson_cache_new();
+    assert_non_null(c);
+    json_t *ca = ps_vjson_hist_cached(c, a, PS_VBINS), *cb = ps_vjson_hist_cached(c, b, PS_VBINS);
+    json_t *pa = ps_vjson_hist_new(a, PS_VBINS), *pb = ps_vjson_hist_new(b, PS_VBINS);
+    ps_vjson_cache_free(c); /* the histograms hold their own references */
+    assert_non_null(ca);
+    assert_non_null(cb);
+    const json_t *hs[4] = {ca, cb, pa, pb};
+    char *txt[4];
+    for (int i = 0; i < 4; i++)
+        assert_non_null(txt[i] = json_dumps(hs[i], JSON_COMPACT));
+    assert_string_equal(txt[0], txt[2]);
+    assert_string_equal(txt[1], txt[3]);
+    assert_true(json_equal(ca, pa));
+    size_t shared = 0;
+    for (size_t i = 0; i < json_array_size(ca); i++) {
+        json_t *x = json_array_get(ca, i);
+        for (size_t j = 0; j < json_array_size(cb); j++)
+            if (json_equal(x, json_array_get(cb, j))) {
+                assert_ptr_equal(x, json_array_get(cb, j));
+                shared++;
+            }
+    }
+    assert_true(shared > 10);
+    for (int i = 0; i < 4; i++)
+        free(txt[i]);
+    json_decref(ca);
+    json_decref(cb);
+    json_decref(pa);
+    json_decref(pb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -527,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_padding_exact),
         cmocka_unit_test(test_stats_hostile_json),
         cmocka_unit_test(test_stats_unk_words),
+        cmocka_unit_test(test_hist_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -426,6 +426,7 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
     json_t *o = json_object();
     if (!o)
         return NULL;
+    ps_vjson_cache *c = ps_vjson_cache_new(); /* NULL: histograms uncached */
     int bad = 0;
     bad |= json_object_set_new(o, "records_in", ps_vjson_uint(p->records_in));
     bad |= json_object_set_new(o, "kept", ps_vjson_uint(p->kept));
@@ -468,9 +469,9 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
         bad |= json_object_set_new(
             ch, ps_vfield_names[f],
             json_pack("{sosososo}", "zero", ps_vjson_uint(p->zero[f]), "shrink",
-                      ps_vjson_hist_new(p->shrink[f], PS_VBINS), "grow",
-                      ps_vjson_hist_new(p->grow[f], PS_VBINS), "relative",
-                      ps_vjson_hist_new(p->rel[f], PS_VREL_BINS)));
+                      ps_vjson_hist_cached(c, p->shrink[f], PS_VBINS), "grow",
+                      ps_vjson_hist_cached(c, p->grow[f], PS_VBINS), "relative",
+                      ps_vjson_hist_cached(c, p->rel[f], PS_VREL_BINS)));
     bad |= json_object_set_new(o, "change", ch ? ch : json_null());
     ps_vpaired_label *ls = p->nlabels ? malloc(p->nlabels * sizeof *ls) : NULL;
     json_t *la = json_array();
@@ -478,6 +479,7 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
         free(ls);
         json_decref(la);
         json_decref(o);
+        ps_vjson_cache_free(c);
         return NULL;
     }
     if (p->nlabels) {
@@ -493,8 +495,9 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
                           "empty_after_cleaning", ps_vjson_uint(l->empty_after_cleaning),
                           "retention",
                           l->records_in ? (double)l->kept / (double)l->records_in : 0.0,
-                          "relative", "question_chars", ps_vjson_hist_new(l->rel[0], PS_VREL_BINS),
-                          "sql_chars", ps_vjson_hist_new(l->rel[1], PS_VREL_BINS)));
+                          "relative", "question_chars",
+                          ps_vjson_hist_cached(c, l->rel[0], PS_VREL_BINS), "sql_chars",
+                          ps_vjson_hist_cached(c, l->rel[1], PS_VREL_BINS)));
     }
     free(ls);
     bad |= json_object_set_new(o, "labels", la);
@@ -512,6 +515,7 @@ json_t *ps_vpaired_to_json(const ps_vpaired *p)
                           "sql_after", e->s_after, "seq", (json_int_t)e->seq));
     }
     bad |= json_object_set_new(o, "examples", ea ? ea : json_null());
+    ps_vjson_cache_free(c);
     if (bad) {
         json_decref(o);
         return NULL;

@@ -287,31 +287,7 @@ json_t *ps_vjson_uint(uint64_t v)
     return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
-json_t *ps_vjson_hist_new(const uint64_t *h, size_t nbins)
-{
-    json_t *a = json_array();
-    if (!a)
-        return NULL;
-    for (size_t b = 0; b < nbins; b++) {
-        if (!h[b])
-            continue;
-        /* json_pack("[Io]") parses its format for each bin: the reports
-         * hold tens of thousands of bins, so the pair is built directly */
-        json_t *pair = json_array();
-        if (pair && (json_array_append_new(pair, json_integer((json_int_t)b)) ||
-                     json_array_append_new(pair, ps_vjson_uint(h[b])))) {
-            json_decref(pair);
-            pair = NULL;
-        }
-        if (!pair || json_array_append_new(a, pair)) {
-            json_decref(a);
-            return NULL;
-        }
-    }
-    return a;
-}
-
-static json_t *dist_field_json(const ps_vdist *d, int f)
+static json_t *dist_field_json(const ps_vdist *d, int f, ps_vjson_cache *c)
 {
     uint64_t n = d->n[f];
     json_t *o = json_object();
@@ -325,7 +301,7 @@ static json_t *dist_field_json(const ps_vdist *d, int f)
     bad |= json_object_set_new(o, "p50", json_real(ps_sm_quantile(d->hist[f], n, 0.50, d->max[f])));
     bad |= json_object_set_new(o, "p90", json_real(ps_sm_quantile(d->hist[f], n, 0.90, d->max[f])));
     bad |= json_object_set_new(o, "p99", json_real(ps_sm_quantile(d->hist[f], n, 0.99, d->max[f])));
-    bad |= json_object_set_new(o, "hist", ps_vjson_hist_new(d->hist[f], PS_VBINS));
+    bad |= json_object_set_new(o, "hist", ps_vjson_hist_cached(c, d->hist[f], PS_VBINS));
     if (bad) {
         json_decref(o);
         return NULL;
@@ -333,13 +309,13 @@ static json_t *dist_field_json(const ps_vdist *d, int f)
     return o;
 }
 
-static json_t *dist_json(const ps_vdist *d)
+static json_t *dist_json(const ps_vdist *d, ps_vjson_cache *c)
 {
     json_t *o = json_object();
     if (!o)
         return NULL;
     for (int f = 0; f < PS_VF_N; f++) {
-        json_t *v = (f == PS_VF_TOKENS && !d->n[f]) ? json_null() : dist_field_json(d, f);
+        json_t *v = (f == PS_VF_TOKENS && !d->n[f]) ? json_null() : dist_field_json(d, f, c);
         if (!v || json_object_set_new(o, ps_vfield_names[f], v)) {
             json_decref(o);
             return NULL;
@@ -359,7 +335,8 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
         return NULL;
     uint64_t parsed = s->records - s->unparsed;
     json_t *o = json_object(), *h = json_object(), *labels = json_array();
-    if (!o || !h || !labels)
+    ps_vjson_cache *c = ps_vjson_cache_new();
+    if (!o || !h || !labels || !c)
         goto fail;
     int bad = 0;
     bad |= json_object_set_new(o, "point", json_string(s->point));
@@ -390,9 +367,9 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
                                json_real(rate(s->truncated, s->records_with_tokens)));
     bad |= json_object_set_new(o, "health", h);
     h = NULL;
-    bad |= json_object_set_new(o, "lengths", dist_json(&s->all));
+    bad |= json_object_set_new(o, "lengths", dist_json(&s->all, c));
     if (s->records_with_tokens) {
-        json_t *te = ps_vjson_hist_new(s->tok_exact, PS_VTOK_EXACT);
+        json_t *te = ps_vjson_hist_cached(c, s->tok_exact, PS_VTOK_EXACT);
         bad |= json_object_set_new(o, "tokens_exact", te);
     }
     uint64_t padded, toks;
@@ -419,7 +396,7 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
         const ps_vlabel *l = &s->labels[ix[i]];
         json_t *e = json_pack("{sssosfso}", "label", l->name, "records", ps_vjson_uint(l->records),
                               "share", rate(l->records, parsed - s->unlabeled), "lengths",
-                              dist_json(&l->d));
+                              dist_json(&l->d, c));
         bad |= !e || json_array_append_new(labels, e);
     }
     free(ix);
@@ -427,8 +404,10 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
     labels = NULL;
     if (bad)
         goto fail;
+    ps_vjson_cache_free(c);
     return o;
 fail:
+    ps_vjson_cache_free(c);
     json_decref(o);
     json_decref(h);
     json_decref(labels);

@@ -233,6 +233,14 @@ int ps_vjson_hist(json_t *a, uint64_t *h, size_t nbins, uint64_t *total, const c
  * name_cap bytes of it. 0 or PS_EFORMAT. */
 int ps_vjson_label_entry(json_t *e, size_t i, const char *prev, int name_cap, const char **name,
                          const char *ctx, ps_error *err);
+/* h's nonzero bins as [[bin, count], ...] (a new reference, NULL when
+ * out of memory). With a cache (ps_vjson_cache_new; NULL: none) equal
+ * pairs are one shared value, which nobody may modify; free the cache
+ * whenever (the histograms keep their own references). */
+typedef struct ps_vjson_cache ps_vjson_cache;
+ps_vjson_cache *ps_vjson_cache_new(void);
+void ps_vjson_cache_free(ps_vjson_cache *c);
+json_t *ps_vjson_hist_cached(ps_vjson_cache *c, const uint64_t *h, size_t nbins);
 json_t *ps_vjson_hist_new(const uint64_t *h, size_t nbins);
 json_t *ps_vjson_uint(uint64_t v);
 
