@@ -611,6 +611,9 @@ int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_er
 
 void ps_cleaner_prefetch(const ps_cleaner *c, const ps_clean_item *it)
 {
+    /* the accounting compares the label's bytes: a worker wrote them */
+    if (it->res.label)
+        __builtin_prefetch(it->res.label);
     if (it->res.outcome == PS_OUTCOME_KEPT && !c->opts.keep_duplicates)
         ps_dedupe_prefetch(c->dedupe, it->hash);
     if (it->res.outcome == PS_OUTCOME_KEPT && it->id_from_field)

@@ -429,7 +429,7 @@ int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_er
  * before any --part slicing, so that every part decides alike). */
 int ps_cleaner_note_fields(ps_cleaner *c, const char *input, const ps_clean_item *it);
 /* A hint before ps_cleaner_commit of `it`, a few records ahead: starts
- * loading what its dedupe will read. */
+ * loading what its dedupe and accounting will read. */
 void ps_cleaner_prefetch(const ps_cleaner *c, const ps_clean_item *it);
 /* PS_EUSAGE when a named field is in no record of `input` (NULL: of any
  * input so far). */
