@@ -37,24 +37,10 @@ struct ps_write_behind {
     uint64_t written, kicked; /* the thread's: bytes written, writeback started */
 };
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? errno : EIO;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Writes one buffer (the thread, or the writer when there is none). */
 static int flush_buffer(ps_write_behind *b, const char *p, size_t n)
 {
-    int e = write_all(b->fd, p, n);
+    int e = ps_fd_write_all(b->fd, p, n);
     if (e)
         return e;
     b->written += n;

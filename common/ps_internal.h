@@ -140,6 +140,10 @@ int ps_file_open_regular(const char *path, const char *what, int *fd_out, ps_err
 int ps_file_read_all(const char *path, const char *what, size_t max, char **data, size_t *len,
                      ps_error *err);
 
+/* Writes all n bytes to fd, retrying short writes and EINTR (fd_write.c):
+ * 0, or the errno of the failure (EIO when write(2) made no progress). */
+int ps_fd_write_all(int fd, const void *p, size_t n);
+
 /* Durability (fsync.c). Each returns 0, or -1 with errno set. */
 /* Opens `path` with `flags` (O_CLOEXEC added), fsyncs and closes it. */
 int ps_fsync_path(const char *path, int flags);

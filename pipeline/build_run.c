@@ -96,18 +96,11 @@ int ps_wspool_append(ps_wspool *ws, const void *p, size_t n, uint64_t *offset, p
     if (ws->size + n >= (uint64_t)1 << PS_SPOOL_OFFSET_BITS)
         return ps_error_set(err, PS_ELIMIT, "%s: a spool over %llu bytes", ws->path,
                             1ull << PS_SPOOL_OFFSET_BITS);
+    int e = ps_fd_write_all(ws->fd, p, n);
+    if (e)
+        return ps_error_set(err, PS_EIO, "%s: write failed: %s", ws->path, strerror(e));
     *offset = ws->size;
-    for (const char *at = p; n;) {
-        ssize_t w = write(ws->fd, at, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return ps_error_set(err, PS_EIO, "%s: write failed: %s", ws->path,
-                                w < 0 ? strerror(errno) : "no progress");
-        at += w;
-        n -= (size_t)w;
-        ws->size += (uint64_t)w;
-    }
+    ws->size += n;
     return 0;
 }
 

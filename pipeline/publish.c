@@ -316,17 +316,10 @@ int ps_write_file(const char *dir, const char *name, const char *data, size_t le
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return ps_error_set(err, PS_EIO, "%s: cannot create: %s", path, strerror(errno));
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            int e = errno;
-            close(fd);
-            return ps_error_set(err, PS_EIO, "%s: write failed: %s", path, strerror(e));
-        }
-        off += (size_t)w;
+    int e = ps_fd_write_all(fd, data, len);
+    if (e) {
+        close(fd);
+        return ps_error_set(err, PS_EIO, "%s: write failed: %s", path, strerror(e));
     }
     if (fsync(fd) != 0 || close(fd) != 0)
         return ps_error_set(err, PS_EIO, "%s: fsync failed: %s", path, strerror(errno));
