@@ -359,8 +359,8 @@ static int write_chunk(ps_build_state *st, const chunk *ch, ps_error *err)
         } else if (pk->o_spool == NOOFF) { /* kept and ours: spooled */
             rc = ps_error_set(err, PS_EINVAL, "%s: record %s: not spooled", r->source, r->id);
         } else {
-            rc = ps_build_spool(st, r, pk->it.label_no, ch->spool.data + pk->o_spool,
-                                ch->spool_index, ch->spool_base + pk->o_spool, err);
+            rc = ps_build_spool(st, r, pk->it.label_no, pk->ntokens, ch->spool_index,
+                                ch->spool_base + pk->o_spool, err);
         }
         if (rc)
             return rc;

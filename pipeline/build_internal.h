@@ -2,13 +2,13 @@
 #ifndef PS_SHARDS_BUILD_INTERNAL_H
 #define PS_SHARDS_BUILD_INTERNAL_H
 
-/* Descriptors a build holds beside its shards' spools: the standard
+/* Descriptors a build holds beside its workers' spools: the standard
  * streams, an input and its hasher's copy, rejects, duplicates, the
  * staging lock and one spare (measured: a one-shard build needs 8). */
 #define PS_BUILD_FDS_BESIDE_SPOOLS 9
-/* Descriptors a phase-2 shard writer holds (the spools are closed by
- * then): LMDB's data and meta-sync files, the compacted copy and the
- * spool while it is mapped. */
+/* Descriptors a phase-2 shard writer holds (the spools are mapped and
+ * closed by then): LMDB's data and meta-sync files, the compacted copy,
+ * and one spare (it counted a spool of the shard's own before). */
 #define PS_BUILD_FDS_PER_WRITER 4
 
 #include "common/strmap.h"
@@ -53,7 +53,7 @@ typedef struct ps_spool_entry {
  * from the index alone, so the calling thread does not walk the spools
  * (their pages are read by the compression threads). */
 typedef struct ps_spool {
-    uint64_t records, tokens, bytes;
+    uint64_t records;
     ps_buf index; /* ps_spool_entry per record */
 } ps_spool;
 
@@ -170,13 +170,13 @@ int ps_build_gen_too_long(const ps_build_config *cfg, ps_encode_ctx *x, size_t f
  * 0, PS_ENOMEM or PS_ELIMIT. */
 int ps_spool_record_put(ps_buf *arena, const char *id, const int32_t *ids, uint32_t n,
                         uint32_t type_boundary, size_t *off);
-/* Appends a kept record to its shard's index: `rec` is its layout (as
- * ps_spool_record_put left it), written to worker spool `spool` at
- * `offset`; `label_no` is the label's number in the accounting
+/* Appends a kept record of `n` tokens to its shard's index: its layout
+ * (ps_spool_record_put's) was written to worker spool `spool` at `offset`;
+ * `label_no` is the label's number in the accounting
  * (ps_clean_item.label_no), so that a label's string is looked up once,
  * not once a record. */
-int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_no,
-                   const char *rec, size_t spool, uint64_t offset, ps_error *err);
+int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_no, uint32_t n,
+                   size_t spool, uint64_t offset, ps_error *err);
 /* Writes `n` bytes of a chunk's spool records to worker spool `ws` (its
  * worker's own: no lock), *offset where they start. 0 or PS_EIO. */
 int ps_wspool_append(ps_wspool *ws, const void *p, size_t n, uint64_t *offset, ps_error *err);

@@ -60,12 +60,10 @@ int ps_spool_record_put(ps_buf *arena, const char *id, const int32_t *ids, uint3
     return 0;
 }
 
-int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_no,
-                   const char *rec, size_t spool, uint64_t offset, ps_error *err)
+int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_no, uint32_t n,
+                   size_t spool, uint64_t offset, ps_error *err)
 {
-    uint32_t head[4]; /* length, type_boundary, label, id_len */
-    memcpy(head, rec, sizeof head);
-    uint32_t n = head[0], label = PS_LABEL_NONE;
+    uint32_t label = PS_LABEL_NONE;
     if (r->label) {
         int rc = label_index(st, r->label, label_no, &label);
         if (rc)
@@ -86,8 +84,6 @@ int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_
     if (ps_buf_append(&sp->index, &e, sizeof e))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     sp->records++;
-    sp->tokens += n;
-    sp->bytes += ps_spool_ids_offset(head[3]) + (uint64_t)n * sizeof(int32_t);
     return 0;
 }
 
@@ -104,17 +100,26 @@ int ps_wspool_append(ps_wspool *ws, const void *p, size_t n, uint64_t *offset, p
     return 0;
 }
 
+/* *path: "DIR/NAME", malloc'ed. */
+static int join_path(const char *dir, const char *name, char **path, ps_error *err)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    *path = malloc(n);
+    if (!*path)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    snprintf(*path, n, "%s/%s", dir, name);
+    return 0;
+}
+
 /* Opens worker spool i in the staging directory. */
 static int wspool_open(ps_build_state *st, size_t i, ps_error *err)
 {
     ps_wspool *ws = &st->wspools[i];
     char name[48];
-    snprintf(name, sizeof name, "/.spool-%05zu", i);
-    ws->path = malloc(strlen(st->staging) + strlen(name) + 1);
-    if (!ws->path)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    strcpy(ws->path, st->staging);
-    strcat(ws->path, name);
+    snprintf(name, sizeof name, ".spool-%05zu", i);
+    int rc = join_path(st->staging, name, &ws->path, err);
+    if (rc)
+        return rc;
     ws->fd = open(ws->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600); /* read: mapped */
     if (ws->fd < 0)
         return ps_error_set(err, PS_EIO, "%s: cannot create: %s", ws->path, strerror(errno));
@@ -158,11 +163,9 @@ static void wspools_free(ps_build_state *st)
 
 static int open_in(const char *dir, const char *name, FILE **f, char **path, ps_error *err)
 {
-    size_t n = strlen(dir) + strlen(name) + 2;
-    *path = malloc(n);
-    if (!*path)
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    snprintf(*path, n, "%s/%s", dir, name);
+    int rc = join_path(dir, name, path, err);
+    if (rc)
+        return rc;
     *f = fopen(*path, "wb");
     if (!*f)
         return ps_error_set(err, PS_EIO, "%s: cannot create: %s", *path, strerror(errno));

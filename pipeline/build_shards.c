@@ -206,8 +206,8 @@ static void pool_stop(pool *p, times *tm)
 }
 
 /* Stores one encoded block (the next in key order) and counts it. */
-static int put_job(ps_shard_writer *w, ps_shard_result *res, const uint32_t *sorted_len, job *jb,
-                   uint32_t *lengths, ps_error *err)
+static int put_job(ps_shard_writer *w, ps_shard_result *res, const ps_spool_entry *index,
+                   const size_t *order, job *jb, uint32_t *lengths, ps_error *err)
 {
     int rc = jb->rc;
     if (rc) {
@@ -218,7 +218,7 @@ static int put_job(ps_shard_writer *w, ps_shard_result *res, const uint32_t *sor
     }
     if (!rc && lengths) { /* version 2: the block's lengths beside it */
         for (size_t r = 0; r < jb->count; r++)
-            lengths[r] = sorted_len[jb->first + r];
+            lengths[r] = index[order[jb->first + r]].length;
         rc = ps_shard_writer_put_lengths(w, jb->bucket, jb->seq, lengths, jb->count, err);
     }
     if (!rc) {
@@ -226,7 +226,7 @@ static int put_job(ps_shard_writer *w, ps_shard_result *res, const uint32_t *sor
         bc->blocks++;
         bc->records += jb->count;
         for (size_t r = 0; r < jb->count; r++)
-            bc->tokens += sorted_len[jb->first + r];
+            bc->tokens += index[order[jb->first + r]].length;
         res->uncompressed += jb->raw_bytes;
     }
     ps_buf_free(&jb->out);
@@ -247,9 +247,8 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     size_t n = sp->records, nb = st->n_bounds;
     const ps_spool_entry *index = (const ps_spool_entry *)sp->index.data;
     size_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
-    uint32_t *sorted_len = malloc((n ? n : 1) * sizeof *sorted_len);
     size_t start[PS_BUILD_MAX_BUCKETS + 1] = {0};
-    if (!sorted || !sorted_len) {
+    if (!sorted) {
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         goto out;
     }
@@ -273,7 +272,6 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     for (size_t i = 0; i < n; i++) {
         size_t at = fill[ps_bucket_of(st->bounds, nb, index[i].length)]++;
         sorted[at] = i;
-        sorted_len[at] = index[i].length;
     }
 
     /* One job per block, in key order. */
@@ -320,7 +318,7 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
             break;
         pool_wait(&pl, i, &own, own_ready);
         double t = ps_build_now();
-        rc = put_job(w, res, sorted_len, &jobs[i], lengths, err);
+        rc = put_job(w, res, index, sorted, &jobs[i], lengths, err);
         tm->put += ps_build_now() - t;
         pool_advance(&pl, i + 1 + ahead);
     }
@@ -355,7 +353,6 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     }
 out:
     free(sorted);
-    free(sorted_len);
     ps_buf_free(&sp->index); /* grouped: not needed again */
     return rc;
 }
