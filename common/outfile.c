@@ -139,17 +139,17 @@ int ps_outfile_write(ps_outfile *o, const void *p, size_t n, ps_error *err)
         return PS_EIO;
     errno = 0;
     int e;
-    if (o->wb) {
+    if (o->wb) { /* its thread starts the writeback */
         e = ps_write_behind_write(o->wb, p, n);
         if (!e)
             o->written += n;
     } else {
         /* one thread writes an outfile at a time: no stream lock per write */
         e = fwrite_unlocked(p, 1, n, o->f) != n ? (errno ? errno : EIO) : 0;
-    }
-    if (!e && !o->wb) {
-        o->written += n;
-        e = kick_writeback(o);
+        if (!e) {
+            o->written += n;
+            e = kick_writeback(o);
+        }
     }
     if (e) {
         o->write_errno = e;

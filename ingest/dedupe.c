@@ -43,8 +43,11 @@ struct ps_dedupe {
     slot *slots;
     size_t cap, used;
     id_block *ids; /* the block being filled, the older ones behind it */
-    const char **prefix; /* ps_dedupe_add_prefix's, copied into id blocks */
-    size_t *prefix_len, n_prefix;
+    struct prefix {
+        const char *s; /* ps_dedupe_add_prefix's, copied into an id block */
+        size_t len;
+    } *prefix;
+    size_t n_prefix;
 };
 
 /* Tables of 2 MiB and more are mapped and asked for huge pages: a table
@@ -137,10 +140,10 @@ static const char *ids_put_pos(ps_dedupe *d, uint32_t no, uint64_t pos)
     do
         digits[sizeof digits - ++nd] = (char)('0' + pos % 10);
     while ((pos /= 10) != 0);
-    size_t plen = d->prefix_len[no];
+    size_t plen = d->prefix[no].len;
     char *at = ids_room(d, plen + nd);
     if (at) {
-        memcpy(at, d->prefix[no], plen);
+        memcpy(at, d->prefix[no].s, plen);
         memcpy(at + plen, digits + sizeof digits - nd, nd);
     }
     return at;
@@ -150,19 +153,14 @@ int ps_dedupe_add_prefix(ps_dedupe *d, const char *prefix, size_t len, uint32_t 
 {
     if (d->n_prefix >= UINT32_MAX - 1)
         return PS_ELIMIT;
-    const char **np = realloc(d->prefix, (d->n_prefix + 1) * sizeof *np);
+    struct prefix *np = realloc(d->prefix, (d->n_prefix + 1) * sizeof *np);
     if (!np)
         return PS_ENOMEM;
     d->prefix = np;
-    size_t *nl = realloc(d->prefix_len, (d->n_prefix + 1) * sizeof *nl);
-    if (!nl)
-        return PS_ENOMEM;
-    d->prefix_len = nl;
     const char *copy = ids_put(d, prefix, len);
     if (!copy)
         return PS_ENOMEM;
-    d->prefix[d->n_prefix] = copy;
-    d->prefix_len[d->n_prefix] = len;
+    d->prefix[d->n_prefix] = (struct prefix){copy, len};
     *no = (uint32_t)d->n_prefix++;
     return 0;
 }
@@ -192,7 +190,6 @@ void ps_dedupe_free(ps_dedupe *d)
         munmap(b, b->bytes);
     }
     free(d->prefix);
-    free(d->prefix_len);
     free(d);
 }
 

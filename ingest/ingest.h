@@ -215,9 +215,10 @@ ps_pair_hash ps_dedupe_hash(const char *q, size_t qn, const char *s, size_t sn);
 int ps_dedupe_create(ps_dedupe **out);
 void ps_dedupe_free(ps_dedupe *d);
 /* Looks up the pair whose hash is `h`. If new, remembers it with a copy of
- * `id` (its id_len bytes, a NUL added) and `label_hash` and returns 0. If seen, returns 1 and sets
- * *first_id to the kept record's id (valid until the table is freed) and
- * *label_conflict when the labels differ. PS_ENOMEM. */
+ * `id` (its id_len bytes, a NUL added) and `label_hash` and returns 0. If
+ * seen, returns 1 and sets *first_id to the kept record's id (valid until
+ * the table is freed) and *label_conflict when the labels differ.
+ * PS_ENOMEM. */
 int ps_dedupe_insert_hash(ps_dedupe *d, ps_pair_hash h, const char *id, size_t id_len,
                           uint32_t label_hash, const char **first_id, bool *label_conflict);
 /* Ids spelled "<prefix><decimal number>" (an input's default ids) are

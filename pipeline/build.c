@@ -1,7 +1,8 @@
 /*
  * pairshard build, phase 1: read → clean + tokenize + spool (worker
- * threads) → commit in input order → index kept records per shard. Phase 2 (writing
- * the shards) is in build_shards.c; the manifest in manifest_write.c.
+ * threads) → commit in input order → index kept records per shard. Phase
+ * 2 (writing the shards) is in build_shards.c; the manifest in
+ * manifest_write.c.
  */
 #include "pipeline/build.h"
 #include "pipeline/build_internal.h"
