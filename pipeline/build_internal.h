@@ -178,7 +178,8 @@ int ps_spool_record_put(ps_buf *arena, const char *id, const int32_t *ids, uint3
 int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_no, uint32_t n,
                    size_t spool, uint64_t offset, ps_error *err);
 /* Writes `n` bytes of a chunk's spool records to worker spool `ws` (its
- * worker's own: no lock), *offset where they start. 0 or PS_EIO. */
+ * worker's own: no lock), *offset where they start. 0, PS_EIO or PS_ELIMIT
+ * (a spool of 2^48 bytes). */
 int ps_wspool_append(ps_wspool *ws, const void *p, size_t n, uint64_t *offset, ps_error *err);
 /* A spooled record's layout in phase 2 (the spools mapped). */
 static inline const char *ps_spool_record(const ps_build_state *st, const ps_spool_entry *e)
