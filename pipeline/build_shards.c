@@ -335,17 +335,13 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
                  "\"shards\":%zu}",
                  ps_set_format_version(cfg->layout), k, cfg->shards);
         double t = ps_build_now();
-        rc = ps_shard_writer_finish(w, meta, err);
+        /* hashed on its way to the file: no second pass over it */
+        rc = ps_shard_writer_finish_hashed(w, meta, res->sha256, &res->bytes, err);
         tm->finish += ps_build_now() - t;
         w = NULL;
     }
     if (w)
         ps_shard_writer_abort(w);
-    if (!rc) {
-        double t = ps_build_now();
-        rc = ps_sha256_file(path, res->sha256, &res->bytes, err);
-        tm->hash += ps_build_now() - t;
-    }
     for (size_t b = 0; !rc && b < nb; b++) {
         res->records += res->buckets[b].records;
         res->tokens += res->buckets[b].tokens;

@@ -460,6 +460,8 @@ static int merge_shard(copy_ctx *c, json_t *sh, const char *staging, size_t out_
     snprintf(dst, sizeof dst, "%s/%s", staging, name);
     ps_shard *in = NULL;
     json_t *copy = NULL;
+    char sha[65];
+    uint64_t bytes = 0;
     int rc = ps_shard_open(&in, src, err);
     if (!rc)
         rc = c->lengths ? ps_shard_writer_open_lengths(&c->w, dst, 0, err)
@@ -473,7 +475,7 @@ static int merge_shard(copy_ctx *c, json_t *sh, const char *staging, size_t out_
                  "{\"magic\":\"pairshard-shard\",\"format_version\":%d,\"shard\":%zu,"
                  "\"shards\":%zu}",
                  ps_set_format_version(c->p->layout), out_index, total_shards);
-        rc = ps_shard_writer_finish(c->w, meta, err);
+        rc = ps_shard_writer_finish_hashed(c->w, meta, sha, &bytes, err);
         c->w = NULL;
     }
     if (c->w) {
@@ -482,10 +484,6 @@ static int merge_shard(copy_ctx *c, json_t *sh, const char *staging, size_t out_
     }
     if (!rc && !copy)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-    char sha[65];
-    uint64_t bytes;
-    if (!rc)
-        rc = ps_sha256_file(dst, sha, &bytes, err);
     if (rc) {
         json_decref(copy);
         return rc;

@@ -20,6 +20,8 @@
  */
 #include "store/shards.h"
 
+#include "common/hashed_sink.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <lmdb.h>
@@ -350,7 +352,31 @@ int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const
     return maybe_commit(w, err);
 }
 
+/* The compacted copy into fd (ps_fd_producer). */
+static int copy_compact(void *env, int fd)
+{
+    return mdb_env_copyfd2(env, fd, MDB_CP_COMPACT);
+}
+
+/* The compacted copy into fd: through a hashing sink when the hash is
+ * asked for (*mrc: LMDB's result). */
+static int copy_into(ps_shard_writer *w, int fd, const char *part, int *mrc, char sha256[65],
+                     uint64_t *bytes, ps_error *err)
+{
+    if (!sha256) {
+        *mrc = copy_compact(w->env, fd);
+        return 0;
+    }
+    return ps_hashed_sink_run(fd, part, copy_compact, w->env, mrc, sha256, bytes, err);
+}
+
 int ps_shard_writer_finish(ps_shard_writer *w, const char *meta_json, ps_error *err)
+{
+    return ps_shard_writer_finish_hashed(w, meta_json, NULL, NULL, err);
+}
+
+int ps_shard_writer_finish_hashed(ps_shard_writer *w, const char *meta_json, char sha256[65],
+                                  uint64_t *bytes, ps_error *err)
 {
     int rc = 0;
     char *part = NULL;
@@ -392,10 +418,11 @@ int ps_shard_writer_finish(ps_shard_writer *w, const char *meta_json, ps_error *
         rc = ps_error_set(err, PS_EIO, "%s: %s", part, strerror(errno));
         goto out;
     }
-    int mrc = mdb_env_copyfd2(w->env, fd, MDB_CP_COMPACT);
+    int mrc = 0;
+    rc = copy_into(w, fd, part, &mrc, sha256, bytes, err);
     if (mrc) {
         rc = lmdb_err(w, err, "compacting copy", mrc);
-    } else if (fsync(fd)) {
+    } else if (!rc && fsync(fd)) {
         rc = ps_error_set(err, PS_EIO, "%s: fsync: %s", part, strerror(errno));
     }
     if (close(fd) && !rc)

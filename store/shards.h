@@ -115,6 +115,11 @@ int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const
  * (deterministic bytes), fsyncs it and frees the writer. Returns 0 or
  * PS_EIO (and removes the file). */
 int ps_shard_writer_finish(ps_shard_writer *w, const char *meta_json, ps_error *err);
+/* As ps_shard_writer_finish, and the file's SHA-256 (64 hex digits and a
+ * NUL) and size come back in sha256 and *bytes (if not NULL): the copy is
+ * hashed on its way to the file (ps_hashed_sink_run) rather than read back. */
+int ps_shard_writer_finish_hashed(ps_shard_writer *w, const char *meta_json, char sha256[65],
+                                  uint64_t *bytes, ps_error *err);
 /* As ps_shard_writer_open_map, for a version 2 shard: the writer also
  * keeps the "lengths" database, and each block put must be followed by its
  * lengths (ps_shard_writer_put_lengths) before the next. */

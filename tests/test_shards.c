@@ -390,9 +390,10 @@ static void test_block_huge_claim(void **state)
 
 /* ---- shard files ----------------------------------------------------------- */
 
-/* Writes `nblocks` blocks over 3 buckets (bucket 1 empty) to path. */
-static void write_shard_map(const char *path, int nblocks, const char *meta, size_t block_len,
-                            size_t map)
+/* Writes `nblocks` blocks over 3 buckets (bucket 1 empty) to path; with
+ * `hex`, finishes hashing the copy on its way (ps_shard_writer_finish_hashed). */
+static void write_shard_hashed(const char *path, int nblocks, const char *meta,
+                               size_t block_len, size_t map, char *hex, uint64_t *bytes)
 {
     ps_shard_writer *w;
     ps_error err;
@@ -411,9 +412,16 @@ static void write_shard_map(const char *path, int nblocks, const char *meta, siz
             fail_msg("put %d: %s", i, err.message);
     }
     free(blk);
-    rc = ps_shard_writer_finish(w, meta, &err);
+    rc = hex ? ps_shard_writer_finish_hashed(w, meta, hex, bytes, &err)
+             : ps_shard_writer_finish(w, meta, &err);
     if (rc)
         fail_msg("finish: %s", err.message);
+}
+
+static void write_shard_map(const char *path, int nblocks, const char *meta, size_t block_len,
+                            size_t map)
+{
+    write_shard_hashed(path, nblocks, meta, block_len, map, NULL, NULL);
 }
 
 static void write_shard(const char *path, int nblocks, const char *meta, size_t block_len)
@@ -422,6 +430,33 @@ static void write_shard(const char *path, int nblocks, const char *meta, size_t 
 }
 
 #define META1 "{\"magic\":\"pairshard-shard\",\"format_version\":1,\"shard\":0,\"shards\":1}"
+
+/* A finish that hashes the copy on its way writes the same bytes, and
+ * gives the hash and size of the file read back. */
+static void test_writer_hashed_finish(void **state)
+{
+    (void)state;
+    char *a = tmp_path("plain.mdb"), *b = tmp_path("hashed.mdb");
+    write_shard(a, 300, META1, 40000); /* 12 MB: several of the sink's writeback steps */
+    char hex[65] = "", want[65];
+    uint64_t bytes = 0, want_bytes = 0;
+    write_shard_hashed(b, 300, META1, 40000, 0, hex, &bytes);
+    size_t la, lb;
+    unsigned char *da = ps_test_read_file(a, &la), *db = ps_test_read_file(b, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(da, db, la);
+    ps_error err;
+    assert_int_equal(ps_sha256_file(b, want, &want_bytes, &err), 0);
+    assert_string_equal(hex, want);
+    assert_int_equal(bytes, want_bytes);
+    assert_int_equal(bytes, lb);
+    free(da);
+    free(db);
+    unlink(a);
+    unlink(b);
+    free(a);
+    free(b);
+}
 
 static void test_writer_deterministic(void **state)
 {
@@ -836,6 +871,7 @@ int main(void)
         cmocka_unit_test(test_block_hostile_content),
         cmocka_unit_test(test_block_huge_claim),
         cmocka_unit_test(test_writer_deterministic),
+        cmocka_unit_test(test_writer_hashed_finish),
         cmocka_unit_test(test_writer_rejects),
         cmocka_unit_test(test_writer_large_and_reader),
         cmocka_unit_test(test_reader_foreach),
