@@ -22,6 +22,12 @@
 #define CHUNK_RECORDS 1024
 #define CHUNK_BYTES (4u << 20)
 #define PREFETCH_AHEAD 8 /* records: the dedupe table's misses overlap */
+/* What a label costs a worker's length statistics (three points of three
+ * 385-bin histograms, and the generation lengths), about, and what all
+ * the workers' may cost together: labels past that are added by the
+ * statistics stage alone (ps_build_lengths_by_workers). */
+#define LENGTHS_LABEL_BYTES ((size_t)36 << 10)
+#define LENGTHS_BUDGET ((size_t)256 << 20)
 
 void ps_build_config_init(ps_build_config *cfg)
 {
@@ -79,6 +85,16 @@ typedef struct phase1 {
     pthread_cond_t stage_cv; /* a chunk was committed, or stop */
     ps_build_state *st;
     stage stages[N_STAGES];
+    /* With the stages, the workers also add the length statistics of
+     * committed chunks (of the records ps_build_lengths_by_workers names),
+     * each into its own `lengths`, merged at the end: committed chunks
+     * [obs_done, obs_next) are being observed, [obs_next, head) wait. A
+     * chunk is free once it is observed, too. */
+    uint32_t worker_labels;
+    ps_build_lengths *lengths;
+    size_t obs_next, obs_done;
+    int obs_rc;
+    ps_error obs_err;
 } phase1;
 
 #define PS_UNK_WORD_BYTES 256u
@@ -237,6 +253,26 @@ typedef struct worker_arg {
     size_t index;
 } worker_arg;
 
+/* A worker adds the lengths of the oldest committed chunk not yet taken
+ * (called and returning under p->mu). */
+static void observe_next(phase1 *p, size_t self)
+{
+    chunk *ch = &p->ring[p->obs_next % p->ring_n];
+    p->obs_next++;
+    bool failed = p->obs_rc != 0; /* then the chunk is only passed on */
+    pthread_mutex_unlock(&p->mu);
+    int rc = failed ? 0 : ps_build_observe_lengths(&p->lengths[self], ch, p->worker_labels);
+    pthread_mutex_lock(&p->mu);
+    ch->observed = true;
+    if (rc && !p->obs_rc) {
+        p->obs_rc = rc;
+        ps_error_set(&p->obs_err, rc, "out of memory in the statistics");
+    }
+    while (p->obs_done < p->obs_next && p->ring[p->obs_done % p->ring_n].observed)
+        p->obs_done++;
+    pthread_cond_broadcast(&p->done);
+}
+
 static void *worker_main(void *arg)
 {
     phase1 *p = ((worker_arg *)arg)->p;
@@ -249,9 +285,17 @@ static void *worker_main(void *arg)
     int init = ps_clean_worker_create(p->cleaner, &w);
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && p->next_work == p->tail)
+        while (!p->stop && p->next_work == p->tail && p->obs_next == p->head)
             pthread_cond_wait(&p->work, &p->mu);
-        if (p->next_work == p->tail && p->stop)
+        if (!p->stop && p->obs_next != p->head) { /* first: it frees a chunk */
+            double t1 = ps_build_now();
+            idle += t1 - t0;
+            observe_next(p, self);
+            t0 = ps_build_now();
+            busy += t0 - t1;
+            continue;
+        }
+        if (p->next_work == p->tail) /* stopped */
             break;
         chunk *ch = &p->ring[p->next_work % p->ring_n];
         p->next_work++;
@@ -533,12 +577,75 @@ static void profile_workers(ps_build_profile *pf, const phase1 *p, size_t starte
     }
 }
 
+/* With one thread the calling thread is the worker: it adds the lengths
+ * the workers would (every record's) straight into the build's
+ * statistics, and the time counts as its cleaning, not the commit's. */
+static int observe_inline(ps_build_state *st, phase1 *p, const chunk *ch, ps_error *err)
+{
+    double t = ps_build_now();
+    ps_build_lengths all = {st->v_raw, st->v_clean, st->v_tok, st->v_gen};
+    int rc = ps_build_observe_lengths(&all, ch, UINT32_MAX);
+    double d = ps_build_now() - t;
+    p->busy[0] += d;
+    st->prof.commit -= d; /* the caller adds the whole commit's time */
+    return rc ? ps_error_set(err, PS_ENOMEM, "out of memory in the statistics") : 0;
+}
+
+/* With the stages: the workers' length statistics, or none (0 labels
+ * covered) when they cannot be had. */
+static void lengths_start(phase1 *p, size_t threads, bool gen)
+{
+    size_t cover = LENGTHS_BUDGET / (threads * LENGTHS_LABEL_BYTES);
+    p->lengths = calloc(threads, sizeof *p->lengths);
+    for (size_t k = 0; p->lengths && k < threads; k++)
+        if (ps_build_lengths_new(&p->lengths[k], gen)) {
+            for (size_t j = 0; j < k; j++)
+                ps_build_lengths_free(&p->lengths[j]);
+            free(p->lengths);
+            p->lengths = NULL;
+        }
+    p->worker_labels = !p->lengths ? 0 : cover < 1 ? 1 : cover > UINT32_MAX - 1 ? UINT32_MAX - 1
+                                                                            : (uint32_t)cover;
+}
+
+/* The workers' length statistics into the build's (after phase 1's
+ * threads are joined), and freed. The first worker's become the build's,
+ * with what the statistics stage added merged into them: merging all of
+ * them into the build's would touch its histograms for the first time
+ * here, a page fault every 4 KiB on the calling thread (13-17 ms of the
+ * 2-thread Spider x20 build), where the first worker's are in memory. */
+static int lengths_finish(ps_build_state *st, phase1 *p, size_t threads, int rc, ps_error *err)
+{
+    if (!p->lengths)
+        return rc;
+    double t = ps_build_now();
+    ps_build_lengths *first = &p->lengths[0];
+    ps_build_lengths own = {st->v_raw, st->v_clean, st->v_tok, st->v_gen};
+    bool failed = rc != 0;
+    if (!failed && !(failed = ps_build_lengths_merge(first, &own) != 0)) {
+        st->v_raw = first->raw, st->v_clean = first->clean, st->v_tok = first->tok;
+        st->v_gen = first->gen;
+        *first = own; /* freed below */
+    }
+    ps_build_lengths all = {st->v_raw, st->v_clean, st->v_tok, st->v_gen};
+    for (size_t k = 1; !failed && k < threads; k++)
+        failed = ps_build_lengths_merge(&all, &p->lengths[k]) != 0;
+    for (size_t k = 0; k < threads; k++)
+        ps_build_lengths_free(&p->lengths[k]);
+    free(p->lengths);
+    p->lengths = NULL;
+    st->prof.commit += ps_build_now() - t;
+    if (failed && !rc)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory in the statistics");
+    return rc;
+}
+
 /* Runs one stage's job on a committed chunk. */
 static int stage_run(stage *sg, const chunk *ch)
 {
     if (sg->kind == STAGE_WRITE)
         return write_chunk(sg->p->st, ch, &sg->err);
-    if (ps_build_observe_chunk(sg->p->st, ch))
+    if (ps_build_observe_chunk(sg->p->st, ch, sg->p->worker_labels))
         return ps_error_set(&sg->err, PS_ENOMEM, "out of memory in the statistics");
     return 0;
 }
@@ -569,13 +676,16 @@ static void *stage_main(void *arg)
     return NULL;
 }
 
-/* Chunks before this one are through every stage: free again. */
+/* Chunks before this one are through every stage (and observed): free
+ * again. */
 static size_t freed(const phase1 *p)
 {
     size_t f = p->head;
     for (int k = 0; p->staged && k < N_STAGES; k++)
         if (p->stages[k].done < f)
             f = p->stages[k].done;
+    if (p->worker_labels && p->obs_done < f)
+        f = p->obs_done;
     return f;
 }
 
@@ -587,6 +697,10 @@ static int stage_failed(const phase1 *p, ps_error *err)
             *err = p->stages[k].err;
             return p->stages[k].rc;
         }
+    if (p->obs_rc) {
+        *err = p->obs_err;
+        return p->obs_rc;
+    }
     return 0;
 }
 
@@ -619,15 +733,21 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
             pthread_mutex_unlock(&p->mu);
             double t = ps_build_now();
             rc = commit_chunk(st, ch, err);
-            if (!rc && !p->staged && ps_build_observe_chunk(st, ch))
+            if (!rc && p->inline_work) /* the workers' share, done by the one there is */
+                rc = observe_inline(st, p, ch, err);
+            if (!rc && !p->staged &&
+                ps_build_observe_chunk(st, ch, p->inline_work ? UINT32_MAX : 0))
                 rc = ps_error_set(err, PS_ENOMEM, "out of memory in the statistics");
             if (!rc && !p->staged)
                 rc = write_chunk(st, ch, err);
             pf->commit += ps_build_now() - t;
             pthread_mutex_lock(&p->mu);
             ch->state = p->staged ? 4 : 0;
+            ch->observed = false;
             p->head++;
             pthread_cond_broadcast(&p->stage_cv);
+            if (p->worker_labels)
+                pthread_cond_signal(&p->work); /* its lengths to add */
             if (rc)
                 break;
         }
@@ -704,6 +824,8 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
         p.staged = p.stages[k].started; /* else the commit does both itself */
     }
     pthread_mutex_unlock(&p.mu);
+    if (p.staged)
+        lengths_start(&p, cfg->threads, st->v_gen != NULL);
     size_t started = 0;
     p.inline_work = cfg->threads == 1;
     if (p.inline_work) {
@@ -739,6 +861,7 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
             pthread_join(p.stages[k].thread, NULL);
     if (!rc) /* the last chunk's stages */
         rc = stage_failed(&p, err);
+    rc = lengths_finish(st, &p, cfg->threads, rc, err);
     profile_workers(&st->prof, &p, started);
     st->prof.calling_worker = p.inline_work;
     ps_clean_worker_free(p.iw);

@@ -43,6 +43,7 @@ typedef struct chunk {
     ps_error err;
     int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done,
                             * 4 committed (its statistics to add) */
+    bool observed;         /* 4, and a worker added its lengths */
     unsigned char *taken;  /* per record: committed in this part */
     /* Whole JSONL lines in raw (ps_input_take_lines): the worker splits
      * them into recs (ps_lines_split), so the reading thread only copies
@@ -53,10 +54,40 @@ typedef struct chunk {
     size_t input;          /* the input's position in cfg->inputs */
 } chunk;
 
+/* Whether the workers add this record's lengths (ps_build_observe_lengths)
+ * when they cover `worker_labels` label numbers: an unlabeled record, or
+ * one whose label's number is below it; with 0, none. Many labels would
+ * cost every worker ~36 KiB each, so those past the cover are the
+ * statistics stage's, like everything else. */
+static inline bool ps_build_lengths_by_workers(const packed *pk, uint32_t worker_labels)
+{
+    return worker_labels && (!pk->it.res.label || pk->it.label_no < worker_labels);
+}
+
 /* Adds a committed chunk's records to the statistics, in input order
- * (the statistics stage, or the calling thread): they read only the chunk
- * and the statistics, which no other thread touches during phase 1.
+ * (the statistics stage, or the calling thread), but the lengths the
+ * workers add (ps_build_lengths_by_workers): they read only the chunk and
+ * the statistics, which no other thread touches during phase 1.
  * 0 or PS_ENOMEM. */
-int ps_build_observe_chunk(ps_build_state *st, const chunk *ch);
+int ps_build_observe_chunk(ps_build_state *st, const chunk *ch, uint32_t worker_labels);
+
+/* A worker's length statistics: the three points and, for causal and
+ * seq2seq sets, the generation lengths. */
+typedef struct ps_build_lengths {
+    ps_vstats *raw, *clean, *tok;
+    ps_vgen *gen;
+} ps_build_lengths;
+
+/* New, empty ones (gen: with generation lengths). 0 or PS_ENOMEM (then
+ * nothing is left allocated). */
+int ps_build_lengths_new(ps_build_lengths *l, bool gen);
+void ps_build_lengths_free(ps_build_lengths *l);
+/* Adds the lengths of a committed chunk's records that the workers cover
+ * into `into` (a worker, in any order of chunks). 0 or PS_ENOMEM. */
+int ps_build_observe_lengths(const ps_build_lengths *into, const chunk *ch,
+                             uint32_t worker_labels);
+/* Adds `from` into `into` (both of the same kind: with generation lengths
+ * or without). 0 or PS_ENOMEM. */
+int ps_build_lengths_merge(const ps_build_lengths *into, const ps_build_lengths *from);
 
 #endif

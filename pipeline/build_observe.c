@@ -1,9 +1,18 @@
 /*
- * pairshard build: the validation statistics of committed records, fed in
- * input order: raw (as read), cleaned and tokenized (kept records), the
- * generation lengths, the [UNK] words, the paired view and the SQL checks.
+ * pairshard build: the validation statistics of committed records: raw (as
+ * read), cleaned and tokenized (kept records), the generation lengths, the
+ * [UNK] words, the paired view and the SQL checks.
+ *
+ * The length statistics (the three points and the generation lengths) are
+ * sums, maxima and histograms, the same whatever the order records are
+ * added in or the objects they are added to before a merge (ps_vstats_merge,
+ * ps_vgen_merge; every output lists labels by name), so workers add most of
+ * them to statistics of their own (ps_build_observe_lengths), merged once
+ * at the end of phase 1; the rest is added in input order.
  */
 #include "pipeline/build_chunk.h"
+
+#include <string.h>
 
 static const char *at(const ps_buf *b, size_t off) { return off == NOOFF ? NULL : b->data + off; }
 
@@ -15,7 +24,7 @@ static uint32_t label_number(const ps_clean_item *it)
 }
 
 /* One record's lengths into the three points and the generation lengths. */
-static int observe_lengths(ps_build_state *st, const packed *pk)
+static int observe_lengths(const ps_build_lengths *l, const packed *pk)
 {
     const ps_clean_item *it = &pk->it;
     const ps_clean_result *r = &it->res;
@@ -24,34 +33,37 @@ static int observe_lengths(ps_build_state *st, const packed *pk)
     if (it->parsed) {
         ps_vrecord raw = {r->label, pk->raw_q_chars, pk->raw_s_chars, PS_VSTATS_NO_TOKENS, 0,
                           false, false, it->utf8_repaired, 0, number};
-        rc = ps_vstats_add(st->v_raw, &raw);
+        rc = ps_vstats_add(l->raw, &raw);
     } else {
-        ps_vstats_add_unparsed(st->v_raw);
+        ps_vstats_add_unparsed(l->raw);
     }
     if (rc || r->outcome != PS_OUTCOME_KEPT)
         return rc;
     uint32_t controls = (uint32_t)(it->fq.controls_removed + it->fs.controls_removed);
     ps_vrecord c = {r->label, pk->q_chars, pk->s_chars, PS_VSTATS_NO_TOKENS, 0, false,
                     it->changed, it->utf8_repaired, controls, number};
-    rc = ps_vstats_add(st->v_clean, &c);
+    rc = ps_vstats_add(l->clean, &c);
     ps_vrecord t = c;
     t.tokens = pk->ntokens;
     t.unk_tokens = pk->unk_tokens;
     t.truncated = pk->truncated;
     if (!rc)
-        rc = ps_vstats_add(st->v_tok, &t);
-    if (!rc && st->v_gen) /* causal, seq2seq: the two sides of the boundary */
-        rc = ps_vgen_add_numbered(st->v_gen, r->label, number, pk->type_boundary,
+        rc = ps_vstats_add(l->tok, &t);
+    if (!rc && l->gen) /* causal, seq2seq: the two sides of the boundary */
+        rc = ps_vgen_add_numbered(l->gen, r->label, number, pk->type_boundary,
                                   pk->ntokens - pk->type_boundary);
     return rc;
 }
 
-/* One committed record: its lengths, [UNK] words, paired view, SQL. */
-static int observe(ps_build_state *st, const char *input, const packed *pk, const ps_buf *arena)
+/* One committed record: its lengths unless the workers add them, its
+ * [UNK] words, paired view, SQL. */
+static int observe(ps_build_state *st, const char *input, const packed *pk, const ps_buf *arena,
+                   uint32_t worker_labels)
 {
     const ps_clean_item *it = &pk->it;
     const ps_clean_result *r = &it->res;
-    int rc = observe_lengths(st, pk);
+    ps_build_lengths all = {st->v_raw, st->v_clean, st->v_tok, st->v_gen};
+    int rc = ps_build_lengths_by_workers(pk, worker_labels) ? 0 : observe_lengths(&all, pk);
     if (!rc && r->outcome == PS_OUTCOME_KEPT) {
         const unsigned char *u = pk->n_unk ? (const unsigned char *)at(arena, pk->o_unk) : NULL;
         for (uint32_t k = 0; !rc && k < pk->n_unk; k++) {
@@ -85,13 +97,55 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
     return rc;
 }
 
-int ps_build_observe_chunk(ps_build_state *st, const chunk *ch)
+int ps_build_observe_chunk(ps_build_state *st, const chunk *ch, uint32_t worker_labels)
 {
     for (size_t i = 0; i < ch->n; i++)
         if (ch->taken[i]) {
-            int rc = observe(st, ch->in.path, &ch->items[i], &ch->out);
+            int rc = observe(st, ch->in.path, &ch->items[i], &ch->out, worker_labels);
             if (rc)
                 return rc;
         }
+    return 0;
+}
+
+int ps_build_observe_lengths(const ps_build_lengths *into, const chunk *ch,
+                             uint32_t worker_labels)
+{
+    for (size_t i = 0; i < ch->n; i++)
+        if (ch->taken[i] && ps_build_lengths_by_workers(&ch->items[i], worker_labels)) {
+            int rc = observe_lengths(into, &ch->items[i]);
+            if (rc)
+                return rc;
+        }
+    return 0;
+}
+
+int ps_build_lengths_new(ps_build_lengths *l, bool gen)
+{
+    l->raw = ps_vstats_new("raw");
+    l->clean = ps_vstats_new("cleaned");
+    l->tok = ps_vstats_new("tokenized");
+    l->gen = gen ? ps_vgen_new() : NULL;
+    if (l->raw && l->clean && l->tok && (!gen || l->gen))
+        return 0;
+    ps_build_lengths_free(l);
+    return PS_ENOMEM;
+}
+
+void ps_build_lengths_free(ps_build_lengths *l)
+{
+    ps_vstats_free(l->raw);
+    ps_vstats_free(l->clean);
+    ps_vstats_free(l->tok);
+    ps_vgen_free(l->gen);
+    memset(l, 0, sizeof *l);
+}
+
+int ps_build_lengths_merge(const ps_build_lengths *into, const ps_build_lengths *from)
+{
+    if (ps_vstats_merge(into->raw, from->raw) || ps_vstats_merge(into->clean, from->clean) ||
+        ps_vstats_merge(into->tok, from->tok) ||
+        (into->gen && from->gen && ps_vgen_merge(into->gen, from->gen)))
+        return PS_ENOMEM;
     return 0;
 }

@@ -59,6 +59,20 @@ check "--shards 40 under ulimit -n 20: built, byte-identical to no limit" $?
 [ $? -eq 2 ] && grep -q -- "--threads 16" "$TMP/t16.err" && grep -q "limit of 20" "$TMP/t16.err" &&
     [ ! -e "$TMP/t16" ]
 check "--threads 16 under ulimit -n 20: refused up front (exit 2, the option and the limit)" $? "$TMP/t16.err"
+# The workers add the length statistics of as many labels as their memory
+# budget covers (455 at 16 threads), the statistics stage the others: 1,499
+# labels (one a question) built at 16 threads and at 1 give the same set.
+python3 - "$DATA/spider/train.json" "$TMP/labels.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[2], "w") as f:
+    for r in json.load(open(sys.argv[1]))[:1500]:
+        f.write(json.dumps(r) + "\n")
+PY
+B --threads 1 --label-field question -o "$TMP/l1" "$TMP/labels.jsonl" &&
+    B --threads 16 --label-field question -o "$TMP/l16" "$TMP/labels.jsonl" &&
+    [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["points"]["raw"]["label_count"])' "$TMP/l1/stats.json")" -gt 455 ] &&
+    same_set "$TMP/l1" "$TMP/l16"
+check "labels past the workers' statistics budget (16 threads): byte-identical to 1 thread" $?
 complete "$TMP/t1"
 check "the set is complete: checksums, sizes and accounting agree" $?
 python3 - "$TMP/t1" <<'PY'
