@@ -47,10 +47,9 @@ void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
             pf->phase2_sort);
     fprintf(f, "profile:     storing        %7.3f s  shard writers, blocks into LMDB\n",
             pf->phase2_put);
-    fprintf(f, "profile:     finishing      %7.3f s  commit, compacted copy, fsync\n",
+    fprintf(f, "profile:     finishing      %7.3f s  commit, compacted copy (hashed as written), "
+               "fsync\n",
             pf->phase2_finish);
-    fprintf(f, "profile:     hashing        %7.3f s  the shard files' SHA-256\n",
-            pf->phase2_hash);
     fprintf(f, "profile:   manifest+publish %6.3f s %5.1f%%\n", pf->publish,
             pct(pf->publish, w));
     fprintf(f, "profile: serial %.3f s = %.1f%% of wall (work no worker shares); Amdahl "

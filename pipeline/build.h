@@ -128,8 +128,8 @@ typedef struct ps_build_profile {
                                    * them): records grouped by
                                    * bucket, blocks planned */
     double phase2_put;            /* ... writing compressed blocks into LMDB */
-    double phase2_finish;         /* ... committing, the compacted copy, fsync */
-    double phase2_hash;           /* ... the shard files' SHA-256 */
+    double phase2_finish;         /* ... committing, the compacted copy (hashed as it
+                                   * is written: ps_shard_writer_finish_hashed), fsync */
     size_t phase2_writers;        /* shards written at once: min(threads, shards),
                                    * fewer under a tight descriptor limit */
     double serial;                /* seconds of work no worker shares (see above) */

@@ -432,7 +432,7 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
     /* phase 2's compression is shared by the threads, and with several
      * shard writers their grouping, storing, finishing and hashing too */
     double writers = (double)(pf->phase2_writers ? pf->phase2_writers : 1);
-    double writing = pf->phase2_sort + pf->phase2_put + pf->phase2_finish + pf->phase2_hash;
+    double writing = pf->phase2_sort + pf->phase2_put + pf->phase2_finish;
     double shared = pf->phase1 - pf->read - pf->commit +
                     pf->phase2_encode / (double)(pf->workers ? pf->workers : 1) +
                     writing * (1.0 - 1.0 / writers);

@@ -40,7 +40,7 @@ typedef struct job {
 /* A shard writer's seconds (the profile), summed into the build's
  * profile once the writers are done: several may run at once. */
 typedef struct times {
-    double encode, sort, put, finish, hash;
+    double encode, sort, put, finish;
 } times;
 
 /* A shard writer's compression threads, started once for the shard:
@@ -425,7 +425,6 @@ static void *writer_main(void *arg)
     ws->tm.sort += tm.sort;
     ws->tm.put += tm.put;
     ws->tm.finish += tm.finish;
-    ws->tm.hash += tm.hash;
     pthread_mutex_unlock(&ws->mu);
     return NULL;
 }
@@ -454,7 +453,7 @@ static int run_writers(writers *ws, size_t n, ps_error *err)
 
 /* Phase 2. With several threads and shards, up to min(threads, shards)
  * shards are written at once, the threads shared out among them: the
- * grouping, LMDB writes, compacted copy and hashing of one shard are
+ * grouping, LMDB writes and compacted copy (hashed as written) of one shard are
  * serial, so only more shards at once put them on more cores. Every
  * shard's file depends on its spool alone, so the bytes do not change. */
 int ps_build_phase2(ps_build_state *st, ps_error *err)
@@ -486,7 +485,6 @@ int ps_build_phase2(ps_build_state *st, ps_error *err)
     st->prof.phase2_sort += ws.tm.sort;
     st->prof.phase2_put += ws.tm.put;
     st->prof.phase2_finish += ws.tm.finish;
-    st->prof.phase2_hash += ws.tm.hash;
     st->prof.phase2_writers = n;
     free(ws.rc);
     free(ws.err);
