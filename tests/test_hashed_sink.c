@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/testutil.h"
+
 #include "common/hashed_sink.h"
 #include "common/ps_internal.h"
 
@@ -44,17 +46,7 @@ static int produce(void *arg, int fd)
     return pr->fail_after;
 }
 
-static char *pattern(void)
-{
-    char *p = malloc(TOTAL);
-    assert_non_null(p);
-    uint64_t x = 88172645463325252ull;
-    for (size_t i = 0; i < TOTAL; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        p[i] = (char)x;
-    }
-    return p;
-}
+static char *pattern(void) { return ps_test_pattern(TOTAL); }
 
 static void test_sink_writes_and_hashes(void **state)
 {

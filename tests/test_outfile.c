@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support/testutil.h"
+
 #include "common/outfile.h"
 
 #include <dirent.h>
@@ -43,17 +45,7 @@ static size_t entries(const char *dir)
 }
 
 /* Bytes that differ everywhere, written in pieces of 1 byte to 3 MiB. */
-static char *pattern(void)
-{
-    char *p = malloc(TOTAL);
-    assert_non_null(p);
-    uint64_t x = 88172645463325252ull;
-    for (size_t i = 0; i < TOTAL; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        p[i] = (char)x;
-    }
-    return p;
-}
+static char *pattern(void) { return ps_test_pattern(TOTAL); }
 
 static void write_pieces(ps_outfile *o, const char *p)
 {

@@ -162,6 +162,18 @@ unsigned char *ps_test_read_file(const char *path, size_t *len)
     return b;
 }
 
+char *ps_test_pattern(size_t n)
+{
+    char *p = malloc(n ? n : 1);
+    assert_non_null(p);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        p[i] = (char)x;
+    }
+    return p;
+}
+
 void ps_test_build(const char *in, const char *out, const ps_test_build_opts *o)
 {
     ps_build_config cfg;

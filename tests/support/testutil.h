@@ -57,6 +57,10 @@ const char *ps_test_path(const char *dir, const char *rel);
 /* The whole file at `path`, malloc'ed with a NUL after its *len bytes.
  * Fails the test when it cannot be read. */
 unsigned char *ps_test_read_file(const char *path, size_t *len);
+/* n pseudo-random bytes (xorshift64, the same every call), malloc'ed:
+ * data whose every byte differs from its neighbours', so a byte moved,
+ * lost or repeated shows. */
+char *ps_test_pattern(size_t n);
 
 /* What ps_test_build varies; the rest is the CLI's defaults with the
  * bert-base-uncased vocabulary, max length 128 and 2 threads. */
