@@ -7,6 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
+void ps_sha256_digest_hex(struct sha256_ctx *ctx, char hex[65])
+{
+    uint8_t d[SHA256_DIGEST_SIZE];
+    sha256_digest(ctx, sizeof d, d);
+    for (size_t i = 0; i < sizeof d; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
 int ps_sha256_file(const char *path, char hex[65], uint64_t *bytes, ps_error *err)
 {
     /* A regular file only: a FIFO would block (or be read by two), a
@@ -34,10 +42,7 @@ int ps_sha256_file(const char *path, char hex[65], uint64_t *bytes, ps_error *er
         total += (uint64_t)r;
     }
     close(fd);
-    uint8_t d[SHA256_DIGEST_SIZE];
-    sha256_digest(&ctx, sizeof d, d);
-    for (size_t i = 0; i < sizeof d; i++)
-        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    ps_sha256_digest_hex(&ctx, hex);
     if (bytes)
         *bytes = total;
     return 0;
@@ -48,8 +53,5 @@ void ps_sha256_hex(const void *data, size_t len, char hex[65])
     struct sha256_ctx ctx;
     sha256_init(&ctx);
     sha256_update(&ctx, len, data);
-    uint8_t d[SHA256_DIGEST_SIZE];
-    sha256_digest(&ctx, sizeof d, d);
-    for (size_t i = 0; i < sizeof d; i++)
-        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    ps_sha256_digest_hex(&ctx, hex);
 }

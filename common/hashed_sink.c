@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <nettle/sha2.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -72,14 +71,6 @@ static void *sink_main(void *arg)
     return NULL;
 }
 
-static void hex_of(struct sha256_ctx *ctx, char hex[65])
-{
-    uint8_t d[SHA256_DIGEST_SIZE];
-    sha256_digest(ctx, sizeof d, d);
-    for (size_t i = 0; i < sizeof d; i++)
-        snprintf(hex + 2 * i, 3, "%02x", d[i]);
-}
-
 /* Without a pipe or a thread: the producer writes the file, which is then
  * read back to be hashed. */
 static int unpiped(int out, const char *path, ps_fd_producer produce, void *arg, int *produced,
@@ -123,7 +114,7 @@ int ps_hashed_sink_run(int out, const char *path, ps_fd_producer produce, void *
     if (s.read_errno)
         return ps_error_set(err, PS_EIO, "%s: reading the copy's pipe: %s", path,
                             strerror(s.read_errno));
-    hex_of(&s.sha, hex);
+    ps_sha256_digest_hex(&s.sha, hex);
     if (bytes)
         *bytes = s.written;
     return 0;

@@ -118,6 +118,10 @@ static inline bool ps_size_add(size_t a, size_t b, size_t *out)
 int ps_sha256_file(const char *path, char hex[65], uint64_t *bytes, ps_error *err);
 /* SHA-256 of len bytes as 64 hex digits (+ NUL). Never fails. */
 void ps_sha256_hex(const void *data, size_t len, char hex[65]);
+/* Finishes a nettle SHA-256 context (which it resets) into 64 hex digits
+ * (+ NUL), for whoever hashes as it goes. */
+struct sha256_ctx;
+void ps_sha256_digest_hex(struct sha256_ctx *ctx, char hex[65]);
 
 /* Returns the final path component of `path` (a pointer into it). */
 const char *ps_path_basename(const char *path);

@@ -583,8 +583,8 @@ static void profile_workers(ps_build_profile *pf, const phase1 *p, size_t starte
 static int observe_inline(ps_build_state *st, phase1 *p, const chunk *ch, ps_error *err)
 {
     double t = ps_build_now();
-    ps_build_lengths all = {st->v_raw, st->v_clean, st->v_tok, st->v_gen};
-    int rc = ps_build_observe_lengths(&all, ch, UINT32_MAX);
+    ps_build_lengths own = ps_build_state_lengths(st);
+    int rc = ps_build_observe_lengths(&own, ch, UINT32_MAX);
     double d = ps_build_now() - t;
     p->busy[0] += d;
     st->prof.commit -= d; /* the caller adds the whole commit's time */
@@ -604,8 +604,8 @@ static void lengths_start(phase1 *p, size_t threads, bool gen)
             free(p->lengths);
             p->lengths = NULL;
         }
-    p->worker_labels = !p->lengths ? 0 : cover < 1 ? 1 : cover > UINT32_MAX - 1 ? UINT32_MAX - 1
-                                                                            : (uint32_t)cover;
+    /* at most LENGTHS_BUDGET / LENGTHS_LABEL_BYTES: no uint32_t overflow */
+    p->worker_labels = !p->lengths ? 0 : cover ? (uint32_t)cover : 1;
 }
 
 /* The workers' length statistics into the build's (after phase 1's
@@ -620,14 +620,14 @@ static int lengths_finish(ps_build_state *st, phase1 *p, size_t threads, int rc,
         return rc;
     double t = ps_build_now();
     ps_build_lengths *first = &p->lengths[0];
-    ps_build_lengths own = {st->v_raw, st->v_clean, st->v_tok, st->v_gen};
+    ps_build_lengths own = ps_build_state_lengths(st);
     bool failed = rc != 0;
     if (!failed && !(failed = ps_build_lengths_merge(first, &own) != 0)) {
         st->v_raw = first->raw, st->v_clean = first->clean, st->v_tok = first->tok;
         st->v_gen = first->gen;
         *first = own; /* freed below */
     }
-    ps_build_lengths all = {st->v_raw, st->v_clean, st->v_tok, st->v_gen};
+    ps_build_lengths all = ps_build_state_lengths(st);
     for (size_t k = 1; !failed && k < threads; k++)
         failed = ps_build_lengths_merge(&all, &p->lengths[k]) != 0;
     for (size_t k = 0; k < threads; k++)
@@ -823,9 +823,9 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
             pthread_create(&p.stages[k].thread, NULL, stage_main, &p.stages[k]) == 0;
         p.staged = p.stages[k].started; /* else the commit does both itself */
     }
-    pthread_mutex_unlock(&p.mu);
-    if (p.staged)
+    if (p.staged) /* before the stages, which read worker_labels, run a chunk */
         lengths_start(&p, cfg->threads, st->v_gen != NULL);
+    pthread_mutex_unlock(&p.mu);
     size_t started = 0;
     p.inline_work = cfg->threads == 1;
     if (p.inline_work) {

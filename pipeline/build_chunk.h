@@ -78,6 +78,12 @@ typedef struct ps_build_lengths {
     ps_vgen *gen;
 } ps_build_lengths;
 
+/* The build's own: where the statistics stage adds them. */
+static inline ps_build_lengths ps_build_state_lengths(const ps_build_state *st)
+{
+    return (ps_build_lengths){st->v_raw, st->v_clean, st->v_tok, st->v_gen};
+}
+
 /* New, empty ones (gen: with generation lengths). 0 or PS_ENOMEM (then
  * nothing is left allocated). */
 int ps_build_lengths_new(ps_build_lengths *l, bool gen);

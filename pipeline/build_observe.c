@@ -62,8 +62,8 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
 {
     const ps_clean_item *it = &pk->it;
     const ps_clean_result *r = &it->res;
-    ps_build_lengths all = {st->v_raw, st->v_clean, st->v_tok, st->v_gen};
-    int rc = ps_build_lengths_by_workers(pk, worker_labels) ? 0 : observe_lengths(&all, pk);
+    ps_build_lengths own = ps_build_state_lengths(st);
+    int rc = ps_build_lengths_by_workers(pk, worker_labels) ? 0 : observe_lengths(&own, pk);
     if (!rc && r->outcome == PS_OUTCOME_KEPT) {
         const unsigned char *u = pk->n_unk ? (const unsigned char *)at(arena, pk->o_unk) : NULL;
         for (uint32_t k = 0; !rc && k < pk->n_unk; k++) {
