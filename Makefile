@@ -149,10 +149,12 @@ test: all $(TEST_BINS)
 check-asan:
 	$(MAKE) BUILD=$(BUILD)/asan SANITIZE=1 test
 
-# ThreadSanitizer: a separate build of everything, then the reader's tests.
+# ThreadSanitizer: a separate build of everything, then the reader's tests
+# and the checks' threaded sums.
 check-tsan:
 	$(MAKE) BUILD=$(BUILD)/tsan SANITIZE=thread all \
-	    $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(wildcard tests/test_reader_*.c))
+	    $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(wildcard tests/test_reader_*.c) \
+	                                                tests/test_validate_threads.c)
 	@sh tests/tsan/run.sh $(BUILD)/tsan
 
 check-faults: all

@@ -36,6 +36,9 @@ void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
     fprintf(f, "profile:   checks          %7.3f s %5.1f%%  (buckets; validation and reports %s)\n",
             pf->checks, pct(pf->checks, w),
             pf->calling_worker ? "too" : "beside phase 2");
+    if (pf->checks_threaded > 0)
+        fprintf(f, "profile:     KS sums        %7.3f s  exact p-values, over the threads\n",
+                pf->checks_threaded);
     fprintf(f, "profile:   phase 2         %7.3f s %5.1f%%  (shards; %.3f s compressing, all "
                "threads)\n",
             pf->phase2, pct(pf->phase2, w), pf->phase2_encode);

@@ -204,11 +204,12 @@ int ps_build_stopping(ps_build_state *st, ps_error *err);
 
 /* Runs the checks (thresholds from validate_json, a json_t * or NULL) on
  * the statistics, with the padding under `bounds`; and the SQL checks when
- * `sql` checked anything (NULL: none). */
+ * `sql` checked anything (NULL: none). `threads` for the exact KS sums
+ * (ps_vconfig_set_threads): the report's bytes do not depend on it. */
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
                       ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
-                      const uint32_t *bounds, size_t n_bounds, ps_vreport **report,
-                      ps_error *err);
+                      const uint32_t *bounds, size_t n_bounds, size_t threads,
+                      ps_vreport **report, ps_error *err);
 /* Writes <prefix>report.json, <prefix>report.html and <prefix>stats.json
  * into dir (fsynced). stats.json's points and paired view are those the
  * report was made from (ps_build_validate); `sql` and `gen` (a pair set's)

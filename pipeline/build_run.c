@@ -294,12 +294,13 @@ static void state_free(ps_build_state *st)
 
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
                       ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
-                      const uint32_t *bounds, size_t n_bounds, ps_vreport **report,
-                      ps_error *err)
+                      const uint32_t *bounds, size_t n_bounds, size_t threads,
+                      ps_vreport **report, ps_error *err)
 {
     ps_vconfig *vc = ps_vconfig_new();
     if (!vc)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
+    ps_vconfig_set_threads(vc, threads);
     int rc = validate_json ? ps_vconfig_apply_json(vc, (json_t *)validate_json, err) : 0;
     if (!rc)
         rc = ps_vstats_set_padding(tokenized, bounds, n_bounds);
@@ -433,7 +434,7 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
      * shard writers their grouping, storing, finishing and hashing too */
     double writers = (double)(pf->phase2_writers ? pf->phase2_writers : 1);
     double writing = pf->phase2_sort + pf->phase2_put + pf->phase2_finish;
-    double shared = pf->phase1 - pf->read - pf->commit +
+    double shared = pf->phase1 - pf->read - pf->commit + pf->checks_threaded +
                     pf->phase2_encode / (double)(pf->workers ? pf->workers : 1) +
                     writing * (1.0 - 1.0 / writers);
     pf->serial = pf->wall - shared;
@@ -522,7 +523,8 @@ static int run_checks(ps_build_state *st, bool *gate_failed, ps_error *err)
     const ps_build_config *cfg = st->cfg;
     *gate_failed = false;
     int rc = ps_build_validate(cfg->validate_json, st->v_raw, st->v_clean, st->v_tok, st->paired,
-                               st->v_sql, st->bounds, st->n_bounds, &st->report, err);
+                               st->v_sql, st->bounds, st->n_bounds, cfg->threads, &st->report,
+                               err);
     for (size_t i = 0; !rc && i < ps_tokenizer_warning_count(cfg->tokenizer); i++)
         if (ps_vreport_add_vocab_warning(st->report, ps_tokenizer_warning(cfg->tokenizer, i)))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
@@ -581,6 +583,8 @@ static int checks_and_phase2(ps_build_state *st, bool *gate_failed, double t, ps
             rc = ps_write_reports(st->staging, "", st->report, st->v_sql, st->v_gen, err);
     }
     st->prof.checks = ps_build_now() - t;
+    if (!beside) /* beside phase 2 the checks are not on the calling thread's path */
+        st->prof.checks_threaded = ps_vreport_threaded_seconds(st->report);
     t = ps_build_now();
     if (!rc && (beside || !*gate_failed))
         rc = ps_build_phase2(st, err);

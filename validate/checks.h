@@ -54,6 +54,7 @@ struct ps_vconfig {
     double fail[C_N], warn[C_N];
     int mode[C_N];
     double param[P_N];
+    size_t threads; /* for the exact KS sums (ps_vconfig_set_threads); 0 or 1: one */
 };
 
 typedef struct ps_vcheck_ctx {

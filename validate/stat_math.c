@@ -348,10 +348,36 @@ static double kolmogn_pelzgood(double n, double x)
     return K[0] + K[1] + K[2] + K[3];
 }
 
+/* log Gamma(x) without lgammal's write to the global signgam, which
+ * threads computing terms at once would race on (the same glibc routine,
+ * the same value). */
+static long double lgamma_ts(long double x)
+{
+    int sign;
+    return lgammal_r(x, &sign);
+}
+
+/* Term j of the Birnbaum-Tingey sum below, or -1 where 1 - x - j/n <= 0
+ * (a term the sum skips). One function for every caller, so that a term
+ * has the same bits whichever thread computes it (stat_threads.c). */
+long double ps_sm_bt_term(long double lgn1, long double N, long double X, uint64_t j)
+{
+    long double J = (long double)j;
+    long double a = 1.0L - X - J / N, b = X + J / N;
+    if (a <= 0)
+        return -1.0L;
+    long double lt = lgn1 - lgamma_ts(J + 1) - lgamma_ts(N - J + 1) + (N - J) * logl(a) +
+                     (J - 1) * logl(b);
+    return expl(lt);
+}
+
 /* Birnbaum-Tingey: P(D_n^+ >= x) = x sum_{j=0}^{floor(n(1-x))} C(n,j)
  * (1 - x - j/n)^(n-j) (x + j/n)^(j-1), all terms positive, in long double
- * log space. For n > 10^6 scipy uses exp(-(6nx+1)^2/(18n)); so do we. */
-double ps_sm_smirnov(uint64_t n, double x)
+ * log space. For n > 10^6 scipy uses exp(-(6nx+1)^2/(18n)); so do we.
+ * The terms (up to a million, each a few lgammal and logl) may be computed
+ * over `threads` threads; they are summed here, in order, compensated, so
+ * the result has the same bits whatever the count. */
+static double smirnov(uint64_t n, double x, size_t threads)
 {
     if (!(x == x))
         return NAN;
@@ -375,25 +401,28 @@ double ps_sm_smirnov(uint64_t n, double x)
     uint64_t jmax = (uint64_t)floorl(N * (1.0L - X));
     if (jmax > n - 1)
         jmax = n - 1;
-    long double lgn1 = lgammal(N + 1);
+    long double lgn1 = lgamma_ts(N + 1);
+    long double *terms = ps_sm_bt_terms_threads(lgn1, N, X, jmax, threads);
     long double s = 0, c = 0;
     for (uint64_t j = 0; j <= jmax; j++) {
-        long double J = (long double)j;
-        long double a = 1.0L - X - J / N, b = X + J / N;
-        if (a <= 0)
+        long double term = terms ? terms[j] : ps_sm_bt_term(lgn1, N, X, j);
+        if (term < 0)
             continue;
-        long double lt = lgn1 - lgammal(J + 1) - lgammal(N - J + 1) + (N - J) * logl(a) +
-                         (J - 1) * logl(b);
-        long double term = expl(lt);
         long double tt = s + term;
         c += (s - tt) + term;
         s = tt;
     }
+    free(terms);
     double p = (double)(X * (s + c));
     return clip01(p);
 }
 
-static double kolmogn(uint64_t n, double x, bool cdf)
+double ps_sm_smirnov(uint64_t n, double x)
+{
+    return smirnov(n, x, 1);
+}
+
+static double kolmogn(uint64_t n, double x, bool cdf, size_t threads)
 {
     if (n == 0 || x != x)
         return NAN;
@@ -419,7 +448,7 @@ static double kolmogn(uint64_t n, double x, bool cdf)
         return clip01(cdf ? 1 - prob : prob);
     }
     if (x >= 0.5) {
-        prob = 2 * ps_sm_smirnov(n, x);
+        prob = 2 * smirnov(n, x, threads);
         return clip01(cdf ? 1.0 - prob : prob);
     }
     double nx2 = t * x;
@@ -432,14 +461,14 @@ static double kolmogn(uint64_t n, double x, bool cdf)
             prob = kolmogn_pomeranz((long)n, x);
             return clip01(cdf ? prob : 1.0 - prob);
         }
-        prob = 2 * ps_sm_smirnov(n, x);
+        prob = 2 * smirnov(n, x, threads);
         return clip01(cdf ? 1.0 - prob : prob);
     }
     if (!cdf) {
         if (nx2 >= 370.0)
             return 0.0;
         if (nx2 >= 2.2)
-            return clip01(2 * ps_sm_smirnov(n, x));
+            return clip01(2 * smirnov(n, x, threads));
     }
     double cdfprob;
     if (nx2 >= 18.0)
@@ -453,10 +482,15 @@ static double kolmogn(uint64_t n, double x, bool cdf)
 
 double ps_sm_kolmogn_sf(uint64_t n, double x)
 {
-    return kolmogn(n, x, false);
+    return kolmogn(n, x, false, 1);
 }
 
-double ps_sm_ks_2samp_p(double d, uint64_t n1, uint64_t n2)
+double ps_sm_kolmogn_sf_threads(uint64_t n, double x, size_t threads)
+{
+    return kolmogn(n, x, false, threads);
+}
+
+double ps_sm_ks_2samp_p_threads(double d, uint64_t n1, uint64_t n2, size_t threads)
 {
     if (!n1 || !n2)
         return NAN;
@@ -465,7 +499,12 @@ double ps_sm_ks_2samp_p(double d, uint64_t n1, uint64_t n2)
     double r = nearbyint(en); /* round half to even, as np.round */
     if (r < 1)
         r = 1;
-    return clip01(ps_sm_kolmogn_sf((uint64_t)r, d));
+    return clip01(kolmogn((uint64_t)r, d, false, threads));
+}
+
+double ps_sm_ks_2samp_p(double d, uint64_t n1, uint64_t n2)
+{
+    return ps_sm_ks_2samp_p_threads(d, n1, n2, 1);
 }
 
 /* ---- chi-square ---------------------------------------------------------- */

@@ -10,7 +10,10 @@
  *   bin 384         overflow: v >= 65536
  *
  * Every function is pure and deterministic; none allocates but
- * ps_sm_chi2_homogeneity's callers' buffers. Reference: scipy 1.10
+ * ps_sm_chi2_homogeneity's callers' buffers and the *_threads variants,
+ * which compute the terms of the exact one-sided sum over threads into an
+ * array (validate/stat_threads.c) and return the same bits whatever the
+ * thread count. Reference: scipy 1.10
  * (scipy.stats.ks_2samp(method='asymp'), scipy.stats.chi2_contingency(
  * correction=False), scipy.spatial.distance.jensenshannon(base=2)).
  */
@@ -54,6 +57,24 @@ double ps_sm_ks_2samp_p(double d, uint64_t n1, uint64_t n2);
 double ps_sm_kolmogn_sf(uint64_t n, double x);
 /* scipy.special.smirnov(n, x): P(D_n^+ >= x), one-sided. */
 double ps_sm_smirnov(uint64_t n, double x);
+
+/* The same over `threads` threads (0 or 1: the calling thread alone):
+ * where the p-value needs the exact Birnbaum-Tingey sum (n up to 10^6,
+ * n x^2 in [2.2, 370): up to a million terms of lgammal and logl, a
+ * second on a slow core), its terms are computed in parallel and summed in
+ * order, so the result has the same bits as with one thread. Without
+ * memory or threads for that, the calling thread computes them itself. */
+double ps_sm_ks_2samp_p_threads(double d, uint64_t n1, uint64_t n2, size_t threads);
+double ps_sm_kolmogn_sf_threads(uint64_t n, double x, size_t threads);
+
+/* Term j of that sum (stat_math.c), -1 for a term it skips; and terms
+ * 0..jmax computed by it over `threads` threads into a new array
+ * (stat_threads.c; free() it), or NULL when one thread should compute them
+ * in its loop: threads <= 1, too few terms to be worth a thread, or no
+ * memory. */
+long double ps_sm_bt_term(long double lgn1, long double N, long double X, uint64_t j);
+long double *ps_sm_bt_terms_threads(long double lgn1, long double N, long double X,
+                                     uint64_t jmax, size_t threads);
 
 /* Regularized upper incomplete gamma Q(a, x), a > 0, x >= 0. */
 double ps_sm_igamc(double a, double x);

@@ -210,6 +210,11 @@ typedef struct ps_vconfig ps_vconfig;
 ps_vconfig *ps_vconfig_new(void);
 void ps_vconfig_free(ps_vconfig *c);
 int ps_vconfig_apply_json(ps_vconfig *c, json_t *j, ps_error *err);
+/* The threads the checks may use for their one costly part, the exact sum
+ * behind a KS p-value (ps_sm_ks_2samp_p_threads: up to a million terms
+ * when a set has up to two million records). The report has the same
+ * bytes whatever the count; 1 (the default) keeps to the calling thread. */
+void ps_vconfig_set_threads(ps_vconfig *c, size_t threads);
 
 typedef struct ps_vreport ps_vreport;
 
@@ -230,6 +235,10 @@ int ps_validate_sql(const ps_vconfig *c, const ps_vsql *v, ps_vreport *r, ps_err
 int ps_validate_compare(const ps_vconfig *c, const ps_vstats *baseline,
                         const ps_vstats *current, ps_vreport **out, ps_error *err);
 void ps_vreport_free(ps_vreport *r);
+/* Seconds the checks spent on the work ps_vconfig_set_threads spreads over
+ * threads (the exact KS sums): the part of the checks that more threads
+ * shorten, which a build's profile counts as shared. */
+double ps_vreport_threaded_seconds(const ps_vreport *r);
 /* Records a warning about the vocabulary (ps_tokenizer_warning) in the
  * report's "vocab_warnings" list. 0 or PS_ENOMEM. */
 int ps_vreport_add_vocab_warning(ps_vreport *r, const char *msg);

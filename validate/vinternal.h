@@ -202,6 +202,7 @@ struct ps_vreport {
     json_t *vocab_warnings; /* owned or NULL: the tokenizer's load warnings */
     json_t *serving;   /* owned or NULL: cleaning changed a large share (build_run.c) */
     json_t *generation; /* owned or NULL: prompt and completion lengths (causal, seq2seq) */
+    double threaded_seconds; /* not in the report: ps_vreport_threaded_seconds */
 };
 
 /* JSON helpers shared by the loaders. */

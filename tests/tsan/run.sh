@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make check-tsan`: the threaded build and the reader's tests under
 # ThreadSanitizer. Runs the threaded build and clean on enough records to go
-# round the chunk ring several times, the TSan builds of test_reader_*, then the read_all tool (built here against the TSan
+# round the chunk ring several times, the TSan builds of test_reader_* and
+# test_validate_threads (the checks' KS sums over threads), then the read_all tool (built here against the TSan
 # library) streaming many small batches through 4 decoding threads and a
 # tiny ring, so that slot hand-off, window sharing and epoch switches are
 # exercised as often as possible. Any ThreadSanitizer report fails the
@@ -74,7 +75,7 @@ rc=$?
 check "clean --threads 4 under TSan: exit 0, no report" $?
 if [ "$rc" -ne 0 ] || ! tsan_clean "$TMP/c.log"; then head -60 "$TMP/c.log" | sed 's/^/# /'; fi
 
-for T in "$BUILD"/tests/test_reader_*; do
+for T in "$BUILD"/tests/test_reader_* "$BUILD"/tests/test_validate_threads; do
     [ -x "$T" ] || continue
     name=$(basename "$T")
     start=$(date +%s)
