@@ -44,9 +44,8 @@ if [ "$PEER" != 0 ]; then
         "$PY" -c 'import lmdb, zstandard' 2>/dev/null ||
             peer_missing="python3-lmdb/python3-zstandard could not be installed ($(tail -n 1 "$W/apt.log"))"
     fi
-    if [ -z "$peer_missing" ] && [ ! -f "$CONF/node_modules/tokenizers/package.json" ]; then
-        (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline) >&2 ||
-            peer_missing="npm ci of HF tokenizers failed"
+    if [ -z "$peer_missing" ] && ! sh "$CONF/ensure.sh"; then
+        peer_missing="npm ci of HF tokenizers failed"
     fi
     command -v node >/dev/null 2>&1 || peer_missing="node is missing"
 fi

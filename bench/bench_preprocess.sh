@@ -16,9 +16,7 @@ DEV="$PS_ROOT/tests/data/spider/dev.json"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ps-bench-pre.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
-if [ ! -f "$CONF/node_modules/tokenizers/package.json" ]; then
-    (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline) >&2
-fi
+sh "$CONF/ensure.sh"
 # Linked with the static library (the shared one's soname link is made by
 # make install only); a CUDA build's archive also needs cudart.
 link() {

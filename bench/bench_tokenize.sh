@@ -11,9 +11,7 @@ VOCAB="$PS_ROOT/tests/data/vocab/bert-base-uncased.vocab.txt"
 DATA="$PS_ROOT/tests/data/spider/train.json $PS_ROOT/tests/data/spider/dev.json"
 THREADS=${PS_BENCH_THREADS:-$(nproc 2>/dev/null || echo 2)}
 
-if [ ! -f "$CONF/node_modules/tokenizers/package.json" ]; then
-    (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline) >&2
-fi
+sh "$CONF/ensure.sh"
 
 field() { # the number before the word $1 in line $2
     echo "$2" | awk -v w="$1" '{for (i = 2; i <= NF; i++) if ($i == w) print $(i-1)}'

@@ -18,9 +18,7 @@ NODE_BENCH="$PS_ROOT/bench/hf_tokenize_json_bench.js"
 MB=${PS_BENCH_MB:-20}
 FILES=${PS_BENCH_TOKENIZERS:-"gpt2 qwen2-style t5-small bert-base-uncased"}
 
-if [ ! -f "$CONF/node_modules/tokenizers/package.json" ] || [ ! -f "$CONF/node_modules/tiktoken/package.json" ]; then
-    (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline) >&2
-fi
+sh "$CONF/ensure.sh"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ps-bench-tokjson.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT INT TERM
 CORPUS="$TMP/corpus.jsonl"

@@ -18,6 +18,15 @@ if [ "$(id -u)" != 0 ]; then
     fi
 fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get install -y --no-install-recommends "$@" >"$log" 2>&1 ||
-    { $SUDO apt-get update >>"$log" 2>&1 &&
-      $SUDO apt-get install -y --no-install-recommends "$@" >>"$log" 2>&1; }
+install() {
+    $SUDO apt-get install -y --no-install-recommends "$@" >"$log" 2>&1 ||
+        { $SUDO apt-get update >>"$log" 2>&1 &&
+          $SUDO apt-get install -y --no-install-recommends "$@" >>"$log" 2>&1; }
+}
+# Tests run side by side (tests/run.sh): apt-get fails at once, rather than
+# waits, when another one holds its locks, so pairshard's installs queue.
+if command -v flock >/dev/null 2>&1; then
+    (flock 9 && install "$@") 9>"${TMPDIR:-/tmp}/pairshard-apt.lock"
+else
+    install "$@"
+fi

@@ -6,7 +6,14 @@
 # A line with a "# SKIP" directive ("ok N - x # SKIP why", or cmocka's
 # "not ok N # SKIP name") is a skip: never a pass, never a failure.
 # A binary or script that exits non-zero without reporting a failure (a crash,
-# a sanitizer report) counts as one failure.
+# a sanitizer report), or that never reported at all, counts as one failure.
+#
+# Tests run PS_TEST_JOBS at a time (default: the online CPUs, at most 4;
+# PS_TEST_JOBS=1 runs them one by one): most of them are single-threaded
+# pipelines of short processes, so a second lane nearly halves a 2-core
+# run. Each one's lines are printed whole when it ends (tests/run_one.sh);
+# the longest (the conformance run) starts first so that it is not the
+# tail. Installs that tests make for themselves (apt, npm) take a lock.
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,49 +25,53 @@ export CMOCKA_MESSAGE_OUTPUT=TAP
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-passed=0 failed=0 skipped=0 failed_names=""
-logdir="$ROOT/$BUILD/test-logs"
-mkdir -p "$logdir"
+jobs=${PS_TEST_JOBS:-}
+if [ -z "$jobs" ]; then
+    jobs=$(nproc 2>/dev/null || echo 1)
+    [ "$jobs" -le 4 ] || jobs=4
+fi
+case $jobs in '' | *[!0-9]* | 0) echo "PS_TEST_JOBS must be a positive number" >&2; exit 2 ;; esac
 
-run_one() { # name command...
-    name=$1; shift
-    log="$logdir/$(echo "$name" | tr '/' '-').log"
-    start=$(date +%s)
-    "$@" >"$log" 2>&1
-    rc=$?
-    sk=$(grep -Eic '^(not )?ok\b.*#[[:space:]]*skip' "$log")
-    p=$(grep '^ok ' "$log" | grep -Eicv '#[[:space:]]*skip')
-    f=$(grep '^not ok ' "$log" | grep -Eicv '#[[:space:]]*skip')
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        f=1
-        echo "not ok - $name exited with status $rc" >>"$log"
+logdir="$ROOT/$BUILD/test-logs"
+results="$logdir/results"
+rm -rf "$results"
+mkdir -p "$results"
+export PS_TEST_RESULTS="$results"
+
+# The list, as NUL-separated (name, path) pairs, longest-running first.
+list="$results/list"
+: >"$list"
+add() { printf '%s\0%s\0' "$1" "$2" >>"$list"; }
+[ -f "$ROOT/tests/conformance/run.sh" ] && add conformance "$ROOT/tests/conformance/run.sh"
+for s in "$ROOT"/tests/cli/*.sh; do
+    [ -f "$s" ] && add "cli/$(basename "$s" .sh)" "$s"
+done
+for t in "$ROOT/$BUILD"/tests/test_*; do
+    [ -f "$t" ] && [ -x "$t" ] && add "$(basename "$t")" "$t"
+done
+
+# The npm binding is shared by several tests: installed once, before they
+# start, rather than raced for (a test still installs it when this fails).
+if command -v node >/dev/null 2>&1 && [ -f "$ROOT/tests/conformance/ensure.sh" ]; then
+    sh "$ROOT/tests/conformance/ensure.sh" >"$logdir/npm-ci.log" 2>&1 || true
+fi
+
+echo "$(($(tr -cd '\0' <"$list" | wc -c) / 2)) tests, $jobs at a time"
+xargs -0 -n 2 -P "$jobs" sh "$ROOT/tests/run_one.sh" "$logdir" <"$list"
+
+passed=0 failed=0 skipped=0 failed_names=""
+names=$(tr '\0' '\n' <"$list" | awk 'NR % 2 == 1')
+for name in $names; do
+    r="$results/$(echo "$name" | tr '/' '-')"
+    if [ -r "$r" ]; then
+        read -r p f sk <"$r"
+    else
+        echo "not ok - $name never reported (killed?)"
+        p=0 f=1 sk=0
     fi
     passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + sk))
-    skips=""
-    [ "$sk" -eq 0 ] || skips=", $sk skipped"
-    secs=$(( $(date +%s) - start ))
-    if [ "$f" -gt 0 ]; then
-        failed_names="$failed_names $name"
-        printf '%-34s %4d passed, %d FAILED%s (%ss)\n' "$name" "$p" "$f" "$skips" "$secs"
-        grep -E '^not ok|^# ' "$log" | head -40 | sed 's/^/    /'
-        tail -n 30 "$log" | sed 's/^/    | /'
-    else
-        printf '%-34s %4d passed%s (%ss)\n' "$name" "$p" "$skips" "$secs"
-    fi
-    [ "$sk" -eq 0 ] || grep -Ei '^(not )?ok\b.*#[[:space:]]*skip' "$log" | head -5 | sed 's/^/    /'
-}
-
-for t in "$ROOT/$BUILD"/tests/test_*; do
-    [ -x "$t" ] || continue
-    run_one "$(basename "$t")" "$t"
+    [ "$f" -eq 0 ] || failed_names="$failed_names $name"
 done
-for s in "$ROOT"/tests/cli/*.sh; do
-    [ -f "$s" ] || continue
-    run_one "cli/$(basename "$s" .sh)" sh "$s"
-done
-if [ -f "$ROOT/tests/conformance/run.sh" ]; then
-    run_one "conformance" sh "$ROOT/tests/conformance/run.sh"
-fi
 
 [ -n "$failed_names" ] && echo "failed:$failed_names (logs in $BUILD/test-logs/)"
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -22,12 +22,9 @@ if ! "$PY" -c "import lmdb, zstandard" 2>/dev/null; then
     done_testing
     exit
 fi
-if command -v node >/dev/null 2>&1; then # the pinned binding, as tests/conformance/run.sh
-    want=$(cd "$CONF" && node -p 'require("./package-lock.json").packages["node_modules/tokenizers"].version')
-    have=$(cd "$CONF" && node -p 'try { require("./node_modules/tokenizers/package.json").version } catch (e) { "" }')
-    if [ "$have" != "$want" ]; then
-        (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline >&2) || true
-    fi
+# The pinned binding (tests/conformance/ensure.sh).
+if command -v node >/dev/null 2>&1; then
+    sh "$CONF/ensure.sh" || true
 fi
 have_node() { command -v node >/dev/null 2>&1 && [ -d "$CONF/node_modules/tokenizers" ]; }
 B() { "$PAIRSHARD" build -q --label-field db_id "$@"; }

@@ -13,13 +13,11 @@
 build_tool norm_apply "$PS_BUILD" "$TMP/norm_apply" -I"$PS_ROOT" 2>"$TMP/err"
 check "norm_apply builds against the library" $? "$TMP/err"
 
-# The binding, pinned by package-lock.json: installed as
-# tests/conformance/run.sh installs it, when missing and npm is there.
+# The binding, pinned by package-lock.json (tests/conformance/ensure.sh),
+# when missing and npm is there.
 CONF="$PS_ROOT/tests/conformance"
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
-    want=$(cd "$CONF" && node -p 'require("./package-lock.json").packages["node_modules/tokenizers"].version')
-    have=$(cd "$CONF" && node -p 'try { require("./node_modules/tokenizers/package.json").version } catch (e) { "" }')
-    [ "$have" = "$want" ] || (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline >&2)
+    sh "$CONF/ensure.sh" || true
 fi
 
 if ! command -v node >/dev/null 2>&1; then

@@ -19,13 +19,9 @@ if ! have numpy || ! have torch; then
     echo "1..1"
     exit 0
 fi
-# The pinned HF binding, installed as tests/conformance/run.sh installs it.
+# The pinned HF binding (tests/conformance/ensure.sh).
 if command -v node >/dev/null 2>&1; then
-    want=$(cd "$CONF" && node -p 'require("./package-lock.json").packages["node_modules/tokenizers"].version')
-    have_v=$(cd "$CONF" && node -p 'try { require("./node_modules/tokenizers/package.json").version } catch (e) { "" }')
-    if [ "$have_v" != "$want" ]; then
-        (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline >&2) || true
-    fi
+    sh "$CONF/ensure.sh" || true
 fi
 
 export PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so"

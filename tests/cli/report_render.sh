@@ -13,10 +13,14 @@ if [ -z "$CHROME" ]; then
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo -n"
     if [ -z "$SUDO" ] || command -v sudo >/dev/null 2>&1; then
-        # stale package lists: update once and retry
-        timeout 300 $SUDO apt-get install -y chromium >"$TMP/apt.log" 2>&1 ||
-            { timeout 300 $SUDO apt-get update >>"$TMP/apt.log" 2>&1 &&
-                timeout 300 $SUDO apt-get install -y chromium >>"$TMP/apt.log" 2>&1; }
+        # stale package lists: update once and retry; under the lock
+        # scripts/apt-install.sh takes (tests run side by side)
+        (
+            flock 9
+            timeout 300 $SUDO apt-get install -y chromium >"$TMP/apt.log" 2>&1 ||
+                { timeout 300 $SUDO apt-get update >>"$TMP/apt.log" 2>&1 &&
+                    timeout 300 $SUDO apt-get install -y chromium >>"$TMP/apt.log" 2>&1; }
+        ) 9>"${TMPDIR:-/tmp}/pairshard-apt.lock"
     fi
     CHROME=$(command -v chromium || true)
 fi

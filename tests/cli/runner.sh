@@ -3,12 +3,13 @@
 # here on a fake tree whose tests print passes, failures and TAP skips
 # ("ok N - x # SKIP why", cmocka's "not ok N # SKIP name"); a skip is never
 # counted as a pass nor as a failure, and the closing line is
-# "N passed, N failed, N skipped" (what CI parses).
+# "N passed, N failed, N skipped" (what CI parses), whether the tests run
+# one by one or side by side (PS_TEST_JOBS).
 . "$PS_ROOT/tests/tap.sh"
 
 T="$TMP/tree"
 mkdir -p "$T/tests/cli" "$T/tests/faults" "$T/build/tests" "$T/build/bin"
-cp "$PS_ROOT/tests/run.sh" "$T/tests/run.sh"
+cp "$PS_ROOT/tests/run.sh" "$PS_ROOT/tests/run_one.sh" "$T/tests/"
 cp "$PS_ROOT/tests/faults/run.sh" "$T/tests/faults/run.sh"
 cat >"$T/build/tests/test_fake" <<'SH'
 #!/bin/sh
@@ -40,7 +41,28 @@ check "tests/run.sh: closing line '5 passed, 1 failed, 3 skipped' (got '$last')"
 check "tests/run.sh: exit 1 when a test failed" $?
 echo "$last" | grep -Eq '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$'
 check "the closing line matches 'N passed, N failed, N skipped'" $?
-rm "$T/tests/cli/fails.sh"
+# Side by side: the same counts, each test's report whole (its failure
+# lines right under its own summary line), a test killed by a signal a
+# failure.
+cat >"$T/tests/cli/killed.sh" <<'SH'
+echo "ok 1 - reached"
+kill -KILL $$
+SH
+for j in 1 3; do
+    PS_TEST_JOBS=$j sh "$T/tests/run.sh" build >"$TMP/run$j.out" 2>&1
+    echo $? >"$TMP/rc$j"
+done
+[ "$(tail -n 1 "$TMP/run1.out")" = "6 passed, 2 failed, 3 skipped" ] &&
+    [ "$(tail -n 1 "$TMP/run3.out")" = "6 passed, 2 failed, 3 skipped" ] &&
+    [ "$(cat "$TMP/rc1")" = 1 ] && [ "$(cat "$TMP/rc3")" = 1 ]
+check "PS_TEST_JOBS=1 and 3: the same closing line, a killed test counted as a failure" $? "$TMP/run3.out"
+grep -A1 '^cli/fails ' "$TMP/run3.out" | tail -n 1 | grep -q '^    not ok 1 - a real failure$' &&
+    grep -A1 '^cli/killed ' "$TMP/run3.out" | tail -n 1 | grep -q 'not ok - cli/killed exited with status 137'
+check "PS_TEST_JOBS=3: each failure's lines follow its own summary line" $? "$TMP/run3.out"
+PS_TEST_JOBS=0 sh "$T/tests/run.sh" build >"$TMP/run0.out" 2>&1
+[ $? -eq 2 ] && grep -q 'PS_TEST_JOBS must be a positive number' "$TMP/run0.out"
+check "PS_TEST_JOBS=0 is refused" $? "$TMP/run0.out"
+rm "$T/tests/cli/fails.sh" "$T/tests/cli/killed.sh"
 sh "$T/tests/run.sh" build >"$TMP/run.out" 2>&1
 [ $? -eq 0 ] && [ "$(tail -n 1 "$TMP/run.out")" = "4 passed, 0 failed, 3 skipped" ]
 check "tests/run.sh: skips alone do not fail the run" $?

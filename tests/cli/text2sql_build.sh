@@ -14,13 +14,9 @@ PY=/usr/bin/python3 # Debian's, with the binding's peers (as tests/cli/python.sh
 if ! "$PY" -c "import numpy, lmdb, zstandard" 2>/dev/null; then
     sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" python3-numpy python3-lmdb python3-zstandard
 fi
-# The pinned binding, installed as tests/conformance/run.sh installs it.
+# The pinned binding (tests/conformance/ensure.sh).
 if command -v node >/dev/null 2>&1; then
-    want=$(cd "$CONF" && node -p 'require("./package-lock.json").packages["node_modules/tokenizers"].version')
-    have=$(cd "$CONF" && node -p 'try { require("./node_modules/tokenizers/package.json").version } catch (e) { "" }')
-    if [ "$have" != "$want" ]; then
-        (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline >&2) || true
-    fi
+    sh "$CONF/ensure.sh" || true
 fi
 # A sanitizer build's library needs its runtimes preloaded into python3.
 PRELOAD=$(sanitizer_preload "$PS_BUILD/lib/libpairshard.so")

@@ -5,13 +5,9 @@
 set -u
 . "$PS_ROOT/tests/tools/build_tool.sh"
 DIR="$PS_ROOT/tests/conformance"
-# The pinned binding, installed as tests/conformance/run.sh installs it.
+# The pinned binding (tests/conformance/ensure.sh).
 if command -v node >/dev/null 2>&1; then
-    want=$(cd "$DIR" && node -p 'require("./package-lock.json").packages["node_modules/tokenizers"].version')
-    have=$(cd "$DIR" && node -p 'try { require("./node_modules/tokenizers/package.json").version } catch (e) { "" }')
-    if [ "$have" != "$want" ]; then
-        (cd "$DIR" && npm ci --silent --no-audit --no-fund --prefer-offline >&2) || true
-    fi
+    sh "$DIR/ensure.sh" || true
 fi
 if ! command -v node >/dev/null 2>&1 || [ ! -d "$DIR/node_modules/tokenizers" ]; then
     echo "ok 1 - tok_post # SKIP node or the tokenizers binding is missing (tests/conformance/run.sh installs it)"

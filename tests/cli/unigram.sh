@@ -13,11 +13,7 @@ if ! command -v node >/dev/null 2>&1; then
     exit 0
 fi
 CONF="$PS_ROOT/tests/conformance"
-want=$(cd "$CONF" && node -p 'require("./package-lock.json").packages["node_modules/tokenizers"].version')
-have=$(cd "$CONF" && node -p 'try { require("./node_modules/tokenizers/package.json").version } catch (e) { "" }')
-if [ "$have" != "$want" ]; then
-    (cd "$CONF" && npm ci --silent --no-audit --no-fund --prefer-offline >&2)
-fi
+sh "$CONF/ensure.sh"
 build_tool unigram_drive "$PS_BUILD" "$TMP/unigram_drive" -I"$PS_ROOT" || {
     echo "not ok 1 - building tests/tools/unigram_drive.c"
     echo "1..1"

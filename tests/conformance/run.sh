@@ -13,14 +13,7 @@ set -eu
 : "${PS_ROOT:?PS_ROOT must point at the repository root}"
 DIR="$PS_ROOT/tests/conformance"
 cd "$DIR"
-pinned() { # package: 0 when node_modules holds the version the lock pins
-    want=$(node -p "require('./package-lock.json').packages['node_modules/$1'].version")
-    have=$(node -p "try { require('./node_modules/$1/package.json').version } catch (e) { '' }")
-    [ "$have" = "$want" ]
-}
-if ! pinned tokenizers || ! pinned tiktoken; then
-    npm ci --silent --no-audit --no-fund --prefer-offline >&2
-fi
+sh ./ensure.sh
 [ $# -gt 0 ] || set -- conformance.js tokenizer_json.js pretokenizers.js
 export TOKENIZERS_PARALLELISM="${TOKENIZERS_PARALLELISM:-true}"
 rc=0

@@ -34,9 +34,13 @@ sl_apt_install() {
     log=${TMPDIR:-/tmp}/pairshard-slurm-apt.$$.log
     echo "# installing $* (apt-get)"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq --no-install-recommends "$@" >"$log" 2>&1 ||
-        { apt-get update -qq >>"$log" 2>&1 &&
-          apt-get install -y -qq --no-install-recommends "$@" >>"$log" 2>&1; }
+    # under the lock scripts/apt-install.sh takes (tests run side by side)
+    (
+        flock 9
+        apt-get install -y -qq --no-install-recommends "$@" >"$log" 2>&1 ||
+            { apt-get update -qq >>"$log" 2>&1 &&
+              apt-get install -y -qq --no-install-recommends "$@" >>"$log" 2>&1; }
+    ) 9>"${TMPDIR:-/tmp}/pairshard-apt.lock"
     rc=$?
     [ $rc -eq 0 ] || SL_WHY="apt-get install $* failed: $(tail -n 1 "$log")"
     rm -f "$log"
