@@ -10,6 +10,7 @@
 #   make bench       benchmarks, each against a peer measured in the same run
 #   make install PREFIX=/usr/local
 #   make V=1         show the full compiler command lines
+#   make JOBS=1      compile one file at a time (default: one per CPU)
 #
 # Dependencies are Debian packages; scripts/install-deps.sh installs what is
 # missing (it runs automatically, before anything is built).
@@ -24,6 +25,13 @@ ifeq ($(V),0)
 Q := @
 else
 Q :=
+endif
+
+# Compile on every CPU (make test builds one tree, CI three): JOBS=N sets
+# it; a -jN on the command line wins.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(JOBS)
 endif
 
 PKGS      := lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle sqlite3

@@ -49,7 +49,7 @@ if ! have_toolchain; then
     fi
 fi
 
-MK="make --no-print-directory -f tests/fuzz/fuzz.mk FB=$FB CLANG=$CLANG"
+MK="make --no-print-directory -j$(nproc 2>/dev/null || echo 1) -f tests/fuzz/fuzz.mk FB=$FB CLANG=$CLANG"
 mkdir -p "$FB"
 echo "# building the fuzz targets into $FB"
 if ! $MK -j"$JOBS" targets >"$FB/build.log" 2>&1; then
