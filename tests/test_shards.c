@@ -1,6 +1,7 @@
 /* Unit tests of the shard store (store/): the block codec on good and
  * hostile bytes, the LMDB shard writer (key order, deterministic bytes,
  * a growing map) and the reader (format checks, truncation, iteration). */
+#define _GNU_SOURCE /* pthread_getaffinity_np */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,6 +13,8 @@
 #include "tests/support/testutil.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -458,6 +461,29 @@ static void test_writer_hashed_finish(void **state)
     free(b);
 }
 
+/* The compacted copy keeps its thread to one CPU while it runs (see
+ * copy_compact): the caller's CPU set is its own again after a finish. */
+static void test_writer_keeps_affinity(void **state)
+{
+    (void)state;
+    cpu_set_t before, after;
+    /* every CPU there is (the kernel keeps those the thread may use), so a
+     * set left narrowed by an earlier test cannot hide a narrowing here */
+    CPU_ZERO(&before);
+    for (long c = 0, n = sysconf(_SC_NPROCESSORS_CONF); c < n && c < CPU_SETSIZE; c++)
+        CPU_SET((int)c, &before);
+    assert_int_equal(pthread_setaffinity_np(pthread_self(), sizeof before, &before), 0);
+    assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof before, &before), 0);
+    if (CPU_COUNT(&before) < 2)
+        skip(); /* one CPU: nothing to narrow (reported as a skip by cmocka) */
+    char *a = tmp_path("affinity.mdb");
+    write_shard(a, 50, META1, 20000);
+    assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+    assert_true(CPU_EQUAL(&before, &after));
+    unlink(a);
+    free(a);
+}
+
 static void test_writer_deterministic(void **state)
 {
     (void)state;
@@ -872,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_block_huge_claim),
         cmocka_unit_test(test_writer_deterministic),
         cmocka_unit_test(test_writer_hashed_finish),
+        cmocka_unit_test(test_writer_keeps_affinity),
         cmocka_unit_test(test_writer_rejects),
         cmocka_unit_test(test_writer_large_and_reader),
         cmocka_unit_test(test_reader_foreach),
