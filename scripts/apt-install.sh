@@ -25,8 +25,10 @@ install() {
 }
 # Tests run side by side (tests/run.sh): apt-get fails at once, rather than
 # waits, when another one holds its locks, so pairshard's installs queue.
+# The lock file is opened to append, never truncated: a name in /tmp that
+# is not ours loses nothing.
 if command -v flock >/dev/null 2>&1; then
-    (flock 9 && install "$@") 9>"${TMPDIR:-/tmp}/pairshard-apt.lock"
+    (flock 9 && install "$@") 9>>"${TMPDIR:-/tmp}/pairshard-apt.lock"
 else
     install "$@"
 fi

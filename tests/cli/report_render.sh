@@ -20,7 +20,7 @@ if [ -z "$CHROME" ]; then
             timeout 300 $SUDO apt-get install -y chromium >"$TMP/apt.log" 2>&1 ||
                 { timeout 300 $SUDO apt-get update >>"$TMP/apt.log" 2>&1 &&
                     timeout 300 $SUDO apt-get install -y chromium >>"$TMP/apt.log" 2>&1; }
-        ) 9>"${TMPDIR:-/tmp}/pairshard-apt.lock"
+        ) 9>>"${TMPDIR:-/tmp}/pairshard-apt.lock"
     fi
     CHROME=$(command -v chromium || true)
 fi

@@ -21,7 +21,7 @@ install() {
     fi
 }
 if command -v flock >/dev/null 2>&1; then
-    (flock 9 && install) 9>"${TMPDIR:-/tmp}/pairshard-npm.lock"
+    (flock 9 && install) 9>>"${TMPDIR:-/tmp}/pairshard-npm.lock"
 else
     install
 fi

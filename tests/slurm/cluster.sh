@@ -26,21 +26,14 @@ SL_DIR="" SL_CONF="" SL_MUNGED="" SL_CTLD="" SL_SLURMD="" SL_WHY=""
 
 sl() { SLURM_CONF="$SL_CONF" "$@"; }
 
-# sl_apt_install PKG...: apt-get install (as root), with an apt-get update
+# sl_apt_install PKG...: scripts/apt-install.sh (as root): an apt-get update
 # and a second try when the first fails (stale package lists). Sets SL_WHY.
 sl_apt_install() {
     [ "$(id -u)" = 0 ] || { SL_WHY="$* missing and not root"; return 1; }
     command -v apt-get >/dev/null 2>&1 || { SL_WHY="$* missing and no apt-get"; return 1; }
     log=${TMPDIR:-/tmp}/pairshard-slurm-apt.$$.log
     echo "# installing $* (apt-get)"
-    export DEBIAN_FRONTEND=noninteractive
-    # under the lock scripts/apt-install.sh takes (tests run side by side)
-    (
-        flock 9
-        apt-get install -y -qq --no-install-recommends "$@" >"$log" 2>&1 ||
-            { apt-get update -qq >>"$log" 2>&1 &&
-              apt-get install -y -qq --no-install-recommends "$@" >>"$log" 2>&1; }
-    ) 9>"${TMPDIR:-/tmp}/pairshard-apt.lock"
+    sh "$PS_ROOT/scripts/apt-install.sh" "$log" "$@"
     rc=$?
     [ $rc -eq 0 ] || SL_WHY="apt-get install $* failed: $(tail -n 1 "$log")"
     rm -f "$log"
