@@ -157,12 +157,13 @@ test: all $(TEST_BINS)
 check-asan:
 	$(MAKE) BUILD=$(BUILD)/asan SANITIZE=1 test
 
-# ThreadSanitizer: a separate build of everything, then the reader's tests
-# and the checks' threaded sums.
+# ThreadSanitizer: a separate build of everything, then the reader's tests,
+# the checks' threaded sums and the dedupe's parts.
 check-tsan:
 	$(MAKE) BUILD=$(BUILD)/tsan SANITIZE=thread all \
 	    $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(wildcard tests/test_reader_*.c) \
-	                                                tests/test_validate_threads.c)
+	                                                tests/test_validate_threads.c \
+	                                                tests/test_dedupe_parts.c)
 	@sh tests/tsan/run.sh $(BUILD)/tsan
 
 check-faults: all

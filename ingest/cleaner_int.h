@@ -12,6 +12,26 @@
 
 #include <jansson.h>
 
+/* A dedupe table's prefix of the default ids last inserted: its number,
+ * length and hash (ps_clean_item.id_prefix_*), so that an input's prefix
+ * string is read when it changes, not each record. */
+typedef struct ps_id_prefix {
+    bool have;
+    uint32_t no;
+    size_t len;
+    uint64_t hash;
+} ps_id_prefix;
+
+/* cleaner.c: inserts a kept item's pair into `d` (its default id by
+ * number, after the prefix `pre` names). ps_dedupe_insert_hash's results. */
+int ps_dedupe_insert_item(ps_dedupe *d, ps_id_prefix *pre, const ps_clean_item *it,
+                          const char **first, bool *conflict);
+/* dedupe_parts.c: frees the parts (at ps_cleaner_free). */
+void ps_dedupe_parts_free(ps_cleaner *c);
+/* dedupe_parts.c: the reading thread's estimate of `n` more committed
+ * records, shared among the parts (a hint). */
+void ps_dedupe_parts_expect(ps_cleaner *c, size_t n);
+
 struct ps_cleaner {
     ps_clean_options opts;
     ps_field_names names;
@@ -19,12 +39,14 @@ struct ps_cleaner {
     ps_rules *rules;
     ps_dedupe *dedupe;
     ps_dedupe *ids;            /* ids of kept records, for collisions */
-    /* the dedupe's prefix of the default ids last committed: its number,
-     * length and hash (ps_clean_item.id_prefix_*) */
-    bool have_prefix;
-    uint32_t prefix_no;
-    size_t prefix_len;
-    uint64_t prefix_hash;
+    ps_id_prefix prefix;       /* the dedupe's, for the default ids */
+    /* The dedupe split by hash (dedupe_parts.c; n_parts 0: not split):
+     * each part resolved by one thread at a time, in input order. The
+     * reading thread adds what each part should expect to part_target
+     * (atomically: a part's thread reserves room when it sees it grow). */
+    struct ps_dedupe_part *parts;
+    size_t n_parts;
+    size_t part_target;
     size_t expect_share;       /* 1 in this many records is committed (0: 1) */
     ps_stats *stats;
     ps_named_inputs *named;

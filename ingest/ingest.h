@@ -338,6 +338,10 @@ typedef struct ps_clean_item {
     ps_pair_hash hash;    /* kept: of the cleaned pair (of prompt and
                              completion with a template) */
     uint32_t label_hash;
+    /* ps_cleaner_resolve looked the pair up (a split dedupe): the outcome
+     * says whether it is a duplicate, label_conflict whether its label
+     * differs from the kept one's; ps_cleaner_commit only counts them */
+    bool resolved, label_conflict;
     ps_pair_hash id_hash; /* of the id, when id_from_field (computed by the worker) */
     /* strlen of res.id and res.source as ps_clean_item_pack found them (the
      * committing thread need not walk the strings again), else 0: unknown */
@@ -426,6 +430,34 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
 /* Dedupes and accounts one item, in input order (one thread). A kept item
  * may become a duplicate (res.duplicate_of set). */
 int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_error *err);
+/* ---- dedupe_parts.c: the dedupe split by hash, for threads ---------------
+ * Whether a kept pair is a duplicate depends only on the kept pairs before
+ * it with the same hash, so the table can be split by hash into parts,
+ * each looked up in input order by one thread at a time while other parts
+ * go on elsewhere; ps_cleaner_commit then only counts the result. The
+ * outcome, and the id a duplicate names, are those of the unsplit table.
+ *
+ * ps_cleaner_split_dedupe: from now on kept pairs are looked up in `n`
+ * parts (1..PS_DEDUPE_PARTS_MAX), by ps_cleaner_resolve, before their
+ * commit. Only before the first commit. 0, PS_EINVAL (n out of range, or
+ * a record committed already) or PS_ENOMEM (nothing changed). */
+#define PS_DEDUPE_PARTS_MAX 256
+int ps_cleaner_split_dedupe(ps_cleaner *c, size_t n);
+/* The part a cleaned item is looked up in, or SIZE_MAX when it is not
+ * looked up (not kept, duplicates kept, the dedupe not split). The caller
+ * decides which kept items it commits (a --part build skips the others'). */
+size_t ps_cleaner_dedupe_part(const ps_cleaner *c, const ps_clean_item *it);
+/* Looks the kept item up in part `part` (ps_cleaner_dedupe_part's): its
+ * outcome becomes DUPLICATE (duplicate_of the kept record's id, valid
+ * while the cleaner lives) when an earlier item resolved in that part had
+ * its pair. Calls for one part are made one at a time, in input order;
+ * calls for different parts, ps_cleaner_commit and the reading calls may
+ * run at once. 0, or PS_ENOMEM / PS_ELIMIT with a message naming the
+ * record. */
+int ps_cleaner_resolve(ps_cleaner *c, size_t part, ps_clean_item *it, ps_error *err);
+/* A hint a few items before ps_cleaner_resolve of `it` in `part`. */
+void ps_cleaner_resolve_prefetch(const ps_cleaner *c, size_t part, const ps_clean_item *it);
+
 /* Notes which named fields a record had (every record, in input order,
  * before any --part slicing, so that every part decides alike). */
 int ps_cleaner_note_fields(ps_cleaner *c, const char *input, const ps_clean_item *it);

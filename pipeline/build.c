@@ -95,6 +95,15 @@ typedef struct phase1 {
     size_t obs_next, obs_done;
     int obs_rc;
     ps_error obs_err;
+    /* The dedupe split by hash into n_parts (ps_cleaner_split_dedupe; 0
+     * with --keep-duplicates): part k has looked up the chunks before
+     * res_next[k] (a count, as head and tail), res_busy[k] while a worker
+     * looks up the next. Any worker takes a part's next chunk once it is
+     * cleaned, so the parts go on side by side, each in input order; a
+     * chunk is committed once every part is past it. */
+    size_t n_parts;
+    size_t *res_next;
+    bool *res_busy;
 } phase1;
 
 #define PS_UNK_WORD_BYTES 256u
@@ -219,6 +228,64 @@ static int put_strings(phase1 *p, chunk *ch, packed *pk)
     return rc ? ps_error_set(&ch->err, rc, "out of memory while cleaning") : 0;
 }
 
+/* Fixes a finished chunk's offsets into pointers (its arena no longer
+ * grows). */
+static void unpack(chunk *ch)
+{
+    for (size_t i = 0; i < ch->n; i++)
+        ps_clean_item_unpack(&ch->items[i].it, &ch->out, &ch->items[i].offs);
+}
+
+/* The dedupe part a record is looked up in, or SIZE_MAX: not kept, or
+ * kept for another --part (put_encoded's choice). */
+static size_t part_of(const phase1 *p, const packed *pk)
+{
+    const ps_build_config *cfg = p->cfg;
+    size_t k = ps_cleaner_dedupe_part(p->cleaner, &pk->it);
+    if (k != SIZE_MAX && cfg->part_count && pk->it.hash.low % cfg->part_count != cfg->part_index)
+        return SIZE_MAX;
+    return k;
+}
+
+/* Groups a cleaned chunk's kept records by dedupe part (a counting sort:
+ * input order within each part). */
+static void group_by_part(const phase1 *p, chunk *ch)
+{
+    uint32_t *start = ch->part_start;
+    memset(start, 0, (p->n_parts + 1) * sizeof *start);
+    for (size_t i = 0; i < ch->n; i++) {
+        size_t k = part_of(p, &ch->items[i]);
+        if (k != SIZE_MAX)
+            start[k + 1]++;
+    }
+    for (size_t k = 0; k < p->n_parts; k++)
+        start[k + 1] += start[k];
+    for (size_t i = 0; i < ch->n; i++) { /* start[k] ends as part k's end */
+        size_t k = part_of(p, &ch->items[i]);
+        if (k != SIZE_MAX)
+            ch->by_part[start[k]++] = (uint32_t)i;
+    }
+    memmove(start + 1, start, p->n_parts * sizeof *start);
+    start[0] = 0;
+}
+
+/* Looks a chunk's records of dedupe part k up, in input order. */
+static int resolve_part(phase1 *p, chunk *ch, size_t k, ps_error *err)
+{
+    const uint32_t *ix = ch->by_part + ch->part_start[k];
+    size_t n = ch->part_start[k + 1] - ch->part_start[k];
+    for (size_t j = 0; j < n && j < PREFETCH_AHEAD; j++)
+        ps_cleaner_resolve_prefetch(p->cleaner, k, &ch->items[ix[j]].it);
+    for (size_t j = 0; j < n; j++) {
+        if (j + PREFETCH_AHEAD < n)
+            ps_cleaner_resolve_prefetch(p->cleaner, k, &ch->items[ix[j + PREFETCH_AHEAD]].it);
+        int rc = ps_cleaner_resolve(p->cleaner, k, &ch->items[ix[j]].it, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* Cleans and tokenizes every record of a chunk and appends its kept
  * records to worker spool `spool` (a worker thread, or the calling one). */
 static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
@@ -246,6 +313,11 @@ static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
     if (!ch->rc && ch->spool.len)
         ch->rc = ps_wspool_append(&p->st->wspools[spool], ch->spool.data, ch->spool.len,
                                   &ch->spool_base, &ch->err);
+    if (ch->rc)
+        return;
+    unpack(ch);
+    if (p->n_parts)
+        group_by_part(p, ch);
 }
 
 typedef struct worker_arg {
@@ -273,6 +345,49 @@ static void observe_next(phase1 *p, size_t self)
     pthread_cond_broadcast(&p->done);
 }
 
+/* The first dedupe part whose next chunk is cleaned and that no worker
+ * is looking up, or SIZE_MAX (under p->mu). */
+static size_t resolvable(const phase1 *p)
+{
+    for (size_t k = 0; k < p->n_parts; k++) {
+        size_t s = p->res_next[k];
+        if (!p->res_busy[k] && s != p->tail && p->ring[s % p->ring_n].state == 3)
+            return k;
+    }
+    return SIZE_MAX;
+}
+
+/* Whether every dedupe part is past chunk `s` (under p->mu). */
+static bool resolved(const phase1 *p, size_t s)
+{
+    for (size_t k = 0; k < p->n_parts; k++)
+        if (p->res_next[k] <= s)
+            return false;
+    return true;
+}
+
+/* A worker looks part k's next chunk up (called and returning under
+ * p->mu). A chunk that failed is only passed on: its error is the
+ * commit's to report. */
+static void resolve_next(phase1 *p, size_t k)
+{
+    chunk *ch = &p->ring[p->res_next[k] % p->ring_n];
+    p->res_busy[k] = true;
+    bool failed = ch->rc != 0;
+    pthread_mutex_unlock(&p->mu);
+    ps_error e;
+    ps_error_clear(&e);
+    int rc = failed ? 0 : resolve_part(p, ch, k, &e);
+    pthread_mutex_lock(&p->mu);
+    if (rc && !ch->rc) {
+        ch->rc = rc;
+        ch->err = e;
+    }
+    p->res_busy[k] = false;
+    p->res_next[k]++;
+    pthread_cond_broadcast(&p->done);
+}
+
 static void *worker_main(void *arg)
 {
     phase1 *p = ((worker_arg *)arg)->p;
@@ -285,9 +400,20 @@ static void *worker_main(void *arg)
     int init = ps_clean_worker_create(p->cleaner, &w);
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && p->next_work == p->tail && p->obs_next == p->head)
+        size_t k = SIZE_MAX;
+        while (!p->stop && p->next_work == p->tail && p->obs_next == p->head &&
+               (k = resolvable(p)) == SIZE_MAX)
             pthread_cond_wait(&p->work, &p->mu);
-        if (!p->stop && p->obs_next != p->head) { /* first: it frees a chunk */
+        if (!p->stop && (k != SIZE_MAX || (k = resolvable(p)) != SIZE_MAX)) {
+            /* first: the commit waits for it */
+            double t1 = ps_build_now();
+            idle += t1 - t0;
+            resolve_next(p, k);
+            t0 = ps_build_now();
+            busy += t0 - t1;
+            continue;
+        }
+        if (!p->stop && p->obs_next != p->head) { /* next: it frees a chunk */
             double t1 = ps_build_now();
             idle += t1 - t0;
             observe_next(p, self);
@@ -312,6 +438,8 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&p->mu);
         ch->state = 3;
         pthread_cond_broadcast(&p->done);
+        if (p->n_parts > 1) /* its parts to look up, for idle workers too */
+            pthread_cond_broadcast(&p->work);
     }
     pthread_mutex_unlock(&p->mu);
     p->busy[self] = busy;
@@ -320,13 +448,6 @@ static void *worker_main(void *arg)
     ps_tok_scratch_free(ts);
     ps_encode_ctx_free(&x);
     return NULL;
-}
-
-/* Fixes a finished chunk's offsets into pointers. */
-static void unpack(chunk *ch)
-{
-    for (size_t i = 0; i < ch->n; i++)
-        ps_clean_item_unpack(&ch->items[i].it, &ch->out, &ch->items[i].offs);
 }
 
 static int writer_line(FILE *f, const ps_clean_result *r, ps_error *err)
@@ -348,7 +469,6 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         *err = ch->err;
         return ch->rc;
     }
-    unpack(ch);
     const ps_build_config *cfg = st->cfg;
     ps_cleaner_add_blank_lines(st->cleaner, ch->blank);
     if (ch->input != st->commit_input) {
@@ -374,7 +494,7 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
             /* Kept records go to the part of their cleaned pair's hash, so
              * every duplicate meets its original in the same part; others
              * by position. Together the parts cover each record once. */
-            uint64_t key = it->res.outcome == PS_OUTCOME_KEPT ? it->hash.low : ordinal;
+            uint64_t key = it->res.outcome != PS_OUTCOME_REJECTED ? it->hash.low : ordinal;
             if (key % cfg->part_count != cfg->part_index)
                 continue;
         }
@@ -535,6 +655,8 @@ static void ring_free(phase1 *p)
         free(p->ring[i].raw_off);
         free(p->ring[i].items);
         free(p->ring[i].taken);
+        free(p->ring[i].by_part);
+        free(p->ring[i].part_start);
         ps_buf_free(&p->ring[i].raw);
         ps_buf_free(&p->ring[i].out);
         ps_buf_free(&p->ring[i].spool);
@@ -542,6 +664,8 @@ static void ring_free(phase1 *p)
     free(p->ring);
     free(p->busy);
     free(p->idle);
+    free(p->res_next);
+    free(p->res_busy);
 }
 
 static int ring_alloc(phase1 *p, size_t threads)
@@ -558,6 +682,18 @@ static int ring_alloc(phase1 *p, size_t threads)
         p->ring[i].items = malloc(CHUNK_RECORDS * sizeof *p->ring[i].items);
         p->ring[i].taken = malloc(CHUNK_RECORDS);
         if (!p->ring[i].recs || !p->ring[i].raw_off || !p->ring[i].items || !p->ring[i].taken)
+            return PS_ENOMEM;
+    }
+    if (!p->n_parts)
+        return 0;
+    p->res_next = calloc(p->n_parts, sizeof *p->res_next);
+    p->res_busy = calloc(p->n_parts, sizeof *p->res_busy);
+    if (!p->res_next || !p->res_busy)
+        return PS_ENOMEM;
+    for (size_t i = 0; i < p->ring_n; i++) {
+        p->ring[i].by_part = malloc(CHUNK_RECORDS * sizeof *p->ring[i].by_part);
+        p->ring[i].part_start = malloc((p->n_parts + 1) * sizeof *p->ring[i].part_start);
+        if (!p->ring[i].by_part || !p->ring[i].part_start)
             return PS_ENOMEM;
     }
     return 0;
@@ -716,6 +852,17 @@ static bool ring_pending(phase1 *p, const reader *rd)
     return pending;
 }
 
+/* With one thread the calling thread looks its chunk's records up, every
+ * part in turn, as it cleaned them: the workers' share. */
+static void resolve_inline(phase1 *p, chunk *ch)
+{
+    for (size_t k = 0; k < p->n_parts; k++) {
+        if (!ch->rc)
+            ch->rc = resolve_part(p, ch, k, &ch->err);
+        p->res_next[k]++;
+    }
+}
+
 /* The calling thread: commits finished chunks in order, fills free ones,
  * and waits when it can do neither. */
 static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
@@ -728,7 +875,8 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
             break;
         /* Commit finished chunks at the head, in order. */
         pthread_mutex_lock(&p->mu);
-        while (p->head != p->tail && p->ring[p->head % p->ring_n].state == 3) {
+        while (p->head != p->tail && p->ring[p->head % p->ring_n].state == 3 &&
+               resolved(p, p->head)) {
             chunk *ch = &p->ring[p->head % p->ring_n];
             pthread_mutex_unlock(&p->mu);
             double t = ps_build_now();
@@ -775,6 +923,7 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
         if (p->inline_work) {
             t = ps_build_now();
             work_chunk(p, ch, 0, p->iw, p->its, &p->ix);
+            resolve_inline(p, ch);
             p->busy[0] += ps_build_now() - t;
             state = 3;
         }
@@ -802,9 +951,13 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
         ps_tokenizer_get_info(cfg->tokenizer, &ti);
         p.unk_id = ti.unk_id;
     }
+    /* a dedupe part a thread: the lookups go on side by side */
+    if (!cfg->clean.keep_duplicates)
+        p.n_parts = cfg->threads < PS_DEDUPE_PARTS_MAX ? cfg->threads : PS_DEDUPE_PARTS_MAX;
     pthread_t *threads = calloc(cfg->threads, sizeof *threads);
     worker_arg *wa = calloc(cfg->threads, sizeof *wa);
-    if (!threads || !wa || ring_alloc(&p, cfg->threads)) {
+    if (!threads || !wa || ring_alloc(&p, cfg->threads) ||
+        (p.n_parts && ps_cleaner_split_dedupe(p.cleaner, p.n_parts))) {
         ring_free(&p);
         free(threads);
         free(wa);

@@ -5,10 +5,12 @@
  * Two phases:
  *   1. streaming: the calling thread reads raw records into chunks; worker
  *      threads clean and tokenize whole chunks and append their kept records
- *      to a spool file of their own in the staging directory; the calling
- *      thread commits chunks in input order (dedupe, accounting, rejects)
- *      and deals kept records round-robin to shards (an index entry each,
- *      16 bytes). Memory stays flat with corpus size but for the index.
+ *      to a spool file of their own in the staging directory, and look
+ *      kept pairs up in the dedupe's parts (one part a thread at a time,
+ *      each in input order); the calling thread commits chunks in input
+ *      order (accounting, rejects) and deals kept records round-robin to
+ *      shards (an index entry each, 16 bytes). Memory stays flat with
+ *      corpus size but for the index.
  *   2. per shard: records are grouped by bucket (stable), cut into blocks
  *      of block_records, compressed in parallel and written in key order.
  * Nothing in the output depends on the thread count or on timing: record

@@ -43,6 +43,17 @@ same_set "$TMP/t1" "$TMP/t2"
 check "byte-identical shards and manifest at 1 and 2 threads" $?
 same_set "$TMP/t2" "$TMP/t2b"
 check "byte-identical across two runs" $?
+# The workers look duplicates up in one part of the table a thread, side
+# by side: Spider train twice (7,000+ duplicates, some under another
+# label) at 7 threads gives the duplicates `clean`, with its one table in
+# input order, gives, naming the same kept ids, line for line.
+TWICE="$DATA/spider/train.json $DATA/spider/dev.json $DATA/spider/train.json"
+B --threads 7 --no-gate -o "$TMP/dup7" $TWICE 2>/dev/null &&
+    "$PAIRSHARD" clean -q --label-field db_id --duplicates "$TMP/dup.clean" -o "$TMP/dup.out" $TWICE &&
+    [ "$(wc -l <"$TMP/dup.clean")" -ge 7000 ] && cmp "$TMP/dup7/duplicates.jsonl" "$TMP/dup.clean"
+check "duplicates at 7 threads: as clean's one table finds them (7,000+, the same first ids)" $?
+B --threads 1 --no-gate -o "$TMP/dup1" $TWICE 2>/dev/null && same_set "$TMP/dup1" "$TMP/dup7"
+check "duplicates at 7 threads: the set byte-identical to 1 thread's" $?
 # Phase 2 writes up to min(threads, shards) shards at once; under a tight
 # descriptor limit it writes fewer at once rather than fail with EMFILE.
 B --threads 1 --shards 11 -o "$TMP/s11a" "$DATA/spider/dev.json" &&

@@ -1,8 +1,9 @@
 #!/bin/sh
 # `make check-tsan`: the threaded build and the reader's tests under
 # ThreadSanitizer. Runs the threaded build and clean on enough records to go
-# round the chunk ring several times, the TSan builds of test_reader_* and
-# test_validate_threads (the checks' KS sums over threads), then the read_all tool (built here against the TSan
+# round the chunk ring several times, the TSan builds of test_reader_*,
+# test_validate_threads (the checks' KS sums over threads) and
+# test_dedupe_parts (the dedupe's parts on threads), then the read_all tool (built here against the TSan
 # library) streaming many small batches through 4 decoding threads and a
 # tiny ring, so that slot hand-off, window sharing and epoch switches are
 # exercised as often as possible. Any ThreadSanitizer report fails the
@@ -30,22 +31,30 @@ fi
 tsan_clean() { ! grep -q 'WARNING: ThreadSanitizer\|ThreadSanitizer: \(data race\|lock-order\|heap-use\)' "$1"; }
 
 # The build's workers, stage threads (statistics, writes) and committing
-# thread hand chunks round a ring of 2T+2, and phase 2 writes the 3 shards
-# with min(T, 3) writer threads at once; 8 copies of Spider dev (each
-# question made distinct, so none is dropped as a duplicate) are 8+ chunks.
+# thread hand chunks round a ring of 2T+2, the workers look up the dedupe's
+# parts side by side, and phase 2 writes the 3 shards with min(T, 3) writer
+# threads at once; 8 copies of Spider dev are 8+ chunks, the last three
+# repeating the first three's questions (duplicates chunks apart, two
+# thirds of them under another label: a third of each copy's records are
+# labelled "other", not the same third in the repeats).
 python3 - "$PS_ROOT/tests/data/spider/dev.json" "$TMP/many.jsonl" <<'PY'
 import json, sys
 recs = json.load(open(sys.argv[1]))
 with open(sys.argv[2], "w") as f:
     for k in range(8):
-        for r in recs:
-            f.write(json.dumps({"question": "%s (%d)" % (r["question"], k),
-                                "query": r["query"], "db_id": r["db_id"]}) + "\n")
+        for i, r in enumerate(recs):
+            db = "other" if i % 3 == (k >= 5) else r["db_id"]
+            f.write(json.dumps({"question": "%s (%d)" % (r["question"], k % 5),
+                                "query": r["query"], "db_id": db}) + "\n")
 PY
 VOCAB="$PS_ROOT/tests/data/vocab/bert-base-uncased.vocab.txt"
 $NORAND "$PAIRSHARD" build -q --threads 1 --vocab "$VOCAB" --label-field db_id \
     --max-length 128 --shards 3 -o "$TMP/plain" "$TMP/many.jsonl" 2>/dev/null
 plain=$?
+dups=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["accounting"]["duplicates"])' \
+    "$TMP/plain/manifest.json" 2>/dev/null)
+[ "$plain" -eq 0 ] && [ "${dups:-0}" -eq $((3 * $(wc -l <"$TMP/many.jsonl") / 8)) ]
+check "the 1-thread build finds the repeated questions' duplicates (${dups:-none})" $?
 for t in 2 3 5; do
     start=$(date +%s)
     $NORAND "$PAIRSHARD" build -q --threads $t --vocab "$VOCAB" --label-field db_id \
@@ -75,7 +84,7 @@ rc=$?
 check "clean --threads 4 under TSan: exit 0, no report" $?
 if [ "$rc" -ne 0 ] || ! tsan_clean "$TMP/c.log"; then head -60 "$TMP/c.log" | sed 's/^/# /'; fi
 
-for T in "$BUILD"/tests/test_reader_* "$BUILD"/tests/test_validate_threads; do
+for T in "$BUILD"/tests/test_reader_* "$BUILD"/tests/test_validate_threads "$BUILD"/tests/test_dedupe_parts; do
     [ -x "$T" ] || continue
     name=$(basename "$T")
     start=$(date +%s)
