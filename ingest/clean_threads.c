@@ -2,10 +2,11 @@
  * ps_cleaner_run_threads: ps_cleaner_run with worker threads. The calling
  * thread reads chunks of raw records; workers clean whole chunks
  * (ps_clean_record, a ps_clean_worker each) and copy what the commit and
- * the sink need out of the worker's buffers into the chunk; the calling
- * thread commits chunks in input order (ps_cleaner_commit: dedupe and
- * accounting) and calls the sink, so the sink sees exactly what
- * ps_cleaner_run would show it, in the same order.
+ * the sink need out of the worker's buffers into the chunk, then look the
+ * kept pairs up in the dedupe's parts (dedupe_parts.c: one part a worker
+ * at a time, each in input order); the calling thread commits chunks in
+ * input order (ps_cleaner_commit: accounting) and calls the sink, so the
+ * sink sees exactly what ps_cleaner_run would show it, in the same order.
  */
 #include "ingest/ingest.h"
 
@@ -36,6 +37,7 @@ typedef struct ct_chunk {
     int rc;
     ps_error err;
     int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done */
+    ps_part_groups groups; /* its kept items by dedupe part (ct_run.n_parts) */
     /* Whole JSONL lines in raw (ps_input_take_lines) that the worker
      * splits into recs; n is 0 until then. */
     bool lines_in;
@@ -54,6 +56,12 @@ typedef struct ct_run {
     size_t ring_n, head, tail, next_work;
     bool stop;
     uint64_t committed;        /* records of the input committed */
+    /* the dedupe's parts (0: the commit dedupes): part k has looked up
+     * the chunks before res_next[k], res_busy[k] while a worker looks up
+     * the next; a chunk is committed once every part is past it */
+    size_t n_parts;
+    size_t *res_next;
+    bool *res_busy;
 } ct_run;
 
 /* Copies an item's strings into the chunk's arena (a worker). */
@@ -91,6 +99,55 @@ static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w)
         ch->rc = rc;
         ch->n_ok += !rc;
     }
+    for (size_t i = 0; i < ch->n_ok; i++) /* the arena is done growing */
+        ps_clean_item_unpack(&ch->items[i].it, &ch->out, &ch->items[i].offs);
+    if (r->n_parts) /* the records cleaned before a failure are committed */
+        ps_part_groups_fill(r->c, &ch->groups, ch->items, sizeof *ch->items, ch->n_ok, 0, 0);
+}
+
+/* The first dedupe part whose next chunk is cleaned and that no worker is
+ * looking up, or SIZE_MAX (under r->mu). */
+static size_t resolvable(const ct_run *r)
+{
+    for (size_t k = 0; k < r->n_parts; k++) {
+        size_t s = r->res_next[k];
+        if (!r->res_busy[k] && s != r->tail && r->ring[s % r->ring_n].state == 3)
+            return k;
+    }
+    return SIZE_MAX;
+}
+
+/* Whether every dedupe part is past chunk `s` (under r->mu). */
+static bool resolved(const ct_run *r, size_t s)
+{
+    for (size_t k = 0; k < r->n_parts; k++)
+        if (r->res_next[k] <= s)
+            return false;
+    return true;
+}
+
+/* A worker looks part k's next chunk up (called and returning under
+ * r->mu). A failure keeps the records before the one that failed: the
+ * commit shows them, then the error. */
+static void resolve_next(ct_run *r, size_t k)
+{
+    ct_chunk *ch = &r->ring[r->res_next[k] % r->ring_n];
+    r->res_busy[k] = true;
+    pthread_mutex_unlock(&r->mu);
+    ps_error e;
+    ps_error_clear(&e);
+    size_t failed = 0;
+    int rc = ps_part_groups_resolve(r->c, &ch->groups, ch->items, sizeof *ch->items, k, &failed,
+                                    &e);
+    pthread_mutex_lock(&r->mu);
+    if (rc && failed < ch->n_ok) {
+        ch->n_ok = failed;
+        ch->rc = rc;
+        ch->err = e;
+    }
+    r->res_busy[k] = false;
+    r->res_next[k]++;
+    pthread_cond_broadcast(&r->done);
 }
 
 static void *worker_main(void *arg)
@@ -100,8 +157,13 @@ static void *worker_main(void *arg)
     int init = ps_clean_worker_create(r->c, &w);
     pthread_mutex_lock(&r->mu);
     for (;;) {
-        while (!r->stop && r->next_work == r->tail)
+        size_t k = SIZE_MAX;
+        while (!r->stop && r->next_work == r->tail && (k = resolvable(r)) == SIZE_MAX)
             pthread_cond_wait(&r->work, &r->mu);
+        if (!r->stop && (k != SIZE_MAX || (k = resolvable(r)) != SIZE_MAX)) {
+            resolve_next(r, k); /* first: the commit waits for it */
+            continue;
+        }
         if (r->next_work == r->tail)
             break;
         ct_chunk *ch = &r->ring[r->next_work++ % r->ring_n];
@@ -114,6 +176,8 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&r->mu);
         ch->state = 3;
         pthread_cond_broadcast(&r->done);
+        if (r->n_parts > 1) /* its parts to look up, for idle workers too */
+            pthread_cond_broadcast(&r->work);
     }
     pthread_mutex_unlock(&r->mu);
     ps_clean_worker_free(w);
@@ -149,7 +213,6 @@ static int commit_chunk(ct_run *r, ct_chunk *ch, ps_error *err)
         ct_item *ci = &ch->items[i];
         if (i + PREFETCH_AHEAD < ch->n_ok)
             ps_cleaner_prefetch(r->c, &ch->items[i + PREFETCH_AHEAD].it);
-        ps_clean_item_unpack(&ci->it, &ch->out, &ci->offs);
         if (ch->in.took_lines)
             ps_clean_item_settle_index(&ci->it, index + i);
         int rc = ps_cleaner_note_fields(r->c, ch->in.path, &ci->it)
@@ -171,6 +234,9 @@ static int commit_chunk(ct_run *r, ct_chunk *ch, ps_error *err)
 static int fill_chunk(ct_run *r, ps_input_ctx *in, ct_chunk *ch, bool *end, ps_error *err)
 {
     ch->n = 0;
+    ch->n_ok = 0; /* a worker that cannot start cleans none of them */
+    if (r->n_parts)
+        ps_part_groups_fill(r->c, &ch->groups, ch->items, sizeof *ch->items, 0, 0, 0);
     ch->rc = 0;
     ch->lines_in = false;
     ch->blank = 0;
@@ -219,8 +285,12 @@ static void ring_free(ct_run *r)
         ps_buf_free(&r->ring[i].raw);
         ps_buf_free(&r->ring[i].out);
         ps_buf_free(&r->ring[i].lines);
+        free(r->ring[i].groups.idx);
+        free(r->ring[i].groups.start);
     }
     free(r->ring);
+    free(r->res_next);
+    free(r->res_busy);
 }
 
 static int ring_alloc(ct_run *r, size_t threads)
@@ -233,6 +303,18 @@ static int ring_alloc(ct_run *r, size_t threads)
         ch->raw_off = malloc(CT_RECORDS * sizeof *ch->raw_off);
         ch->items = malloc(CT_RECORDS * sizeof *ch->items);
         if (!ch->recs || !ch->raw_off || !ch->items)
+            return PS_ENOMEM;
+        if (r->n_parts) {
+            ch->groups.idx = malloc(CT_RECORDS * sizeof *ch->groups.idx);
+            ch->groups.start = malloc((r->n_parts + 1) * sizeof *ch->groups.start);
+            if (!ch->groups.idx || !ch->groups.start)
+                return PS_ENOMEM;
+        }
+    }
+    if (r->ring && r->n_parts) {
+        r->res_next = calloc(r->n_parts, sizeof *r->res_next);
+        r->res_busy = calloc(r->n_parts, sizeof *r->res_busy);
+        if (!r->res_next || !r->res_busy)
             return PS_ENOMEM;
     }
     return r->ring ? 0 : PS_ENOMEM;
@@ -248,7 +330,8 @@ static int run_ring(ct_run *r, ps_input_ctx *in, ps_error *err)
     ps_error read_err = {0};
     pthread_mutex_lock(&r->mu);
     while (!rc && (!end || r->head != r->tail)) {
-        while (!rc && r->head != r->tail && r->ring[r->head % r->ring_n].state == 3) {
+        while (!rc && r->head != r->tail && r->ring[r->head % r->ring_n].state == 3 &&
+               resolved(r, r->head)) {
             ct_chunk *ch = &r->ring[r->head % r->ring_n];
             pthread_mutex_unlock(&r->mu);
             rc = commit_chunk(r, ch, err);
@@ -342,8 +425,16 @@ static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *e
     ct_run r = *rr;
     ps_cleaner *c = r.c;
     r.nrules = ps_rules_count(ps_cleaner_rules(c));
+    /* A dedupe part a thread, split before the first record is committed
+     * (PS_EINVAL after it: the commit dedupes, as it has so far); a run
+     * after the first keeps the first's parts. */
+    int split = ps_cleaner_dedupe_parts(c)
+                    ? 0
+                    : ps_cleaner_split_dedupe(c, threads < PS_DEDUPE_PARTS_MAX
+                                                     ? threads : PS_DEDUPE_PARTS_MAX);
+    r.n_parts = ps_cleaner_dedupe_parts(c);
     pthread_t *tids = calloc(threads, sizeof *tids);
-    if (!tids || ring_alloc(&r, threads)) {
+    if (split == PS_ENOMEM || !tids || ring_alloc(&r, threads)) {
         free(tids);
         ring_free(&r);
         return ps_error_set(err, PS_ENOMEM, "out of memory");

@@ -840,6 +840,9 @@ int ps_cleaner_run(ps_cleaner *c, const char *path, ps_clean_sink sink, void *us
         rc = ps_clean_record(c->worker, &in, &rec, &it, err);
         if (!rc && ps_cleaner_note_fields(c, in.path, &it))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+        size_t part = rc ? SIZE_MAX : ps_cleaner_dedupe_part(c, &it);
+        if (part != SIZE_MAX) /* split by a threaded run before: looked up here */
+            rc = ps_cleaner_resolve(c, part, &it, err);
         if (!rc)
             rc = ps_cleaner_commit(c, in.path, &it, err);
         if (!rc && sink)

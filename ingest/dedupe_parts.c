@@ -35,6 +35,8 @@ int ps_cleaner_split_dedupe(ps_cleaner *c, size_t n)
     ps_stats_counts(c->stats, &counts);
     if (n < 1 || n > PS_DEDUPE_PARTS_MAX || c->n_parts || counts.records_in)
         return PS_EINVAL;
+    if (c->opts.keep_duplicates)
+        return 0; /* nothing is looked up */
     ps_dedupe_part *parts = aligned_alloc(_Alignof(ps_dedupe_part), n * sizeof *parts);
     if (!parts)
         return PS_ENOMEM;
@@ -97,4 +99,65 @@ int ps_cleaner_resolve(ps_cleaner *c, size_t part, ps_clean_item *it, ps_error *
 void ps_cleaner_resolve_prefetch(const ps_cleaner *c, size_t part, const ps_clean_item *it)
 {
     ps_dedupe_prefetch(c->parts[part].d, it->hash);
+}
+
+size_t ps_cleaner_dedupe_parts(const ps_cleaner *c) { return c->n_parts; }
+
+static ps_clean_item *item_at(void *items, size_t stride, size_t i)
+{
+    return (ps_clean_item *)((char *)items + i * stride);
+}
+
+/* The part item i is grouped in, or SIZE_MAX. */
+static size_t group_of(const ps_cleaner *c, void *items, size_t stride, size_t i,
+                       uint64_t part_count, uint64_t part_index)
+{
+    const ps_clean_item *it = item_at(items, stride, i);
+    size_t k = ps_cleaner_dedupe_part(c, it);
+    if (k != SIZE_MAX && part_count && it->hash.low % part_count != part_index)
+        return SIZE_MAX;
+    return k;
+}
+
+void ps_part_groups_fill(const ps_cleaner *c, ps_part_groups *g, void *items, size_t stride,
+                         size_t n, uint64_t part_count, uint64_t part_index)
+{
+    /* a counting sort: input order within each part */
+    uint32_t *start = g->start;
+    memset(start, 0, (c->n_parts + 1) * sizeof *start);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = group_of(c, items, stride, i, part_count, part_index);
+        if (k != SIZE_MAX)
+            start[k + 1]++;
+    }
+    for (size_t k = 0; k < c->n_parts; k++)
+        start[k + 1] += start[k];
+    for (size_t i = 0; i < n; i++) { /* start[k] ends as part k's end */
+        size_t k = group_of(c, items, stride, i, part_count, part_index);
+        if (k != SIZE_MAX)
+            g->idx[start[k]++] = (uint32_t)i;
+    }
+    memmove(start + 1, start, c->n_parts * sizeof *start);
+    start[0] = 0;
+}
+
+#define RESOLVE_AHEAD 8 /* items: the table's misses overlap */
+
+int ps_part_groups_resolve(ps_cleaner *c, const ps_part_groups *g, void *items, size_t stride,
+                           size_t k, size_t *failed, ps_error *err)
+{
+    const uint32_t *ix = g->idx + g->start[k];
+    size_t n = g->start[k + 1] - g->start[k];
+    for (size_t j = 0; j < n && j < RESOLVE_AHEAD; j++)
+        ps_cleaner_resolve_prefetch(c, k, item_at(items, stride, ix[j]));
+    for (size_t j = 0; j < n; j++) {
+        if (j + RESOLVE_AHEAD < n)
+            ps_cleaner_resolve_prefetch(c, k, item_at(items, stride, ix[j + RESOLVE_AHEAD]));
+        int rc = ps_cleaner_resolve(c, k, item_at(items, stride, ix[j]), err);
+        if (rc) {
+            *failed = ix[j];
+            return rc;
+        }
+    }
+    return 0;
 }

@@ -439,8 +439,9 @@ int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_er
  *
  * ps_cleaner_split_dedupe: from now on kept pairs are looked up in `n`
  * parts (1..PS_DEDUPE_PARTS_MAX), by ps_cleaner_resolve, before their
- * commit. Only before the first commit. 0, PS_EINVAL (n out of range, or
- * a record committed already) or PS_ENOMEM (nothing changed). */
+ * commit (with duplicates kept nothing is looked up, nor split). Only
+ * before the first commit. 0, PS_EINVAL (n out of range, split already,
+ * or a record committed already) or PS_ENOMEM (nothing changed). */
 #define PS_DEDUPE_PARTS_MAX 256
 int ps_cleaner_split_dedupe(ps_cleaner *c, size_t n);
 /* The part a cleaned item is looked up in, or SIZE_MAX when it is not
@@ -457,6 +458,27 @@ size_t ps_cleaner_dedupe_part(const ps_cleaner *c, const ps_clean_item *it);
 int ps_cleaner_resolve(ps_cleaner *c, size_t part, ps_clean_item *it, ps_error *err);
 /* A hint a few items before ps_cleaner_resolve of `it` in `part`. */
 void ps_cleaner_resolve_prefetch(const ps_cleaner *c, size_t part, const ps_clean_item *it);
+/* The parts of a split dedupe, 0 when not split. */
+size_t ps_cleaner_dedupe_parts(const ps_cleaner *c);
+
+/* A chunk's items grouped by dedupe part, for the threads that look them
+ * up: part k's are idx[start[k] .. start[k + 1]), in input order. */
+typedef struct ps_part_groups {
+    uint32_t *idx;   /* room for as many items as a chunk holds */
+    uint32_t *start; /* room for parts + 1 */
+} ps_part_groups;
+/* Groups the `n` items at `items` (each `stride` bytes apart, each
+ * starting with its ps_clean_item) by part, leaving out the items
+ * ps_cleaner_dedupe_part leaves out and, when part_count is not 0, the
+ * kept items whose hash.low % part_count is not part_index (a --part
+ * build's others). n < 2^32. */
+void ps_part_groups_fill(const ps_cleaner *c, ps_part_groups *g, void *items, size_t stride,
+                         size_t n, uint64_t part_count, uint64_t part_index);
+/* ps_cleaner_resolve of part k's items of a group, in order, the table's
+ * misses overlapped. 0, or the first failure's code and message with
+ * *failed (the item's index into `items`; not NULL) set. */
+int ps_part_groups_resolve(ps_cleaner *c, const ps_part_groups *g, void *items, size_t stride,
+                           size_t k, size_t *failed, ps_error *err);
 
 /* Notes which named fields a record had (every record, in input order,
  * before any --part slicing, so that every part decides alike). */

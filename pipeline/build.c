@@ -236,54 +236,13 @@ static void unpack(chunk *ch)
         ps_clean_item_unpack(&ch->items[i].it, &ch->out, &ch->items[i].offs);
 }
 
-/* The dedupe part a record is looked up in, or SIZE_MAX: not kept, or
- * kept for another --part (put_encoded's choice). */
-static size_t part_of(const phase1 *p, const packed *pk)
-{
-    const ps_build_config *cfg = p->cfg;
-    size_t k = ps_cleaner_dedupe_part(p->cleaner, &pk->it);
-    if (k != SIZE_MAX && cfg->part_count && pk->it.hash.low % cfg->part_count != cfg->part_index)
-        return SIZE_MAX;
-    return k;
-}
-
-/* Groups a cleaned chunk's kept records by dedupe part (a counting sort:
- * input order within each part). */
-static void group_by_part(const phase1 *p, chunk *ch)
-{
-    uint32_t *start = ch->part_start;
-    memset(start, 0, (p->n_parts + 1) * sizeof *start);
-    for (size_t i = 0; i < ch->n; i++) {
-        size_t k = part_of(p, &ch->items[i]);
-        if (k != SIZE_MAX)
-            start[k + 1]++;
-    }
-    for (size_t k = 0; k < p->n_parts; k++)
-        start[k + 1] += start[k];
-    for (size_t i = 0; i < ch->n; i++) { /* start[k] ends as part k's end */
-        size_t k = part_of(p, &ch->items[i]);
-        if (k != SIZE_MAX)
-            ch->by_part[start[k]++] = (uint32_t)i;
-    }
-    memmove(start + 1, start, p->n_parts * sizeof *start);
-    start[0] = 0;
-}
-
-/* Looks a chunk's records of dedupe part k up, in input order. */
+/* Looks a chunk's records of dedupe part k up, in input order (the
+ * packed items start with their ps_clean_item). */
 static int resolve_part(phase1 *p, chunk *ch, size_t k, ps_error *err)
 {
-    const uint32_t *ix = ch->by_part + ch->part_start[k];
-    size_t n = ch->part_start[k + 1] - ch->part_start[k];
-    for (size_t j = 0; j < n && j < PREFETCH_AHEAD; j++)
-        ps_cleaner_resolve_prefetch(p->cleaner, k, &ch->items[ix[j]].it);
-    for (size_t j = 0; j < n; j++) {
-        if (j + PREFETCH_AHEAD < n)
-            ps_cleaner_resolve_prefetch(p->cleaner, k, &ch->items[ix[j + PREFETCH_AHEAD]].it);
-        int rc = ps_cleaner_resolve(p->cleaner, k, &ch->items[ix[j]].it, err);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    size_t failed;
+    return ps_part_groups_resolve(p->cleaner, &ch->groups, ch->items, sizeof *ch->items, k,
+                                  &failed, err);
 }
 
 /* Cleans and tokenizes every record of a chunk and appends its kept
@@ -316,8 +275,9 @@ static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
     if (ch->rc)
         return;
     unpack(ch);
-    if (p->n_parts)
-        group_by_part(p, ch);
+    if (p->n_parts) /* only this part's kept records: others are not committed */
+        ps_part_groups_fill(p->cleaner, &ch->groups, ch->items, sizeof *ch->items, ch->n,
+                            p->cfg->part_count, p->cfg->part_index);
 }
 
 typedef struct worker_arg {
@@ -655,8 +615,8 @@ static void ring_free(phase1 *p)
         free(p->ring[i].raw_off);
         free(p->ring[i].items);
         free(p->ring[i].taken);
-        free(p->ring[i].by_part);
-        free(p->ring[i].part_start);
+        free(p->ring[i].groups.idx);
+        free(p->ring[i].groups.start);
         ps_buf_free(&p->ring[i].raw);
         ps_buf_free(&p->ring[i].out);
         ps_buf_free(&p->ring[i].spool);
@@ -691,9 +651,10 @@ static int ring_alloc(phase1 *p, size_t threads)
     if (!p->res_next || !p->res_busy)
         return PS_ENOMEM;
     for (size_t i = 0; i < p->ring_n; i++) {
-        p->ring[i].by_part = malloc(CHUNK_RECORDS * sizeof *p->ring[i].by_part);
-        p->ring[i].part_start = malloc((p->n_parts + 1) * sizeof *p->ring[i].part_start);
-        if (!p->ring[i].by_part || !p->ring[i].part_start)
+        ps_part_groups *g = &p->ring[i].groups;
+        g->idx = malloc(CHUNK_RECORDS * sizeof *g->idx);
+        g->start = malloc((p->n_parts + 1) * sizeof *g->start);
+        if (!g->idx || !g->start)
             return PS_ENOMEM;
     }
     return 0;

@@ -53,11 +53,8 @@ typedef struct chunk {
     uint64_t blank;        /* blank lines the worker skipped */
     size_t input;          /* the input's position in cfg->inputs */
     /* With the dedupe split (phase1.n_parts): the kept records this part
-     * commits, their indexes grouped by dedupe part (part k's are
-     * by_part[part_start[k] .. part_start[k + 1]), in input order), which
-     * the worker that cleaned the chunk lays out */
-    uint32_t *by_part;
-    uint32_t *part_start;
+     * commits, grouped by dedupe part by the worker that cleaned them */
+    ps_part_groups groups;
 } chunk;
 
 /* Whether the workers add this record's lengths (ps_build_observe_lengths)

@@ -247,6 +247,7 @@ static void test_split_contract(void **state)
     items_clean(&s, paths, 1);
     assert_int_equal(ps_cleaner_dedupe_part(s.c, &s.it[0]), SIZE_MAX); /* not split yet */
     assert_int_equal(ps_cleaner_split_dedupe(s.c, 3), 0);
+    assert_int_equal(ps_cleaner_dedupe_parts(s.c), 3);
     assert_int_equal(ps_cleaner_split_dedupe(s.c, 3), PS_EINVAL); /* once */
     assert_true(ps_cleaner_dedupe_part(s.c, &s.it[0]) < 3);
     assert_int_equal(ps_cleaner_dedupe_part(s.c, &s.it[1]), SIZE_MAX); /* rejected */
@@ -268,6 +269,7 @@ static void test_split_contract(void **state)
     items k = {0};
     assert_int_equal(ps_cleaner_create(&o, &k.c, &err), 0);
     assert_int_equal(ps_cleaner_split_dedupe(k.c, 2), 0);
+    assert_int_equal(ps_cleaner_dedupe_parts(k.c), 0); /* nothing to split */
     items_clean(&k, paths, 1);
     assert_int_equal(ps_cleaner_dedupe_part(k.c, &k.it[0]), SIZE_MAX);
     assert_int_equal(ps_cleaner_commit(k.c, path, &k.it[0], &err), 0);
