@@ -10,8 +10,11 @@
 . "$(dirname "$0")/../tap.sh"
 
 PY=/usr/bin/python3
-if ! [ -x "$PY" ] || ! "$PY" -c "import numpy" 2>/dev/null; then
-    sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" python3-numpy
+# torch for the return_tensors='pt' check: installed here too, so that it
+# does not depend on whether another test (tests/cli/python.sh, side by
+# side) installed it first
+if ! [ -x "$PY" ] || ! "$PY" -c "import numpy" 2>/dev/null || ! "$PY" -c "import torch" 2>/dev/null; then
+    sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" python3-numpy python3-torch
 fi
 if ! "$PY" -c "import numpy" 2>/dev/null; then
     skip "Preprocessor round trip" "python3-numpy is not installed and apt-get could not install it"
