@@ -128,10 +128,12 @@ static bool resolved(const ct_run *r, size_t s)
 
 /* A worker looks part k's next chunk up (called and returning under
  * r->mu). A failure keeps the records before the one that failed: the
- * commit shows them, then the error. */
+ * commit shows them, then the error. The calling thread is woken only
+ * when the head, the chunk it waits for, is through every part. */
 static void resolve_next(ct_run *r, size_t k)
 {
-    ct_chunk *ch = &r->ring[r->res_next[k] % r->ring_n];
+    size_t s = r->res_next[k];
+    ct_chunk *ch = &r->ring[s % r->ring_n];
     r->res_busy[k] = true;
     pthread_mutex_unlock(&r->mu);
     ps_error e;
@@ -147,7 +149,8 @@ static void resolve_next(ct_run *r, size_t k)
     }
     r->res_busy[k] = false;
     r->res_next[k]++;
-    pthread_cond_broadcast(&r->done);
+    if (s == r->head && resolved(r, s))
+        pthread_cond_broadcast(&r->done);
 }
 
 static void *worker_main(void *arg)
@@ -175,9 +178,11 @@ static void *worker_main(void *arg)
             clean_chunk(r, ch, w);
         pthread_mutex_lock(&r->mu);
         ch->state = 3;
-        pthread_cond_broadcast(&r->done);
-        if (r->n_parts > 1) /* its parts to look up, for idle workers too */
+        if (r->n_parts) /* its parts to look up, for idle workers too; the
+                         * last part through it wakes the commit */
             pthread_cond_broadcast(&r->work);
+        else
+            pthread_cond_broadcast(&r->done);
     }
     pthread_mutex_unlock(&r->mu);
     ps_clean_worker_free(w);

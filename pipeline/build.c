@@ -328,10 +328,13 @@ static bool resolved(const phase1 *p, size_t s)
 
 /* A worker looks part k's next chunk up (called and returning under
  * p->mu). A chunk that failed is only passed on: its error is the
- * commit's to report. */
+ * commit's to report. The calling thread is woken only when the chunk it
+ * waits for, the head, is through every part: a wake-up a part would be
+ * a context switch each, for nothing. */
 static void resolve_next(phase1 *p, size_t k)
 {
-    chunk *ch = &p->ring[p->res_next[k] % p->ring_n];
+    size_t s = p->res_next[k];
+    chunk *ch = &p->ring[s % p->ring_n];
     p->res_busy[k] = true;
     bool failed = ch->rc != 0;
     pthread_mutex_unlock(&p->mu);
@@ -345,7 +348,8 @@ static void resolve_next(phase1 *p, size_t k)
     }
     p->res_busy[k] = false;
     p->res_next[k]++;
-    pthread_cond_broadcast(&p->done);
+    if (s == p->head && resolved(p, s))
+        pthread_cond_broadcast(&p->done);
 }
 
 static void *worker_main(void *arg)
@@ -397,9 +401,11 @@ static void *worker_main(void *arg)
         busy += t0 - t1;
         pthread_mutex_lock(&p->mu);
         ch->state = 3;
-        pthread_cond_broadcast(&p->done);
-        if (p->n_parts > 1) /* its parts to look up, for idle workers too */
+        if (p->n_parts) /* its parts to look up, for idle workers too; the
+                         * last part through it wakes the commit */
             pthread_cond_broadcast(&p->work);
+        else
+            pthread_cond_broadcast(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
     p->busy[self] = busy;
