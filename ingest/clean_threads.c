@@ -37,7 +37,7 @@ typedef struct ct_chunk {
     int rc;
     ps_error err;
     int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done */
-    ps_part_groups groups; /* its kept items by dedupe part (ct_run.n_parts) */
+    ps_part_groups groups; /* its kept items by dedupe part (ct_run.turns) */
     /* Whole JSONL lines in raw (ps_input_take_lines) that the worker
      * splits into recs; n is 0 until then. */
     bool lines_in;
@@ -56,12 +56,9 @@ typedef struct ct_run {
     size_t ring_n, head, tail, next_work;
     bool stop;
     uint64_t committed;        /* records of the input committed */
-    /* the dedupe's parts (0: the commit dedupes): part k has looked up
-     * the chunks before res_next[k], res_busy[k] while a worker looks up
-     * the next; a chunk is committed once every part is past it */
-    size_t n_parts;
-    size_t *res_next;
-    bool *res_busy;
+    /* the dedupe's parts (none: the commit dedupes); a chunk is committed
+     * once every part is past it */
+    ps_part_turns turns;
 } ct_run;
 
 /* Copies an item's strings into the chunk's arena (a worker). */
@@ -101,29 +98,20 @@ static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w)
     }
     for (size_t i = 0; i < ch->n_ok; i++) /* the arena is done growing */
         ps_clean_item_unpack(&ch->items[i].it, &ch->out, &ch->items[i].offs);
-    if (r->n_parts) /* the records cleaned before a failure are committed */
+    if (r->turns.n) /* the records cleaned before a failure are committed */
         ps_part_groups_fill(r->c, &ch->groups, ch->items, sizeof *ch->items, ch->n_ok, 0, 0);
 }
 
-/* The first dedupe part whose next chunk is cleaned and that no worker is
- * looking up, or SIZE_MAX (under r->mu). */
-static size_t resolvable(const ct_run *r)
+static bool chunk_cleaned(const void *ctx, size_t s)
 {
-    for (size_t k = 0; k < r->n_parts; k++) {
-        size_t s = r->res_next[k];
-        if (!r->res_busy[k] && s != r->tail && r->ring[s % r->ring_n].state == 3)
-            return k;
-    }
-    return SIZE_MAX;
+    const ct_run *r = ctx;
+    return r->ring[s % r->ring_n].state == 3;
 }
 
-/* Whether every dedupe part is past chunk `s` (under r->mu). */
-static bool resolved(const ct_run *r, size_t s)
+/* A dedupe part whose turn a worker may take, or SIZE_MAX (under r->mu). */
+static size_t resolvable(const ct_run *r)
 {
-    for (size_t k = 0; k < r->n_parts; k++)
-        if (r->res_next[k] <= s)
-            return false;
-    return true;
+    return ps_part_turns_ready(&r->turns, r->tail, chunk_cleaned, r);
 }
 
 /* A worker looks part k's next chunk up (called and returning under
@@ -132,9 +120,7 @@ static bool resolved(const ct_run *r, size_t s)
  * when the head, the chunk it waits for, is through every part. */
 static void resolve_next(ct_run *r, size_t k)
 {
-    size_t s = r->res_next[k];
-    ct_chunk *ch = &r->ring[s % r->ring_n];
-    r->res_busy[k] = true;
+    ct_chunk *ch = &r->ring[ps_part_turns_take(&r->turns, k) % r->ring_n];
     pthread_mutex_unlock(&r->mu);
     ps_error e;
     ps_error_clear(&e);
@@ -147,9 +133,7 @@ static void resolve_next(ct_run *r, size_t k)
         ch->rc = rc;
         ch->err = e;
     }
-    r->res_busy[k] = false;
-    r->res_next[k]++;
-    if (s == r->head && resolved(r, s))
+    if (ps_part_turns_end(&r->turns, k, r->head))
         pthread_cond_broadcast(&r->done);
 }
 
@@ -178,7 +162,7 @@ static void *worker_main(void *arg)
             clean_chunk(r, ch, w);
         pthread_mutex_lock(&r->mu);
         ch->state = 3;
-        if (r->n_parts) /* its parts to look up, for idle workers too; the
+        if (r->turns.n) /* its parts to look up, for idle workers too; the
                          * last part through it wakes the commit */
             pthread_cond_broadcast(&r->work);
         else
@@ -240,7 +224,7 @@ static int fill_chunk(ct_run *r, ps_input_ctx *in, ct_chunk *ch, bool *end, ps_e
 {
     ch->n = 0;
     ch->n_ok = 0; /* a worker that cannot start cleans none of them */
-    if (r->n_parts)
+    if (r->turns.n)
         ps_part_groups_fill(r->c, &ch->groups, ch->items, sizeof *ch->items, 0, 0, 0);
     ch->rc = 0;
     ch->lines_in = false;
@@ -290,12 +274,10 @@ static void ring_free(ct_run *r)
         ps_buf_free(&r->ring[i].raw);
         ps_buf_free(&r->ring[i].out);
         ps_buf_free(&r->ring[i].lines);
-        free(r->ring[i].groups.idx);
-        free(r->ring[i].groups.start);
+        ps_part_groups_free(&r->ring[i].groups);
     }
     free(r->ring);
-    free(r->res_next);
-    free(r->res_busy);
+    ps_part_turns_free(&r->turns);
 }
 
 static int ring_alloc(ct_run *r, size_t threads)
@@ -309,17 +291,7 @@ static int ring_alloc(ct_run *r, size_t threads)
         ch->items = malloc(CT_RECORDS * sizeof *ch->items);
         if (!ch->recs || !ch->raw_off || !ch->items)
             return PS_ENOMEM;
-        if (r->n_parts) {
-            ch->groups.idx = malloc(CT_RECORDS * sizeof *ch->groups.idx);
-            ch->groups.start = malloc((r->n_parts + 1) * sizeof *ch->groups.start);
-            if (!ch->groups.idx || !ch->groups.start)
-                return PS_ENOMEM;
-        }
-    }
-    if (r->ring && r->n_parts) {
-        r->res_next = calloc(r->n_parts, sizeof *r->res_next);
-        r->res_busy = calloc(r->n_parts, sizeof *r->res_busy);
-        if (!r->res_next || !r->res_busy)
+        if (r->turns.n && ps_part_groups_init(&ch->groups, CT_RECORDS, r->turns.n))
             return PS_ENOMEM;
     }
     return r->ring ? 0 : PS_ENOMEM;
@@ -336,7 +308,7 @@ static int run_ring(ct_run *r, ps_input_ctx *in, ps_error *err)
     pthread_mutex_lock(&r->mu);
     while (!rc && (!end || r->head != r->tail)) {
         while (!rc && r->head != r->tail && r->ring[r->head % r->ring_n].state == 3 &&
-               resolved(r, r->head)) {
+               ps_part_turns_past(&r->turns, r->head)) {
             ct_chunk *ch = &r->ring[r->head % r->ring_n];
             pthread_mutex_unlock(&r->mu);
             rc = commit_chunk(r, ch, err);
@@ -437,9 +409,9 @@ static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *e
                     ? 0
                     : ps_cleaner_split_dedupe(c, threads < PS_DEDUPE_PARTS_MAX
                                                      ? threads : PS_DEDUPE_PARTS_MAX);
-    r.n_parts = ps_cleaner_dedupe_parts(c);
     pthread_t *tids = calloc(threads, sizeof *tids);
-    if (split == PS_ENOMEM || !tids || ring_alloc(&r, threads)) {
+    if (split == PS_ENOMEM || !tids || ps_part_turns_init(&r.turns, ps_cleaner_dedupe_parts(c)) ||
+        ring_alloc(&r, threads)) {
         free(tids);
         ring_free(&r);
         return ps_error_set(err, PS_ENOMEM, "out of memory");

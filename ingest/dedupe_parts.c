@@ -119,6 +119,21 @@ static size_t group_of(const ps_cleaner *c, void *items, size_t stride, size_t i
     return k;
 }
 
+int ps_part_groups_init(ps_part_groups *g, size_t records, size_t parts)
+{
+    g->idx = malloc(records * sizeof *g->idx);
+    g->start = malloc((parts + 1) * sizeof *g->start);
+    return g->idx && g->start ? 0 : PS_ENOMEM;
+}
+
+void ps_part_groups_free(ps_part_groups *g)
+{
+    free(g->idx);
+    free(g->start);
+    g->idx = NULL;
+    g->start = NULL;
+}
+
 void ps_part_groups_fill(const ps_cleaner *c, ps_part_groups *g, void *items, size_t stride,
                          size_t n, uint64_t part_count, uint64_t part_index)
 {
@@ -160,4 +175,50 @@ int ps_part_groups_resolve(ps_cleaner *c, const ps_part_groups *g, void *items, 
         }
     }
     return 0;
+}
+
+int ps_part_turns_init(ps_part_turns *t, size_t n)
+{
+    t->n = n;
+    t->next = n ? calloc(n, sizeof *t->next) : NULL;
+    t->busy = n ? calloc(n, sizeof *t->busy) : NULL;
+    return !n || (t->next && t->busy) ? 0 : PS_ENOMEM;
+}
+
+void ps_part_turns_free(ps_part_turns *t)
+{
+    free(t->next);
+    free(t->busy);
+    memset(t, 0, sizeof *t);
+}
+
+size_t ps_part_turns_ready(const ps_part_turns *t, size_t tail,
+                           bool (*cleaned)(const void *ctx, size_t chunk), const void *ctx)
+{
+    for (size_t k = 0; k < t->n; k++)
+        if (!t->busy[k] && t->next[k] != tail && cleaned(ctx, t->next[k]))
+            return k;
+    return SIZE_MAX;
+}
+
+bool ps_part_turns_past(const ps_part_turns *t, size_t s)
+{
+    for (size_t k = 0; k < t->n; k++)
+        if (t->next[k] <= s)
+            return false;
+    return true;
+}
+
+size_t ps_part_turns_take(ps_part_turns *t, size_t k)
+{
+    t->busy[k] = true;
+    return t->next[k];
+}
+
+bool ps_part_turns_end(ps_part_turns *t, size_t k, size_t head)
+{
+    size_t s = t->next[k]++;
+    t->busy[k] = false;
+    /* a wake-up each part would be a context switch each, for nothing */
+    return s == head && ps_part_turns_past(t, s);
 }

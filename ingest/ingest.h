@@ -467,6 +467,10 @@ typedef struct ps_part_groups {
     uint32_t *idx;   /* room for as many items as a chunk holds */
     uint32_t *start; /* room for parts + 1 */
 } ps_part_groups;
+/* Room for a chunk of `records` items in `parts` parts. 0 or PS_ENOMEM
+ * (free it either way). */
+int ps_part_groups_init(ps_part_groups *g, size_t records, size_t parts);
+void ps_part_groups_free(ps_part_groups *g);
 /* Groups the `n` items at `items` (each `stride` bytes apart, each
  * starting with its ps_clean_item) by part, leaving out the items
  * ps_cleaner_dedupe_part leaves out and, when part_count is not 0, the
@@ -479,6 +483,31 @@ void ps_part_groups_fill(const ps_cleaner *c, ps_part_groups *g, void *items, si
  * *failed (the item's index into `items`; not NULL) set. */
 int ps_part_groups_resolve(ps_cleaner *c, const ps_part_groups *g, void *items, size_t stride,
                            size_t k, size_t *failed, ps_error *err);
+
+/* Whose turn it is in each part, for threads that look up the chunks of a
+ * ring (counted as its head and tail are): part k has looked up the
+ * chunks before next[k], and busy[k] while a thread looks up the next.
+ * One thread at a time a part, each part's chunks in order; a chunk may
+ * be committed once every part is past it. The caller's lock guards it. */
+typedef struct ps_part_turns {
+    size_t n;
+    size_t *next;
+    bool *busy;
+} ps_part_turns;
+/* n parts (0: none). 0 or PS_ENOMEM (free it either way). */
+int ps_part_turns_init(ps_part_turns *t, size_t n);
+void ps_part_turns_free(ps_part_turns *t);
+/* A part no thread holds whose next chunk is before `tail` and cleaned
+ * (cleaned(ctx, chunk)), or SIZE_MAX. */
+size_t ps_part_turns_ready(const ps_part_turns *t, size_t tail,
+                           bool (*cleaned)(const void *ctx, size_t chunk), const void *ctx);
+/* Whether every part is past chunk `s`. */
+bool ps_part_turns_past(const ps_part_turns *t, size_t s);
+/* Takes part k's turn (ps_part_turns_ready's): the chunk to look up. */
+size_t ps_part_turns_take(ps_part_turns *t, size_t k);
+/* Ends part k's turn; whether that put chunk `head`, the one a commit
+ * waits for, past every part (then it is the commit's to be woken). */
+bool ps_part_turns_end(ps_part_turns *t, size_t k, size_t head);
 
 /* Notes which named fields a record had (every record, in input order,
  * before any --part slicing, so that every part decides alike). */

@@ -95,15 +95,11 @@ typedef struct phase1 {
     size_t obs_next, obs_done;
     int obs_rc;
     ps_error obs_err;
-    /* The dedupe split by hash into n_parts (ps_cleaner_split_dedupe; 0
-     * with --keep-duplicates): part k has looked up the chunks before
-     * res_next[k] (a count, as head and tail), res_busy[k] while a worker
-     * looks up the next. Any worker takes a part's next chunk once it is
-     * cleaned, so the parts go on side by side, each in input order; a
-     * chunk is committed once every part is past it. */
-    size_t n_parts;
-    size_t *res_next;
-    bool *res_busy;
+    /* The dedupe split by hash into parts (ps_cleaner_split_dedupe; none
+     * with --keep-duplicates): any worker takes a part's turn once its
+     * next chunk is cleaned, so the parts go on side by side, each in
+     * input order; a chunk is committed once every part is past it. */
+    ps_part_turns turns;
 } phase1;
 
 #define PS_UNK_WORD_BYTES 256u
@@ -275,7 +271,7 @@ static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
     if (ch->rc)
         return;
     unpack(ch);
-    if (p->n_parts) /* only this part's kept records: others are not committed */
+    if (p->turns.n) /* only this part's kept records: others are not committed */
         ps_part_groups_fill(p->cleaner, &ch->groups, ch->items, sizeof *ch->items, ch->n,
                             p->cfg->part_count, p->cfg->part_index);
 }
@@ -305,37 +301,25 @@ static void observe_next(phase1 *p, size_t self)
     pthread_cond_broadcast(&p->done);
 }
 
-/* The first dedupe part whose next chunk is cleaned and that no worker
- * is looking up, or SIZE_MAX (under p->mu). */
-static size_t resolvable(const phase1 *p)
+static bool chunk_cleaned(const void *ctx, size_t s)
 {
-    for (size_t k = 0; k < p->n_parts; k++) {
-        size_t s = p->res_next[k];
-        if (!p->res_busy[k] && s != p->tail && p->ring[s % p->ring_n].state == 3)
-            return k;
-    }
-    return SIZE_MAX;
+    const phase1 *p = ctx;
+    return p->ring[s % p->ring_n].state == 3;
 }
 
-/* Whether every dedupe part is past chunk `s` (under p->mu). */
-static bool resolved(const phase1 *p, size_t s)
+/* A dedupe part whose turn a worker may take, or SIZE_MAX (under p->mu). */
+static size_t resolvable(const phase1 *p)
 {
-    for (size_t k = 0; k < p->n_parts; k++)
-        if (p->res_next[k] <= s)
-            return false;
-    return true;
+    return ps_part_turns_ready(&p->turns, p->tail, chunk_cleaned, p);
 }
 
 /* A worker looks part k's next chunk up (called and returning under
  * p->mu). A chunk that failed is only passed on: its error is the
  * commit's to report. The calling thread is woken only when the chunk it
- * waits for, the head, is through every part: a wake-up a part would be
- * a context switch each, for nothing. */
+ * waits for, the head, is through every part. */
 static void resolve_next(phase1 *p, size_t k)
 {
-    size_t s = p->res_next[k];
-    chunk *ch = &p->ring[s % p->ring_n];
-    p->res_busy[k] = true;
+    chunk *ch = &p->ring[ps_part_turns_take(&p->turns, k) % p->ring_n];
     bool failed = ch->rc != 0;
     pthread_mutex_unlock(&p->mu);
     ps_error e;
@@ -346,9 +330,7 @@ static void resolve_next(phase1 *p, size_t k)
         ch->rc = rc;
         ch->err = e;
     }
-    p->res_busy[k] = false;
-    p->res_next[k]++;
-    if (s == p->head && resolved(p, s))
+    if (ps_part_turns_end(&p->turns, k, p->head))
         pthread_cond_broadcast(&p->done);
 }
 
@@ -368,19 +350,16 @@ static void *worker_main(void *arg)
         while (!p->stop && p->next_work == p->tail && p->obs_next == p->head &&
                (k = resolvable(p)) == SIZE_MAX)
             pthread_cond_wait(&p->work, &p->mu);
-        if (!p->stop && (k != SIZE_MAX || (k = resolvable(p)) != SIZE_MAX)) {
-            /* first: the commit waits for it */
+        /* first a part's turn: the commit waits for it; then a chunk's
+         * lengths: it frees the chunk */
+        bool resolve = !p->stop && (k != SIZE_MAX || (k = resolvable(p)) != SIZE_MAX);
+        if (resolve || (!p->stop && p->obs_next != p->head)) {
             double t1 = ps_build_now();
             idle += t1 - t0;
-            resolve_next(p, k);
-            t0 = ps_build_now();
-            busy += t0 - t1;
-            continue;
-        }
-        if (!p->stop && p->obs_next != p->head) { /* next: it frees a chunk */
-            double t1 = ps_build_now();
-            idle += t1 - t0;
-            observe_next(p, self);
+            if (resolve)
+                resolve_next(p, k);
+            else
+                observe_next(p, self);
             t0 = ps_build_now();
             busy += t0 - t1;
             continue;
@@ -401,7 +380,7 @@ static void *worker_main(void *arg)
         busy += t0 - t1;
         pthread_mutex_lock(&p->mu);
         ch->state = 3;
-        if (p->n_parts) /* its parts to look up, for idle workers too; the
+        if (p->turns.n) /* its parts to look up, for idle workers too; the
                          * last part through it wakes the commit */
             pthread_cond_broadcast(&p->work);
         else
@@ -621,8 +600,7 @@ static void ring_free(phase1 *p)
         free(p->ring[i].raw_off);
         free(p->ring[i].items);
         free(p->ring[i].taken);
-        free(p->ring[i].groups.idx);
-        free(p->ring[i].groups.start);
+        ps_part_groups_free(&p->ring[i].groups);
         ps_buf_free(&p->ring[i].raw);
         ps_buf_free(&p->ring[i].out);
         ps_buf_free(&p->ring[i].spool);
@@ -630,8 +608,7 @@ static void ring_free(phase1 *p)
     free(p->ring);
     free(p->busy);
     free(p->idle);
-    free(p->res_next);
-    free(p->res_busy);
+    ps_part_turns_free(&p->turns);
 }
 
 static int ring_alloc(phase1 *p, size_t threads)
@@ -650,19 +627,9 @@ static int ring_alloc(phase1 *p, size_t threads)
         if (!p->ring[i].recs || !p->ring[i].raw_off || !p->ring[i].items || !p->ring[i].taken)
             return PS_ENOMEM;
     }
-    if (!p->n_parts)
-        return 0;
-    p->res_next = calloc(p->n_parts, sizeof *p->res_next);
-    p->res_busy = calloc(p->n_parts, sizeof *p->res_busy);
-    if (!p->res_next || !p->res_busy)
-        return PS_ENOMEM;
-    for (size_t i = 0; i < p->ring_n; i++) {
-        ps_part_groups *g = &p->ring[i].groups;
-        g->idx = malloc(CHUNK_RECORDS * sizeof *g->idx);
-        g->start = malloc((p->n_parts + 1) * sizeof *g->start);
-        if (!g->idx || !g->start)
+    for (size_t i = 0; p->turns.n && i < p->ring_n; i++)
+        if (ps_part_groups_init(&p->ring[i].groups, CHUNK_RECORDS, p->turns.n))
             return PS_ENOMEM;
-    }
     return 0;
 }
 
@@ -823,10 +790,11 @@ static bool ring_pending(phase1 *p, const reader *rd)
  * part in turn, as it cleaned them: the workers' share. */
 static void resolve_inline(phase1 *p, chunk *ch)
 {
-    for (size_t k = 0; k < p->n_parts; k++) {
+    for (size_t k = 0; k < p->turns.n; k++) {
+        ps_part_turns_take(&p->turns, k);
         if (!ch->rc)
             ch->rc = resolve_part(p, ch, k, &ch->err);
-        p->res_next[k]++;
+        ps_part_turns_end(&p->turns, k, p->head);
     }
 }
 
@@ -843,7 +811,7 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
         /* Commit finished chunks at the head, in order. */
         pthread_mutex_lock(&p->mu);
         while (p->head != p->tail && p->ring[p->head % p->ring_n].state == 3 &&
-               resolved(p, p->head)) {
+               ps_part_turns_past(&p->turns, p->head)) {
             chunk *ch = &p->ring[p->head % p->ring_n];
             pthread_mutex_unlock(&p->mu);
             double t = ps_build_now();
@@ -919,12 +887,13 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
         p.unk_id = ti.unk_id;
     }
     /* a dedupe part a thread: the lookups go on side by side */
-    if (!cfg->clean.keep_duplicates)
-        p.n_parts = cfg->threads < PS_DEDUPE_PARTS_MAX ? cfg->threads : PS_DEDUPE_PARTS_MAX;
+    size_t parts = cfg->clean.keep_duplicates ? 0
+                   : cfg->threads < PS_DEDUPE_PARTS_MAX ? cfg->threads
+                                                        : PS_DEDUPE_PARTS_MAX;
     pthread_t *threads = calloc(cfg->threads, sizeof *threads);
     worker_arg *wa = calloc(cfg->threads, sizeof *wa);
-    if (!threads || !wa || ring_alloc(&p, cfg->threads) ||
-        (p.n_parts && ps_cleaner_split_dedupe(p.cleaner, p.n_parts))) {
+    if (!threads || !wa || ps_part_turns_init(&p.turns, parts) || ring_alloc(&p, cfg->threads) ||
+        (parts && ps_cleaner_split_dedupe(p.cleaner, parts))) {
         ring_free(&p);
         free(threads);
         free(wa);
