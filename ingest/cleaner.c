@@ -115,7 +115,7 @@ int ps_cleaner_create(const ps_clean_options *opts, ps_cleaner **out, ps_error *
                                                      : "out of memory",
                             PS_FIELD_CANDIDATES);
     }
-    if (ps_rules_create(&c->rules) || ps_dedupe_create(&c->dedupe) ||
+    if (ps_rules_create(&c->rules) || ps_dedupe_parts_init(c) ||
         ps_dedupe_create(&c->ids) || ps_stats_create(&c->stats) ||
         ps_named_inputs_create(&c->named)) {
         ps_cleaner_free(c);
@@ -144,7 +144,6 @@ void ps_cleaner_free(ps_cleaner *c)
     ps_named_inputs_free(c->named);
     ps_clean_worker_free(c->worker);
     ps_rules_free(c->rules);
-    ps_dedupe_free(c->dedupe);
     ps_dedupe_parts_free(c);
     ps_stats_free(c->stats);
     free(c);
@@ -528,29 +527,6 @@ static int note_id(ps_cleaner *c, ps_clean_item *it, ps_error *err)
     return d < 0 ? ps_error_set(err, PS_ENOMEM, "out of memory checking ids") : 0;
 }
 
-/* Inserts a kept record's pair into the dedupe table: a default id by its
- * number, after its input's prefix, which the worker hashed: the prefix's
- * string is read when it changes, not each record. */
-int ps_dedupe_insert_item(ps_dedupe *d, ps_id_prefix *pre, const ps_clean_item *it,
-                          const char **first, bool *conflict)
-{
-    const ps_clean_result *res = &it->res;
-    if (!it->id_default) {
-        size_t n = it->id_len ? it->id_len : strlen(res->id);
-        return ps_dedupe_insert_hash(d, it->hash, res->id, n, it->label_hash, first, conflict);
-    }
-    if (!pre->have || it->id_prefix_hash != pre->hash || it->id_prefix_len != pre->len) {
-        int rc = ps_dedupe_add_prefix(d, res->id, it->id_prefix_len, &pre->no);
-        if (rc)
-            return rc;
-        pre->have = true;
-        pre->hash = it->id_prefix_hash;
-        pre->len = it->id_prefix_len;
-    }
-    return ps_dedupe_insert_pos(d, it->hash, pre->no, it->id_pos, it->label_hash, first,
-                                conflict);
-}
-
 int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_error *err)
 {
     ps_step_counts *st = ps_stats_steps(c->stats);
@@ -581,24 +557,15 @@ int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_er
         }
     }
     ps_clean_result *res = &it->res;
-    if (it->resolved) { /* ps_cleaner_resolve looked it up */
-        st->label_conflicts += it->label_conflict;
-    } else if (res->outcome == PS_OUTCOME_KEPT && !c->opts.keep_duplicates && c->n_parts) {
-        return ps_error_set(err, PS_EINVAL, "%s: the record was not looked up for duplicates",
-                            res->source);
-    } else if (res->outcome == PS_OUTCOME_KEPT && !c->opts.keep_duplicates) {
-        const char *first = NULL;
-        bool conflict = false;
-        int d = ps_dedupe_insert_item(c->dedupe, &c->prefix, it, &first, &conflict);
-        if (d < 0)
-            return ps_error_set(err, d, "%s: %s in duplicate detection", res->source,
-                                d == PS_ENOMEM ? "out of memory" : ps_strerror(d));
-        if (d == 1) {
-            res->outcome = PS_OUTCOME_DUPLICATE;
-            res->duplicate_of = first;
-            st->label_conflicts += conflict;
-        }
+    if (!it->resolved && res->outcome == PS_OUTCOME_KEPT && !c->opts.keep_duplicates) {
+        if (c->split) /* its thread was to look it up */
+            return ps_error_set(err, PS_EINVAL,
+                                "%s: the record was not looked up for duplicates", res->source);
+        int rc = ps_cleaner_resolve(c, 0, it, err); /* the one part, in input order */
+        if (rc)
+            return rc;
     }
+    st->label_conflicts += it->label_conflict;
     if (res->outcome == PS_OUTCOME_KEPT) {
         st->changed_records += it->changed;
         if (note_id(c, it, err))
@@ -618,8 +585,8 @@ void ps_cleaner_prefetch(const ps_cleaner *c, const ps_clean_item *it)
     /* the accounting compares the label's bytes: a worker wrote them */
     if (it->res.label)
         __builtin_prefetch(it->res.label);
-    if (it->res.outcome == PS_OUTCOME_KEPT && !c->opts.keep_duplicates && !c->n_parts)
-        ps_dedupe_prefetch(c->dedupe, it->hash);
+    if (it->res.outcome == PS_OUTCOME_KEPT && !c->opts.keep_duplicates && !c->split)
+        ps_cleaner_resolve_prefetch(c, 0, it);
     if (it->res.outcome == PS_OUTCOME_KEPT && it->id_from_field)
         ps_dedupe_prefetch(c->ids, it->id_hash);
 }
@@ -733,10 +700,8 @@ static void expect_records(ps_cleaner *c, ps_input_ctx *in, uint64_t records, ui
      * most 2^21 slots (64 MiB) are reserved; growth covers the rest. */
     if (n > (double)((1u << 21) / 4 * 3 - 1))
         n = (double)((1u << 21) / 4 * 3 - 1);
-    if (!c->opts.keep_duplicates && c->n_parts)
+    if (!c->opts.keep_duplicates)
         ps_dedupe_parts_expect(c, (size_t)n);
-    else if (!c->opts.keep_duplicates)
-        (void)ps_dedupe_reserve(c->dedupe, ps_dedupe_count(c->dedupe) + (size_t)n);
     (void)ps_dedupe_reserve(c->ids, ps_dedupe_count(c->ids) + (size_t)n);
 }
 

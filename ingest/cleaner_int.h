@@ -12,20 +12,9 @@
 
 #include <jansson.h>
 
-/* A dedupe table's prefix of the default ids last inserted: its number,
- * length and hash (ps_clean_item.id_prefix_*), so that an input's prefix
- * string is read when it changes, not each record. */
-typedef struct ps_id_prefix {
-    bool have;
-    uint32_t no;
-    size_t len;
-    uint64_t hash;
-} ps_id_prefix;
-
-/* cleaner.c: inserts a kept item's pair into `d` (its default id by
- * number, after the prefix `pre` names). ps_dedupe_insert_hash's results. */
-int ps_dedupe_insert_item(ps_dedupe *d, ps_id_prefix *pre, const ps_clean_item *it,
-                          const char **first, bool *conflict);
+/* dedupe_parts.c: the cleaner's duplicate table, one part (at
+ * ps_cleaner_create). 0 or PS_ENOMEM. */
+int ps_dedupe_parts_init(ps_cleaner *c);
 /* dedupe_parts.c: frees the parts (at ps_cleaner_free). */
 void ps_dedupe_parts_free(ps_cleaner *c);
 /* dedupe_parts.c: the reading thread's estimate of `n` more committed
@@ -37,15 +26,15 @@ struct ps_cleaner {
     ps_field_names names;
     char *name_store[4], *shown_store[4];
     ps_rules *rules;
-    ps_dedupe *dedupe;
     ps_dedupe *ids;            /* ids of kept records, for collisions */
-    ps_id_prefix prefix;       /* the dedupe's, for the default ids */
-    /* The dedupe split by hash (dedupe_parts.c; n_parts 0: not split):
-     * each part resolved by one thread at a time, in input order. The
-     * reading thread adds what each part should expect to part_target
-     * (atomically: a part's thread reserves room when it sees it grow). */
+    /* The duplicate table in parts by hash (dedupe_parts.c): one, which
+     * the commit looks up, until `split` makes one a thread, each looked
+     * up by one thread at a time, in input order. The reading thread adds
+     * what each part should expect to part_target (atomically: a part's
+     * thread reserves room when it sees it grow). */
     struct ps_dedupe_part *parts;
     size_t n_parts;
+    bool split;
     size_t part_target;
     size_t expect_share;       /* 1 in this many records is committed (0: 1) */
     ps_stats *stats;

@@ -1,7 +1,9 @@
 /*
- * The duplicate table split by hash (ingest.h, "dedupe_parts.c"): one
+ * The duplicate table, in parts by hash (ingest.h, "dedupe_parts.c"): one
  * table a part, each with its own default-id prefixes, so that parts
- * looked up on different threads share nothing they write.
+ * looked up on different threads share nothing they write. A cleaner
+ * starts with one part, which its in-order commit looks up;
+ * ps_cleaner_split_dedupe makes one a thread for threads to look up.
  *
  * A part is chosen by the pair hash's high half: a --part K/N build
  * chooses its records by the low half, which would leave most parts of a
@@ -14,17 +16,54 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A table's prefix of the default ids last inserted: its number, length
+ * and hash (ps_clean_item.id_prefix_*), so that an input's prefix string
+ * is read when it changes, not each record. */
+typedef struct id_prefix {
+    bool have;
+    uint32_t no;
+    size_t len;
+    uint64_t hash;
+} id_prefix;
+
 typedef struct ps_dedupe_part {
     ps_dedupe *d;
-    ps_id_prefix prefix;
+    id_prefix prefix;
     size_t reserved; /* the share of part_target it has made room for */
 } __attribute__((aligned(64))) ps_dedupe_part;
 
+static void parts_free(ps_dedupe_part *parts, size_t n)
+{
+    for (size_t k = 0; parts && k < n; k++)
+        ps_dedupe_free(parts[k].d);
+    free(parts);
+}
+
+/* n empty parts, or NULL when out of memory. */
+static ps_dedupe_part *parts_new(size_t n)
+{
+    ps_dedupe_part *parts = aligned_alloc(_Alignof(ps_dedupe_part), n * sizeof *parts);
+    if (!parts)
+        return NULL;
+    memset(parts, 0, n * sizeof *parts);
+    for (size_t k = 0; k < n; k++)
+        if (ps_dedupe_create(&parts[k].d)) {
+            parts_free(parts, k);
+            return NULL;
+        }
+    return parts;
+}
+
+int ps_dedupe_parts_init(ps_cleaner *c)
+{
+    c->parts = parts_new(1);
+    c->n_parts = c->parts ? 1 : 0;
+    return c->parts ? 0 : PS_ENOMEM;
+}
+
 void ps_dedupe_parts_free(ps_cleaner *c)
 {
-    for (size_t k = 0; k < c->n_parts; k++)
-        ps_dedupe_free(c->parts[k].d);
-    free(c->parts);
+    parts_free(c->parts, c->n_parts);
     c->parts = NULL;
     c->n_parts = 0;
 }
@@ -33,24 +72,43 @@ int ps_cleaner_split_dedupe(ps_cleaner *c, size_t n)
 {
     ps_clean_counts counts;
     ps_stats_counts(c->stats, &counts);
-    if (n < 1 || n > PS_DEDUPE_PARTS_MAX || c->n_parts || counts.records_in)
+    if (n < 1 || n > PS_DEDUPE_PARTS_MAX || c->split || counts.records_in)
         return PS_EINVAL;
     if (c->opts.keep_duplicates)
         return 0; /* nothing is looked up */
-    ps_dedupe_part *parts = aligned_alloc(_Alignof(ps_dedupe_part), n * sizeof *parts);
+    ps_dedupe_part *parts = parts_new(n); /* the one part is still empty */
     if (!parts)
         return PS_ENOMEM;
-    memset(parts, 0, n * sizeof *parts);
-    for (size_t k = 0; k < n; k++)
-        if (ps_dedupe_create(&parts[k].d)) {
-            while (k--)
-                ps_dedupe_free(parts[k].d);
-            free(parts);
-            return PS_ENOMEM;
-        }
+    ps_dedupe_parts_free(c);
     c->parts = parts;
     c->n_parts = n;
+    c->split = true;
     return 0;
+}
+
+/* Inserts a kept item's pair into part pt's table: a default id by its
+ * number, after its input's prefix, which the worker hashed.
+ * ps_dedupe_insert_hash's results. */
+static int insert_item(ps_dedupe_part *pt, const ps_clean_item *it, const char **first,
+                       bool *conflict)
+{
+    const ps_clean_result *res = &it->res;
+    if (!it->id_default) {
+        size_t n = it->id_len ? it->id_len : strlen(res->id);
+        return ps_dedupe_insert_hash(pt->d, it->hash, res->id, n, it->label_hash, first,
+                                     conflict);
+    }
+    id_prefix *pre = &pt->prefix;
+    if (!pre->have || it->id_prefix_hash != pre->hash || it->id_prefix_len != pre->len) {
+        int rc = ps_dedupe_add_prefix(pt->d, res->id, it->id_prefix_len, &pre->no);
+        if (rc)
+            return rc;
+        pre->have = true;
+        pre->hash = it->id_prefix_hash;
+        pre->len = it->id_prefix_len;
+    }
+    return ps_dedupe_insert_pos(pt->d, it->hash, pre->no, it->id_pos, it->label_hash, first,
+                                conflict);
 }
 
 void ps_dedupe_parts_expect(ps_cleaner *c, size_t n)
@@ -61,7 +119,7 @@ void ps_dedupe_parts_expect(ps_cleaner *c, size_t n)
 
 size_t ps_cleaner_dedupe_part(const ps_cleaner *c, const ps_clean_item *it)
 {
-    if (!c->n_parts || c->opts.keep_duplicates || it->res.outcome != PS_OUTCOME_KEPT)
+    if (!c->split || c->opts.keep_duplicates || it->res.outcome != PS_OUTCOME_KEPT)
         return SIZE_MAX;
     return (size_t)(it->hash.high % c->n_parts);
 }
@@ -83,7 +141,7 @@ int ps_cleaner_resolve(ps_cleaner *c, size_t part, ps_clean_item *it, ps_error *
     part_reserve(c, pt);
     const char *first = NULL;
     bool conflict = false;
-    int d = ps_dedupe_insert_item(pt->d, &pt->prefix, it, &first, &conflict);
+    int d = insert_item(pt, it, &first, &conflict);
     if (d < 0)
         return ps_error_set(err, d, "%s: %s in duplicate detection", it->res.source,
                             d == PS_ENOMEM ? "out of memory" : ps_strerror(d));
@@ -101,7 +159,7 @@ void ps_cleaner_resolve_prefetch(const ps_cleaner *c, size_t part, const ps_clea
     ps_dedupe_prefetch(c->parts[part].d, it->hash);
 }
 
-size_t ps_cleaner_dedupe_parts(const ps_cleaner *c) { return c->n_parts; }
+size_t ps_cleaner_dedupe_parts(const ps_cleaner *c) { return c->split ? c->n_parts : 0; }
 
 static ps_clean_item *item_at(void *items, size_t stride, size_t i)
 {
