@@ -39,6 +39,10 @@ void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
     if (pf->checks_threaded > 0)
         fprintf(f, "profile:     KS sums        %7.3f s  exact p-values, over the threads\n",
                 pf->checks_threaded);
+    if (pf->reports_threaded > 0)
+        fprintf(f, "profile:     labels' JSON   %7.3f s  the reports' per-label entries, over the "
+                   "threads\n",
+                pf->reports_threaded);
     fprintf(f, "profile:   phase 2         %7.3f s %5.1f%%  (shards; %.3f s compressing, all "
                "threads)\n",
             pf->phase2, pct(pf->phase2, w), pf->phase2_encode);

@@ -115,6 +115,8 @@ typedef struct ps_build_profile {
     double checks_threaded;       /* of the checks on the calling thread (1 thread), the
                                    * seconds of the exact KS sums, which more threads
                                    * share (ps_vconfig_set_threads); 0 beside phase 2 */
+    double reports_threaded;      /* likewise: the seconds serialising the reports'
+                                   * per-label entries (ps_report_dump_labels) */
     double read, commit, wait;    /* phase 1's calling thread: filling chunks,
                                    * committing them, waiting for workers */
     double stats, write;          /* phase 1's stages behind the commit (threads > 1),

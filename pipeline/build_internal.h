@@ -213,9 +213,10 @@ int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *clea
 /* Writes <prefix>report.json, <prefix>report.html and <prefix>stats.json
  * into dir (fsynced). stats.json's points and paired view are those the
  * report was made from (ps_build_validate); `sql` and `gen` (a pair set's)
- * may be NULL. */
+ * may be NULL. *threaded, when not NULL, gains the seconds of the work
+ * done on the report's threads (ps_vreport_texts). */
 int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *report,
-                     const ps_vsql *sql, const ps_vgen *gen, ps_error *err);
+                     const ps_vsql *sql, const ps_vgen *gen, double *threaded, ps_error *err);
 /* The parent directory of `dir` and "<name>." for files written beside it. */
 void ps_path_beside(const char *dir, char *parent, size_t psz, char *prefix, size_t nsz);
 

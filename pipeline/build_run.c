@@ -313,12 +313,12 @@ int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *clea
 }
 
 int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *report,
-                     const ps_vsql *sql, const ps_vgen *gen, ps_error *err)
+                     const ps_vsql *sql, const ps_vgen *gen, double *threaded, ps_error *err)
 {
     json_t *o = ps_vreport_object(report);
     char *json = NULL, *stats = NULL;
     if (o) /* NULLs when out of memory, told below */
-        (void)ps_vreport_texts(report, o, sql, gen, &json, &stats);
+        (void)ps_vreport_texts(report, o, sql, gen, &json, &stats, threaded);
     char *html = json ? ps_report_html(o) : NULL; /* after the text: it reads the object */
     json_decref(o);
     int rc = 0;
@@ -435,6 +435,7 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
     double writers = (double)(pf->phase2_writers ? pf->phase2_writers : 1);
     double writing = pf->phase2_sort + pf->phase2_put + pf->phase2_finish;
     double shared = pf->phase1 - pf->read - pf->commit + pf->checks_threaded +
+                    pf->reports_threaded +
                     pf->phase2_encode / (double)(pf->workers ? pf->workers : 1) +
                     writing * (1.0 - 1.0 / writers);
     pf->serial = pf->wall - shared;
@@ -555,7 +556,8 @@ static void *checks_main(void *arg)
     if (j->rc || j->gate_failed)
         __atomic_store_n(&st->stop_phase2, 1, __ATOMIC_RELEASE);
     else
-        j->rc = ps_write_reports(st->staging, "", st->report, st->v_sql, st->v_gen, &j->err);
+        j->rc = ps_write_reports(st->staging, "", st->report, st->v_sql, st->v_gen, NULL,
+                                 &j->err);
     return NULL;
 }
 
@@ -580,7 +582,8 @@ static int checks_and_phase2(ps_build_state *st, bool *gate_failed, double t, ps
     if (!beside) {
         rc = run_checks(st, gate_failed, err);
         if (!rc && !*gate_failed)
-            rc = ps_write_reports(st->staging, "", st->report, st->v_sql, st->v_gen, err);
+            rc = ps_write_reports(st->staging, "", st->report, st->v_sql, st->v_gen,
+                                  &st->prof.reports_threaded, err);
     }
     st->prof.checks = ps_build_now() - t;
     if (!beside) /* beside phase 2 the checks are not on the calling thread's path */
@@ -618,7 +621,7 @@ static int gate_stopped(ps_build_state *st, ps_build_summary *summary, ps_error 
 {
     char parent[4096], prefix[512] = "";
     ps_path_beside(st->cfg->out_dir, parent, sizeof parent, prefix, sizeof prefix);
-    int rc = ps_write_reports(parent, prefix, st->report, st->v_sql, st->v_gen, err);
+    int rc = ps_write_reports(parent, prefix, st->report, st->v_sql, st->v_gen, NULL, err);
     if (!rc)
         rc = move_rejects_beside(st->staging, parent, prefix, err);
     if (!rc && summary) {

@@ -736,9 +736,9 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
         if (!rc && failed) {
             char parent[4096], prefix[512];
             ps_path_beside(out_dir, parent, sizeof parent, prefix, sizeof prefix);
-            rc = ps_write_reports(parent, prefix, report, ms.sq, ms.gen, err);
+            rc = ps_write_reports(parent, prefix, report, ms.sq, ms.gen, NULL, err);
         } else if (!rc) {
-            rc = ps_write_reports(staging, "", report, ms.sq, ms.gen, err);
+            rc = ps_write_reports(staging, "", report, ms.sq, ms.gen, NULL, err);
         }
         if (!rc && opts->summary)
             *opts->summary = ps_vreport_summary(report);

@@ -30,9 +30,18 @@ char *ps_report_html(json_t *report);
 char *ps_vstats_file_json_report(const ps_vreport *r, const ps_vsql *sql, const ps_vgen *gen);
 /* Both texts at once, report.json's from `report` (ps_vreport_object(r))
  * and stats.json's as ps_vstats_file_json_report gives it: the points and
- * the paired view, most of both files, are serialised once for the two.
+ * the paired view, most of both files, are serialised once for the two,
+ * their per-label entries on the report's threads (ps_report_dump_labels;
+ * *threaded, when not NULL, gains the seconds that work took).
  * PS_OK, or PS_ENOMEM (both NULL). The texts are malloc'ed. */
 int ps_vreport_texts(const ps_vreport *r, const json_t *report, const ps_vsql *sql,
-                     const ps_vgen *gen, char **report_json, char **stats_json);
+                     const ps_vgen *gen, char **report_json, char **stats_json,
+                     double *threaded);
+/* json_dumps(m, flags) of a statistics member (a point, the paired view):
+ * its "labels" array's elements are dumped on up to `threads` threads and
+ * joined as json_dumps joins them, so the text is the same bytes. Adds the
+ * seconds the elements took (work divided among the threads) to *seconds
+ * when it is not NULL. malloc'ed; NULL when out of memory. */
+char *ps_report_dump_labels(const json_t *m, size_t flags, size_t threads, double *seconds);
 
 #endif /* PS_REPORT_H */

@@ -425,7 +425,8 @@ static char *report_marked(const json_t *report, json_t *const mk[SHARED_N])
 }
 
 int ps_vreport_texts(const ps_vreport *r, const json_t *report, const ps_vsql *sql,
-                     const ps_vgen *gen, char **report_json, char **stats_json)
+                     const ps_vgen *gen, char **report_json, char **stats_json,
+                     double *threaded)
 {
     json_t *member[SHARED_N], *mk[SHARED_N] = {NULL};
     char *shared[SHARED_N] = {NULL}, *marks[SHARED_N] = {NULL};
@@ -445,7 +446,7 @@ int ps_vreport_texts(const ps_vreport *r, const json_t *report, const ps_vsql *s
             continue;
         mk[i] = marker(i);
         marks[i] = mk[i] ? json_dumps(mk[i], JSON_ENCODE_ANY | DUMP_FLAGS) : NULL;
-        shared[i] = json_dumps(member[i], DUMP_FLAGS);
+        shared[i] = ps_report_dump_labels(member[i], DUMP_FLAGS, r->threads, threaded);
         bad = !mk[i] || !marks[i] || !shared[i];
     }
     char *rm = bad ? NULL : report_marked(report, mk);

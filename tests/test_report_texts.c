@@ -10,13 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The texts made together equal the whole dumps. */
-static void assert_texts_whole(const ps_vreport *r, const ps_vgen *gen)
+/* The texts made together equal the whole dumps, with the per-label
+ * entries dumped on 1, 2 or 7 threads. */
+static void assert_texts_whole_on(ps_vreport *r, const ps_vgen *gen, size_t threads)
 {
+    r->threads = threads;
     json_t *o = ps_vreport_object(r);
     assert_non_null(o);
     char *rj = NULL, *sj = NULL;
-    assert_int_equal(ps_vreport_texts(r, o, NULL, gen, &rj, &sj), PS_OK);
+    double secs = 0;
+    assert_int_equal(ps_vreport_texts(r, o, NULL, gen, &rj, &sj, &secs), PS_OK);
+    assert_true(secs > 0); /* the labels were dumped apart, and timed */
     char *whole_r = ps_vreport_text(o), *whole_s = ps_vstats_file_json_report(r, NULL, gen);
     assert_non_null(whole_r);
     assert_non_null(whole_s);
@@ -31,6 +35,13 @@ static void assert_texts_whole(const ps_vreport *r, const ps_vgen *gen)
     free(whole_r);
     free(whole_s);
     json_decref(o);
+}
+
+static void assert_texts_whole(ps_vreport *r, const ps_vgen *gen)
+{
+    static const size_t threads[] = {1, 2, 7};
+    for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++)
+        assert_texts_whole_on(r, gen, threads[i]);
 }
 
 static void test_plain_build(void **state)
@@ -58,7 +69,7 @@ static void test_labels_named_like_the_stand_ins(void **state)
 {
     (void)state;
     static const char *const odd[] = {"\x01pairshard-shared-0\x01", "\x01pairshard-shared-3\x01",
-                                      "\x01pairshard-shared-2\x01"};
+                                      "\x01pairshard-labels\x01"};
     synth s;
     synth_init(&s);
     for (size_t i = 0; i < 3000; i++) {

@@ -739,6 +739,7 @@ static ps_vreport *report_new(const ps_vconfig *c, const char *mode)
     if (!r)
         return NULL;
     r->mode = mode;
+    r->threads = c->threads;
     r->config = config_json(c);
     r->points = json_object();
     if (!r->config || !r->points) {

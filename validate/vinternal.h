@@ -203,6 +203,7 @@ struct ps_vreport {
     json_t *serving;   /* owned or NULL: cleaning changed a large share (build_run.c) */
     json_t *generation; /* owned or NULL: prompt and completion lengths (causal, seq2seq) */
     double threaded_seconds; /* not in the report: ps_vreport_threaded_seconds */
+    size_t threads;          /* the config's: its texts' labels are dumped on as many */
 };
 
 /* JSON helpers shared by the loaders. */
