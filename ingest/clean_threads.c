@@ -84,8 +84,8 @@ static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w)
     ps_buf_reset(&ch->lines);
     ch->n_ok = 0;
     if (ch->lines_in)
-        ch->n = ps_lines_split(ch->raw.data, ch->raw.len, ch->first_line, ch->recs, CT_RECORDS,
-                               &ch->blank);
+        ch->n = ps_lines_split(ch->raw.data, ch->raw.len, ch->first_line, SIZE_MAX, ch->recs,
+                               CT_RECORDS, &ch->blank); /* no line over the max: taken whole */
     for (size_t i = 0; i < ch->n && !ch->rc; i++) {
         ct_item *ci = &ch->items[i];
         int rc = ps_clean_record(w, &ch->in, &ch->recs[i], &ci->it, &ch->err);

@@ -8,6 +8,7 @@
 #include "common/strmap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -682,13 +683,16 @@ void ps_cleaner_set_expect_share(ps_cleaner *c, size_t share) { c->expect_share 
  * lowered by a tenth (at most 1.5 M records), so that they need not double
  * again and again as they fill. Only a hint: a compressed input (larger than its file), a
  * stream, a wrong guess or a failed allocation change nothing but speed. */
-static void expect_records(ps_cleaner *c, ps_input_ctx *in, uint64_t records, uint64_t bytes)
+static void expect_records(ps_cleaner *c, ps_input_ctx *in, uint64_t records, uint64_t bytes,
+                           bool now)
 {
     in->seen_records += records;
     in->seen_bytes += bytes;
-    if (in->seen_records < 4096 && in->seen_bytes < (4u << 20))
+    if (!now && in->seen_records < 4096 && in->seen_bytes < (4u << 20))
         return;
     in->expected = true;
+    if (!in->seen_records || !in->seen_bytes)
+        return;
     struct stat st;
     if (stat(in->path, &st) || !S_ISREG(st.st_mode) ||
         (uint64_t)st.st_size <= in->seen_bytes)
@@ -711,7 +715,7 @@ int ps_input_next(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error 
         return ps_turns_next(c, in, rec, err);
     int rc = ps_input_next_record(c, in, rec, err);
     if (rc == 1 && !in->expected)
-        expect_records(c, in, 1, rec->len + 1);
+        expect_records(c, in, 1, rec->len + 1, false);
     return rc;
 }
 
@@ -726,9 +730,33 @@ int ps_input_take_lines(ps_cleaner *c, ps_input_ctx *in, ps_buf *dst, size_t wan
     if (n > 0) {
         in->took_lines = true;
         if (!in->expected) /* blank lines count as records here: only a hint */
-            expect_records(c, in, (uint64_t)n, dst->len - before);
+            expect_records(c, in, (uint64_t)n, dst->len - before, false);
     }
     return n;
+}
+
+int ps_input_ranges_begin(ps_cleaner *c, ps_input_ctx *in, uint64_t min_bytes,
+                          ps_input_ranges *out, ps_error *err)
+{
+    uint64_t pending, line;
+    int fd = in->src ? ps_source_plain_fd(in->src) : -1;
+    struct stat st;
+    if (c->turns_path || !in->rr || fd < 0 || !ps_record_reader_at_line(in->rr, &pending, &line) ||
+        fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    uint64_t from = ps_source_bytes_decoded(in->src) - pending, size = (uint64_t)st.st_size;
+    if (size < from || size - from < min_bytes)
+        return 0;
+    int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0)
+        return ps_error_set(err, ps_errno_code(errno), "%s: %s", in->path, strerror(errno));
+    *out = (ps_input_ranges){.fd = dup, .from = from, .size = size, .line = line,
+                             .max = ps_record_reader_max(in->rr)};
+    in->took_lines = true;
+    in->ranged_size = size;
+    if (!in->expected) /* the tables sized from the records read so far */
+        expect_records(c, in, 0, 0, true);
+    return 1;
 }
 
 void ps_input_share(ps_input_ctx *dst, const ps_input_ctx *in)
@@ -783,7 +811,9 @@ void ps_input_close(ps_cleaner *c, ps_input_ctx *in)
         ps_record_reader_free(in->rr);
     }
     if (in->src) {
-        ps_stats_add_input_bytes(c->stats, in->path, ps_source_bytes_decoded(in->src));
+        ps_stats_add_input_bytes(c->stats, in->path, in->ranged_size
+                                                         ? in->ranged_size
+                                                         : ps_source_bytes_decoded(in->src));
         ps_source_close(in->src);
     }
     ps_buf_free(&in->dlg_bytes);

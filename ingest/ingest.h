@@ -40,6 +40,9 @@ ssize_t ps_source_read(ps_source *s, void *buf, size_t n, ps_error *err);
 void ps_source_close(ps_source *s);
 const char *ps_source_path(const ps_source *s);
 uint64_t ps_source_bytes_decoded(const ps_source *s);
+/* The file descriptor of a named, uncompressed input, whose decoded bytes
+ * are its own (offset for offset); -1 for stdin or a compressed one. */
+int ps_source_plain_fd(const ps_source *s);
 
 /* ---- records.c: raw record splitting ------------------------------------- */
 
@@ -59,6 +62,9 @@ typedef struct ps_raw_record {
 } ps_raw_record;
 
 typedef struct ps_record_reader ps_record_reader;
+
+/* Bytes of a record over max_record_bytes kept (its prefix) for the rejects. */
+#define PS_RECORD_PREFIX_KEEP 4096
 
 /* Wraps an open source; `format` must not be AUTO (see ps_format_detect). */
 int ps_record_reader_create(ps_record_reader **out, ps_source *src, ps_format format,
@@ -94,14 +100,64 @@ uint64_t ps_record_reader_blank_lines(const ps_record_reader *r);
  * newline; the end), or a negative code. */
 int ps_record_reader_take_lines(ps_record_reader *r, ps_buf *dst, size_t want_bytes,
                                 size_t max_lines, uint64_t *first_line, ps_error *err);
-/* Splits lines taken by ps_record_reader_take_lines into at most `cap`
- * records (pointing into data) as ps_record_reader_next would give them:
- * the CR of a CRLF dropped, blank lines skipped (counted into
- * *blank_lines). rec->index counts from 0 within the block only. Returns
- * the number of records. */
-size_t ps_lines_split(const char *data, size_t len, uint64_t first_line, ps_raw_record *recs,
-                      size_t cap, uint64_t *blank_lines);
+/* Splits lines taken by ps_record_reader_take_lines (or a line range,
+ * ps_line_range_take) into at most `cap` records (pointing into data) as
+ * ps_record_reader_next would give them: the CR of a CRLF dropped, blank
+ * lines skipped (counted into *blank_lines), a line longer than `max`
+ * (max_record_bytes) a too_long record of its first PS_RECORD_PREFIX_KEEP
+ * bytes. rec->index counts from 0 within the block only. Returns the
+ * number of records. */
+size_t ps_lines_split(const char *data, size_t len, uint64_t first_line, size_t max,
+                      ps_raw_record *recs, size_t cap, uint64_t *blank_lines);
+/* JSONL: whether the reader is at the start of a line past the input's
+ * first (which may hold a BOM), so that the rest may be read as line
+ * ranges; *pending: bytes it holds, read from the source but not handed
+ * out; *line: the next line's number. */
+bool ps_record_reader_at_line(const ps_record_reader *r, uint64_t *pending, uint64_t *line);
+/* The max_record_bytes it splits with (at least 1). */
+size_t ps_record_reader_max(const ps_record_reader *r);
 void ps_record_reader_free(ps_record_reader *r);
+
+/* ---- line_range.c: a plain JSONL file's lines read by the workers ------- */
+
+/* A chunk takes at most this many lines, and lines that start within this
+ * many bytes of its first (so a chunk holds about what a chunk of whole
+ * lines does: CHUNK_RECORDS lines of Spider's length). */
+#define PS_RANGE_RECORDS 4096
+#define PS_RANGE_BYTES ((size_t)256 << 10)
+
+/* One chunk's lines. The caller sets fd, path, size (the file's size when
+ * its ranges began: bytes added after are not read), max
+ * (max_record_bytes) and end; the functions fill the rest. */
+typedef struct ps_line_range {
+    int fd;
+    const char *path;
+    uint64_t size;
+    size_t max;
+    uint64_t end;    /* the chunk's lines start before this (its nominal range's end) */
+    ps_buf data;     /* the file's bytes [at, at + data.len) */
+    uint64_t at;
+    /* ps_line_range_take's: `lines` lines from `from`, whose bytes data
+     * holds up to `stored`; the next line starts at `next` */
+    uint64_t from, next, stored, lines;
+} ps_line_range;
+
+void ps_line_range_init(ps_line_range *r);
+void ps_line_range_free(ps_line_range *r);
+/* Reads the nominal range [begin, end) and the byte before it: *guess is
+ * the first line start in it, as far as its own bytes tell (UINT64_MAX:
+ * none, a line from before runs through it). 0, PS_EIO (also when the
+ * file is now shorter than `size`) or PS_ENOMEM, naming the file. */
+int ps_line_range_read(ps_line_range *r, uint64_t begin, uint64_t *guess, ps_error *err);
+/* Takes the lines from `from`, a line's start, that start before `end`:
+ * at most max_lines, and no line that starts max_bytes or more past
+ * `from`; a line over `max` is held to its first max + 1 (at least
+ * PS_RECORD_PREFIX_KEEP) bytes and ends the chunk. Reads what data lacks
+ * (all of it when `from` is outside). Then data.data + (from - at), for
+ * stored - from bytes, are the lines for ps_lines_split (with `max`).
+ * 0, PS_EIO or PS_ENOMEM. */
+int ps_line_range_take(ps_line_range *r, uint64_t from, size_t max_lines, size_t max_bytes,
+                       ps_error *err);
 
 /* Peeks at the stream to choose a format: '[' → JSON, '{' → JSONL, else by
  * the name (.tsv, .csv; also under .gz/.zst), else by the header line (tabs
@@ -397,6 +453,9 @@ typedef struct ps_input_ctx {
     /* lines went to workers whole (ps_input_take_lines): the rec->index of
      * this input's later records is a lower bound, settled at the commit */
     bool took_lines;
+    /* the rest was read as line ranges (ps_input_ranges_begin): the
+     * input's bytes are its size then */
+    uint64_t ranged_size;
 } ps_input_ctx;
 
 /* Only 1 in `share` records read will be committed (a --part K/N build
@@ -534,6 +593,22 @@ void ps_cleaner_add_blank_lines(ps_cleaner *c, uint64_t n);
  * index-th (0-based) of its input. Needed only for records of an input
  * that took lines (in->took_lines), whose workers knew a lower bound. */
 void ps_clean_item_settle_index(ps_clean_item *it, uint64_t index);
+/* Where the rest of an input can be read as line ranges by the workers
+ * (ps_line_range): its first line's offset and number, the file's size,
+ * max_record_bytes, and a duplicate of its descriptor (the caller's to
+ * close, once no range of it is read any more). */
+typedef struct ps_input_ranges {
+    int fd;
+    uint64_t from, size, line;
+    size_t max;
+} ps_input_ranges;
+/* 1 when the rest of `in` can be read as line ranges: JSONL from a named,
+ * uncompressed regular file, at a line past its first, at least min_bytes
+ * left, no dialogue turns (*out filled; in->took_lines set; the records
+ * to come guessed from the size); 0 when it must be read on as it is; a
+ * negative code (the descriptor could not be duplicated). */
+int ps_input_ranges_begin(ps_cleaner *c, ps_input_ctx *in, uint64_t min_bytes,
+                          ps_input_ranges *out, ps_error *err);
 /* A copy of `in` for a chunk's workers to read (its path, format, column
  * map, took_lines): without the source and record reader, which only the
  * reading thread may use. */

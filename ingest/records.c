@@ -19,7 +19,7 @@
 #include <string.h>
 
 #define READ_CHUNK (64 * 1024)
-#define PREFIX_KEEP 4096 /* bytes of a too-long record kept for the rejects file */
+#define PREFIX_KEEP PS_RECORD_PREFIX_KEEP
 
 typedef enum { J_START, J_ELEMENTS, J_AFTER, J_DONE } json_phase;
 
@@ -84,6 +84,15 @@ void ps_record_reader_free(ps_record_reader *r)
 }
 
 uint64_t ps_record_reader_blank_lines(const ps_record_reader *r) { return r->blank_lines; }
+
+size_t ps_record_reader_max(const ps_record_reader *r) { return r->max; }
+
+bool ps_record_reader_at_line(const ps_record_reader *r, uint64_t *pending, uint64_t *line)
+{
+    *pending = r->end - r->start;
+    *line = r->line;
+    return r->fmt == PS_FORMAT_JSONL && (r->line > 1 || r->index > 0);
+}
 
 /* Moves pending bytes to the front and reads more. Returns bytes read (0 at
  * end of input) or a negative code. */
@@ -655,8 +664,8 @@ int ps_record_reader_take_lines(ps_record_reader *r, ps_buf *dst, size_t want_by
     return (int)lines;
 }
 
-size_t ps_lines_split(const char *data, size_t len, uint64_t first_line, ps_raw_record *recs,
-                      size_t cap, uint64_t *blank_lines)
+size_t ps_lines_split(const char *data, size_t len, uint64_t first_line, size_t max,
+                      ps_raw_record *recs, size_t cap, uint64_t *blank_lines)
 {
     size_t n = 0;
     uint64_t line = first_line;
@@ -664,9 +673,13 @@ size_t ps_lines_split(const char *data, size_t len, uint64_t first_line, ps_raw_
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t l = (size_t)((nl ? nl : end) - p);
         const char *next = nl ? nl + 1 : end;
-        if (l > 0 && p[l - 1] == '\r') /* the CR of a CRLF */
+        /* as ps_record_reader_next: a line over max is a prefix, CR and all */
+        bool too_long = l > max;
+        if (too_long && l > PREFIX_KEEP)
+            l = PREFIX_KEEP;
+        else if (!too_long && l > 0 && p[l - 1] == '\r') /* the CR of a CRLF */
             l--;
-        if (is_blank(p, l)) {
+        if (!too_long && is_blank(p, l)) {
             (*blank_lines)++;
             p = next;
             continue;
@@ -676,6 +689,7 @@ size_t ps_lines_split(const char *data, size_t len, uint64_t first_line, ps_raw_
         rec->error_detail[0] = '\0';
         rec->data = p;
         rec->len = l;
+        rec->too_long = too_long;
         rec->line = line;
         rec->index = n++; /* within the block: the committing thread knows the rest */
         rec->turn = -1;

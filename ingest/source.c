@@ -260,3 +260,8 @@ void ps_source_close(ps_source *s)
 
 const char *ps_source_path(const ps_source *s) { return s->path; }
 uint64_t ps_source_bytes_decoded(const ps_source *s) { return s->decoded; }
+
+int ps_source_plain_fd(const ps_source *s)
+{
+    return s->owns_fd && s->comp == PS_COMP_NONE ? s->fd : -1;
+}

@@ -21,6 +21,8 @@
 
 #define CHUNK_RECORDS 1024
 #define CHUNK_BYTES (4u << 20)
+/* a chunk's records: a line range's may be more (PS_RANGE_RECORDS) */
+#define RING_RECORDS (PS_RANGE_RECORDS > CHUNK_RECORDS ? PS_RANGE_RECORDS : CHUNK_RECORDS)
 #define PREFETCH_AHEAD 8 /* records: the dedupe table's misses overlap */
 /* What a label costs a worker's length statistics (three points of three
  * 385-bin histograms, and the generation lengths), about, and what all
@@ -100,6 +102,8 @@ typedef struct phase1 {
      * next chunk is cleaned, so the parts go on side by side, each in
      * input order; a chunk is committed once every part is past it. */
     ps_part_turns turns;
+    /* Line ranges (build_ranges.c): where each range chunk's lines start */
+    ps_range_chain chain;
 } phase1;
 
 #define PS_UNK_WORD_BYTES 256u
@@ -248,8 +252,10 @@ static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
 {
     ps_buf_reset(&ch->out);
     ps_buf_reset(&ch->spool);
-    if (ch->lines)
-        ch->n = ps_lines_split(ch->raw.data, ch->raw.len, ch->first_line, ch->recs,
+    if (ch->ranged)
+        ch->rc = ps_build_range_take(&p->chain, ch, RING_RECORDS);
+    else if (ch->lines) /* whole lines: none over the max */
+        ch->n = ps_lines_split(ch->raw.data, ch->raw.len, ch->first_line, SIZE_MAX, ch->recs,
                                CHUNK_RECORDS, &ch->blank);
     for (size_t i = 0; i < ch->n && !ch->rc; i++) {
         packed *pk = &ch->items[i];
@@ -372,9 +378,11 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&p->mu);
         double t1 = ps_build_now();
         idle += t1 - t0;
-        if (init || !ts)
+        if (init || !ts) {
             ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
-        else
+            if (ch->ranged) /* the chunks after it wait for its place */
+                ps_build_range_skip(&p->chain, ch);
+        } else
             work_chunk(p, ch, self, w, ts, &x);
         t0 = ps_build_now();
         busy += t0 - t1;
@@ -524,11 +532,50 @@ static int chunk_add(chunk *ch, const ps_raw_record *rec, size_t cap)
 /* The calling thread's read position across the inputs. */
 typedef struct reader {
     ps_build_state *st;
+    phase1 *p;
     ps_input_ctx in;
     bool in_open, eof;
     size_t input;          /* the next input to open */
     uint64_t bytes_done;   /* decoded bytes of the inputs closed */
+    ps_range_reader rng;   /* the open input's rest, read as line ranges */
 } reader;
+
+/* Decoded bytes read so far (for the progress figures). */
+static uint64_t bytes_read(const reader *rd)
+{
+    if (!rd->in_open)
+        return rd->bytes_done;
+    return rd->bytes_done + (rd->rng.on ? rd->rng.pos : ps_source_bytes_decoded(rd->in.src));
+}
+
+/* Closes the open input: its bytes are done. */
+static void input_done(reader *rd)
+{
+    rd->bytes_done = bytes_read(rd);
+    ps_build_range_stop(&rd->rng);
+    ps_input_close(rd->st->cleaner, &rd->in);
+    rd->in_open = false;
+    rd->input++;
+}
+
+/* At a chunk's start, with an input open: the next line range of it, when
+ * its rest is read as ranges. 1: the chunk has it; 0: not ranges, or the
+ * input is done (closed); or a negative code. */
+static int fill_range(reader *rd, chunk *ch, ps_error *err)
+{
+    if (!rd->rng.on) {
+        int rc = ps_build_range_start(&rd->rng, rd->st->cleaner, &rd->in, err);
+        if (rc <= 0)
+            return rc;
+    }
+    if (!ps_build_range_fill(&rd->rng, &rd->p->chain, ch, rd->in.path)) {
+        input_done(rd);
+        return 0;
+    }
+    ch->input = rd->input;
+    ps_input_share(&ch->in, &rd->in);
+    return 1;
+}
 
 /* Fills a chunk with the next records of one input; ch->n 0 at the end. */
 static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
@@ -538,7 +585,7 @@ static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
     int rc = 0;
     ch->n = 0;
     ch->rc = 0;
-    ch->lines = false;
+    ch->lines = ch->ranged = false;
     ch->blank = 0;
     ps_error_clear(&ch->err);
     ps_buf_reset(&ch->raw);
@@ -553,6 +600,17 @@ static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
             rd->in_open = true;
         }
         ch->input = rd->input;
+        if (ch->n == 0) { /* the worker reads its lines itself, when it can */
+            int k = fill_range(rd, ch, err);
+            if (k < 0) {
+                rc = k;
+                break;
+            }
+            if (k > 0)
+                break;
+            if (!rd->in_open)
+                continue; /* the ranges were the input's end */
+        }
         if (ch->n == 0) { /* whole lines for the worker to split, when it can */
             int k = ps_input_take_lines(cleaner, &rd->in, &ch->raw, CHUNK_BYTES, CHUNK_RECORDS,
                                         &ch->first_line, err);
@@ -573,10 +631,7 @@ static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
             break;
         }
         if (r == 0) {
-            rd->bytes_done += ps_source_bytes_decoded(rd->in.src);
-            ps_input_close(cleaner, &rd->in);
-            rd->in_open = false;
-            rd->input++;
+            input_done(rd);
             if (ch->n)
                 break; /* a chunk holds records of one input */
             continue;
@@ -601,6 +656,7 @@ static void ring_free(phase1 *p)
         free(p->ring[i].items);
         free(p->ring[i].taken);
         ps_part_groups_free(&p->ring[i].groups);
+        ps_line_range_free(&p->ring[i].range);
         ps_buf_free(&p->ring[i].raw);
         ps_buf_free(&p->ring[i].out);
         ps_buf_free(&p->ring[i].spool);
@@ -620,15 +676,16 @@ static int ring_alloc(phase1 *p, size_t threads)
     if (!p->ring || !p->busy || !p->idle)
         return PS_ENOMEM;
     for (size_t i = 0; i < p->ring_n; i++) {
-        p->ring[i].recs = malloc(CHUNK_RECORDS * sizeof *p->ring[i].recs);
+        ps_line_range_init(&p->ring[i].range);
+        p->ring[i].recs = malloc(RING_RECORDS * sizeof *p->ring[i].recs);
         p->ring[i].raw_off = malloc(CHUNK_RECORDS * sizeof *p->ring[i].raw_off);
-        p->ring[i].items = malloc(CHUNK_RECORDS * sizeof *p->ring[i].items);
-        p->ring[i].taken = malloc(CHUNK_RECORDS);
+        p->ring[i].items = malloc(RING_RECORDS * sizeof *p->ring[i].items);
+        p->ring[i].taken = malloc(RING_RECORDS);
         if (!p->ring[i].recs || !p->ring[i].raw_off || !p->ring[i].items || !p->ring[i].taken)
             return PS_ENOMEM;
     }
     for (size_t i = 0; p->turns.n && i < p->ring_n; i++)
-        if (ps_part_groups_init(&p->ring[i].groups, CHUNK_RECORDS, p->turns.n))
+        if (ps_part_groups_init(&p->ring[i].groups, RING_RECORDS, p->turns.n))
             return PS_ENOMEM;
     return 0;
 }
@@ -868,8 +925,7 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
         pthread_cond_signal(&p->work);
         pthread_mutex_unlock(&p->mu);
         if (cfg->progress)
-            progress(st, rd->bytes_done + (rd->in_open ? ps_source_bytes_decoded(rd->in.src) : 0),
-                     false);
+            progress(st, bytes_read(rd), false);
     }
     return rc;
 }
@@ -903,6 +959,8 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     pthread_cond_init(&p.work, NULL);
     pthread_cond_init(&p.done, NULL);
     pthread_cond_init(&p.stage_cv, NULL);
+    pthread_cond_init(&p.chain.cv, NULL);
+    p.chain.mu = &p.mu;
     p.st = st;
     pthread_mutex_lock(&p.mu);
     p.staged = cfg->threads > 1;
@@ -933,10 +991,9 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     reader rd;
     memset(&rd, 0, sizeof rd);
     rd.st = st;
+    rd.p = &p;
     if (!rc)
         rc = run_ring(st, &p, &rd, err);
-    if (rd.in_open)
-        ps_input_close(st->cleaner, &rd.in);
     pthread_mutex_lock(&p.mu);
     p.stop = true;
     p.next_work = p.tail; /* on error, queued chunks are not cleaned */
@@ -948,6 +1005,10 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     for (int k = 0; k < N_STAGES; k++)
         if (p.stages[k].started)
             pthread_join(p.stages[k].thread, NULL);
+    if (rd.in_open) { /* stopped early: after the workers, who may read its ranges */
+        ps_build_range_stop(&rd.rng);
+        ps_input_close(st->cleaner, &rd.in);
+    }
     if (!rc) /* the last chunk's stages */
         rc = stage_failed(&p, err);
     rc = lengths_finish(st, &p, cfg->threads, rc, err);
@@ -967,5 +1028,6 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     pthread_cond_destroy(&p.work);
     pthread_cond_destroy(&p.done);
     pthread_cond_destroy(&p.stage_cv);
+    pthread_cond_destroy(&p.chain.cv);
     return rc;
 }

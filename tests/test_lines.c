@@ -139,7 +139,8 @@ static void read_blocks(const char *path, size_t max, size_t want, size_t max_li
         assert_true(k >= 0 && (size_t)k <= max_lines);
         if (k > 0) {
             (*blocks)++;
-            size_t n = ps_lines_split(block.data, block.len, first, split, max_lines, &out->blank);
+            size_t n = ps_lines_split(block.data, block.len, first, max, split, max_lines,
+                                      &out->blank);
             for (size_t i = 0; i < n; i++) {
                 assert_int_equal(split[i].index, i);
                 push(out, &split[i], index++);

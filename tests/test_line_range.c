@@ -1,0 +1,333 @@
+/* Line ranges (ingest/line_range.c): a JSONL file's lines read by the
+ * workers as nominal byte ranges, told their first line in input order,
+ * give exactly the records ps_record_reader_next gives: the same bytes,
+ * line numbers, too-long flags and blank-line count. Hostile generated
+ * inputs (CRLF, lone CRs, blank and whitespace lines, lines over
+ * max_record_bytes, lines longer than a range, runs of very short lines,
+ * no final newline), ranges from 1 byte to 256 KiB, chunks capped at 1 to
+ * 4096 lines; every range is read before any is told its first line, as
+ * workers running side by side would. Also: a file that shrinks while it
+ * is read is an error, not a short input. */
+#include "tests/support/testutil.h"
+#include "ingest/ingest.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct got_rec {
+    char *data;
+    size_t len;
+    uint64_t line;
+    bool too_long;
+} got_rec;
+
+typedef struct recs {
+    got_rec *v;
+    size_t n, cap;
+    uint64_t blank;
+} recs;
+
+static void push(recs *rs, const ps_raw_record *r)
+{
+    if (rs->n == rs->cap) {
+        rs->cap = rs->cap ? rs->cap * 2 : 256;
+        rs->v = realloc(rs->v, rs->cap * sizeof *rs->v);
+        assert_non_null(rs->v);
+    }
+    got_rec *d = &rs->v[rs->n++];
+    d->data = malloc(r->len + 1);
+    assert_non_null(d->data);
+    memcpy(d->data, r->data, r->len);
+    d->len = r->len;
+    d->line = r->line;
+    d->too_long = r->too_long;
+}
+
+static void recs_free(recs *rs)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        free(rs->v[i].data);
+    free(rs->v);
+    memset(rs, 0, sizeof *rs);
+}
+
+/* A random hostile JSONL text of `lines` lines. */
+static char *make_input(unsigned seed, size_t lines, size_t *len)
+{
+    srand(seed);
+    size_t cap = 1 << 16, n = 0;
+    char *s = malloc(cap);
+    assert_non_null(s);
+#define PUT(str, l)                                                                                \
+    do {                                                                                           \
+        while (n + (l) + 1 > cap)                                                                  \
+            assert_non_null(s = realloc(s, cap *= 2));                                             \
+        memcpy(s + n, (str), (l));                                                                 \
+        n += (l);                                                                                  \
+    } while (0)
+    for (size_t i = 0; i < lines; i++) {
+        int k = rand() % 1000;
+        char line[256];
+        int l = snprintf(line, sizeof line, "{\"question\":\"q%zu\",\"sql\":\"SELECT %d\"}", i, k);
+        if (k < 80) {
+            PUT("", 0); /* a blank line */
+        } else if (k < 120) {
+            PUT(" \t ", 3);
+        } else if (k < 140) {
+            PUT("\r", 1);
+        } else if (k < 170) { /* over some max_record_bytes used here */
+            size_t big = 300 + (size_t)(rand() % 5000);
+            for (size_t j = 0; j < big; j++)
+                PUT(j % 97 ? "x" : "\r", 1);
+        } else if (k < 172) { /* longer than a 256 KiB range */
+            size_t big = 300000 + (size_t)(rand() % 1000);
+            for (size_t j = 0; j < big; j++)
+                PUT("y", 1);
+        } else if (k < 185) { /* a line of about a max_record_bytes used here */
+            static const size_t edge[] = {200, 300, 4096, 5000};
+            size_t big = edge[rand() % 4] - 1 + (size_t)(rand() % 3);
+            for (size_t j = 0; j + 1 < big; j++)
+                PUT("z", 1);
+            PUT(rand() % 2 ? "\r" : "z", 1);
+        } else if (k < 200) { /* a run of very short lines */
+            for (int j = rand() % 3000; j > 0; j--)
+                PUT("1\n", 2);
+            PUT("2", 1);
+        } else {
+            PUT(line, (size_t)l);
+            if (k < 300)
+                PUT("\r", 1);
+        }
+        if (i + 1 < lines || seed % 3)
+            PUT("\n", 1);
+    }
+#undef PUT
+    *len = n;
+    return s;
+}
+
+static ps_record_reader *open_reader(const char *path, size_t max, ps_source **src)
+{
+    ps_error err = {0};
+    assert_int_equal(ps_source_open(src, path, &err), 0);
+    ps_record_reader *r = NULL;
+    assert_int_equal(ps_record_reader_create(&r, *src, PS_FORMAT_JSONL, max, &err), 0);
+    return r;
+}
+
+static void read_reference(const char *path, size_t max, recs *out)
+{
+    ps_source *src;
+    ps_record_reader *r = open_reader(path, max, &src);
+    ps_error err = {0};
+    ps_raw_record rec;
+    int rc;
+    while ((rc = ps_record_reader_next(r, &rec, &err)) == 1)
+        push(out, &rec);
+    assert_int_equal(rc, 0);
+    out->blank = ps_record_reader_blank_lines(r);
+    ps_record_reader_free(r);
+    ps_source_close(src);
+}
+
+typedef struct ranges_cfg {
+    size_t max, range, max_lines, max_bytes;
+} ranges_cfg;
+
+static void split_into(ps_line_range *lr, uint64_t first_line, size_t max, recs *out)
+{
+    ps_raw_record *split = calloc(lr->lines ? lr->lines : 1, sizeof *split);
+    assert_non_null(split);
+    size_t n = ps_lines_split(lr->data.data + (lr->from - lr->at), lr->stored - lr->from,
+                              first_line, max, split, lr->lines, &out->blank);
+    for (size_t i = 0; i < n; i++)
+        push(out, &split[i]);
+    free(split);
+}
+
+/* The first record by the reader, as the build does (it may hold a BOM),
+ * then the rest as ranges: all read first, then told their first line in
+ * order, then chunks past the ranges while the chain is short of the end.
+ * *retakes: chunks whose guess was wrong. */
+static void read_ranges(const char *path, const ranges_cfg *c, recs *out, size_t *retakes)
+{
+    ps_source *src;
+    ps_record_reader *rr = open_reader(path, c->max, &src);
+    ps_error err = {0};
+    ps_raw_record rec;
+    assert_int_equal(ps_record_reader_next(rr, &rec, &err), 1);
+    push(out, &rec);
+    uint64_t pending, line;
+    assert_true(ps_record_reader_at_line(rr, &pending, &line));
+    uint64_t from = ps_source_bytes_decoded(src) - pending;
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    uint64_t size = (uint64_t)st.st_size;
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = (size_t)((size - from + c->range - 1) / c->range), k = 0;
+    ps_line_range *lr = calloc(n + 1, sizeof *lr);
+    uint64_t *guess = calloc(n + 1, sizeof *guess);
+    assert_non_null(lr);
+    assert_non_null(guess);
+    for (size_t i = 0; i < n; i++) { /* side by side: every guess before any truth */
+        ps_line_range_init(&lr[i]);
+        lr[i].fd = fileno(f), lr[i].path = path, lr[i].size = size, lr[i].max = c->max;
+        uint64_t begin = from + i * c->range;
+        lr[i].end = begin + c->range < size ? begin + c->range : size;
+        assert_int_equal(ps_line_range_read(&lr[i], begin, &guess[i], &err), 0);
+        if (guess[i] != UINT64_MAX)
+            assert_int_equal(
+                ps_line_range_take(&lr[i], guess[i], c->max_lines, c->max_bytes, &err), 0);
+    }
+    uint64_t next = from, next_line = line;
+    for (size_t i = 0; i < n || next < size; i++, k++) {
+        ps_line_range *x = &lr[i < n ? i : n];
+        if (i >= n) { /* past the ranges: a chunk for what is left */
+            ps_line_range_free(x);
+            ps_line_range_init(x);
+            x->fd = fileno(f), x->path = path, x->size = size, x->max = c->max, x->end = size;
+        }
+        if (i >= n || guess[i] != next) {
+            (*retakes)++;
+            assert_int_equal(ps_line_range_take(x, next, c->max_lines, c->max_bytes, &err), 0);
+        }
+        assert_true(x->lines <= c->max_lines);
+        size_t keep = c->max + 1 > PS_RECORD_PREFIX_KEEP ? c->max + 1 : PS_RECORD_PREFIX_KEEP;
+        assert_true(x->stored - x->from <=
+                    c->max_bytes + (keep > c->range ? keep : c->range) + (64 << 10));
+        assert_true(i < n || x->lines > 0); /* a chunk past the ranges moves on */
+        split_into(x, next_line, c->max, out);
+        next_line += x->lines;
+        next = x->next;
+    }
+    assert_int_equal(next, size);
+    for (size_t i = 0; i <= n; i++)
+        ps_line_range_free(&lr[i]);
+    free(lr);
+    free(guess);
+    fclose(f);
+    out->blank += ps_record_reader_blank_lines(rr);
+    ps_record_reader_free(rr);
+    ps_source_close(src);
+}
+
+static void expect_same(const recs *a, const recs *b)
+{
+    assert_int_equal(a->n, b->n);
+    assert_int_equal(a->blank, b->blank);
+    for (size_t i = 0; i < a->n; i++) {
+        assert_int_equal(a->v[i].len, b->v[i].len);
+        assert_memory_equal(a->v[i].data, b->v[i].data, a->v[i].len);
+        assert_int_equal(a->v[i].line, b->v[i].line);
+        assert_int_equal(a->v[i].too_long, b->v[i].too_long);
+    }
+}
+
+static char *write_temp(const char *text, size_t len)
+{
+    char *path = strdup("/tmp/ps_test_line_range_XXXXXX");
+    assert_non_null(path);
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    close(fd);
+    return path;
+}
+
+static void test_ranges_give_the_readers_records(void **state)
+{
+    (void)state;
+    size_t retakes = 0;
+    for (unsigned seed = 1; seed <= 4; seed++) {
+        size_t len;
+        char *text = make_input(seed, 1500 + seed * 400, &len);
+        char *path = write_temp(text, len);
+        free(text);
+        const ranges_cfg cfgs[] = {
+            {200, 13, 4096, 13},        {4096, 97, 7, 97},
+            {1 << 20, 4096, 4096, 4096}, {300, 65536, 1, 65536},
+            {1 << 20, 256 << 10, PS_RANGE_RECORDS, PS_RANGE_BYTES},
+            {5000, 256 << 10, 64, PS_RANGE_BYTES},
+        };
+        for (size_t m = 0; m < sizeof cfgs / sizeof cfgs[0]; m++) {
+            recs ref = {0}, got = {0};
+            read_reference(path, cfgs[m].max, &ref);
+            assert_true(ref.n > 1000 && ref.blank > 100);
+            read_ranges(path, &cfgs[m], &got, &retakes);
+            expect_same(&ref, &got);
+            recs_free(&ref);
+            recs_free(&got);
+        }
+        unlink(path);
+        free(path);
+    }
+    assert_true(retakes > 100); /* the retaking path ran, not only the guesses */
+}
+
+/* Lines of ordinary length: every guess holds, no chunk reads twice. */
+static void test_ordinary_lines_read_once(void **state)
+{
+    (void)state;
+    ps_buf b;
+    ps_buf_init(&b);
+    for (int i = 0; i < 20000; i++) {
+        char line[200];
+        int l = snprintf(line, sizeof line,
+                         "{\"question\": \"How many singers are older than %d?\", \"sql\": "
+                         "\"SELECT count(*) FROM singer WHERE age > %d\"}\n", i, i);
+        assert_int_equal(ps_buf_append(&b, line, (size_t)l), 0);
+    }
+    char *path = write_temp(b.data, b.len);
+    ps_buf_free(&b);
+    recs ref = {0}, got = {0};
+    read_reference(path, 1 << 20, &ref);
+    size_t retakes = 0;
+    ranges_cfg c = {1 << 20, 64 << 10, PS_RANGE_RECORDS, PS_RANGE_BYTES};
+    read_ranges(path, &c, &got, &retakes);
+    expect_same(&ref, &got);
+    assert_int_equal(retakes, 0);
+    recs_free(&ref);
+    recs_free(&got);
+    unlink(path);
+    free(path);
+}
+
+/* A file cut short after its ranges began: PS_EIO naming it. */
+static void test_a_shrunk_file_is_an_error(void **state)
+{
+    (void)state;
+    char text[4000];
+    for (size_t i = 0; i < sizeof text; i++)
+        text[i] = i % 40 == 39 ? '\n' : 'a';
+    char *path = write_temp(text, sizeof text);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    ps_line_range lr;
+    ps_line_range_init(&lr);
+    lr.fd = fileno(f), lr.path = path, lr.size = sizeof text, lr.max = 1 << 20, lr.end = 2000;
+    assert_int_equal(truncate(path, 1000), 0);
+    ps_error err = {0};
+    uint64_t guess;
+    assert_int_equal(ps_line_range_read(&lr, 1000, &guess, &err), PS_EIO);
+    assert_non_null(strstr(err.message, path));
+    assert_non_null(strstr(err.message, "changed while it was read"));
+    ps_line_range_free(&lr);
+    fclose(f);
+    unlink(path);
+    free(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ranges_give_the_readers_records),
+        cmocka_unit_test(test_ordinary_lines_read_once),
+        cmocka_unit_test(test_a_shrunk_file_is_an_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
