@@ -16,6 +16,8 @@
 
 #define CT_RECORDS 1024
 #define CT_BYTES (4u << 20)
+/* a chunk's records: a line range's may be more (PS_RANGE_RECORDS) */
+#define CT_RING_RECORDS (PS_RANGE_RECORDS > CT_RECORDS ? PS_RANGE_RECORDS : CT_RECORDS)
 #define PREFETCH_AHEAD 8 /* records: the dedupe table's misses overlap */
 
 /* One cleaned record: the item, its strings as offsets into the chunk's
@@ -42,6 +44,10 @@ typedef struct ct_chunk {
      * splits into recs; n is 0 until then. */
     bool lines_in;
     uint64_t first_line, blank;
+    /* A line range (range_chain.c): the worker reads its lines itself */
+    bool ranged;
+    ps_range_ticket ticket;
+    ps_line_range range;
 } ct_chunk;
 
 typedef struct ct_run {
@@ -59,6 +65,9 @@ typedef struct ct_run {
     /* the dedupe's parts (none: the commit dedupes); a chunk is committed
      * once every part is past it */
     ps_part_turns turns;
+    /* a plain JSONL input's rest, handed out as line ranges */
+    ps_range_chain chain;
+    ps_range_reader rng;
 } ct_run;
 
 /* Copies an item's strings into the chunk's arena (a worker). */
@@ -83,9 +92,14 @@ static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w)
     ps_buf_reset(&ch->out);
     ps_buf_reset(&ch->lines);
     ch->n_ok = 0;
-    if (ch->lines_in)
+    ps_line_range *lr = &ch->range;
+    if (ch->ranged && (ch->rc = ps_range_chain_take(&r->chain, lr, &ch->ticket, &ch->first_line,
+                                                    &ch->err)) == 0)
+        ch->n = ps_lines_split(lr->data.data + (lr->from - lr->at), (size_t)(lr->stored - lr->from),
+                               ch->first_line, lr->max, ch->recs, CT_RING_RECORDS, &ch->blank);
+    else if (ch->lines_in && !ch->ranged) /* whole lines: none over the max */
         ch->n = ps_lines_split(ch->raw.data, ch->raw.len, ch->first_line, SIZE_MAX, ch->recs,
-                               CT_RECORDS, &ch->blank); /* no line over the max: taken whole */
+                               CT_RECORDS, &ch->blank);
     for (size_t i = 0; i < ch->n && !ch->rc; i++) {
         ct_item *ci = &ch->items[i];
         int rc = ps_clean_record(w, &ch->in, &ch->recs[i], &ci->it, &ch->err);
@@ -156,9 +170,11 @@ static void *worker_main(void *arg)
         ct_chunk *ch = &r->ring[r->next_work++ % r->ring_n];
         ch->state = 2;
         pthread_mutex_unlock(&r->mu);
-        if (init)
+        if (init) {
             ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
-        else
+            if (ch->ranged) /* the chunks after it wait for its place */
+                ps_range_chain_skip(&r->chain, &ch->ticket);
+        } else
             clean_chunk(r, ch, w);
         pthread_mutex_lock(&r->mu);
         ch->state = 3;
@@ -227,12 +243,27 @@ static int fill_chunk(ct_run *r, ps_input_ctx *in, ct_chunk *ch, bool *end, ps_e
     if (r->turns.n)
         ps_part_groups_fill(r->c, &ch->groups, ch->items, sizeof *ch->items, 0, 0, 0);
     ch->rc = 0;
-    ch->lines_in = false;
+    ch->lines_in = ch->ranged = false;
     ch->blank = 0;
     ps_error_clear(&ch->err);
     ps_buf_reset(&ch->raw);
+    int rc = r->rng.on ? 1 : ps_range_reader_start(&r->rng, r->c, in, err);
+    if (rc > 0) { /* the worker reads its lines itself */
+        if (ps_range_reader_next(&r->rng, &r->chain, in->path, &ch->range, &ch->ticket)) {
+            ch->ranged = ch->lines_in = true;
+            ps_input_share(&ch->in, in);
+        } else { /* the chain has passed every range: none is read any more */
+            ps_range_reader_stop(&r->rng);
+            *end = true;
+        }
+        return 0;
+    }
+    if (rc < 0) {
+        *end = true;
+        return rc;
+    }
     /* whole lines for the worker to split, when it can */
-    int rc = ps_input_take_lines(r->c, in, &ch->raw, CT_BYTES, CT_RECORDS, &ch->first_line, err);
+    rc = ps_input_take_lines(r->c, in, &ch->raw, CT_BYTES, CT_RECORDS, &ch->first_line, err);
     if (rc > 0) {
         ch->lines_in = true;
         ps_input_share(&ch->in, in);
@@ -275,6 +306,7 @@ static void ring_free(ct_run *r)
         ps_buf_free(&r->ring[i].out);
         ps_buf_free(&r->ring[i].lines);
         ps_part_groups_free(&r->ring[i].groups);
+        ps_line_range_free(&r->ring[i].range);
     }
     free(r->ring);
     ps_part_turns_free(&r->turns);
@@ -286,12 +318,13 @@ static int ring_alloc(ct_run *r, size_t threads)
     r->ring = calloc(r->ring_n, sizeof *r->ring);
     for (size_t i = 0; r->ring && i < r->ring_n; i++) {
         ct_chunk *ch = &r->ring[i];
-        ch->recs = malloc(CT_RECORDS * sizeof *ch->recs);
+        ps_line_range_init(&ch->range);
+        ch->recs = malloc(CT_RING_RECORDS * sizeof *ch->recs);
         ch->raw_off = malloc(CT_RECORDS * sizeof *ch->raw_off);
-        ch->items = malloc(CT_RECORDS * sizeof *ch->items);
+        ch->items = malloc(CT_RING_RECORDS * sizeof *ch->items);
         if (!ch->recs || !ch->raw_off || !ch->items)
             return PS_ENOMEM;
-        if (r->turns.n && ps_part_groups_init(&ch->groups, CT_RECORDS, r->turns.n))
+        if (r->turns.n && ps_part_groups_init(&ch->groups, CT_RING_RECORDS, r->turns.n))
             return PS_ENOMEM;
     }
     return r->ring ? 0 : PS_ENOMEM;
@@ -411,7 +444,7 @@ static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *e
                                                      ? threads : PS_DEDUPE_PARTS_MAX);
     pthread_t *tids = calloc(threads, sizeof *tids);
     if (split == PS_ENOMEM || !tids || ps_part_turns_init(&r.turns, ps_cleaner_dedupe_parts(c)) ||
-        ring_alloc(&r, threads)) {
+        ring_alloc(&r, threads) || ps_range_chain_init(&r.chain, &r.mu)) {
         free(tids);
         ring_free(&r);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
@@ -438,6 +471,7 @@ static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *e
         pthread_join(tids[i], NULL);
     if (!rc)
         rc = ps_cleaner_check_fields(c, in.path, err);
+    ps_range_reader_stop(&r.rng); /* stopped early: after the workers, who may read it */
     if (opened)
         ps_input_close(c, &in);
     free(tids);
@@ -445,5 +479,6 @@ static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *e
     pthread_mutex_destroy(&r.mu);
     pthread_cond_destroy(&r.work);
     pthread_cond_destroy(&r.done);
+    ps_range_chain_destroy(&r.chain);
     return rc;
 }

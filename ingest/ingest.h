@@ -22,6 +22,7 @@
 #include "schema/schema.h"
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -158,6 +159,61 @@ int ps_line_range_read(ps_line_range *r, uint64_t begin, uint64_t *guess, ps_err
  * 0, PS_EIO or PS_ENOMEM. */
 int ps_line_range_take(ps_line_range *r, uint64_t from, size_t max_lines, size_t max_bytes,
                        ps_error *err);
+
+/* ---- range_chain.c: line ranges handed out and taken in input order ---- */
+
+/* The chain, under the caller's mutex: the chunks before ticket `seq`
+ * have passed it on; the next one's lines start at `next`, numbered from
+ * `line`. */
+typedef struct ps_range_chain {
+    pthread_mutex_t *mu;
+    pthread_cond_t cv;
+    uint64_t seq, next, line;
+    bool failed; /* a chunk could not read its lines: the commit reports it */
+} ps_range_chain;
+
+/* What a range chunk is handed: its place in the chain, its nominal
+ * start, and for an input's first chunk (first) where its lines start
+ * (begin) and the first one's number. */
+typedef struct ps_range_ticket {
+    uint64_t seq, begin, line;
+    bool first;
+} ps_range_ticket;
+
+/* The calling thread's state for the input it hands out as ranges. */
+typedef struct ps_range_reader {
+    bool on, first;
+    int fd;             /* a duplicate, closed by ps_range_reader_stop */
+    uint64_t pos, size; /* the next range starts at pos */
+    uint64_t line;      /* the first range's first line */
+    size_t max;         /* max_record_bytes */
+    uint64_t seq;       /* the next ticket */
+} ps_range_reader;
+
+/* Inputs with less left than this after the records read so far are read
+ * on as they are: the chain's end costs the calling thread a wait. */
+#define PS_RANGES_MIN ((uint64_t)2 * PS_RANGE_BYTES)
+
+/* 0, or PS_ENOMEM. The chain waits and signals under *mu. */
+int ps_range_chain_init(ps_range_chain *c, pthread_mutex_t *mu);
+void ps_range_chain_destroy(ps_range_chain *c);
+/* The next range (or, the ranges out, a chunk for what the chain left):
+ * sets lr's fd, path, size, max and end and the ticket, and returns 1; 0
+ * when the input is done: the chain has passed every chunk of it, so none
+ * reads any more (it waits for that, under *c->mu). */
+int ps_range_reader_next(ps_range_reader *rr, ps_range_chain *c, const char *path,
+                         ps_line_range *lr, ps_range_ticket *t);
+/* Closes the input's descriptor: after ps_range_reader_next said done, or
+ * once no worker runs. */
+void ps_range_reader_stop(ps_range_reader *rr);
+/* A worker: reads the chunk's range, takes its lines in chain order
+ * (*first_line: the first one's number; lr's from, stored and lines say
+ * which, for ps_lines_split) and passes the chain on, also on failure.
+ * 0, or PS_EIO or PS_ENOMEM naming the file. */
+int ps_range_chain_take(ps_range_chain *c, ps_line_range *lr, const ps_range_ticket *t,
+                        uint64_t *first_line, ps_error *err);
+/* Passes the chain on for a chunk a worker cannot read at all. */
+void ps_range_chain_skip(ps_range_chain *c, const ps_range_ticket *t);
 
 /* Peeks at the stream to choose a format: '[' → JSON, '{' → JSONL, else by
  * the name (.tsv, .csv; also under .gz/.zst), else by the header line (tabs
@@ -609,6 +665,10 @@ typedef struct ps_input_ranges {
  * negative code (the descriptor could not be duplicated). */
 int ps_input_ranges_begin(ps_cleaner *c, ps_input_ctx *in, uint64_t min_bytes,
                           ps_input_ranges *out, ps_error *err);
+/* The calling thread, at a chunk's start: 1 when the rest of `in` is to
+ * be handed out as line ranges (ps_input_ranges_begin, at least
+ * PS_RANGES_MIN left; rr set up), 0 when not, or a negative code. */
+int ps_range_reader_start(ps_range_reader *rr, ps_cleaner *c, ps_input_ctx *in, ps_error *err);
 /* A copy of `in` for a chunk's workers to read (its path, format, column
  * map, took_lines): without the source and record reader, which only the
  * reading thread may use. */

@@ -245,6 +245,17 @@ static int resolve_part(phase1 *p, chunk *ch, size_t k, ps_error *err)
                                   &failed, err);
 }
 
+/* A range chunk's lines, read by the worker, split into records. */
+static int take_range(phase1 *p, chunk *ch)
+{
+    ps_line_range *lr = &ch->range;
+    int rc = ps_range_chain_take(&p->chain, lr, &ch->ticket, &ch->first_line, &ch->err);
+    if (!rc)
+        ch->n = ps_lines_split(lr->data.data + (lr->from - lr->at), (size_t)(lr->stored - lr->from),
+                               ch->first_line, lr->max, ch->recs, RING_RECORDS, &ch->blank);
+    return rc;
+}
+
 /* Cleans and tokenizes every record of a chunk and appends its kept
  * records to worker spool `spool` (a worker thread, or the calling one). */
 static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
@@ -253,7 +264,7 @@ static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
     ps_buf_reset(&ch->out);
     ps_buf_reset(&ch->spool);
     if (ch->ranged)
-        ch->rc = ps_build_range_take(&p->chain, ch, RING_RECORDS);
+        ch->rc = take_range(p, ch);
     else if (ch->lines) /* whole lines: none over the max */
         ch->n = ps_lines_split(ch->raw.data, ch->raw.len, ch->first_line, SIZE_MAX, ch->recs,
                                CHUNK_RECORDS, &ch->blank);
@@ -381,7 +392,7 @@ static void *worker_main(void *arg)
         if (init || !ts) {
             ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
             if (ch->ranged) /* the chunks after it wait for its place */
-                ps_build_range_skip(&p->chain, ch);
+                ps_range_chain_skip(&p->chain, &ch->ticket);
         } else
             work_chunk(p, ch, self, w, ts, &x);
         t0 = ps_build_now();
@@ -552,7 +563,7 @@ static uint64_t bytes_read(const reader *rd)
 static void input_done(reader *rd)
 {
     rd->bytes_done = bytes_read(rd);
-    ps_build_range_stop(&rd->rng);
+    ps_range_reader_stop(&rd->rng);
     ps_input_close(rd->st->cleaner, &rd->in);
     rd->in_open = false;
     rd->input++;
@@ -564,14 +575,15 @@ static void input_done(reader *rd)
 static int fill_range(reader *rd, chunk *ch, ps_error *err)
 {
     if (!rd->rng.on) {
-        int rc = ps_build_range_start(&rd->rng, rd->st->cleaner, &rd->in, err);
+        int rc = ps_range_reader_start(&rd->rng, rd->st->cleaner, &rd->in, err);
         if (rc <= 0)
             return rc;
     }
-    if (!ps_build_range_fill(&rd->rng, &rd->p->chain, ch, rd->in.path)) {
+    if (!ps_range_reader_next(&rd->rng, &rd->p->chain, rd->in.path, &ch->range, &ch->ticket)) {
         input_done(rd);
         return 0;
     }
+    ch->ranged = ch->lines = true;
     ch->input = rd->input;
     ps_input_share(&ch->in, &rd->in);
     return 1;
@@ -959,8 +971,7 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     pthread_cond_init(&p.work, NULL);
     pthread_cond_init(&p.done, NULL);
     pthread_cond_init(&p.stage_cv, NULL);
-    pthread_cond_init(&p.chain.cv, NULL);
-    p.chain.mu = &p.mu;
+    int chained = ps_range_chain_init(&p.chain, &p.mu);
     p.st = st;
     pthread_mutex_lock(&p.mu);
     p.staged = cfg->threads > 1;
@@ -988,6 +999,8 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     int rc = started > 0 ? 0
              : ps_error_set(err, PS_ENOMEM, p.inline_work ? "out of memory starting to clean"
                                                           : "cannot start worker threads");
+    if (!rc && chained)
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     reader rd;
     memset(&rd, 0, sizeof rd);
     rd.st = st;
@@ -1006,7 +1019,7 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
         if (p.stages[k].started)
             pthread_join(p.stages[k].thread, NULL);
     if (rd.in_open) { /* stopped early: after the workers, who may read its ranges */
-        ps_build_range_stop(&rd.rng);
+        ps_range_reader_stop(&rd.rng);
         ps_input_close(st->cleaner, &rd.in);
     }
     if (!rc) /* the last chunk's stages */
@@ -1028,6 +1041,7 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     pthread_cond_destroy(&p.work);
     pthread_cond_destroy(&p.done);
     pthread_cond_destroy(&p.stage_cv);
-    pthread_cond_destroy(&p.chain.cv);
+    if (chained == 0)
+        ps_range_chain_destroy(&p.chain);
     return rc;
 }

@@ -8,8 +8,6 @@
 
 #include "pipeline/build_internal.h"
 
-#include <pthread.h>
-
 #define NOOFF ((size_t)-1)
 
 /* One cleaned record as a worker leaves it: the item, with its strings as
@@ -57,55 +55,14 @@ typedef struct chunk {
     /* With the dedupe split (phase1.n_parts): the kept records this part
      * commits, grouped by dedupe part by the worker that cleaned them */
     ps_part_groups groups;
-    /* A line range (build_ranges.c): the worker reads it (range.data
-     * holds the lines, not raw) and learns its first line from the chain:
-     * range_seq is its place there; the first of an input knows its own
-     * (range_begin, first_line). */
-    bool ranged, range_first;
-    uint64_t range_seq, range_begin;
+    /* A line range of a plain JSONL input (ingest/range_chain.c): the
+     * worker reads it (range.data holds the lines, not raw) and takes its
+     * first line in chain order */
+    bool ranged;
+    ps_range_ticket ticket;
     ps_line_range range;
 } chunk;
 
-/* The line ranges' chain (build_ranges.c), under the phase's mutex: the
- * range chunks before `seq` have passed it on; the next one's lines start
- * at `next`, numbered from `line`. */
-typedef struct ps_range_chain {
-    pthread_mutex_t *mu;
-    pthread_cond_t cv;
-    uint64_t seq, next, line;
-    bool failed; /* a chunk could not read its lines: the commit reports it */
-} ps_range_chain;
-
-/* The calling thread's state for the input it reads as ranges. */
-typedef struct ps_range_reader {
-    bool on, first;
-    int fd;             /* a duplicate, closed by ps_build_range_stop */
-    uint64_t pos, size; /* the next range starts at pos */
-    uint64_t line;      /* the first range's first line */
-    size_t max;         /* max_record_bytes */
-    uint64_t seq;       /* the next range chunk's place in the chain */
-} ps_range_reader;
-
-/* Inputs with less left than this after their first chunk are read on as
- * they are: the chain's end costs a wait. */
-#define PS_BUILD_RANGES_MIN ((uint64_t)2 * PS_RANGE_BYTES)
-
-/* The calling thread, at a chunk's start: 1 when the rest of `in` is to
- * be read as ranges (rr set up), 0 when not, or a negative code. */
-int ps_build_range_start(ps_range_reader *rr, ps_cleaner *cleaner, ps_input_ctx *in,
-                         ps_error *err);
-/* Hands the next range (or, the ranges out, a chunk for what the chain
- * left) to `ch`: 1; 0 when the input is done (the chain has passed every
- * chunk of it: none reads any more). */
-int ps_build_range_fill(ps_range_reader *rr, ps_range_chain *c, chunk *ch, const char *path);
-/* Closes the input's descriptor, once no range of it is read any more. */
-void ps_build_range_stop(ps_range_reader *rr);
-/* A worker: reads the chunk's range, takes its lines in chain order, and
- * splits them into ch->recs (at most `cap`). 0 or the error (in ch->err);
- * the chain is passed on either way. */
-int ps_build_range_take(ps_range_chain *c, chunk *ch, size_t cap);
-/* Passes the chain on for a chunk a worker cannot read (failed). */
-void ps_build_range_skip(ps_range_chain *c, const chunk *ch);
 
 /* Whether the workers add this record's lengths (ps_build_observe_lengths)
  * when they cover `worker_labels` label numbers: an unlabeled record, or

@@ -8,6 +8,7 @@
 # whitespace lines, CRLF, lines over --max-record-bytes, lines longer than
 # a range, runs of thousands of tiny lines (chunks stop early and the
 # chain hands out extra chunks), lines that are not JSON, no final newline.
+# The same for clean --threads.
 . "$PS_ROOT/tests/tap.sh"
 
 VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
@@ -79,6 +80,28 @@ for t in 1 4; do
     check "read as line ranges at $t thread(s): the same set, rejects, duplicates and reports" $? \
         "$TMP/r$t.diff"
 done
+
+# clean --threads reads the same way: the same lines, rejects, duplicates
+# and accounting as the calling thread's own reading, and as 1 thread.
+clean_of() {
+    (cd "$1" && "$PAIRSHARD" clean -q --label-field db_id --max-record-bytes 3000 --threads "$2" \
+        -o "$3.out" --rejects "$3.rej" --duplicates "$3.dup" --stats "$3.st" hostile.jsonl)
+}
+clean_of "$TMP/gz" 3 "$TMP/cz" && clean_of "$TMP/plain" 3 "$TMP/c3" &&
+    clean_of "$TMP/plain" 1 "$TMP/c1"
+rc=$?
+for x in c3 c1; do
+    for f in out rej dup; do
+        cmp -s "$TMP/cz.$f" "$TMP/$x.$f" || rc=1
+    done
+done
+python3 - "$TMP/cz.st" "$TMP/c3.st" <<'PY' || rc=1
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a == b and a["rejected_by_reason"]["too_long"] > 100, "the accounting differs"
+PY
+[ "$(wc -l <"$TMP/c3.out")" -gt 5000 ] || rc=1
+check "clean --threads 3 reading line ranges: the same lines, rejects, duplicates, accounting" $rc
 
 # The profile: with ranges the calling thread hardly reads.
 (cd "$TMP/plain" && "$PAIRSHARD" build -q --profile --vocab "$VOCAB" --label-field db_id \
