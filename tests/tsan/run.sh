@@ -1,7 +1,9 @@
 #!/bin/sh
 # `make check-tsan`: the threaded build and the reader's tests under
 # ThreadSanitizer. Runs the threaded build and clean on enough records to go
-# round the chunk ring several times, the TSan builds of test_reader_*,
+# round the chunk ring several times, and on a plain JSONL file they read as
+# line ranges (with runs of tiny lines: the chain's re-takes and its chunks
+# past the ranges), the TSan builds of test_reader_*,
 # test_validate_threads (the checks' KS sums over threads) and
 # test_dedupe_parts (the dedupe's parts on threads), then the read_all tool (built here against the TSan
 # library) streaming many small batches through 4 decoding threads and a
@@ -82,6 +84,34 @@ $NORAND "$PAIRSHARD" clean --threads 4 -o "$TMP/clean.jsonl" "$TMP/many.jsonl" 2
 rc=$?
 [ "$rc" -eq 0 ] && tsan_clean "$TMP/c.log"
 check "clean --threads 4 under TSan: exit 0, no report" $?
+if [ "$rc" -ne 0 ] || ! tsan_clean "$TMP/c.log"; then head -60 "$TMP/c.log" | sed 's/^/# /'; fi
+
+# Line ranges (ingest/range_chain.c): a plain JSONL file the workers read
+# themselves, with runs of tiny lines that stop chunks early so that the
+# chain re-takes and hands out chunks past the ranges.
+python3 - "$TMP/many.jsonl" "$TMP/ranges.jsonl" <<'PY'
+import random, sys
+random.seed(3)
+with open(sys.argv[2], "w") as f:
+    for i, line in enumerate(open(sys.argv[1])):
+        f.write(line)
+        if i % 1500 == 700:
+            f.write("{}\n" * random.randint(3000, 9000))
+PY
+$NORAND "$PAIRSHARD" build -q --threads 1 --no-gate --vocab "$VOCAB" --label-field db_id \
+    --max-length 128 -o "$TMP/ranges1" "$TMP/ranges.jsonl" 2>/dev/null
+ranges1=$?
+$NORAND "$PAIRSHARD" build -q --threads 4 --no-gate --vocab "$VOCAB" --label-field db_id \
+    --max-length 128 -o "$TMP/ranges4" "$TMP/ranges.jsonl" 2>"$TMP/b.log"
+rc=$?
+[ "$rc" -eq 0 ] && tsan_clean "$TMP/b.log" && [ "$ranges1" -eq 0 ] && same_set "$TMP/ranges1" "$TMP/ranges4"
+check "build --threads 4 reading line ranges under TSan: no report, the 1-thread set" $?
+if ! tsan_clean "$TMP/b.log" || [ "$rc" -ne 0 ]; then head -80 "$TMP/b.log" | sed 's/^/# /'; fi
+$NORAND "$PAIRSHARD" clean -q --threads 3 -o "$TMP/ranges.out" "$TMP/ranges.jsonl" 2>"$TMP/c.log"
+rc=$?
+$NORAND "$PAIRSHARD" clean -q --threads 1 -o "$TMP/ranges1.out" "$TMP/ranges.jsonl" 2>/dev/null
+[ "$rc" -eq 0 ] && tsan_clean "$TMP/c.log" && cmp -s "$TMP/ranges.out" "$TMP/ranges1.out"
+check "clean --threads 3 reading line ranges under TSan: no report, the 1-thread lines" $?
 if [ "$rc" -ne 0 ] || ! tsan_clean "$TMP/c.log"; then head -60 "$TMP/c.log" | sed 's/^/# /'; fi
 
 for T in "$BUILD"/tests/test_reader_* "$BUILD"/tests/test_validate_threads "$BUILD"/tests/test_dedupe_parts; do
