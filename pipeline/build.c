@@ -758,9 +758,16 @@ static int lengths_finish(ps_build_state *st, phase1 *p, size_t threads, int rc,
     if (!p->lengths)
         return rc;
     double t = ps_build_now();
+    bool failed = rc != 0;
+    for (size_t k = 0; k < threads; k++) { /* the paired view's counts: into the build's,
+                                            * which holds what comes in input order */
+        failed = failed || ps_vpaired_merge(st->paired, p->lengths[k].paired) != 0;
+        ps_vpaired_free(p->lengths[k].paired);
+        p->lengths[k].paired = NULL;
+    }
     ps_build_lengths *first = &p->lengths[0];
     ps_build_lengths own = ps_build_state_lengths(st);
-    bool failed = rc != 0;
+    own.paired = NULL; /* the build's stays */
     if (!failed && !(failed = ps_build_lengths_merge(first, &own) != 0)) {
         st->v_raw = first->raw, st->v_clean = first->clean, st->v_tok = first->tok;
         st->v_gen = first->gen;

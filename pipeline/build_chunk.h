@@ -81,17 +81,19 @@ static inline bool ps_build_lengths_by_workers(const packed *pk, uint32_t worker
  * 0 or PS_ENOMEM. */
 int ps_build_observe_chunk(ps_build_state *st, const chunk *ch, uint32_t worker_labels);
 
-/* A worker's length statistics: the three points and, for causal and
- * seq2seq sets, the generation lengths. */
+/* A worker's statistics that come out the same in any order: the three
+ * points, for causal and seq2seq sets the generation lengths, and the
+ * paired view's counts (ps_vpaired_add_counts). */
 typedef struct ps_build_lengths {
     ps_vstats *raw, *clean, *tok;
     ps_vgen *gen;
+    ps_vpaired *paired;
 } ps_build_lengths;
 
 /* The build's own: where the statistics stage adds them. */
 static inline ps_build_lengths ps_build_state_lengths(const ps_build_state *st)
 {
-    return (ps_build_lengths){st->v_raw, st->v_clean, st->v_tok, st->v_gen};
+    return (ps_build_lengths){st->v_raw, st->v_clean, st->v_tok, st->v_gen, st->paired};
 }
 
 /* New, empty ones (gen: with generation lengths). 0 or PS_ENOMEM (then

@@ -3,12 +3,13 @@
  * read), cleaned and tokenized (kept records), the generation lengths, the
  * [UNK] words, the paired view and the SQL checks.
  *
- * The length statistics (the three points and the generation lengths) are
- * sums, maxima and histograms, the same whatever the order records are
- * added in or the objects they are added to before a merge (ps_vstats_merge,
- * ps_vgen_merge; every output lists labels by name), so workers add most of
- * them to statistics of their own (ps_build_observe_lengths), merged once
- * at the end of phase 1; the rest is added in input order.
+ * The length statistics (the three points and the generation lengths) and
+ * the paired view's counts are sums, maxima and histograms, the same
+ * whatever the order records are added in or the objects they are added
+ * to before a merge (ps_vstats_merge, ps_vgen_merge, ps_vpaired_merge;
+ * every output lists labels by name), so workers add most of them to
+ * statistics of their own (ps_build_observe_lengths), merged once at the
+ * end of phase 1; the rest is added in input order.
  */
 #include "pipeline/build_chunk.h"
 
@@ -23,13 +24,36 @@ static uint32_t label_number(const ps_clean_item *it)
     return it->res.label && it->label_no != PS_LABEL_NO_NONE ? it->label_no + 1 : 0;
 }
 
-/* One record's lengths into the three points and the generation lengths. */
-static int observe_lengths(const ps_build_lengths *l, const packed *pk)
+/* A record as the paired view takes it. */
+static ps_vpair pair_of(const char *input, const packed *pk)
+{
+    const ps_clean_item *it = &pk->it;
+    const ps_clean_result *r = &it->res;
+    bool after = r->outcome != PS_OUTCOME_REJECTED;
+    return (ps_vpair){r->id, r->source, r->label, r->outcome, r->reason, r->rule,
+                      it->raw_question, it->raw_sql, it->raw_question_len, it->raw_sql_len,
+                      after ? r->question : NULL, after ? r->sql : NULL,
+                      after ? r->question_len : 0, after ? r->sql_len : 0,
+                      input, r->detail, it->id_collision,
+                      /* the workers counted (put_strings, put_encoded): kept
+                       * records have a spool record, rejected ones need only
+                       * the counts before */
+                      it->parsed && (!after || pk->o_spool != NOOFF),
+                      pk->raw_q_chars, pk->raw_s_chars, pk->q_chars, pk->s_chars,
+                      pk->q_changed, pk->s_changed, label_number(it)};
+}
+
+/* One record's lengths into the three points and the generation lengths,
+ * and its paired view's counts. */
+static int observe_lengths(const ps_build_lengths *l, const char *input, const packed *pk)
 {
     const ps_clean_item *it = &pk->it;
     const ps_clean_result *r = &it->res;
     uint32_t number = label_number(it);
-    int rc = 0;
+    ps_vpair pr = pair_of(input, pk);
+    int rc = ps_vpaired_add_counts(l->paired, &pr);
+    if (rc)
+        return rc;
     if (it->parsed) {
         ps_vrecord raw = {r->label, pk->raw_q_chars, pk->raw_s_chars, PS_VSTATS_NO_TOKENS, 0,
                           false, false, it->utf8_repaired, 0, number};
@@ -63,7 +87,8 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
     const ps_clean_item *it = &pk->it;
     const ps_clean_result *r = &it->res;
     ps_build_lengths own = ps_build_state_lengths(st);
-    int rc = ps_build_lengths_by_workers(pk, worker_labels) ? 0 : observe_lengths(&own, pk);
+    bool by_workers = ps_build_lengths_by_workers(pk, worker_labels);
+    int rc = by_workers ? 0 : observe_lengths(&own, input, pk);
     if (!rc && r->outcome == PS_OUTCOME_KEPT) {
         const unsigned char *u = pk->n_unk ? (const unsigned char *)at(arena, pk->o_unk) : NULL;
         for (uint32_t k = 0; !rc && k < pk->n_unk; k++) {
@@ -72,20 +97,9 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
             u += 4 + len;
         }
     }
-    if (!rc) {
-        bool after = r->outcome != PS_OUTCOME_REJECTED;
-        ps_vpair pr = {r->id, r->source, r->label, r->outcome, r->reason, r->rule,
-                       it->raw_question, it->raw_sql, it->raw_question_len, it->raw_sql_len,
-                       after ? r->question : NULL, after ? r->sql : NULL,
-                       after ? r->question_len : 0, after ? r->sql_len : 0,
-                       input, r->detail, it->id_collision,
-                       /* the workers counted (put_strings, put_encoded): kept
-                        * records have a spool record, rejected ones need only
-                        * the counts before */
-                       it->parsed && (!after || pk->o_spool != NOOFF),
-                       pk->raw_q_chars, pk->raw_s_chars, pk->q_chars, pk->s_chars,
-                       pk->q_changed, pk->s_changed, label_number(it)};
-        rc = ps_vpaired_add(st->paired, &pr);
+    if (!rc) { /* its counts with its lengths, above or by a worker */
+        ps_vpair pr = pair_of(input, pk);
+        rc = ps_vpaired_add_ordered(st->paired, &pr);
     }
     if (!rc && (it->sql_raw_class >= 0 || it->exec_status >= 0 || pk->shortened)) {
         ps_vsql_record q = {r->id, r->label, it->sql_raw_class, it->sql_clean_class,
@@ -113,7 +127,7 @@ int ps_build_observe_lengths(const ps_build_lengths *into, const chunk *ch,
 {
     for (size_t i = 0; i < ch->n; i++)
         if (ch->taken[i] && ps_build_lengths_by_workers(&ch->items[i], worker_labels)) {
-            int rc = observe_lengths(into, &ch->items[i]);
+            int rc = observe_lengths(into, ch->in.path, &ch->items[i]);
             if (rc)
                 return rc;
         }
@@ -126,7 +140,8 @@ int ps_build_lengths_new(ps_build_lengths *l, bool gen)
     l->clean = ps_vstats_new("cleaned");
     l->tok = ps_vstats_new("tokenized");
     l->gen = gen ? ps_vgen_new() : NULL;
-    if (l->raw && l->clean && l->tok && (!gen || l->gen))
+    l->paired = ps_vpaired_new(0); /* counts only: the examples are added in order */
+    if (l->raw && l->clean && l->tok && (!gen || l->gen) && l->paired)
         return 0;
     ps_build_lengths_free(l);
     return PS_ENOMEM;
@@ -138,6 +153,7 @@ void ps_build_lengths_free(ps_build_lengths *l)
     ps_vstats_free(l->clean);
     ps_vstats_free(l->tok);
     ps_vgen_free(l->gen);
+    ps_vpaired_free(l->paired);
     memset(l, 0, sizeof *l);
 }
 
@@ -145,7 +161,8 @@ int ps_build_lengths_merge(const ps_build_lengths *into, const ps_build_lengths 
 {
     if (ps_vstats_merge(into->raw, from->raw) || ps_vstats_merge(into->clean, from->clean) ||
         ps_vstats_merge(into->tok, from->tok) ||
-        (into->gen && from->gen && ps_vgen_merge(into->gen, from->gen)))
+        (into->gen && from->gen && ps_vgen_merge(into->gen, from->gen)) ||
+        (into->paired && from->paired && ps_vpaired_merge(into->paired, from->paired)))
         return PS_ENOMEM;
     return 0;
 }

@@ -211,9 +211,41 @@ static void count_texts(ps_vpair *r)
     r->counted = true;
 }
 
-int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
+/* Whether cleaning emptied a rejected record. */
+static bool emptied(const ps_vpair *r)
 {
-    uint64_t seq = p->records_in++;
+    return r->outcome == PS_OUTCOME_REJECTED && r->reason &&
+           !strcmp(r->reason, "empty_after_cleaning");
+}
+
+/* The changes of a kept record's lengths into the histograms (the
+ * label's too: l may be NULL). */
+static void add_changes(ps_vpaired *p, ps_vpaired_label *l, const ps_vpair *r)
+{
+    uint64_t bf[2] = {r->question_before_chars, r->sql_before_chars};
+    uint64_t af[2] = {r->question_after_chars, r->sql_after_chars};
+    for (int f = 0; f < 2; f++) {
+        unsigned rb = rel_bin(bf[f], af[f]);
+        p->rel[f][rb]++;
+        if (l)
+            l->rel[f][rb]++;
+        if (af[f] == bf[f]) {
+            p->zero[f]++;
+        } else if (af[f] < bf[f]) {
+            uint64_t d = bf[f] - af[f];
+            p->shrink[f][ps_vbin_of(d > UINT32_MAX ? UINT32_MAX : (uint32_t)d)]++;
+        } else {
+            uint64_t d = af[f] - bf[f];
+            p->grow[f][ps_vbin_of(d > UINT32_MAX ? UINT32_MAX : (uint32_t)d)]++;
+        }
+    }
+    p->changed_question += r->question_changed;
+    p->changed_sql += r->sql_changed;
+}
+
+int ps_vpaired_add_counts(ps_vpaired *p, const ps_vpair *r)
+{
+    p->records_in++;
     ps_vpaired_label *l = NULL;
     if (r->label) {
         l = get_label(p, r->label, r->label_number);
@@ -223,74 +255,61 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
     } else {
         p->unlabeled++;
     }
-    bool empty_after = false;
-    switch (r->outcome) {
-    case PS_OUTCOME_KEPT:
-        if (r->id_collision && ps_vid_collisions_add(p, r->id, 1))
-            return PS_ENOMEM;
-        p->kept++;
+    uint64_t *total = r->outcome == PS_OUTCOME_KEPT        ? &p->kept
+                      : r->outcome == PS_OUTCOME_DUPLICATE ? &p->duplicates
+                                                           : &p->rejected;
+    uint64_t *own = !l                                     ? NULL
+                    : r->outcome == PS_OUTCOME_KEPT        ? &l->kept
+                    : r->outcome == PS_OUTCOME_DUPLICATE   ? &l->duplicates
+                                                           : &l->rejected;
+    ++*total;
+    if (own)
+        ++*own;
+    if (emptied(r)) {
+        p->empty_after_cleaning++;
         if (l)
-            l->kept++;
-        break;
-    case PS_OUTCOME_DUPLICATE:
-        p->duplicates++;
-        if (l)
-            l->duplicates++;
-        break;
-    default:
-        p->rejected++;
-        if (l)
-            l->rejected++;
-        if (add_reason(p, r->reason ? r->reason : "unknown", r->rule, 1))
-            return PS_ENOMEM;
-        if (r->input && ps_vrejections_add(p, r->input, r->reason ? r->reason : "unknown",
-                                           r->rule, 1, r->source, r->detail))
-            return PS_ENOMEM;
-        if (r->reason && !strcmp(r->reason, "empty_after_cleaning")) {
-            empty_after = true;
-            p->empty_after_cleaning++;
-            if (l)
-                l->empty_after_cleaning++;
-        }
-        break;
+            l->empty_after_cleaning++;
     }
     if (!r->question_before || !r->sql_before) {
         p->unparsed++;
         return 0;
     }
-    ps_vpair own;
+    ps_vpair counted;
     if (!r->counted) { /* the caller gave the texts alone */
-        own = *r;
-        count_texts(&own);
-        r = &own;
+        counted = *r;
+        count_texts(&counted);
+        r = &counted;
     }
-    bool have_after = r->question_after && r->sql_after;
+    if (r->outcome == PS_OUTCOME_KEPT && r->question_after && r->sql_after)
+        add_changes(p, l, r);
+    return 0;
+}
+
+int ps_vpaired_add_ordered(ps_vpaired *p, const ps_vpair *r)
+{
+    uint64_t seq = p->seq++;
+    if (r->outcome == PS_OUTCOME_KEPT && r->id_collision && ps_vid_collisions_add(p, r->id, 1))
+        return PS_ENOMEM;
+    const char *why = r->reason ? r->reason : "unknown";
+    if (r->outcome == PS_OUTCOME_REJECTED && /* the reasons in the order they first come */
+        (add_reason(p, why, r->rule, 1) ||
+         (r->input && ps_vrejections_add(p, r->input, why, r->rule, 1, r->source, r->detail))))
+        return PS_ENOMEM;
+    if (!r->question_before || !r->sql_before)
+        return 0;
+    /* an example: a kept record changed by cleaning, or one cleaning emptied */
+    bool have_after = r->question_after && r->sql_after, empty_after = emptied(r);
+    if (!p->max_examples || !((r->outcome == PS_OUTCOME_KEPT && have_after) || empty_after))
+        return 0;
+    ps_vpair counted;
+    if (!r->counted) {
+        counted = *r;
+        count_texts(&counted);
+        r = &counted;
+    }
     uint64_t qb = r->question_before_chars, sb = r->sql_before_chars;
     uint64_t qa = have_after ? r->question_after_chars : 0,
              sa = have_after ? r->sql_after_chars : 0;
-    if (r->outcome == PS_OUTCOME_KEPT && have_after) {
-        uint64_t bf[2] = {qb, sb}, af[2] = {qa, sa};
-        for (int f = 0; f < 2; f++) {
-            unsigned rb = rel_bin(bf[f], af[f]);
-            p->rel[f][rb]++;
-            if (l)
-                l->rel[f][rb]++;
-            if (af[f] == bf[f]) {
-                p->zero[f]++;
-            } else if (af[f] < bf[f]) {
-                uint64_t d = bf[f] - af[f];
-                p->shrink[f][ps_vbin_of(d > UINT32_MAX ? UINT32_MAX : (uint32_t)d)]++;
-            } else {
-                uint64_t d = af[f] - bf[f];
-                p->grow[f][ps_vbin_of(d > UINT32_MAX ? UINT32_MAX : (uint32_t)d)]++;
-            }
-        }
-        p->changed_question += r->question_changed;
-        p->changed_sql += r->sql_changed;
-    }
-    /* an example: a kept record changed by cleaning, or one cleaning emptied */
-    if (!p->max_examples || !((r->outcome == PS_OUTCOME_KEPT && have_after) || empty_after))
-        return 0;
     double score = empty_after ? 1.0 : fmax(rel_change(qb, qa), rel_change(sb, sa));
     if (!(score > 0))
         return 0;
@@ -321,6 +340,18 @@ int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
     return 0;
 }
 
+int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
+{
+    ps_vpair counted;
+    if (!r->counted && r->question_before && r->sql_before) { /* once, for both parts */
+        counted = *r;
+        count_texts(&counted);
+        r = &counted;
+    }
+    int rc = ps_vpaired_add_counts(p, r);
+    return rc ? rc : ps_vpaired_add_ordered(p, r);
+}
+
 static int ex_copy(ps_vexample *d, const ps_vexample *s, uint64_t seq_offset)
 {
     *d = *s;
@@ -349,7 +380,7 @@ int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from)
 {
     if (!into || !from)
         return PS_EINVAL;
-    uint64_t off = into->records_in;
+    uint64_t off = into->seq; /* from's examples come after into's records */
     for (size_t i = 0; i < from->nlabels; i++) {
         const ps_vpaired_label *f = &from->labels[i];
         ps_vpaired_label *l = get_label(into, f->name, 0);
@@ -370,6 +401,7 @@ int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from)
     if (ps_vrejections_merge(into, from) || ps_vid_collisions_merge(into, from))
         return PS_ENOMEM;
     into->records_in += from->records_in;
+    into->seq += from->seq;
     into->kept += from->kept;
     into->rejected += from->rejected;
     into->duplicates += from->duplicates;
@@ -764,6 +796,7 @@ int ps_vpaired_from_json(json_t *j, ps_vpaired **out, ps_error *err)
         (rc = labels_from_json(json_object_get(j, "labels"), p, ctx, err)) ||
         (rc = examples_from_json(json_object_get(j, "examples"), p, ctx, err)))
         goto fail;
+    p->seq = p->records_in; /* a whole build's: every record was added in order */
     *out = p;
     return 0;
 fail:

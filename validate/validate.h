@@ -108,8 +108,19 @@ typedef struct ps_vpair {
 ps_vpaired *ps_vpaired_new(size_t max_examples);
 void ps_vpaired_free(ps_vpaired *p);
 /* Adds one record, in input order (examples are chosen deterministically:
- * the largest relative change first, ties in input order). */
+ * the largest relative change first, ties in input order): both parts
+ * below. 0 or PS_ENOMEM. */
 int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r);
+/* The part of ps_vpaired_add that comes out the same in any order and
+ * after a merge: the counts by outcome and label, and the changes'
+ * histograms. Threads may each add records to statistics of their own,
+ * merged later (ps_vpaired_merge). */
+int ps_vpaired_add_counts(ps_vpaired *p, const ps_vpair *r);
+/* The part that depends on input order: the rejections by reason (listed
+ * as they first come) and the first of each input and reason, the ids
+ * that collide and the examples. Every record
+ * of a build, in input order. */
+int ps_vpaired_add_ordered(ps_vpaired *p, const ps_vpair *r);
 int ps_vpaired_merge(ps_vpaired *into, const ps_vpaired *from);
 json_t *ps_vpaired_to_json(const ps_vpaired *p);
 int ps_vpaired_from_json(json_t *j, ps_vpaired **out, ps_error *err);

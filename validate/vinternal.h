@@ -136,6 +136,7 @@ typedef struct ps_vexample {
 
 struct ps_vpaired {
     uint64_t records_in, kept, rejected, duplicates, unparsed, unlabeled;
+    uint64_t seq; /* records given to ps_vpaired_add_ordered: the examples' order */
     uint64_t empty_after_cleaning, changed_question, changed_sql;
     /* change (after - before, chars) of kept records: == 0, and |change| in
      * the fixed bins for shrink (< 0) and grow (> 0) */
