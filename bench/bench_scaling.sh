@@ -3,8 +3,9 @@
 # Builds (and cleans) the Spider corpus (bench/spider_corpus.py, train+dev
 # x PS_BENCH_SCALING_COPIES, each copy's questions made distinct) at 1, 2,
 # 4, 8 and 16 threads, those above the machine's online CPUs skipped (and
-# named), RUNS times each; prints the best and median wall time of each
-# count, the speed-up over 1 thread (best/best and median/median), the
+# named), RUNS rounds of every count; prints the best and median wall time
+# of each count, the speed-up over 1 thread (best/best, median/median, and
+# the median of each round's own ratio), the
 # serial fraction a 1-thread `build --profile` measures (docs/BUILD.md) and
 # the speed-up Amdahl's law projects from it at 16 threads. Outputs must be
 # byte-identical across thread counts (checked).
@@ -91,41 +92,51 @@ echo "$t0 $t1 $t2" | awk '{printf "  this machine now: two 1-thread cleans at on
 has_clean_threads=no
 "$PAIRSHARD" clean --help 2>&1 | grep -q -- '--threads' && has_clean_threads=yes
 
+# Runs go round the thread counts (1, 2, ..., then 1, 2, ... again), so
+# that a change in the machine's load meets every count alike; each
+# count's speed-up is also given as the median of its rounds' own ratios
+# to 1 thread (paired).
 skipped=""
+for t in $COUNTS; do
+    [ "$t" -gt "$CPUS" ] && skipped="$skipped $t"
+done
+run_once() { # CMD THREADS: one timed run into $W/m-CMD-THREADS
+    rm -rf "$W/$1-$2" "$W/$1-$2.jsonl"
+    if [ "$1" = build ]; then
+        # shellcheck disable=SC2086
+        measure "$W/m-$1-$2" "$PAIRSHARD" build -q --vocab "$VOCAB" $OPTS --threads "$2" \
+            -o "$W/$1-$2" "$W/corpus.jsonl"
+    else
+        measure "$W/m-$1-$2" "$PAIRSHARD" clean -q --label-field db_id --threads "$2" \
+            -o "$W/$1-$2.jsonl" "$W/corpus.jsonl"
+    fi
+}
 for cmd in build clean; do
     if [ "$cmd" = clean ] && [ "$has_clean_threads" = no ]; then
         echo "  clean: this pairshard's clean has no --threads: skipped"
         continue
     fi
+    for t in $COUNTS; do : >"$W/m-$cmd-$t"; done
+    for _ in $(seq "$RUNS"); do
+        for t in $COUNTS; do
+            [ "$t" -gt "$CPUS" ] || run_once "$cmd" "$t"
+        done
+    done
     base_best="" base_med=""
     for t in $COUNTS; do
-        if [ "$t" -gt "$CPUS" ]; then
-            [ "$cmd" = build ] && skipped="$skipped $t"
-            continue
-        fi
-        : >"$W/m"
-        for _ in $(seq "$RUNS"); do
-            rm -rf "$W/$cmd-$t" "$W/$cmd-$t.jsonl"
-            if [ "$cmd" = build ]; then
-                # shellcheck disable=SC2086
-                measure "$W/m" "$PAIRSHARD" build -q --vocab "$VOCAB" $OPTS --threads "$t" \
-                    -o "$W/$cmd-$t" "$W/corpus.jsonl"
-            else
-                measure "$W/m" "$PAIRSHARD" clean -q --label-field db_id --threads "$t" \
-                    -o "$W/$cmd-$t.jsonl" "$W/corpus.jsonl"
-            fi
-        done
-        set -- $(stats "$W/m")
+        [ "$t" -gt "$CPUS" ] && continue
+        set -- $(stats "$W/m-$cmd-$t")
         [ -n "$base_best" ] || { base_best=$1; base_med=$2; }
+        paired=$(paste "$W/m-$cmd-1" "$W/m-$cmd-$t" | awk '{print $1 / $3}' | median)
         same=yes
         if [ "$cmd" = build ]; then
             diff -rq "$W/build-1" "$W/build-$t" >/dev/null || same=NO # preprocess/ too
         else
             cmp -s "$W/clean-1.jsonl" "$W/clean-$t.jsonl" || same=NO
         fi
-        echo "$cmd $t $1 $2 $3 $base_best $base_med $bytes $same" | awk '{
-            printf "  %-5s %2d threads  best %7.3f s  median %7.3f s  %6.1f MB/s  peak RSS %6.1f MiB  speed-up %5.2fx best, %5.2fx median  identical: %s\n",
-                $1, $2, $3, $4, $8 / 1e6 / $3, $5 / 1024, $6 / $3, $7 / $4, $9 }'
+        echo "$cmd $t $1 $2 $3 $base_best $base_med $bytes $same $paired" | awk '{
+            printf "  %-5s %2d threads  best %7.3f s  median %7.3f s  %6.1f MB/s  peak RSS %6.1f MiB  speed-up %5.2fx best, %5.2fx median, %5.2fx paired  identical: %s\n",
+                $1, $2, $3, $4, $8 / 1e6 / $3, $5 / 1024, $6 / $3, $7 / $4, $10, $9 }'
     done
 done
 [ -z "$skipped" ] || echo "  skipped (more threads than the $CPUS online CPUs):$skipped"
