@@ -24,7 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCAN_BYTES (64 * 1024)
+#define SCAN_BYTES (64 * 1024) /* a too-long line's rest, scanned in pieces */
+#define GROW_BYTES 4096         /* the first read past a range, for its last line */
 
 void ps_line_range_init(ps_line_range *r)
 {
@@ -169,8 +170,10 @@ static int line_end(ps_line_range *r, uint64_t pos, size_t keep, uint64_t *end, 
             *stored = r->at + r->data.len;
             return scan_to_newline(r, *stored, end, eof, err);
         }
-        size_t got;
-        int rc = extend(r, keep - avail < SCAN_BYTES ? SCAN_BYTES : keep - avail, &got, err);
+        /* more of the line: doubling what is held, from GROW_BYTES, so a
+         * line just past the range costs a page and a long one a few reads */
+        size_t got, step = avail > GROW_BYTES ? avail : GROW_BYTES;
+        int rc = extend(r, step < keep - avail ? step : keep - avail, &got, err);
         if (rc)
             return rc;
         if (got == 0) { /* the last line, without a newline */
@@ -193,7 +196,11 @@ int ps_line_range_take(ps_line_range *r, uint64_t from, size_t max_lines, size_t
         uint64_t left = r->size - from;
         rc = load(r, from, left < max_bytes ? (size_t)left : max_bytes, err);
     }
-    size_t keep = r->max + 1 > PS_RECORD_PREFIX_KEEP ? r->max + 1 : PS_RECORD_PREFIX_KEEP;
+    /* a line is held up to max + 1 bytes, enough to tell it is too long,
+     * and at least the prefix a too-long record keeps */
+    size_t keep = r->max < PS_RECORD_PREFIX_KEEP ? PS_RECORD_PREFIX_KEEP
+                  : r->max == SIZE_MAX           ? SIZE_MAX
+                                                 : r->max + 1;
     uint64_t pos = from;
     while (!rc && pos < r->end && pos < r->size && r->lines < max_lines && pos - from < max_bytes) {
         if (pos == r->at + r->data.len) { /* a load that ended on a line's start */

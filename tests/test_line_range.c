@@ -152,8 +152,10 @@ static void split_into(ps_line_range *lr, uint64_t first_line, size_t max, recs 
 /* The first record by the reader, as the build does (it may hold a BOM),
  * then the rest as ranges: all read first, then told their first line in
  * order, then chunks past the ranges while the chain is short of the end.
- * *retakes: chunks whose guess was wrong. */
-static void read_ranges(const char *path, const ranges_cfg *c, recs *out, size_t *retakes)
+ * *retakes: chunks whose guess was wrong; *held: the bytes the chunks
+ * held, summed. */
+static void read_ranges(const char *path, const ranges_cfg *c, recs *out, size_t *retakes,
+                        uint64_t *held)
 {
     ps_source *src;
     ps_record_reader *rr = open_reader(path, c->max, &src);
@@ -206,8 +208,10 @@ static void read_ranges(const char *path, const ranges_cfg *c, recs *out, size_t
         next = x->next;
     }
     assert_int_equal(next, size);
-    for (size_t i = 0; i <= n; i++)
+    for (size_t i = 0; i <= n; i++) {
+        *held += lr[i].data.len;
         ps_line_range_free(&lr[i]);
+    }
     free(lr);
     free(guess);
     fclose(f);
@@ -258,7 +262,8 @@ static void test_ranges_give_the_readers_records(void **state)
             recs ref = {0}, got = {0};
             read_reference(path, cfgs[m].max, &ref);
             assert_true(ref.n > 1000 && ref.blank > 100);
-            read_ranges(path, &cfgs[m], &got, &retakes);
+            uint64_t held = 0;
+            read_ranges(path, &cfgs[m], &got, &retakes, &held);
             expect_same(&ref, &got);
             recs_free(&ref);
             recs_free(&got);
@@ -269,7 +274,8 @@ static void test_ranges_give_the_readers_records(void **state)
     assert_true(retakes > 100); /* the retaking path ran, not only the guesses */
 }
 
-/* Lines of ordinary length: every guess holds, no chunk reads twice. */
+/* Lines of ordinary length: every guess holds, no chunk reads twice, and
+ * the chunks together read the file about once. */
 static void test_ordinary_lines_read_once(void **state)
 {
     (void)state;
@@ -283,14 +289,18 @@ static void test_ordinary_lines_read_once(void **state)
         assert_int_equal(ps_buf_append(&b, line, (size_t)l), 0);
     }
     char *path = write_temp(b.data, b.len);
+    size_t b_len = b.len;
     ps_buf_free(&b);
     recs ref = {0}, got = {0};
     read_reference(path, 1 << 20, &ref);
     size_t retakes = 0;
+    uint64_t held = 0;
     ranges_cfg c = {1 << 20, 64 << 10, PS_RANGE_RECORDS, PS_RANGE_BYTES};
-    read_ranges(path, &c, &got, &retakes);
+    read_ranges(path, &c, &got, &retakes, &held);
     expect_same(&ref, &got);
     assert_int_equal(retakes, 0);
+    /* a range and the rest of its last line, not a max_record_bytes more */
+    assert_true(held < (uint64_t)b_len + b_len / 10);
     recs_free(&ref);
     recs_free(&got);
     unlink(path);
