@@ -92,12 +92,13 @@ static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w)
     ps_buf_reset(&ch->out);
     ps_buf_reset(&ch->lines);
     ch->n_ok = 0;
-    ps_line_range *lr = &ch->range;
-    if (ch->ranged && (ch->rc = ps_range_chain_take(&r->chain, lr, &ch->ticket, &ch->first_line,
-                                                    &ch->err)) == 0)
-        ch->n = ps_lines_split(lr->data.data + (lr->from - lr->at), (size_t)(lr->stored - lr->from),
-                               ch->first_line, lr->max, ch->recs, CT_RING_RECORDS, &ch->blank);
-    else if (ch->lines_in && !ch->ranged) /* whole lines: none over the max */
+    if (ch->ranged) { /* the worker reads them */
+        ch->rc = ps_range_chain_take(&r->chain, &ch->range, &ch->ticket, &ch->first_line,
+                                     &ch->err);
+        if (!ch->rc)
+            ch->n = ps_line_range_split(&ch->range, ch->first_line, ch->recs, CT_RING_RECORDS,
+                                        &ch->blank);
+    } else if (ch->lines_in) /* whole lines: none over the max */
         ch->n = ps_lines_split(ch->raw.data, ch->raw.len, ch->first_line, SIZE_MAX, ch->recs,
                                CT_RECORDS, &ch->blank);
     for (size_t i = 0; i < ch->n && !ch->rc; i++) {

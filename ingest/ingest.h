@@ -159,6 +159,10 @@ int ps_line_range_read(ps_line_range *r, uint64_t begin, uint64_t *guess, ps_err
  * 0, PS_EIO or PS_ENOMEM. */
 int ps_line_range_take(ps_line_range *r, uint64_t from, size_t max_lines, size_t max_bytes,
                        ps_error *err);
+/* The lines ps_line_range_take took, split into at most `cap` records
+ * numbered from first_line (ps_lines_split with the range's max). */
+size_t ps_line_range_split(const ps_line_range *r, uint64_t first_line, ps_raw_record *recs,
+                           size_t cap, uint64_t *blank_lines);
 
 /* ---- range_chain.c: line ranges handed out and taken in input order ---- */
 

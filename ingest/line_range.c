@@ -221,3 +221,10 @@ int ps_line_range_take(ps_line_range *r, uint64_t from, size_t max_lines, size_t
     r->next = pos;
     return rc;
 }
+
+size_t ps_line_range_split(const ps_line_range *r, uint64_t first_line, ps_raw_record *recs,
+                           size_t cap, uint64_t *blank_lines)
+{
+    return ps_lines_split(r->data.data + (r->from - r->at), (size_t)(r->stored - r->from),
+                          first_line, r->max, recs, cap, blank_lines);
+}

@@ -102,7 +102,7 @@ typedef struct phase1 {
      * next chunk is cleaned, so the parts go on side by side, each in
      * input order; a chunk is committed once every part is past it. */
     ps_part_turns turns;
-    /* Line ranges (build_ranges.c): where each range chunk's lines start */
+    /* Line ranges (ingest/range_chain.c): where each range chunk's lines start */
     ps_range_chain chain;
 } phase1;
 
@@ -245,17 +245,6 @@ static int resolve_part(phase1 *p, chunk *ch, size_t k, ps_error *err)
                                   &failed, err);
 }
 
-/* A range chunk's lines, read by the worker, split into records. */
-static int take_range(phase1 *p, chunk *ch)
-{
-    ps_line_range *lr = &ch->range;
-    int rc = ps_range_chain_take(&p->chain, lr, &ch->ticket, &ch->first_line, &ch->err);
-    if (!rc)
-        ch->n = ps_lines_split(lr->data.data + (lr->from - lr->at), (size_t)(lr->stored - lr->from),
-                               ch->first_line, lr->max, ch->recs, RING_RECORDS, &ch->blank);
-    return rc;
-}
-
 /* Cleans and tokenizes every record of a chunk and appends its kept
  * records to worker spool `spool` (a worker thread, or the calling one). */
 static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
@@ -263,9 +252,13 @@ static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
 {
     ps_buf_reset(&ch->out);
     ps_buf_reset(&ch->spool);
-    if (ch->ranged)
-        ch->rc = take_range(p, ch);
-    else if (ch->lines) /* whole lines: none over the max */
+    if (ch->ranged) { /* the worker reads them */
+        ch->rc = ps_range_chain_take(&p->chain, &ch->range, &ch->ticket, &ch->first_line,
+                                     &ch->err);
+        if (!ch->rc)
+            ch->n = ps_line_range_split(&ch->range, ch->first_line, ch->recs, RING_RECORDS,
+                                        &ch->blank);
+    } else if (ch->lines) /* whole lines: none over the max */
         ch->n = ps_lines_split(ch->raw.data, ch->raw.len, ch->first_line, SIZE_MAX, ch->recs,
                                CHUNK_RECORDS, &ch->blank);
     for (size_t i = 0; i < ch->n && !ch->rc; i++) {

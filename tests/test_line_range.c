@@ -138,12 +138,11 @@ typedef struct ranges_cfg {
     size_t max, range, max_lines, max_bytes;
 } ranges_cfg;
 
-static void split_into(ps_line_range *lr, uint64_t first_line, size_t max, recs *out)
+static void split_into(const ps_line_range *lr, uint64_t first_line, recs *out)
 {
     ps_raw_record *split = calloc(lr->lines ? lr->lines : 1, sizeof *split);
     assert_non_null(split);
-    size_t n = ps_lines_split(lr->data.data + (lr->from - lr->at), lr->stored - lr->from,
-                              first_line, max, split, lr->lines, &out->blank);
+    size_t n = ps_line_range_split(lr, first_line, split, lr->lines, &out->blank);
     for (size_t i = 0; i < n; i++)
         push(out, &split[i]);
     free(split);
@@ -203,7 +202,7 @@ static void read_ranges(const char *path, const ranges_cfg *c, recs *out, size_t
         assert_true(x->stored - x->from <=
                     c->max_bytes + (keep > c->range ? keep : c->range) + (64 << 10));
         assert_true(i < n || x->lines > 0); /* a chunk past the ranges moves on */
-        split_into(x, next_line, c->max, out);
+        split_into(x, next_line, out);
         next_line += x->lines;
         next = x->next;
     }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # pairshard build reading a plain JSONL file as line ranges (the workers
-# read their own lines; ingest/line_range.c, pipeline/build_ranges.c)
+# read their own lines; ingest/line_range.c, ingest/range_chain.c)
 # gives the set the calling thread's own reading gives: the same file
 # gzip-compressed under the same name is read the old way, and the two
 # sets are byte for byte the same (the manifest but for the input's hash
