@@ -211,6 +211,17 @@ static void count_texts(ps_vpair *r)
     r->counted = true;
 }
 
+/* r with its counts: r itself when the caller gave them, else *copy,
+ * counted here (r's texts before must be set). */
+static const ps_vpair *with_counts(const ps_vpair *r, ps_vpair *copy)
+{
+    if (r->counted)
+        return r;
+    *copy = *r;
+    count_texts(copy);
+    return copy;
+}
+
 /* Whether cleaning emptied a rejected record. */
 static bool emptied(const ps_vpair *r)
 {
@@ -274,12 +285,8 @@ int ps_vpaired_add_counts(ps_vpaired *p, const ps_vpair *r)
         p->unparsed++;
         return 0;
     }
-    ps_vpair counted;
-    if (!r->counted) { /* the caller gave the texts alone */
-        counted = *r;
-        count_texts(&counted);
-        r = &counted;
-    }
+    ps_vpair copy;
+    r = with_counts(r, &copy); /* the caller may have given the texts alone */
     if (r->outcome == PS_OUTCOME_KEPT && r->question_after && r->sql_after)
         add_changes(p, l, r);
     return 0;
@@ -301,12 +308,8 @@ int ps_vpaired_add_ordered(ps_vpaired *p, const ps_vpair *r)
     bool have_after = r->question_after && r->sql_after, empty_after = emptied(r);
     if (!p->max_examples || !((r->outcome == PS_OUTCOME_KEPT && have_after) || empty_after))
         return 0;
-    ps_vpair counted;
-    if (!r->counted) {
-        counted = *r;
-        count_texts(&counted);
-        r = &counted;
-    }
+    ps_vpair copy;
+    r = with_counts(r, &copy);
     uint64_t qb = r->question_before_chars, sb = r->sql_before_chars;
     uint64_t qa = have_after ? r->question_after_chars : 0,
              sa = have_after ? r->sql_after_chars : 0;
@@ -342,12 +345,9 @@ int ps_vpaired_add_ordered(ps_vpaired *p, const ps_vpair *r)
 
 int ps_vpaired_add(ps_vpaired *p, const ps_vpair *r)
 {
-    ps_vpair counted;
-    if (!r->counted && r->question_before && r->sql_before) { /* once, for both parts */
-        counted = *r;
-        count_texts(&counted);
-        r = &counted;
-    }
+    ps_vpair copy;
+    if (r->question_before && r->sql_before) /* counted once, for both parts */
+        r = with_counts(r, &copy);
     int rc = ps_vpaired_add_counts(p, r);
     return rc ? rc : ps_vpaired_add_ordered(p, r);
 }
