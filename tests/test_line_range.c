@@ -1,59 +1,22 @@
 /* Line ranges (ingest/line_range.c): a JSONL file's lines read by the
  * workers as nominal byte ranges, told their first line in input order,
  * give exactly the records ps_record_reader_next gives: the same bytes,
- * line numbers, too-long flags and blank-line count. Hostile generated
+ * line numbers, indices (counted, as the commit does), too-long flags and
+ * blank-line count (tests/support/lines_fixture.c). Hostile generated
  * inputs (CRLF, lone CRs, blank and whitespace lines, lines over
  * max_record_bytes, lines longer than a range, runs of very short lines,
- * no final newline), ranges from 1 byte to 256 KiB, chunks capped at 1 to
- * 4096 lines; every range is read before any is told its first line, as
- * workers running side by side would. Also: a file that shrinks while it
- * is read is an error, not a short input. */
-#include "tests/support/testutil.h"
-#include "ingest/ingest.h"
+ * no final newline), ranges from 13 bytes to 256 KiB, chunks capped at 1
+ * to 4096 lines; every range is read before any is told its first line,
+ * as workers running side by side would. Also: ordinary lines are read
+ * about once, and a file that shrinks while it is read is an error, not a
+ * short input. */
+#include "tests/support/lines_fixture.h"
 
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-typedef struct got_rec {
-    char *data;
-    size_t len;
-    uint64_t line;
-    bool too_long;
-} got_rec;
-
-typedef struct recs {
-    got_rec *v;
-    size_t n, cap;
-    uint64_t blank;
-} recs;
-
-static void push(recs *rs, const ps_raw_record *r)
-{
-    if (rs->n == rs->cap) {
-        rs->cap = rs->cap ? rs->cap * 2 : 256;
-        rs->v = realloc(rs->v, rs->cap * sizeof *rs->v);
-        assert_non_null(rs->v);
-    }
-    got_rec *d = &rs->v[rs->n++];
-    d->data = malloc(r->len + 1);
-    assert_non_null(d->data);
-    memcpy(d->data, r->data, r->len);
-    d->len = r->len;
-    d->line = r->line;
-    d->too_long = r->too_long;
-}
-
-static void recs_free(recs *rs)
-{
-    for (size_t i = 0; i < rs->n; i++)
-        free(rs->v[i].data);
-    free(rs->v);
-    memset(rs, 0, sizeof *rs);
-}
 
 /* A random hostile JSONL text of `lines` lines. */
 static char *make_input(unsigned seed, size_t lines, size_t *len)
@@ -110,30 +73,6 @@ static char *make_input(unsigned seed, size_t lines, size_t *len)
     return s;
 }
 
-static ps_record_reader *open_reader(const char *path, size_t max, ps_source **src)
-{
-    ps_error err = {0};
-    assert_int_equal(ps_source_open(src, path, &err), 0);
-    ps_record_reader *r = NULL;
-    assert_int_equal(ps_record_reader_create(&r, *src, PS_FORMAT_JSONL, max, &err), 0);
-    return r;
-}
-
-static void read_reference(const char *path, size_t max, recs *out)
-{
-    ps_source *src;
-    ps_record_reader *r = open_reader(path, max, &src);
-    ps_error err = {0};
-    ps_raw_record rec;
-    int rc;
-    while ((rc = ps_record_reader_next(r, &rec, &err)) == 1)
-        push(out, &rec);
-    assert_int_equal(rc, 0);
-    out->blank = ps_record_reader_blank_lines(r);
-    ps_record_reader_free(r);
-    ps_source_close(src);
-}
-
 typedef struct ranges_cfg {
     size_t max, range, max_lines, max_bytes;
 } ranges_cfg;
@@ -144,7 +83,7 @@ static void split_into(const ps_line_range *lr, uint64_t first_line, recs *out)
     assert_non_null(split);
     size_t n = ps_line_range_split(lr, first_line, split, lr->lines, &out->blank);
     for (size_t i = 0; i < n; i++)
-        push(out, &split[i]);
+        recs_push(out, &split[i], out->n); /* indices settled by counting, as the commit does */
     free(split);
 }
 
@@ -157,11 +96,11 @@ static void read_ranges(const char *path, const ranges_cfg *c, recs *out, size_t
                         uint64_t *held)
 {
     ps_source *src;
-    ps_record_reader *rr = open_reader(path, c->max, &src);
+    ps_record_reader *rr = lines_open_reader(path, c->max, &src);
     ps_error err = {0};
     ps_raw_record rec;
     assert_int_equal(ps_record_reader_next(rr, &rec, &err), 1);
-    push(out, &rec);
+    recs_push(out, &rec, rec.index);
     uint64_t pending, line;
     assert_true(ps_record_reader_at_line(rr, &pending, &line));
     uint64_t from = ps_source_bytes_decoded(src) - pending;
@@ -219,29 +158,6 @@ static void read_ranges(const char *path, const ranges_cfg *c, recs *out, size_t
     ps_source_close(src);
 }
 
-static void expect_same(const recs *a, const recs *b)
-{
-    assert_int_equal(a->n, b->n);
-    assert_int_equal(a->blank, b->blank);
-    for (size_t i = 0; i < a->n; i++) {
-        assert_int_equal(a->v[i].len, b->v[i].len);
-        assert_memory_equal(a->v[i].data, b->v[i].data, a->v[i].len);
-        assert_int_equal(a->v[i].line, b->v[i].line);
-        assert_int_equal(a->v[i].too_long, b->v[i].too_long);
-    }
-}
-
-static char *write_temp(const char *text, size_t len)
-{
-    char *path = strdup("/tmp/ps_test_line_range_XXXXXX");
-    assert_non_null(path);
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, len), (ssize_t)len);
-    close(fd);
-    return path;
-}
-
 static void test_ranges_give_the_readers_records(void **state)
 {
     (void)state;
@@ -249,7 +165,7 @@ static void test_ranges_give_the_readers_records(void **state)
     for (unsigned seed = 1; seed <= 4; seed++) {
         size_t len;
         char *text = make_input(seed, 1500 + seed * 400, &len);
-        char *path = write_temp(text, len);
+        char *path = ps_test_tmpfile(text, len, ".jsonl");
         free(text);
         const ranges_cfg cfgs[] = {
             {200, 13, 4096, 13},        {4096, 97, 7, 97},
@@ -259,11 +175,11 @@ static void test_ranges_give_the_readers_records(void **state)
         };
         for (size_t m = 0; m < sizeof cfgs / sizeof cfgs[0]; m++) {
             recs ref = {0}, got = {0};
-            read_reference(path, cfgs[m].max, &ref);
+            lines_read_reference(path, cfgs[m].max, &ref);
             assert_true(ref.n > 1000 && ref.blank > 100);
             uint64_t held = 0;
             read_ranges(path, &cfgs[m], &got, &retakes, &held);
-            expect_same(&ref, &got);
+            recs_expect_same(&ref, &got);
             recs_free(&ref);
             recs_free(&got);
         }
@@ -287,16 +203,16 @@ static void test_ordinary_lines_read_once(void **state)
                          "\"SELECT count(*) FROM singer WHERE age > %d\"}\n", i, i);
         assert_int_equal(ps_buf_append(&b, line, (size_t)l), 0);
     }
-    char *path = write_temp(b.data, b.len);
+    char *path = ps_test_tmpfile(b.data, b.len, ".jsonl");
     size_t b_len = b.len;
     ps_buf_free(&b);
     recs ref = {0}, got = {0};
-    read_reference(path, 1 << 20, &ref);
+    lines_read_reference(path, 1 << 20, &ref);
     size_t retakes = 0;
     uint64_t held = 0;
     ranges_cfg c = {1 << 20, 64 << 10, PS_RANGE_RECORDS, PS_RANGE_BYTES};
     read_ranges(path, &c, &got, &retakes, &held);
-    expect_same(&ref, &got);
+    recs_expect_same(&ref, &got);
     assert_int_equal(retakes, 0);
     /* a range and the rest of its last line, not a max_record_bytes more */
     assert_true(held < (uint64_t)b_len + b_len / 10);
@@ -313,7 +229,7 @@ static void test_a_shrunk_file_is_an_error(void **state)
     char text[4000];
     for (size_t i = 0; i < sizeof text; i++)
         text[i] = i % 40 == 39 ? '\n' : 'a';
-    char *path = write_temp(text, sizeof text);
+    char *path = ps_test_tmpfile(text, sizeof text, ".jsonl");
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
     ps_line_range lr;

@@ -4,53 +4,12 @@
  * hostile generated inputs (BOM, CRLF, lone CRs, blank and whitespace
  * lines, lines over max_record_bytes, no final newline) read in blocks of
  * every size, switching between the two ways as the build does. */
-#include "tests/support/testutil.h"
-#include "ingest/ingest.h"
-
-#include <stdbool.h>
+#include "tests/support/lines_fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-typedef struct got_rec {
-    char *data;
-    size_t len;
-    uint64_t line, index;
-    bool too_long;
-} got_rec;
-
-typedef struct recs {
-    got_rec *v;
-    size_t n, cap;
-    uint64_t blank;
-} recs;
-
-static void push(recs *rs, const ps_raw_record *r, uint64_t index)
-{
-    if (rs->n == rs->cap) {
-        rs->cap = rs->cap ? rs->cap * 2 : 256;
-        rs->v = realloc(rs->v, rs->cap * sizeof *rs->v);
-        assert_non_null(rs->v);
-    }
-    got_rec *d = &rs->v[rs->n++];
-    d->data = malloc(r->len + 1);
-    assert_non_null(d->data);
-    memcpy(d->data, r->data, r->len);
-    d->len = r->len;
-    d->line = r->line;
-    d->index = index;
-    d->too_long = r->too_long;
-}
-
-static void recs_free(recs *rs)
-{
-    for (size_t i = 0; i < rs->n; i++)
-        free(rs->v[i].data);
-    free(rs->v);
-    memset(rs, 0, sizeof *rs);
-}
 
 /* A random hostile JSONL text of about `lines` lines. */
 static char *make_input(unsigned seed, size_t lines, size_t *len)
@@ -95,37 +54,13 @@ static char *make_input(unsigned seed, size_t lines, size_t *len)
     return s;
 }
 
-static ps_record_reader *open_reader(const char *path, size_t max, ps_source **src)
-{
-    ps_error err = {0};
-    assert_int_equal(ps_source_open(src, path, &err), 0);
-    ps_record_reader *r = NULL;
-    assert_int_equal(ps_record_reader_create(&r, *src, PS_FORMAT_JSONL, max, &err), 0);
-    return r;
-}
-
-static void read_reference(const char *path, size_t max, recs *out)
-{
-    ps_source *src;
-    ps_record_reader *r = open_reader(path, max, &src);
-    ps_error err = {0};
-    ps_raw_record rec;
-    int rc;
-    while ((rc = ps_record_reader_next(r, &rec, &err)) == 1)
-        push(out, &rec, rec.index);
-    assert_int_equal(rc, 0);
-    out->blank = ps_record_reader_blank_lines(r);
-    ps_record_reader_free(r);
-    ps_source_close(src);
-}
-
 /* Blocks of at most `want` bytes and `max_lines` lines, the reader's
  * records between them; indices settled by counting, as the commit does. */
 static void read_blocks(const char *path, size_t max, size_t want, size_t max_lines, recs *out,
                         size_t *blocks)
 {
     ps_source *src;
-    ps_record_reader *r = open_reader(path, max, &src);
+    ps_record_reader *r = lines_open_reader(path, max, &src);
     ps_error err = {0};
     ps_buf block;
     ps_buf_init(&block);
@@ -143,7 +78,7 @@ static void read_blocks(const char *path, size_t max, size_t want, size_t max_li
                                       &out->blank);
             for (size_t i = 0; i < n; i++) {
                 assert_int_equal(split[i].index, i);
-                push(out, &split[i], index++);
+                recs_push(out, &split[i], index++);
             }
             continue;
         }
@@ -152,26 +87,13 @@ static void read_blocks(const char *path, size_t max, size_t want, size_t max_li
         assert_true(rc >= 0);
         if (rc == 0)
             break;
-        push(out, &rec, index++);
+        recs_push(out, &rec, index++);
     }
     out->blank += ps_record_reader_blank_lines(r);
     free(split);
     ps_buf_free(&block);
     ps_record_reader_free(r);
     ps_source_close(src);
-}
-
-static void expect_same(const recs *a, const recs *b)
-{
-    assert_int_equal(a->n, b->n);
-    assert_int_equal(a->blank, b->blank);
-    for (size_t i = 0; i < a->n; i++) {
-        assert_int_equal(a->v[i].len, b->v[i].len);
-        assert_memory_equal(a->v[i].data, b->v[i].data, a->v[i].len);
-        assert_int_equal(a->v[i].line, b->v[i].line);
-        assert_int_equal(a->v[i].index, b->v[i].index);
-        assert_int_equal(a->v[i].too_long, b->v[i].too_long);
-    }
 }
 
 static void test_blocks_give_the_readers_records(void **state)
@@ -192,13 +114,13 @@ static void test_blocks_give_the_readers_records(void **state)
         const size_t max_lines[] = {1, 7, 1024};
         for (size_t m = 0; m < 3; m++) {
             recs ref = {0};
-            read_reference(path, maxes[m], &ref);
+            lines_read_reference(path, maxes[m], &ref);
             assert_true(ref.n > 1000 && ref.blank > 100);
             for (size_t w = 0; w < 4; w++)
                 for (size_t l = 0; l < 3; l++) {
                     recs got = {0};
                     read_blocks(path, maxes[m], wants[w], max_lines[l], &got, &total_blocks);
-                    expect_same(&ref, &got);
+                    recs_expect_same(&ref, &got);
                     recs_free(&got);
                 }
             recs_free(&ref);
