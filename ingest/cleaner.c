@@ -735,8 +735,7 @@ int ps_input_take_lines(ps_cleaner *c, ps_input_ctx *in, ps_buf *dst, size_t wan
     return n;
 }
 
-int ps_input_ranges_begin(ps_cleaner *c, ps_input_ctx *in, uint64_t min_bytes,
-                          ps_input_ranges *out, ps_error *err)
+int ps_range_reader_start(ps_range_reader *rr, ps_cleaner *c, ps_input_ctx *in, ps_error *err)
 {
     uint64_t pending, line;
     int fd = in->src ? ps_source_plain_fd(in->src) : -1;
@@ -745,13 +744,13 @@ int ps_input_ranges_begin(ps_cleaner *c, ps_input_ctx *in, uint64_t min_bytes,
         fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         return 0;
     uint64_t from = ps_source_bytes_decoded(in->src) - pending, size = (uint64_t)st.st_size;
-    if (size < from || size - from < min_bytes)
+    if (size < from || size - from < PS_RANGES_MIN)
         return 0;
     int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (dup < 0)
         return ps_error_set(err, ps_errno_code(errno), "%s: %s", in->path, strerror(errno));
-    *out = (ps_input_ranges){.fd = dup, .from = from, .size = size, .line = line,
-                             .max = ps_record_reader_max(in->rr)};
+    *rr = (ps_range_reader){.on = true, .first = true, .fd = dup, .pos = from, .size = size,
+                            .line = line, .max = ps_record_reader_max(in->rr), .seq = rr->seq};
     in->took_lines = true;
     in->ranged_size = size;
     if (!in->expected) /* the tables sized from the records read so far */

@@ -513,7 +513,7 @@ typedef struct ps_input_ctx {
     /* lines went to workers whole (ps_input_take_lines): the rec->index of
      * this input's later records is a lower bound, settled at the commit */
     bool took_lines;
-    /* the rest was read as line ranges (ps_input_ranges_begin): the
+    /* the rest was read as line ranges (ps_range_reader_start): the
      * input's bytes are its size then */
     uint64_t ranged_size;
 } ps_input_ctx;
@@ -653,25 +653,13 @@ void ps_cleaner_add_blank_lines(ps_cleaner *c, uint64_t n);
  * index-th (0-based) of its input. Needed only for records of an input
  * that took lines (in->took_lines), whose workers knew a lower bound. */
 void ps_clean_item_settle_index(ps_clean_item *it, uint64_t index);
-/* Where the rest of an input can be read as line ranges by the workers
- * (ps_line_range): its first line's offset and number, the file's size,
- * max_record_bytes, and a duplicate of its descriptor (the caller's to
- * close, once no range of it is read any more). */
-typedef struct ps_input_ranges {
-    int fd;
-    uint64_t from, size, line;
-    size_t max;
-} ps_input_ranges;
-/* 1 when the rest of `in` can be read as line ranges: JSONL from a named,
- * uncompressed regular file, at a line past its first, at least min_bytes
- * left, no dialogue turns (*out filled; in->took_lines set; the records
- * to come guessed from the size); 0 when it must be read on as it is; a
- * negative code (the descriptor could not be duplicated). */
-int ps_input_ranges_begin(ps_cleaner *c, ps_input_ctx *in, uint64_t min_bytes,
-                          ps_input_ranges *out, ps_error *err);
 /* The calling thread, at a chunk's start: 1 when the rest of `in` is to
- * be handed out as line ranges (ps_input_ranges_begin, at least
- * PS_RANGES_MIN left; rr set up), 0 when not, or a negative code. */
+ * be handed out as line ranges (range_chain.c): JSONL from a named,
+ * uncompressed regular file, at a line past its first, at least
+ * PS_RANGES_MIN left, no dialogue turns. Then rr is set up (its fd a
+ * duplicate of the input's), in->took_lines set and the records to come
+ * guessed from the size. 0 when it must be read on as it is; a negative
+ * code (the descriptor could not be duplicated). */
 int ps_range_reader_start(ps_range_reader *rr, ps_cleaner *c, ps_input_ctx *in, ps_error *err);
 /* A copy of `in` for a chunk's workers to read (its path, format, column
  * map, took_lines): without the source and record reader, which only the

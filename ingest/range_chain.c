@@ -80,22 +80,6 @@ void ps_range_chain_skip(ps_range_chain *c, const ps_range_ticket *t)
     pthread_mutex_unlock(c->mu);
 }
 
-int ps_range_reader_start(ps_range_reader *rr, ps_cleaner *cleaner, ps_input_ctx *in,
-                          ps_error *err)
-{
-    ps_input_ranges r;
-    int rc = ps_input_ranges_begin(cleaner, in, PS_RANGES_MIN, &r, err);
-    if (rc <= 0)
-        return rc;
-    rr->on = rr->first = true;
-    rr->fd = r.fd;
-    rr->pos = r.from;
-    rr->size = r.size;
-    rr->line = r.line;
-    rr->max = r.max;
-    return 1;
-}
-
 void ps_range_reader_stop(ps_range_reader *rr)
 {
     if (rr->on)
