@@ -16,7 +16,19 @@
  *
  * The map is grown on MDB_MAP_FULL. A full map aborts the transaction, so
  * the puts since the last commit are kept in a log and replayed into a
- * bigger map; the log is committed (and emptied) every LOG_COMMIT bytes.
+ * bigger map; the transaction is committed (and the log emptied) every
+ * LOG_COMMIT logged bytes.
+ *
+ * The log is kept only while the map might fill. A transaction starts
+ * unlogged when the map's free pages exceed twice a bound on the pages
+ * its puts can take (their overflow pages, a leaf and a branch each, and
+ * what a commit adds), plus LOG_SLACK pages; it notes the keys it puts.
+ * Before the put that would pass that bound, the data of the puts so far
+ * is read back from the live transaction into the log, which from then on
+ * is kept as before. So copying every block a second time, and touching a
+ * log as large as the transaction, is left to shards that come near their
+ * map's size (1 GiB to start with), and LMDB sees the same calls either way:
+ * the bytes do not depend on it (tests/test_shards.c compares the two).
  */
 #define _GNU_SOURCE /* sched_getcpu, pthread_{get,set}affinity_np */
 #include "store/shards.h"
@@ -39,6 +51,7 @@
 #define MAP_INITIAL ((size_t)1 << 30) /* sparse: costs nothing until used */
 #define MAP_MAX ((size_t)1 << 40)
 #define LOG_COMMIT ((size_t)32 << 20)
+#define LOG_SLACK 1024 /* pages: the database roots, their paths and the freelist */
 
 enum { DB_BLOCKS = 0, DB_META = 1, DB_LENGTHS = 2 };
 
@@ -53,6 +66,15 @@ struct ps_shard_writer {
     int have_last;
     uint32_t last_bucket, last_seq;
     ps_buf log; /* puts since the last commit: db u8, klen u8, dlen u64, key, data */
+    /* The transaction's puts when it is unlogged (db u8, klen u8, key): read
+     * back into `log` once it might not fit the map. */
+    ps_buf keys;
+    bool logging;       /* `log` holds this transaction's puts */
+    bool always_log;    /* tests: log every put, as if the map were always nearly full */
+    size_t logged;      /* the bytes the log holds, or would hold, for this transaction */
+    size_t psize;       /* LMDB's page size */
+    uint64_t pages_free; /* the map's pages past the last used one, at the transaction's start */
+    uint64_t pages_due;  /* a bound on the pages this transaction's puts take */
 };
 
 static char *concat(const char *a, const char *b)
@@ -158,15 +180,38 @@ static int grow(ps_shard_writer *w, ps_error *err)
     }
 }
 
-/* Logs one put and applies it, growing the map when it is full. */
-static int put(ps_shard_writer *w, int db, const void *key, size_t klen, const void *data,
-               size_t dlen, ps_error *err)
+/* A new transaction (begun): unlogged when its puts cannot fill the map
+ * before LOG_COMMIT bytes (see the top of the file). */
+static int txn_started(ps_shard_writer *w)
+{
+    MDB_envinfo info;
+    int rc = mdb_env_info(w->env, &info);
+    if (rc)
+        return rc;
+    uint64_t pages = w->mapsize / w->psize, used = (uint64_t)info.me_last_pgno + 1;
+    w->pages_free = pages > used ? pages - used : 0;
+    w->pages_due = 0;
+    w->logged = 0;
+    w->logging = w->always_log;
+    ps_buf_reset(&w->keys);
+    return 0;
+}
+
+/* A bound on the pages a put takes: its overflow pages (LMDB rounds them
+ * up past a page header), a leaf and a branch page. */
+static uint64_t put_pages(const ps_shard_writer *w, size_t klen, size_t dlen)
+{
+    return (uint64_t)(klen + dlen) / w->psize + 4;
+}
+
+static int log_append(ps_shard_writer *w, int db, const void *key, size_t klen, const void *data,
+                      size_t dlen)
 {
     /* The log's room up front: grown by doubling it would be copied
      * again and again on its way to LOG_COMMIT (pages are touched only
      * as the log fills them). */
     if (!w->log.cap && ps_buf_reserve(&w->log, LOG_COMMIT + ((size_t)1 << 20)))
-        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", w->path);
+        return PS_ENOMEM;
     unsigned char hdr[10];
     uint64_t d64 = dlen;
     hdr[0] = (unsigned char)db;
@@ -174,24 +219,71 @@ static int put(ps_shard_writer *w, int db, const void *key, size_t klen, const v
     memcpy(hdr + 2, &d64, 8);
     if (ps_buf_append(&w->log, hdr, sizeof hdr) || ps_buf_append(&w->log, key, klen) ||
         ps_buf_append(&w->log, data, dlen))
-        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", w->path);
-    int rc = put_raw(w, db, key, klen, data, dlen);
-    if (rc == MDB_MAP_FULL)
+        return PS_ENOMEM;
+    return 0;
+}
+
+/* Starts logging mid-transaction: the puts so far, read back from it (a
+ * read changes nothing in it), into the log as they would have been. */
+static int log_from_txn(ps_shard_writer *w, ps_error *err)
+{
+    const unsigned char *p = (const unsigned char *)w->keys.data, *end = p + w->keys.len;
+    while (p < end) {
+        int db = p[0];
+        MDB_val k = {p[1], (void *)(p + 2)}, v;
+        int rc = mdb_get(w->txn, w->dbi[db], &k, &v);
+        if (rc)
+            return lmdb_err(w, err, "reading a put back", rc);
+        if (log_append(w, db, k.mv_data, k.mv_size, v.mv_data, v.mv_size))
+            return ps_error_set(err, PS_ENOMEM, "%s: out of memory", w->path);
+        p += 2 + k.mv_size;
+    }
+    ps_buf_reset(&w->keys);
+    w->logging = true;
+    return 0;
+}
+
+/* Notes one put (its data in the log, or its key while unlogged) and
+ * applies it, growing the map when it is full. */
+static int put(ps_shard_writer *w, int db, const void *key, size_t klen, const void *data,
+               size_t dlen, ps_error *err)
+{
+    int rc;
+    w->pages_due += put_pages(w, klen, dlen);
+    if (!w->logging && 2 * w->pages_due + LOG_SLACK > w->pages_free &&
+        (rc = log_from_txn(w, err)) != 0)
+        return rc;
+    if (w->logging) {
+        if (log_append(w, db, key, klen, data, dlen))
+            return ps_error_set(err, PS_ENOMEM, "%s: out of memory", w->path);
+    } else {
+        unsigned char hdr[2] = {(unsigned char)db, (unsigned char)klen};
+        if (ps_buf_append(&w->keys, hdr, sizeof hdr) || ps_buf_append(&w->keys, key, klen))
+            return ps_error_set(err, PS_ENOMEM, "%s: out of memory", w->path);
+    }
+    w->logged += 10 + klen + dlen;
+    rc = put_raw(w, db, key, klen, data, dlen);
+    if (rc == MDB_MAP_FULL && w->logging)
         return grow(w, err);
     if (rc) {
         mdb_txn_abort(w->txn); /* a failed put leaves the transaction unusable */
         w->txn = NULL;
-        return lmdb_err(w, err, "put", rc);
+        return rc == MDB_MAP_FULL ? ps_error_set(err, PS_EIO, "%s: the map filled before "
+                                                 "its bound said it could", w->path)
+                                  : lmdb_err(w, err, "put", rc);
     }
     return 0;
 }
 
-/* Commits the log; on a full map grows, replays and commits again. */
+/* Commits the transaction; on a full map grows, replays and commits again. */
 static int commit(ps_shard_writer *w, ps_error *err)
 {
     for (;;) {
         int rc = mdb_txn_commit(w->txn);
         w->txn = NULL;
+        if (rc == MDB_MAP_FULL && !w->logging)
+            return ps_error_set(err, PS_EIO, "%s: the map filled before its bound said it "
+                                "could", w->path);
         if (rc == MDB_MAP_FULL) {
             rc = grow(w, err);
             if (rc)
@@ -205,15 +297,26 @@ static int commit(ps_shard_writer *w, ps_error *err)
     }
 }
 
-/* Commits the log once it holds LOG_COMMIT bytes, and begins anew. */
+/* Begins a transaction and notes its start. */
+static int begin_noted(ps_shard_writer *w)
+{
+    int rc = begin(w);
+    if (!rc && (rc = txn_started(w)) != 0) {
+        mdb_txn_abort(w->txn);
+        w->txn = NULL;
+    }
+    return rc;
+}
+
+/* Commits once LOG_COMMIT bytes are logged (or would be), and begins anew. */
 static int maybe_commit(ps_shard_writer *w, ps_error *err)
 {
-    if (w->log.len < LOG_COMMIT)
+    if (w->logged < LOG_COMMIT)
         return PS_OK;
     int rc = commit(w, err);
     if (rc)
         return rc;
-    rc = begin(w);
+    rc = begin_noted(w);
     return rc ? lmdb_err(w, err, "begin", rc) : PS_OK;
 }
 
@@ -226,6 +329,7 @@ static void destroy(ps_shard_writer *w)
     if (w->tmp)
         unlink(w->tmp);
     ps_buf_free(&w->log);
+    ps_buf_free(&w->keys);
     free(w->path);
     free(w->tmp);
     free(w);
@@ -245,6 +349,7 @@ static int open_impl(ps_shard_writer **out, const char *path, size_t initial_map
         return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
     w->lengths = lengths;
     ps_buf_init(&w->log);
+    ps_buf_init(&w->keys);
     w->path = strdup(path);
     w->tmp = concat(path, ".build");
     if (!w->path || !w->tmp) {
@@ -266,8 +371,11 @@ static int open_impl(ps_shard_writer **out, const char *path, size_t initial_map
     if (!rc)
         rc = mdb_env_open(w->env, w->tmp,
                           MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC | MDB_NOMETASYNC, 0644);
+    MDB_stat ms;
+    if (!rc && (rc = mdb_env_stat(w->env, &ms)) == 0)
+        w->psize = ms.ms_psize;
     if (!rc)
-        rc = begin(w);
+        rc = begin_noted(w);
     if (rc) {
         ps_error_set(err, rc == ENOMEM ? PS_ENOMEM : PS_EIO, "%s: creating %s: %s", path,
                      w->tmp, mdb_strerror(rc));
@@ -277,6 +385,12 @@ static int open_impl(ps_shard_writer **out, const char *path, size_t initial_map
     }
     *out = w;
     return PS_OK;
+}
+
+void ps_shard_writer_log_always(ps_shard_writer *w)
+{
+    w->always_log = true;
+    w->logging = true;
 }
 
 int ps_shard_writer_open_map(ps_shard_writer **out, const char *path, size_t initial_map,

@@ -132,6 +132,10 @@ int ps_shard_writer_put_lengths(ps_shard_writer *w, uint32_t bucket, uint32_t se
                                 const uint32_t *lengths, size_t n, ps_error *err);
 /* Abandons the shard: frees the writer and removes its files. */
 void ps_shard_writer_abort(ps_shard_writer *w);
+/* For tests: keeps the replay log of every put, as a writer whose map is
+ * always nearly full does (shard_writer.c); the bytes written are the
+ * same. Call it before the first put. */
+void ps_shard_writer_log_always(ps_shard_writer *w);
 
 typedef struct ps_shard ps_shard;
 

@@ -550,6 +550,89 @@ static void test_writer_deterministic(void **state)
     free(b);
 }
 
+/* Writes `nblocks` blocks of 1 to `block_len` bytes (small ones in leaf
+ * pages, most in overflow pages) to path, with the replay log kept for
+ * every put when `always_log`, and a version 2 shard's lengths when
+ * `lengths`. */
+static void write_shard_logged(const char *path, int nblocks, size_t block_len, size_t map,
+                               bool always_log, bool lengths)
+{
+    ps_shard_writer *w;
+    ps_error err;
+    int rc = lengths ? ps_shard_writer_open_lengths(&w, path, map, &err)
+                     : ps_shard_writer_open_map(&w, path, map, &err);
+    if (rc)
+        fail_msg("open: %s", err.message);
+    if (always_log)
+        ps_shard_writer_log_always(w);
+    unsigned char *blk = malloc(block_len);
+    uint32_t lens[3];
+    for (int i = 0; i < nblocks; i++) {
+        size_t n = 1 + ((size_t)i * 7919u) % block_len;
+        memset(blk, 'a' + i % 26, n);
+        memcpy(blk, &i, n < sizeof i ? n : sizeof i);
+        rc = ps_shard_writer_put(w, (uint32_t)i / 500, (uint32_t)i % 500, blk, n, &err);
+        for (int k = 0; !rc && lengths && k < 3; k++)
+            lens[k] = (uint32_t)(i + k);
+        if (!rc && lengths)
+            rc = ps_shard_writer_put_lengths(w, (uint32_t)i / 500, (uint32_t)i % 500, lens, 3,
+                                             &err);
+        if (rc)
+            fail_msg("put %d: %s", i, err.message);
+    }
+    free(blk);
+    if (ps_shard_writer_finish(w, META1, &err))
+        fail_msg("finish: %s", err.message);
+}
+
+/* A writer keeps its replay log only while the map might fill, and reads
+ * the puts back into it when that starts: the same bytes as a writer that
+ * logged every put, whether its map never grows (1 GiB), grows after it
+ * started logging mid-transaction (8 MiB) or from the first put (64 KiB),
+ * and across its commits (over 32 MB logged). */
+static void test_writer_lazy_log(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t map;
+        int nblocks;
+        size_t block_len;
+    } cases[] = {{0, 300, 20000},        {(size_t)8 << 20, 700, 30000},
+                 {64 << 10, 301, 20000}, {0, 2400, 30000},
+                 {(size_t)8 << 20, 2400, 30000}};
+    char *a = tmp_path("logged.mdb"), *b = tmp_path("lazy.mdb");
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int lengths = 0; lengths < 2; lengths++) {
+            write_shard_logged(a, cases[c].nblocks, cases[c].block_len, cases[c].map, true,
+                               lengths);
+            write_shard_logged(b, cases[c].nblocks, cases[c].block_len, cases[c].map, false,
+                               lengths);
+            size_t la, lb;
+            unsigned char *da = ps_test_read_file(a, &la), *db = ps_test_read_file(b, &lb);
+            assert_int_equal(la, lb);
+            if (memcmp(da, db, la))
+                fail_msg("case %zu (lengths %d): the bytes differ", c, lengths);
+            free(da);
+            free(db);
+            ps_shard *s;
+            ps_error err;
+            assert_int_equal(ps_shard_open(&s, b, &err), 0);
+            assert_int_equal(ps_shard_block_count(s), cases[c].nblocks);
+            const void *d;
+            size_t n;
+            int last = cases[c].nblocks - 1;
+            assert_int_equal(ps_shard_get(s, (uint32_t)last / 500, (uint32_t)last % 500, &d, &n,
+                                          &err),
+                             1);
+            assert_int_equal(n, 1 + ((size_t)last * 7919u) % cases[c].block_len);
+            ps_shard_close(s);
+            unlink(a);
+            unlink(b);
+        }
+    free(a);
+    free(b);
+}
+
 static void test_writer_rejects(void **state)
 {
     (void)state;
@@ -899,6 +982,7 @@ int main(void)
         cmocka_unit_test(test_writer_deterministic),
         cmocka_unit_test(test_writer_hashed_finish),
         cmocka_unit_test(test_writer_keeps_affinity),
+        cmocka_unit_test(test_writer_lazy_log),
         cmocka_unit_test(test_writer_rejects),
         cmocka_unit_test(test_writer_large_and_reader),
         cmocka_unit_test(test_reader_foreach),
