@@ -51,11 +51,27 @@ typedef struct ps_spool_entry {
 
 /* A shard's kept records, in commit order: phase 2 groups them by bucket
  * from the index alone, so the calling thread does not walk the spools
- * (their pages are read by the compression threads). */
+ * (their pages are read by the compression threads). The index is kept
+ * in segments of PS_SPOOL_SEG entries that never move: appended to by the
+ * in-order commit, a growing array copied itself into fresh pages at every
+ * doubling. */
+#define PS_SPOOL_SEG_BITS 16
+#define PS_SPOOL_SEG ((uint64_t)1 << PS_SPOOL_SEG_BITS)
 typedef struct ps_spool {
     uint64_t records;
-    ps_buf index; /* ps_spool_entry per record */
+    ps_spool_entry **segs; /* segs[i >> PS_SPOOL_SEG_BITS]: PS_SPOOL_SEG entries */
+    size_t n_segs, cap_segs;
 } ps_spool;
+
+/* The index's entry i (< records). */
+static inline const ps_spool_entry *ps_spool_at(const ps_spool *sp, uint64_t i)
+{
+    return &sp->segs[i >> PS_SPOOL_SEG_BITS][i & (PS_SPOOL_SEG - 1)];
+}
+/* Appends an entry: 0 or PS_ENOMEM. */
+int ps_spool_push(ps_spool *sp, const ps_spool_entry *e);
+/* Frees the index (a zeroed ps_spool is empty). */
+void ps_spool_free(ps_spool *sp);
 
 /* Per (shard, bucket) result of phase 2. */
 typedef struct ps_bucket_count {

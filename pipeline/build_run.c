@@ -81,10 +81,38 @@ int ps_build_spool(ps_build_state *st, const ps_clean_result *r, uint32_t label_
     st->hist[n]++;
     ps_spool *sp = &st->spools[st->kept++ % st->cfg->shards];
     ps_spool_entry e = {n, label, (uint64_t)spool << PS_SPOOL_OFFSET_BITS | offset};
-    if (ps_buf_append(&sp->index, &e, sizeof e))
+    if (ps_spool_push(sp, &e))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return 0;
+}
+
+int ps_spool_push(ps_spool *sp, const ps_spool_entry *e)
+{
+    size_t seg = (size_t)(sp->records >> PS_SPOOL_SEG_BITS);
+    if (seg == sp->n_segs) {
+        if (sp->n_segs == sp->cap_segs) {
+            size_t nc = sp->cap_segs ? 2 * sp->cap_segs : 16;
+            ps_spool_entry **grown = realloc(sp->segs, nc * sizeof *grown);
+            if (!grown)
+                return PS_ENOMEM;
+            sp->segs = grown;
+            sp->cap_segs = nc;
+        }
+        if (!(sp->segs[seg] = malloc(PS_SPOOL_SEG * sizeof **sp->segs)))
+            return PS_ENOMEM;
+        sp->n_segs++;
+    }
+    sp->segs[seg][sp->records & (PS_SPOOL_SEG - 1)] = *e;
     sp->records++;
     return 0;
+}
+
+void ps_spool_free(ps_spool *sp)
+{
+    for (size_t i = 0; i < sp->n_segs; i++)
+        free(sp->segs[i]);
+    free(sp->segs);
+    memset(sp, 0, sizeof *sp);
 }
 
 int ps_wspool_append(ps_wspool *ws, const void *p, size_t n, uint64_t *offset, ps_error *err)
@@ -274,7 +302,7 @@ static void state_free(ps_build_state *st)
     if (st->duplicates)
         fclose(st->duplicates);
     for (size_t i = 0; st->spools && i < st->cfg->shards; i++)
-        ps_buf_free(&st->spools[i].index);
+        ps_spool_free(&st->spools[i]);
     free(st->spools);
     wspools_free(st);
     ps_strmap_free(&st->labels);

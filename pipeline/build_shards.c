@@ -50,7 +50,7 @@ typedef struct times {
  * started (one thread) the writer encodes each job itself. */
 typedef struct pool {
     ps_build_state *st;
-    const ps_spool_entry *index; /* the shard's records, in commit order */
+    const ps_spool *index;       /* the shard's records, in commit order */
     const size_t *order;         /* indexes into it, bucket-ordered */
     job *jobs;
     size_t n_jobs;
@@ -95,7 +95,7 @@ static void encode_job(pool *p, job *j, ZSTD_CCtx *cctx, ps_shard_record *recs)
     ps_build_state *st = p->st;
     uint64_t idbytes = 0, tokens = 0;
     for (size_t k = 0; k < j->count; k++) {
-        const ps_spool_entry *e = &p->index[p->order[j->first + k]];
+        const ps_spool_entry *e = ps_spool_at(p->index, p->order[j->first + k]);
         const char *rec = ps_spool_record(st, e);
         const uint32_t *h = rec_head(rec);
         recs[k].ids = rec_ids(rec);
@@ -154,7 +154,7 @@ static void *pool_main(void *arg)
 
 /* Starts up to `threads` compression threads when there are more than
  * one (none may start: the writer then encodes alone). */
-static void pool_start(pool *p, ps_build_state *st, size_t threads, const ps_spool_entry *index,
+static void pool_start(pool *p, ps_build_state *st, size_t threads, const ps_spool *index,
                        const size_t *order, job *jobs, size_t n)
 {
     *p = (pool){.st = st, .index = index, .order = order, .jobs = jobs, .n_jobs = n,
@@ -227,7 +227,7 @@ static void pool_stop(pool *p, times *tm)
 }
 
 /* Stores one encoded block (the next in key order) and counts it. */
-static int put_job(ps_shard_writer *w, ps_shard_result *res, const ps_spool_entry *index,
+static int put_job(ps_shard_writer *w, ps_shard_result *res, const ps_spool *index,
                    const size_t *order, job *jb, uint32_t *lengths, ps_error *err)
 {
     int rc = jb->rc;
@@ -239,7 +239,7 @@ static int put_job(ps_shard_writer *w, ps_shard_result *res, const ps_spool_entr
     }
     if (!rc && lengths) { /* version 2: the block's lengths beside it */
         for (size_t r = 0; r < jb->count; r++)
-            lengths[r] = index[order[jb->first + r]].length;
+            lengths[r] = ps_spool_at(index, order[jb->first + r])->length;
         rc = ps_shard_writer_put_lengths(w, jb->bucket, jb->seq, lengths, jb->count, err);
     }
     if (!rc) {
@@ -247,7 +247,7 @@ static int put_job(ps_shard_writer *w, ps_shard_result *res, const ps_spool_entr
         bc->blocks++;
         bc->records += jb->count;
         for (size_t r = 0; r < jb->count; r++)
-            bc->tokens += index[order[jb->first + r]].length;
+            bc->tokens += ps_spool_at(index, order[jb->first + r])->length;
         res->uncompressed += jb->raw_bytes;
     }
     ps_buf_free(&jb->out);
@@ -266,7 +266,6 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     double t_start = ps_build_now();
     int rc = 0;
     size_t n = sp->records, nb = st->n_bounds;
-    const ps_spool_entry *index = (const ps_spool_entry *)sp->index.data;
     size_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
     size_t start[PS_BUILD_MAX_BUCKETS + 1] = {0};
     if (!sorted) {
@@ -275,13 +274,13 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     }
     /* Group by bucket from the index: count, then place (stable). */
     for (size_t i = 0; i < n; i++) {
-        size_t b = ps_bucket_of(st->bounds, nb, index[i].length);
+        const ps_spool_entry *e = ps_spool_at(sp, i);
+        size_t b = ps_bucket_of(st->bounds, nb, e->length);
         if (b == nb) {
-            const char *rec = ps_spool_record(st, &index[i]);
+            const char *rec = ps_spool_record(st, e);
             rc = ps_error_set(err, PS_EUSAGE,
                               "record '%.*s' has %u tokens, above the last bucket bound %u",
-                              (int)rec_head(rec)[3], rec + 16, index[i].length,
-                              st->bounds[nb - 1]);
+                              (int)rec_head(rec)[3], rec + 16, e->length, st->bounds[nb - 1]);
             goto out;
         }
         start[b + 1]++;
@@ -291,7 +290,7 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     size_t fill[PS_BUILD_MAX_BUCKETS];
     memcpy(fill, start, sizeof fill);
     for (size_t i = 0; i < n; i++) {
-        size_t at = fill[ps_bucket_of(st->bounds, nb, index[i].length)]++;
+        size_t at = fill[ps_bucket_of(st->bounds, nb, ps_spool_at(sp, i)->length)]++;
         sorted[at] = i;
     }
 
@@ -330,7 +329,7 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
      * stored, so memory stays bounded, and stored in key order. */
     size_t ahead = 64 * threads;
     pool pl;
-    pool_start(&pl, st, threads, index, sorted, jobs, n_jobs);
+    pool_start(&pl, st, threads, sp, sorted, jobs, n_jobs);
     encoder own = {NULL, NULL}; /* the writer's, when no thread started */
     bool own_ready = pl.started || encoder_init(&own, cfg->block_records);
     pool_advance(&pl, ahead);
@@ -339,7 +338,7 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
             break;
         pool_wait(&pl, i, &own, own_ready);
         double t = ps_build_now();
-        rc = put_job(w, res, index, sorted, &jobs[i], lengths, err);
+        rc = put_job(w, res, sp, sorted, &jobs[i], lengths, err);
         tm->put += ps_build_now() - t;
         pool_advance(&pl, i + 1 + ahead);
     }
@@ -370,7 +369,7 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     }
 out:
     free(sorted);
-    ps_buf_free(&sp->index); /* grouped: not needed again */
+    ps_spool_free(sp); /* grouped: not needed again */
     return rc;
 }
 
