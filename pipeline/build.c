@@ -65,7 +65,12 @@ typedef struct phase1 {
     ps_cleaner *cleaner;
     int32_t unk_id;
     pthread_mutex_t mu;
-    pthread_cond_t work, done;
+    pthread_cond_t work;
+    /* The calling thread waits on `done` alone; wake_main signals it only
+     * when it has something to do. */
+    pthread_cond_t done;
+    bool main_waits;       /* it is waiting */
+    size_t main_freed;     /* freed() when it began to */
     chunk *ring;
     size_t ring_n;
     size_t head, tail;     /* queued chunks are ring[head..tail) mod ring_n */
@@ -105,6 +110,8 @@ typedef struct phase1 {
     /* Line ranges (ingest/range_chain.c): where each range chunk's lines start */
     ps_range_chain chain;
 } phase1;
+
+static void wake_main(phase1 *p);
 
 #define PS_UNK_WORD_BYTES 256u
 
@@ -308,7 +315,7 @@ static void observe_next(phase1 *p, size_t self)
     }
     while (p->obs_done < p->obs_next && p->ring[p->obs_done % p->ring_n].observed)
         p->obs_done++;
-    pthread_cond_broadcast(&p->done);
+    wake_main(p);
 }
 
 static bool chunk_cleaned(const void *ctx, size_t s)
@@ -341,7 +348,7 @@ static void resolve_next(phase1 *p, size_t k)
         ch->err = e;
     }
     if (ps_part_turns_end(&p->turns, k, p->head))
-        pthread_cond_broadcast(&p->done);
+        wake_main(p);
 }
 
 static void *worker_main(void *arg)
@@ -396,7 +403,7 @@ static void *worker_main(void *arg)
                          * last part through it wakes the commit */
             pthread_cond_broadcast(&p->work);
         else
-            pthread_cond_broadcast(&p->done);
+            wake_main(p);
     }
     pthread_mutex_unlock(&p->mu);
     p->busy[self] = busy;
@@ -808,7 +815,7 @@ static void *stage_main(void *arg)
         pthread_mutex_lock(&p->mu);
         sg->rc = rc;
         sg->done++;
-        pthread_cond_broadcast(&p->done);
+        wake_main(p);
     }
     sg->busy = busy;
     pthread_mutex_unlock(&p->mu);
@@ -841,6 +848,26 @@ static int stage_failed(const phase1 *p, ps_error *err)
         return p->obs_rc;
     }
     return 0;
+}
+
+/* Whether the head chunk can be committed (under p->mu). */
+static bool head_ready(const phase1 *p)
+{
+    return p->head != p->tail && p->ring[p->head % p->ring_n].state == 3 &&
+           ps_part_turns_past(&p->turns, p->head);
+}
+
+/* Wakes the calling thread, when it waits, if it can go on: the head chunk
+ * can be committed, a chunk was freed (its wait ends when the ring is no
+ * longer full, or empty at the end) or something failed (under p->mu).
+ * Waking it for every worker's step was a context switch for nothing
+ * four times in five. */
+static void wake_main(phase1 *p)
+{
+    ps_error e;
+    if (p->main_waits &&
+        (head_ready(p) || freed(p) != p->main_freed || stage_failed(p, &e)))
+        pthread_cond_signal(&p->done);
 }
 
 /* Whether chunks remain to read or to see through every stage. The stages
@@ -879,8 +906,7 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
             break;
         /* Commit finished chunks at the head, in order. */
         pthread_mutex_lock(&p->mu);
-        while (p->head != p->tail && p->ring[p->head % p->ring_n].state == 3 &&
-               ps_part_turns_past(&p->turns, p->head)) {
+        while (head_ready(p)) {
             chunk *ch = &p->ring[p->head % p->ring_n];
             pthread_mutex_unlock(&p->mu);
             double t = ps_build_now();
@@ -908,7 +934,10 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
         bool full = p->tail - freed(p) == p->ring_n;
         if (!rc && (full || rd->eof) && freed(p) != p->tail) {
             double t = ps_build_now();
+            p->main_waits = true;
+            p->main_freed = freed(p);
             pthread_cond_wait(&p->done, &p->mu);
+            p->main_waits = false;
             pf->wait += ps_build_now() - t;
             pthread_mutex_unlock(&p->mu);
             continue;
