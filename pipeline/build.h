@@ -253,5 +253,11 @@ void ps_remove_tree(const char *path);
 /* Writes `len` bytes to `dir/name` and fsyncs it. 0 or PS_EIO. */
 int ps_write_file(const char *dir, const char *name, const char *data, size_t len,
                   ps_error *err);
+/* The same for a file at the top of a staged set, without the fsync:
+ * ps_staging_publish fsyncs every such file before the set is published,
+ * so this only starts the file's writeback, which the disk then does
+ * while the build goes on. 0 or PS_EIO. */
+int ps_write_set_file(const char *set, const char *name, const char *data, size_t len,
+                      ps_error *err);
 
 #endif /* PS_SHARDS_BUILD_H */

@@ -357,9 +357,10 @@ int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *repo
     for (int i = 0; !rc && i < 3; i++) {
         char name[600];
         snprintf(name, sizeof name, "%s%s", prefix, names[i]);
-        /* beside DIR (prefix "DIR."): an ordinary output file, not part of a set */
-        rc = (*prefix ? ps_beside_write : ps_write_file)(dir, name, texts[i], strlen(texts[i]),
-                                                         err);
+        /* beside DIR (prefix "DIR."): an ordinary output file, not part of a set;
+         * in the set, fsynced with the set's other files when it is published */
+        rc = (*prefix ? ps_beside_write : ps_write_set_file)(dir, name, texts[i],
+                                                             strlen(texts[i]), err);
     }
     free(json);
     free(html);
@@ -716,7 +717,7 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = err && err->code ? err->code : PS_ENOMEM;
     wspools_free(&st); /* not published */
     if (!rc)
-        rc = ps_write_file(st.staging, "manifest.json", manifest, strlen(manifest), err);
+        rc = ps_write_set_file(st.staging, "manifest.json", manifest, strlen(manifest), err);
     free(manifest);
     if (!rc)
         rc = ps_staging_publish(&st.stg, cfg->out_dir, &pub, err);

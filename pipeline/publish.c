@@ -9,6 +9,7 @@
  * one in another PID namespace or on another host, where a PID means
  * nothing.
  */
+#define _GNU_SOURCE /* sync_file_range */
 #include "pipeline/build.h"
 
 #include <dirent.h>
@@ -307,8 +308,9 @@ void ps_staging_discard(ps_staging *stg)
     stg->lock_fd = -1;
 }
 
-int ps_write_file(const char *dir, const char *name, const char *data, size_t len,
-                  ps_error *err)
+/* Writes dir/name; fsyncs it, or only starts its writeback. */
+static int write_file(const char *dir, const char *name, const char *data, size_t len,
+                      bool sync, ps_error *err)
 {
     char path[4096];
     if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
@@ -321,9 +323,24 @@ int ps_write_file(const char *dir, const char *name, const char *data, size_t le
         close(fd);
         return ps_error_set(err, PS_EIO, "%s: write failed: %s", path, strerror(e));
     }
-    if (fsync(fd) != 0 || close(fd) != 0)
-        return ps_error_set(err, PS_EIO, "%s: fsync failed: %s", path, strerror(errno));
+    if (!sync)
+        (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE); /* a hint: the fsync is later */
+    if ((sync && fsync(fd) != 0) || close(fd) != 0)
+        return ps_error_set(err, PS_EIO, "%s: %s failed: %s", path, sync ? "fsync" : "close",
+                            strerror(errno));
     return 0;
+}
+
+int ps_write_file(const char *dir, const char *name, const char *data, size_t len,
+                  ps_error *err)
+{
+    return write_file(dir, name, data, len, true, err);
+}
+
+int ps_write_set_file(const char *set, const char *name, const char *data, size_t len,
+                      ps_error *err)
+{
+    return write_file(set, name, data, len, false, err);
 }
 
 /* fsyncs every file of the new set and the set directory. */
