@@ -87,7 +87,7 @@ static int put_line(ct_chunk *ch, ct_item *ci)
     return 0;
 }
 
-static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w)
+static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w, ps_label_links *links)
 {
     ps_buf_reset(&ch->out);
     ps_buf_reset(&ch->lines);
@@ -113,6 +113,7 @@ static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w)
     }
     for (size_t i = 0; i < ch->n_ok; i++) /* the arena is done growing */
         ps_clean_item_unpack(&ch->items[i].it, &ch->out, &ch->items[i].offs);
+    ps_label_links_set(links, ch->items, sizeof *ch->items, ch->n_ok);
     if (r->turns.n) /* the records cleaned before a failure are committed */
         ps_part_groups_fill(r->c, &ch->groups, ch->items, sizeof *ch->items, ch->n_ok, 0, 0);
 }
@@ -156,6 +157,7 @@ static void *worker_main(void *arg)
 {
     ct_run *r = arg;
     ps_clean_worker *w = NULL;
+    ps_label_links links = {NULL, 0};
     int init = ps_clean_worker_create(r->c, &w);
     pthread_mutex_lock(&r->mu);
     for (;;) {
@@ -176,7 +178,7 @@ static void *worker_main(void *arg)
             if (ch->ranged) /* the chunks after it wait for its place */
                 ps_range_chain_skip(&r->chain, &ch->ticket);
         } else
-            clean_chunk(r, ch, w);
+            clean_chunk(r, ch, w, &links);
         pthread_mutex_lock(&r->mu);
         ch->state = 3;
         if (r->turns.n) /* its parts to look up, for idle workers too; the
@@ -187,6 +189,7 @@ static void *worker_main(void *arg)
     }
     pthread_mutex_unlock(&r->mu);
     ps_clean_worker_free(w);
+    ps_label_links_free(&links);
     return NULL;
 }
 
@@ -223,7 +226,12 @@ static int commit_chunk(ct_run *r, ct_chunk *ch, ps_error *err)
             ps_clean_item_settle_index(&ci->it, index + i);
         int rc = ps_cleaner_note_fields(r->c, ch->in.path, &ci->it)
                      ? ps_error_set(err, PS_ENOMEM, "out of memory")
-                     : ps_cleaner_commit(r->c, ch->in.path, &ci->it, err);
+                     : ps_cleaner_commit_as(r->c, ch->in.path, &ci->it,
+                                            /* every record before it was committed */
+                                            ci->it.label_as
+                                                ? &ch->items[ci->it.label_as - 1].it
+                                                : NULL,
+                                            err);
         if (!rc && r->line_sink)
             rc = give_line(r, ch, ci, err);
         else if (!rc && r->sink)

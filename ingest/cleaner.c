@@ -530,6 +530,12 @@ static int note_id(ps_cleaner *c, ps_clean_item *it, ps_error *err)
 
 int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_error *err)
 {
+    return ps_cleaner_commit_as(c, input, it, NULL, err);
+}
+
+int ps_cleaner_commit_as(ps_cleaner *c, const char *input, ps_clean_item *it,
+                         const ps_clean_item *same, ps_error *err)
+{
     ps_step_counts *st = ps_stats_steps(c->stats);
     if (it->utf8_repaired) {
         st->utf8_repaired_records++;
@@ -576,15 +582,18 @@ int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_er
         ps_stats_sql(c->stats, res->id, it->sql_raw_class, it->sql_clean_class,
                      it->exec_status, it->exec_rows))
         return ps_error_set(err, PS_ENOMEM, "out of memory in the accounting");
-    if (ps_stats_record(c->stats, input, res->outcome, res->reason, res->label, &it->label_no))
+    uint32_t known = same && res->label ? same->label_no : PS_LABEL_NO_NONE;
+    if (ps_stats_record_known(c->stats, input, res->outcome, res->reason, res->label, known,
+                              &it->label_no))
         return ps_error_set(err, PS_ENOMEM, "out of memory in the accounting");
     return 0;
 }
 
 void ps_cleaner_prefetch(const ps_cleaner *c, const ps_clean_item *it)
 {
-    /* the accounting compares the label's bytes: a worker wrote them */
-    if (it->res.label)
+    /* the accounting compares the label's bytes, which a worker wrote,
+     * unless an earlier record of the chunk has the same label */
+    if (it->res.label && !it->label_as)
         __builtin_prefetch(it->res.label);
     if (it->res.outcome == PS_OUTCOME_KEPT && !c->opts.keep_duplicates && !c->split)
         ps_cleaner_resolve_prefetch(c, 0, it);

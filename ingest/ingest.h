@@ -382,6 +382,12 @@ ps_step_counts *ps_stats_steps(ps_stats *s);
 #define PS_LABEL_NO_NONE UINT32_MAX
 int ps_stats_record(ps_stats *s, const char *input, ps_outcome outcome, const char *reason,
                     const char *label, uint32_t *label_no);
+/* The same for a record whose label has the number `known` (an earlier
+ * record's label_no, whose label is the same string): the label's bytes
+ * are not read. PS_LABEL_NO_NONE: not known, as ps_stats_record. */
+int ps_stats_record_known(ps_stats *s, const char *input, ps_outcome outcome,
+                          const char *reason, const char *label, uint32_t known,
+                          uint32_t *label_no);
 /* Counts a kept record whose id an earlier kept record (first_source)
  * has. 0 or PS_ENOMEM. */
 int ps_stats_id_collision(ps_stats *s, const char *id, const char *first_source,
@@ -473,6 +479,9 @@ typedef struct ps_clean_item {
      * labels of committed records, numbered as first seen), or
      * PS_LABEL_NO_NONE: a key for per-label tables that need no strings. */
     uint32_t label_no;
+    /* Set by ps_label_links_set (a worker): 1 + the index, in the same
+     * chunk, of the first earlier record with the same label, or 0. */
+    uint32_t label_as;
     /* text-to-SQL (text2sql.c): SQLite's verdict on the raw and the cleaned
      * SQL (ps_sql_class; -1: not checked), its messages ("" when ok) */
     int sql_raw_class, sql_clean_class;
@@ -549,6 +558,29 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
 /* Dedupes and accounts one item, in input order (one thread). A kept item
  * may become a duplicate (res.duplicate_of set). */
 int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_error *err);
+/* The same, `same` (may be NULL) an item committed before `it` whose
+ * label is the same string (ps_label_links_set found it): its label_no
+ * is taken rather than `it`'s label looked up. */
+int ps_cleaner_commit_as(ps_cleaner *c, const char *input, ps_clean_item *it,
+                         const ps_clean_item *same, ps_error *err);
+
+/* ---- label_links.c: a chunk's repeated labels, found by its worker -------
+ * The in-order commit numbers each record's label by looking its string
+ * up; the string was written by the worker, on another core, so reading
+ * it is a cache miss a record, most of the commit's time. A worker links
+ * each record of its chunk to the first earlier one with the same label
+ * (comparing the strings itself, in its own cache), and the commit takes
+ * that record's number: one lookup per distinct label per chunk. */
+typedef struct ps_label_links {
+    uint32_t *slots; /* open addressing: 1 + a record's index, 0 empty */
+    size_t cap;
+} ps_label_links;
+/* Sets label_as of the n items (each `stride` bytes after the one
+ * before, a ps_clean_item at the start of each) whose label an earlier
+ * one has; the others' to 0. Without memory for the table every label_as
+ * is 0 (the commit then looks each label up). */
+void ps_label_links_set(ps_label_links *l, void *items, size_t stride, size_t n);
+void ps_label_links_free(ps_label_links *l);
 /* ---- dedupe_parts.c: the dedupe split by hash, for threads ---------------
  * Whether a kept pair is a duplicate depends only on the kept pairs before
  * it with the same hash, so the table can be split by hash into parts,

@@ -130,6 +130,13 @@ static void bump(counts *c, ps_outcome o)
 int ps_stats_record(ps_stats *s, const char *input, ps_outcome outcome, const char *reason,
                     const char *label, uint32_t *label_no)
 {
+    return ps_stats_record_known(s, input, outcome, reason, label, PS_LABEL_NO_NONE, label_no);
+}
+
+int ps_stats_record_known(ps_stats *s, const char *input, ps_outcome outcome,
+                          const char *reason, const char *label, uint32_t known,
+                          uint32_t *label_no)
+{
     if (label_no)
         *label_no = PS_LABEL_NO_NONE;
     bump(&s->total, outcome);
@@ -140,7 +147,7 @@ int ps_stats_record(ps_stats *s, const char *input, ps_outcome outcome, const ch
     }
     counts *lc;
     if (label) {
-        lc = label_counts(s, label);
+        lc = known < s->labels.n ? &s->label_counts[known] : label_counts(s, label);
         if (!lc)
             return PS_ENOMEM;
         if (label_no)

@@ -89,6 +89,7 @@ typedef struct phase1 {
     ps_clean_worker *iw;
     ps_tok_scratch *its;
     ps_encode_ctx ix;
+    ps_label_links ilinks;
     pthread_cond_t stage_cv; /* a chunk was committed, or stop */
     ps_build_state *st;
     stage stages[N_STAGES];
@@ -255,7 +256,7 @@ static int resolve_part(phase1 *p, chunk *ch, size_t k, ps_error *err)
 /* Cleans and tokenizes every record of a chunk and appends its kept
  * records to worker spool `spool` (a worker thread, or the calling one). */
 static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
-                       ps_tok_scratch *ts, ps_encode_ctx *x)
+                       ps_tok_scratch *ts, ps_encode_ctx *x, ps_label_links *links)
 {
     ps_buf_reset(&ch->out);
     ps_buf_reset(&ch->spool);
@@ -288,6 +289,7 @@ static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
     if (ch->rc)
         return;
     unpack(ch);
+    ps_label_links_set(links, ch->items, sizeof *ch->items, ch->n);
     if (p->turns.n) /* only this part's kept records: others are not committed */
         ps_part_groups_fill(p->cleaner, &ch->groups, ch->items, sizeof *ch->items, ch->n,
                             p->cfg->part_count, p->cfg->part_index);
@@ -360,6 +362,7 @@ static void *worker_main(void *arg)
     ps_tok_scratch *ts = ps_tok_scratch_new();
     ps_encode_ctx x;
     memset(&x, 0, sizeof x);
+    ps_label_links links = {NULL, 0};
     int init = ps_clean_worker_create(p->cleaner, &w);
     pthread_mutex_lock(&p->mu);
     for (;;) {
@@ -394,7 +397,7 @@ static void *worker_main(void *arg)
             if (ch->ranged) /* the chunks after it wait for its place */
                 ps_range_chain_skip(&p->chain, &ch->ticket);
         } else
-            work_chunk(p, ch, self, w, ts, &x);
+            work_chunk(p, ch, self, w, ts, &x, &links);
         t0 = ps_build_now();
         busy += t0 - t1;
         pthread_mutex_lock(&p->mu);
@@ -411,6 +414,7 @@ static void *worker_main(void *arg)
     ps_clean_worker_free(w);
     ps_tok_scratch_free(ts);
     ps_encode_ctx_free(&x);
+    ps_label_links_free(&links);
     return NULL;
 }
 
@@ -462,7 +466,11 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
             if (key % cfg->part_count != cfg->part_index)
                 continue;
         }
-        int rc = ps_cleaner_commit(st->cleaner, ch->in.path, it, err);
+        /* an earlier record of the chunk with the same label, committed
+         * (not one of another --part's): its number, not a lookup */
+        const ps_clean_item *same =
+            it->label_as && ch->taken[it->label_as - 1] ? &ch->items[it->label_as - 1].it : NULL;
+        int rc = ps_cleaner_commit_as(st->cleaner, ch->in.path, it, same, err);
         if (rc)
             return rc; /* its own message says what failed */
         ch->taken[i] = 1; /* a duplicate's first id stays valid: the dedupe
@@ -955,7 +963,7 @@ static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
         int state = 1;
         if (p->inline_work) {
             t = ps_build_now();
-            work_chunk(p, ch, 0, p->iw, p->its, &p->ix);
+            work_chunk(p, ch, 0, p->iw, p->its, &p->ix, &p->ilinks);
             resolve_inline(p, ch);
             p->busy[0] += ps_build_now() - t;
             state = 3;
@@ -1059,6 +1067,7 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     ps_clean_worker_free(p.iw);
     ps_tok_scratch_free(p.its);
     ps_encode_ctx_free(&p.ix);
+    ps_label_links_free(&p.ilinks);
     st->prof.stats = p.stages[STAGE_STATS].busy;
     st->prof.write = p.stages[STAGE_WRITE].busy;
     if (cfg->progress)
