@@ -243,6 +243,14 @@ static int log_from_txn(ps_shard_writer *w, ps_error *err)
     return 0;
 }
 
+/* An unlogged transaction met a full map, which its bound rules out: it
+ * cannot be replayed, so the shard fails rather than lose its puts. */
+static int bound_broken(ps_shard_writer *w, ps_error *err)
+{
+    return ps_error_set(err, PS_EIO, "%s: the map filled before its bound said it could",
+                        w->path);
+}
+
 /* Notes one put (its data in the log, or its key while unlogged) and
  * applies it, growing the map when it is full. */
 static int put(ps_shard_writer *w, int db, const void *key, size_t klen, const void *data,
@@ -268,9 +276,7 @@ static int put(ps_shard_writer *w, int db, const void *key, size_t klen, const v
     if (rc) {
         mdb_txn_abort(w->txn); /* a failed put leaves the transaction unusable */
         w->txn = NULL;
-        return rc == MDB_MAP_FULL ? ps_error_set(err, PS_EIO, "%s: the map filled before "
-                                                 "its bound said it could", w->path)
-                                  : lmdb_err(w, err, "put", rc);
+        return rc == MDB_MAP_FULL ? bound_broken(w, err) : lmdb_err(w, err, "put", rc);
     }
     return 0;
 }
@@ -282,8 +288,7 @@ static int commit(ps_shard_writer *w, ps_error *err)
         int rc = mdb_txn_commit(w->txn);
         w->txn = NULL;
         if (rc == MDB_MAP_FULL && !w->logging)
-            return ps_error_set(err, PS_EIO, "%s: the map filled before its bound said it "
-                                "could", w->path);
+            return bound_broken(w, err);
         if (rc == MDB_MAP_FULL) {
             rc = grow(w, err);
             if (rc)
