@@ -112,6 +112,8 @@ void ps_build_config_init(ps_build_config *cfg);
 typedef struct ps_build_profile {
     double wall;                  /* the whole ps_build_run */
     double setup, phase1, checks, phase2, publish; /* wall seconds of each phase */
+    double teardown;              /* after publication: the state freed, the staging
+                                   * directory removed (what was not freed before) */
     double checks_threaded;       /* of the checks on the calling thread (1 thread), the
                                    * seconds of the exact KS sums, which more threads
                                    * share (ps_vconfig_set_threads); 0 beside phase 2 */

@@ -17,6 +17,8 @@
 #include "store/shards.h"
 #include "validate/validate.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 /* A worker's spool: the kept records it encoded, a chunk's appended with
@@ -85,6 +87,16 @@ typedef struct ps_shard_result {
     ps_bucket_count buckets[PS_BUILD_MAX_BUCKETS];
 } ps_shard_result;
 
+struct ps_build_state;
+
+/* Freeing done beside the build's last steps (build_release.c). */
+typedef struct ps_build_release {
+    pthread_t thread;
+    bool started;
+    void (*fn)(struct ps_build_state *);
+    struct ps_build_state *st;
+} ps_build_release;
+
 typedef struct ps_build_state {
     const ps_build_config *cfg;
     ps_cleaner *cleaner;
@@ -124,6 +136,13 @@ typedef struct ps_build_state {
     ps_vgen *v_gen;            /* prompt and completion lengths (causal, seq2seq; else NULL) */
     ps_vreport *report;
     int stop_phase2;           /* set (atomically) when the checks, beside phase 2, fail it */
+    /* freed before the end (build_release.c): the validation state once
+     * the reports are in the set, keeping what the summary needs of the
+     * report; the worker spools once every shard's blocks are encoded */
+    ps_build_release validation_release, spools_release;
+    char kept_verdict[8];
+    char *kept_summary;
+    size_t shards_encoded;     /* shards whose blocks are all encoded (atomic) */
 } ps_build_state;
 
 int ps_build_phase1(ps_build_state *st, ps_error *err);
@@ -203,6 +222,23 @@ static inline const char *ps_spool_record(const ps_build_state *st, const ps_spo
     return st->wspools[e->loc >> PS_SPOOL_OFFSET_BITS].data +
            (e->loc & (((uint64_t)1 << PS_SPOOL_OFFSET_BITS) - 1));
 }
+/* Unmaps, closes and removes the worker spools (what of them exists);
+ * once done, does nothing. */
+void ps_build_wspools_free(ps_build_state *st);
+
+/* ---- build_release.c: freeing beside the build's last steps ------------- */
+
+/* Runs fn(st) on a thread of its own (here, when none starts); r must stay
+ * put until ps_build_release_join(r), which waits for it (and does nothing
+ * when nothing was started). */
+void ps_build_release_start(ps_build_release *r, void (*fn)(ps_build_state *),
+                            ps_build_state *st);
+void ps_build_release_join(ps_build_release *r);
+/* Keeps the report's verdict and summary (kept_verdict, kept_summary),
+ * then frees the validation state: the statistics and the report. For
+ * once the reports are written into the set: nothing reads it after. */
+void ps_build_release_validation(ps_build_state *st);
+
 /* Sorts labels and chooses buckets (before validation, which reports the
  * padding under them). */
 int ps_build_plan(ps_build_state *st, ps_error *err);

@@ -172,8 +172,7 @@ static int wspools_map(ps_build_state *st, ps_error *err)
     return 0;
 }
 
-/* Unmaps, closes and removes the worker spools (what of them exists). */
-static void wspools_free(ps_build_state *st)
+void ps_build_wspools_free(ps_build_state *st)
 {
     for (size_t i = 0; st->wspools && i < st->n_wspools; i++) {
         ps_wspool *ws = &st->wspools[i];
@@ -295,6 +294,9 @@ static void *hash_inputs(void *arg)
 
 static void state_free(ps_build_state *st)
 {
+    ps_build_release_join(&st->validation_release);
+    ps_build_release_join(&st->spools_release);
+    free(st->kept_summary);
     free(st->input_sha);
     free(st->input_bytes);
     if (st->rejects)
@@ -304,7 +306,7 @@ static void state_free(ps_build_state *st)
     for (size_t i = 0; st->spools && i < st->cfg->shards; i++)
         ps_spool_free(&st->spools[i]);
     free(st->spools);
-    wspools_free(st);
+    ps_build_wspools_free(st);
     ps_strmap_free(&st->labels);
     free(st->sorted_labels);
     free(st->label_final);
@@ -421,10 +423,12 @@ static double cpu_seconds(clockid_t clock)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The summary the CLI prints; `dir`/`prefix` locate the report. */
-static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const char *dir,
+/* The summary the CLI prints; `dir`/`prefix` locate the report. Its
+ * times but the phases' are close_profile's, once the state is freed. */
+static void fill_summary(ps_build_state *st, ps_build_summary *sum, const char *dir,
                          const char *prefix)
 {
+    ps_build_release_join(&st->validation_release); /* it clears st->report */
     memset(sum, 0, sizeof *sum);
     ps_cleaner_get_counts(st->cleaner, &sum->counts);
     for (size_t i = 0; st->results && i < st->cfg->shards; i++) {
@@ -434,12 +438,15 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
     sum->n_buckets = st->n_bounds;
     memcpy(sum->buckets, st->bounds, sizeof st->bounds);
     sum->n_labels = st->labels.n;
-    sum->seconds = ps_build_now() - st->start;
-    snprintf(sum->verdict, sizeof sum->verdict, "%s", ps_vreport_verdict(st->report));
+    /* the report, or what was kept of it when it was freed early */
+    snprintf(sum->verdict, sizeof sum->verdict, "%s",
+             st->report ? ps_vreport_verdict(st->report) : st->kept_verdict);
     if (snprintf(sum->report_path, sizeof sum->report_path, "%s/%sreport.json", dir, prefix) >=
         (int)sizeof sum->report_path)
         sum->report_path[0] = '\0';
-    sum->report_summary = ps_vreport_summary(st->report);
+    sum->report_summary = st->report ? ps_vreport_summary(st->report) : st->kept_summary;
+    if (!st->report)
+        st->kept_summary = NULL; /* the summary's now */
     double share = ps_build_serving_share(st->cfg->validate_json);
     char *note = ps_build_serving_note(st->cleaner, share);
     size_t n = sum->report_summary ? strlen(sum->report_summary) : 0;
@@ -452,13 +459,25 @@ static void fill_summary(const ps_build_state *st, ps_build_summary *sum, const 
     free(note);
     sum->profile = st->prof;
     ps_build_profile *pf = &sum->profile;
-    pf->wall = sum->seconds;
-    pf->cpu_calling = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - st->cpu_thread0;
-    pf->cpu_process = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - st->cpu_process0;
     /* what the phases did not cover: the manifest and publishing */
-    pf->publish = pf->wall - pf->setup - pf->phase1 - pf->checks - pf->phase2;
+    pf->publish = ps_build_now() - st->start - pf->setup - pf->phase1 - pf->checks - pf->phase2;
     if (pf->publish < 0)
         pf->publish = 0;
+}
+
+/* The summary's wall time and the profile's teardown, CPU seconds and
+ * serial share, once the state is freed (finish, from `teardown_from`):
+ * the freeing is the caller's wait too. */
+static void close_profile(const ps_build_state *st, ps_build_summary *sum,
+                          double teardown_from)
+{
+    double now = ps_build_now();
+    ps_build_profile *pf = &sum->profile;
+    sum->seconds = now - st->start;
+    pf->wall = sum->seconds;
+    pf->teardown = now - teardown_from;
+    pf->cpu_calling = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - st->cpu_thread0;
+    pf->cpu_process = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - st->cpu_process0;
     /* phase 2's compression is shared by the threads, and with several
      * shard writers their grouping, storing, finishing and hashing too */
     double writers = (double)(pf->phase2_writers ? pf->phase2_writers : 1);
@@ -587,6 +606,8 @@ static void *checks_main(void *arg)
     else
         j->rc = ps_write_reports(st->staging, "", st->report, st->v_sql, st->v_gen, NULL,
                                  &j->err);
+    if (!j->rc && !j->gate_failed) /* beside phase 2 already: freed here */
+        ps_build_release_validation(st);
     return NULL;
 }
 
@@ -613,10 +634,12 @@ static int checks_and_phase2(ps_build_state *st, bool *gate_failed, double t, ps
         if (!rc && !*gate_failed)
             rc = ps_write_reports(st->staging, "", st->report, st->v_sql, st->v_gen,
                                   &st->prof.reports_threaded, err);
+        /* beside phase 2 the checks are not on the calling thread's path */
+        st->prof.checks_threaded = ps_vreport_threaded_seconds(st->report);
+        if (!rc && !*gate_failed) /* the reports are in the set: freed beside phase 2 */
+            ps_build_release_start(&st->validation_release, ps_build_release_validation, st);
     }
     st->prof.checks = ps_build_now() - t;
-    if (!beside) /* beside phase 2 the checks are not on the calling thread's path */
-        st->prof.checks_threaded = ps_vreport_threaded_seconds(st->report);
     t = ps_build_now();
     if (!rc && (beside || !*gate_failed))
         rc = ps_build_phase2(st, err);
@@ -657,7 +680,10 @@ static int gate_stopped(ps_build_state *st, ps_build_summary *summary, ps_error 
         fill_summary(st, summary, parent, prefix);
         summary->gate_failed = 1;
     }
+    double t = ps_build_now();
     finish(st);
+    if (!rc && summary)
+        close_profile(st, summary, t);
     return rc;
 }
 
@@ -715,7 +741,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     char *manifest = rc ? NULL : ps_build_manifest(&st, err);
     if (!rc && !manifest)
         rc = err && err->code ? err->code : PS_ENOMEM;
-    wspools_free(&st); /* not published */
+    ps_build_release_join(&st.spools_release);
+    ps_build_wspools_free(&st); /* not published; freed already when it could be */
     if (!rc)
         rc = ps_write_set_file(st.staging, "manifest.json", manifest, strlen(manifest), err);
     free(manifest);
@@ -723,6 +750,9 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_staging_publish(&st.stg, cfg->out_dir, &pub, err);
     if (!rc && summary)
         fill_summary(&st, summary, cfg->out_dir, "");
+    t = ps_build_now();
     finish(&st);
+    if (!rc && summary)
+        close_profile(&st, summary, t);
     return rc;
 }

@@ -343,6 +343,10 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
         pool_advance(&pl, i + 1 + ahead);
     }
     pool_stop(&pl, tm);
+    /* The last shard's blocks encoded: nothing reads the worker spools
+     * again, so they go beside this shard's compacted copy. */
+    if (!rc && __atomic_add_fetch(&st->shards_encoded, 1, __ATOMIC_ACQ_REL) == cfg->shards)
+        ps_build_release_start(&st->spools_release, ps_build_wspools_free, st);
     encoder_free(&own);
     free(lengths);
     for (size_t i = 0; i < n_jobs; i++) /* after a failure: the blocks not written */
