@@ -617,8 +617,49 @@ static void print_summary(const build_args *a, const ps_build_summary *sum)
             sum->seconds > 0 ? sum->counts.records_in / sum->seconds : 0.0, a->cfg.out_dir);
 }
 
+/* What the command says once the build returned `rc`, and its exit
+ * status: a stop by signal, the error, the validation summary, a failed
+ * gate, an empty set, the closing lines and the profile. */
+static int report_outcome(const build_args *a, int rc, const ps_error *err,
+                          ps_build_summary *sum, const ps_cli_command_times *ct)
+{
+    if (ps_cli_stop_signal) {
+        fprintf(stderr, "pairshard build: stopped by signal %d: %s\n", (int)ps_cli_stop_signal,
+                rc ? "nothing was published" : "the new set had already been published");
+        free(sum->report_summary);
+        return ps_cli_signal_status(ps_cli_stop_signal);
+    }
+    if (rc) {
+        fprintf(stderr, "pairshard build: %s\n", err->code ? err->message : ps_strerror(rc));
+        return PS_EXIT_USAGE;
+    }
+    if (sum->report_summary && (!a->quiet || sum->gate_failed))
+        fputs(sum->report_summary, stderr);
+    if (sum->gate_failed) {
+        /* The rejects lie beside the report: DIR.report.json, DIR.rejects.jsonl. */
+        size_t plen = strlen(sum->report_path), slen = strlen("report.json");
+        fprintf(stderr,
+                "pairshard build: validation failed: nothing was published; report in %s, "
+                "rejected records in %.*srejects.jsonl (--no-gate publishes anyway)\n",
+                sum->report_path, (int)(plen >= slen ? plen - slen : 0), sum->report_path);
+        free(sum->report_summary);
+        return PS_EXIT_FAIL;
+    }
+    free(sum->report_summary);
+    if (sum->counts.kept == 0) /* published (a --part may be empty), but readers refuse it */
+        fprintf(stderr, "pairshard build: warning: %s holds no records (%llu read: all "
+                "rejected or duplicates, see its rejects.jsonl); readers refuse an empty set\n",
+                a->cfg.out_dir, (unsigned long long)sum->counts.records_in);
+    if (!a->quiet)
+        print_summary(a, sum);
+    if (a->profile)
+        ps_cli_print_build_profile(stderr, &sum->profile, ct);
+    return PS_EXIT_OK;
+}
+
 int ps_cmd_build(int argc, char **argv)
 {
+    double t_start = ps_cli_now(); /* --profile: the command's own seconds count too */
     /* First: a signal during the set-up must not kill a build that is
      * about to create its staging directory. */
     ps_cli_signals_install();
@@ -719,41 +760,14 @@ int ps_cmd_build(int argc, char **argv)
     ps_build_summary sum;
     memset(&sum, 0, sizeof sum);
     a.cfg.cancel = &ps_cli_stop_signal;
+    ps_cli_command_times ct = {ps_cli_now() - t_start, 0};
     int rc = ps_build_run(&a.cfg, &sum, &err);
-    if (ps_cli_stop_signal) {
-        fprintf(stderr, "pairshard build: stopped by signal %d: %s\n", (int)ps_cli_stop_signal,
-                rc ? "nothing was published" : "the new set had already been published");
-        free(sum.report_summary);
-        status = ps_cli_signal_status(ps_cli_stop_signal);
-        goto done;
-    }
-    if (rc) {
-        fprintf(stderr, "pairshard build: %s\n", err.code ? err.message : ps_strerror(rc));
-        goto done;
-    }
-    if (sum.report_summary && (!a.quiet || sum.gate_failed))
-        fputs(sum.report_summary, stderr);
-    if (sum.gate_failed) {
-        /* The rejects lie beside the report: DIR.report.json, DIR.rejects.jsonl. */
-        size_t plen = strlen(sum.report_path), slen = strlen("report.json");
-        fprintf(stderr,
-                "pairshard build: validation failed: nothing was published; report in %s, "
-                "rejected records in %.*srejects.jsonl (--no-gate publishes anyway)\n",
-                sum.report_path, (int)(plen >= slen ? plen - slen : 0), sum.report_path);
-        free(sum.report_summary);
-        status = PS_EXIT_FAIL;
-        goto done;
-    }
-    free(sum.report_summary);
-    status = PS_EXIT_OK;
-    if (sum.counts.kept == 0) /* published (a --part may be empty), but readers refuse it */
-        fprintf(stderr, "pairshard build: warning: %s holds no records (%llu read: all "
-                "rejected or duplicates, see its rejects.jsonl); readers refuse an empty set\n",
-                a.cfg.out_dir, (unsigned long long)sum.counts.records_in);
-    if (!a.quiet)
-        print_summary(&a, &sum);
-    if (a.profile)
-        ps_cli_print_build_profile(stderr, &sum.profile);
+    double t_end = ps_cli_now();
+    ps_tokenizer_free(tok); /* not needed again */
+    tok = NULL;
+    a.cfg.tokenizer = NULL;
+    ct.after = ps_cli_now() - t_end;
+    status = report_outcome(&a, rc, &err, &sum, &ct);
 done:
     free(effective);
     ps_tokenizer_free(tok);

@@ -1,6 +1,15 @@
 /* cli/profile.c — the --profile table of pairshard build. */
 #include "cli/profile.h"
 
+#include <time.h>
+
+double ps_cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 double ps_cli_amdahl(double serial, double threads)
 {
     return 1.0 / (serial + (1.0 - serial) / threads);
@@ -8,10 +17,18 @@ double ps_cli_amdahl(double serial, double threads)
 
 static double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0; }
 
-void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
+void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf,
+                                const ps_cli_command_times *ct)
 {
-    double w = pf->wall;
-    fprintf(f, "profile: wall %.3f s\n", w);
+    /* The command's wall: the build's and what the command does alone
+     * around it, which no thread count shares either. */
+    double around = ct->before + ct->after, w = pf->wall + around;
+    double serial = pf->serial + around;
+    double fraction = w > 0 ? serial / w : 0;
+    fprintf(f, "profile: wall %.3f s (the command; the build %.3f s)\n", w, pf->wall);
+    fprintf(f, "profile:   tokenizer       %7.3f s %5.1f%%  (before the build: the options read, "
+               "the vocabulary loaded)\n",
+            ct->before, pct(ct->before, w));
     fprintf(f, "profile:   set-up          %7.3f s %5.1f%%\n", pf->setup, pct(pf->setup, w));
     fprintf(f, "profile:   phase 1         %7.3f s %5.1f%%  (read, clean, tokenize, commit)\n",
             pf->phase1, pct(pf->phase1, w));
@@ -59,10 +76,12 @@ void ps_cli_print_build_profile(FILE *f, const ps_build_profile *pf)
             pf->phase2_finish);
     fprintf(f, "profile:   manifest+publish %6.3f s %5.1f%%\n", pf->publish,
             pct(pf->publish, w));
+    fprintf(f, "profile:   teardown        %7.3f s %5.1f%%  (after publishing: what is left "
+               "freed, the tokenizer too)\n",
+            pf->teardown + ct->after, pct(pf->teardown + ct->after, w));
     fprintf(f, "profile: serial %.3f s = %.1f%% of wall (work no worker shares); Amdahl "
                "projection %.2fx at 2, %.2fx at 16 threads\n",
-            pf->serial, 100 * pf->serial_fraction, ps_cli_amdahl(pf->serial_fraction, 2),
-            ps_cli_amdahl(pf->serial_fraction, 16));
+            serial, 100 * fraction, ps_cli_amdahl(fraction, 2), ps_cli_amdahl(fraction, 16));
     double cf = pf->cpu_process > 0 ? pf->cpu_calling / pf->cpu_process : 0;
     if (pf->calling_worker) { /* one thread does everything: no serial share to read off */
         fprintf(f, "profile: cpu: calling thread %.3f s of the process's %.3f s (1 thread: it "
