@@ -138,11 +138,11 @@ typedef struct ps_build_state {
     int stop_phase2;           /* set (atomically) when the checks, beside phase 2, fail it */
     /* freed before the end (build_release.c): the validation state once
      * the reports are in the set, keeping what the summary needs of the
-     * report; the worker spools once every shard's blocks are encoded */
+     * report; the worker spools once every shard is written */
     ps_build_release validation_release, spools_release;
     char kept_verdict[8];
     char *kept_summary;
-    size_t shards_encoded;     /* shards whose blocks are all encoded (atomic) */
+    size_t shards_done;        /* shards written (atomic) */
 } ps_build_state;
 
 int ps_build_phase1(ps_build_state *st, ps_error *err);

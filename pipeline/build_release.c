@@ -2,15 +2,15 @@
  * pairshard build: what the build frees before its end, beside the steps
  * that are left.
  *
- * Freeing is serial work: after publication, the calling thread alone
- * freed the validation state (the report's JSON trees, the statistics)
- * and unmapped and removed the worker spools, about 7 ms of a 0.55 s
- * single-thread Spider x20 build, while every other core was idle. Both
- * are dead well before that: the validation state once the reports are
- * written, the spools once every shard's blocks are encoded. So each is
- * freed then, on a thread of its own, while the shards' compacted copies,
- * the manifest and publication go on; the build joins the thread before
- * it returns, so nothing outlives ps_build_run.
+ * Freeing is serial work: the calling thread alone unmapped and removed
+ * the worker spools before writing the manifest, and freed the validation
+ * state (the report's JSON trees, the statistics) after publication:
+ * about 7 ms of a 0.55 s single-thread Spider x20 build, while every
+ * other core was idle. Both are dead sooner: the validation state once
+ * the reports are written, the spools once every shard is written. So
+ * each is freed then, on a thread of its own, while phase 2 (the
+ * validation state), the manifest and publication go on; the build joins
+ * the threads before it returns, so nothing outlives ps_build_run.
  */
 #include "pipeline/build_internal.h"
 #include "report/report.h"

@@ -343,10 +343,6 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
         pool_advance(&pl, i + 1 + ahead);
     }
     pool_stop(&pl, tm);
-    /* The last shard's blocks encoded: nothing reads the worker spools
-     * again, so they go beside this shard's compacted copy. */
-    if (!rc && __atomic_add_fetch(&st->shards_encoded, 1, __ATOMIC_ACQ_REL) == cfg->shards)
-        ps_build_release_start(&st->spools_release, ps_build_wspools_free, st);
     encoder_free(&own);
     free(lengths);
     for (size_t i = 0; i < n_jobs; i++) /* after a failure: the blocks not written */
@@ -364,6 +360,13 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
         tm->finish += ps_build_now() - t;
         w = NULL;
     }
+    /* The last shard written: nothing reads the worker spools again, so
+     * they go beside the manifest and publication. Not beside a compacted
+     * copy: unmapping them takes the address space's lock, which the
+     * copy's page faults wait for (Spider x20 at 2 threads: the copy 9.8
+     * -> 12.9 ms, median of 15 runs). */
+    if (!rc && __atomic_add_fetch(&st->shards_done, 1, __ATOMIC_ACQ_REL) == cfg->shards)
+        ps_build_release_start(&st->spools_release, ps_build_wspools_free, st);
     if (w)
         ps_shard_writer_abort(w);
     for (size_t b = 0; !rc && b < nb; b++) {

@@ -1,8 +1,8 @@
 /* What a build frees before its end (pipeline/build_release.c): the
  * validation state once the reports are in the set (on the checks' thread
  * beside phase 2, or on a thread of its own with one thread), the worker
- * spools once the last shard's blocks are encoded (by whichever shard
- * writer finishes encoding last). What the caller gets must not change:
+ * spools once the last shard is written (by whichever shard writer
+ * finishes last). What the caller gets must not change:
  * the summary's verdict and text are the report's (report.json's
  * "verdict" and "summary"), the same at every thread count, also when the
  * gate fails and nothing is freed early; no spool is left; and the
