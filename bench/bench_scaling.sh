@@ -10,6 +10,10 @@
 # the speed-up Amdahl's law projects from it at 16 threads. Outputs must be
 # byte-identical across thread counts (checked).
 #
+# Each round also times two 1-thread builds at once: what this machine
+# gives two processes that share nothing, the ceiling of any 2-thread
+# speed-up here, and the 2-thread build's share of it (paired by round).
+#
 # Then, when PS_BENCH_X200=1 (off by default: generating the 390 MB corpus
 # and building it twice takes about a minute on a 2-core machine), the 1.6M
 # pairs of Spider x200 at 1 and the most threads: wall time and peak RSS.
@@ -40,6 +44,19 @@ d = time.perf_counter() - t
 if r.returncode:
     sys.exit("bench_scaling: %s exited with status %d" % (sys.argv[2], r.returncode))
 open(sys.argv[1], "a").write("%.6f %d\n" % (d, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))' "$@"
+}
+
+# measure_duo FILE INPUT OUT_A OUT_B CMD...: runs `CMD -o OUT_A INPUT` and
+# `CMD -o OUT_B INPUT` at once; appends the seconds until both end to FILE.
+measure_duo() {
+    "$PY" -c '
+import subprocess, sys, time
+f, inp, outs, cmd = sys.argv[1], sys.argv[2], sys.argv[3:5], sys.argv[5:]
+t = time.perf_counter()
+ps = [subprocess.Popen(cmd + ["-o", o, inp], stdout=subprocess.DEVNULL) for o in outs]
+if [p.wait() for p in ps] != [0, 0]:
+    sys.exit("bench_scaling: one of two 1-thread builds at once failed")
+open(f, "a").write("%.6f\n" % (time.perf_counter() - t))' "$@"
 }
 
 # stats FILE: "best median max_rss" of the runs in FILE.
@@ -118,10 +135,19 @@ for cmd in build clean; do
         continue
     fi
     for t in $COUNTS; do : >"$W/m-$cmd-$t"; done
+    if [ "$cmd" = build ]; then : >"$W/m-duo"; fi
     for _ in $(seq "$RUNS"); do
         for t in $COUNTS; do
             [ "$t" -gt "$CPUS" ] || run_once "$cmd" "$t"
         done
+        # The build's own ceiling in the same round: two 1-thread builds
+        # at once (what two cores give two processes sharing nothing).
+        if [ "$cmd" = build ] && [ "$CPUS" -ge 2 ]; then
+            rm -rf "$W/duo-a" "$W/duo-b"
+            # shellcheck disable=SC2086
+            measure_duo "$W/m-duo" "$W/corpus.jsonl" "$W/duo-a" "$W/duo-b" \
+                "$PAIRSHARD" build -q --vocab "$VOCAB" $OPTS --threads 1
+        fi
     done
     base_best="" base_med=""
     for t in $COUNTS; do
@@ -141,6 +167,14 @@ for cmd in build clean; do
     done
 done
 [ -z "$skipped" ] || echo "  skipped (more threads than the $CPUS online CPUs):$skipped"
+if [ -s "$W/m-duo" ] && [ -s "$W/m-build-2" ]; then
+    # per round: the ceiling 2 t1 / duo, and the 2-thread speed-up t1 / t2 over it
+    ceil=$(paste "$W/m-build-1" "$W/m-duo" | awk '{print 2 * $1 / $3}' | median)
+    share=$(paste "$W/m-build-2" "$W/m-duo" | awk '{print $3 / (2 * $1)}' | median)
+    lo_hi=$(paste "$W/m-build-1" "$W/m-duo" | awk '{c = 2 * $1 / $3; if (NR == 1 || c < lo) lo = c; if (c > hi) hi = c} END {printf "%.2f-%.2f", lo, hi}')
+    rm -rf "$W/duo-a" "$W/duo-b"
+    echo "$ceil $share $lo_hi" | awk '{printf "  build: two 1-thread builds at once run %.2fx the throughput of one (median of the rounds, %sx; the ceiling of a 2-thread build here); the 2-thread build reaches %.0f%% of it (paired, median)\n", $1, $3, 100 * $2}'
+fi
 
 # Phase 2 writes min(threads, shards) shards at once: the same corpus in
 # SHARDS shards at 1 and the most threads (outputs compared).
