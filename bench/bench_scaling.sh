@@ -167,7 +167,7 @@ for cmd in build clean; do
     done
 done
 [ -z "$skipped" ] || echo "  skipped (more threads than the $CPUS online CPUs):$skipped"
-if [ -s "$W/m-duo" ] && [ -s "$W/m-build-2" ]; then
+if [ -s "$W/m-duo" ] && [ -s "$W/m-build-1" ] && [ -s "$W/m-build-2" ]; then
     # per round: the ceiling 2 t1 / duo, and the 2-thread speed-up t1 / t2 over it
     ceil=$(paste "$W/m-build-1" "$W/m-duo" | awk '{print 2 * $1 / $3}' | median)
     share=$(paste "$W/m-build-2" "$W/m-duo" | awk '{print $3 / (2 * $1)}' | median)
