@@ -129,6 +129,15 @@ typedef struct ps_build_state {
     uint64_t *input_bytes;
     int input_hash_rc;
     ps_error input_hash_err;
+    /* also beside phase 1, by the same thread: the tokenizer file's SHA-256
+     * and DIR/preprocess/ written, the manifest's "preprocess" object (NULL
+     * with preprocess_err on failure) */
+    char vocab_sha[65];
+    uint64_t vocab_bytes;
+    int vocab_hash_rc;
+    ps_error vocab_hash_err;
+    struct json_t *preprocess;
+    ps_error preprocess_err;
     /* validation */
     ps_vstats *v_raw, *v_clean, *v_tok;
     ps_vpaired *paired;

@@ -277,7 +277,12 @@ int ps_build_cancelled(const ps_build_config *cfg, ps_error *err)
 /* Hashes every input file for the manifest; runs beside phase 1, which
  * reads the same files (the second read hits the page cache). Not stdin,
  * nor a pipe or FIFO (`<(zcat x)`): reading one here would take records
- * away from phase 1; such an input has no sha256 in the manifest. */
+ * away from phase 1; such an input has no sha256 in the manifest. Then
+ * what else of the manifest depends on the configuration alone: the
+ * tokenizer file's hash and DIR/preprocess/ (ps_build_embed_preprocess),
+ * which used to be written after phase 2, on the serial path, where its
+ * fsync also waited behind the shards' writeback (Spider x20 at 2 threads:
+ * 3.9 ms, 0.75 ms at 1). */
 static void *hash_inputs(void *arg)
 {
     ps_build_state *st = arg;
@@ -289,6 +294,10 @@ static void *hash_inputs(void *arg)
             st->input_hash_rc = ps_sha256_file(cfg->inputs[i], st->input_sha[i],
                                                &st->input_bytes[i], &st->input_hash_err);
     }
+    if (cfg->vocab_path)
+        st->vocab_hash_rc = ps_sha256_file(cfg->vocab_path, st->vocab_sha, &st->vocab_bytes,
+                                           &st->vocab_hash_err);
+    st->preprocess = ps_build_embed_preprocess(cfg, st->staging, &st->preprocess_err);
     return NULL;
 }
 
@@ -297,6 +306,7 @@ static void state_free(ps_build_state *st)
     ps_build_release_join(&st->validation_release);
     ps_build_release_join(&st->spools_release);
     free(st->kept_summary);
+    json_decref(st->preprocess);
     free(st->input_sha);
     free(st->input_bytes);
     if (st->rejects)

@@ -34,10 +34,12 @@ static json_t *id_or_null(int32_t id) { return id >= 0 ? json_integer(id) : json
 static json_t *tokenizer_json(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
-    char sha[65] = "";
-    uint64_t bytes = 0;
-    if (cfg->vocab_path && ps_sha256_file(cfg->vocab_path, sha, &bytes, err))
+    if (st->vocab_hash_rc) { /* hashed while phase 1 ran (build_run.c) */
+        if (err)
+            *err = st->vocab_hash_err;
         return NULL;
+    }
+    const char *sha = st->vocab_sha; /* "" without a vocab_path */
     ps_tokenizer_options o;
     ps_tokenizer_get_options(cfg->tokenizer, &o);
     ps_tokenizer_info info;
@@ -137,9 +139,13 @@ char *ps_build_manifest(ps_build_state *st, ps_error *err)
         json_object_set_new(m, "text_to_sql", t2s);
     }
     /* the rules, template, tokenizer file and schemas, embedded beside the
-     * shards so that the set's preprocessing can be served (preprocess.c) */
-    json_t *pre = ps_build_embed_preprocess(cfg, st->staging, err);
+     * shards so that the set's preprocessing can be served (preprocess.c);
+     * written while phase 1 ran (build_run.c) */
+    json_t *pre = st->preprocess;
+    st->preprocess = NULL;
     if (!pre) {
+        if (err)
+            *err = st->preprocess_err;
         json_decref(m);
         return NULL;
     }

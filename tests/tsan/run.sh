@@ -117,6 +117,21 @@ $NORAND "$PAIRSHARD" clean -q --threads 1 -o "$TMP/ranges1.out" "$TMP/ranges.jso
 check "clean --threads 3 reading line ranges under TSan: no report, the 1-thread lines" $?
 if [ "$rc" -ne 0 ] || ! tsan_clean "$TMP/c.log"; then head -60 "$TMP/c.log" | sed 's/^/# /'; fi
 
+# A text-to-SQL build: the schemas and the template are read by the
+# workers (rendering prompts) while the inputs' hasher writes them into
+# DIR/preprocess/ beside phase 1.
+for t in 1 2; do
+    $NORAND "$PAIRSHARD" build -q --threads $t --schema "$PS_ROOT/tests/data/spider/tables.json" \
+        --template ddl --max-length 256 --no-gate --vocab "$VOCAB" --label-field db_id \
+        -o "$TMP/t2s$t" "$PS_ROOT/tests/data/spider/dev.json" 2>"$TMP/b.log"
+    rc=$?
+    [ "$rc" -eq 0 ] && tsan_clean "$TMP/b.log" && [ -s "$TMP/t2s$t/preprocess/schemas.json" ]
+    check "build --threads $t --schema --template ddl under TSan: exit 0, no report, schemas embedded" $?
+    if ! tsan_clean "$TMP/b.log" || [ "$rc" -ne 0 ]; then head -80 "$TMP/b.log" | sed 's/^/# /'; fi
+done
+same_set "$TMP/t2s1" "$TMP/t2s2"
+check "the text-to-SQL build under TSan: 1 and 2 threads, the same set" $?
+
 for T in "$BUILD"/tests/test_reader_* "$BUILD"/tests/test_validate_threads "$BUILD"/tests/test_dedupe_parts; do
     [ -x "$T" ] || continue
     name=$(basename "$T")
