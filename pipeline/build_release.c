@@ -9,8 +9,10 @@
  * other core was idle. Both are dead sooner: the validation state once
  * the reports are written, the spools once every shard is written. So
  * each is freed then, on a thread of its own, while phase 2 (the
- * validation state), the manifest and publication go on; the build joins
- * the threads before it returns, so nothing outlives ps_build_run.
+ * validation state), the manifest and publication go on (the spools'
+ * files lose their names once mapped, so they are never part of the set
+ * whenever their pages go); the build joins the threads before it
+ * returns, so nothing outlives ps_build_run.
  */
 #include "pipeline/build_internal.h"
 #include "report/report.h"

@@ -168,6 +168,12 @@ static int wspools_map(ps_build_state *st, ps_error *err)
         ws->data = m;
         if (closed)
             return ps_error_set(err, PS_EIO, "%s: close failed: %s", ws->path, strerror(errno));
+        /* Mapped, the file needs no name: without one it is never part of
+         * the published set, however late its pages are freed. */
+        if (unlink(ws->path) == 0) {
+            free(ws->path);
+            ws->path = NULL;
+        }
     }
     return 0;
 }
@@ -751,8 +757,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     char *manifest = rc ? NULL : ps_build_manifest(&st, err);
     if (!rc && !manifest)
         rc = err && err->code ? err->code : PS_ENOMEM;
-    ps_build_release_join(&st.spools_release);
-    ps_build_wspools_free(&st); /* not published; freed already when it could be */
+    /* The spools have no names any more (wspools_map): their release runs
+     * on through publication and is joined at the end (state_free). */
     if (!rc)
         rc = ps_write_set_file(st.staging, "manifest.json", manifest, strlen(manifest), err);
     free(manifest);
