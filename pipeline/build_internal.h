@@ -133,7 +133,6 @@ typedef struct ps_build_state {
      * and DIR/preprocess/ written, the manifest's "preprocess" object (NULL
      * with preprocess_err on failure) */
     char vocab_sha[65];
-    uint64_t vocab_bytes;
     int vocab_hash_rc;
     ps_error vocab_hash_err;
     struct json_t *preprocess;
@@ -247,6 +246,9 @@ void ps_build_release_join(ps_build_release *r);
  * then frees the validation state: the statistics and the report. For
  * once the reports are written into the set: nothing reads it after. */
 void ps_build_release_validation(ps_build_state *st);
+/* Frees the validation state and clears its pointers (what is NULL is
+ * skipped): by the release above, or with the rest of the state. */
+void ps_build_validation_free(ps_build_state *st);
 
 /* Sorts labels and chooses buckets (before validation, which reports the
  * padding under them). */

@@ -49,6 +49,11 @@ void ps_build_release_validation(ps_build_state *st)
     /* What the summary still needs of the report: kept before it goes. */
     snprintf(st->kept_verdict, sizeof st->kept_verdict, "%s", ps_vreport_verdict(st->report));
     st->kept_summary = ps_vreport_summary(st->report);
+    ps_build_validation_free(st);
+}
+
+void ps_build_validation_free(ps_build_state *st)
+{
     ps_vstats_free(st->v_raw);
     ps_vstats_free(st->v_clean);
     ps_vstats_free(st->v_tok);

@@ -301,7 +301,7 @@ static void *hash_inputs(void *arg)
                                                &st->input_bytes[i], &st->input_hash_err);
     }
     if (cfg->vocab_path)
-        st->vocab_hash_rc = ps_sha256_file(cfg->vocab_path, st->vocab_sha, &st->vocab_bytes,
+        st->vocab_hash_rc = ps_sha256_file(cfg->vocab_path, st->vocab_sha, NULL,
                                            &st->vocab_hash_err);
     st->preprocess = ps_build_embed_preprocess(cfg, st->staging, &st->preprocess_err);
     return NULL;
@@ -329,13 +329,7 @@ static void state_free(ps_build_state *st)
     free(st->hist);
     free(st->results);
     ps_cleaner_free(st->cleaner);
-    ps_vstats_free(st->v_raw);
-    ps_vstats_free(st->v_clean);
-    ps_vstats_free(st->v_tok);
-    ps_vpaired_free(st->paired);
-    ps_vsql_free(st->v_sql);
-    ps_vgen_free(st->v_gen);
-    ps_vreport_free(st->report);
+    ps_build_validation_free(st);
 }
 
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
