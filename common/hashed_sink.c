@@ -96,7 +96,7 @@ int ps_hashed_sink_run(int out, const char *path, ps_fd_producer produce, void *
     s.in = fds[0];
     sha256_init(&s.sha);
     pthread_t t;
-    if (pthread_create(&t, NULL, sink_main, &s) != 0) {
+    if (ps_thread_create(&t, sink_main, &s, "ps-sink") != 0) {
         close(fds[0]);
         close(fds[1]);
         free(s.buf);

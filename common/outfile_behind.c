@@ -97,7 +97,7 @@ int ps_write_behind_new(ps_write_behind **out, int fd, bool is_temp, uint64_t at
 static int hand_over(ps_write_behind *b)
 {
     size_t k = b->tail % N_BUFS;
-    if (!b->started && pthread_create(&b->thread, NULL, thread_main, b) == 0)
+    if (!b->started && ps_thread_create(&b->thread, thread_main, b, "ps-write") == 0)
         b->started = true;
     if (!b->started) { /* no thread: write in place */
         int e = flush_buffer(b, b->region + k * BUF_BYTES, b->len[k]);

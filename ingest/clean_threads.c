@@ -465,7 +465,7 @@ static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *e
     pthread_cond_init(&r.work, NULL);
     pthread_cond_init(&r.done, NULL);
     size_t started = 0;
-    while (!rc && started < threads && pthread_create(&tids[started], NULL, worker_main, &r) == 0)
+    while (!rc && started < threads && ps_thread_create(&tids[started], worker_main, &r, "ps-clean") == 0)
         started++;
     if (!rc && !started)
         rc = ps_error_set(err, PS_ENOMEM, "cannot start worker threads");

@@ -1015,7 +1015,8 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     for (int k = 0; p.staged && k < N_STAGES; k++) {
         p.stages[k] = (stage){.p = &p, .kind = k};
         p.stages[k].started =
-            pthread_create(&p.stages[k].thread, NULL, stage_main, &p.stages[k]) == 0;
+            ps_thread_create(&p.stages[k].thread, stage_main, &p.stages[k],
+                             p.stages[k].kind == STAGE_WRITE ? "ps-spool" : "ps-observe") == 0;
         p.staged = p.stages[k].started; /* else the commit does both itself */
     }
     if (p.staged) /* before the stages, which read worker_labels, run a chunk */
@@ -1030,7 +1031,7 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     }
     for (; !p.inline_work && started < cfg->threads; started++) {
         wa[started] = (worker_arg){&p, started};
-        if (pthread_create(&threads[started], NULL, worker_main, &wa[started]) != 0)
+        if (ps_thread_create(&threads[started], worker_main, &wa[started], "ps-work") != 0)
             break;
     }
     int rc = started > 0 ? 0

@@ -32,7 +32,7 @@ void ps_build_release_start(ps_build_release *r, void (*fn)(ps_build_state *),
 {
     r->fn = fn;
     r->st = st;
-    r->started = pthread_create(&r->thread, NULL, release_main, r) == 0;
+    r->started = ps_thread_create(&r->thread, release_main, r, "ps-free") == 0;
     if (!r->started) /* no thread: free it here, as before */
         fn(st);
 }

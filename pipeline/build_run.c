@@ -555,7 +555,7 @@ static int run_phase1(ps_build_state *st, ps_error *err)
     st->input_bytes = calloc(cfg->n_inputs, sizeof *st->input_bytes);
     if (!st->input_sha || !st->input_bytes)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
-    else if (pthread_create(&hasher, NULL, hash_inputs, st) == 0)
+    else if (ps_thread_create(&hasher, hash_inputs, st, "ps-hash") == 0)
         hashing = true;
     else
         hash_inputs(st);
@@ -637,7 +637,7 @@ static int checks_and_phase2(ps_build_state *st, bool *gate_failed, double t, ps
 {
     checks_job j = {st, false, 0, {0}};
     pthread_t th;
-    bool beside = st->cfg->threads > 1 && pthread_create(&th, NULL, checks_main, &j) == 0;
+    bool beside = st->cfg->threads > 1 && ps_thread_create(&th, checks_main, &j, "ps-checks") == 0;
     int rc = 0;
     if (!beside) {
         rc = run_checks(st, gate_failed, err);

@@ -165,7 +165,7 @@ static void pool_start(pool *p, ps_build_state *st, size_t threads, const ps_spo
     size_t nt = threads < n ? threads : n;
     p->t = nt > 1 ? calloc(nt, sizeof *p->t) : NULL;
     for (; p->t && p->started < nt; p->started++)
-        if (pthread_create(&p->t[p->started], NULL, pool_main, p) != 0)
+        if (ps_thread_create(&p->t[p->started], pool_main, p, "ps-zstd") != 0)
             break;
 }
 
@@ -464,7 +464,7 @@ static int run_writers(writers *ws, size_t n, ps_error *err)
     pthread_t *t = n > 1 ? calloc(n - 1, sizeof *t) : NULL;
     size_t started = 0;
     for (; t && started < n - 1; started++)
-        if (pthread_create(&t[started], NULL, writer_main, ws) != 0)
+        if (ps_thread_create(&t[started], writer_main, ws, "ps-shard") != 0)
             break;
     writer_main(ws);
     for (size_t i = 0; i < started; i++)

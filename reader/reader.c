@@ -465,7 +465,7 @@ static void workers_stop(ps_reader *r)
 static int workers_start(ps_reader *r, ps_error *err)
 {
     for (int i = 0; i < r->n_threads; i++) {
-        if (pthread_create(&r->threads[i], NULL, worker_main, r)) {
+        if (ps_thread_create(&r->threads[i], worker_main, r, "ps-read")) {
             workers_stop(r);
             return ps_error_set(err, PS_ENOMEM, "reader: cannot start worker threads");
         }

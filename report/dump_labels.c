@@ -56,7 +56,7 @@ static int dump_parts(dump_job *j, size_t threads)
     if (threads > DUMP_THREADS_MAX)
         threads = DUMP_THREADS_MAX;
     for (; started + 1 < threads; started++)
-        if (pthread_create(&th[started], NULL, dump_elements, j) != 0)
+        if (ps_thread_create(&th[started], dump_elements, j, "ps-labels") != 0)
             break;
     dump_elements(j);
     for (size_t k = 0; k < started; k++)

@@ -4,6 +4,7 @@
  * the very function one thread would call; stat_math.c then sums them in
  * order. The p-value keeps its bits whatever the thread count. */
 #include "validate/stat_math.h"
+#include "common/ps_internal.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -52,7 +53,7 @@ long double *ps_sm_bt_terms_threads(long double lgn1, long double N, long double
     /* threads - 1 beside the calling thread, which fills the first range
      * and any whose thread did not start */
     for (size_t i = 1; i < threads; i++)
-        started[i] = pthread_create(&t[i], NULL, fill_main, &r[i]) == 0;
+        started[i] = ps_thread_create(&t[i], fill_main, &r[i], "ps-ks") == 0;
     for (size_t i = 0; i < threads; i++)
         if (!started[i])
             fill(&r[i]);
