@@ -155,6 +155,7 @@ for cmd in build clean; do
         set -- $(stats "$W/m-$cmd-$t")
         [ -n "$base_best" ] || { base_best=$1; base_med=$2; }
         paired=$(paste "$W/m-$cmd-1" "$W/m-$cmd-$t" | awk '{print $1 / $3}' | median)
+        [ "$cmd$t" != build2 ] || build2_paired=$paired
         same=yes
         if [ "$cmd" = build ]; then
             diff -rq "$W/build-1" "$W/build-$t" >/dev/null || same=NO # preprocess/ too
@@ -174,6 +175,7 @@ if [ -s "$W/m-duo" ] && [ -s "$W/m-build-1" ] && [ -s "$W/m-build-2" ]; then
     lo_hi=$(paste "$W/m-build-1" "$W/m-duo" | awk '{c = 2 * $1 / $3; if (NR == 1 || c < lo) lo = c; if (c > hi) hi = c} END {printf "%.2f-%.2f", lo, hi}')
     rm -rf "$W/duo-a" "$W/duo-b"
     echo "$ceil $share $lo_hi" | awk '{printf "  build: two 1-thread builds at once run %.2fx the throughput of one (median of the rounds, %sx; the ceiling of a 2-thread build here); the 2-thread build reaches %.0f%% of it (paired, median)\n", $1, $3, 100 * $2}'
+    build_ceiling=$ceil
 fi
 
 # Phase 2 writes min(threads, shards) shards at once: the same corpus in
@@ -206,6 +208,16 @@ echo "$serial $serial_n $wall1 $top $cpu_n" | awk '
         $4, $2, 100 * g, amdahl(g, 2), amdahl(g, 16);
     printf "  calling thread CPU over process CPU at %d threads (not inflated by other processes): %.1f%%; Amdahl: %.2fx at 16 threads\n",
         $4, 100 * $5, amdahl($5, 16) }'
+# What the serial fraction allows at 2 threads on this machine: Amdahl's
+# law with the build's own ceiling in place of 2 for the part that runs
+# in parallel, beside the 2-thread build's measured speed-up.
+if [ -n "${build_ceiling:-}" ] && [ -n "${build2_paired:-}" ]; then
+    echo "$serial $build_ceiling $build2_paired" | awk '{
+        f = $1; c = $2; bound = 1 / (f + (1 - f) / c);
+        need = c > 1.7 ? sprintf("a serial fraction <= %.1f%%", 100 * (1 / 1.7 - 1 / c) / (1 - 1 / c)) : "a higher ceiling";
+        printf "  build at 2 threads: this serial fraction with the %.2fx ceiling allows %.2fx (Amdahl); measured %.2fx paired, %.0f%% of it; 1.7x would need %s here\n",
+            c, bound, $3, 100 * $3 / bound, need }'
+fi
 
 if [ "$X200" != 1 ]; then
     echo "  Spider x200 (1.6M pairs) skipped: set PS_BENCH_X200=1 (about a minute)"

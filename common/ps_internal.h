@@ -157,10 +157,11 @@ int ps_fsync_dir(const char *dir);
 /* fsyncs the directory holding `path` ("." when it has no slash). */
 int ps_fsync_parent(const char *path);
 
-/* pthread_create with default attributes, then the new thread named (at
- * most 15 bytes) for top -H, perf and debuggers, which otherwise show every
- * thread as "pairshard"; a name refused is ignored. Returns
- * pthread_create's result (thread_create.c). */
+/* pthread_create with default attributes; the new thread names itself
+ * `name` (its first 15 bytes, the kernel's limit) before it calls fn, for
+ * top -H, perf and debuggers, which otherwise show every thread as
+ * "pairshard". Returns pthread_create's result; a thread that could not be
+ * named still runs (thread_create.c). */
 int ps_thread_create(pthread_t *t, void *(*fn)(void *), void *arg, const char *name);
 
 #endif /* PS_INTERNAL_H */
