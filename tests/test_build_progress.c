@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "pipeline/build.h"
-#include "tests/support/testutil.h"
+#include "tests/support/build_fixture.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -81,34 +81,24 @@ static void *feed(void *arg)
 
 static void run_build(const char *input, const char *out, calls *c)
 {
-    ps_build_config cfg;
-    ps_build_config_init(&cfg);
-    const char *inputs[1] = {input};
-    ps_tokenizer *tok = ps_test_bert_tokenizer();
-    char *vocab = strdup(ps_test_data("vocab/bert-base-uncased.vocab.txt"));
-    cfg.inputs = inputs;
-    cfg.n_inputs = 1;
-    cfg.out_dir = out;
-    cfg.tokenizer = tok;
-    cfg.vocab_path = vocab;
-    cfg.vocab_kind = "vocab.txt";
-    cfg.max_length = 64;
-    cfg.threads = 2;
-    cfg.no_gate = 1;
-    cfg.progress = record;
-    cfg.progress_user = c;
+    ps_test_bert_build b;
+    ps_test_bert_build_init(&b, input, out);
+    b.cfg.max_length = 64;
+    b.cfg.threads = 2;
+    b.cfg.no_gate = 1;
+    b.cfg.progress = record;
+    b.cfg.progress_user = c;
     ps_build_summary sum;
     memset(&sum, 0, sizeof sum);
     ps_error err;
     ps_error_clear(&err);
-    int rc = ps_build_run(&cfg, &sum, &err);
+    int rc = ps_build_run(&b.cfg, &sum, &err);
     if (rc)
         print_message("build: %s\n", err.message);
     assert_int_equal(rc, 0);
     assert_int_equal(sum.counts.records_in, TOTAL);
     free(sum.report_summary);
-    ps_tokenizer_free(tok);
-    free(vocab);
+    ps_test_bert_build_free(&b);
 }
 
 /* What holds for every sequence of reports. */

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "pipeline/build.h"
-#include "tests/support/testutil.h"
+#include "tests/support/build_fixture.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -34,31 +34,19 @@ typedef struct result {
 static void build(const char *out, size_t threads, size_t shards, size_t max_length,
                   result *r)
 {
-    ps_build_config cfg;
-    ps_build_config_init(&cfg);
-    char *input = strdup(ps_test_data("spider/dev.json")); /* the next call reuses its buffer */
-    const char *inputs[1] = {input};
-    ps_tokenizer *tok = ps_test_bert_tokenizer();
-    char *vocab = strdup(ps_test_data("vocab/bert-base-uncased.vocab.txt"));
-    cfg.inputs = inputs;
-    cfg.n_inputs = 1;
-    cfg.out_dir = out;
-    cfg.tokenizer = tok;
-    cfg.vocab_path = vocab;
-    cfg.vocab_kind = "vocab.txt";
-    cfg.clean.label_field = "db_id";
-    cfg.max_length = max_length;
-    cfg.threads = threads;
-    cfg.shards = shards;
+    ps_test_bert_build b;
+    ps_test_bert_build_init(&b, ps_test_data("spider/dev.json"), out);
+    b.cfg.clean.label_field = "db_id";
+    b.cfg.max_length = max_length;
+    b.cfg.threads = threads;
+    b.cfg.shards = shards;
     ps_error err;
     ps_error_clear(&err);
     memset(&r->sum, 0, sizeof r->sum);
-    r->rc = ps_build_run(&cfg, &r->sum, &err);
+    r->rc = ps_build_run(&b.cfg, &r->sum, &err);
     if (r->rc)
         print_message("build: %s\n", err.message);
-    ps_tokenizer_free(tok);
-    free(vocab);
-    free(input);
+    ps_test_bert_build_free(&b);
     assert_int_equal(r->sum.counts.records_in, 1034); /* Spider dev's pairs */
 }
 

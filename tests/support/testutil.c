@@ -1,7 +1,7 @@
 /* Helpers shared by pairshard's cmocka tests (see testutil.h). */
 #include "tests/support/testutil.h"
 
-#include "pipeline/build.h"
+#include "tests/support/build_fixture.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -176,46 +176,31 @@ char *ps_test_pattern(size_t n)
 
 void ps_test_build(const char *in, const char *out, const ps_test_build_opts *o)
 {
-    ps_build_config cfg;
-    ps_build_config_init(&cfg);
-    char *input = strdup(in);
-    char *vocab = strdup(ps_test_data("vocab/bert-base-uncased.vocab.txt"));
-    assert_true(input && vocab);
-    const char *inputs[1] = {input};
-    ps_error err;
-    ps_error_clear(&err);
-    ps_tokenizer_options topt;
-    ps_tokenizer_options_init(&topt);
-    ps_tokenizer *tok = NULL;
-    assert_int_equal(ps_tokenizer_load_vocab(vocab, &topt, &tok, &err), 0);
-    cfg.inputs = inputs;
-    cfg.n_inputs = 1;
-    cfg.out_dir = out;
-    cfg.clean.label_field = o->label_field;
-    cfg.tokenizer = tok;
-    cfg.vocab_path = vocab;
-    cfg.vocab_kind = "vocab.txt";
-    cfg.max_length = 128;
-    cfg.shards = o->shards;
-    cfg.block_records = o->block_records;
+    ps_test_bert_build b;
+    ps_test_bert_build_init(&b, in, out);
+    ps_build_config *cfg = &b.cfg;
+    cfg->clean.label_field = o->label_field;
+    cfg->max_length = 128;
+    cfg->shards = o->shards;
+    cfg->block_records = o->block_records;
     if (o->buckets) {
         assert_true(o->n_buckets <= PS_BUILD_MAX_BUCKETS);
-        memcpy(cfg.buckets, o->buckets, o->n_buckets * sizeof *o->buckets);
-        cfg.n_buckets = o->n_buckets;
+        memcpy(cfg->buckets, o->buckets, o->n_buckets * sizeof *o->buckets);
+        cfg->n_buckets = o->n_buckets;
     }
-    cfg.part_index = o->part_index;
-    cfg.part_count = o->part_count;
-    cfg.threads = 2;
+    cfg->part_index = o->part_index;
+    cfg->part_count = o->part_count;
+    cfg->threads = 2;
     ps_build_summary sum;
     memset(&sum, 0, sizeof sum);
-    int rc = ps_build_run(&cfg, &sum, &err);
+    ps_error err;
+    ps_error_clear(&err);
+    int rc = ps_build_run(cfg, &sum, &err);
     if (rc)
         fail_msg("build %s: %s", out, err.message);
     assert_false(sum.gate_failed);
     free(sum.report_summary);
-    ps_tokenizer_free(tok);
-    free(input);
-    free(vocab);
+    ps_test_bert_build_free(&b);
 }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
