@@ -2,6 +2,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/opt_error.h"
+#include "cli/profile.h"
 #include "cli/tok_args.h"
 #include "common/ps_internal.h"
 #include "pairshard/tokenizer.h"
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char USAGE[] =
     "usage: pairshard bench-tokenize (--vocab FILE | --tokenizer-json FILE) [options] INPUT...\n"
@@ -186,17 +186,10 @@ static void *work(void *arg)
     return NULL;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Runs `passes` passes on every worker; returns seconds, or -1. */
 static double run_passes(worker *w, size_t threads, size_t passes)
 {
-    double t0 = now();
+    double t0 = ps_cli_now();
     for (size_t t = 0; t < threads; t++) {
         w[t].passes = passes;
         w[t].tokens = 0;
@@ -209,7 +202,7 @@ static double run_passes(worker *w, size_t threads, size_t passes)
     }
     for (size_t t = 0; t < threads; t++)
         pthread_join(w[t].thread, NULL);
-    double secs = now() - t0;
+    double secs = ps_cli_now() - t0;
     for (size_t t = 0; t < threads; t++)
         if (w[t].rc) {
             fprintf(stderr, "pairshard bench-tokenize: %s\n", w[t].message);
