@@ -31,7 +31,13 @@ void ps_cli_signals_install(void)
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_stop;
         sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
+        /* No SA_RESTART: a system call blocked on something that may never
+         * come (the open of a FIFO no one writes to, a read of a stalled
+         * pipe) returns EINTR, so the signal stops the command instead of
+         * being noted by a process that never looks again. Regular files
+         * are never interrupted; what is, fails, and the command reports
+         * the stop (ps_cli_stop_signal) before any such error. */
+        sa.sa_flags = 0;
         sigaction(sigs[i], &sa, NULL);
     }
 }

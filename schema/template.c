@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A template file is a few lines of JSON; anything larger is not one. */
 #define PS_TEMPLATE_FILE_MAX ((size_t)1 << 20)
@@ -318,14 +319,13 @@ int ps_template_open(const char *name_or_path, ps_template **out, ps_error *err)
      * a mistyped preset than a missing file. */
     char *text;
     size_t len;
-    if (!strchr(name_or_path, '/') && !strchr(name_or_path, '.')) {
-        FILE *f = fopen(name_or_path, "rb");
-        if (!f)
-            return ps_error_set(err, PS_EUSAGE, "unknown template '%s' (presets: %s; or the "
-                                "path of a JSON template file)", name_or_path,
-                                ps_template_preset_names());
-        fclose(f);
-    }
+    /* stat, not open: opening a FIFO of that name would wait for a writer
+     * (ps_file_read_all below opens without blocking and refuses it). */
+    struct stat st;
+    if (!strchr(name_or_path, '/') && !strchr(name_or_path, '.') && stat(name_or_path, &st) != 0)
+        return ps_error_set(err, PS_EUSAGE, "unknown template '%s' (presets: %s; or the "
+                            "path of a JSON template file)", name_or_path,
+                            ps_template_preset_names());
     rc = ps_file_read_all(name_or_path, "template file", PS_TEMPLATE_FILE_MAX, &text, &len, err);
     if (rc)
         return rc;

@@ -55,10 +55,11 @@ class Result:
         return "exit %d" % self.rc
 
 
-def run(args, timeout=60, preexec=None, stdout=True):
+def run(args, timeout=60, preexec=None, stdout=True, cwd=None):
     t0 = time.monotonic()
     p = subprocess.Popen(args, stdout=subprocess.PIPE if stdout else subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, preexec_fn=preexec, start_new_session=True)
+                         stderr=subprocess.PIPE, preexec_fn=preexec, start_new_session=True,
+                         cwd=cwd)
     try:
         out, err = p.communicate(timeout=timeout)
         timed_out = False

@@ -12,22 +12,26 @@ case fails on a signal death (returncode < 0 or >= 128) or a hang.
 
 Auxiliary files that are a FIFO, a directory, /dev/zero or a symlink to a
 FIFO, given as read --resume, validate --baseline/--current/--config,
-build --vocab/--rules/--config/--tokenizer-json, clean --rules and
+build --vocab/--rules/--config/--tokenizer-json/--template, clean --rules/
+--template (also a FIFO named by a bare word in the working directory) and
 tokenize --vocab, and a FIFO as a part's manifest.json for merge: exit 2
 within the time limit, the message naming the file and saying it is not a
 regular file (a FIFO used to block forever,
 /dev/zero to be read until memory ran out).
 
 Data inputs may still be pipes: build and clean of a FIFO (process
-substitution) account for every record of it.
+substitution) account for every record of it; a SIGTERM or SIGINT while
+build waits in the open of a FIFO no one writes to stops it at once.
 """
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 
 import faultlib
 from faultlib import ROOT, PAIRSHARD, VOCAB, build_args, finish, fresh_dir, note, run
@@ -219,6 +223,9 @@ def commands(bad):
         ("build --config", b + ["--vocab", VOCAB, "--config", bad, small]),
         ("clean --rules", ["clean", "--label-field", "db_id", "--rules", bad, "-o",
                            out + ".jsonl", small]),
+        ("build --template", b + ["--vocab", VOCAB, "--template", bad, small]),
+        ("clean --template", ["clean", "--label-field", "db_id", "--template", bad, "-o",
+                              out + ".jsonl", small]),
         ("tokenize --vocab", ["tokenize", "--vocab", bad, small, "-o", out + "-tok.jsonl"]),
     ]
 
@@ -235,6 +242,19 @@ for kind, bad in (("a FIFO", fifo), ("a directory", directory), ("/dev/zero", "/
         tap(ok, "%s as %s: exit 2 at once, naming it (%s, %.1fs)" % (kind, what, r.why(), r.secs))
         if not ok:
             note(r.err.strip()[-300:])
+
+# --template's bare word (no '/' or '.': a preset's name or a file here)
+# naming a FIFO in the working directory: looked up without opening it.
+for what, argv in (("build", ["build", "-q", "--label-field", "db_id", "-o", out + "-set",
+                              "--vocab", VOCAB, "--template", "fifo", small]),
+                   ("clean", ["clean", "--label-field", "db_id", "--template", "fifo", "-o",
+                              out + ".jsonl", small])):
+    r = run([PAIRSHARD] + argv, timeout=TIMEOUT, cwd=special)
+    ok = not r.timed_out and r.rc == 2 and "fifo" in r.err and "not a regular file" in r.err
+    tap(ok, "a FIFO named by a bare word as %s --template: exit 2 at once, naming it (%s, %.1fs)"
+        % (what, r.why(), r.secs))
+    if not ok:
+        note(r.err.strip()[-300:])
 
 # A "shard set" directory whose stats.json is a FIFO, given to validate.
 fifo_set = os.path.join(special, "fifo-set")
@@ -299,6 +319,50 @@ r, p = through_fifo(lambda f: ["tokenize", "--vocab", VOCAB, f, "-o", out + "-to
 with open(out + "-clean.jsonl", "rb") as a, open(out + "-tok.jsonl", "rb") as b:
     same = a.read().count(b"\n") == b.read().count(b"\n")
 tap(r.rc == 0 and same, "control: tokenize of a FIFO input encodes every record (%s)" % r.why())
+
+
+# ---- a signal while an open waits -------------------------------------------------
+# A FIFO input no one writes to: open() waits for a writer. The first
+# SIGTERM or SIGINT must stop the build there (exit 128 + the signal,
+# nothing left behind), not be noted by a process that never looks again.
+def blocked_in_open(pid):
+    """True once a thread of pid is in openat (syscall 257 on x86-64, 56 on
+    arm64); waits up to 10 s."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            for t in os.listdir("/proc/%d/task" % pid):
+                with open("/proc/%d/task/%s/syscall" % (pid, t)) as f:
+                    if f.read().split()[0] in ("257", "56"):
+                        return True
+        except (OSError, IndexError):
+            pass
+        time.sleep(0.05)
+    return False
+
+
+for sig in (signal.SIGTERM, signal.SIGINT):
+    wait_dir = fresh_dir("readers-open-wait")
+    p = os.path.join(wait_dir, "never-written")
+    os.mkfifo(p)
+    proc = subprocess.Popen([PAIRSHARD, "build", "-q", "--vocab", VOCAB, "--label-field", "db_id",
+                             "-o", os.path.join(wait_dir, "set"), p],
+                            stderr=subprocess.PIPE, start_new_session=True)
+    blocked = blocked_in_open(proc.pid)
+    t0 = time.monotonic()
+    proc.send_signal(sig)
+    try:
+        _, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    secs = time.monotonic() - t0
+    left = sorted(set(os.listdir(wait_dir)) - {"never-written"})
+    tap(blocked and proc.returncode == 128 + sig and secs < 5 and not left and
+        b"stopped by signal" in err,
+        "%s while build waits in the open of a FIFO input: honoured at once (exit %s after "
+        "%.1fs; blocked in open first: %s; left behind: %s)"
+        % (sig.name, proc.returncode, secs, blocked, left or "nothing"))
 
 print("# TOTAL readers cases=%d passed=%d" % (cases, cases - faultlib.failures), flush=True)
 finish()

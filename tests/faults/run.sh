@@ -5,7 +5,8 @@
 #   corrupt   damaged shard files against inspect --verify and read
 #   hostile   symlinks, special files, lying counts and odd versions in a set
 #   readers   shards truncated under a live reader (read, Python Loader);
-#             FIFOs, directories, /dev/zero as --resume, --vocab, --config...; FIFO inputs
+#             FIFOs, directories, /dev/zero as --resume, --vocab, --config,
+#             --template...; FIFO inputs; a signal while an open waits
 #   outputs   output paths: symlinks, FIFOs, devices, /dev/fd, directories,
 #             aliasing, outputs inside a set, umask, a full disk
 #   args      bad numbers and names in flags, environment variables and Python
