@@ -8,7 +8,8 @@
  * databases and denied by an authorizer together with DETACH, PRAGMA and
  * the functions that read or write files or load code; extension loading
  * is off; defensive mode is on; query_only is set; files are opened
- * read-only and immutable. The in-memory database is created from the
+ * read-only, and immutable unless a write-ahead log must be read (see
+ * ps_sql_open_file). The in-memory database is created from the
  * schema before the authorizer is installed. */
 #include "schema/sql_conn.h"
 
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -265,23 +267,63 @@ static int open_memory(const ps_schema *db, sqlite3 **out, ps_error *err)
     return 0;
 }
 
-/* file:PATH?mode=ro&immutable=1 with the characters a URI gives meaning
- * to escaped. */
-static int file_uri(const char *path, ps_buf *uri)
+/* file:PATH?<query> with the characters a URI gives meaning to escaped. */
+static int file_uri(const char *path, const char *query, ps_buf *uri)
 {
     int rc = ps_buf_puts(uri, "file:");
     for (const unsigned char *p = (const unsigned char *)path; !rc && *p; p++)
         rc = (*p == '%' || *p == '?' || *p == '#' || *p < 0x20)
                  ? ps_buf_printf(uri, "%%%02X", *p)
                  : ps_buf_putc(uri, (char)*p);
-    return rc ? rc : ps_buf_puts(uri, "?mode=ro&immutable=1");
+    return rc ? rc : ps_buf_printf(uri, "?%s", query);
 }
+
+/* Whether PATH-wal holds frames: 1 (a non-empty regular file), 0 (none,
+ * or empty), or PS_EIO naming it when it is not a regular file (SQLite
+ * would open a FIFO there and wait for a writer). */
+static int wal_frames(const char *path, ps_error *err)
+{
+    ps_buf wal;
+    ps_buf_init(&wal);
+    if (ps_buf_printf(&wal, "%s-wal", path)) {
+        ps_buf_free(&wal);
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
+    }
+    struct stat st;
+    int rc = 0;
+    if (stat(wal.data, &st) == 0)
+        rc = !S_ISREG(st.st_mode) ? ps_error_set(err, PS_EIO, "%s: not a regular file (%s)",
+                                                  wal.data, ps_file_kind((unsigned)st.st_mode))
+                                  : st.st_size > 0;
+    ps_buf_free(&wal);
+    return rc;
+}
+
+/* A database without a write-ahead log is opened immutable: no locks, no
+ * journal looked for, nothing written. With one (a table created since the
+ * last checkpoint lives only in PATH-wal), immutable would ignore the log
+ * and read an older database than SQLite's own read-only open does. That
+ * open, though, maps PATH-shm, creating it when missing (a write in the
+ * user's folder) and failing when the folder is read-only. So the log is
+ * read the way SQLite reads it without shared memory: exclusive locking
+ * mode set before the first read keeps the WAL index in this process's
+ * heap (no -shm is ever opened), on the unix-none VFS, whose locks are
+ * no-ops as immutable's are (an exclusive lock needs a writable file).
+ * The file and the log are opened read-only, and no checkpoint is tried
+ * on close, so the log is never folded in or removed. */
+static const char *const OPEN_SQL[2] = {
+    "PRAGMA query_only=1",
+    "PRAGMA locking_mode=EXCLUSIVE; PRAGMA query_only=1; SELECT count(*) FROM sqlite_schema",
+};
 
 int ps_sql_open_file(const char *path, sqlite3 **out, ps_error *err)
 {
+    int wal = wal_frames(path, err);
+    if (wal < 0)
+        return wal;
     ps_buf uri;
     ps_buf_init(&uri);
-    if (file_uri(path, &uri)) {
+    if (file_uri(path, wal ? "mode=ro&vfs=unix-none" : "mode=ro&immutable=1", &uri)) {
         ps_buf_free(&uri);
         return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
     }
@@ -292,10 +334,12 @@ int ps_sql_open_file(const char *path, sqlite3 **out, ps_error *err)
     ps_buf_free(&uri);
     if (r == SQLITE_OK) {
         sqlite3_db_config(c, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
-        r = sqlite3_exec(c, "PRAGMA query_only=1", NULL, NULL, NULL);
+        sqlite3_db_config(c, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
+        r = sqlite3_exec(c, OPEN_SQL[wal], NULL, NULL, NULL);
     }
     if (r != SQLITE_OK) {
-        int rc = ps_error_set(err, PS_EIO, "%s: SQLite cannot open it read-only: %s", path,
+        int rc = ps_error_set(err, PS_EIO, "%s: SQLite cannot open it read-only%s: %s", path,
+                              wal ? " with its write-ahead log" : "",
                               c ? sqlite3_errmsg(c) : sqlite3_errstr(r));
         sqlite3_close_v2(c);
         return rc;

@@ -23,8 +23,10 @@ int ps_sql_conn(ps_sql_checker *k, const ps_schema *db, sqlite3 **out, ps_error 
  * it is one plain word that is no keyword. 0 or PS_ENOMEM. */
 int ps_sql_schema_ddl(const ps_schema *db, ps_buf *out);
 
-/* Opens the SQLite file `path` read-only and immutable (a URI, so that
- * nothing is ever written beside it), extension loading off, query_only;
+/* Opens the SQLite file `path` read-only (a URI, so that nothing is ever
+ * written beside it): immutable, or, when `path`-wal holds frames, with
+ * the log read into this process's memory (no -shm made or used; see
+ * sql_conn.c), extension loading off, query_only;
  * without the authorizer (the loader reads PRAGMAs). 0 or PS_EIO/PS_ENOMEM
  * naming the file. */
 int ps_sql_open_file(const char *path, sqlite3 **out, ps_error *err);
