@@ -18,9 +18,14 @@ static const char *const REASONS[] = {
     "dropped_by_rule", "rule_error",
     /* text-to-SQL: shown only in runs with schemas, a template or turns */
     "unknown_database", "sql_invalid",
+    /* a build's: a regex of the tokenizer.json ran out of steps on the
+     * record; shown only when it happened, so that other runs' statistics
+     * stay as they were */
+    "tokenizer_error",
 };
 #define NREASONS (sizeof REASONS / sizeof REASONS[0])
-#define NREASONS_PLAIN (NREASONS - 2)
+#define NREASONS_PLAIN (NREASONS - 3)
+#define NREASONS_SQL (NREASONS - 1)
 /* ps_exec_status values */
 #define NEXEC 5
 #define SQL_EXAMPLES 3
@@ -316,9 +321,10 @@ char *ps_stats_to_json(const ps_stats *s, ps_rules *rules)
     json_object_set_new(root, "balanced",
                         json_boolean(t->in == t->kept + t->rejected + t->duplicates));
     json_t *reasons = json_object();
-    size_t nreasons = s->show_sql || s->show_dialogues ? NREASONS : NREASONS_PLAIN;
-    for (size_t i = 0; i < nreasons; i++)
-        json_object_set_new(reasons, REASONS[i], json_integer(I(s->by_reason[i])));
+    size_t nreasons = s->show_sql || s->show_dialogues ? NREASONS_SQL : NREASONS_PLAIN;
+    for (size_t i = 0; i < NREASONS; i++)
+        if (i < nreasons || (i >= NREASONS_SQL && s->by_reason[i]))
+            json_object_set_new(reasons, REASONS[i], json_integer(I(s->by_reason[i])));
     json_object_set_new(root, "rejected_by_reason", reasons);
 
     json_t *jr = json_array();

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static ps_tok_pretok *load_rc(const char *json, int *rc, ps_error *err)
 {
@@ -67,6 +68,69 @@ static void expect(const char *json, const char *text, bool at_start, const char
     if (strcmp(got, want))
         fail_msg("%s on \"%s\":\n  want %s\n  got  %s", json, text, want, got);
     ps_tok_pretok_free(p);
+}
+
+/* Applies p to text under a regex budget begun for it; the code. */
+static int apply_budgeted(const ps_tok_pretok *p, const char *text, size_t n, double *secs)
+{
+    ps_tok_pieces io = {0}, tmp = {0};
+    assert_int_equal(ps_tok_pieces_push(&io, text, n, true), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ps_tok_regex_budget_begin(n);
+    int rc = ps_tok_pretok_apply(p, &io, &tmp);
+    ps_tok_regex_budget_end();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    ps_tok_pieces_free(&io);
+    ps_tok_pieces_free(&tmp);
+    return rc;
+}
+
+/* A Split regex slow on a text runs out of its budget instead of running
+ * for minutes: polynomial a*a*a*a*c|. on ("a"*300 + "b")*200 (87 s with
+ * no budget) and exponential (a+)+$; the reason names the pattern's JSON
+ * path. Ordinary patterns on the same 60 kB, a long scan for a match that
+ * never comes among them, stay within it; a new text gets a new budget. */
+static void test_split_regex_budget(void **state)
+{
+    (void)state;
+    size_t n = 301 * 200;
+    char *slow = malloc(n + 1);
+    assert_non_null(slow);
+    for (size_t i = 0; i < n; i++)
+        slow[i] = i % 301 == 300 ? 'b' : 'a';
+    slow[n] = 0;
+    /* pattern (as JSON string content: backslashes doubled), slow on the text or not */
+    static const struct { const char *re; bool slow; } cases[] = {
+        {"a*a*a*a*c|.", true},
+        {"(a+)+$", true},
+        {"\\\\d+", false}, /* a scan over the whole text for a match that never comes */
+        {"a+b|a+c", false},
+        {" ?\\\\p{L}+| ?[^\\\\s\\\\p{L}]+", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char json[256];
+        snprintf(json, sizeof json, "{\"type\": \"Split\", \"pattern\": {\"Regex\": \"%s\"}, "
+                 "\"behavior\": \"Isolated\", \"invert\": false}", cases[i].re);
+        ps_tok_pretok *p = load(json);
+        double secs;
+        int rc = apply_budgeted(p, slow, n, &secs);
+        if (!cases[i].slow && rc)
+            fail_msg("%s: %s", json, ps_tok_regex_why());
+        if (cases[i].slow) {
+            assert_int_equal(rc, PS_ELIMIT);
+            const char *why = ps_tok_regex_why();
+            assert_non_null(why);
+            assert_non_null(strstr(why, "pre_tokenizer.pattern"));
+            assert_non_null(strstr(why, "ran out of steps"));
+            assert_true(secs < 20);
+            /* the same pattern on an ordinary text is fine: a fresh budget */
+            assert_int_equal(apply_budgeted(p, "aab ab", 6, &secs), 0);
+        }
+        ps_tok_pretok_free(p);
+    }
+    free(slow);
 }
 
 /* normalizer.rs's documented example for every SplitDelimiterBehavior. */
@@ -460,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_char_classes),
         cmocka_unit_test(test_sequence),
         cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_split_regex_budget),
         cmocka_unit_test(test_scan_lookup),
         cmocka_unit_test(test_scan_contractions_and_spaces),
         cmocka_unit_test(test_scan_random),

@@ -150,6 +150,21 @@ int ps_tok_regex_find(const ps_tok_regex *re, const char *s, size_t n, size_t st
                       size_t *me);
 void ps_tok_regex_free(ps_tok_regex *re);
 
+/* The step budget of one encode's regex matches (regex_budget.c): begun
+ * with the bytes of the text encoded, ended when the encode returns. A
+ * match that runs past it (or past PCRE2's depth or heap limits) returns
+ * PS_ELIMIT, and ps_tok_regex_why() then says which pattern (its JSON
+ * path) and why, until the next begin. */
+void ps_tok_regex_budget_begin(size_t bytes);
+void ps_tok_regex_budget_end(void);
+/* At most `want` steps of what is left (a fixed cap outside an encode). */
+uint64_t ps_tok_regex_budget_take(uint64_t want);
+/* Charges steps spent. */
+void ps_tok_regex_budget_spend(uint64_t steps);
+/* Records why a match of the pattern at `where` failed; PS_ELIMIT. */
+int ps_tok_regex_fail(const char *where, const char *fmt, ...) PS_PRINTF(2, 3);
+const char *ps_tok_regex_why(void);
+
 /* Splits s[0..n) on a literal string or a regex as HF's Pattern does
  * (find_matches): calls fn(ctx, off, len, is_match) for each stretch in
  * order, the matches and the text between them. Text between is never

@@ -30,6 +30,20 @@ typedef struct walk {
 
 static int oom(ps_error *err) { return ps_error_set(err, PS_ENOMEM, "out of memory while tokenizing"); }
 
+/* The error of a failed step (`what`: "pre-tokenizer", "normalizer"): out
+ * of memory, or a regex of it that ran out of steps on this text, which
+ * ps_tok_regex_why names (PS_ELIMIT: the text is at fault, not the
+ * tokenizer, so callers may reject the record and go on). */
+static int step_failed(ps_error *err, int rc, const char *what)
+{
+    if (rc == PS_ENOMEM)
+        return oom(err);
+    const char *why = ps_tok_regex_why();
+    if (why)
+        return ps_error_set(err, rc, "%s: %s", what, why);
+    return ps_error_set(err, rc, "%s failed: %s", what, ps_strerror(rc));
+}
+
 static int emit_added(walk *k, int32_t id, const char *text, size_t len)
 {
     if (k->fn)
@@ -45,7 +59,7 @@ static int run_pieces(walk *k, const char *s, size_t n, bool at_start)
     if (!rc)
         rc = ps_tok_pretok_apply(k->hf->pretok, &w->pieces, &w->pieces_tmp);
     if (rc)
-        return rc == PS_ENOMEM ? oom(k->err) : ps_error_set(k->err, rc, "pre-tokenizer failed");
+        return step_failed(k->err, rc, "pre-tokenizer");
     for (size_t i = 0; i < w->pieces.n; i++) {
         const ps_tok_piece *p = &w->pieces.v[i];
         if (!p->len)
@@ -103,7 +117,7 @@ static int run_raw_stretch(walk *k, const char *s, size_t n, bool at_start)
     if (!rc)
         rc = ps_tok_added_split(k->hf->added, true, w->norm.p, w->norm.len, &w->norm_segs);
     if (rc)
-        return rc == PS_ENOMEM ? oom(k->err) : ps_error_set(k->err, rc, "normalizer failed");
+        return step_failed(k->err, rc, "normalizer");
     for (size_t i = 0; i < w->norm_segs.n; i++) {
         ps_tok_seg g = w->norm_segs.v[i];
         if (!g.len)
@@ -159,7 +173,7 @@ static int publish(ps_tok_scratch *s, const struct ps_tok_hfwork *w, bool trunca
     return ps_tok_finish_encoding(s, truncated, out);
 }
 
-int ps_tok_hf_encode(const ps_tokenizer *tok, ps_tok_scratch *s, const char *a, size_t a_len,
+static int hf_encode(const ps_tokenizer *tok, ps_tok_scratch *s, const char *a, size_t a_len,
                      const char *b, size_t b_len, bool pair, bool add_special,
                      size_t max_length, ps_encoding *out, ps_error *err)
 {
@@ -197,6 +211,16 @@ int ps_tok_hf_encode(const ps_tokenizer *tok, ps_tok_scratch *s, const char *a, 
     return publish(s, w, ka < w->a.n || kb < w->b.n, out, err);
 }
 
+int ps_tok_hf_encode(const ps_tokenizer *tok, ps_tok_scratch *s, const char *a, size_t a_len,
+                     const char *b, size_t b_len, bool pair, bool add_special,
+                     size_t max_length, ps_encoding *out, ps_error *err)
+{
+    ps_tok_regex_budget_begin(a_len + (pair ? b_len : 0));
+    int rc = hf_encode(tok, s, a, a_len, b, b_len, pair, add_special, max_length, out, err);
+    ps_tok_regex_budget_end();
+    return rc;
+}
+
 int ps_tok_hf_words(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text, size_t len,
                     ps_word_fn fn, void *ctx, ps_error *err)
 {
@@ -204,5 +228,8 @@ int ps_tok_hf_words(const ps_tokenizer *tok, ps_tok_scratch *s, const char *text
     if (!w)
         return oom(err);
     walk k = {.hf = tok->hf, .w = w, .fn = fn, .ctx = ctx, .err = err};
-    return run_sequence(&k, text ? text : "", len, 1);
+    ps_tok_regex_budget_begin(len);
+    int rc = run_sequence(&k, text ? text : "", len, 1);
+    ps_tok_regex_budget_end();
+    return rc;
 }

@@ -18,30 +18,51 @@
 
 struct ps_tok_regex {
     pcre2_code *code;
+    char *where; /* the pattern's JSON path, for messages */
 };
 
-/* One match-data block per thread (a regex is shared by threads). */
+/* A match's first limit (PCRE2 steps; doubled while a call runs out, see
+ * regex_budget.c) and the interpreter's nesting limit (the JIT has its own
+ * stack limit). */
+#define FIRST_LIMIT 10000u
+#define DEPTH_LIMIT 250000u
+
+/* One match-data block and match context per thread (a regex is shared
+ * by threads). */
+typedef struct per_thread {
+    pcre2_match_data *md;
+    pcre2_match_context *mc;
+} per_thread;
+
 static pthread_key_t md_key;
 static pthread_once_t md_once = PTHREAD_ONCE_INIT;
 static int md_key_ok;
 
-static void md_free(void *p) { pcre2_match_data_free(p); }
+static void md_free(void *p)
+{
+    per_thread *t = p;
+    pcre2_match_data_free(t->md);
+    pcre2_match_context_free(t->mc);
+    free(t);
+}
 static void md_init(void) { md_key_ok = pthread_key_create(&md_key, md_free) == 0; }
 
-static pcre2_match_data *thread_match_data(void)
+static per_thread *thread_match_data(void)
 {
     pthread_once(&md_once, md_init);
     if (!md_key_ok)
         return NULL;
-    pcre2_match_data *md = pthread_getspecific(md_key);
-    if (!md) {
-        md = pcre2_match_data_create(1, NULL); /* only the whole match is used */
-        if (md && pthread_setspecific(md_key, md)) {
-            pcre2_match_data_free(md);
-            md = NULL;
+    per_thread *t = pthread_getspecific(md_key);
+    if (!t && (t = calloc(1, sizeof *t)) != NULL) {
+        t->md = pcre2_match_data_create(1, NULL); /* only the whole match is used */
+        t->mc = pcre2_match_context_create(NULL);
+        if (!t->md || !t->mc || pthread_setspecific(md_key, t)) {
+            md_free(t);
+            return NULL;
         }
+        pcre2_set_depth_limit(t->mc, DEPTH_LIMIT);
     }
-    return md;
+    return t;
 }
 
 /* What PCRE2 10.42 (Unicode 14) lacks of HF's \p{L} and \p{N} (Unicode 16):
@@ -161,6 +182,11 @@ int ps_tok_regex_compile(const ps_tok_load *c, const char *jpath, const char *pa
         return ps_tok_load_fail(c, PS_ENOMEM, jpath, "out of memory");
     }
     re->code = code;
+    re->where = strdup(jpath ? jpath : "regex");
+    if (!re->where) {
+        ps_tok_regex_free(re);
+        return ps_tok_load_fail(c, PS_ENOMEM, jpath, "out of memory");
+    }
     *out = re;
     return PS_OK;
 }
@@ -168,15 +194,33 @@ int ps_tok_regex_compile(const ps_tok_load *c, const char *jpath, const char *pa
 int ps_tok_regex_find(const ps_tok_regex *re, const char *s, size_t n, size_t start, size_t *mb,
                       size_t *me)
 {
-    pcre2_match_data *md = thread_match_data();
-    if (!md)
+    per_thread *t = thread_match_data();
+    if (!t)
         return PS_ENOMEM;
-    int rc = pcre2_match(re->code, (PCRE2_SPTR)s, n, start, PCRE2_NO_UTF_CHECK, md, NULL);
+    /* The first limit, then twice as many steps while the call runs out
+     * and the budget allows; a limit that ran out was spent. */
+    int rc;
+    for (uint64_t want = FIRST_LIMIT;; want *= 2) {
+        uint64_t limit = ps_tok_regex_budget_take(want);
+        pcre2_set_match_limit(t->mc, (uint32_t)(limit < UINT32_MAX ? limit : UINT32_MAX));
+        rc = pcre2_match(re->code, (PCRE2_SPTR)s, n, start, PCRE2_NO_UTF_CHECK, t->md, t->mc);
+        if (rc != PCRE2_ERROR_MATCHLIMIT)
+            break;
+        ps_tok_regex_budget_spend(limit);
+        if (limit < want || limit >= UINT32_MAX)
+            return ps_tok_regex_fail(re->where, "the regex ran out of steps at byte %zu", start);
+    }
     if (rc == PCRE2_ERROR_NOMATCH)
         return 0;
-    if (rc < 0)
-        return rc == PCRE2_ERROR_NOMEMORY ? PS_ENOMEM : PS_ELIMIT; /* match/depth limits */
-    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    if (rc == PCRE2_ERROR_NOMEMORY)
+        return PS_ENOMEM;
+    if (rc < 0) { /* the depth, heap or JIT stack limit */
+        PCRE2_UCHAR msg[120];
+        pcre2_get_error_message(rc, msg, sizeof msg);
+        return ps_tok_regex_fail(re->where, "the regex failed at byte %zu: %s", start,
+                                 (const char *)msg);
+    }
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(t->md);
     *mb = ov[0];
     *me = ov[1];
     return 1;
@@ -187,6 +231,7 @@ void ps_tok_regex_free(ps_tok_regex *re)
     if (!re)
         return;
     pcre2_code_free(re->code);
+    free(re->where);
     free(re);
 }
 

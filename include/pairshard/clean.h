@@ -31,7 +31,9 @@
  *
  * Reason codes: invalid_utf8, bad_json, bad_csv, wrong_type, missing_field,
  * empty_field, empty_after_cleaning, too_long, dropped_by_rule, rule_error,
- * and with schemas: unknown_database, sql_invalid.
+ * and with schemas: unknown_database, sql_invalid; a build (and the
+ * Preprocessor) adds tokenizer_error (a tokenizer.json regex ran out of its
+ * step budget on the record).
  *
  * Thread safety: a ps_cleaner is used by one thread at a time (the
  * functions taking one are not thread-safe on the same cleaner); distinct

@@ -187,7 +187,10 @@ PS_API void ps_tok_scratch_free(ps_tok_scratch *s);
  * NUL bytes. Returns the number of ids (also in out->len), or:
  * PS_EUTF8 (invalid UTF-8; the message names the sequence and byte offset),
  * PS_EINVAL (max_length 1 or 2, or the vocabulary lacks the unk, [CLS] or
- * [SEP] token it needs; the message names it), PS_ENOMEM.
+ * [SEP] token it needs; the message names it), PS_ENOMEM, PS_ELIMIT (a
+ * regex of the tokenizer.json ran out of its step budget on this text, the
+ * message naming the component by its JSON path: the text is at fault, the
+ * tokenizer stays usable; see docs/TOKENIZER.md, "Regex budget").
  * Truncation follows tokenizers 0.23.2 exactly, including where it stops
  * reading a long sequence (see docs/TOKENIZER.md). */
 PS_API int ps_tokenizer_encode_pair(const ps_tokenizer *tok, ps_tok_scratch *s,

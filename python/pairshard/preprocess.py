@@ -17,7 +17,8 @@ from .loader import PairshardError
 class RejectedError(ValueError):
     """The set's build would have rejected this record: `reason` is its code
     (pairshard/clean.h: empty_after_cleaning, unknown_database, too_long,
-    dropped_by_rule, ...), `detail` one sentence, `rule` the rule's name."""
+    dropped_by_rule, tokenizer_error, ...), `detail` one sentence, `rule`
+    the rule's name."""
 
     def __init__(self, reason, detail=None, rule=None, index=None):
         self.reason, self.detail, self.rule, self.index = reason, detail, rule, index
