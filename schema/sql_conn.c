@@ -280,16 +280,20 @@ static int file_uri(const char *path, const char *query, ps_buf *uri)
 
 /* Whether PATH-wal holds frames: 1 (a non-empty regular file), 0 (none,
  * or empty), or PS_EIO naming it when it is not a regular file (SQLite
- * would open a FIFO there and wait for a writer). */
+ * would open a FIFO there and wait for a writer). An empty PATH counts as
+ * without a log: SQLite deletes the -wal of an empty database file on
+ * open, and nothing beside a user's database may be removed. */
 static int wal_frames(const char *path, ps_error *err)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && st.st_size == 0)
+        return 0;
     ps_buf wal;
     ps_buf_init(&wal);
     if (ps_buf_printf(&wal, "%s-wal", path)) {
         ps_buf_free(&wal);
         return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
     }
-    struct stat st;
     int rc = 0;
     if (stat(wal.data, &st) == 0)
         rc = !S_ISREG(st.st_mode) ? ps_error_set(err, PS_EIO, "%s: not a regular file (%s)",

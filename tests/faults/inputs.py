@@ -18,7 +18,8 @@
       read-only: clean's SQL check compiles against it, --execute runs
       on it, {schema:ddl_values} shows its example values; no file is
       created in the folder (no -shm) and none changes; a -wal that is a
-      FIFO is refused at once, naming it. Controls: SQLite's own
+      FIFO is refused at once, naming it; the -wal beside an empty
+      database file is not removed (SQLite's open would). Controls: SQLite's own
       read-only open (mode=ro, on a copy) sees the table and an
       immutable open does not. Before: no_such_table, as immutable=1
       ignored the log.
@@ -259,6 +260,19 @@ tap(not r.timed_out and r.rc == 2 and "w.sqlite-wal" in r.err and "not a regular
     "a -wal that is a FIFO: exit 2 at once, naming it (%s, %.1fs)" % (r.why(), r.secs))
 if r.rc != 2:
     note(r.err.strip()[-300:])
+
+# An empty database file beside a -wal (a copy caught halfway): SQLite
+# deletes such a log when it opens the file; it must survive pairshard.
+empty_dbs = os.path.join(wbase, "empty-dbs")
+os.makedirs(os.path.join(empty_dbs, "w"))
+open(os.path.join(empty_dbs, "w", "w.sqlite"), "wb").close()
+shutil.copy(db + "-wal", os.path.join(empty_dbs, "w", "w.sqlite-wal"))
+r = run([PAIRSHARD, "clean", "-q", "--databases", empty_dbs, "--reject-invalid-sql",
+         "-o", os.path.join(wbase, "empty.jsonl"), records], timeout=15)
+left = sorted(os.listdir(os.path.join(empty_dbs, "w")))
+tap(not r.timed_out and not r.crashed() and left == ["w.sqlite", "w.sqlite-wal"],
+    "an empty database file beside a -wal: the log is left as it was (%s; files %s)"
+    % (r.why(), left))
 
 print("# TOTAL inputs cases=%d passed=%d" % (cases, cases - faultlib.failures), flush=True)
 finish()
