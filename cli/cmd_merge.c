@@ -52,7 +52,7 @@ int ps_cmd_merge(int argc, char **argv)
     const char *out = NULL;
     int quiet = 0, c;
     char *summary = NULL;
-    ps_merge_opts mo = {0, 0, &summary, 0, &ps_cli_stop_signal};
+    ps_merge_opts mo = {.summary = &summary, .cancel = &ps_cli_stop_signal};
     ps_cli_signals_install();
     optind = 0;
     opterr = 0;
