@@ -84,15 +84,24 @@ static int same4(actx *c, const acct4 *total, const acct4 *parts, const char *wh
     return 0;
 }
 
+/* accounting.KEY in *out: 0 with NULL when absent (not stated, not
+ * checked), PS_ECORRUPT when it is not an array (`array`) or an object. */
+static int member(actx *c, json_t *acct, const char *key, bool array, json_t **out)
+{
+    *out = json_object_get(acct, key);
+    if (*out && (array ? !json_is_array(*out) : !json_is_object(*out)))
+        return ps_error_set(c->err, PS_ECORRUPT, "%s: accounting.%s is not an %s", c->where,
+                            key, array ? "array" : "object");
+    return 0;
+}
+
 /* rejected = the sum over rejected_by_reason (when stated). */
 static int check_reasons(actx *c, json_t *acct, const acct4 *t)
 {
-    json_t *by = json_object_get(acct, "rejected_by_reason");
-    if (!by)
-        return 0;
-    if (!json_is_object(by))
-        return ps_error_set(c->err, PS_ECORRUPT, "%s: accounting.rejected_by_reason is not an "
-                            "object", c->where);
+    json_t *by;
+    int rc = member(c, acct, "rejected_by_reason", false, &by);
+    if (rc || !by)
+        return rc;
     uint64_t sum = 0;
     const char *key;
     json_t *v;
@@ -113,12 +122,10 @@ static int check_reasons(actx *c, json_t *acct, const acct4 *t)
 /* The inputs' counts add up to the totals (when stated). */
 static int check_inputs(actx *c, json_t *acct, const acct4 *t)
 {
-    json_t *inputs = json_object_get(acct, "inputs");
-    if (!inputs)
-        return 0;
-    if (!json_is_array(inputs))
-        return ps_error_set(c->err, PS_ECORRUPT, "%s: accounting.inputs is not an array",
-                            c->where);
+    json_t *inputs;
+    int rc = member(c, acct, "inputs", true, &inputs);
+    if (rc || !inputs)
+        return rc;
     acct4 sum = {0, 0, 0, 0};
     size_t i;
     json_t *e;
@@ -127,8 +134,7 @@ static int check_inputs(actx *c, json_t *acct, const acct4 *t)
         char name[48];
         snprintf(name, sizeof name, "inputs[%zu]", i);
         acct4 one;
-        int rc = get4(c, e, name, &one);
-        if (rc)
+        if ((rc = get4(c, e, name, &one)))
             return rc;
         add4(&sum, &one);
     }
@@ -193,12 +199,10 @@ static int check_label_kept(actx *c, const by_name *bn, const ps_verify_report *
 static int check_labels(actx *c, const ps_manifest *m, const ps_verify_report *rep,
                         json_t *acct, const acct4 *t)
 {
-    json_t *labels = json_object_get(acct, "labels");
-    if (!labels)
-        return 0;
-    if (!json_is_object(labels))
-        return ps_error_set(c->err, PS_ECORRUPT, "%s: accounting.labels is not an object",
-                            c->where);
+    json_t *labels;
+    int rc = member(c, acct, "labels", false, &labels);
+    if (rc || !labels)
+        return rc;
     json_t *lc = json_object_get(acct, "label_count");
     if (lc && (!json_is_integer(lc) || (size_t)json_integer_value(lc) != json_object_size(labels)))
         return ps_error_set(c->err, PS_ECORRUPT,
@@ -212,7 +216,6 @@ static int check_labels(actx *c, const ps_manifest *m, const ps_verify_report *r
     qsort_r(ids, m->n_labels, sizeof *ids, cmp_id, m->labels);
     by_name bn = {m, ids};
     acct4 sum = {0, 0, 0, 0}, one;
-    int rc = 0;
     const char *key;
     json_t *v;
     json_object_foreach(labels, key, v)

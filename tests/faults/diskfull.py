@@ -26,6 +26,8 @@ from faultlib import (PAIRSHARD, TMP, DEV, TRAIN, build_args, diff_trees, finish
                       tap, tree_bytes, verify)
 
 REASONS = ("No space left on device", "File too large", "Disk quota exceeded")
+# A message naming the file that failed (its path) and the reason.
+NAMED = re.compile(r"/[^ :]+\.(jsonl|mdb|json|html)[^ :]*: .*\b(" + "|".join(REASONS) + ")")
 
 ref_dir = os.path.join(fresh_dir("disk-ref"), "set")
 r = run(build_args(ref_dir, [TRAIN], 4))
@@ -42,23 +44,29 @@ largest = max(len(v) for v in ref.values())
 trials = failed_clean = fitted = 0
 
 
-def judge(label, parent, res, previous):
-    """One build into `parent`/set: fits, or fails cleanly."""
+def judge(label, parent, res, previous, reference=None, named=False):
+    """One build (or merge) into `parent`/set: fits, giving `reference`
+    (the build's by default), or fails cleanly; `named`: the message must
+    name the file's path and the reason."""
     global trials, failed_clean, fitted
+    reference = ref if reference is None else reference
     trials += 1
     d = os.path.join(parent, "set")
     after = tree_bytes(d)
     beside = sorted(n for n in os.listdir(parent) if n not in ("set", "lost+found"))
     if res.rc == 0:
-        ok = not diff_trees(after, ref) and not beside and verify(d).rc == 0
+        ok = not diff_trees(after, reference) and not beside and verify(d).rc == 0
         fitted += ok
         return tap(ok, "%s: fits; the set is complete and verifies%s" % (
-            label, "" if ok else " -- NOT: %s, beside DIR: %s" % (diff_trees(after, ref)[:5], beside)))
+            label, "" if ok else " -- NOT: %s, beside DIR: %s" % (diff_trees(after, reference)[:5],
+                                                                  beside)))
     msg = res.err.strip().splitlines()[-1] if res.err.strip() else ""
     problems = []
     if res.crashed():
         problems.append(res.why())
-    if not any(x in res.err for x in REASONS):
+    if named and not NAMED.search(msg):
+        problems.append("the message names no file and reason")
+    elif not any(x in res.err for x in REASONS):
         problems.append("no clear reason in the message")
     if previous is None and after is not None:
         problems.append("DIR was published")
@@ -143,31 +151,10 @@ mref = tree_bytes(merge_ref)
 tap(pr.rc == 0 and mr.rc == 0 and mref is not None,
     "merge reference: two parts of Spider dev x6, merged (duplicates.jsonl %d bytes)"
     % len((mref or {}).get("duplicates.jsonl", b"")))
-NAMED = re.compile(r"/[^ :]+\.(jsonl|mdb|json|html)[^ :]*: .*\b(" + "|".join(REASONS) + ")")
 
 
 def judge_merge(label, parent, res):
-    """One merge into `parent`/set: fits, or fails naming the file and why."""
-    global trials, failed_clean, fitted
-    trials += 1
-    d = os.path.join(parent, "set")
-    after = tree_bytes(d)
-    beside = sorted(n for n in os.listdir(parent) if n not in ("set", "lost+found"))
-    if res.rc == 0:
-        ok = not diff_trees(after, mref) and not beside and verify(d).rc == 0
-        fitted += ok
-        return tap(ok, "merge, %s: fits; the set is complete and verifies" % label)
-    msg = res.err.strip().splitlines()[-1] if res.err.strip() else ""
-    problems = [res.why()] if res.crashed() else []
-    if not NAMED.search(msg):
-        problems.append("the message names no file and reason")
-    if after is not None:
-        problems.append("DIR was published")
-    if beside:
-        problems.append("left beside DIR: %s" % beside)
-    failed_clean += not problems
-    return tap(not problems, "merge, %s: %s, \"%s\"%s" % (
-        label, res.why(), msg[:160], "" if not problems else " -- " + "; ".join(problems)))
+    return judge("merge, " + label, parent, res, None, mref, named=True)
 
 
 mshard = max(len(v) for k, v in (mref or {"x": b""}).items() if k.endswith(".mdb"))
