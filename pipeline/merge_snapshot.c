@@ -75,7 +75,7 @@ int ps_part_snap_open(ps_part_snap *s, const char *dir, size_t index, ps_error *
 static int still_there(const ps_part_snap *s, ps_error *err)
 {
     struct stat now;
-    if (fstatat(s->dfd, "manifest.json", &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+    if (fstatat(s->dfd, "manifest.json", &now, 0) != 0 ||
         !same_file(&now, &s->manifest_st))
         return ps_error_set(err, PS_ECORRUPT,
                             "part %zu: %s/manifest.json was replaced or removed while merge read "
