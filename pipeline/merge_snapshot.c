@@ -135,10 +135,13 @@ int ps_part_snap_verify(ps_part_snap *s, const char *const *files, size_t n, ps_
     if ((rc = ps_manifest_parse(s->manifest, s->manifest_len, where, &m, err)))
         return rc;
     ps_verify_report rep;
+    memset(&rep, 0, sizeof rep);
     ps_error e;
     ps_error_clear(&e);
+    /* m and the caller's list come from the same bytes: the same shards */
     rc = m->n_shards == n ? ps_set_verify_fds(s->dir, m, s->fds, &rep, &e)
-                          : ps_error_set(&e, PS_EFORMAT, "%s: shards listed twice", where);
+                          : ps_error_set(&e, PS_EFORMAT, "%s: %zu shards, %zu listed", where,
+                                         m->n_shards, n);
     if (rc == PS_ECORRUPT && rep.kind && !strcmp(rep.kind, "accounting"))
         ps_error_set(err, rc, "part %zu: %s; nothing was published", s->index, e.message);
     else if (rc == PS_ECORRUPT)
@@ -148,8 +151,7 @@ int ps_part_snap_verify(ps_part_snap *s, const char *const *files, size_t n, ps_
                      s->index, e.message);
     else if (rc)
         ps_error_set(err, rc, "part %zu: %s", s->index, e.message);
-    if (m->n_shards == n)
-        ps_verify_report_free(&rep);
+    ps_verify_report_free(&rep);
     ps_manifest_free(m);
     return rc;
 }
