@@ -8,8 +8,8 @@ unlabeled, an input; rejected = the sum of rejected_by_reason; the labels
 and the inputs add up to the totals; label_count), with the totals
 (kept = totals.records, totals = the shards' sums) or with the blocks
 (each label's kept = the records stored with that label, a shard's
-counts) -- most of them keeping the sum they start from true, as the
-probe did that raised kept and records_in by 5 together. Every edit must
+counts) -- most of them keeping the sum they start from true, as raising
+kept and records_in by 5 together does. Every edit must
 make `inspect --verify` exit 1 naming the field, and `merge` refuse the
 part (exit 2) naming part 1 and the same field, publishing nothing.
 """
@@ -43,12 +43,12 @@ def add(obj, n, *keys):
 
 
 # Each lie: (what, edit(manifest), what the message must name)
-def lie_probe(m):                      # the probe's: sum of the totals still holds
+def lie_kept_in(m):                     # the totals' own sum still holds
     add(m["accounting"], 5, "kept", "records_in")
 
 
 def lie_inputs_too(m):
-    lie_probe(m)
+    lie_kept_in(m)
     add(m["accounting"]["inputs"][0], 5, "kept", "records_in")
 
 
@@ -130,7 +130,7 @@ def lie_input_missing(m):
 
 
 LIES = [
-    ("kept and records_in +5 (the probe)", lie_probe, "the inputs' counts add up to"),
+    ("kept and records_in +5", lie_kept_in, "the inputs' counts add up to"),
     ("... and the input's too", lie_inputs_too, "the labels' counts"),
     ("... and a label's too", lie_label_too, "records labelled %s" % A),
     ("... and totals.records and its bucket's too", lie_totals_too, "totals: records, tokens"),
