@@ -28,6 +28,11 @@ static const char USAGE[] =
     "      --no-gate      publish even when a validation check fails\n"
     "  -q, --quiet        no summary on stderr\n"
     "\n"
+    "Each part is read as one snapshot and verified first, as 'inspect --verify'\n"
+    "does (blocks, counts, SHA-256, the accounting's sums): a part that is damaged,\n"
+    "whose sums do not add up, or that is rebuilt or written while the merge reads\n"
+    "it is refused naming it, exit status 2, nothing published.\n"
+    "\n"
     "The parts' statistics are added up and the merged set validated as a whole\n"
     "with the build's thresholds (report.json, report.html, stats.json in DIR).\n"
     "\n"
@@ -36,8 +41,8 @@ static const char USAGE[] =
     "stop the merge, remove its staging directory and leave DIR unchanged (or,\n"
     "after the swap, the complete new set).\n"
     "\n"
-    "Exit status: 0 merged, 1 a check failed (nothing published), 2 usage error or\n"
-    "parts that do not belong together, 128+N stopped by signal N.\n";
+    "Exit status: 0 merged, 1 a check failed (nothing published), 2 usage error,\n"
+    "parts that do not belong together or a part refused, 128+N stopped by signal N.\n";
 
 int ps_cmd_merge(int argc, char **argv)
 {
@@ -52,7 +57,7 @@ int ps_cmd_merge(int argc, char **argv)
     const char *out = NULL;
     int quiet = 0, c;
     char *summary = NULL;
-    ps_merge_opts mo = {0, 0, &summary, 0, &ps_cli_stop_signal};
+    ps_merge_opts mo = {.summary = &summary, .cancel = &ps_cli_stop_signal};
     ps_cli_signals_install();
     optind = 0;
     opterr = 0;

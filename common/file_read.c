@@ -33,8 +33,14 @@ const char *ps_file_kind(unsigned mode)
 
 int ps_file_open_regular(const char *path, const char *what, int *fd_out, ps_error *err)
 {
+    return ps_file_openat_regular(AT_FDCWD, path, path, what, fd_out, err);
+}
+
+int ps_file_openat_regular(int dfd, const char *name, const char *path, const char *what,
+                           int *fd_out, ps_error *err)
+{
     *fd_out = -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int e = errno;
         return ps_error_set(err, ps_errno_code(e), "%s: cannot open %s: %s",
@@ -93,22 +99,27 @@ int ps_file_read_all(const char *path, const char *what, size_t max, char **data
     int rc = ps_file_open_regular(path, what, &fd, err);
     if (rc)
         return rc;
+    rc = ps_file_read_fd(fd, path, what, max, data, len, err);
+    close(fd);
+    return rc;
+}
+
+int ps_file_read_fd(int fd, const char *path, const char *what, size_t max, char **data,
+                    size_t *len, ps_error *err)
+{
+    *data = NULL;
+    *len = 0;
     struct stat st;
     uint64_t size = fstat(fd, &st) ? 0 : (uint64_t)st.st_size;
-    if (size > max) {
-        close(fd);
+    if (size > max)
         return ps_error_set(err, PS_ELIMIT, "%s: %llu bytes, more than a %s may have (%zu)",
                             path, (unsigned long long)size, what, max);
-    }
     ps_buf b;
     ps_buf_init(&b);
     /* Room for the whole file and one byte more, so its end is one read. */
-    if (ps_buf_reserve(&b, (size_t)size + 1) < 0) {
-        close(fd);
+    if (ps_buf_reserve(&b, (size_t)size + 1) < 0)
         return ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
-    }
-    rc = read_bounded(fd, path, what, max, &b, err);
-    close(fd);
+    int rc = read_bounded(fd, path, what, max, &b, err);
     if (rc) {
         ps_buf_free(&b);
         return rc;

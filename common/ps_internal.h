@@ -117,6 +117,9 @@ static inline bool ps_size_add(size_t a, size_t b, size_t *out)
 /* SHA-256 of the file at `path` as 64 hex digits (+ NUL) and its size.
  * Returns 0, PS_ENOENT or PS_EIO. */
 int ps_sha256_file(const char *path, char hex[65], uint64_t *bytes, ps_error *err);
+/* The same through an open descriptor of a regular file (`path` names it
+ * in messages), read from offset 0 with pread, left open. 0 or PS_EIO. */
+int ps_sha256_fd(int fd, const char *path, char hex[65], uint64_t *bytes, ps_error *err);
 /* SHA-256 of len bytes as 64 hex digits (+ NUL). Never fails. */
 void ps_sha256_hex(const void *data, size_t len, char hex[65]);
 /* Finishes a nettle SHA-256 context (which it resets) into 64 hex digits
@@ -144,6 +147,16 @@ int ps_file_open_regular(const char *path, const char *what, int *fd_out, ps_err
  * `max` bytes (checked before reading and while reading). */
 int ps_file_read_all(const char *path, const char *what, size_t max, char **data, size_t *len,
                      ps_error *err);
+/* ps_file_open_regular of `name` relative to the directory descriptor
+ * dfd (AT_FDCWD: the current directory); `path` names it in messages.
+ * Files opened through one directory descriptor come from that directory
+ * even when its path is renamed or replaced meanwhile. */
+int ps_file_openat_regular(int dfd, const char *name, const char *path, const char *what,
+                           int *fd_out, ps_error *err);
+/* The rest of the open regular file fd (from its offset) into a malloc'ed
+ * buffer, as ps_file_read_all; fd stays open. */
+int ps_file_read_fd(int fd, const char *path, const char *what, size_t max, char **data,
+                    size_t *len, ps_error *err);
 
 /* Writes all n bytes to fd, retrying short writes and EINTR (fd_write.c):
  * 0, or the errno of the failure (EIO when write(2) made no progress). */

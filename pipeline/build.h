@@ -184,7 +184,19 @@ typedef struct ps_merge_opts {
     char **summary;      /* out, may be NULL: the validation summary (free() it) */
     int force;           /* replace a non-empty DIR that is not a shard set */
     const volatile sig_atomic_t *cancel; /* as ps_build_config.cancel; may be NULL */
+    /* May be NULL: called on the calling thread at each step of reading
+     * part `part` (ps_merge_hook_step), so that a test can change a part
+     * at that very point; pairshard itself sets none. */
+    void (*hook)(void *user, size_t part, int step);
+    void *hook_user;
 } ps_merge_opts;
+
+/* The steps ps_merge_opts.hook is called at, for each part in turn. */
+enum ps_merge_hook_step {
+    PS_MERGE_HOOK_MANIFEST, /* its manifest read, no other file of it opened yet */
+    PS_MERGE_HOOK_VERIFIED, /* every file open, the shards checked */
+    PS_MERGE_HOOK_COPIED,   /* the merged set written, not yet published */
+};
 
 /* Publishes the partial sets dirs[0..n) (parts 0..n-1 of one --part build,
  * in order) as one set at out_dir, atomically, after validating the

@@ -11,9 +11,11 @@
 #include "pipeline/build_internal.h"
 #include "pipeline/preprocess_int.h"
 #include "pipeline/merge_buckets.h"
+#include "pipeline/merge_snapshot.h"
 #include "report/report.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 
 typedef struct part {
     const char *dir;
+    ps_part_snap snap; /* its files, open: merge reads only through them */
     json_t *m;
     uint32_t *remap; /* part label id -> merged id */
     size_t n_labels;
@@ -41,22 +44,13 @@ static bool auto_buckets(const part *p)
     return b && strcmp(b, "auto") == 0;
 }
 
-static json_t *load_manifest(const char *dir, ps_error *err)
+/* The part's manifest, as its snapshot read it. */
+static json_t *load_manifest(part *p, ps_error *err)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    snprintf(path, sizeof path, "%s/manifest.json", p->dir);
     json_error_t je;
-    if (access(path, F_OK) != 0 && errno == ENOENT) {
-        ps_error_set(err, PS_ENOENT, "%s: no manifest.json (not a part built with --part?)", dir);
-        return NULL;
-    }
-    char *text;
-    size_t len;
-    /* A regular file only (a FIFO would block the merge forever). */
-    if (ps_file_read_all(path, "manifest", (size_t)256 << 20, &text, &len, err))
-        return NULL;
-    json_t *m = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    free(text);
+    json_t *m = json_loadb(p->snap.manifest, p->snap.manifest_len, JSON_REJECT_DUPLICATES, &je);
     if (!m) {
         char why[PS_ERROR_MESSAGE_MAX];
         ps_error_set(err, PS_EFORMAT, "%s", ps_json_where(why, sizeof why, path, &je));
@@ -209,9 +203,24 @@ typedef struct copy_ctx {
     size_t recs_cap;
     int id_width, level;
     int lengths; /* a version 2 set: the lengths database too */
+    const char *src; /* the part's shard file being copied */
     ps_error *err;
     int rc;
 } copy_ctx;
+
+/* A block of the part that does not decode: the part, the shard file, the
+ * block's key and why. */
+static int decode(copy_ctx *c, uint32_t bucket, uint32_t seq, const void *data, size_t len,
+                  ps_block_view *v)
+{
+    ps_error why;
+    ps_error_clear(&why);
+    int rc = ps_block_decode(data, len, c->dctx, &c->scratch, v, &why);
+    if (rc)
+        ps_error_set(c->err, rc, "part %zu: %s: bucket %u block %u: %s", c->p->snap.index,
+                     c->src, bucket, seq, why.message);
+    return rc;
+}
 
 /* Copies a block unchanged, with its lengths in a version 2 set (read
  * from the block itself, which is checked on the way). */
@@ -221,7 +230,7 @@ static int copy_same(copy_ctx *c, uint32_t bucket, uint32_t seq, const void *dat
     if (rc || !c->lengths)
         return c->rc = rc;
     ps_block_view v;
-    if ((rc = ps_block_decode(data, len, c->dctx, &c->scratch, &v, c->err)))
+    if ((rc = decode(c, bucket, seq, data, len, &v)))
         return c->rc = rc;
     return c->rc = ps_shard_writer_put_lengths(c->w, bucket, seq, v.length, v.n, c->err);
 }
@@ -233,7 +242,7 @@ static int copy_block(void *user, uint32_t bucket, uint32_t seq, const void *dat
     if (c->p->identity)
         return copy_same(c, bucket, seq, data, len);
     ps_block_view v;
-    int rc = ps_block_decode(data, len, c->dctx, &c->scratch, &v, c->err);
+    int rc = decode(c, bucket, seq, data, len, &v);
     if (rc)
         return c->rc = rc;
     if (v.n > c->recs_cap) {
@@ -306,31 +315,6 @@ static void add_json(json_t *a, json_t *b)
     }
 }
 
-/* Appends the file dir/name to out (rejects and duplicates). */
-static int append_file(FILE *out, const char *dir, const char *name, ps_error *err)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    int fd;
-    int orc = ps_file_open_regular(path, "rejects or duplicates file", &fd, err);
-    if (orc == PS_ENOENT)
-        return 0; /* an older part without the file */
-    FILE *f = orc ? NULL : fdopen(fd, "rb");
-    if (!f) {
-        if (!orc)
-            close(fd);
-        return orc ? orc : ps_error_set(err, PS_ENOMEM, "%s: out of memory", path);
-    }
-    char buf[65536];
-    size_t n;
-    int rc = 0;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        if (fwrite(buf, 1, n, out) != n)
-            rc = ps_error_set(err, PS_EIO, "writing %s failed", name);
-    fclose(f);
-    return rc;
-}
-
 static json_int_t config_int(const part *p, const char *section, const char *key)
 {
     return json_integer_value(
@@ -356,15 +340,10 @@ static int merged_bounds(const part *ps, size_t n, uint32_t *bounds, size_t *nb,
         json_t *sh;
         json_array_foreach(json_object_get(ps[i].m, "shards"), j, sh)
         {
-            const char *file = json_string_value(json_object_get(sh, "file"));
-            if (!file || strchr(file, '/') || !strncmp(file, "..", 2)) {
-                rc = ps_error_set(err, PS_ECORRUPT, "%s: bad shard file name in the manifest",
-                                  ps[i].dir);
-                break;
-            }
             char path[4096];
-            snprintf(path, sizeof path, "%s/%s", ps[i].dir, file);
-            if ((rc = ps_merge_hist_add(path, &hist, &hist_max, err)))
+            snprintf(path, sizeof path, "%s/%s", ps[i].dir,
+                     json_string_value(json_object_get(sh, "file")));
+            if ((rc = ps_merge_hist_add(ps[i].snap.fds[j], path, &hist, &hist_max, err)))
                 break;
         }
     }
@@ -419,8 +398,10 @@ static int copy_shard(copy_ctx *c, ps_shard *in, const char *src, json_t *sh,
         *entry = rc ? NULL : json_deep_copy(sh);
         return rc;
     }
+    char what[4200]; /* messages name the part and its shard file */
+    snprintf(what, sizeof what, "part %zu: %s", c->p->snap.index, src);
     ps_rebucket_spec spec = {
-        .what = src,
+        .what = what,
         .old_bounds = c->p->bounds,
         .n_old = c->p->n_bounds,
         .new_bounds = bounds,
@@ -445,15 +426,13 @@ static int copy_shard(copy_ctx *c, ps_shard *in, const char *src, json_t *sh,
 
 /* Writes part shard `sh` (of c->p) as shard `out_index` of the merged set
  * in `staging`; *entry is its manifest entry. */
-static int merge_shard(copy_ctx *c, json_t *sh, const char *staging, size_t out_index,
-                       size_t total_shards, const uint32_t *bounds, size_t nb, json_t **entry,
-                       ps_error *err)
+static int merge_shard(copy_ctx *c, json_t *sh, size_t j, const char *staging,
+                       size_t out_index, size_t total_shards, const uint32_t *bounds, size_t nb,
+                       json_t **entry, ps_error *err)
 {
     *entry = NULL;
+    /* a plain name: the snapshot opened it (ps_part_snap_verify) */
     const char *file = json_string_value(json_object_get(sh, "file"));
-    if (!file || strchr(file, '/') || !strncmp(file, "..", 2))
-        return ps_error_set(err, PS_ECORRUPT, "%s: bad shard file name in the manifest",
-                            c->p->dir);
     char src[4096], dst[4096], name[32];
     snprintf(src, sizeof src, "%s/%s", c->p->dir, file);
     snprintf(name, sizeof name, "shard-%05zu.mdb", out_index);
@@ -462,7 +441,10 @@ static int merge_shard(copy_ctx *c, json_t *sh, const char *staging, size_t out_
     json_t *copy = NULL;
     char sha[65];
     uint64_t bytes = 0;
-    int rc = ps_shard_open(&in, src, err);
+    int fd = dup(c->p->snap.fds[j]); /* the shard closes its own */
+    int rc = fd < 0 ? ps_error_set(err, PS_EIO, "%s: %s", src, strerror(errno))
+                    : ps_shard_open_fd(&in, fd, src, err);
+    c->src = src;
     if (!rc)
         rc = c->lengths ? ps_shard_writer_open_lengths(&c->w, dst, 0, err)
                         : ps_shard_writer_open(&c->w, dst, err);
@@ -543,8 +525,8 @@ static int merge_parts(part *ps, size_t n, const char *staging,
             }
             json_t *copy = NULL;
             c.p = &ps[i];
-            if ((rc = merge_shard(&c, sh, staging, out_index, total_shards, bounds, nb, &copy,
-                                  err)))
+            if ((rc = merge_shard(&c, sh, j, staging, out_index, total_shards, bounds, nb,
+                                  &copy, err)))
                 break;
             json_array_append_new(shards, copy);
             tr += (uint64_t)json_integer_value(json_object_get(copy, "records"));
@@ -628,14 +610,20 @@ static void merged_stats_free(merged_stats *ms)
     ps_vgen_free(ms->gen);
 }
 
-/* Adds DIR/stats.json (read once) into *ms: the first part's statistics
- * become the sums. */
-static int add_part_stats(merged_stats *ms, const char *dir, bool first, ps_error *err)
+/* Adds the part's stats.json (read once, through its snapshot) into *ms:
+ * the first part's statistics become the sums. */
+static int add_part_stats(merged_stats *ms, const part *pt, bool first, ps_error *err)
 {
-    char path[4096];
+    const char *dir = pt->dir;
+    char path[4096], *text;
+    size_t len;
     snprintf(path, sizeof path, "%s/stats.json", dir);
     merged_stats p = {0};
-    int rc = ps_vstats_file_load(path, &p.raw, &p.cln, &p.tok, &p.pr, &p.sq, &p.gen, err);
+    int rc = ps_part_snap_read_extra(&pt->snap, PS_SNAP_STATS, &text, &len, err);
+    if (!rc)
+        rc = ps_vstats_text_load(text, len, path, &p.raw, &p.cln, &p.tok, &p.pr, &p.sq, &p.gen,
+                                 err);
+    free(text);
     if (rc)
         return rc;
     if (p.gen && ms->gen) {
@@ -669,23 +657,93 @@ static int add_part_stats(merged_stats *ms, const char *dir, bool first, ps_erro
     return rc;
 }
 
+/* The merged manifest's sums must add up as every part's did (checked
+ * when its snapshot was verified): a merge never publishes accounting
+ * that `inspect --verify` would refuse. */
+static int check_merged(const char *text, size_t len, const char *out_dir, ps_error *err)
+{
+    char where[4096];
+    snprintf(where, sizeof where, "%s/manifest.json (merged)", out_dir);
+    ps_manifest *mf = NULL;
+    int rc = ps_manifest_parse(text, len, where, &mf, err);
+    if (!rc)
+        rc = ps_accounting_check(mf, NULL, where, err);
+    ps_manifest_free(mf);
+    return rc;
+}
+
+/* Concatenates the parts' rejects.jsonl and duplicates.jsonl into the
+ * staging directory; a failure names the file and the reason. */
+static int write_extras(const part *ps, size_t n, const char *staging, ps_error *err)
+{
+    static const char *const name[] = {"rejects.jsonl", "duplicates.jsonl"};
+    static const int which[] = {PS_SNAP_REJECTS, PS_SNAP_DUPLICATES};
+    int rc = 0;
+    for (size_t k = 0; !rc && k < 2; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", staging, name[k]);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return ps_error_set(err, PS_EIO, "%s: cannot create: %s", path, strerror(errno));
+        for (size_t i = 0; !rc && i < n; i++)
+            rc = ps_part_snap_append_extra(&ps[i].snap, which[k], fd, path, err);
+        if (close(fd) != 0 && !rc)
+            rc = ps_error_set(err, PS_EIO, "%s: write failed: %s", path, strerror(errno));
+    }
+    return rc;
+}
+
+/* Opens every part as one snapshot (merge_snapshot.c): its manifest first,
+ * then, once the parts are known to belong together, every file, each
+ * shard checked against the manifest. */
+static int open_parts(part *ps, const char *const *dirs, size_t n, const ps_merge_opts *opts,
+                      ps_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        ps[i].dir = dirs[i];
+        ps[i].snap.dfd = -1;
+        for (int k = 0; k < PS_SNAP_EXTRAS; k++)
+            ps[i].snap.extra[k] = -1;
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        if ((rc = ps_part_snap_open(&ps[i].snap, dirs[i], i, err)))
+            break;
+        if (!(ps[i].m = load_manifest(&ps[i], err)))
+            rc = err->code ? err->code : PS_EFORMAT;
+        if (!rc && opts->hook)
+            opts->hook(opts->hook_user, i, PS_MERGE_HOOK_MANIFEST);
+    }
+    rc = rc ? rc : check_same(ps, n, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        json_t *shards = json_object_get(ps[i].m, "shards");
+        size_t ns = json_array_size(shards);
+        const char **files = calloc(ns + 1, sizeof *files);
+        if (!files)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        for (size_t j = 0; j < ns; j++) {
+            const char *f = json_string_value(json_object_get(json_array_get(shards, j), "file"));
+            files[j] = f ? f : "";
+        }
+        rc = ps_part_snap_verify(&ps[i].snap, files, ns, err);
+        free(files);
+        if (!rc && opts->hook)
+            opts->hook(opts->hook_user, i, PS_MERGE_HOOK_VERIFIED);
+    }
+    return rc;
+}
+
 int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merge_opts *opts,
                  ps_error *err)
 {
-    ps_merge_opts defaults = {0, 0, NULL, 0, NULL};
+    ps_merge_opts defaults = {0};
     opts = opts ? opts : &defaults;
     if (n == 0)
         return ps_error_set(err, PS_EUSAGE, "merge needs at least one part");
     part *ps = calloc(n, sizeof *ps);
     if (!ps)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = 0;
-    for (size_t i = 0; !rc && i < n; i++) {
-        ps[i].dir = dirs[i];
-        if (!(ps[i].m = load_manifest(dirs[i], err)))
-            rc = err->code ? err->code : PS_EFORMAT;
-    }
-    rc = rc ? rc : check_same(ps, n, err);
+    int rc = open_parts(ps, dirs, n, opts, err);
     ps_publish_opts pub = {dirs, n, opts->force, opts->cancel};
     ps_staging stg = {NULL, NULL, -1};
     if (!rc && opts->cancel && *opts->cancel) /* stopped while reading the parts */
@@ -697,18 +755,7 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
     if (!rc)
         rc = merge_parts(ps, n, staging, opts->cancel, &m, err);
     if (!rc) {
-        char path[4096];
-        const char *const extra[] = {"rejects.jsonl", "duplicates.jsonl"};
-        for (size_t k = 0; !rc && k < 2; k++) {
-            snprintf(path, sizeof path, "%s/%s", staging, extra[k]);
-            FILE *f = fopen(path, "wb");
-            if (!f)
-                rc = ps_error_set(err, PS_EIO, "%s: cannot create", path);
-            for (size_t i = 0; !rc && i < n; i++)
-                rc = append_file(f, dirs[i], extra[k], err);
-            if (f && fclose(f) != 0 && !rc)
-                rc = ps_error_set(err, PS_EIO, "%s: write failed", path);
-        }
+        rc = write_extras(ps, n, staging, err);
         if (!rc) /* what serving needs: the parts embed the same files */
             rc = ps_preprocess_copy(dirs[0], json_object_get(m, "preprocess"), staging, err);
     }
@@ -717,7 +764,7 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
     merged_stats ms = {0};
     ps_vreport *report = NULL;
     for (size_t i = 0; !rc && i < n; i++)
-        rc = add_part_stats(&ms, dirs[i], i == 0, err);
+        rc = add_part_stats(&ms, &ps[i], i == 0, err);
     bool failed = false;
     if (!rc) {
         json_t *bounds = json_object_get(m, "buckets");
@@ -764,9 +811,16 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
                 text = t2;
                 len++;
             }
-            rc = ps_write_file(staging, "manifest.json", text, len, err);
+            rc = check_merged(text, len, out_dir, err);
+            if (!rc)
+                rc = ps_write_file(staging, "manifest.json", text, len, err);
             free(text);
         }
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (opts->hook)
+            opts->hook(opts->hook_user, i, PS_MERGE_HOOK_COPIED);
+        rc = ps_part_snap_unchanged(&ps[i].snap, err); /* what was read is still there */
     }
     if (!rc)
         rc = ps_staging_publish(&stg, out_dir, &pub, err);
@@ -775,6 +829,7 @@ out:
     json_decref(m);
     for (size_t i = 0; i < n; i++) {
         json_decref(ps[i].m);
+        ps_part_snap_close(&ps[i].snap);
         free(ps[i].remap);
     }
     free(ps);

@@ -9,16 +9,21 @@
  */
 #include "pipeline/merge_buckets.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
-/* Counts the lengths of every record of the shard at `path` into *hist
+/* Counts the lengths of every record of the shard open as fd into *hist
  * (grown as needed; *hist_max is the longest length seen). */
-int ps_merge_hist_add(const char *path, uint64_t **hist, size_t *hist_max, ps_error *err)
+int ps_merge_hist_add(int fd, const char *path, uint64_t **hist, size_t *hist_max,
+                      ps_error *err)
 {
     ps_shard *in = NULL;
-    int rc = ps_shard_open(&in, path, err);
+    int own = dup(fd); /* the shard closes its own */
+    int rc = own < 0 ? ps_error_set(err, PS_EIO, "%s: %s", path, strerror(errno))
+                     : ps_shard_open_fd(&in, own, path, err);
     ZSTD_DCtx *dctx = ZSTD_createDCtx();
     ps_buf scratch;
     ps_buf_init(&scratch);

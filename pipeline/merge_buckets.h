@@ -5,10 +5,12 @@
 
 #include "pipeline/build_internal.h"
 
-/* Adds the lengths of every record of the shard at `path` to *hist
- * ([0..*hist_max], grown as needed; NULL to start). Returns 0 or a
- * negative code (the shard cannot be read, a block is corrupt, memory). */
-int ps_merge_hist_add(const char *path, uint64_t **hist, size_t *hist_max, ps_error *err);
+/* Adds the lengths of every record of the shard open as `fd` (`path`
+ * names it; fd stays open) to *hist ([0..*hist_max], grown as needed;
+ * NULL to start). Returns 0 or a negative code (the shard cannot be read,
+ * a block is corrupt, memory). */
+int ps_merge_hist_add(int fd, const char *path, uint64_t **hist, size_t *hist_max,
+                      ps_error *err);
 
 typedef struct ps_rebucket_spec {
     const char *what;              /* the shard, for messages */

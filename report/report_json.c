@@ -477,6 +477,22 @@ int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
                         ps_vstats **tokenized, ps_vpaired **paired, ps_vsql **sql,
                         ps_vgen **gen, ps_error *err)
 {
+    /* A regular file only (a FIFO given as --baseline would block
+     * forever), bounded before it is read. */
+    char *text;
+    size_t len;
+    int frc = ps_file_read_all(path, "statistics file", (size_t)STATS_FILE_MAX, &text, &len, err);
+    if (frc)
+        return frc;
+    frc = ps_vstats_text_load(text, len, path, raw, cleaned, tokenized, paired, sql, gen, err);
+    free(text);
+    return frc;
+}
+
+int ps_vstats_text_load(const char *text, size_t len, const char *path, ps_vstats **raw,
+                        ps_vstats **cleaned, ps_vstats **tokenized, ps_vpaired **paired,
+                        ps_vsql **sql, ps_vgen **gen, ps_error *err)
+{
     ps_vstats **outs[3] = {raw, cleaned, tokenized};
     for (int i = 0; i < 3; i++)
         if (outs[i])
@@ -487,16 +503,8 @@ int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
         *sql = NULL;
     if (gen)
         *gen = NULL;
-    /* A regular file only (a FIFO given as --baseline would block
-     * forever), bounded before it is read. */
-    char *text;
-    size_t len;
-    int frc = ps_file_read_all(path, "statistics file", (size_t)STATS_FILE_MAX, &text, &len, err);
-    if (frc)
-        return frc;
     json_error_t je;
     json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    free(text);
     if (!j)
         return ps_error_set(err, PS_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
     int rc = 0;

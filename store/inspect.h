@@ -53,6 +53,7 @@ typedef struct ps_manifest {
     bool has_totals;
     ps_mf_count totals;
     ps_mf_count *total_buckets;  /* n_buckets entries when has_totals */
+    struct json_t *accounting;   /* the "accounting" object as stated, or NULL */
 } ps_manifest;
 
 /* Reads and checks DIR/manifest.json: the schema, every count bounded,
@@ -62,6 +63,10 @@ typedef struct ps_manifest {
  * PS_MANIFEST_FORMAT_VERSION), PS_EFORMAT (anything else wrong, with the
  * field named) or PS_ENOMEM. */
 int ps_manifest_read(const char *dir, ps_manifest **out, ps_error *err);
+/* The same from the manifest's bytes, already read (`path` names them in
+ * messages): a reader holding the file open parses what it read. */
+int ps_manifest_parse(const char *text, size_t len, const char *path, ps_manifest **out,
+                      ps_error *err);
 void ps_manifest_free(ps_manifest *m);
 
 /* True when `name` is a shard file name a manifest may hold: no '/', not
@@ -87,7 +92,8 @@ typedef struct ps_verify_report {
      * shard index, bucket and block (-1 when not about a block) and the
      * kind: "lmdb", "block", "sequence", "records", "tokens", "labels",
      * "lengths", "lengths_db" (version 2's lengths database), "counts",
-     * "size", "sha256", "meta", "missing". */
+     * "size", "sha256", "meta", "missing", "accounting" (the manifest's
+     * sums, accounting.c). */
     long bad_shard, bad_bucket, bad_block;
     const char *kind;
 } ps_verify_report;
@@ -101,6 +107,26 @@ typedef struct ps_verify_report {
  * could not run (PS_EVERSION for a shard newer than supported, PS_EIO,
  * PS_ENOMEM). */
 int ps_set_verify(const char *dir, const ps_manifest *m, ps_verify_report *rep, ps_error *err);
+/* The same through descriptors already open: fds[k] is shard k's file
+ * (m->shards[k].file inside dir, which names it in messages), read with
+ * pread only and left open. Whoever opened the files reads the set as
+ * one snapshot, whatever happens to the paths meanwhile (merge). */
+int ps_set_verify_fds(const char *dir, const ps_manifest *m, const int *fds,
+                      ps_verify_report *rep, ps_error *err);
+
+/* Checks the sums m's "accounting" states (accounting.c): records_in =
+ * kept + rejected + duplicates for the totals, every label, unlabeled,
+ * label_unreadable and every input; rejected = the sum of
+ * rejected_by_reason; the labels (with unlabeled and label_unreadable)
+ * and the inputs add up to the totals; label_count counts the labels;
+ * kept = totals.records = the records of the shards. With `rep` (a
+ * verification that read every block) the shards' records are those
+ * read, and each label's kept must be the records stored with that label
+ * (unlabeled's: those with none). Returns 0 (also when m states no
+ * accounting), PS_ECORRUPT naming `where` (the manifest) and the field,
+ * or PS_ENOMEM. */
+int ps_accounting_check(const ps_manifest *m, const ps_verify_report *rep, const char *where,
+                        ps_error *err);
 void ps_verify_report_free(ps_verify_report *rep);
 
 #endif /* PS_SHARDS_INSPECT_H */

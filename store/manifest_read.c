@@ -45,6 +45,7 @@ void ps_manifest_free(ps_manifest *m)
     free(m->bounds);
     free(m->total_buckets);
     free(m->tool_version);
+    json_decref(m->accounting);
     free(m);
 }
 
@@ -242,7 +243,10 @@ static int parse(ctx *c, ps_manifest *m, json_t *root)
     m->labels = calloc(m->n_labels ? m->n_labels : 1, sizeof *m->labels);
     if (!m->labels)
         return ps_error_set(c->err, PS_ENOMEM, "out of memory");
-    json_t *acct_labels = json_object_get(json_object_get(root, "accounting"), "labels");
+    json_t *acct = json_object_get(root, "accounting");
+    if (acct) /* checked by verification (accounting.c), not needed to read the set */
+        m->accounting = json_incref(acct);
+    json_t *acct_labels = json_object_get(acct, "labels");
     if (json_is_object(acct_labels) && !(m->label_kept = calloc(m->n_labels + 1, 8)))
         return ps_error_set(c->err, PS_ENOMEM, "out of memory");
     for (size_t i = 0; i < m->n_labels; i++) {
@@ -313,6 +317,31 @@ static int parse(ctx *c, ps_manifest *m, json_t *root)
     return 0;
 }
 
+int ps_manifest_parse(const char *text, size_t len, const char *path, ps_manifest **out,
+                      ps_error *err)
+{
+    *out = NULL;
+    json_error_t je;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return ps_error_set(err, PS_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    ps_manifest *m = calloc(1, sizeof *m);
+    if (!m) {
+        json_decref(root);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    m->xxh64 = XXH64(text, len, 0);
+    ctx c = {path, err};
+    int rc = parse(&c, m, root);
+    json_decref(root);
+    if (rc) {
+        ps_manifest_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
 int ps_manifest_read(const char *dir, ps_manifest **out, ps_error *err)
 {
     *out = NULL;
@@ -324,34 +353,9 @@ int ps_manifest_read(const char *dir, ps_manifest **out, ps_error *err)
     char *text = NULL;
     size_t len = 0;
     int rc = slurp(path, &text, &len, err);
-    if (rc) {
-        free(path);
-        return rc;
-    }
-    json_error_t je;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    uint64_t digest = XXH64(text, len, 0);
+    if (!rc)
+        rc = ps_manifest_parse(text, len, path, out, err);
     free(text);
-    if (!root) {
-        rc = ps_error_set(err, PS_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-        free(path);
-        return rc;
-    }
-    ps_manifest *m = calloc(1, sizeof *m);
-    if (!m) {
-        json_decref(root);
-        free(path);
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
-    }
-    m->xxh64 = digest;
-    ctx c = {path, err};
-    rc = parse(&c, m, root);
-    json_decref(root);
     free(path);
-    if (rc) {
-        ps_manifest_free(m);
-        return rc;
-    }
-    *out = m;
-    return 0;
+    return rc;
 }

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -97,6 +98,13 @@ static const char *short_write_why(const char *path, char *buf, size_t n)
     char *slash = strrchr(dir, '/');
     if (slash)
         *slash = '\0';
+    struct rlimit fs;
+    if (getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY) {
+        /* ulimit -f: the write stopped at the limit (SIGXFSZ ignored) */
+        snprintf(buf, n, " (a short write: the file size limit is %llu bytes: %s)",
+                 (unsigned long long)fs.rlim_cur, strerror(EFBIG));
+        return buf;
+    }
     struct statvfs sv;
     if (statvfs(slash ? dir : ".", &sv) != 0 ||
         (unsigned long long)sv.f_bavail * sv.f_frsize >= (1u << 20))

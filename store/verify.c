@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 typedef struct vstate {
@@ -30,6 +32,7 @@ typedef struct vstate {
     ps_error *err;
     size_t k;                /* shard index */
     const char *path;
+    int fd;                  /* the shard's descriptor, or -1: open `path` */
     const ps_mf_shard *ms;
     ps_verify_shard *vs;
     ps_mf_count *sb;         /* measured, this shard, per bucket */
@@ -239,11 +242,13 @@ static int verify_shard(vstate *v, const char *dir)
      * forever and a device would never end, and a symlink leads out of
      * the set (the reader refuses one too). */
     struct stat st;
-    if (lstat(v->path, &st) == 0 && !S_ISREG(st.st_mode))
+    int src = v->fd >= 0 ? fstat(v->fd, &st) : lstat(v->path, &st);
+    if (src == 0 && !S_ISREG(st.st_mode))
         return bad(v, "lmdb", -1, -1, "not a regular file (%s)",
                    S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO"
                    : S_ISDIR(st.st_mode) ? "a directory" : "a device or socket");
-    int rc = ps_sha256_file(v->path, hex, &bytes, &e);
+    int rc = v->fd >= 0 ? ps_sha256_fd(v->fd, v->path, hex, &bytes, &e)
+                        : ps_sha256_file(v->path, hex, &bytes, &e);
     if (rc == PS_ENOENT)
         return bad(v, "missing", -1, -1, "missing from %s", dir);
     if (rc)
@@ -251,7 +256,13 @@ static int verify_shard(vstate *v, const char *dir)
     v->vs->file_bytes = bytes;
 
     ps_shard *s;
-    rc = ps_shard_open(&s, v->path, &e);
+    if (v->fd < 0) {
+        rc = ps_shard_open(&s, v->path, &e);
+    } else {
+        int fd = dup(v->fd); /* the shard closes its own */
+        rc = fd < 0 ? ps_error_set(&e, PS_EIO, "%s: %s", v->path, strerror(errno))
+                    : ps_shard_open_fd(&s, fd, v->path, &e);
+    }
     if (rc == PS_ECORRUPT) {
         v->rep->bad_shard = (long)v->k;
         v->rep->kind = "lmdb";
@@ -367,7 +378,8 @@ static int check_totals(const ps_manifest *m, ps_verify_report *rep, const char 
                         (unsigned long long)bl);
 }
 
-int ps_set_verify(const char *dir, const ps_manifest *m, ps_verify_report *rep, ps_error *err)
+static int verify_all(const char *dir, const ps_manifest *m, const int *fds,
+                      ps_verify_report *rep, ps_error *err)
 {
     memset(rep, 0, sizeof *rep);
     rep->bad_shard = rep->bad_bucket = rep->bad_block = -1;
@@ -390,6 +402,7 @@ int ps_set_verify(const char *dir, const ps_manifest *m, ps_verify_report *rep, 
         snprintf(path, plen, "%s/%s", dir, m->shards[k].file);
         v.k = k;
         v.path = path;
+        v.fd = fds ? fds[k] : -1;
         v.ms = &m->shards[k];
         v.vs = &rep->shards[k];
         memset(v.sb, 0, m->n_buckets * sizeof *v.sb);
@@ -404,9 +417,27 @@ int ps_set_verify(const char *dir, const ps_manifest *m, ps_verify_report *rep, 
     }
     if (!rc)
         rc = check_totals(m, rep, dir, err);
+    if (!rc) {
+        snprintf(path, plen, "%s/manifest.json", dir);
+        if ((rc = ps_accounting_check(m, rep, path, err)) == PS_ECORRUPT) {
+            rep->bad_shard = -1;
+            rep->kind = "accounting";
+        }
+    }
     free(path);
     free(v.sb);
     ZSTD_freeDCtx(v.dctx);
     ps_buf_free(&v.scratch);
     return rc;
+}
+
+int ps_set_verify(const char *dir, const ps_manifest *m, ps_verify_report *rep, ps_error *err)
+{
+    return verify_all(dir, m, NULL, rep, err);
+}
+
+int ps_set_verify_fds(const char *dir, const ps_manifest *m, const int *fds,
+                      ps_verify_report *rep, ps_error *err)
+{
+    return verify_all(dir, m, fds, rep, err);
 }

@@ -2,10 +2,17 @@
  * --part build merge into the set the whole build makes (the same records,
  * labels and accounting), and parts that do not belong together — out of
  * order, one missing, built with other options, a whole set, no set at all —
- * are refused with PS_EUSAGE or PS_ENOENT, naming why, and publish nothing. */
+ * are refused with PS_EUSAGE or PS_ENOENT, naming why, and publish nothing.
+ * A part read as one snapshot (merge_snapshot.c): a part rebuilt, or a shard
+ * of it written, at any step of the merge (ps_merge_opts.hook stops the merge
+ * at that very point) is refused naming the part, and so are a part whose
+ * manifest's sums do not add up and a part with a damaged block (naming the
+ * shard file and the block). */
+#define _GNU_SOURCE /* memmem */
 #include "tests/support/testutil.h"
 
 #include "pipeline/build.h"
+#include "store/inspect.h"
 #include "validate/validate.h"
 
 #include <jansson.h>
@@ -14,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static char g_tmp[PATH_MAX];
 
@@ -51,7 +61,18 @@ static int setup(void **state)
     build(at("part0"), 0, 2, 32);
     build(at("part1"), 1, 2, 32);
     build(at("part1-other"), 1, 2, 16); /* another block size: another build */
-    return 0;
+    /* another input: the first 1200 records of Spider train */
+    json_error_t je;
+    json_t *train = json_load_file(ps_test_data("spider/train.json"), 0, &je);
+    if (!train)
+        return -1;
+    json_t *head = json_array();
+    for (size_t i = 0; i < 1200; i++)
+        json_array_append(head, json_array_get(train, i));
+    int rc = json_dump_file(head, at("train-head.json"), 0);
+    json_decref(train);
+    json_decref(head);
+    return rc;
 }
 
 static int teardown(void **state)
@@ -323,6 +344,226 @@ static void test_merge_adds_the_parts_sql(void **state)
     expect_refused(dirs, 2, PS_EINVAL, "rules differ");
 }
 
+/* Copies the set directory src (its files and preprocess/) to dst. */
+static void copy_set(const char *src, const char *dst)
+{
+    assert_int_equal(mkdir(dst, 0755), 0);
+    DIR *d = opendir(src);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char from[PATH_MAX + 300], to[PATH_MAX + 300];
+        snprintf(from, sizeof from, "%s/%s", src, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", dst, e->d_name);
+        struct stat st;
+        assert_int_equal(stat(from, &st), 0);
+        if (S_ISDIR(st.st_mode)) {
+            copy_set(from, to);
+            continue;
+        }
+        size_t len;
+        unsigned char *b = ps_test_read_file(from, &len);
+        FILE *f = fopen(to, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(b, 1, len, f), len);
+        assert_int_equal(fclose(f), 0);
+        free(b);
+    }
+    closedir(d);
+}
+
+/* Writes `len` bytes over the file at `path`, in place (the same inode). */
+static void overwrite(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, len), (ssize_t)len);
+    assert_int_equal(close(fd), 0);
+}
+
+/* How a part changes while merge reads it. */
+enum change {
+    REBUILT_OTHER_INPUT,  /* rebuilt from another input into the same -o */
+    REBUILT_OTHER_BLOCKS, /* rebuilt with other options (block size) */
+    REBUILT_OTHER_LEVEL,  /* rebuilt with another zstd level: other bytes, same records */
+    SHARD_WRITTEN,        /* a shard file written over in place */
+    N_CHANGES
+};
+
+typedef struct changer {
+    size_t part;
+    int step; /* ps_merge_hook_step */
+    int how;  /* enum change */
+    char dir[PATH_MAX + 80];
+    int done;
+} changer;
+
+static void change_part(void *user, size_t part, int step)
+{
+    changer *c = user;
+    if (c->done || part != c->part || step != c->step)
+        return;
+    c->done = 1;
+    static const uint32_t bounds[] = {16, 32, 64, 128};
+    ps_test_build_opts o = {.label_field = "db_id", .shards = 2, .block_records = 32,
+                            .buckets = bounds, .n_buckets = 4, .part_index = 1,
+                            .part_count = 2};
+    if (c->how == REBUILT_OTHER_INPUT) {
+        ps_test_build(at("train-head.json"), c->dir, &o);
+    } else if (c->how == REBUILT_OTHER_BLOCKS) {
+        build(c->dir, 1, 2, 16);
+    } else if (c->how == REBUILT_OTHER_LEVEL) {
+        o.zstd_level = 19;
+        ps_test_build(ps_test_data("spider/dev.json"), c->dir, &o);
+    } else {
+        char src[PATH_MAX + 40], dst[PATH_MAX + 120];
+        snprintf(src, sizeof src, "%s/shard-00000.mdb", at("part1-other"));
+        snprintf(dst, sizeof dst, "%s/shard-00000.mdb", c->dir);
+        size_t len;
+        unsigned char *b = ps_test_read_file(src, &len);
+        overwrite(dst, b, len);
+        free(b);
+    }
+}
+
+#define PART_PATH (PATH_MAX + 80)
+
+/* Fresh copies of part0 and part1 in g_tmp/NAME/; dirs[] point at them. */
+static void fresh_parts(const char *name, char p0[PART_PATH], char p1[PART_PATH])
+{
+    snprintf(p0, PART_PATH, "%s/%.60s/part0", g_tmp, name);
+    snprintf(p1, PART_PATH, "%s/%.60s/part1", g_tmp, name);
+    *strrchr(p0, '/') = '\0';
+    assert_int_equal(mkdir(p0, 0755), 0);
+    p0[strlen(p0)] = '/';
+    copy_set(at("part0"), p0);
+    copy_set(at("part1"), p1);
+}
+
+/* A part rebuilt (from another input, with another block size or zstd
+ * level) or a shard
+ * of it written in place, after merge read its manifest, after it opened
+ * and checked every file, or after it wrote the merged set: every time
+ * the merge fails naming the part, and publishes nothing. (Before parts
+ * were read as snapshots, a rebuild after the manifest was read published
+ * the first build's manifest over the second build's records.) */
+static void test_merge_refuses_a_part_changed_while_read(void **state)
+{
+    (void)state;
+    static const int steps[] = {PS_MERGE_HOOK_MANIFEST, PS_MERGE_HOOK_VERIFIED,
+                                PS_MERGE_HOOK_COPIED};
+    for (size_t si = 0; si < 3; si++)
+        for (int how = 0; how < N_CHANGES; how++) {
+            char name[32], p0[PART_PATH], p1[PART_PATH], out[PART_PATH];
+            snprintf(name, sizeof name, "changed-%d-%d", steps[si], how);
+            fresh_parts(name, p0, p1);
+            snprintf(out, sizeof out, "%s/%s/merged", g_tmp, name);
+            changer c = {.part = 1, .step = steps[si], .how = how};
+            snprintf(c.dir, sizeof c.dir, "%s", p1);
+            const char *dirs[2] = {p0, p1};
+            ps_merge_opts mo = {.hook = change_part, .hook_user = &c};
+            ps_error err;
+            ps_error_clear(&err);
+            int rc = ps_merge_run(out, dirs, 2, &mo, &err);
+            assert_true(c.done);
+            if (rc != PS_ECORRUPT)
+                fail_msg("step %d, change %d: merge returned %s: %s", steps[si], how,
+                         ps_err_name(rc), err.message);
+            if (!strstr(err.message, "part 1") || !strstr(err.message, p1))
+                fail_msg("step %d, change %d: '%s' does not name part 1 (%s)", steps[si], how,
+                         err.message, p1);
+            assert_false(exists(out));
+            print_message("step %d, change %d: %s\n", steps[si], how, err.message);
+        }
+}
+
+/* Merges {part0, dir} into g_tmp/NAME-merged: must fail with PS_ECORRUPT,
+ * the message holding each of needles[], nothing published. */
+static void expect_part1_refused(const char *p0, const char *p1, const char *name,
+                                 const char *const *needles, size_t n)
+{
+    char out[PART_PATH];
+    snprintf(out, sizeof out, "%s/%.40s-merged", g_tmp, name);
+    const char *dirs[2] = {p0, p1};
+    ps_merge_opts mo = {0};
+    ps_error err;
+    ps_error_clear(&err);
+    int rc = ps_merge_run(out, dirs, 2, &mo, &err);
+    if (rc != PS_ECORRUPT)
+        fail_msg("%s: merge returned %s: %s", name, ps_err_name(rc), err.message);
+    for (size_t i = 0; i < n; i++)
+        if (!strstr(err.message, needles[i]))
+            fail_msg("%s: '%s' lacks '%s'", name, err.message, needles[i]);
+    assert_false(exists(out));
+}
+
+/* A part's manifest with accounting.kept and records_in both raised by 5
+ * (records_in = kept + rejected + duplicates still holds): verification
+ * fails naming the sum that does not hold, and merge refuses the part. */
+static void test_merge_refuses_accounting_that_does_not_add_up(void **state)
+{
+    (void)state;
+    char p0[PART_PATH], p1[PART_PATH];
+    fresh_parts("lying", p0, p1);
+    json_t *m = load_json(p1, "manifest.json");
+    json_t *acct = json_object_get(m, "accounting");
+    for (int k = 0; k < 2; k++) {
+        const char *key = k ? "kept" : "records_in";
+        json_object_set_new(acct, key, json_integer(accounting(m, key) + 5));
+    }
+    char path[PART_PATH + 20];
+    snprintf(path, sizeof path, "%s/manifest.json", p1);
+    assert_int_equal(json_dump_file(m, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER), 0);
+    json_decref(m);
+
+    ps_manifest *mf = NULL;
+    ps_error err;
+    ps_error_clear(&err);
+    assert_int_equal(ps_manifest_read(p1, &mf, &err), 0);
+    ps_verify_report rep;
+    assert_int_equal(ps_set_verify(p1, mf, &rep, &err), PS_ECORRUPT);
+    assert_string_equal(rep.kind, "accounting");
+    if (!strstr(err.message, "accounting: records_in") || !strstr(err.message, "inputs"))
+        fail_msg("verify: '%s' does not name the sum", err.message);
+    ps_verify_report_free(&rep);
+    ps_manifest_free(mf);
+
+    static const char *const needles[] = {"part 1", "manifest.json: accounting"};
+    expect_part1_refused(p0, p1, "lying", needles, 2);
+}
+
+/* A block of a part whose zstd checksum no longer matches: merge names the
+ * part, the shard file, the block's key and the reason. */
+static void test_merge_names_a_damaged_block(void **state)
+{
+    (void)state;
+    char p0[PART_PATH], p1[PART_PATH], shard[PART_PATH + 20];
+    fresh_parts("damaged", p0, p1);
+    snprintf(shard, sizeof shard, "%s/shard-00001.mdb", p1);
+    ps_shard *s = NULL;
+    ps_error err;
+    ps_error_clear(&err);
+    assert_int_equal(ps_shard_open(&s, shard, &err), 0);
+    uint32_t bucket, seq;
+    const void *data;
+    size_t len;
+    assert_int_equal(ps_shard_next(s, &bucket, &seq, &data, &len, &err), 1);
+    size_t flen;
+    unsigned char *file = ps_test_read_file(shard, &flen);
+    unsigned char *at_block = memmem(file, flen, data, len);
+    assert_non_null(at_block);
+    at_block[len - 2] ^= 0x40; /* inside the frame's content checksum */
+    ps_shard_close(s);
+    overwrite(shard, file, flen);
+    free(file);
+    char key[64];
+    snprintf(key, sizeof key, "bucket %u block %u", bucket, seq);
+    const char *const needles[] = {"part 1", "shard-00001.mdb", key, "checksum"};
+    expect_part1_refused(p0, p1, "damaged", needles, 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +575,9 @@ int main(void)
         cmocka_unit_test(test_merge_refuses_a_whole_set),
         cmocka_unit_test(test_merge_refuses_what_is_no_set),
         cmocka_unit_test(test_merge_cancelled_publishes_nothing),
+        cmocka_unit_test(test_merge_refuses_a_part_changed_while_read),
+        cmocka_unit_test(test_merge_refuses_accounting_that_does_not_add_up),
+        cmocka_unit_test(test_merge_names_a_damaged_block),
         cmocka_unit_test(test_merge_adds_the_parts_sql), /* last: rewrites the parts' stats */
     };
     return cmocka_run_group_tests_name("merge", tests, setup, teardown);

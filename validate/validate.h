@@ -210,6 +210,12 @@ char *ps_vstats_file_json(const ps_vstats *raw, const ps_vstats *cleaned,
 int ps_vstats_file_load(const char *path, ps_vstats **raw, ps_vstats **cleaned,
                         ps_vstats **tokenized, ps_vpaired **paired, ps_vsql **sql,
                         ps_vgen **gen, ps_error *err);
+/* The same from the file's bytes, already read (`path` names them in
+ * messages): merge reads a part's stats.json through the descriptor it
+ * holds. */
+int ps_vstats_text_load(const char *text, size_t len, const char *path, ps_vstats **raw,
+                        ps_vstats **cleaned, ps_vstats **tokenized, ps_vpaired **paired,
+                        ps_vsql **sql, ps_vgen **gen, ps_error *err);
 
 /* ---- checks (checks.c) ----------------------------------------------------- */
 

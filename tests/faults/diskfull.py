@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Disk full and I/O errors: `pairshard build` into too little space.
+"""Disk full and I/O errors: `pairshard build`, `merge` and `clean` into
+too little space.
 
 Two ways, each at several sizes spanning the set's size (Spider train, 4
 shards): a tmpfs of that size (needs root and mount; skipped otherwise),
@@ -8,9 +9,14 @@ ignored), where writing past the limit fails with EFBIG. Each build either
 fits (exit 0, the reference bytes, verifies) or fails cleanly: exit 1..127
 (no signal), a message naming the failed write and its reason, nothing
 published at DIR (absent, or the previous set unchanged), and nothing left
-beside it (no staging directory, no temporary file).
+beside it (no staging directory, no temporary file). `merge` of two parts
+whose duplicates.jsonl are far larger than their shards runs under the
+same limits, so the write that fails is sometimes a shard, sometimes the
+duplicates: its message must name the file (its path) and the reason.
 """
+import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -20,6 +26,8 @@ from faultlib import (PAIRSHARD, TMP, DEV, TRAIN, build_args, diff_trees, finish
                       tap, tree_bytes, verify)
 
 REASONS = ("No space left on device", "File too large", "Disk quota exceeded")
+# A message naming the file that failed (its path) and the reason.
+NAMED = re.compile(r"/[^ :]+\.(jsonl|mdb|json|html)[^ :]*: .*\b(" + "|".join(REASONS) + ")")
 
 ref_dir = os.path.join(fresh_dir("disk-ref"), "set")
 r = run(build_args(ref_dir, [TRAIN], 4))
@@ -36,23 +44,29 @@ largest = max(len(v) for v in ref.values())
 trials = failed_clean = fitted = 0
 
 
-def judge(label, parent, res, previous):
-    """One build into `parent`/set: fits, or fails cleanly."""
+def judge(label, parent, res, previous, reference=None, named=False):
+    """One build (or merge) into `parent`/set: fits, giving `reference`
+    (the build's by default), or fails cleanly; `named`: the message must
+    name the file's path and the reason."""
     global trials, failed_clean, fitted
+    reference = ref if reference is None else reference
     trials += 1
     d = os.path.join(parent, "set")
     after = tree_bytes(d)
     beside = sorted(n for n in os.listdir(parent) if n not in ("set", "lost+found"))
     if res.rc == 0:
-        ok = not diff_trees(after, ref) and not beside and verify(d).rc == 0
+        ok = not diff_trees(after, reference) and not beside and verify(d).rc == 0
         fitted += ok
         return tap(ok, "%s: fits; the set is complete and verifies%s" % (
-            label, "" if ok else " -- NOT: %s, beside DIR: %s" % (diff_trees(after, ref)[:5], beside)))
+            label, "" if ok else " -- NOT: %s, beside DIR: %s" % (diff_trees(after, reference)[:5],
+                                                                  beside)))
     msg = res.err.strip().splitlines()[-1] if res.err.strip() else ""
     problems = []
     if res.crashed():
         problems.append(res.why())
-    if not any(x in res.err for x in REASONS):
+    if named and not NAMED.search(msg):
+        problems.append("the message names no file and reason")
+    elif not any(x in res.err for x in REASONS):
         problems.append("no clear reason in the message")
     if previous is None and after is not None:
         problems.append("DIR was published")
@@ -113,6 +127,56 @@ for k, size in enumerate(fs_sizes + [prev_bytes + set_bytes // 2, prev_bytes + s
         subprocess.run(["umount", mnt], capture_output=True)
 if not mounted_any:
     print("ok - # SKIP tmpfs: mount -t tmpfs needs root and a mount-capable environment", flush=True)
+
+# --- merge: two parts whose duplicates outweigh their shards ------------------
+# Spider dev six times over: each part keeps its share of 1034 records (a
+# 57 KiB shard) and drops five times as many duplicates (about 800 KiB of
+# duplicates.jsonl each), so a limit between the two fails on the merged
+# duplicates.jsonl, which once said only "writing duplicates.jsonl failed".
+dups = os.path.join(fresh_dir("merge-in"), "dev-x6.jsonl")
+with open(DEV) as f, open(dups, "w") as g:
+    recs = json.load(f)
+    for k in range(6):
+        for r in recs:
+            g.write(json.dumps({"question": r["question"], "query": r["query"],
+                                "db_id": r["db_id"]}) + "\n")
+parts = []
+for k in range(2):
+    d = os.path.join(TMP, "merge-in", "part-%d" % k)
+    pr = run(build_args(d, [dups], 1) + ["--no-gate", "--part", "%d/2" % k])
+    parts.append(d)
+merge_ref = os.path.join(fresh_dir("merge-ref"), "set")
+mr = run([PAIRSHARD, "merge", "-q", "--no-gate", "-o", merge_ref] + parts)
+mref = tree_bytes(merge_ref)
+tap(pr.rc == 0 and mr.rc == 0 and mref is not None,
+    "merge reference: two parts of Spider dev x6, merged (duplicates.jsonl %d bytes)"
+    % len((mref or {}).get("duplicates.jsonl", b"")))
+
+
+def judge_merge(label, parent, res):
+    return judge("merge, " + label, parent, res, None, mref, named=True)
+
+
+mshard = max(len(v) for k, v in (mref or {"x": b""}).items() if k.endswith(".mdb"))
+mdups = len((mref or {}).get("duplicates.jsonl", b""))
+dup_failures = 0
+for n in sorted({16384, mshard - 1, mshard + 4096, 400000, mdups // 2, mdups - 1, mdups + 4096}):
+    parent = fresh_dir("merge-fsize-%d" % n)
+    res = run([PAIRSHARD, "merge", "-q", "--no-gate", "-o", os.path.join(parent, "set")] + parts,
+              preexec=fsize_limit(n))
+    judge_merge("ulimit -f %d bytes" % n, parent, res)
+    dup_failures += "duplicates.jsonl: write failed" in res.err
+tap(dup_failures > 0, "merge: %d limits fail on duplicates.jsonl, and say so with the path"
+    % dup_failures)
+for size in (256 * kib, 1024 * kib, 2 * mdups + 4 * mshard + 1024 * kib):
+    mnt = fresh_dir("merge-tmpfs-%d" % size)
+    if not try_mount(mnt, size):
+        break
+    try:
+        res = run([PAIRSHARD, "merge", "-q", "--no-gate", "-o", os.path.join(mnt, "set")] + parts)
+        judge_merge("tmpfs of %d KiB" % (size // kib), mnt, res)
+    finally:
+        subprocess.run(["umount", mnt], capture_output=True)
 
 # --- clean's output file, large enough that its writeback is started --------
 # every 16 MiB (sync_file_range after a flush): the flush at 16 MiB and the
@@ -176,7 +240,7 @@ for size in (20 * MIB, len(ref_out) + MIB):
     finally:
         subprocess.run(["umount", mnt], capture_output=True)
 
-note("disk: %d builds and cleans with too little space: %d failed cleanly, %d fitted; sizes %s (ulimit -f) "
+note("disk: %d builds, merges and cleans with too little space: %d failed cleanly, %d fitted; sizes %s (ulimit -f) "
      "and tmpfs %s" % (trials, failed_clean, fitted, sizes,
                        "not available" if not mounted_any else "up to %d KiB" % (fs_sizes[-1] // kib)))
 print("# TOTAL disk trials=%d survived=%d" % (trials, failed_clean + fitted))

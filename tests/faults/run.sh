@@ -15,6 +15,8 @@
 #   args      bad numbers and names in flags, environment variables and Python
 #   lifecycle what -o may replace, staging locks across PID namespaces,
 #             SIGINT/TERM/HUP mid-build, descriptor limits, long DIR names
+#   accounting manifests whose sums do not add up, against inspect --verify
+#             and merge
 #
 #   sh tests/faults/run.sh [BUILD]     (default build; uses BUILD/bin/pairshard)
 #
@@ -65,7 +67,7 @@ trap 'exit 130' INT TERM
 LOGS="$BUILD/fault-logs"
 mkdir -p "$LOGS"
 n=0 passed=0 failed=0 skipped=0 summary=""
-for c in ${FAULT_ONLY:-crash disk corrupt hostile readers inputs outputs args lifecycle}; do
+for c in ${FAULT_ONLY:-crash disk corrupt hostile readers inputs outputs args lifecycle accounting}; do
     script="$ROOT/tests/faults/$c.py"
     case $c in disk) script="$ROOT/tests/faults/diskfull.py" ;; esac
     start=$(date +%s)

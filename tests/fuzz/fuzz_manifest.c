@@ -2,7 +2,9 @@
  * The manifest reader (ps_manifest_read) on hostile bytes, written as
  * DIR/manifest.json. When it accepts the manifest, every array it sized
  * from the manifest is walked and the shard names are rechecked: the
- * documented limits must hold and no name may leave the set directory.
+ * documented limits must hold and no name may leave the set directory; the
+ * accounting's sums are checked (ps_accounting_check), which must answer
+ * PS_ECORRUPT with a message, never crash.
  */
 #include "store/inspect.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -47,6 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             sink += m->total_buckets[b].records;
     sink += strlen(m->tool_version) + strlen(m->vocab_sha256);
     (void)sink;
+    /* the accounting's sums, as --verify checks them (without blocks) */
+    rc = ps_accounting_check(m, NULL, "manifest.json", &err);
+    if (rc && rc != PS_ECORRUPT && rc != PS_ENOMEM)
+        abort();
+    FUZZ_CHECK_ERROR(rc, err);
     ps_manifest_free(m);
     return 0;
 }
