@@ -17,10 +17,10 @@ static const char *const REASONS[] = {
     "missing_field", "empty_field", "empty_after_cleaning", "too_long",
     "dropped_by_rule", "rule_error",
     /* text-to-SQL: shown only in runs with schemas, a template or turns */
-    "unknown_database", "sql_invalid",
+    "unknown_database", "sql_invalid", "schema_lost_gold",
 };
 #define NREASONS (sizeof REASONS / sizeof REASONS[0])
-#define NREASONS_PLAIN (NREASONS - 2)
+#define NREASONS_PLAIN (NREASONS - 3)
 /* ps_exec_status values */
 #define NEXEC 5
 #define SQL_EXAMPLES 3

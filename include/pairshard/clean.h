@@ -31,7 +31,8 @@
  *
  * Reason codes: invalid_utf8, bad_json, bad_csv, wrong_type, missing_field,
  * empty_field, empty_after_cleaning, too_long, dropped_by_rule, rule_error,
- * and with schemas: unknown_database, sql_invalid.
+ * and with schemas: unknown_database, sql_invalid; and from the build's
+ * schema selection: schema_lost_gold (--reject-lost-schema).
  *
  * Thread safety: a ps_cleaner is used by one thread at a time (the
  * functions taking one are not thread-safe on the same cleaner); distinct

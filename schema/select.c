@@ -1,0 +1,419 @@
+/* Schema selection: which tables and columns of a database a too-long
+ * prompt keeps, ranked by what the record's inputs say — the question,
+ * evidence and dialogue history, never the SQL — so that serving, which
+ * has no SQL, selects exactly what the build did (docs/BUILD.md, "Schema
+ * selection").
+ *
+ * Matching is lexical. The inputs' words are case-folded and made
+ * singular ("singers" → "singer", "cities" → "city"); adjacent pairs are
+ * also joined ("home town" matches Hometown). A name is split at
+ * underscores, spaces, and camelCase humps (SongName → song name), and
+ * scored from its original form and from Spider's natural-language name
+ * ("column_names": "stuid" → "student id"), the better of the two: the
+ * share of its words the inputs hold (a word that only shares a prefix of
+ * 4+ characters counts 0.6), plus 1 when the whole name occurs in the
+ * inputs as a phrase or one word. A column scores 0.5 more when one of
+ * its example values (--databases) is a word of the inputs. A table
+ * scores its name plus half its best column.
+ *
+ * The rank (units, keep order): tables and non-key columns that match,
+ * best first (ties: tables first, then schema order); then the tables
+ * that match nothing, in schema order; then the remaining columns, by
+ * their table's rank, then schema order. Key columns (primary keys and
+ * both ends of foreign keys) go with their table. Keeping the first k
+ * units also keeps every table on a shortest foreign-key path between
+ * two kept tables, so a question that names singers and concerts keeps
+ * the table that joins them. Since every non-matching column ranks below
+ * every table, a budget prunes columns before it cuts a table. */
+#include "schema/schema.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PREFIX_MIN 4      /* a shared prefix this long is a partial match */
+#define PARTIAL 0.6       /* ... worth this much of a whole word */
+#define PHRASE_BONUS 1.0  /* the whole (multi-word or compound) name occurs */
+#define VALUE_BONUS 0.5   /* an example value is a word of the inputs */
+#define MAX_NAME_WORDS 16 /* words of a name looked at */
+
+static const char *const STOP[] = {
+    "a",     "all",  "an",    "and",  "any",   "are",   "as",    "at",   "be",    "by",
+    "can",   "did",  "do",    "doe",  "each",  "for",   "from",  "give", "ha",    "have",
+    "how",   "i",    "in",    "is",   "it",    "list",  "many",  "me",   "much",  "of",
+    "on",    "or",   "show",  "than", "that",  "the",   "their", "them", "there", "these",
+    "they",  "thi",  "those", "to",   "wa",    "were",  "what",  "when", "where", "which",
+    "while", "who",  "whose", "with", "would", "find",  "tell",  "return"};
+
+static bool is_stop(const char *w, size_t n)
+{
+    for (size_t i = 0; i < sizeof STOP / sizeof *STOP; i++)
+        if (strlen(STOP[i]) == n && !memcmp(STOP[i], w, n))
+            return true;
+    return false;
+}
+
+static bool alnum(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c >= 0x80;
+}
+
+static bool upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
+static bool lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
+
+/* The singular of a folded word, in place: its new length. */
+static size_t singular(char *w, size_t n)
+{
+    if (n > 4 && !memcmp(w + n - 3, "ies", 3)) {
+        w[n - 3] = 'y';
+        return n - 2;
+    }
+    if (n > 4 && (!memcmp(w + n - 4, "sses", 4) || !memcmp(w + n - 4, "ches", 4) ||
+                  !memcmp(w + n - 4, "shes", 4) || !memcmp(w + n - 3, "xes", 3)))
+        return n - 2;
+    if (n > 3 && w[n - 1] == 's' && w[n - 2] != 's' && w[n - 2] != 'u' && w[n - 2] != 'i')
+        return n - 1;
+    return n;
+}
+
+/* Appends word s[0..n) folded and made singular, NUL-terminated. */
+static int put_word(ps_buf *b, const char *s, size_t n)
+{
+    size_t at = b->len;
+    for (size_t i = 0; i < n; i++)
+        if (ps_buf_putc(b, upper((unsigned char)s[i]) ? (char)(s[i] + 32) : s[i]))
+            return PS_ENOMEM;
+    b->len = at + singular(b->data + at, n);
+    return ps_buf_putc(b, '\0') ? PS_ENOMEM : 0;
+}
+
+/* Splits `s` into words (camelCase humps too), folded and singular,
+ * NUL-separated into b (reset); returns the count or -1. */
+static long split(ps_buf *b, const char *s, bool camel)
+{
+    ps_buf_reset(b);
+    long n = 0;
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len;) {
+        if (!alnum((unsigned char)s[i])) {
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        while (j < len && alnum((unsigned char)s[j])) {
+            unsigned char p = (unsigned char)s[j - 1], c = (unsigned char)s[j];
+            if (camel && upper(c) &&
+                (lower(p) || (upper(p) && j + 1 < len && lower((unsigned char)s[j + 1]))))
+                break; /* songName, HTMLParser */
+            j++;
+        }
+        if (put_word(b, s + i, j - i))
+            return -1;
+        n++;
+        i = j;
+    }
+    return n;
+}
+
+/* The inputs' words (w), the joined adjacent pairs (pairs), in order. */
+static int query_words(ps_select_scratch *x, const ps_select_text *t, size_t nt)
+{
+    ps_buf_reset(&x->words);
+    ps_buf_reset(&x->pairs);
+    x->n_words = 0;
+    for (size_t k = 0; k < nt; k++) {
+        const char *s = t[k].text;
+        size_t prev = SIZE_MAX; /* where the previous word of this text starts */
+        for (size_t i = 0; s && i < t[k].len;) {
+            if (!alnum((unsigned char)s[i])) {
+                i++;
+                continue;
+            }
+            size_t j = i;
+            while (j < t[k].len && alnum((unsigned char)s[j]))
+                j++;
+            size_t at = x->words.len;
+            if (put_word(&x->words, s + i, j - i))
+                return PS_ENOMEM;
+            x->n_words++;
+            if (prev != SIZE_MAX) { /* "home town" → "hometown" */
+                size_t pl = strlen(x->words.data + prev);
+                size_t pa = x->pairs.len;
+                if (ps_buf_append(&x->pairs, x->words.data + prev, pl) ||
+                    ps_buf_append(&x->pairs, s + i, j - i))
+                    return PS_ENOMEM;
+                for (size_t q = pa + pl; q < x->pairs.len; q++)
+                    if (upper((unsigned char)x->pairs.data[q]))
+                        x->pairs.data[q] += 32;
+                x->pairs.len = pa + singular(x->pairs.data + pa, x->pairs.len - pa);
+                if (ps_buf_putc(&x->pairs, '\0'))
+                    return PS_ENOMEM;
+            }
+            prev = at;
+            i = j;
+        }
+    }
+    return 0;
+}
+
+/* Whether w (n bytes) is in the NUL-separated list; *partial when one of
+ * them shares a prefix of PREFIX_MIN with it and is a prefix of the other. */
+static bool in_list(const ps_buf *l, const char *w, size_t n, bool *partial)
+{
+    for (size_t at = 0; at < l->len;) {
+        const char *e = l->data + at;
+        size_t el = strlen(e);
+        if (el == n && !memcmp(e, w, n))
+            return true;
+        size_t m = el < n ? el : n;
+        if (partial && m >= PREFIX_MIN && !memcmp(e, w, m) && !is_stop(e, el))
+            *partial = true;
+        at += el + 1;
+    }
+    return false;
+}
+
+/* Whether the name's words occur in the inputs one after the other. */
+static bool phrase(const ps_buf *q, const char *const *nw, long n)
+{
+    const char *w[MAX_NAME_WORDS + 1];
+    long seen = 0;
+    for (size_t at = 0; at < q->len; at += strlen(q->data + at) + 1) {
+        w[seen % n] = q->data + at; /* a ring of the last n words */
+        if (++seen < n)
+            continue;
+        bool all = true;
+        for (long i = 0; i < n && all; i++)
+            all = !strcmp(w[(seen - n + i) % n], nw[i]);
+        if (all)
+            return true;
+    }
+    return false;
+}
+
+/* How well the inputs name `name` (see the top); 0: not at all. */
+static double name_score(ps_select_scratch *x, const char *name, bool camel)
+{
+    long n = name ? split(&x->name, name, camel) : 0;
+    if (n <= 0)
+        return 0;
+    if (n > MAX_NAME_WORDS)
+        n = MAX_NAME_WORDS;
+    const char *nw[MAX_NAME_WORDS];
+    double got = 0;
+    size_t at = 0;
+    for (long i = 0; i < n; i++) {
+        nw[i] = x->name.data + at;
+        size_t l = strlen(nw[i]);
+        bool part = false;
+        if (in_list(&x->words, nw[i], l, &part) && !is_stop(nw[i], l))
+            got += 1;
+        else if (part)
+            got += PARTIAL;
+        at += l + 1;
+    }
+    double s = got / (double)n;
+    if (n > 1 && phrase(&x->words, nw, n))
+        s += PHRASE_BONUS;
+    else if (n > 1 || strlen(nw[0]) >= 2 * PREFIX_MIN) { /* compound: "hometown" */
+        ps_buf_reset(&x->joined);
+        for (long i = 0; i < n; i++)
+            if (ps_buf_puts(&x->joined, nw[i]))
+                return s;
+        if (in_list(&x->pairs, x->joined.data, x->joined.len, NULL) ||
+            (n > 1 && in_list(&x->words, x->joined.data, x->joined.len, NULL)))
+            s += PHRASE_BONUS;
+    }
+    return s;
+}
+
+/* Whether one of the column's example values is a word (4+ bytes, not a
+ * stop word) of the inputs: "'France', 'US'" and "... in France". */
+static bool value_match(ps_select_scratch *x, const char *examples)
+{
+    if (!examples || split(&x->name, examples, false) <= 0)
+        return false;
+    for (size_t at = 0; at < x->name.len;) {
+        const char *v = x->name.data + at;
+        size_t l = strlen(v);
+        if (l >= PREFIX_MIN && !is_stop(v, l) && in_list(&x->words, v, l, NULL))
+            return true;
+        at += l + 1;
+    }
+    return false;
+}
+
+static int grow(ps_select_scratch *x, const ps_schema *s)
+{
+    size_t nt = s->n_tables + 1, nc = s->n_columns + 1;
+    if (nt > x->cap_t) {
+        double *ts = realloc(x->tscore, nt * sizeof *ts);
+        if (ts)
+            x->tscore = ts;
+        uint32_t *q = ts ? realloc(x->queue, nt * sizeof *q) : NULL;
+        if (q)
+            x->queue = q;
+        uint32_t *par = q ? realloc(x->parent, nt * sizeof *par) : NULL;
+        if (!par)
+            return PS_ENOMEM;
+        x->parent = par;
+        x->cap_t = nt;
+    }
+    if (nc > x->cap_c) {
+        double *cs = realloc(x->cscore, nc * sizeof *cs);
+        if (cs)
+            x->cscore = cs;
+        unsigned char *key = cs ? realloc(x->key, nc) : NULL;
+        if (!key)
+            return PS_ENOMEM;
+        x->key = key;
+        x->cap_c = nc;
+    }
+    return 0;
+}
+
+/* Scores every table and column of s against the inputs. */
+static void score_all(ps_select_scratch *x, const ps_schema *s)
+{
+    for (size_t t = 0; t < s->n_tables; t++)
+        x->tscore[t] = 0;
+    memset(x->key, 0, s->n_columns);
+    for (size_t f = 0; f < s->n_fks; f++)
+        x->key[s->fks[f].column] = x->key[s->fks[f].ref_column] = 1;
+    for (size_t c = 0; c < s->n_columns; c++) {
+        const ps_schema_column *col = &s->columns[c];
+        x->key[c] |= col->primary;
+        double a = name_score(x, col->name, true), b = name_score(x, col->natural, false);
+        x->cscore[c] = (a > b ? a : b) + (value_match(x, col->examples) ? VALUE_BONUS : 0);
+        if (x->cscore[c] > x->tscore[col->table])
+            x->tscore[col->table] = x->cscore[c]; /* the best column, for now */
+    }
+    for (size_t t = 0; t < s->n_tables; t++) {
+        double a = name_score(x, s->tables[t], true);
+        double b = name_score(x, s->tables_natural ? s->tables_natural[t] : NULL, false);
+        x->tscore[t] = (a > b ? a : b) + x->tscore[t] / 2;
+    }
+}
+
+static double unit_score(const ps_select_scratch *x, ps_shorten_unit u)
+{
+    return u.is_column ? x->cscore[u.index] : x->tscore[u.index];
+}
+
+/* Best first, stably: units come in tables-then-columns schema order, so
+ * ties keep it. An insertion sort: a few dozen units match a question. */
+static void sort_units(const ps_select_scratch *x, ps_shorten_unit *u, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        ps_shorten_unit v = u[i];
+        double sv = unit_score(x, v);
+        size_t j = i;
+        for (; j > 0 && unit_score(x, u[j - 1]) < sv; j--)
+            u[j] = u[j - 1];
+        u[j] = v;
+    }
+}
+
+int ps_schema_rank(ps_select_scratch *x, const ps_schema *s, const ps_select_text *texts,
+                   size_t n_texts, ps_shorten_unit *units, size_t *n)
+{
+    *n = 0;
+    if (grow(x, s) || query_words(x, texts, n_texts))
+        return PS_ENOMEM;
+    score_all(x, s);
+    size_t k = 0;
+    for (size_t t = 0; t < s->n_tables; t++)
+        if (x->tscore[t] > 0)
+            units[k++] = (ps_shorten_unit){(uint32_t)t, false};
+    for (size_t c = 0; c < s->n_columns; c++)
+        if (!x->key[c] && x->cscore[c] > 0)
+            units[k++] = (ps_shorten_unit){(uint32_t)c, true};
+    sort_units(x, units, k);
+    for (size_t t = 0; t < s->n_tables; t++)
+        if (x->tscore[t] <= 0)
+            units[k++] = (ps_shorten_unit){(uint32_t)t, false};
+    /* each table's rank: where it (or its first column) comes */
+    for (size_t t = 0; t < s->n_tables; t++)
+        x->parent[t] = UINT32_MAX;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t t = units[i].is_column ? s->columns[units[i].index].table : units[i].index;
+        if (x->parent[t] == UINT32_MAX)
+            x->parent[t] = (uint32_t)i;
+    }
+    size_t rest = k;
+    for (size_t i = 0; i < k; i++) { /* tables in rank order: their other columns */
+        uint32_t t = units[i].is_column ? s->columns[units[i].index].table : units[i].index;
+        if (x->parent[t] != i)
+            continue;
+        for (size_t c = 0; c < s->n_columns; c++)
+            if (s->columns[c].table == t && !x->key[c] && x->cscore[c] <= 0)
+                units[rest++] = (ps_shorten_unit){(uint32_t)c, true};
+    }
+    *n = rest;
+    return 0;
+}
+
+/* Marks in keep_table the tables on a shortest foreign-key path (the
+ * first found, exploring tables in index order) between two kept ones. */
+static void keep_paths(ps_select_scratch *x, const ps_schema *s, unsigned char *keep_table)
+{
+    size_t nt = s->n_tables;
+    for (size_t from = 0; from < nt; from++) {
+        if (keep_table[from] != 1) /* 1: chosen; 2: added as a path */
+            continue;
+        for (size_t t = 0; t < nt; t++)
+            x->parent[t] = UINT32_MAX;
+        x->parent[from] = (uint32_t)from;
+        size_t head = 0, tail = 0;
+        x->queue[tail++] = (uint32_t)from;
+        while (head < tail) {
+            uint32_t t = x->queue[head++];
+            for (size_t f = 0; f < s->n_fks; f++) {
+                uint32_t a = s->columns[s->fks[f].column].table;
+                uint32_t b = s->columns[s->fks[f].ref_column].table;
+                uint32_t o = a == t ? b : b == t ? a : UINT32_MAX;
+                if (o != UINT32_MAX && x->parent[o] == UINT32_MAX) {
+                    x->parent[o] = t;
+                    x->queue[tail++] = o;
+                }
+            }
+        }
+        for (size_t to = from + 1; to < nt; to++)
+            if (keep_table[to] == 1 && x->parent[to] != UINT32_MAX)
+                for (uint32_t t = x->parent[to]; t != from; t = x->parent[t])
+                    keep_table[t] = keep_table[t] ? keep_table[t] : 2;
+    }
+}
+
+void ps_schema_mask_keep(ps_select_scratch *x, const ps_schema *s, const ps_shorten_unit *units,
+                         size_t k, unsigned char *keep_table, unsigned char *keep_column)
+{
+    memset(keep_table, 0, s->n_tables);
+    memset(keep_column, 0, s->n_columns);
+    for (size_t i = 0; i < k; i++) {
+        uint32_t t = units[i].index;
+        if (units[i].is_column) {
+            keep_column[t] = 1;
+            t = s->columns[t].table;
+        }
+        keep_table[t] = 1;
+    }
+    keep_paths(x, s, keep_table);
+    for (size_t c = 0; c < s->n_columns; c++)
+        if (x->key[c] && keep_table[s->columns[c].table])
+            keep_column[c] = 1;
+}
+
+void ps_select_scratch_free(ps_select_scratch *x)
+{
+    ps_buf_free(&x->words);
+    ps_buf_free(&x->pairs);
+    ps_buf_free(&x->name);
+    ps_buf_free(&x->joined);
+    free(x->tscore);
+    free(x->cscore);
+    free(x->key);
+    free(x->queue);
+    free(x->parent);
+    memset(x, 0, sizeof *x);
+}
