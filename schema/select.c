@@ -20,7 +20,8 @@
  * best first (ties: tables first, then schema order); then the tables
  * that match nothing, in schema order; then the remaining columns, by
  * their table's rank, then schema order. Key columns (primary keys and
- * both ends of foreign keys) go with their table. Keeping the first k
+ * both ends of foreign keys; a table without any, its first column) go
+ * with their table. Keeping the first k
  * units also keeps every table on a shortest foreign-key path between
  * two kept tables, so a question that names singers and concerts keeps
  * the table that joins them. Since every non-matching column ranks below
@@ -275,14 +276,27 @@ static int grow(ps_select_scratch *x, const ps_schema *s)
 /* Scores every table and column of s against the inputs. */
 static void score_all(ps_select_scratch *x, const ps_schema *s)
 {
-    for (size_t t = 0; t < s->n_tables; t++)
-        x->tscore[t] = 0;
     memset(x->key, 0, s->n_columns);
     for (size_t f = 0; f < s->n_fks; f++)
         x->key[s->fks[f].column] = x->key[s->fks[f].ref_column] = 1;
+    for (size_t c = 0; c < s->n_columns; c++)
+        x->key[c] |= s->columns[c].primary;
+    /* a table without a key keeps its first column: CREATE TABLE t ()
+     * is not SQL, and a table named without columns tells nothing */
+    for (size_t t = 0; t < s->n_tables; t++)
+        x->tscore[t] = -1; /* for now: no key column seen */
+    for (size_t c = 0; c < s->n_columns; c++)
+        if (x->key[c])
+            x->tscore[s->columns[c].table] = 0;
+    for (size_t c = 0; c < s->n_columns; c++)
+        if (x->tscore[s->columns[c].table] < 0) {
+            x->key[c] = 1;
+            x->tscore[s->columns[c].table] = 0;
+        }
+    for (size_t t = 0; t < s->n_tables; t++)
+        x->tscore[t] = 0; /* from here: the table's best column */
     for (size_t c = 0; c < s->n_columns; c++) {
         const ps_schema_column *col = &s->columns[c];
-        x->key[c] |= col->primary;
         double a = name_score(x, col->name, true), b = name_score(x, col->natural, false);
         x->cscore[c] = (a > b ? a : b) + (value_match(x, col->examples) ? VALUE_BONUS : 0);
         if (x->cscore[c] > x->tscore[col->table])

@@ -55,9 +55,9 @@ def schema_of(tables):
 
 def declared(prompt):
     """The tables and (table, column) pairs a DDL prompt declares."""
-    ddl = "\n".join(l for l in prompt.split("\n") if not l.startswith("--"))
     db = sqlite3.connect(":memory:")
-    db.executescript(ddl)
+    for stmt in re.findall(r"^CREATE TABLE .*?^\);$", prompt, re.S | re.M):
+        db.execute(stmt)
     tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
     cols = set()
     for t in tables:
