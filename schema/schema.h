@@ -129,11 +129,18 @@ typedef struct ps_select_text {
     size_t len;
 } ps_select_text;
 
+/* Words, folded and singular, NUL-terminated in text (select.c). */
+typedef struct ps_select_words {
+    ps_buf text;
+    uint32_t *off, *len; /* len's top bit: a stop word */
+    size_t n, cap;
+} ps_select_words;
+
 /* A thread's scratch for ranking (zero-initialise; ps_select_scratch_free). */
 typedef struct ps_select_scratch {
-    ps_buf words, pairs, name, joined;
-    size_t n_words;
-    double *tscore, *cscore;
+    ps_select_words words, pairs, name;
+    ps_buf joined;
+    double *tscore, *tname, *cscore; /* tname: a table's own name's score */
     unsigned char *key;         /* n_columns: a primary or foreign key column */
     uint32_t *queue, *parent;   /* n_tables: foreign-key path search */
     size_t cap_t, cap_c;

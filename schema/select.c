@@ -14,7 +14,9 @@
  * 4+ characters counts 0.6), plus 1 when the whole name occurs in the
  * inputs as a phrase or one word. A column scores 0.5 more when one of
  * its example values (--databases) is a word of the inputs. A table
- * scores its name plus half its best column.
+ * scores its name plus half its best column; a column that scores
+ * anything gets half its table's name score on top ("the stadium name":
+ * stadium.Name before singer.Name).
  *
  * The rank (units, keep order): tables and non-key columns that match,
  * best first (ties: tables first, then schema order); then the tables
@@ -36,6 +38,7 @@
 #define PHRASE_BONUS 1.0  /* the whole (multi-word or compound) name occurs */
 #define VALUE_BONUS 0.5   /* an example value is a word of the inputs */
 #define MAX_NAME_WORDS 16 /* words of a name looked at */
+#define MAX_QUERY_WORDS 512 /* words of the inputs looked at */
 
 static const char *const STOP[] = {
     "a",     "all",  "an",    "and",  "any",   "are",   "as",    "at",   "be",    "by",
@@ -47,8 +50,10 @@ static const char *const STOP[] = {
 
 static bool is_stop(const char *w, size_t n)
 {
+    if (n > 6)
+        return false;
     for (size_t i = 0; i < sizeof STOP / sizeof *STOP; i++)
-        if (strlen(STOP[i]) == n && !memcmp(STOP[i], w, n))
+        if (STOP[i][0] == w[0] && strlen(STOP[i]) == n && !memcmp(STOP[i], w, n))
             return true;
     return false;
 }
@@ -77,55 +82,81 @@ static size_t singular(char *w, size_t n)
     return n;
 }
 
-/* Appends word s[0..n) folded and made singular, NUL-terminated. */
-static int put_word(ps_buf *b, const char *s, size_t n)
+/* Appends to l the word of the n bytes a then b (b NULL: none), folded
+ * and made singular; its stop flag. */
+static int add_word(ps_select_words *l, const char *a, size_t an, const char *b, size_t bn)
 {
-    size_t at = b->len;
-    for (size_t i = 0; i < n; i++)
-        if (ps_buf_putc(b, upper((unsigned char)s[i]) ? (char)(s[i] + 32) : s[i]))
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 32;
+        uint32_t *off = realloc(l->off, cap * sizeof *off);
+        if (off)
+            l->off = off;
+        uint32_t *len = off ? realloc(l->len, cap * sizeof *len) : NULL;
+        if (!len)
             return PS_ENOMEM;
-    b->len = at + singular(b->data + at, n);
-    return ps_buf_putc(b, '\0') ? PS_ENOMEM : 0;
+        l->len = len;
+        l->cap = cap;
+    }
+    if (ps_buf_reserve(&l->text, an + bn + 1))
+        return PS_ENOMEM;
+    char *w = l->text.data + l->text.len;
+    memcpy(w, a, an);
+    if (b)
+        memcpy(w + an, b, bn);
+    size_t n = an + bn;
+    for (size_t i = 0; i < n; i++)
+        w[i] = upper((unsigned char)w[i]) ? (char)(w[i] + 32) : w[i];
+    n = singular(w, n);
+    w[n] = '\0';
+    l->off[l->n] = (uint32_t)l->text.len;
+    /* a stop word's length has the top bit: kept for phrases, never a match */
+    l->len[l->n++] = (uint32_t)n | (is_stop(w, n) ? 0x80000000u : 0);
+    l->text.len += n + 1;
+    return 0;
 }
 
-/* Splits `s` into words (camelCase humps too), folded and singular,
- * NUL-separated into b (reset); returns the count or -1. */
-static long split(ps_buf *b, const char *s, bool camel)
+static void words_reset(ps_select_words *l)
 {
-    ps_buf_reset(b);
-    long n = 0;
-    size_t len = strlen(s);
-    for (size_t i = 0; i < len;) {
+    ps_buf_reset(&l->text);
+    l->n = 0;
+}
+
+#define WLEN(l, i) ((l)->len[i] & 0x7fffffffu)
+#define WSTOP(l, i) (((l)->len[i] & 0x80000000u) != 0)
+#define WORD(l, i) ((l)->text.data + (l)->off[i])
+
+/* Splits `s` into words (camelCase humps too) into l (reset). */
+static int split(ps_select_words *l, const char *s, bool camel)
+{
+    words_reset(l);
+    for (size_t i = 0; s[i];) {
         if (!alnum((unsigned char)s[i])) {
             i++;
             continue;
         }
         size_t j = i + 1;
-        while (j < len && alnum((unsigned char)s[j])) {
+        for (; s[j] && alnum((unsigned char)s[j]); j++) {
             unsigned char p = (unsigned char)s[j - 1], c = (unsigned char)s[j];
-            if (camel && upper(c) &&
-                (lower(p) || (upper(p) && j + 1 < len && lower((unsigned char)s[j + 1]))))
+            if (camel && upper(c) && (lower(p) || (upper(p) && lower((unsigned char)s[j + 1]))))
                 break; /* songName, HTMLParser */
-            j++;
         }
-        if (put_word(b, s + i, j - i))
-            return -1;
-        n++;
+        if (l->n < MAX_NAME_WORDS && add_word(l, s + i, j - i, NULL, 0))
+            return PS_ENOMEM;
         i = j;
     }
-    return n;
+    return 0;
 }
 
-/* The inputs' words (w), the joined adjacent pairs (pairs), in order. */
+/* The inputs' words (x->words) and the joined adjacent pairs (x->pairs,
+ * "home town" → "hometown"), in order; at most MAX_QUERY_WORDS. */
 static int query_words(ps_select_scratch *x, const ps_select_text *t, size_t nt)
 {
-    ps_buf_reset(&x->words);
-    ps_buf_reset(&x->pairs);
-    x->n_words = 0;
+    words_reset(&x->words);
+    words_reset(&x->pairs);
     for (size_t k = 0; k < nt; k++) {
-        const char *s = t[k].text;
-        size_t prev = SIZE_MAX; /* where the previous word of this text starts */
-        for (size_t i = 0; s && i < t[k].len;) {
+        const char *s = t[k].text, *prev = NULL;
+        size_t prev_len = 0;
+        for (size_t i = 0; s && i < t[k].len && x->words.n < MAX_QUERY_WORDS;) {
             if (!alnum((unsigned char)s[i])) {
                 i++;
                 continue;
@@ -133,60 +164,47 @@ static int query_words(ps_select_scratch *x, const ps_select_text *t, size_t nt)
             size_t j = i;
             while (j < t[k].len && alnum((unsigned char)s[j]))
                 j++;
-            size_t at = x->words.len;
-            if (put_word(&x->words, s + i, j - i))
+            if (add_word(&x->words, s + i, j - i, NULL, 0) ||
+                (prev && add_word(&x->pairs, prev, prev_len, s + i, j - i)))
                 return PS_ENOMEM;
-            x->n_words++;
-            if (prev != SIZE_MAX) { /* "home town" → "hometown" */
-                size_t pl = strlen(x->words.data + prev);
-                size_t pa = x->pairs.len;
-                if (ps_buf_append(&x->pairs, x->words.data + prev, pl) ||
-                    ps_buf_append(&x->pairs, s + i, j - i))
-                    return PS_ENOMEM;
-                for (size_t q = pa + pl; q < x->pairs.len; q++)
-                    if (upper((unsigned char)x->pairs.data[q]))
-                        x->pairs.data[q] += 32;
-                x->pairs.len = pa + singular(x->pairs.data + pa, x->pairs.len - pa);
-                if (ps_buf_putc(&x->pairs, '\0'))
-                    return PS_ENOMEM;
-            }
-            prev = at;
+            prev = s + i;
+            prev_len = j - i;
             i = j;
         }
     }
     return 0;
 }
 
-/* Whether w (n bytes) is in the NUL-separated list; *partial when one of
- * them shares a prefix of PREFIX_MIN with it and is a prefix of the other. */
-static bool in_list(const ps_buf *l, const char *w, size_t n, bool *partial)
+/* Whether w (n bytes) is a word of l that is no stop word; *partial when
+ * one of them and w share their first PREFIX_MIN+ bytes, one a prefix of
+ * the other. */
+static bool in_list(const ps_select_words *l, const char *w, size_t n, bool *partial)
 {
-    for (size_t at = 0; at < l->len;) {
-        const char *e = l->data + at;
-        size_t el = strlen(e);
+    for (size_t i = 0; i < l->n; i++) {
+        if (WSTOP(l, i))
+            continue;
+        size_t el = WLEN(l, i);
+        const char *e = WORD(l, i);
+        if (e[0] != w[0])
+            continue;
         if (el == n && !memcmp(e, w, n))
             return true;
         size_t m = el < n ? el : n;
-        if (partial && m >= PREFIX_MIN && !memcmp(e, w, m) && !is_stop(e, el))
+        if (partial && m >= PREFIX_MIN && !memcmp(e, w, m))
             *partial = true;
-        at += el + 1;
     }
     return false;
 }
 
 /* Whether the name's words occur in the inputs one after the other. */
-static bool phrase(const ps_buf *q, const char *const *nw, long n)
+static bool phrase(const ps_select_words *q, const ps_select_words *nw)
 {
-    const char *w[MAX_NAME_WORDS + 1];
-    long seen = 0;
-    for (size_t at = 0; at < q->len; at += strlen(q->data + at) + 1) {
-        w[seen % n] = q->data + at; /* a ring of the last n words */
-        if (++seen < n)
-            continue;
-        bool all = true;
-        for (long i = 0; i < n && all; i++)
-            all = !strcmp(w[(seen - n + i) % n], nw[i]);
-        if (all)
+    for (size_t i = 0; i + nw->n <= q->n; i++) {
+        size_t k = 0;
+        while (k < nw->n && WLEN(q, i + k) == WLEN(nw, k) &&
+               !memcmp(WORD(q, i + k), WORD(nw, k), WLEN(nw, k)))
+            k++;
+        if (k == nw->n)
             return true;
     }
     return false;
@@ -195,52 +213,76 @@ static bool phrase(const ps_buf *q, const char *const *nw, long n)
 /* How well the inputs name `name` (see the top); 0: not at all. */
 static double name_score(ps_select_scratch *x, const char *name, bool camel)
 {
-    long n = name ? split(&x->name, name, camel) : 0;
-    if (n <= 0)
+    ps_select_words *nw = &x->name;
+    if (!name || split(nw, name, camel) || !nw->n)
         return 0;
-    if (n > MAX_NAME_WORDS)
-        n = MAX_NAME_WORDS;
-    const char *nw[MAX_NAME_WORDS];
     double got = 0;
-    size_t at = 0;
-    for (long i = 0; i < n; i++) {
-        nw[i] = x->name.data + at;
-        size_t l = strlen(nw[i]);
+    for (size_t i = 0; i < nw->n; i++) {
         bool part = false;
-        if (in_list(&x->words, nw[i], l, &part) && !is_stop(nw[i], l))
+        if (WSTOP(nw, i))
+            continue;
+        if (in_list(&x->words, WORD(nw, i), WLEN(nw, i), &part))
             got += 1;
         else if (part)
             got += PARTIAL;
-        at += l + 1;
     }
-    double s = got / (double)n;
-    if (n > 1 && phrase(&x->words, nw, n))
+    double s = got / (double)nw->n;
+    if (nw->n > 1 && phrase(&x->words, nw))
+        return s + PHRASE_BONUS;
+    if (nw->n == 1 && WLEN(nw, 0) < 2 * PREFIX_MIN)
+        return s;
+    /* a compound: "hometown" for "home town", "songname" for song_name */
+    ps_buf_reset(&x->joined);
+    for (size_t i = 0; i < nw->n; i++)
+        if (ps_buf_append(&x->joined, WORD(nw, i), WLEN(nw, i)))
+            return s;
+    if (in_list(&x->pairs, x->joined.data, x->joined.len, NULL) ||
+        (nw->n > 1 && in_list(&x->words, x->joined.data, x->joined.len, NULL)))
         s += PHRASE_BONUS;
-    else if (n > 1 || strlen(nw[0]) >= 2 * PREFIX_MIN) { /* compound: "hometown" */
-        ps_buf_reset(&x->joined);
-        for (long i = 0; i < n; i++)
-            if (ps_buf_puts(&x->joined, nw[i]))
-                return s;
-        if (in_list(&x->pairs, x->joined.data, x->joined.len, NULL) ||
-            (n > 1 && in_list(&x->words, x->joined.data, x->joined.len, NULL)))
-            s += PHRASE_BONUS;
-    }
     return s;
+}
+
+/* Whether `natural` says no more than `name` does: the same letters and
+ * digits, case and separators aside ("song name" for Song_Name), so that
+ * scoring it again would find the same. */
+static bool same_name(const char *name, const char *natural)
+{
+    const char *a = name, *b = natural;
+    for (;;) {
+        while (*a && !alnum((unsigned char)*a))
+            a++;
+        while (*b && !alnum((unsigned char)*b))
+            b++;
+        if (!*a || !*b)
+            return !*a && !*b;
+        char ca = upper((unsigned char)*a) ? (char)(*a + 32) : *a;
+        char cb = upper((unsigned char)*b) ? (char)(*b + 32) : *b;
+        if (ca != cb)
+            return false;
+        a++, b++;
+    }
+}
+
+/* The better of a name's score and its natural name's. */
+static double best_score(ps_select_scratch *x, const char *name, const char *natural)
+{
+    double a = name_score(x, name, true);
+    if (!natural || same_name(name, natural))
+        return a;
+    double b = name_score(x, natural, false);
+    return a > b ? a : b;
 }
 
 /* Whether one of the column's example values is a word (4+ bytes, not a
  * stop word) of the inputs: "'France', 'US'" and "... in France". */
 static bool value_match(ps_select_scratch *x, const char *examples)
 {
-    if (!examples || split(&x->name, examples, false) <= 0)
+    if (!examples || split(&x->name, examples, false))
         return false;
-    for (size_t at = 0; at < x->name.len;) {
-        const char *v = x->name.data + at;
-        size_t l = strlen(v);
-        if (l >= PREFIX_MIN && !is_stop(v, l) && in_list(&x->words, v, l, NULL))
+    for (size_t i = 0; i < x->name.n; i++)
+        if (WLEN(&x->name, i) >= PREFIX_MIN &&
+            in_list(&x->words, WORD(&x->name, i), WLEN(&x->name, i), NULL))
             return true;
-        at += l + 1;
-    }
     return false;
 }
 
@@ -251,7 +293,10 @@ static int grow(ps_select_scratch *x, const ps_schema *s)
         double *ts = realloc(x->tscore, nt * sizeof *ts);
         if (ts)
             x->tscore = ts;
-        uint32_t *q = ts ? realloc(x->queue, nt * sizeof *q) : NULL;
+        double *tn = ts ? realloc(x->tname, nt * sizeof *tn) : NULL;
+        if (tn)
+            x->tname = tn;
+        uint32_t *q = tn ? realloc(x->queue, nt * sizeof *q) : NULL;
         if (q)
             x->queue = q;
         uint32_t *par = q ? realloc(x->parent, nt * sizeof *par) : NULL;
@@ -297,16 +342,20 @@ static void score_all(ps_select_scratch *x, const ps_schema *s)
         x->tscore[t] = 0; /* from here: the table's best column */
     for (size_t c = 0; c < s->n_columns; c++) {
         const ps_schema_column *col = &s->columns[c];
-        double a = name_score(x, col->name, true), b = name_score(x, col->natural, false);
-        x->cscore[c] = (a > b ? a : b) + (value_match(x, col->examples) ? VALUE_BONUS : 0);
+        x->cscore[c] = best_score(x, col->name, col->natural) +
+                       (value_match(x, col->examples) ? VALUE_BONUS : 0);
         if (x->cscore[c] > x->tscore[col->table])
             x->tscore[col->table] = x->cscore[c]; /* the best column, for now */
     }
     for (size_t t = 0; t < s->n_tables; t++) {
-        double a = name_score(x, s->tables[t], true);
-        double b = name_score(x, s->tables_natural ? s->tables_natural[t] : NULL, false);
-        x->tscore[t] = (a > b ? a : b) + x->tscore[t] / 2;
+        x->tname[t] = best_score(x, s->tables[t], s->tables_natural ? s->tables_natural[t] : NULL);
+        x->tscore[t] = x->tname[t] + x->tscore[t] / 2;
     }
+    /* "the stadium name": Name of the table the inputs name ranks above
+     * the other tables' Name */
+    for (size_t c = 0; c < s->n_columns; c++)
+        if (x->cscore[c] > 0)
+            x->cscore[c] += x->tname[s->columns[c].table] / 2;
 }
 
 static double unit_score(const ps_select_scratch *x, ps_shorten_unit u)
@@ -420,11 +469,15 @@ void ps_schema_mask_keep(ps_select_scratch *x, const ps_schema *s, const ps_shor
 
 void ps_select_scratch_free(ps_select_scratch *x)
 {
-    ps_buf_free(&x->words);
-    ps_buf_free(&x->pairs);
-    ps_buf_free(&x->name);
+    ps_select_words *w[] = {&x->words, &x->pairs, &x->name};
+    for (size_t i = 0; i < 3; i++) {
+        ps_buf_free(&w[i]->text);
+        free(w[i]->off);
+        free(w[i]->len);
+    }
     ps_buf_free(&x->joined);
     free(x->tscore);
+    free(x->tname);
     free(x->cscore);
     free(x->key);
     free(x->queue);
