@@ -68,17 +68,13 @@ static int reserve(ps_encode_ctx *x, const ps_schema *s)
 static int reserve_gold(ps_encode_ctx *x, const ps_schema *s)
 {
     if (s->n_tables + 1 > x->cap_gold_t) {
-        unsigned char *p = realloc(x->gold_table, s->n_tables + 1);
-        if (!p)
+        if (ps_array_resize(&x->gold_table, s->n_tables + 1, 1))
             return PS_ENOMEM;
-        x->gold_table = p;
         x->cap_gold_t = s->n_tables + 1;
     }
     if (s->n_columns + 1 > x->cap_gold_c) {
-        unsigned char *p = realloc(x->gold_column, s->n_columns + 1);
-        if (!p)
+        if (ps_array_resize(&x->gold_column, s->n_columns + 1, 1))
             return PS_ENOMEM;
-        x->gold_column = p;
         x->cap_gold_c = s->n_columns + 1;
     }
     return 0;

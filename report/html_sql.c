@@ -261,10 +261,12 @@ void ps_rh_sql(page *pg)
         put_count(h, jget(sh, "columns_dropped"));
         ps_html_raw(h, " column(s) left out. Gold recall, of <b>");
         put_count(h, jget(sql, "gold_checked"));
-        ps_html_raw(h, "</b> schema prompts: every table the SQL uses kept in <b>");
-        count_share(h, jget(sql, "gold_tables_kept"), jget(sql, "gold_checked"));
-        ps_html_raw(h, "</b>, every column in <b>");
-        count_share(h, jget(sql, "gold_columns_kept"), jget(sql, "gold_checked"));
+        const char *parts[] = {"gold_tables_kept", "</b> schema prompts: every table the SQL uses "
+                               "kept in <b>", "gold_columns_kept", "</b>, every column in <b>"};
+        for (int i = 0; i < 4; i += 2) {
+            ps_html_raw(h, parts[i + 1]);
+            count_share(h, jget(sql, parts[i]), jget(sql, "gold_checked"));
+        }
         ps_html_raw(h, "</b>.</p>");
     }
     ps_html_raw(h, "</section>");

@@ -132,7 +132,9 @@ typedef struct ps_select_text {
 /* Words, folded and singular, NUL-terminated in text (select.c). */
 typedef struct ps_select_words {
     ps_buf text;
-    uint32_t *off, *len; /* len's top bit: a stop word */
+    struct {
+        uint32_t off, len; /* len's top bit: a stop word */
+    } *w;
     size_t n, cap;
 } ps_select_words;
 

@@ -86,18 +86,8 @@ static size_t singular(char *w, size_t n)
  * and made singular; its stop flag. */
 static int add_word(ps_select_words *l, const char *a, size_t an, const char *b, size_t bn)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 32;
-        uint32_t *off = realloc(l->off, cap * sizeof *off);
-        if (off)
-            l->off = off;
-        uint32_t *len = off ? realloc(l->len, cap * sizeof *len) : NULL;
-        if (!len)
-            return PS_ENOMEM;
-        l->len = len;
-        l->cap = cap;
-    }
-    if (ps_buf_reserve(&l->text, an + bn + 1))
+    if (ps_array_grow(&l->w, &l->cap, l->n, sizeof *l->w, 32) ||
+        ps_buf_reserve(&l->text, an + bn + 1))
         return PS_ENOMEM;
     char *w = l->text.data + l->text.len;
     memcpy(w, a, an);
@@ -108,9 +98,9 @@ static int add_word(ps_select_words *l, const char *a, size_t an, const char *b,
         w[i] = upper((unsigned char)w[i]) ? (char)(w[i] + 32) : w[i];
     n = singular(w, n);
     w[n] = '\0';
-    l->off[l->n] = (uint32_t)l->text.len;
     /* a stop word's length has the top bit: kept for phrases, never a match */
-    l->len[l->n++] = (uint32_t)n | (is_stop(w, n) ? 0x80000000u : 0);
+    l->w[l->n].off = (uint32_t)l->text.len;
+    l->w[l->n++].len = (uint32_t)n | (is_stop(w, n) ? 0x80000000u : 0);
     l->text.len += n + 1;
     return 0;
 }
@@ -121,9 +111,9 @@ static void words_reset(ps_select_words *l)
     l->n = 0;
 }
 
-#define WLEN(l, i) ((l)->len[i] & 0x7fffffffu)
-#define WSTOP(l, i) (((l)->len[i] & 0x80000000u) != 0)
-#define WORD(l, i) ((l)->text.data + (l)->off[i])
+#define WLEN(l, i) ((l)->w[i].len & 0x7fffffffu)
+#define WSTOP(l, i) (((l)->w[i].len & 0x80000000u) != 0)
+#define WORD(l, i) ((l)->text.data + (l)->w[i].off)
 
 /* Splits `s` into words (camelCase humps too) into l (reset). */
 static int split(ps_select_words *l, const char *s, bool camel)
@@ -290,29 +280,17 @@ static int grow(ps_select_scratch *x, const ps_schema *s)
 {
     size_t nt = s->n_tables + 1, nc = s->n_columns + 1;
     if (nt > x->cap_t) {
-        double *ts = realloc(x->tscore, nt * sizeof *ts);
-        if (ts)
-            x->tscore = ts;
-        double *tn = ts ? realloc(x->tname, nt * sizeof *tn) : NULL;
-        if (tn)
-            x->tname = tn;
-        uint32_t *q = tn ? realloc(x->queue, nt * sizeof *q) : NULL;
-        if (q)
-            x->queue = q;
-        uint32_t *par = q ? realloc(x->parent, nt * sizeof *par) : NULL;
-        if (!par)
+        if (ps_array_resize(&x->tscore, nt, sizeof *x->tscore) ||
+            ps_array_resize(&x->tname, nt, sizeof *x->tname) ||
+            ps_array_resize(&x->queue, nt, sizeof *x->queue) ||
+            ps_array_resize(&x->parent, nt, sizeof *x->parent))
             return PS_ENOMEM;
-        x->parent = par;
         x->cap_t = nt;
     }
     if (nc > x->cap_c) {
-        double *cs = realloc(x->cscore, nc * sizeof *cs);
-        if (cs)
-            x->cscore = cs;
-        unsigned char *key = cs ? realloc(x->key, nc) : NULL;
-        if (!key)
+        if (ps_array_resize(&x->cscore, nc, sizeof *x->cscore) ||
+            ps_array_resize(&x->key, nc, sizeof *x->key))
             return PS_ENOMEM;
-        x->key = key;
         x->cap_c = nc;
     }
     return 0;
@@ -472,8 +450,7 @@ void ps_select_scratch_free(ps_select_scratch *x)
     ps_select_words *w[] = {&x->words, &x->pairs, &x->name};
     for (size_t i = 0; i < 3; i++) {
         ps_buf_free(&w[i]->text);
-        free(w[i]->off);
-        free(w[i]->len);
+        free(w[i]->w);
     }
     ps_buf_free(&x->joined);
     free(x->tscore);

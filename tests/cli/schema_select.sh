@@ -10,10 +10,7 @@
 . "$(dirname "$0")/../tap.sh"
 
 PY=/usr/bin/python3
-if ! [ -x "$PY" ] || ! "$PY" -c "import numpy" 2>/dev/null; then
-    sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" python3-numpy
-fi
-if ! "$PY" -c "import numpy" 2>/dev/null; then
+if ! python_modules numpy; then
     skip "schema selection round trip" "python3-numpy is not installed and apt-get could not install it"
     done_testing
     exit
