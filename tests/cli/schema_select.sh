@@ -23,8 +23,8 @@ TOKS="$DATA/tokenizers"
 b() { "$PAIRSHARD" build -q --no-gate --threads 2 "$@" 2>>"$TMP/err"; }
 
 b --layout causal --tokenizer-json "$TOKS/gpt2.tokenizer.json" --schema "$TABLES" --template ddl \
-    --max-length 384 -o "$TMP/gpt2" "$DATA/spider/dev.json"
-check "build Spider dev --template ddl, GPT-2, causal, --max-length 384" $? "$TMP/err"
+    --max-length 384 --label-field db_id -o "$TMP/gpt2" "$DATA/spider/dev.json"
+check "build Spider dev --template ddl, GPT-2, causal, --max-length 384, labelled by database" $? "$TMP/err"
 b --layout causal --tokenizer-json "$TOKS/gpt2.tokenizer.json" --schema "$TABLES" --template ddl \
     --max-length 384 -o "$TMP/train" "$DATA/spider/train.json"
 check "build Spider train (7,000) the same way" $? "$TMP/err"
@@ -88,12 +88,14 @@ check "the build summary gives the gold recall" $? "$TMP/rej.out"
 
 # the gate: a recall threshold above what the set reaches fails the build
 printf '{"validate": {"thresholds": {"schema_gold_table_recall": 0.995}}}\n' >"$TMP/gate.json"
-"$PAIRSHARD" build --threads 2 --config "$TMP/gate.json" --layout causal \
+"$PAIRSHARD" build --threads 2 --config "$TMP/gate.json" --layout causal --label-field db_id \
     --tokenizer-json "$TOKS/gpt2.tokenizer.json" --schema "$TABLES" --template ddl \
     --max-length 384 -o "$TMP/gated" "$DATA/spider/dev.json" >"$TMP/gate.out" 2>&1
 rc=$?
 [ "$rc" -eq 1 ] && grep -q "FAIL schema_gold_table_recall" "$TMP/gate.out" && ! [ -e "$TMP/gated/manifest.json" ]
 check "validate.thresholds.schema_gold_table_recall 0.995 fails the gate (exit $rc), naming the check" $? "$TMP/gate.out"
+grep -q "^  lowest gold table recall of a label: '[a-z_0-9]*', [0-9.]*% of [0-9]*" "$TMP/gate.out"
+check "the summary names the label with the lowest gold table recall" $? "$TMP/gate.out"
 
 "$PAIRSHARD" build -q --layout causal --tokenizer-json "$TOKS/gpt2.tokenizer.json" --schema "$TABLES" \
     --template ddl --max-length 384 --max-prompt-length 400 -o "$TMP/bad" "$DATA/spider/dev.json" 2>"$TMP/err"

@@ -96,6 +96,7 @@ def run(path, input_path, kind, tables):
     schemas = schema_of(tables)
     bad, garbage_bad, served, shortened = [], [], 0, 0
     measured = tables_ok = cols_ok = 0
+    per_db = {}  # db_id → [measured, tables kept, columns kept], for a set labelled by database
     for i, rec in enumerate(recs):
         rid = "%s:#%d" % (base, i)
         if rid not in want:
@@ -118,6 +119,10 @@ def run(path, input_path, kind, tables):
         measured += 1
         tables_ok += gold_t <= kept_t
         cols_ok += gold_c <= kept_c
+        d = per_db.setdefault(rec["db_id"], [0, 0, 0])
+        d[0] += 1
+        d[1] += gold_t <= kept_t
+        d[2] += gold_c <= kept_c
     check("%s: Preprocessor without SQL gives the stored prompt ids for all %d records (%d with "
           "a selected schema)" % (kind, served, shortened),
           served == len(want) and not bad and shortened > 0, "; ".join(bad[:3]))
@@ -129,8 +134,15 @@ def run(path, input_path, kind, tables):
     check("%s: report.json's gold recall %s equals the recomputation %s" % (kind, theirs, mine),
           mine == theirs)
     labels = sql["labels"]
-    check("%s: per-label gold counts add up to the total" % kind,
-          sum(l["gold_checked"] for l in labels) + sql["unlabeled"]["gold_checked"] == measured)
+    check("%s: per-label gold counts (%d labels) add up to the total" % (kind, len(labels)),
+          sum(l["gold_checked"] for l in labels) + sql["unlabeled"]["gold_checked"] == measured
+          and sum(l["gold_tables_kept"] for l in labels) + sql["unlabeled"]["gold_tables_kept"]
+          == tables_ok)
+    if labels:  # labelled by database: each label's counts are its database's
+        theirs = {l["label"]: [l["gold_checked"], l["gold_tables_kept"], l["gold_columns_kept"]]
+                  for l in labels}
+        check("%s: each label's gold recall equals the recomputation for its database" % kind,
+              theirs == per_db, str(sorted(set(theirs) ^ set(per_db)))[:200])
     print("# %s: %d of %d prompts selected (%.0f%%); every gold table kept in %.1f%%, every gold "
           "column in %.1f%%" % (kind, shortened, served, 100.0 * shortened / served,
                                 100.0 * tables_ok / measured, 100.0 * cols_ok / measured),
