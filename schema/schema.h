@@ -142,7 +142,7 @@ typedef struct ps_select_words {
 typedef struct ps_select_scratch {
     ps_select_words words, pairs, name;
     ps_buf joined;
-    double *tscore, *tname, *cscore; /* tname: a table's own name's score */
+    int32_t *tscore, *tname, *cscore; /* thousandths; tname: a table's own name's */
     unsigned char *key;         /* n_columns: a primary or foreign key column */
     uint32_t *queue, *parent;   /* n_tables: foreign-key path search */
     size_t cap_t, cap_c;

@@ -33,10 +33,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Scores are integers, thousandths of the figures above, so that a rank
+ * is the same on every machine and compiler (no floating point to round
+ * or contract differently). */
+#define ONE 1000          /* a whole word, as a share of a name's words */
 #define PREFIX_MIN 4      /* a shared prefix this long is a partial match */
-#define PARTIAL 0.6       /* ... worth this much of a whole word */
-#define PHRASE_BONUS 1.0  /* the whole (multi-word or compound) name occurs */
-#define VALUE_BONUS 0.5   /* an example value is a word of the inputs */
+#define PARTIAL 600       /* ... worth this much of a whole word */
+#define PHRASE_BONUS 1000 /* the whole (multi-word or compound) name occurs */
+#define VALUE_BONUS 500   /* an example value is a word of the inputs */
 #define MAX_NAME_WORDS 16 /* words of a name looked at */
 #define MAX_QUERY_WORDS 512 /* words of the inputs looked at */
 
@@ -201,22 +205,22 @@ static bool phrase(const ps_select_words *q, const ps_select_words *nw)
 }
 
 /* How well the inputs name `name` (see the top); 0: not at all. */
-static double name_score(ps_select_scratch *x, const char *name, bool camel)
+static int32_t name_score(ps_select_scratch *x, const char *name, bool camel)
 {
     ps_select_words *nw = &x->name;
     if (!name || split(nw, name, camel) || !nw->n)
         return 0;
-    double got = 0;
+    int32_t got = 0;
     for (size_t i = 0; i < nw->n; i++) {
         bool part = false;
         if (WSTOP(nw, i))
             continue;
         if (in_list(&x->words, WORD(nw, i), WLEN(nw, i), &part))
-            got += 1;
+            got += ONE;
         else if (part)
             got += PARTIAL;
     }
-    double s = got / (double)nw->n;
+    int32_t s = got / (int32_t)nw->n;
     if (nw->n > 1 && phrase(&x->words, nw))
         return s + PHRASE_BONUS;
     if (nw->n == 1 && WLEN(nw, 0) < 2 * PREFIX_MIN)
@@ -254,12 +258,12 @@ static bool same_name(const char *name, const char *natural)
 }
 
 /* The better of a name's score and its natural name's. */
-static double best_score(ps_select_scratch *x, const char *name, const char *natural)
+static int32_t best_score(ps_select_scratch *x, const char *name, const char *natural)
 {
-    double a = name_score(x, name, true);
+    int32_t a = name_score(x, name, true);
     if (!natural || same_name(name, natural))
         return a;
-    double b = name_score(x, natural, false);
+    int32_t b = name_score(x, natural, false);
     return a > b ? a : b;
 }
 
@@ -336,7 +340,7 @@ static void score_all(ps_select_scratch *x, const ps_schema *s)
             x->cscore[c] += x->tname[s->columns[c].table] / 2;
 }
 
-static double unit_score(const ps_select_scratch *x, ps_shorten_unit u)
+static int32_t unit_score(const ps_select_scratch *x, ps_shorten_unit u)
 {
     return u.is_column ? x->cscore[u.index] : x->tscore[u.index];
 }
@@ -347,7 +351,7 @@ static void sort_units(const ps_select_scratch *x, ps_shorten_unit *u, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
         ps_shorten_unit v = u[i];
-        double sv = unit_score(x, v);
+        int32_t sv = unit_score(x, v);
         size_t j = i;
         for (; j > 0 && unit_score(x, u[j - 1]) < sv; j--)
             u[j] = u[j - 1];
