@@ -94,8 +94,11 @@ int main(int argc, char **argv)
     }
     ps_preprocess_output out;
     size_t sink = 0;
+    double single_cpu = 0;
     for (int mode = 0; mode < 2; mode++) {
         size_t done = 0;
+        struct timespec c0, c1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
         double t0 = now(), t = 0;
         do {
             for (size_t i = 0; i < n; i += mode ? 64 : 1) {
@@ -111,10 +114,14 @@ int main(int argc, char **argv)
             }
             t = now() - t0;
         } while (t < 1.0);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+        if (!mode)
+            single_cpu = ((double)(c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9) /
+                         (double)done * 1e6;
         printf("%s %.2f us/%s ", mode ? "batch64" : "single", t / (double)done * 1e6,
                mode ? "record" : "question");
     }
-    printf("%zu questions, %zu ids\n", n, sink);
+    printf("%zu questions, %zu ids (single: %.2f us/question CPU)\n", n, sink, single_cpu);
     if (argc > 4 && bench_selection(argv[4], arr))
         return 1;
     free(in);

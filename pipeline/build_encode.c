@@ -6,12 +6,14 @@
  * the rendered prompt and completion as segments A and B, or the prompt
  * alone when the template has no completion. A prompt that holds a
  * schema is never truncated — cutting it would cut the question or the
- * SQL's tables out of a text the model must read whole — so when it is
- * over max_length the schema is shortened instead: the tables the gold
- * SQL does not mention go first, then the columns it does not mention
- * (schema/shorten.c decides the order). The fewest drops that fit are
- * found by bisection over that order, so a record costs about log2(tables
- * + columns) extra encodings, and only when it is too long.
+ * SQL's tables out of a text the model must read whole — so when the
+ * prompt alone is over its budget (ps_build_prompt_budget: config alone)
+ * its schema is selected instead: the most tables and columns, in the
+ * order the question ranks them (schema/select.c; never the SQL), that
+ * fit. Serving, which has no SQL or completion, runs the same code and
+ * selects the same. A record whose prompt and completion are still over
+ * max_length is rejected too_long. The SQL is read afterwards only to
+ * measure what the selection kept (gold recall, schema/shorten.c).
  */
 #include "pipeline/build_internal.h"
 #include "schema/schema.h"
@@ -132,12 +134,11 @@ static size_t select_texts(const ps_build_config *cfg, ps_encode_ctx *x,
 }
 
 /* Renders the record's prompt keeping the first k units of the rank (see
- * schema/select.c) and encodes it alone: its length against the budget. */
-static int encode_kept(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
-                       const ps_clean_item *it, size_t k, ps_encoded *out, ps_error *err)
+ * schema/select.c) into x->prompt. */
+static int render_kept(const ps_build_config *cfg, ps_encode_ctx *x, const ps_clean_item *it,
+                       size_t k, ps_error *err)
 {
-    const ps_schema *s = it->schema;
-    ps_schema_mask_keep(&x->sel, s, x->units, k, x->keep_table, x->keep_column);
+    ps_schema_mask_keep(&x->sel, it->schema, x->units, k, x->keep_table, x->keep_column);
     ps_schema_mask mask = {x->keep_table, x->keep_column};
     bool has_completion = false;
     int rc = ps_template_render(cfg->tmpl, &it->render, &mask, &x->prompt, &x->completion,
@@ -147,30 +148,81 @@ static int encode_kept(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scra
     if (rc) /* it rendered whole; a part of it cannot fail to */
         return ps_error_set(err, PS_EINVAL, "%s: record %s: %s", it->res.source, it->res.id,
                             x->detail);
+    return 0;
+}
+
+/* ... and encodes it alone: its length against the budget. */
+static int encode_kept(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
+                       const ps_clean_item *it, size_t k, ps_encoded *out, ps_error *err)
+{
+    int rc = render_kept(cfg, x, it, k, err);
+    if (rc)
+        return rc;
     out->a = x->prompt.data;
     out->a_len = x->prompt.len;
     return encode_texts(cfg, x, ts, out->a, out->a_len, NULL, 0, 0, &out->enc, err);
 }
 
+/* Where the boundary likely is: the most units whose prompt would fit at
+ * the whole prompt's tokens per byte. Renders only (a few microseconds),
+ * so that the exact search below encodes two or three prompts, not
+ * log2(units). */
+static int guess_kept(const ps_build_config *cfg, ps_encode_ctx *x, const ps_clean_item *it,
+                      size_t nu, size_t budget, size_t full_len, size_t *guess, ps_error *err)
+{
+    uint64_t full_bytes = it->res.prompt_len ? it->res.prompt_len : 1;
+    size_t lo = 0, hi = nu;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        int rc = render_kept(cfg, x, it, mid, err);
+        if (rc)
+            return rc;
+        if ((uint64_t)x->prompt.len * full_len <= (uint64_t)budget * full_bytes)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *guess = lo;
+    return 0;
+}
+
 /* Selects the schema of a prompt over its budget: the most units of the
- * rank whose prompt fits, found by bisection (prompt length grows with
- * the units kept), so a record costs about log2(tables + columns) extra
- * encodings, and only when it is too long. Sets out->too_long when not
- * even an empty schema fits. */
+ * rank whose prompt fits (the prompt grows with the units kept), found
+ * exactly, starting where the rendered length says; build and serving
+ * search alike, so they find the same. Sets out->too_long when not even
+ * an empty schema fits. */
 static int select_schema(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
                          const ps_clean_item *it, size_t budget, size_t full_len,
                          ps_encoded *out, ps_error *err)
 {
     const ps_schema *s = it->schema;
-    size_t nu = 0, nt = select_texts(cfg, x, &it->render);
+    size_t nu = 0, nt = select_texts(cfg, x, &it->render), guess;
     if (nt == SIZE_MAX || reserve(x, s) ||
         ps_schema_rank(&x->sel, s, x->texts, nt, x->units, &nu))
         return ps_error_set(err, PS_ENOMEM, "out of memory selecting the schema of %s",
                             it->res.id);
-    int n = encode_kept(cfg, x, ts, it, 0, out, err);
-    if (n < 0)
+    int n = guess_kept(cfg, x, it, nu, budget, full_len, &guess, err);
+    if (n)
         return n;
-    if ((size_t)n > budget) {
+    size_t lo = 0, hi = nu, last = SIZE_MAX; /* lo fits (k = 0: checked last), hi does not */
+    for (size_t probe = guess; probe <= guess + 1; probe++) {
+        if (probe <= lo || probe >= hi)
+            continue;
+        if ((n = encode_kept(cfg, x, ts, it, probe, out, err)) < 0)
+            return n;
+        last = probe;
+        *((size_t)n <= budget ? &lo : &hi) = probe;
+    }
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((n = encode_kept(cfg, x, ts, it, mid, out, err)) < 0)
+            return n;
+        last = mid;
+        *((size_t)n <= budget ? &lo : &hi) = mid;
+    }
+    if (last != lo && (n = encode_kept(cfg, x, ts, it, lo, out, err)) < 0)
+        return n;
+    if (lo == 0 && (size_t)n > budget) {
         out->too_long = true;
         snprintf(x->detail, sizeof x->detail,
                  "the prompt is %zu tokens with the whole schema and %d with none of its tables, "
@@ -178,18 +230,6 @@ static int select_schema(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_sc
                  full_len, n, budget);
         return 0;
     }
-    size_t lo = 0, hi = nu; /* lo fits, hi (the whole schema) does not */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((n = encode_kept(cfg, x, ts, it, mid, out, err)) < 0)
-            return n;
-        if ((size_t)n <= budget)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    if ((n = encode_kept(cfg, x, ts, it, lo, out, err)) < 0)
-        return n;
     out->shortened = true;
     for (size_t t = 0; t < s->n_tables; t++)
         out->tables_dropped += !x->keep_table[t];
