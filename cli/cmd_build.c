@@ -561,6 +561,12 @@ static char *effective_config(const build_args *a)
                                                               ? c->max_target_length
                                                               : c->max_length)));
     }
+    /* only when given: other sets keep their manifest bytes */
+    if (j && c->max_prompt_length)
+        json_object_set_new(tokenizer, "max_prompt_length",
+                            json_integer((json_int_t)c->max_prompt_length));
+    if (t2s && c->reject_lost_schema)
+        json_object_set_new(t2s, "reject_lost_schema", json_true());
     if (j && t2s) /* only when used: other sets keep their manifest bytes */
         json_object_set(j, "text_to_sql", t2s);
     json_decref(t2s);

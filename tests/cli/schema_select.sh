@@ -97,6 +97,16 @@ check "validate.thresholds.schema_gold_table_recall 0.995 fails the gate (exit $
 grep -q "^  lowest gold table recall of a label: '[a-z_0-9]*', [0-9.]*% of [0-9]*" "$TMP/gate.out"
 check "the summary names the label with the lowest gold table recall" $? "$TMP/gate.out"
 
+# the config keys are the flags
+printf '{"max_prompt_length": 256, "reject_lost_schema": true}\n' >"$TMP/keys.json"
+b --config "$TMP/keys.json" --vocab "$DATA/vocab/bert-base-uncased.vocab.txt" --schema "$TABLES" \
+    --template ddl --max-length 384 -o "$TMP/keys" "$DATA/spider/dev.json" &&
+    b --vocab "$DATA/vocab/bert-base-uncased.vocab.txt" --schema "$TABLES" --template ddl \
+        --max-length 384 --max-prompt-length 256 --reject-lost-schema -o "$TMP/flags" \
+        "$DATA/spider/dev.json" &&
+    same_set "$TMP/keys" "$TMP/flags"
+check "config keys max_prompt_length and reject_lost_schema build the same set as the flags" $? "$TMP/err"
+
 "$PAIRSHARD" build -q --layout causal --tokenizer-json "$TOKS/gpt2.tokenizer.json" --schema "$TABLES" \
     --template ddl --max-length 384 --max-prompt-length 400 -o "$TMP/bad" "$DATA/spider/dev.json" 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "max-prompt-length 400 must be at most --max-length" "$TMP/err"
