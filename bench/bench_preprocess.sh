@@ -3,7 +3,8 @@
 # Spider dev question for one ps_preprocess call (clean + render + tokenize,
 # no SQL, as at serving) and per record in batches of 64, on one core, for
 # a pair-layout set and a picard+schema set (and, for scale, a causal set
-# whose prompts hold a whole DDL schema, and a seq2seq T5 set); against HuggingFace tokenizers'
+# whose prompts hold a whole DDL schema, the same with its schemas selected
+# to a budget, with the ranking's own cost per record, and a seq2seq T5 set); against HuggingFace tokenizers'
 # node binding encoding the same questions alone (no cleaning, no template)
 # in the same run. Python's pairshard.Preprocessor.encode too, when numpy is
 # there. Goal (issue 18): a single question under 50 µs, and faster than HF's
@@ -21,7 +22,7 @@ sh "$CONF/ensure.sh"
 # make install only); a CUDA build's archive also needs cudart.
 link() {
     # shellcheck disable=SC2046
-    ${CC:-cc} -O2 -std=c11 -I"$PS_ROOT/include" -o "$TMP/bench" "$PS_ROOT/bench/bench_preprocess.c" \
+    ${CC:-cc} -O2 -std=c11 -I"$PS_ROOT/include" -I"$PS_ROOT" -o "$TMP/bench" "$PS_ROOT/bench/bench_preprocess.c" \
         "$PS_BUILD/lib/libpairshard.a" \
         $(pkg-config --libs lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle sqlite3) \
         -pthread -lm "$@"
@@ -35,6 +36,9 @@ link 2>"$TMP/cc.err" || link -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" 
 TOKS="$PS_ROOT/tests/data/tokenizers"
 "$PAIRSHARD" build -q --no-gate --layout causal --tokenizer-json "$TOKS/llama3-style.tokenizer.json" \
     --schema "$PS_ROOT/tests/data/spider/tables.json" --template ddl --max-length 1024 -o "$TMP/causal" "$DEV"
+# the same at --max-length 384: over half the prompts have their schema selected
+"$PAIRSHARD" build -q --no-gate --layout causal --tokenizer-json "$TOKS/llama3-style.tokenizer.json" \
+    --schema "$PS_ROOT/tests/data/spider/tables.json" --template ddl --max-length 384 -o "$TMP/selected" "$DEV"
 "$PAIRSHARD" build -q --no-gate --layout seq2seq --tokenizer-json "$TOKS/t5-small.tokenizer.json" \
     --max-length 64 --max-target-length 200 -o "$TMP/seq2seq" "$DEV"
 
@@ -42,6 +46,7 @@ one_core() { if command -v taskset >/dev/null 2>&1; then taskset -c 0 "$@"; else
 echo "pairshard pair set    (question alone): $(one_core "$TMP/bench" "$TMP/pair" "$DEV")"
 echo "pairshard picard set  (prompt + schema): $(one_core "$TMP/bench" "$TMP/picard" "$DEV" db)"
 echo "pairshard causal set  (Llama-3-style BPE, ddl schema prompt): $(one_core "$TMP/bench" "$TMP/causal" "$DEV" db)"
+echo "pairshard causal set  (the same, --max-length 384: schemas selected): $(one_core "$TMP/bench" "$TMP/selected" "$DEV" db "$PS_ROOT/tests/data/spider/tables.json" | tr '\n' ' ')"
 echo "pairshard seq2seq set (T5 Unigram, question alone): $(one_core "$TMP/bench" "$TMP/seq2seq" "$DEV")"
 echo "HF tokenizers encode  (question alone):  $(TOKENIZERS_PARALLELISM=false one_core node "$PS_ROOT/bench/hf_encode_bench.js" "$VOCAB" "$DEV")"
 if /usr/bin/python3 -c "import numpy" 2>/dev/null; then

@@ -50,6 +50,12 @@ static const char USAGE[] =
     "                             end token must be in the template's text\n"
     "      --max-target-length N  seq2seq: the most tokens of a target (--max-length);\n"
     "                             a longer one is rejected too_long\n"
+    "      --max-prompt-length N  the budget of a prompt with a schema (default: 3/4 of\n"
+    "                             --max-length; seq2seq: all of it): over it, the schema\n"
+    "                             keeps the tables and columns the question names best\n"
+    "                             (never read from the SQL: serving selects the same)\n"
+    "      --reject-lost-schema   reject (schema_lost_gold) records whose selected schema\n"
+    "                             lacks a table their SQL uses\n"
     "\n"
     "Shards:\n"
     "      --shards N             number of shard files (1); each holds an open file\n"
@@ -100,7 +106,7 @@ static const char USAGE[] =
 enum {
     O_VOCAB = 300, O_TOKJSON, O_LOWER, O_NOLOWER, O_MAXLEN, O_SHARDS, O_BUCKETS, O_AUTOB,
     O_MULT, O_BLOCK, O_LEVEL, O_THREADS, O_PART, O_CONFIG, O_NOGATE, O_FORCE, O_PROFILE,
-    O_LAYOUT, O_MAXTGT
+    O_LAYOUT, O_MAXTGT, O_MAXPROMPT, O_REJLOST
 };
 
 /* Besides -o, -q, -h and the cleaning options (ps_clean_longopts_merge). */
@@ -124,6 +130,8 @@ static const struct option OWN_OPTS[] = {
     {"profile", no_argument, NULL, O_PROFILE},
     {"layout", required_argument, NULL, O_LAYOUT},
     {"max-target-length", required_argument, NULL, O_MAXTGT},
+    {"max-prompt-length", required_argument, NULL, O_MAXPROMPT},
+    {"reject-lost-schema", no_argument, NULL, O_REJLOST},
 };
 #define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
 
@@ -295,6 +303,9 @@ static int apply(build_args *a, const char *name, const char *v)
     else if (!strcmp(n, "max-length")) return parse_num(n, v, 0, 1u << 20, &c->max_length);
     else if (!strcmp(n, "max-target-length"))
         return parse_num(n, v, 1, 1u << 20, &c->max_target_length);
+    else if (!strcmp(n, "max-prompt-length"))
+        return parse_num(n, v, 1, 1u << 20, &c->max_prompt_length);
+    else if (!strcmp(n, "reject-lost-schema")) c->reject_lost_schema = 1;
     else if (!strcmp(n, "layout")) return parse_layout(c, v);
     else if (!strcmp(n, "shards")) return parse_num(n, v, 1, 100000, &c->shards);
     else if (!strcmp(n, "buckets")) return parse_buckets(a, v ? v : "");
@@ -550,6 +561,12 @@ static char *effective_config(const build_args *a)
                                                               ? c->max_target_length
                                                               : c->max_length)));
     }
+    /* only when given: other sets keep their manifest bytes */
+    if (j && c->max_prompt_length)
+        json_object_set_new(tokenizer, "max_prompt_length",
+                            json_integer((json_int_t)c->max_prompt_length));
+    if (t2s && c->reject_lost_schema)
+        json_object_set_new(t2s, "reject_lost_schema", json_true());
     if (j && t2s) /* only when used: other sets keep their manifest bytes */
         json_object_set(j, "text_to_sql", t2s);
     json_decref(t2s);

@@ -17,14 +17,14 @@ static const char *const REASONS[] = {
     "missing_field", "empty_field", "empty_after_cleaning", "too_long",
     "dropped_by_rule", "rule_error",
     /* text-to-SQL: shown only in runs with schemas, a template or turns */
-    "unknown_database", "sql_invalid",
+    "unknown_database", "sql_invalid", "schema_lost_gold",
     /* a build's: a regex of the tokenizer.json ran out of steps on the
      * record; shown only when it happened, so that other runs' statistics
      * stay as they were */
     "tokenizer_error",
 };
 #define NREASONS (sizeof REASONS / sizeof REASONS[0])
-#define NREASONS_PLAIN (NREASONS - 3)
+#define NREASONS_PLAIN (NREASONS - 4)
 #define NREASONS_SQL (NREASONS - 1)
 /* ps_exec_status values */
 #define NEXEC 5

@@ -204,6 +204,10 @@ static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, con
     pk->truncated = e.enc.truncated != 0;
     pk->shortened = e.shortened;
     pk->tables_dropped = e.tables_dropped;
+    pk->gold = !e.has_gold ? 0
+                           : PS_VSQL_GOLD_MEASURED |
+                                 (e.gold_tables_kept ? PS_VSQL_GOLD_TABLES_KEPT : 0) |
+                                 (e.gold_columns_kept ? PS_VSQL_GOLD_COLUMNS_KEPT : 0);
     pk->columns_dropped = e.columns_dropped;
     for (size_t t = 0; t < e.enc.len; t++)
         pk->unk_tokens += e.enc.input_ids[t] == p->unk_id;

@@ -59,9 +59,9 @@ typedef struct ps_build_config {
      * none. With a template the set holds tokens(prompt) and
      * tokens(completion) as segments A and B (the prompt alone when the
      * template has no completion); a prompt with a {schema:...} placeholder
-     * is never truncated: over max_length, the tables and then the columns
-     * the gold SQL does not mention are dropped from it, and a record that
-     * still does not fit is rejected too_long. */
+     * is never truncated: over its budget (max_prompt_length) its schema
+     * keeps what the question names best (schema/select.c), and a record
+     * that still does not fit max_length is rejected too_long. */
     const ps_schemas *schemas;
     const ps_template *tmpl;
     const char *const *schema_paths; /* the tables files, for the manifest */
@@ -77,6 +77,11 @@ typedef struct ps_build_config {
      * too_long (pipeline/build_encode_gen.c, docs/BUILD.md). */
     int layout;
     size_t max_target_length;       /* seq2seq: the target's cap (0: max_length) */
+    /* The budget of a prompt with a schema (0: max_length less a quarter,
+     * all of it for seq2seq): over it the schema is selected from the
+     * question (schema/select.c), never from the SQL. */
+    size_t max_prompt_length;
+    int reject_lost_schema;         /* reject schema_lost_gold when a gold table was cut */
     size_t shards;                  /* >= 1 */
     uint32_t buckets[PS_BUILD_MAX_BUCKETS]; /* explicit inclusive bounds */
     size_t n_buckets;               /* 0: choose automatically */

@@ -25,6 +25,7 @@ typedef struct packed {
     bool truncated;
     bool shortened;    /* a schema prompt was shortened to fit */
     uint32_t tables_dropped, columns_dropped;
+    uint8_t gold;      /* gold recall, as ps_vsql_record.gold */
 } packed;
 
 typedef struct chunk {

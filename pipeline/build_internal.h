@@ -14,6 +14,7 @@
 #include "common/strmap.h"
 #include "ingest/ingest.h"
 #include "pipeline/build.h"
+#include "schema/schema.h"
 #include "store/shards.h"
 #include "validate/validate.h"
 
@@ -157,14 +158,17 @@ int ps_build_phase1(ps_build_state *st, ps_error *err);
 
 /* ---- build_encode.c: what a kept record is tokenized from ---------------- */
 
-struct ps_shorten_unit;
-
 /* A worker's buffers for re-rendering prompts (zero-initialise). */
 typedef struct ps_encode_ctx {
     ps_buf prompt, completion;
     unsigned char *keep_table, *keep_column;
-    struct ps_shorten_unit *units;
+    ps_shorten_unit *units;
     size_t cap_tables, cap_columns, cap_units;
+    ps_select_scratch sel;          /* schema selection's scratch */
+    ps_select_text *texts;          /* what the ranking reads */
+    size_t cap_texts;
+    unsigned char *gold_table, *gold_column; /* gold recall (report only) */
+    size_t cap_gold_t, cap_gold_c;
     /* causal, seq2seq: the record's ids and types (0 prompt, 1 completion)
      * are built here, not in the scratch (build_encode_gen.c) */
     int32_t *gen_ids;
@@ -184,9 +188,19 @@ typedef struct ps_encoded {
     const char *a, *b;        /* the texts tokenized (b NULL: one sequence) */
     size_t a_len, b_len;
     bool too_long;            /* no shortening fits: reject (x->detail says why) */
-    bool shortened;
+    bool shortened;           /* the schema was selected to fit the prompt's budget */
     uint32_t tables_dropped, columns_dropped;
+    /* a schema prompt with its SQL (not serving): whether the prompt holds
+     * every table, and every column, the SQL uses (schema/shorten.c) */
+    bool has_gold, gold_tables_kept, gold_columns_kept;
+    bool lost_gold;           /* --reject-lost-schema and a gold table was cut */
 } ps_encoded;
+
+/* The tokens a schema prompt may take before its schema is selected:
+ * max_prompt_length, else max_length less a quarter left for the
+ * completion (all of it for a seq2seq source); 0 without max_length.
+ * Config alone, so that serving computes the same. */
+size_t ps_build_prompt_budget(const ps_build_config *cfg);
 
 /* Tokenizes a kept record: question and sql, or the template's prompt and
  * completion, shortening a schema prompt over max_length (see

@@ -101,11 +101,14 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
         ps_vpair pr = pair_of(input, pk);
         rc = ps_vpaired_add_ordered(st->paired, &pr);
     }
-    if (!rc && (it->sql_raw_class >= 0 || it->exec_status >= 0 || pk->shortened)) {
+    /* gold recall is of the prompts the set holds: not of duplicates */
+    uint8_t gold = r->outcome == PS_OUTCOME_KEPT ? pk->gold : 0;
+    if (!rc && (it->sql_raw_class >= 0 || it->exec_status >= 0 || pk->shortened || gold)) {
         ps_vsql_record q = {r->id, r->label, it->sql_raw_class, it->sql_clean_class,
                             it->sql_raw_msg, it->sql_clean_msg,
                             it->cleaned ? it->touched : NULL, it->exec_status, it->exec_rows,
-                            it->exec_msg, pk->shortened, pk->tables_dropped, pk->columns_dropped};
+                            it->exec_msg, pk->shortened, pk->tables_dropped, pk->columns_dropped,
+                            gold};
         rc = ps_vsql_add(st->v_sql, &q);
     }
     return rc;

@@ -245,6 +245,10 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
         return ps_error_set(err, PS_EUSAGE,
                             "--layout %s needs a completion, and the template %s has none",
                             ps_layout_name(cfg->layout), ti.name);
+    if (cfg->max_prompt_length && (!cfg->max_length || cfg->max_prompt_length > cfg->max_length))
+        return ps_error_set(err, PS_EUSAGE,
+                            "--max-prompt-length %zu must be at most --max-length (%zu)",
+                            cfg->max_prompt_length, cfg->max_length);
     if (cfg->max_target_length && cfg->layout != PS_LAYOUT_SEQ2SEQ)
         return ps_error_set(err, PS_EUSAGE,
                             "--max-target-length is for --layout seq2seq (this build is %s)",

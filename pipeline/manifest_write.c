@@ -101,6 +101,13 @@ static json_t *text_to_sql_json(const ps_build_config *cfg, ps_error *err)
                                       "digest", digest, "files", files, "databases_dir",
                                       cfg->databases_dir));
     }
+    /* what serving needs to select a schema as the build did (the prompt
+     * budget is the config's, never a record's) */
+    if (cfg->tmpl && cfg->schemas && cfg->max_length && ps_template_uses_schema(cfg->tmpl))
+        json_object_set_new(o, "schema_selection",
+                            json_pack("{sssIsb}", "mode", "question", "max_prompt_length",
+                                      I(ps_build_prompt_budget(cfg)), "reject_lost_schema",
+                                      cfg->reject_lost_schema != 0));
     const ps_clean_options *c = &cfg->clean;
     json_object_set_new(o, "reject_invalid_sql", json_boolean(c->reject_invalid_sql));
     json_object_set_new(o, "execute", json_boolean(c->execute));

@@ -26,9 +26,9 @@ int ps_preprocess_item(const ps_build_config *cfg, ps_clean_worker *w, ps_tok_sc
     }
     if (rc)
         return rc;
-    if (e->too_long) {
+    if (e->too_long || e->lost_gold) {
         it->res.outcome = PS_OUTCOME_REJECTED;
-        it->res.reason = "too_long";
+        it->res.reason = e->too_long ? "too_long" : "schema_lost_gold";
         it->res.detail = x->detail;
     }
     return 0;

@@ -202,6 +202,10 @@ static int load_tokenizer(ps_preprocessor *p, json_t *m, json_t *files, ps_error
 static int load_t2s(ps_preprocessor *p, json_t *m, json_t *files, ps_error *err)
 {
     json_t *t2s = json_object_get(m, "text_to_sql");
+    json_t *sel = json_object_get(t2s, "schema_selection");
+    json_int_t budget = json_integer_value(json_object_get(sel, "max_prompt_length"));
+    p->cfg.max_prompt_length = budget > 0 ? (size_t)budget : 0;
+    p->cfg.reject_lost_schema = json_is_true(json_object_get(sel, "reject_lost_schema"));
     char path[4096], *data;
     size_t len;
     int rc = embedded(p->dir, files, "schemas", NULL, &data, &len, path, sizeof path, err);

@@ -109,7 +109,9 @@ static void labels_table(ps_html *h, json_t *sql)
     qsort(v, m, sizeof *v, cmp_lrate);
     ps_html_printf(h, "<h3>Per label <span class=\"mu\">(%zu label%s; the lowest raw compile rates first)"
                       "</span></h3><div class=\"tw\"><table><thead><tr><th>label</th><th class=\"n\">checked</th>"
-                      "<th class=\"n\">compiled raw</th><th class=\"n\">compiled after cleaning</th></tr>"
+                      "<th class=\"n\">compiled raw</th><th class=\"n\">compiled after cleaning</th>"
+                      "<th class=\"n\">every gold table in the prompt</th>"
+                      "<th class=\"n\">every gold column</th></tr>"
                       "</thead><tbody>", m, m == 1 ? "" : "s");
     for (size_t i = 0; i < m && i < TOP_LABELS; i++) {
         json_t *e = v[i].e;
@@ -119,6 +121,8 @@ static void labels_table(ps_html *h, json_t *sql)
         ps_html_raw(h, "</td>");
         share_cell(h, jget(e, "compiled_raw"), jget(e, "checked"));
         share_cell(h, jget(e, "compiled_clean"), jget(e, "checked_clean"));
+        share_cell(h, jget(e, "gold_tables_kept"), jget(e, "gold_checked"));
+        share_cell(h, jget(e, "gold_columns_kept"), jget(e, "gold_checked"));
         ps_html_raw(h, "</tr>");
     }
     ps_html_raw(h, "</tbody></table></div>");
@@ -245,15 +249,25 @@ void ps_rh_sql(page *pg)
     labels_table(h, sql);
     execution(h, sql);
     json_t *sh = jget(sql, "shortening");
-    double ns;
-    if (jnum(jget(sh, "records"), &ns) && ns > 0) {
-        ps_html_raw(h, "<h3>Schemas shortened to fit</h3><p><b>");
+    double ns, ng;
+    if ((jnum(jget(sh, "records"), &ns) && ns > 0) ||
+        (jnum(jget(sql, "gold_checked"), &ng) && ng > 0)) {
+        ps_html_raw(h, "<h3>Schema selection</h3><p><b>");
         put_count(h, jget(sh, "records"));
-        ps_html_raw(h, "</b> prompt(s) had their schema shortened: ");
+        ps_html_raw(h, "</b> prompt(s) were over their budget and kept the tables and columns "
+                       "their question names best (never read from the SQL): ");
         put_count(h, jget(sh, "tables_dropped"));
         ps_html_raw(h, " table(s) and ");
         put_count(h, jget(sh, "columns_dropped"));
-        ps_html_raw(h, " column(s) the SQL does not mention were dropped.</p>");
+        ps_html_raw(h, " column(s) left out. Gold recall, of <b>");
+        put_count(h, jget(sql, "gold_checked"));
+        const char *parts[] = {"gold_tables_kept", "</b> schema prompts: every table the SQL uses "
+                               "kept in <b>", "gold_columns_kept", "</b>, every column in <b>"};
+        for (int i = 0; i < 4; i += 2) {
+            ps_html_raw(h, parts[i + 1]);
+            count_share(h, jget(sql, parts[i]), jget(sql, "gold_checked"));
+        }
+        ps_html_raw(h, "</b>.</p>");
     }
     ps_html_raw(h, "</section>");
 }

@@ -231,6 +231,45 @@ static int sql_label_line(ps_buf *b, json_t *sql)
                          grouped(json_object_get(worst, "checked"), y)) != 0;
 }
 
+/* "Schema selection: 569 of 1,029 prompts over their budget; every gold
+ * table kept in 97.1% (999), every gold column in 90.4% (930)", and the
+ * label with the lowest table recall when there are labels. */
+static int schema_line(ps_buf *b, json_t *sql)
+{
+    json_int_t n = json_integer_value(json_object_get(sql, "gold_checked"));
+    if (n <= 0)
+        return 0;
+    json_int_t t = json_integer_value(json_object_get(sql, "gold_tables_kept"));
+    json_int_t c = json_integer_value(json_object_get(sql, "gold_columns_kept"));
+    char a[32], d[32], e[32], f[32];
+    int bad = ps_buf_printf(b, "Schema selection: %s of %s prompts over their budget; every gold "
+                            "table kept in %.1f%% (%s), every gold column in %.1f%% (%s)\n",
+                            grouped(json_object_get(json_object_get(sql, "shortening"), "records"), a),
+                            grouped(json_object_get(sql, "gold_checked"), d),
+                            100.0 * (double)t / (double)n,
+                            grouped(json_object_get(sql, "gold_tables_kept"), e),
+                            100.0 * (double)c / (double)n,
+                            grouped(json_object_get(sql, "gold_columns_kept"), f)) != 0;
+    json_t *worst = NULL, *l;
+    double low = 2;
+    size_t i;
+    json_array_foreach(json_object_get(sql, "labels"), i, l) {
+        json_int_t ln = json_integer_value(json_object_get(l, "gold_checked"));
+        double r = ln ? (double)json_integer_value(json_object_get(l, "gold_tables_kept")) /
+                            (double)ln
+                      : 2;
+        if (r < low) {
+            low = r;
+            worst = l;
+        }
+    }
+    if (!bad && worst && low < 1)
+        bad = ps_buf_printf(b, "  lowest gold table recall of a label: '%s', %.1f%% of %lld\n",
+                            json_string_value(json_object_get(worst, "label")), 100 * low,
+                            (long long)json_integer_value(json_object_get(worst, "gold_checked"))) != 0;
+    return bad;
+}
+
 /* "SQL: 7,000 checked, 6,997 compiled raw, 6,997 after cleaning, 0
  * regressions", the classes and labels that failed, and a line on
  * execution when queries ran. */
@@ -246,7 +285,7 @@ static int sql_summary(ps_buf *b, json_t *sql)
                             grouped(json_object_get(sql, "compiled_clean"), d),
                             grouped(json_object_get(reg, "count"), e),
                             json_integer_value(json_object_get(reg, "count")) == 1 ? "" : "s") != 0;
-    bad = bad || sql_class_lines(b, sql) || sql_label_line(b, sql);
+    bad = bad || sql_class_lines(b, sql) || sql_label_line(b, sql) || schema_line(b, sql);
     json_t *st = json_object_get(ex, "statuses");
     if (!bad && json_integer_value(json_object_get(ex, "executed")) > 0) {
         char f[32], g[32], h[32], i[32];

@@ -32,6 +32,7 @@ static int add_column(ps_schema *d, size_t *cap, uint32_t table, const char *nam
     col->table = table;
     col->primary = pk;
     col->examples = NULL;
+    col->natural = NULL; /* a database file has no natural-language names */
     if (!col->name || !col->type) {
         free(col->name);
         free(col->type);

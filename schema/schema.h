@@ -8,7 +8,8 @@
  *   databases.c   DIR/<db_id>/<db_id>.sqlite → ps_schema (read-only)
  *   schemas.c     the set: lookup by db_id, digest
  *   serialize.c   {schema:picard}, {schema:ddl}
- *   shorten.c     what a too-long prompt drops first
+ *   select.c      schema selection: what a too-long prompt keeps
+ *   shorten.c     the tables and columns a gold SQL uses (gold recall)
  *   compile.c     sqlite3_prepare_v2 against an in-memory copy of a schema
  *   execute.c     running a query read-only with a time limit
  *   template.c    presets, template files, rendering
@@ -31,6 +32,9 @@ typedef struct ps_schema_column {
     bool primary;    /* part of its table's primary key */
     char *examples;  /* with a .sqlite file: up to 3 distinct values as SQL
                         literals ("'France', 'US'"), else NULL (values.c) */
+    char *natural;   /* Spider's natural-language name ("column_names":
+                        "song name" for Song_Name), or NULL when the source
+                        has none; read only by schema selection (select.c) */
 } ps_schema_column;
 
 typedef struct ps_schema_fk {
@@ -40,6 +44,8 @@ typedef struct ps_schema_fk {
 typedef struct ps_schema {
     char *db_id;
     char **tables;            /* table_names_original, sqlite_* removed */
+    char **tables_natural;    /* "table_names" beside them (NULL: none; an
+                                 entry may be NULL), as columns[].natural */
     size_t n_tables;
     ps_schema_column *columns; /* in source order, grouped by nothing; no "*" */
     size_t n_columns;
@@ -107,30 +113,66 @@ int ps_schema_serialize(const ps_schema *s, ps_schema_style style, const ps_sche
  * when `always`), else in double quotes with '"' doubled. 0 or PS_ENOMEM. */
 int ps_sql_put_ident(ps_buf *out, const char *name, bool always);
 
-/* ---- shortening (shorten.c) -------------------------------------------------
- * When a rendered prompt is over the length limit, whole tables the gold SQL
- * does not mention are dropped first, then columns it does not mention (of
- * the tables left); never a table or column it mentions. */
+/* ---- schema selection (select.c) and gold items (shorten.c) ---------------
+ * When a rendered prompt is over its budget, the schema keeps the tables
+ * and columns the record's inputs (question, evidence, history) name best,
+ * never looking at the SQL (select.c's top says how they are ranked). */
 
 typedef struct ps_shorten_unit {
     uint32_t index;  /* a table index, or a column index when is_column */
     bool is_column;
 } ps_shorten_unit;
 
-/* Writes into units[] (room for n_tables + n_columns) the tables and
- * columns that may be dropped, in the order they are dropped
- * (deterministic: unmentioned tables last to first, then unmentioned
- * columns last to first), and their count into *n. A table or column is
- * mentioned when its name occurs in `sql` as an identifier (bare or
- * quoted, case-insensitive; not inside a string literal). Returns 0 or
- * PS_ENOMEM. Thread-safe. */
-int ps_schema_shorten_order(const ps_schema *s, const char *sql, size_t len,
-                            ps_shorten_unit *units, size_t *n);
+/* One text the ranking reads (question, evidence, an earlier utterance). */
+typedef struct ps_select_text {
+    const char *text;
+    size_t len;
+} ps_select_text;
 
-/* Sets keep_table/keep_column (n_tables and n_columns flags) to keep all
- * but the first `k` units. */
-void ps_schema_mask_drop(const ps_schema *s, const ps_shorten_unit *units, size_t k,
-                         unsigned char *keep_table, unsigned char *keep_column);
+/* Words, folded and singular, NUL-terminated in text (select.c). */
+typedef struct ps_select_words {
+    ps_buf text;
+    struct {
+        uint32_t off, len; /* len's top bit: a stop word */
+    } *w;
+    size_t n, cap;
+} ps_select_words;
+
+/* A thread's scratch for ranking (zero-initialise; ps_select_scratch_free). */
+typedef struct ps_select_scratch {
+    ps_select_words words, pairs, name;
+    ps_buf joined;
+    int32_t *tscore, *tname, *cscore; /* thousandths; tname: a table's own name's */
+    unsigned char *key;         /* n_columns: a primary or foreign key column */
+    uint32_t *queue, *parent;   /* n_tables: foreign-key path search */
+    size_t cap_t, cap_c;
+} ps_select_scratch;
+
+void ps_select_scratch_free(ps_select_scratch *x);
+
+/* Writes into units[] (room for n_tables + n_columns) the tables and
+ * non-key columns of `s` in the order a budget keeps them, best first, and
+ * their count into *n: a function of `s` and the texts alone. Returns 0 or
+ * PS_ENOMEM. Thread-safe with a scratch per thread. */
+int ps_schema_rank(ps_select_scratch *x, const ps_schema *s, const ps_select_text *texts,
+                   size_t n_texts, ps_shorten_unit *units, size_t *n);
+
+/* Sets keep_table/keep_column (n_tables and n_columns flags) to what
+ * keeping the first k units keeps: those tables, those columns' tables,
+ * the tables on foreign-key paths between kept tables, and every kept
+ * table's key columns. Needs the scratch of the ps_schema_rank call that
+ * made `units`. Monotone in k. */
+void ps_schema_mask_keep(ps_select_scratch *x, const ps_schema *s, const ps_shorten_unit *units,
+                         size_t k, unsigned char *keep_table, unsigned char *keep_column);
+
+/* The tables the gold SQL uses (gold_table, n_tables flags) and the
+ * columns of those tables it uses (gold_column, n_columns flags), for
+ * measuring schema selection (gold recall; never for choosing). A name is
+ * used when it occurs in `sql` as an identifier (bare or quoted,
+ * case-insensitive; not inside a string literal). Returns 0 or PS_ENOMEM.
+ * Thread-safe. */
+int ps_schema_gold(const ps_schema *s, const char *sql, size_t len, unsigned char *gold_table,
+                   unsigned char *gold_column);
 
 /* ---- example values (values.c) --------------------------------------------- */
 

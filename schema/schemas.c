@@ -24,9 +24,14 @@ void ps_schema_free(ps_schema *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->n_tables; i++)
+    for (size_t i = 0; i < d->n_tables; i++) {
         free(d->tables[i]);
+        if (d->tables_natural)
+            free(d->tables_natural[i]);
+    }
+    free(d->tables_natural);
     for (size_t i = 0; i < d->n_columns; i++) {
+        free(d->columns[i].natural);
         free(d->columns[i].name);
         free(d->columns[i].type);
         free(d->columns[i].examples);
@@ -166,8 +171,13 @@ static void digest_one(struct sha256_ctx *c, const ps_schema *d)
     put_str(c, "db");
     put_str(c, d->db_id);
     put_num(c, d->n_tables);
-    for (size_t i = 0; i < d->n_tables; i++)
+    for (size_t i = 0; i < d->n_tables; i++) {
         put_str(c, d->tables[i]);
+        /* natural names steer schema selection, so they are part of what
+         * a set was built from; absent: digests as before */
+        if (d->tables_natural && d->tables_natural[i])
+            put_str(c, d->tables_natural[i]);
+    }
     put_num(c, d->n_columns);
     for (size_t i = 0; i < d->n_columns; i++) {
         put_num(c, d->columns[i].table);
@@ -176,6 +186,8 @@ static void digest_one(struct sha256_ctx *c, const ps_schema *d)
         put_num(c, d->columns[i].primary);
         if (d->columns[i].examples) /* absent without files: digests as before */
             put_str(c, d->columns[i].examples);
+        if (d->columns[i].natural)
+            put_str(c, d->columns[i].natural);
     }
     put_num(c, d->n_fks);
     for (size_t i = 0; i < d->n_fks; i++) {

@@ -18,10 +18,15 @@ static json_t *one(const ps_schema *d)
 {
     json_t *tables = json_array(), *cols = json_array(), *types = json_array();
     json_t *pks = json_array(), *fks = json_array(), *ex = json_array();
-    bool any_examples = false;
-    for (size_t i = 0; i < d->n_tables; i++)
+    json_t *tnat = json_array(), *cnat = json_array();
+    bool any_examples = false, any_natural = d->tables_natural != NULL;
+    for (size_t i = 0; i < d->n_tables; i++) {
         json_array_append_new(tables, json_string(d->tables[i]));
+        const char *n = d->tables_natural ? d->tables_natural[i] : NULL;
+        json_array_append_new(tnat, n ? json_string(n) : json_null());
+    }
     json_array_append_new(cols, json_pack("[is]", -1, "*"));
+    json_array_append_new(cnat, json_pack("[is]", -1, "*"));
     json_array_append_new(types, json_string("text"));
     json_array_append_new(ex, json_null());
     for (size_t j = 0; j < d->n_columns; j++) {
@@ -29,6 +34,10 @@ static json_t *one(const ps_schema *d)
         json_array_append_new(ex, c->examples ? json_string(c->examples) : json_null());
         any_examples |= c->examples != NULL;
         json_array_append_new(cols, json_pack("[Is]", (json_int_t)c->table, c->name));
+        json_array_append_new(cnat, c->natural ? json_pack("[Is]", (json_int_t)c->table,
+                                                           c->natural)
+                                               : json_null());
+        any_natural |= c->natural != NULL;
         json_array_append_new(types, json_string(c->type ? c->type : ""));
         if (c->primary)
             json_array_append_new(pks, json_integer((json_int_t)j + 1));
@@ -43,6 +52,14 @@ static json_t *one(const ps_schema *d)
      * gave some (pairshard's own member; other readers ignore it) */
     if (o && any_examples)
         json_object_set(o, "column_examples", ex);
+    /* the natural-language names schema selection reads, as Spider
+     * writes them (absent entries null) */
+    if (o && any_natural) {
+        json_object_set(o, "table_names", tnat);
+        json_object_set(o, "column_names", cnat);
+    }
+    json_decref(tnat);
+    json_decref(cnat);
     json_decref(ex);
     return o;
 }

@@ -1,5 +1,6 @@
-/* What a too-long prompt drops first: the tables, then the columns, that
- * the gold SQL does not mention.
+/* The tables and columns the gold SQL mentions: what schema selection
+ * (select.c) is measured against — gold recall, in the build's report —
+ * and never what it chooses by.
  *
  * "Mentioned" is decided on the SQL's identifiers, not by parsing it: every
  * bare word ([A-Za-z0-9_$] and any non-ASCII byte) and every quoted name
@@ -121,46 +122,25 @@ static int mentioned(const ps_buf *ids, const char *name, ps_buf *tmp, bool *yes
     return 0;
 }
 
-int ps_schema_shorten_order(const ps_schema *s, const char *sql, size_t len,
-                            ps_shorten_unit *units, size_t *n)
+int ps_schema_gold(const ps_schema *s, const char *sql, size_t len, unsigned char *gold_table,
+                   unsigned char *gold_column)
 {
     ps_buf ids, tmp;
     ps_buf_init(&ids);
     ps_buf_init(&tmp);
-    unsigned char *tmen = calloc(s->n_tables ? s->n_tables : 1, 1);
-    int rc = tmen ? scan(sql, len, &ids) : PS_ENOMEM;
-    size_t k = 0;
-    for (size_t t = s->n_tables; !rc && t-- > 0;) {
-        bool yes;
+    int rc = scan(sql, len, &ids);
+    for (size_t t = 0; !rc && t < s->n_tables; t++) {
+        bool yes = false;
         rc = mentioned(&ids, s->tables[t], &tmp, &yes);
-        tmen[t] = yes;
-        if (!rc && !yes)
-            units[k++] = (ps_shorten_unit){.index = (uint32_t)t, .is_column = false};
+        gold_table[t] = yes;
     }
-    for (size_t c = s->n_columns; !rc && c-- > 0;) {
-        bool yes;
-        if (!tmen[s->columns[c].table])
-            continue; /* goes with its table */
-        rc = mentioned(&ids, s->columns[c].name, &tmp, &yes);
-        if (!rc && !yes)
-            units[k++] = (ps_shorten_unit){.index = (uint32_t)c, .is_column = true};
+    for (size_t c = 0; !rc && c < s->n_columns; c++) {
+        bool yes = false;
+        if (gold_table[s->columns[c].table])
+            rc = mentioned(&ids, s->columns[c].name, &tmp, &yes);
+        gold_column[c] = yes;
     }
-    *n = rc ? 0 : k;
-    free(tmen);
     ps_buf_free(&ids);
     ps_buf_free(&tmp);
     return rc;
-}
-
-void ps_schema_mask_drop(const ps_schema *s, const ps_shorten_unit *units, size_t k,
-                         unsigned char *keep_table, unsigned char *keep_column)
-{
-    memset(keep_table, 1, s->n_tables);
-    memset(keep_column, 1, s->n_columns);
-    for (size_t i = 0; i < k; i++) {
-        if (units[i].is_column)
-            keep_column[units[i].index] = 0;
-        else
-            keep_table[units[i].index] = 0;
-    }
 }

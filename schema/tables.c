@@ -51,6 +51,16 @@ static json_t *member2(json_t *o, const char *name, const char *fallback, const 
     return v;
 }
 
+/* Spider's natural-language names ("table_names", "column_names") beside
+ * the _original ones the SQL writes: an array of the same length, or NULL
+ * (a set without them, or one that has only the natural ones). */
+static json_t *natural_of(json_t *o, const char *used, const char *orig, const char *nat,
+                          json_t *arr)
+{
+    json_t *v = strcmp(used, orig) ? NULL : json_object_get(o, nat);
+    return json_is_array(v) && json_array_size(v) == json_array_size(arr) ? v : NULL;
+}
+
 static bool is_sqlite_internal(const char *name) { return strncasecmp(name, "sqlite_", 7) == 0; }
 
 static int parse_tables(db_parse *p, json_t *o)
@@ -63,6 +73,9 @@ static int parse_tables(db_parse *p, json_t *o)
     p->n_raw_tables = n;
     p->tmap = malloc((n ? n : 1) * sizeof *p->tmap);
     p->d->tables = calloc(n ? n : 1, sizeof *p->d->tables);
+    json_t *nat = natural_of(o, mname, "table_names_original", "table_names", arr);
+    if (nat && !(p->d->tables_natural = calloc(n ? n : 1, sizeof *p->d->tables_natural)))
+        return nomem(p);
     if (!p->tmap || !p->d->tables)
         return nomem(p);
     for (size_t i = 0; i < n; i++) {
@@ -79,16 +92,23 @@ static int parse_tables(db_parse *p, json_t *o)
         if (!name)
             return nomem(p);
         p->tmap[i] = (long)p->d->n_tables;
+        json_t *tn = nat ? json_array_get(nat, i) : NULL;
+        if (json_is_string(tn) &&
+            !(p->d->tables_natural[p->d->n_tables] = strdup(json_string_value(tn)))) {
+            free(name);
+            return nomem(p);
+        }
         p->d->tables[p->d->n_tables++] = name;
     }
     return 0;
 }
 
-/* One [table index, name] entry of the column list; `type` and `ex` (its
+/* One [table index, name] entry of the column list; `type`, `ex` (its
  * entry of pairshard's own column_examples, which a set's embedded
- * schemas.json carries) may be NULL. */
+ * schemas.json carries) and `nat` (its entry of column_names) may be
+ * NULL. */
 static int parse_column(db_parse *p, const char *mname, size_t i, json_t *c, json_t *type,
-                        json_t *ex)
+                        json_t *ex, json_t *nat)
 {
     char m[96];
     snprintf(m, sizeof m, "%s[%zu]", mname, i);
@@ -121,6 +141,10 @@ static int parse_column(db_parse *p, const char *mname, size_t i, json_t *c, jso
     p->cmap[i] = (long)p->d->n_columns++;
     if (json_is_string(ex) && !(col->examples = strdup(json_string_value(ex))))
         return nomem(p);
+    json_t *nn = json_array_get(nat, 1);
+    if (json_is_integer(json_array_get(nat, 0)) && json_is_string(nn) &&
+        !(col->natural = strdup(json_string_value(nn))))
+        return nomem(p);
     return 0;
 }
 
@@ -132,6 +156,7 @@ static int parse_columns(db_parse *p, json_t *o)
         return bad(p, mname, arr ? "not an array" : "missing");
     json_t *types = json_object_get(o, "column_types");
     json_t *examples = json_object_get(o, "column_examples");
+    json_t *nat = natural_of(o, mname, "column_names_original", "column_names", arr);
     size_t n = json_array_size(arr);
     if (examples && (!json_is_array(examples) || json_array_size(examples) != n))
         return bad(p, "column_examples", "not one entry per entry of the column list");
@@ -147,7 +172,8 @@ static int parse_columns(db_parse *p, json_t *o)
     for (size_t i = 0; i < n; i++) {
         int rc = parse_column(p, mname, i, json_array_get(arr, i),
                               types ? json_array_get(types, i) : NULL,
-                              examples ? json_array_get(examples, i) : NULL);
+                              examples ? json_array_get(examples, i) : NULL,
+                              nat ? json_array_get(nat, i) : NULL);
         if (rc)
             return rc;
     }

@@ -23,6 +23,14 @@ ok_if() { # description command...
     d=$1; shift
     if "$@"; then check "$d" 0; else check "$d" 1; fi
 }
+python_modules() { # module...: 0 when /usr/bin/python3 imports them all, after
+    # installing python3-MODULE for those it lacks (scripts/apt-install.sh)
+    for m in "$@"; do
+        /usr/bin/python3 -c "import $m" 2>/dev/null ||
+            sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt-$m.log" "python3-$m"
+        /usr/bin/python3 -c "import $m" 2>/dev/null || return 1
+    done
+}
 done_testing() { echo "1..$n"; [ "$fails" -eq 0 ]; }
 sanitizer_preload() { # library: the sanitizer runtimes it links, for LD_PRELOAD
     # into an uninstrumented python3 (nothing for a plain build)

@@ -91,6 +91,10 @@ static const checkdef DEFS[C_N] = {
      "records whose SQL compiled against its schema before cleaning and not after"},
     {"sql_compile_rate", "sql", "<", 0.99, NAN, M_WARN,
      "records whose raw SQL compiled against its schema / records checked"},
+    /* schema selection never reads the SQL, so a prompt may lack a table
+     * the answer needs; a set where many do teaches guessing */
+    {"schema_gold_table_recall", "sql", "<", 0.8, 0.9, M_FAIL,
+     "records whose prompt holds every table their SQL uses / records with a schema prompt"},
 };
 
 static const struct {

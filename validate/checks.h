@@ -42,6 +42,7 @@ enum {
     C_ID_COLLISIONS,
     C_SQL_REGRESSION, /* group "sql": only in reports of builds that checked SQL */
     C_SQL_RATE,
+    C_SCHEMA_RECALL, /* "sql" too: builds that selected schemas for prompts */
     C_N
 };
 

@@ -100,6 +100,24 @@ static void rate_check(ctx *x, const ps_vsql *v)
          ps_vcheck_word(vd), vd == PS_VV_WARN || vd == PS_VV_FAIL ? " (the data itself is suspect)" : "");
 }
 
+/* Gold recall of schema selection: the share of schema prompts that
+ * still hold every table their SQL uses (the columns are reported). */
+static void recall_check(ctx *x, const ps_vsql *v)
+{
+    uint64_t n = v->c[PS_VSQL_GOLD], ok = v->c[PS_VSQL_GOLD_TABLES];
+    uint64_t cols = v->c[PS_VSQL_GOLD_COLUMNS];
+    double value = (double)ok / (double)n;
+    int vd = ps_vcheck_verdict(x, C_SCHEMA_RECALL, value);
+    ps_vcheck_push(x, C_SCHEMA_RECALL, value, NAN,
+         json_pack("{sIsIsIsI}", "records", (json_int_t)n, "gold_tables_kept", (json_int_t)ok,
+                   "gold_columns_kept", (json_int_t)cols, "selected", (json_int_t)v->shortened),
+         "%.2f%% of schema prompts hold every table their SQL uses (%llu of %llu, %llu with a "
+         "selected schema; every column: %.2f%%; fail under %.4g%%): %s",
+         100 * value, (unsigned long long)ok, (unsigned long long)n,
+         (unsigned long long)v->shortened, 100.0 * (double)cols / (double)n,
+         100 * x->c->fail[C_SCHEMA_RECALL], ps_vcheck_word(vd));
+}
+
 int ps_validate_sql(const ps_vconfig *c, const ps_vsql *v, ps_vreport *r, ps_error *err)
 {
     if (ps_vsql_empty(v) || !r)
@@ -116,6 +134,9 @@ int ps_validate_sql(const ps_vconfig *c, const ps_vsql *v, ps_vreport *r, ps_err
     x.compares = "raw";
     if (v->c[PS_VSQL_CHECKED])
         rate_check(&x, v);
+    x.compares = "current";
+    if (v->c[PS_VSQL_GOLD])
+        recall_check(&x, v);
     ps_vconfig_free(def);
     if (x.rc) {
         json_decref(sql);

@@ -175,6 +175,10 @@ json_t *ps_vsql_to_json(const ps_vsql *v)
                                      rate(v->c[PS_VSQL_RAW_OK], v->c[PS_VSQL_CHECKED]));
     bad |= !o || json_object_set_new(o, "compile_rate_clean",
                                      rate(v->c[PS_VSQL_CLEAN_OK], v->c[PS_VSQL_CLEAN_CHECKED]));
+    bad |= !o || json_object_set_new(o, "gold_table_recall",
+                                     rate(v->c[PS_VSQL_GOLD_TABLES], v->c[PS_VSQL_GOLD]));
+    bad |= !o || json_object_set_new(o, "gold_column_recall",
+                                     rate(v->c[PS_VSQL_GOLD_COLUMNS], v->c[PS_VSQL_GOLD]));
     bad |= !o || json_object_set_new(o, "classes", classes_json(v));
     bad |= !o || json_object_set_new(o, "labels", labels_json(v));
     bad |= !o || json_object_set_new(o, "unlabeled", counts_json(v->unlabeled, json_object()));
@@ -252,6 +256,8 @@ static int counts_from(json_t *o, uint64_t c[PS_VSQL_K], const char *what, ps_er
     }
     if (c[PS_VSQL_RAW_OK] > c[PS_VSQL_CHECKED] || c[PS_VSQL_CLEAN_OK] > c[PS_VSQL_CLEAN_CHECKED])
         return ps_error_set(err, PS_EFORMAT, "%s: %s: more compiled than checked", CTX, what);
+    if (c[PS_VSQL_GOLD_TABLES] > c[PS_VSQL_GOLD] || c[PS_VSQL_GOLD_COLUMNS] > c[PS_VSQL_GOLD])
+        return ps_error_set(err, PS_EFORMAT, "%s: %s: more gold kept than measured", CTX, what);
     return 0;
 }
 
@@ -438,7 +444,9 @@ static int rest_from(json_t *j, ps_vsql *v, ps_error *err)
             return rc;
     if (v->c[PS_VSQL_RAW_OK] > v->c[PS_VSQL_CHECKED] ||
         v->c[PS_VSQL_CLEAN_OK] > v->c[PS_VSQL_CLEAN_CHECKED] || v->c[PS_VSQL_CHECKED] > v->records ||
-        v->c[PS_VSQL_CLEAN_CHECKED] > v->records)
+        v->c[PS_VSQL_CLEAN_CHECKED] > v->records || v->c[PS_VSQL_GOLD] > v->records ||
+        v->c[PS_VSQL_GOLD_TABLES] > v->c[PS_VSQL_GOLD] ||
+        v->c[PS_VSQL_GOLD_COLUMNS] > v->c[PS_VSQL_GOLD])
         return bad_format(err, "checked and compiled counts out of range");
     json_t *sh = json_object_get(j, "shortening");
     if ((rc = ps_vjson_u64(sh, "records", &v->shortened, CTX, err)) ||

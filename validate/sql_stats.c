@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const ps_vsql_count_names[PS_VSQL_K] = {"checked", "compiled_raw", "checked_clean",
-                                                    "compiled_clean"};
+const char *const ps_vsql_count_names[PS_VSQL_K] = {
+    "checked", "compiled_raw", "checked_clean", "compiled_clean",
+    "gold_checked", "gold_tables_kept", "gold_columns_kept"};
 
 ps_vsql *ps_vsql_new(const char *const *rule_names, size_t n_rules)
 {
@@ -119,7 +120,7 @@ uint64_t ps_vsql_executed(const ps_vsql *v)
 bool ps_vsql_empty(const ps_vsql *v)
 {
     return !v || (!v->c[PS_VSQL_CHECKED] && !v->c[PS_VSQL_CLEAN_CHECKED] && !ps_vsql_executed(v) &&
-                  !v->shortened);
+                  !v->shortened && !v->c[PS_VSQL_GOLD]);
 }
 
 /* The compile part of a record: classes, examples, regressions, fixes. */
@@ -165,7 +166,12 @@ int ps_vsql_add(ps_vsql *v, const ps_vsql_record *r)
     int rc = add_compile(v, r, k);
     if (rc)
         return rc;
-    if (k[PS_VSQL_CHECKED] || k[PS_VSQL_CLEAN_CHECKED]) {
+    if (r->gold & PS_VSQL_GOLD_MEASURED) {
+        k[PS_VSQL_GOLD]++;
+        k[PS_VSQL_GOLD_TABLES] += (r->gold & PS_VSQL_GOLD_TABLES_KEPT) != 0;
+        k[PS_VSQL_GOLD_COLUMNS] += (r->gold & PS_VSQL_GOLD_COLUMNS_KEPT) != 0;
+    }
+    if (k[PS_VSQL_CHECKED] || k[PS_VSQL_CLEAN_CHECKED] || k[PS_VSQL_GOLD]) {
         uint64_t *to = v->unlabeled;
         if (r->label) {
             ps_vsql_label *l = ps_vsql_label_get(v, r->label);

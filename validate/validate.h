@@ -147,7 +147,12 @@ typedef struct ps_vsql_record {
     const char *exec_msg;            /* SQLite's message of an error or timeout; may be NULL */
     int shortened;                   /* the build shortened the schema in the prompt */
     uint32_t tables_dropped, columns_dropped;
+    int gold;                        /* 0: not measured; else PS_VSQL_GOLD_MEASURED, with
+                                        _TABLES: the prompt holds every table the SQL uses,
+                                        _COLUMNS: every column */
 } ps_vsql_record;
+
+enum { PS_VSQL_GOLD_MEASURED = 1, PS_VSQL_GOLD_TABLES_KEPT = 2, PS_VSQL_GOLD_COLUMNS_KEPT = 4 };
 
 /* New empty statistics for a cleaner with these rules (names copied; the
  * record's touched flags are in this order). NULL when out of memory. */

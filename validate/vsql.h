@@ -19,8 +19,13 @@
 /* The names stats.json writes for the classes and statuses are
  * ps_sql_class_name and ps_exec_status_name (schema/). */
 
-/* Per-label (and overall) compile counts. */
-enum { PS_VSQL_CHECKED, PS_VSQL_RAW_OK, PS_VSQL_CLEAN_CHECKED, PS_VSQL_CLEAN_OK, PS_VSQL_K };
+/* Per-label (and overall) compile counts, and schema selection's gold
+ * recall: records whose schema prompt was measured against their SQL, and
+ * of them those whose prompt holds every table (column) the SQL uses. */
+enum {
+    PS_VSQL_CHECKED, PS_VSQL_RAW_OK, PS_VSQL_CLEAN_CHECKED, PS_VSQL_CLEAN_OK,
+    PS_VSQL_GOLD, PS_VSQL_GOLD_TABLES, PS_VSQL_GOLD_COLUMNS, PS_VSQL_K
+};
 extern const char *const ps_vsql_count_names[PS_VSQL_K];
 
 typedef struct ps_vsql_ex {

@@ -31,7 +31,8 @@
  *
  * Reason codes: invalid_utf8, bad_json, bad_csv, wrong_type, missing_field,
  * empty_field, empty_after_cleaning, too_long, dropped_by_rule, rule_error,
- * and with schemas: unknown_database, sql_invalid; a build (and the
+ * and with schemas: unknown_database, sql_invalid; from the build's schema
+ * selection: schema_lost_gold (--reject-lost-schema); a build (and the
  * Preprocessor) adds tokenizer_error (a tokenizer.json regex ran out of its
  * step budget on the record).
  *

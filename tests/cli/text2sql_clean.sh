@@ -80,7 +80,7 @@ def example(title, start, end):
     sec = doc[doc.index(title):]
     sec = sec[sec.index(start):sec.index(end)]
     return "\n".join(l[4:] for l in sec.rstrip("\n").split("\n"))
-ddl = example("### `{schema:ddl}`", "    CREATE TABLE stadium", "\n\nUnder shortening")
+ddl = example("### `{schema:ddl}`", "    CREATE TABLE stadium", "\n\nUnder selection")
 picard = example("### `{schema:picard}`", "     | concert_singer", "\n\nWhen a prompt")
 assert r["prompt"] == ddl, (r["prompt"], ddl)
 # {schema:picard} is rendered without its leading space; the doc shows the string itself

@@ -40,12 +40,23 @@ static void check_schema(const ps_schema *d, ps_sql_checker *k)
         abort();
     ps_buf_free(&b);
     ps_shorten_unit *u = calloc(d->n_tables + d->n_columns + 1, sizeof *u);
+    unsigned char *gt = calloc(d->n_tables + 1, 1), *gc = calloc(d->n_columns + 1, 1);
     size_t n = 0;
     const char *sql = d->n_tables ? d->tables[0] : "SELECT 1";
-    if (!u || ps_schema_shorten_order(d, sql, strlen(sql), u, &n) ||
+    ps_select_scratch x = {0};
+    ps_select_text q = {sql, strlen(sql)};
+    if (!u || !gt || !gc || ps_schema_gold(d, sql, strlen(sql), gt, gc) ||
+        (d->n_tables && !gt[0]) || ps_schema_rank(&x, d, &q, 1, u, &n) ||
         n > d->n_tables + d->n_columns)
         abort();
+    ps_schema_mask_keep(&x, d, u, n, gt, gc); /* everything: every table kept */
+    for (size_t t = 0; t < d->n_tables; t++)
+        if (!gt[t])
+            abort();
+    ps_select_scratch_free(&x);
     free(u);
+    free(gt);
+    free(gc);
     ps_sql_class cls;
     char msg[128];
     ps_error err = {0};
