@@ -77,6 +77,11 @@ typedef struct ps_build_config {
      * too_long (pipeline/build_encode_gen.c, docs/BUILD.md). */
     int layout;
     size_t max_target_length;       /* seq2seq: the target's cap (0: max_length) */
+    /* causal: a completion not ending in a special token of its own (the
+     * template's <|im_end|>, </s>) gets the tokenizer's EOS appended, so a
+     * model learns to stop (docs/BUILD.md, "Where a completion ends");
+     * --no-append-eos sets this */
+    int no_append_eos;
     size_t shards;                  /* >= 1 */
     uint32_t buckets[PS_BUILD_MAX_BUCKETS]; /* explicit inclusive bounds */
     size_t n_buckets;               /* 0: choose automatically */

@@ -24,6 +24,7 @@ void ps_encode_ctx_free(ps_encode_ctx *x)
 {
     ps_buf_free(&x->prompt);
     ps_buf_free(&x->completion);
+    ps_buf_free(&x->whole);
     free(x->keep_table);
     free(x->keep_column);
     free(x->units);
@@ -174,8 +175,14 @@ int ps_build_encode(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch
 {
     const ps_clean_result *r = &it->res;
     memset(out, 0, sizeof *out);
-    if (cfg->layout != PS_LAYOUT_PAIR)
-        return encode_gen(cfg, x, ts, it, out, err);
+    if (cfg->layout != PS_LAYOUT_PAIR) {
+        int rc = encode_gen(cfg, x, ts, it, out, err);
+        out->prefix_len = x->gen_prefix; /* of the encoding kept, the last one */
+        out->eos_appended = x->gen_eos;
+        out->end_in_text = x->gen_end_in_text;
+        out->junction_merged = x->gen_junction;
+        return rc;
+    }
     if (!r->prompt && x->a_only) { /* serving a question without SQL */
         out->a = r->question;
         out->a_len = r->question_len;

@@ -171,6 +171,11 @@ typedef struct ps_encode_ctx {
     uint8_t *gen_types;
     size_t gen_cap;
     size_t gen_target;  /* seq2seq: the target's length, for the cap */
+    ps_buf whole;       /* causal: prompt and completion joined, tokenized once */
+    /* what the last ps_build_encode_gen did (ps_encoded's fields of the
+     * same names, which ps_build_encode copies) */
+    uint32_t gen_prefix;
+    bool gen_eos, gen_end_in_text, gen_junction;
     char detail[512];   /* why a record does not fit (too_long) */
     bool a_only;        /* serving without SQL: segment A alone (the prompt,
                            or the question without a template) */
@@ -186,6 +191,12 @@ typedef struct ps_encoded {
     bool too_long;            /* no shortening fits: reject (x->detail says why) */
     bool shortened;
     uint32_t tables_dropped, columns_dropped;
+    /* causal, seq2seq (build_encode_gen.c) */
+    uint32_t prefix_len;      /* the post-processor's ids before the prompt (causal) */
+    bool eos_appended;        /* the tokenizer's EOS ends the completion (causal) */
+    bool end_in_text;         /* the completion's text ends in a special token */
+    bool junction_merged;     /* a token of the whole text crosses from the prompt
+                               * into the completion: they were tokenized apart */
 } ps_encoded;
 
 /* Tokenizes a kept record: question and sql, or the template's prompt and
@@ -204,6 +215,10 @@ int ps_build_encode_gen(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scr
                         ps_error *err);
 /* The limit a causal or seq2seq record failed (and x->detail says so),
  * or 0 when it fits; `fit` is what ps_build_encode_gen returned. */
+/* A causal build that appends EOS needs one: the tokenizer's, or a
+ * special token ending the template's completion. 0 or PS_EUSAGE naming
+ * both ways out (PS_ENOMEM). */
+int ps_build_check_end(const ps_build_config *cfg, ps_error *err);
 enum { PS_GEN_OVER_TARGET = 1, PS_GEN_OVER_LENGTH = 2 };
 int ps_build_gen_too_long(const ps_build_config *cfg, ps_encode_ctx *x, size_t fit);
 

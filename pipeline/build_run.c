@@ -245,6 +245,9 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
         return ps_error_set(err, PS_EUSAGE,
                             "--layout %s needs a completion, and the template %s has none",
                             ps_layout_name(cfg->layout), ti.name);
+    int end = ps_build_check_end(cfg, err);
+    if (end)
+        return end;
     if (cfg->max_target_length && cfg->layout != PS_LAYOUT_SEQ2SEQ)
         return ps_error_set(err, PS_EUSAGE,
                             "--max-target-length is for --layout seq2seq (this build is %s)",

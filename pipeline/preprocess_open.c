@@ -222,7 +222,7 @@ static int load_t2s(ps_preprocessor *p, json_t *m, json_t *files, ps_error *err)
         return 0;
     json_t *j = json_loadb(data, len, 0, NULL);
     const char *preset = j ? str_at(j, "preset") : NULL;
-    rc = preset ? ps_template_open(preset, &p->tmpl, err)
+    rc = preset ? ps_template_open_layout(preset, p->cfg.layout, &p->tmpl, err)
                 : ps_template_parse(data, len, path, &p->tmpl, err);
     json_decref(j);
     free(data);

@@ -28,6 +28,7 @@ typedef enum seg_kind {
     SEG_SCHEMA_DDL_VALUES,
     SEG_HISTORY,        /* earlier utterances, most recent first, " | " */
     SEG_HISTORY_PICARD, /* " || " + the above, or nothing without history */
+    SEG_HISTORY_DDL,    /* "-- Earlier question: u\n" each, oldest first */
     SEG_FIELD           /* a top-level field of the record: fields[field] */
 } seg_kind;
 
@@ -120,6 +121,8 @@ static int placeholder(ps_template *t, part *p, const char *what, const char *na
         s.kind = SEG_HISTORY;
     else if (is(name, len, "history:picard"))
         s.kind = SEG_HISTORY_PICARD;
+    else if (is(name, len, "history:ddl"))
+        s.kind = SEG_HISTORY_DDL;
     else if (is(name, len, "schema:picard"))
         s.kind = SEG_SCHEMA_PICARD;
     else if (is(name, len, "schema:ddl"))
@@ -130,7 +133,7 @@ static int placeholder(ps_template *t, part *p, const char *what, const char *na
              (len > 8 && memcmp(name, "history:", 8) == 0))
         return ps_error_set(err, PS_EUSAGE,
                             "%s: %s: unknown placeholder {%.*s} at offset %zu (schema styles: "
-                            "picard, ddl, ddl_values; history styles: picard)",
+                            "picard, ddl, ddl_values; history styles: picard, ddl)",
                             t->name, what, (int)len, name, at);
     else {
         long i = field_index(t, name, len);
@@ -310,8 +313,14 @@ int ps_template_parse(const char *json_text, size_t len, const char *origin, ps_
 
 int ps_template_open(const char *name_or_path, ps_template **out, ps_error *err)
 {
+    return ps_template_open_layout(name_or_path, PS_LAYOUT_PAIR, out, err);
+}
+
+int ps_template_open_layout(const char *name_or_path, int layout, ps_template **out,
+                            ps_error *err)
+{
     *out = NULL;
-    int rc = ps_template_preset(name_or_path, out, err);
+    int rc = ps_template_preset(name_or_path, layout == PS_LAYOUT_CAUSAL, out, err);
     if (rc <= 0)
         return rc;
     /* Not a preset: a file. A bare word that names no file is more likely
@@ -345,7 +354,8 @@ void ps_template_get_info(const ps_template *t, ps_template_info *info)
         const part *p = k ? &t->completion : &t->prompt;
         for (size_t i = 0; i < p->n; i++)
             info->uses_history |= p->segs[i].kind == SEG_HISTORY ||
-                                  p->segs[i].kind == SEG_HISTORY_PICARD;
+                                  p->segs[i].kind == SEG_HISTORY_PICARD ||
+                                  p->segs[i].kind == SEG_HISTORY_DDL;
     }
     info->n_fields = t->n_fields;
     info->fields = (const char *const *)t->fields;
@@ -395,6 +405,22 @@ static int put_history(ps_buf *out, const ps_render_fields *f, const char *lead)
         rc = ps_buf_puts(out, i ? " | " : lead);
         if (!rc)
             rc = put_stripped(out, f->history[i], f->history_lens[i]);
+    }
+    return rc;
+}
+
+/* The ddl preset's history: one SQL comment line per earlier utterance,
+ * in the order they were said (f->history is most recent first), so that
+ * they read as the conversation before the question line. */
+static int put_history_ddl(ps_buf *out, const ps_render_fields *f)
+{
+    int rc = 0;
+    for (size_t i = f->n_history; !rc && i-- > 0;) {
+        rc = ps_buf_puts(out, "-- Earlier question: ");
+        if (!rc)
+            rc = put_stripped(out, f->history[i], f->history_lens[i]);
+        if (!rc)
+            rc = ps_buf_putc(out, '\n');
     }
     return rc;
 }
@@ -452,6 +478,9 @@ static int render_part(const ps_template *t, const part *p, const ps_render_fiel
             break;
         case SEG_HISTORY_PICARD:
             rc = put_history(out, f, " || ");
+            break;
+        case SEG_HISTORY_DDL:
+            rc = put_history_ddl(out, f);
             break;
         case SEG_FIELD:
             rc = ps_buf_append(out, f->values[s->field], f->value_lens[s->field]);
