@@ -142,6 +142,8 @@ typedef struct ps_build_state {
     ps_vpaired *paired;
     ps_vsql *v_sql;            /* SQL against its schema (empty without schemas) */
     ps_vgen *v_gen;            /* prompt and completion lengths (causal, seq2seq; else NULL) */
+    uint64_t history_turns;    /* kept dialogue turns with earlier utterances, and */
+    uint64_t history_hidden;   /* of them, those the template's prompt does not show */
     ps_vreport *report;
     int stop_phase2;           /* set (atomically) when the checks, beside phase 2, fail it */
     /* freed before the end (build_release.c): the validation state once
@@ -215,6 +217,11 @@ int ps_build_encode_gen(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scr
                         ps_error *err);
 /* The limit a causal or seq2seq record failed (and x->detail says so),
  * or 0 when it fits; `fit` is what ps_build_encode_gen returned. */
+/* build_round_trip.c: whether a kept causal or seq2seq record's ids decode
+ * back to its rendered text: PS_VGEN_RT_* (validate.h; a mismatch with
+ * `detail` naming the first differing token), or -1 with err set. */
+int ps_build_round_trip(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
+                        const ps_encoded *e, char *detail, size_t dsz, ps_error *err);
 /* A causal build that appends EOS needs one: the tokenizer's, or a
  * special token ending the template's completion. 0 or PS_EUSAGE naming
  * both ways out (PS_ENOMEM). */
@@ -282,12 +289,13 @@ int ps_build_stopping(ps_build_state *st, ps_error *err);
 
 /* Runs the checks (thresholds from validate_json, a json_t * or NULL) on
  * the statistics, with the padding under `bounds`; and the SQL checks when
- * `sql` checked anything (NULL: none). `threads` for the exact KS sums
+ * `sql` checked anything (NULL: none), and a generator set's and
+ * dialogue's (`gen`, NULL: none). `threads` for the exact KS sums
  * (ps_vconfig_set_threads): the report's bytes do not depend on it. */
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
                       ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
                       const uint32_t *bounds, size_t n_bounds, size_t threads,
-                      ps_vreport **report, ps_error *err);
+                      const ps_vgen_checks *gen, ps_vreport **report, ps_error *err);
 /* Writes <prefix>report.json, <prefix>report.html and <prefix>stats.json
  * into dir (fsynced). stats.json's points and paired view are those the
  * report was made from (ps_build_validate); `sql` and `gen` (a pair set's)

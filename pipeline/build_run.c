@@ -338,7 +338,7 @@ static void state_free(ps_build_state *st)
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
                       ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
                       const uint32_t *bounds, size_t n_bounds, size_t threads,
-                      ps_vreport **report, ps_error *err)
+                      const ps_vgen_checks *gen, ps_vreport **report, ps_error *err)
 {
     ps_vconfig *vc = ps_vconfig_new();
     if (!vc)
@@ -351,6 +351,8 @@ int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *clea
         rc = ps_validate_build(vc, raw, cleaned, tokenized, paired, report, err);
     if (!rc)
         rc = ps_validate_sql(vc, sql, *report, err);
+    if (!rc && gen)
+        rc = ps_validate_gen(vc, gen, *report, err);
     ps_vconfig_free(vc);
     return rc;
 }
@@ -584,9 +586,12 @@ static int run_checks(ps_build_state *st, bool *gate_failed, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
     *gate_failed = false;
+    ps_vgen_checks gc = {st->v_gen, cfg->layout == PS_LAYOUT_CAUSAL,
+                         cfg->tmpl && cfg->clean.turns_path, st->history_turns,
+                         st->history_hidden};
     int rc = ps_build_validate(cfg->validate_json, st->v_raw, st->v_clean, st->v_tok, st->paired,
-                               st->v_sql, st->bounds, st->n_bounds, cfg->threads, &st->report,
-                               err);
+                               st->v_sql, st->bounds, st->n_bounds, cfg->threads, &gc,
+                               &st->report, err);
     for (size_t i = 0; !rc && i < ps_tokenizer_warning_count(cfg->tokenizer); i++)
         if (ps_vreport_add_vocab_warning(st->report, ps_tokenizer_warning(cfg->tokenizer, i)))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");

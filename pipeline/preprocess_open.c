@@ -188,6 +188,9 @@ static int load_tokenizer(ps_preprocessor *p, json_t *m, json_t *files, ps_error
         return ps_error_set(err, PS_EFORMAT, "%s/manifest.json: config: unknown layout \"%s\"",
                             p->dir, layout);
     p->cfg.layout = lay;
+    /* a record served with its SQL ends as the set's did: sets built before
+     * causal completions ended in EOS have no "append_eos" */
+    p->cfg.no_append_eos = !json_is_true(json_object_get(config, "append_eos"));
     json_int_t mt = json_integer_value(json_object_get(tc, "max_target_length"));
     p->cfg.max_target_length = mt > 0 && lay == PS_LAYOUT_SEQ2SEQ ? (size_t)mt : 0;
     p->cfg.tokenizer = p->tok;

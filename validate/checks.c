@@ -91,6 +91,16 @@ static const checkdef DEFS[C_N] = {
      "records whose SQL compiled against its schema before cleaning and not after"},
     {"sql_compile_rate", "sql", "<", 0.99, NAN, M_WARN,
      "records whose raw SQL compiled against its schema / records checked"},
+    /* a record whose ids read back as another text teaches that text */
+    {"round_trip", "generation", ">", 0, NAN, M_FAIL,
+     "kept records whose stored ids (prefix and appended EOS aside) decode to a text other than "
+     "the one rendered, while the tokenizer's own encoding of it decodes back"},
+    {"junction_merges", "generation", ">", 0, NAN, M_WARN,
+     "causal records with a token of the whole text crossing from the prompt into the "
+     "completion (tokenized apart: ids a model never sees at inference)"},
+    {"history_hidden", "dialogue", ">", 0, NAN, M_WARN,
+     "dialogue turns with earlier utterances that the template's prompt does not show "
+     "(no {history} placeholder)"},
 };
 
 static const struct {
@@ -725,7 +735,8 @@ static json_t *config_json(const ps_vconfig *c)
         return NULL;
     }
     for (int i = 0; i < C_N; i++)
-        if (strcmp(DEFS[i].group, "sql"))
+        if (strcmp(DEFS[i].group, "sql") && strcmp(DEFS[i].group, "generation") &&
+            strcmp(DEFS[i].group, "dialogue"))
             check_config_json(c, i, th, mo);
     for (int i = 0; i < P_N; i++)
         json_object_set_new(th, PARAMS[i].name, PARAMS[i].integer ? json_integer((json_int_t)c->param[i])

@@ -42,6 +42,9 @@ enum {
     C_ID_COLLISIONS,
     C_SQL_REGRESSION, /* group "sql": only in reports of builds that checked SQL */
     C_SQL_RATE,
+    C_ROUND_TRIP,     /* group "generation": builds of causal and seq2seq sets */
+    C_JUNCTION,
+    C_HISTORY_HIDDEN, /* group "dialogue": builds with --turns and a template */
     C_N
 };
 
