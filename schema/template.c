@@ -6,6 +6,7 @@
  * is a walk over that list with no string scanning.
  */
 #include "common/json_where.h"
+#include "common/nearest.h"
 #include "schema/schema.h"
 #include "schema/template_int.h"
 
@@ -490,6 +491,19 @@ static int render_part(const ps_template *t, const part *p, const ps_render_fiel
     return rc;
 }
 
+/* A {NAME} the record lacks, with the placeholder it may be a misspelling
+ * of ({questoin}: did you mean {question}?). */
+static void field_missing(const char *name, char *detail, size_t dsz)
+{
+    static const char *const known[] = {"question",       "sql",           "db_id",
+                                        "history",        "history:picard", "history:ddl",
+                                        "schema:picard",  "schema:ddl",    "schema:ddl_values"};
+    const char *near = ps_nearest_name(name, known, sizeof known / sizeof known[0]);
+    snprintf(detail, dsz, "the template's placeholder {%s} needs the field '%s', which the "
+             "record lacks or has as null%s%s%s", name, name, near ? "; did you mean {" : "",
+             near ? near : "", near ? "}?" : "");
+}
+
 int ps_template_render(const ps_template *t, const ps_render_fields *f,
                        const ps_schema_mask *mask, ps_buf *prompt, ps_buf *completion,
                        bool *has_completion, char *detail, size_t dsz)
@@ -504,8 +518,7 @@ int ps_template_render(const ps_template *t, const ps_render_fields *f,
             if (!m)
                 continue;
             if (p->segs[i].kind == SEG_FIELD)
-                snprintf(detail, dsz, "the template's placeholder {%s} needs the field '%s', "
-                         "which the record lacks or has as null", m, m);
+                field_missing(m, detail, dsz);
             else
                 snprintf(detail, dsz, "the template's placeholder %s needs %s, which the "
                          "record lacks", m, p->segs[i].kind == SEG_DB_ID ? "a database id"

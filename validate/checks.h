@@ -65,6 +65,9 @@ typedef struct ps_vcheck_ctx {
     ps_vreport *r;
     int rc;
     const char *compares;
+    /* raw vs cleaned: why the kept lengths may have shifted, told after a
+     * length check that is not "pass" ("" when nothing is known) */
+    char length_cause[160];
 } ps_vcheck_ctx;
 
 /* Appends a check; takes `details` (may be NULL). The explanation is

@@ -70,7 +70,7 @@ int ps_validate_gen(const ps_vconfig *c, const ps_vgen_checks *g, ps_vreport *r,
     ps_vconfig *def = NULL;
     if (!c && !(c = def = ps_vconfig_new()))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    ctx x = {c, r, 0, "tokenized"};
+    ctx x = {c, r, 0, "tokenized", ""};
     if (g->gen) {
         ps_vgen_end_counts e;
         ps_vgen_get_end_counts(g->gen, &e);
