@@ -18,25 +18,8 @@
 #   utterances; a template without {history} is warned about, counted.
 # TAP.
 . "$PS_ROOT/tests/tap.sh"
-SPIDER="$DATA/spider/dev.json"
-TABLES="$DATA/spider/tables.json"
+. "$PS_ROOT/tests/tools/layout_env.sh"
 SPARC="$DATA/formats/sparc/dev.json"
-TOKS="$DATA/tokenizers"
-CONF="$PS_ROOT/tests/conformance"
-PY=/usr/bin/python3 # Debian's, with python3-lmdb and python3-zstandard
-CHECK="$PS_ROOT/tests/tools/layout_set.py"
-if ! "$PY" -c "import lmdb, zstandard" 2>/dev/null; then
-    sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" python3-lmdb python3-zstandard
-fi
-if ! "$PY" -c "import lmdb, zstandard" 2>/dev/null; then
-    skip "causal sets read back" "python3-lmdb or python3-zstandard is missing"
-    done_testing
-    exit
-fi
-if command -v node >/dev/null 2>&1; then
-    sh "$CONF/ensure.sh" || true
-fi
-have_node() { command -v node >/dev/null 2>&1 && [ -d "$CONF/node_modules/tokenizers" ]; }
 B() { "$PAIRSHARD" build -q --layout causal --schema "$TABLES" --max-length 0 "$@"; }
 # The EOS id as the tokenizer.json itself spells it: the added token named so.
 eos_of() {

@@ -7,28 +7,11 @@
 # ids are checked against HuggingFace tokenizers (the node binding) encoding
 # the prompt and completion `pairshard clean` renders: a causal record is
 # the whole text prompt + completion encoded once, plus the tokenizer's EOS
-# (each call below names the EOS id its tokenizer.json gives that token). Then inspect --verify
-# (and a damaged lengths entry), merge, --config and usage errors. TAP.
+# (each call below names the EOS id its tokenizer.json gives that token).
+# Then inspect --verify (and a damaged lengths entry), merge, --config and
+# usage errors. TAP.
 . "$PS_ROOT/tests/tap.sh"
-SPIDER="$DATA/spider/dev.json"
-TABLES="$DATA/spider/tables.json"
-TOKS="$DATA/tokenizers"
-CONF="$PS_ROOT/tests/conformance"
-PY=/usr/bin/python3 # Debian's, with python3-lmdb and python3-zstandard
-CHECK="$PS_ROOT/tests/tools/layout_set.py"
-if ! "$PY" -c "import lmdb, zstandard" 2>/dev/null; then
-    sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" python3-lmdb python3-zstandard
-fi
-if ! "$PY" -c "import lmdb, zstandard" 2>/dev/null; then
-    skip "causal and seq2seq sets read back" "python3-lmdb or python3-zstandard is missing"
-    done_testing
-    exit
-fi
-# The pinned binding (tests/conformance/ensure.sh).
-if command -v node >/dev/null 2>&1; then
-    sh "$CONF/ensure.sh" || true
-fi
-have_node() { command -v node >/dev/null 2>&1 && [ -d "$CONF/node_modules/tokenizers" ]; }
+. "$PS_ROOT/tests/tools/layout_env.sh"
 B() { "$PAIRSHARD" build -q --label-field db_id "$@"; }
 # The ids a tokenizer.json's post-processor puts before $A, read from the
 # file itself (TemplateProcessing "single", Roberta/Bert "cls", Sequence).
