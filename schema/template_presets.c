@@ -13,10 +13,12 @@ typedef struct preset {
 } preset;
 
 static const preset PRESETS[] = {
-    /* today's pair: the question is segment A, the SQL segment B */
-    {"pair", "{question}", "{sql}"},
+    /* today's pair: the question is segment A, the SQL segment B; a
+     * dialogue turn's earlier utterances follow the question as PICARD
+     * writes them (nothing outside --turns) */
+    {"pair", "{question}{history:picard}", "{sql}"},
     /* one sequence: what a router or intent classifier sees at inference */
-    {"question", "{question}", NULL},
+    {"question", "{question}{history:picard}", NULL},
     /* PICARD (seq2seq/utils/spider.py, cosql.py): question.strip() + " " +
      * serialized_schema.strip() [+ " || " + earlier utterances, most recent
      * first, " | "]; target f"{db_id} | {query}" */

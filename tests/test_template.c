@@ -178,7 +178,8 @@ static void test_history_orders_most_recent_first(void **state)
 }
 
 /* The ddl preset's history: earlier questions as comment lines, oldest
- * first, before the question's; nothing without history. */
+ * first, before the question's; nothing without history. The other
+ * presets' follow the question, PICARD's way. */
 static void test_ddl_history_lines(void **state)
 {
     (void)state;
@@ -205,6 +206,21 @@ static void test_ddl_history_lines(void **state)
     ps_template_get_info(t, &info);
     assert_true(info.uses_history);
     ps_template_free(t);
+    /* every preset shows a dialogue's earlier utterances */
+    const char *names[] = {"pair", "question", "picard"};
+    for (int i = 0; i < 3; i++) {
+        t = open_ok(names[i]);
+        render(t, &f, &r);
+        assert_true(strncmp(r.prompt.data, "How many singers do we have?", 28) == 0);
+        const char *hist_tail = " || Only the dogs. | Show all pets."; /* most recent first */
+        size_t tl = strlen(hist_tail);
+        assert_true(r.prompt.len > tl);
+        assert_string_equal(r.prompt.data + r.prompt.len - tl, hist_tail);
+        rendered_free(&r);
+        ps_template_get_info(t, &info);
+        assert_true(info.uses_history);
+        ps_template_free(t);
+    }
 }
 
 /* In a causal set a preset's prompt ends in a newline (picard and pair get
@@ -331,7 +347,8 @@ static void test_digest(void **state)
 {
     (void)state;
     ps_error err;
-    const char *pair = "{\"prompt\": \"{question}\", \"completion\": \"{sql}\"}";
+    /* the pair preset's texts, as a file: only the preset's name differs */
+    const char *pair = "{\"prompt\": \"{question}{history:picard}\", \"completion\": \"{sql}\"}";
     ps_template *a = parse(pair, 0, &err), *b = parse(pair, 0, &err);
     ps_template *c = parse("{\"prompt\": \"{question}\", \"completion\": \"{sql}\", \"options\": "
                            "{\"normalize_sql\": true}}", 0, &err);
@@ -346,7 +363,7 @@ static void test_digest(void **state)
     assert_string_not_equal(ia.sha256, ic.sha256);
     assert_string_not_equal(ia.sha256, ip.sha256);
     assert_string_equal(ip.name, "pair");
-    assert_string_equal(ip.prompt, "{question}");
+    assert_string_equal(ip.prompt, "{question}{history:picard}");
     ps_template_free(a);
     ps_template_free(b);
     ps_template_free(c);
