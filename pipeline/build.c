@@ -187,9 +187,10 @@ static int put_ends(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, ps_enc
 {
     const ps_build_config *cfg = p->cfg;
     pk->o_rt = NOOFF;
-    if (cfg->tmpl && pk->it.render.n_history) {
-        ps_template_info ti;
-        ps_template_get_info(cfg->tmpl, &ti);
+    if (pk->it.render.n_history) { /* without a template: question and SQL alone */
+        ps_template_info ti = {0};
+        if (cfg->tmpl)
+            ps_template_get_info(cfg->tmpl, &ti);
         pk->history = true;
         pk->history_hidden = !ti.uses_history;
     }

@@ -587,7 +587,7 @@ static int run_checks(ps_build_state *st, bool *gate_failed, ps_error *err)
     const ps_build_config *cfg = st->cfg;
     *gate_failed = false;
     ps_vgen_checks gc = {st->v_gen, cfg->layout == PS_LAYOUT_CAUSAL,
-                         cfg->tmpl && cfg->clean.turns_path, st->history_turns,
+                         cfg->clean.turns_path != NULL, st->history_turns,
                          st->history_hidden};
     int rc = ps_build_validate(cfg->validate_json, st->v_raw, st->v_clean, st->v_tok, st->paired,
                                st->v_sql, st->bounds, st->n_bounds, cfg->threads, &gc,

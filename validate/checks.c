@@ -99,8 +99,8 @@ static const checkdef DEFS[C_N] = {
      "causal records with a token of the whole text crossing from the prompt into the "
      "completion (tokenized apart: ids a model never sees at inference)"},
     {"history_hidden", "dialogue", ">", 0, NAN, M_WARN,
-     "dialogue turns with earlier utterances that the template's prompt does not show "
-     "(no {history} placeholder)"},
+     "dialogue turns with earlier utterances that the prompt does not show (no template, or "
+     "one without a {history} placeholder)"},
 };
 
 static const struct {

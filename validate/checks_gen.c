@@ -2,7 +2,8 @@
  * (docs/REPORT.md): causal and seq2seq records whose ids do not read back
  * as their text (round_trip, fails), causal records whose junction a
  * token crosses (junction_merges, warns), and dialogue turns whose prompt
- * hides the earlier utterances (history_hidden, warns). Each runs only in
+ * (no template, or one without {history}) hides the earlier utterances
+ * (history_hidden, warns). Each runs only in
  * builds it concerns, so other reports keep their bytes. */
 #include "validate/checks.h"
 
@@ -59,7 +60,7 @@ static void history(ctx *x, uint64_t turns, uint64_t hidden)
                    "%llu of %llu dialogue turns with earlier utterances have a prompt that does "
                    "not show them%s: %s",
                    (unsigned long long)hidden, (unsigned long long)turns,
-                   hidden ? " (the template has no {history} placeholder)" : "",
+                   hidden ? " (no {history} placeholder: use one, or a preset)" : "",
                    ps_vcheck_word(vd));
 }
 

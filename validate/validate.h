@@ -272,7 +272,7 @@ int ps_validate_build(const ps_vconfig *c, const ps_vstats *raw, const ps_vstats
 int ps_validate_sql(const ps_vconfig *c, const ps_vsql *v, ps_vreport *r, ps_error *err);
 /* Adds the checks of a generator set and of dialogue turns
  * (checks_gen.c): round_trip and, causal, junction_merges from `gen`'s end
- * counts; history_hidden when `dialogue` (--turns with a template). Nothing
+ * counts; history_hidden when `dialogue` (--turns). Nothing
  * when neither applies. 0 or PS_ENOMEM. */
 typedef struct ps_vgen_checks {
     const ps_vgen *gen;      /* causal, seq2seq; NULL: a pair set */

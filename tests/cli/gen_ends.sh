@@ -224,6 +224,14 @@ check "a template without {history} under --turns: the summary and report.json w
     --template "$TMP/nohist.json" --turns interaction -o "$TMP/nohistpair" "$SPARC" 2>"$TMP/err" &&
     grep -q '"hidden": 4' "$TMP/nohistpair/report.json"
 check "... in a pair set too" $? "$TMP/err"
+"$PAIRSHARD" build -q --tokenizer-json "$TOKS/gpt2.tokenizer.json" --turns interaction \
+    -o "$TMP/notemplate" "$SPARC" 2>"$TMP/err" &&
+    grep -q '"hidden": 4' "$TMP/notemplate/report.json"
+check "... and without a template (the question alone)" $? "$TMP/err"
+"$PAIRSHARD" build -q --tokenizer-json "$TOKS/gpt2.tokenizer.json" --template pair \
+    --turns interaction -o "$TMP/pairpreset" "$SPARC" 2>"$TMP/err" &&
+    grep -q '"hidden": 0' "$TMP/pairpreset/report.json"
+check "the pair preset shows the history: history_hidden 0" $? "$TMP/err"
 
 # ---- serving: the set's Preprocessor gives the stored prompt, and with the
 # SQL the whole stored record, EOS included ---------------------------------
