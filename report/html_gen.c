@@ -29,6 +29,28 @@ static void row(ps_html *h, const char *name, json_t *d)
     ps_html_raw(h, "</tr>");
 }
 
+/* How the completions end and read back (report.json
+ * "prompt_completion.ends"; absent in reports of sets built before). */
+static void ends(ps_html *h, json_t *e)
+{
+    if (!json_is_object(e))
+        return;
+    json_t *rt = jget(e, "round_trip");
+    ps_html_raw(h, "<p>Completions ending in the tokenizer's EOS: <b>");
+    put_count(h, jget(e, "eos_appended"));
+    ps_html_raw(h, "</b>; in a special token of their own text: <b>");
+    put_count(h, jget(e, "end_in_text"));
+    ps_html_raw(h, "</b>; with a token crossing from the prompt into them: <b>");
+    put_count(h, jget(e, "junction_merged"));
+    ps_html_raw(h, "</b>. Read back as their text: <b>");
+    put_count(h, jget(rt, "ok"));
+    ps_html_raw(h, "</b>; not lossless (nothing to compare): ");
+    put_count(h, jget(rt, "not_lossless"));
+    ps_html_raw(h, "; mismatched: <b>");
+    put_count(h, jget(rt, "mismatched"));
+    ps_html_raw(h, "</b>.</p>");
+}
+
 void ps_rh_generation(page *pg)
 {
     json_t *g = jget(pg->r, "prompt_completion");
@@ -54,6 +76,7 @@ void ps_rh_generation(page *pg)
         row(h, name ? name : "?", e);
     }
     ps_html_raw(h, "</tbody></table></div>");
+    ends(h, jget(g, "ends"));
     if (n > TOP_LABELS)
         ps_html_printf(h, "<p class=\"mu\">%zu more labels in report.json.</p>", n - TOP_LABELS);
     ps_html_raw(h, "</section>");

@@ -67,6 +67,8 @@ sys.exit(0 if m["config"]["append_eos"] is True and e["eos_appended"] == 1034
          and e["end_in_text"] == 0 and e["junction_merged"] == 0 else 1)
 PY
 check "the manifest's config records append_eos; report.json counts 1034 EOS appended" $? "$TMP/err"
+grep -q "Completions ending in the tokenizer's EOS: <b>1,034</b>" "$TMP/gpt2-ddl/report.html"
+check "report.html shows how the completions end" $?
 "$PAIRSHARD" inspect "$TMP/gpt2-ddl" >"$TMP/out" 2>"$TMP/err" &&
     grep -q "completions end in EOS (id 50256)" "$TMP/out"
 check "inspect: 'completions end in EOS (id 50256)'" $? "$TMP/out"
