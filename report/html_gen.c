@@ -30,25 +30,30 @@ static void row(ps_html *h, const char *name, json_t *d)
 }
 
 /* How the completions end and read back (report.json
- * "prompt_completion.ends"; absent in reports of sets built before). */
+ * "prompt_completion.ends"; absent in reports of sets built before): each
+ * count after its words. */
 static void ends(ps_html *h, json_t *e)
 {
+    static const struct {
+        const char *words, *key;
+        bool round_trip;
+    } P[] = {
+        {"<p>Completions ending in the tokenizer's EOS: ", "eos_appended", false},
+        {"; in a special token of their own text: ", "end_in_text", false},
+        {"; with a token crossing from the prompt into them: ", "junction_merged", false},
+        {". Read back as their text: ", "ok", true},
+        {"; not lossless (nothing to compare): ", "not_lossless", true},
+        {"; mismatched: ", "mismatched", true},
+    };
     if (!json_is_object(e))
         return;
-    json_t *rt = jget(e, "round_trip");
-    ps_html_raw(h, "<p>Completions ending in the tokenizer's EOS: <b>");
-    put_count(h, jget(e, "eos_appended"));
-    ps_html_raw(h, "</b>; in a special token of their own text: <b>");
-    put_count(h, jget(e, "end_in_text"));
-    ps_html_raw(h, "</b>; with a token crossing from the prompt into them: <b>");
-    put_count(h, jget(e, "junction_merged"));
-    ps_html_raw(h, "</b>. Read back as their text: <b>");
-    put_count(h, jget(rt, "ok"));
-    ps_html_raw(h, "</b>; not lossless (nothing to compare): ");
-    put_count(h, jget(rt, "not_lossless"));
-    ps_html_raw(h, "; mismatched: <b>");
-    put_count(h, jget(rt, "mismatched"));
-    ps_html_raw(h, "</b>.</p>");
+    for (size_t i = 0; i < sizeof P / sizeof P[0]; i++) {
+        ps_html_raw(h, P[i].words);
+        ps_html_raw(h, "<b>");
+        put_count(h, jget(P[i].round_trip ? jget(e, "round_trip") : e, P[i].key));
+        ps_html_raw(h, "</b>");
+    }
+    ps_html_raw(h, ".</p>");
 }
 
 void ps_rh_generation(page *pg)
