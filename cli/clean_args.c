@@ -258,7 +258,7 @@ int ps_clean_args_text2sql(const ps_clean_args *a, const char *cmd, ps_cleaner *
         return usage_error(cmd, &err);
     if (cl && t->schemas && ps_cleaner_set_schemas(cl, t->schemas, &err))
         return usage_error(cmd, &err);
-    if (a->template_name && ps_template_open(a->template_name, &t->tmpl, &err))
+    if (a->template_name && ps_template_open_layout(a->template_name, a->layout, &t->tmpl, &err))
         return usage_error(cmd, &err);
     if (cl && t->tmpl && ps_cleaner_set_template(cl, t->tmpl, &err))
         return usage_error(cmd, &err);

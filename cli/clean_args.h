@@ -36,6 +36,7 @@ typedef struct ps_clean_args {
     size_t n_schemas;
     const char *databases_dir;  /* --databases */
     const char *template_name;  /* --template: a preset or a file */
+    int layout;                 /* the build's ps_layout: a preset's separator (0: pair) */
 } ps_clean_args;
 
 /* The schemas and template of a run, owned by the command. */

@@ -46,8 +46,7 @@ static const char USAGE[] =
     "                             causal: prefix (BOS) + prompt + completion, for\n"
     "                             decoders; seq2seq: source (prompt) and target\n"
     "                             (completion), each with the post-processor, for T5.\n"
-    "                             causal and seq2seq never truncate; the completion's\n"
-    "                             end token must be in the template's text\n"
+    "                             causal and seq2seq never truncate\n"
     "      --max-target-length N  seq2seq: the most tokens of a target (--max-length);\n"
     "                             a longer one is rejected too_long\n"
     "      --max-prompt-length N  the budget of a prompt with a schema (default: 3/4 of\n"
@@ -56,6 +55,9 @@ static const char USAGE[] =
     "                             (never read from the SQL: serving selects the same)\n"
     "      --reject-lost-schema   reject (schema_lost_gold) records whose selected schema\n"
     "                             lacks a table their SQL uses\n"
+    "      --no-append-eos        causal: do not end a completion with the tokenizer's\n"
+    "                             EOS (by default one is appended unless the completion\n"
+    "                             ends in a special token of its own, e.g. <|im_end|>)\n"
     "\n"
     "Shards:\n"
     "      --shards N             number of shard files (1); each holds an open file\n"
@@ -106,7 +108,7 @@ static const char USAGE[] =
 enum {
     O_VOCAB = 300, O_TOKJSON, O_LOWER, O_NOLOWER, O_MAXLEN, O_SHARDS, O_BUCKETS, O_AUTOB,
     O_MULT, O_BLOCK, O_LEVEL, O_THREADS, O_PART, O_CONFIG, O_NOGATE, O_FORCE, O_PROFILE,
-    O_LAYOUT, O_MAXTGT, O_MAXPROMPT, O_REJLOST
+    O_LAYOUT, O_MAXTGT, O_MAXPROMPT, O_REJLOST, O_NOEOS
 };
 
 /* Besides -o, -q, -h and the cleaning options (ps_clean_longopts_merge). */
@@ -132,6 +134,7 @@ static const struct option OWN_OPTS[] = {
     {"max-target-length", required_argument, NULL, O_MAXTGT},
     {"max-prompt-length", required_argument, NULL, O_MAXPROMPT},
     {"reject-lost-schema", no_argument, NULL, O_REJLOST},
+    {"no-append-eos", no_argument, NULL, O_NOEOS},
 };
 #define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
 
@@ -307,6 +310,7 @@ static int apply(build_args *a, const char *name, const char *v)
         return parse_num(n, v, 1, 1u << 20, &c->max_prompt_length);
     else if (!strcmp(n, "reject-lost-schema")) c->reject_lost_schema = 1;
     else if (!strcmp(n, "layout")) return parse_layout(c, v);
+    else if (!strcmp(n, "no-append-eos")) c->no_append_eos = 1;
     else if (!strcmp(n, "shards")) return parse_num(n, v, 1, 100000, &c->shards);
     else if (!strcmp(n, "buckets")) return parse_buckets(a, v ? v : "");
     else if (!strcmp(n, "auto-buckets")) return parse_num(n, v, 1, PS_BUILD_MAX_BUCKETS, &c->auto_buckets);
@@ -555,6 +559,8 @@ static char *effective_config(const build_args *a)
     json_decref(buckets);
     if (j && c->layout != PS_LAYOUT_PAIR) { /* pair sets keep their bytes */
         json_object_set_new(j, "layout", json_string(ps_layout_name(c->layout)));
+        if (c->layout == PS_LAYOUT_CAUSAL)
+            json_object_set_new(j, "append_eos", json_boolean(!c->no_append_eos));
         if (c->layout == PS_LAYOUT_SEQ2SEQ)
             json_object_set_new(tokenizer, "max_target_length",
                                 json_integer((json_int_t)(c->max_target_length
@@ -752,6 +758,7 @@ int ps_cmd_build(int argc, char **argv)
     }
     if (!a.cfg.no_gate && check_beside(&a))
         goto done;
+    a.clean.layout = a.cfg.layout;
     if (ps_clean_args_text2sql(&a.clean, "build", NULL, &t2s))
         goto done;
     if (ps_tok_source_load("build", &a.tok, &tok))

@@ -174,6 +174,13 @@ static void print_text(const summary *s, const char *dir)
                (unsigned long long)s->block_bytes);
     if (m->zstd_level != -1000)
         printf("  zstd level %d\n", m->zstd_level);
+    if (m->append_eos == 1 && m->eos_id >= 0)
+        printf("  completions end in EOS (id %lld) unless their text ends in a special token\n",
+               (long long)m->eos_id);
+    else if (m->append_eos == 1)
+        printf("  completions end in the special token their template's text ends in\n");
+    else if (m->append_eos == 0)
+        printf("  completions end as their text does: no EOS appended (--no-append-eos)\n");
 
     printf("\nshards:\n  %-20s %10s %12s %8s %12s\n", "file", "records", "tokens", "blocks",
            "bytes");
@@ -213,6 +220,8 @@ static json_t *summary_json(const summary *s, const char *dir, const ps_error *v
     json_object_set_new(o, "dir", json_string(dir));
     json_object_set_new(o, "format_version", json_integer(m->format_version));
     json_object_set_new(o, "layout", json_string(ps_layout_name(m->layout)));
+    if (m->append_eos >= 0)
+        json_object_set_new(o, "append_eos", json_boolean(m->append_eos));
     json_object_set_new(o, "tool_version", json_string(m->tool_version));
     json_object_set_new(o, "tokenizer",
                         json_pack("{sssIsi}", "vocab_sha256", m->vocab_sha256, "vocab_size",

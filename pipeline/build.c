@@ -180,7 +180,38 @@ static int type_boundary(const ps_encoding *enc, const ps_clean_result *r, uint3
 
 /* Stores a kept record's ids (ps_preprocess_item encoded them) and what
  * the statistics need of them in the chunk's arena. */
-static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, const ps_encoded *ep)
+/* A causal or seq2seq record's ends and round trip (build_round_trip.c);
+ * whether a dialogue turn's prompt shows its earlier utterances. */
+static int put_ends(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, ps_encode_ctx *x,
+                    const ps_encoded *e)
+{
+    const ps_build_config *cfg = p->cfg;
+    pk->o_rt = NOOFF;
+    if (pk->it.render.n_history) { /* without a template: question and SQL alone */
+        ps_template_info ti = {0};
+        if (cfg->tmpl)
+            ps_template_get_info(cfg->tmpl, &ti);
+        pk->history = true;
+        pk->history_hidden = !ti.uses_history;
+    }
+    if (cfg->layout == PS_LAYOUT_PAIR)
+        return 0;
+    pk->ends = (ps_vgen_ends){e->eos_appended, e->end_in_text, e->junction_merged, 0};
+    char detail[256];
+    int rt = ps_build_round_trip(cfg, x, ts, e, detail, sizeof detail, &ch->err);
+    if (rt < 0)
+        return ch->err.code ? ch->err.code : PS_ENOMEM;
+    pk->ends.round_trip = rt;
+    if (rt == PS_VGEN_RT_MISMATCH) {
+        pk->o_rt = ch->out.len;
+        if (ps_buf_append(&ch->out, detail, strlen(detail) + 1))
+            return ps_error_set(&ch->err, PS_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, ps_encode_ctx *x,
+                       const ps_encoded *ep)
 {
     ps_clean_result *r = &pk->it.res;
     const ps_encoded e = *ep;
@@ -212,6 +243,8 @@ static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, con
     for (size_t t = 0; t < e.enc.len; t++)
         pk->unk_tokens += e.enc.input_ids[t] == p->unk_id;
     if (pk->unk_tokens && (rc = capture_unk_words(p->cfg->tokenizer, ts, ch, pk, &e)))
+        return rc;
+    if ((rc = put_ends(p, ch, pk, ts, x, &e)))
         return rc;
     pk->q_chars = ps_utf8_count(r->question, r->question_len);
     pk->s_chars = ps_utf8_count(r->sql, r->sql_len);
@@ -281,7 +314,7 @@ static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
         int rc = ps_preprocess_item(p->cfg, w, ts, x, &ch->in, &ch->recs[i], &pk->it, &e,
                                     &ch->err);
         if (!rc && pk->it.res.outcome == PS_OUTCOME_KEPT)
-            rc = put_encoded(p, ch, pk, ts, &e);
+            rc = put_encoded(p, ch, pk, ts, x, &e);
         if (!rc)
             rc = put_strings(p, ch, pk);
         ch->rc = rc;

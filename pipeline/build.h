@@ -82,6 +82,11 @@ typedef struct ps_build_config {
      * question (schema/select.c), never from the SQL. */
     size_t max_prompt_length;
     int reject_lost_schema;         /* reject schema_lost_gold when a gold table was cut */
+    /* causal: a completion not ending in a special token of its own (the
+     * template's <|im_end|>, </s>) gets the tokenizer's EOS appended, so a
+     * model learns to stop (docs/BUILD.md, "Where a completion ends");
+     * --no-append-eos sets this */
+    int no_append_eos;
     size_t shards;                  /* >= 1 */
     uint32_t buckets[PS_BUILD_MAX_BUCKETS]; /* explicit inclusive bounds */
     size_t n_buckets;               /* 0: choose automatically */

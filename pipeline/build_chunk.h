@@ -26,6 +26,9 @@ typedef struct packed {
     bool shortened;    /* a schema prompt was shortened to fit */
     uint32_t tables_dropped, columns_dropped;
     uint8_t gold;      /* gold recall, as ps_vsql_record.gold */
+    ps_vgen_ends ends; /* causal, seq2seq: the end, the junction, the round trip */
+    size_t o_rt;       /* a round-trip mismatch: its detail in the arena, else NOOFF */
+    bool history, history_hidden; /* earlier utterances; not in the prompt */
 } packed;
 
 typedef struct chunk {

@@ -26,6 +26,7 @@ void ps_encode_ctx_free(ps_encode_ctx *x)
 {
     ps_buf_free(&x->prompt);
     ps_buf_free(&x->completion);
+    ps_buf_free(&x->whole);
     free(x->keep_table);
     free(x->keep_column);
     free(x->units);
@@ -325,15 +326,12 @@ static int encode_gen(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scrat
     return 0;
 }
 
-int ps_build_encode(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
-                    const ps_clean_item *it, ps_encoded *out, ps_error *err)
+/* A pair-layout record without a schema to fit: the question alone when
+ * serving, the pair as read, or the template's prompt and completion. */
+static int encode_pair(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
+                       const ps_clean_item *it, ps_encoded *out, ps_error *err)
 {
     const ps_clean_result *r = &it->res;
-    memset(out, 0, sizeof *out);
-    if (r->prompt && it->schema && cfg->max_length && ps_template_uses_schema(cfg->tmpl))
-        return encode_schema_prompt(cfg, x, ts, it, out, err);
-    if (cfg->layout != PS_LAYOUT_PAIR)
-        return encode_gen(cfg, x, ts, it, out, err);
     if (!r->prompt && x->a_only) { /* serving a question without SQL */
         out->a = r->question;
         out->a_len = r->question_len;
@@ -357,4 +355,25 @@ int ps_build_encode(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch
     int n = encode_texts(cfg, x, ts, out->a, out->a_len, out->b, out->b_len, cfg->max_length,
                          &out->enc, err);
     return n < 0 ? n : 0;
+}
+
+int ps_build_encode(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
+                    const ps_clean_item *it, ps_encoded *out, ps_error *err)
+{
+    const ps_clean_result *r = &it->res;
+    memset(out, 0, sizeof *out);
+    int rc;
+    if (r->prompt && it->schema && cfg->max_length && ps_template_uses_schema(cfg->tmpl))
+        rc = encode_schema_prompt(cfg, x, ts, it, out, err);
+    else if (cfg->layout != PS_LAYOUT_PAIR)
+        rc = encode_gen(cfg, x, ts, it, out, err);
+    else
+        return encode_pair(cfg, x, ts, it, out, err);
+    if (cfg->layout != PS_LAYOUT_PAIR) { /* of the encoding kept, the last one */
+        out->prefix_len = x->gen_prefix;
+        out->eos_appended = x->gen_eos;
+        out->end_in_text = x->gen_end_in_text;
+        out->junction_merged = x->gen_junction;
+    }
+    return rc;
 }

@@ -143,6 +143,8 @@ typedef struct ps_build_state {
     ps_vpaired *paired;
     ps_vsql *v_sql;            /* SQL against its schema (empty without schemas) */
     ps_vgen *v_gen;            /* prompt and completion lengths (causal, seq2seq; else NULL) */
+    uint64_t history_turns;    /* kept dialogue turns with earlier utterances, and */
+    uint64_t history_hidden;   /* of them, those the template's prompt does not show */
     ps_vreport *report;
     int stop_phase2;           /* set (atomically) when the checks, beside phase 2, fail it */
     /* freed before the end (build_release.c): the validation state once
@@ -175,6 +177,11 @@ typedef struct ps_encode_ctx {
     uint8_t *gen_types;
     size_t gen_cap;
     size_t gen_target;  /* seq2seq: the target's length, for the cap */
+    ps_buf whole;       /* causal: prompt and completion joined, tokenized once */
+    /* what the last ps_build_encode_gen did (ps_encoded's fields of the
+     * same names, which ps_build_encode copies) */
+    uint32_t gen_prefix;
+    bool gen_eos, gen_end_in_text, gen_junction;
     char detail[512];   /* why a record does not fit (too_long) */
     bool a_only;        /* serving without SQL: segment A alone (the prompt,
                            or the question without a template) */
@@ -194,6 +201,12 @@ typedef struct ps_encoded {
      * every table, and every column, the SQL uses (schema/shorten.c) */
     bool has_gold, gold_tables_kept, gold_columns_kept;
     bool lost_gold;           /* --reject-lost-schema and a gold table was cut */
+    /* causal, seq2seq (build_encode_gen.c) */
+    uint32_t prefix_len;      /* the post-processor's ids before the prompt (causal) */
+    bool eos_appended;        /* the tokenizer's EOS ends the completion (causal) */
+    bool end_in_text;         /* the completion's text ends in a special token */
+    bool junction_merged;     /* a token of the whole text crosses from the prompt
+                               * into the completion: they were tokenized apart */
 } ps_encoded;
 
 /* The tokens a schema prompt may take before its schema is selected:
@@ -218,6 +231,15 @@ int ps_build_encode_gen(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scr
                         ps_error *err);
 /* The limit a causal or seq2seq record failed (and x->detail says so),
  * or 0 when it fits; `fit` is what ps_build_encode_gen returned. */
+/* build_round_trip.c: whether a kept causal or seq2seq record's ids decode
+ * back to its rendered text: PS_VGEN_RT_* (validate.h; a mismatch with
+ * `detail` naming the first differing token), or -1 with err set. */
+int ps_build_round_trip(const ps_build_config *cfg, ps_encode_ctx *x, ps_tok_scratch *ts,
+                        const ps_encoded *e, char *detail, size_t dsz, ps_error *err);
+/* A causal build that appends EOS needs one: the tokenizer's, or a
+ * special token ending the template's completion. 0 or PS_EUSAGE naming
+ * both ways out (PS_ENOMEM). */
+int ps_build_check_end(const ps_build_config *cfg, ps_error *err);
 enum { PS_GEN_OVER_TARGET = 1, PS_GEN_OVER_LENGTH = 2 };
 int ps_build_gen_too_long(const ps_build_config *cfg, ps_encode_ctx *x, size_t fit);
 
@@ -281,12 +303,13 @@ int ps_build_stopping(ps_build_state *st, ps_error *err);
 
 /* Runs the checks (thresholds from validate_json, a json_t * or NULL) on
  * the statistics, with the padding under `bounds`; and the SQL checks when
- * `sql` checked anything (NULL: none). `threads` for the exact KS sums
+ * `sql` checked anything (NULL: none), and a generator set's and
+ * dialogue's (`gen`, NULL: none). `threads` for the exact KS sums
  * (ps_vconfig_set_threads): the report's bytes do not depend on it. */
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
                       ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
                       const uint32_t *bounds, size_t n_bounds, size_t threads,
-                      ps_vreport **report, ps_error *err);
+                      const ps_vgen_checks *gen, ps_vreport **report, ps_error *err);
 /* Writes <prefix>report.json, <prefix>report.html and <prefix>stats.json
  * into dir (fsynced). stats.json's points and paired view are those the
  * report was made from (ps_build_validate); `sql` and `gen` (a pair set's)

@@ -76,6 +76,8 @@ static int observe_lengths(const ps_build_lengths *l, const char *input, const p
     if (!rc && l->gen) /* causal, seq2seq: the two sides of the boundary */
         rc = ps_vgen_add_numbered(l->gen, r->label, number, pk->type_boundary,
                                   pk->ntokens - pk->type_boundary);
+    if (!rc && l->gen)
+        rc = ps_vgen_add_ends(l->gen, &pk->ends);
     return rc;
 }
 
@@ -96,6 +98,12 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
             rc = ps_vstats_add_unk_word(st->v_tok, u[0], (const char *)u + 4, len, r->id, u[1]);
             u += 4 + len;
         }
+    }
+    if (!rc && r->outcome == PS_OUTCOME_KEPT) {
+        st->history_turns += pk->history;
+        st->history_hidden += pk->history_hidden;
+        if (pk->ends.round_trip == PS_VGEN_RT_MISMATCH && st->v_gen)
+            rc = ps_vgen_round_trip_example(st->v_gen, r->id, at(arena, pk->o_rt));
     }
     if (!rc) { /* its counts with its lengths, above or by a worker */
         ps_vpair pr = pair_of(input, pk);

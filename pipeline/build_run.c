@@ -249,6 +249,9 @@ static int check_config(const ps_build_config *cfg, ps_error *err)
         return ps_error_set(err, PS_EUSAGE,
                             "--max-prompt-length %zu must be at most --max-length (%zu)",
                             cfg->max_prompt_length, cfg->max_length);
+    int end = ps_build_check_end(cfg, err);
+    if (end)
+        return end;
     if (cfg->max_target_length && cfg->layout != PS_LAYOUT_SEQ2SEQ)
         return ps_error_set(err, PS_EUSAGE,
                             "--max-target-length is for --layout seq2seq (this build is %s)",
@@ -339,7 +342,7 @@ static void state_free(ps_build_state *st)
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
                       ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
                       const uint32_t *bounds, size_t n_bounds, size_t threads,
-                      ps_vreport **report, ps_error *err)
+                      const ps_vgen_checks *gen, ps_vreport **report, ps_error *err)
 {
     ps_vconfig *vc = ps_vconfig_new();
     if (!vc)
@@ -352,6 +355,8 @@ int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *clea
         rc = ps_validate_build(vc, raw, cleaned, tokenized, paired, report, err);
     if (!rc)
         rc = ps_validate_sql(vc, sql, *report, err);
+    if (!rc && gen)
+        rc = ps_validate_gen(vc, gen, *report, err);
     ps_vconfig_free(vc);
     return rc;
 }
@@ -585,9 +590,12 @@ static int run_checks(ps_build_state *st, bool *gate_failed, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
     *gate_failed = false;
+    ps_vgen_checks gc = {st->v_gen, cfg->layout == PS_LAYOUT_CAUSAL,
+                         cfg->clean.turns_path != NULL, st->history_turns,
+                         st->history_hidden};
     int rc = ps_build_validate(cfg->validate_json, st->v_raw, st->v_clean, st->v_tok, st->paired,
-                               st->v_sql, st->bounds, st->n_bounds, cfg->threads, &st->report,
-                               err);
+                               st->v_sql, st->bounds, st->n_bounds, cfg->threads, &gc,
+                               &st->report, err);
     for (size_t i = 0; !rc && i < ps_tokenizer_warning_count(cfg->tokenizer); i++)
         if (ps_vreport_add_vocab_warning(st->report, ps_tokenizer_warning(cfg->tokenizer, i)))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");

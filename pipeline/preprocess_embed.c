@@ -56,7 +56,7 @@ static int template_file(const char *dir, json_t *files, const ps_template *t, p
     ps_template_info ti;
     ps_template_get_info(t, &ti);
     ps_template *preset = NULL;
-    if (ps_template_preset(ti.name, &preset, NULL) == 0) {
+    if (ps_template_preset(ti.name, false, &preset, NULL) == 0) {
         ps_template_free(preset);
         char *text = NULL;
         json_t *o = json_pack("{ss}", "preset", ti.name);

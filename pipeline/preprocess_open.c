@@ -188,6 +188,9 @@ static int load_tokenizer(ps_preprocessor *p, json_t *m, json_t *files, ps_error
         return ps_error_set(err, PS_EFORMAT, "%s/manifest.json: config: unknown layout \"%s\"",
                             p->dir, layout);
     p->cfg.layout = lay;
+    /* a record served with its SQL ends as the set's did: sets built before
+     * causal completions ended in EOS have no "append_eos" */
+    p->cfg.no_append_eos = !json_is_true(json_object_get(config, "append_eos"));
     json_int_t mt = json_integer_value(json_object_get(tc, "max_target_length"));
     p->cfg.max_target_length = mt > 0 && lay == PS_LAYOUT_SEQ2SEQ ? (size_t)mt : 0;
     p->cfg.tokenizer = p->tok;
@@ -226,7 +229,7 @@ static int load_t2s(ps_preprocessor *p, json_t *m, json_t *files, ps_error *err)
         return 0;
     json_t *j = json_loadb(data, len, 0, NULL);
     const char *preset = j ? str_at(j, "preset") : NULL;
-    rc = preset ? ps_template_open(preset, &p->tmpl, err)
+    rc = preset ? ps_template_open_layout(preset, p->cfg.layout, &p->tmpl, err)
                 : ps_template_parse(data, len, path, &p->tmpl, err);
     json_decref(j);
     free(data);

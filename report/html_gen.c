@@ -29,6 +29,33 @@ static void row(ps_html *h, const char *name, json_t *d)
     ps_html_raw(h, "</tr>");
 }
 
+/* How the completions end and read back (report.json
+ * "prompt_completion.ends"; absent in reports of sets built before): each
+ * count after its words. */
+static void ends(ps_html *h, json_t *e)
+{
+    static const struct {
+        const char *words, *key;
+        bool round_trip;
+    } P[] = {
+        {"<p>Completions ending in the tokenizer's EOS: ", "eos_appended", false},
+        {"; in a special token of their own text: ", "end_in_text", false},
+        {"; with a token crossing from the prompt into them: ", "junction_merged", false},
+        {". Read back as their text: ", "ok", true},
+        {"; not lossless (nothing to compare): ", "not_lossless", true},
+        {"; mismatched: ", "mismatched", true},
+    };
+    if (!json_is_object(e))
+        return;
+    for (size_t i = 0; i < sizeof P / sizeof P[0]; i++) {
+        ps_html_raw(h, P[i].words);
+        ps_html_raw(h, "<b>");
+        put_count(h, jget(P[i].round_trip ? jget(e, "round_trip") : e, P[i].key));
+        ps_html_raw(h, "</b>");
+    }
+    ps_html_raw(h, ".</p>");
+}
+
 void ps_rh_generation(page *pg)
 {
     json_t *g = jget(pg->r, "prompt_completion");
@@ -54,6 +81,7 @@ void ps_rh_generation(page *pg)
         row(h, name ? name : "?", e);
     }
     ps_html_raw(h, "</tbody></table></div>");
+    ends(h, jget(g, "ends"));
     if (n > TOP_LABELS)
         ps_html_printf(h, "<p class=\"mu\">%zu more labels in report.json.</p>", n - TOP_LABELS);
     ps_html_raw(h, "</section>");

@@ -6,6 +6,7 @@
  * is a walk over that list with no string scanning.
  */
 #include "common/json_where.h"
+#include "common/nearest.h"
 #include "schema/schema.h"
 #include "schema/template_int.h"
 
@@ -29,6 +30,7 @@ typedef enum seg_kind {
     SEG_SCHEMA_DDL_VALUES,
     SEG_HISTORY,        /* earlier utterances, most recent first, " | " */
     SEG_HISTORY_PICARD, /* " || " + the above, or nothing without history */
+    SEG_HISTORY_DDL,    /* "-- Earlier question: u\n" each, oldest first */
     SEG_FIELD           /* a top-level field of the record: fields[field] */
 } seg_kind;
 
@@ -121,6 +123,8 @@ static int placeholder(ps_template *t, part *p, const char *what, const char *na
         s.kind = SEG_HISTORY;
     else if (is(name, len, "history:picard"))
         s.kind = SEG_HISTORY_PICARD;
+    else if (is(name, len, "history:ddl"))
+        s.kind = SEG_HISTORY_DDL;
     else if (is(name, len, "schema:picard"))
         s.kind = SEG_SCHEMA_PICARD;
     else if (is(name, len, "schema:ddl"))
@@ -131,7 +135,7 @@ static int placeholder(ps_template *t, part *p, const char *what, const char *na
              (len > 8 && memcmp(name, "history:", 8) == 0))
         return ps_error_set(err, PS_EUSAGE,
                             "%s: %s: unknown placeholder {%.*s} at offset %zu (schema styles: "
-                            "picard, ddl, ddl_values; history styles: picard)",
+                            "picard, ddl, ddl_values; history styles: picard, ddl)",
                             t->name, what, (int)len, name, at);
     else {
         long i = field_index(t, name, len);
@@ -311,8 +315,14 @@ int ps_template_parse(const char *json_text, size_t len, const char *origin, ps_
 
 int ps_template_open(const char *name_or_path, ps_template **out, ps_error *err)
 {
+    return ps_template_open_layout(name_or_path, PS_LAYOUT_PAIR, out, err);
+}
+
+int ps_template_open_layout(const char *name_or_path, int layout, ps_template **out,
+                            ps_error *err)
+{
     *out = NULL;
-    int rc = ps_template_preset(name_or_path, out, err);
+    int rc = ps_template_preset(name_or_path, layout == PS_LAYOUT_CAUSAL, out, err);
     if (rc <= 0)
         return rc;
     /* Not a preset: a file. A bare word that names no file is more likely
@@ -345,7 +355,8 @@ void ps_template_get_info(const ps_template *t, ps_template_info *info)
         const part *p = k ? &t->completion : &t->prompt;
         for (size_t i = 0; i < p->n; i++)
             info->uses_history |= p->segs[i].kind == SEG_HISTORY ||
-                                  p->segs[i].kind == SEG_HISTORY_PICARD;
+                                  p->segs[i].kind == SEG_HISTORY_PICARD ||
+                                  p->segs[i].kind == SEG_HISTORY_DDL;
     }
     info->n_fields = t->n_fields;
     info->fields = (const char *const *)t->fields;
@@ -395,6 +406,22 @@ static int put_history(ps_buf *out, const ps_render_fields *f, const char *lead)
         rc = ps_buf_puts(out, i ? " | " : lead);
         if (!rc)
             rc = put_stripped(out, f->history[i], f->history_lens[i]);
+    }
+    return rc;
+}
+
+/* The ddl preset's history: one SQL comment line per earlier utterance,
+ * in the order they were said (f->history is most recent first), so that
+ * they read as the conversation before the question line. */
+static int put_history_ddl(ps_buf *out, const ps_render_fields *f)
+{
+    int rc = 0;
+    for (size_t i = f->n_history; !rc && i-- > 0;) {
+        rc = ps_buf_puts(out, "-- Earlier question: ");
+        if (!rc)
+            rc = put_stripped(out, f->history[i], f->history_lens[i]);
+        if (!rc)
+            rc = ps_buf_putc(out, '\n');
     }
     return rc;
 }
@@ -453,12 +480,28 @@ static int render_part(const ps_template *t, const part *p, const ps_render_fiel
         case SEG_HISTORY_PICARD:
             rc = put_history(out, f, " || ");
             break;
+        case SEG_HISTORY_DDL:
+            rc = put_history_ddl(out, f);
+            break;
         case SEG_FIELD:
             rc = ps_buf_append(out, f->values[s->field], f->value_lens[s->field]);
             break;
         }
     }
     return rc;
+}
+
+/* A {NAME} the record lacks, with the placeholder it may be a misspelling
+ * of ({questoin}: did you mean {question}?). */
+static void field_missing(const char *name, char *detail, size_t dsz)
+{
+    static const char *const known[] = {"question",       "sql",           "db_id",
+                                        "history",        "history:picard", "history:ddl",
+                                        "schema:picard",  "schema:ddl",    "schema:ddl_values"};
+    const char *near = ps_nearest_name(name, known, sizeof known / sizeof known[0]);
+    snprintf(detail, dsz, "the template's placeholder {%s} needs the field '%s', which the "
+             "record lacks or has as null%s%s%s", name, name, near ? "; did you mean {" : "",
+             near ? near : "", near ? "}?" : "");
 }
 
 int ps_template_render(const ps_template *t, const ps_render_fields *f,
@@ -475,8 +518,7 @@ int ps_template_render(const ps_template *t, const ps_render_fields *f,
             if (!m)
                 continue;
             if (p->segs[i].kind == SEG_FIELD)
-                snprintf(detail, dsz, "the template's placeholder {%s} needs the field '%s', "
-                         "which the record lacks or has as null", m, m);
+                field_missing(m, detail, dsz);
             else
                 snprintf(detail, dsz, "the template's placeholder %s needs %s, which the "
                          "record lacks", m, p->segs[i].kind == SEG_DB_ID ? "a database id"

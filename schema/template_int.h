@@ -11,8 +11,8 @@ int ps_template_build(const char *name, const char *preset, const char *prompt,
                       ps_error *err);
 
 /* 0 and *out when `name` is a preset, 1 when it is not one, or a negative
- * code. */
-int ps_template_preset(const char *name, ps_template **out, ps_error *err);
+ * code. `causal`: the prompt ends in a newline (ps_template_open_layout). */
+int ps_template_preset(const char *name, bool causal, ps_template **out, ps_error *err);
 /* "pair, question, picard, ddl" */
 const char *ps_template_preset_names(void);
 

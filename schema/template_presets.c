@@ -5,6 +5,7 @@
  */
 #include "schema/template_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct preset {
@@ -12,31 +13,48 @@ typedef struct preset {
 } preset;
 
 static const preset PRESETS[] = {
-    /* today's pair: the question is segment A, the SQL segment B */
-    {"pair", "{question}", "{sql}"},
+    /* today's pair: the question is segment A, the SQL segment B; a
+     * dialogue turn's earlier utterances follow the question as PICARD
+     * writes them (nothing outside --turns) */
+    {"pair", "{question}{history:picard}", "{sql}"},
     /* one sequence: what a router or intent classifier sees at inference */
-    {"question", "{question}", NULL},
+    {"question", "{question}{history:picard}", NULL},
     /* PICARD (seq2seq/utils/spider.py, cosql.py): question.strip() + " " +
      * serialized_schema.strip() [+ " || " + earlier utterances, most recent
      * first, " | "]; target f"{db_id} | {query}" */
     {"picard", "{question} {schema:picard}{history:picard}", "{db_id} | {sql}"},
     /* CREATE TABLEs, then the instruction and the question as SQL comments
      * (the "CreateTable" prompt of Rajkumar et al. 2022, used by DIN-SQL and
-     * DAIL-SQL); no partial SQL in the prompt */
+     * DAIL-SQL), a dialogue's earlier questions as comment lines before the
+     * question's (nothing outside --turns); no partial SQL in the prompt */
     {"ddl",
      "{schema:ddl}\n\n-- Using valid SQLite, answer the following question for the tables "
-     "provided above.\n-- {question}\n",
+     "provided above.\n{history:ddl}-- {question}\n",
      "{sql}"},
 };
 
 const char *ps_template_preset_names(void) { return "pair, question, picard, ddl"; }
 
-int ps_template_preset(const char *name, ps_template **out, ps_error *err)
+int ps_template_preset(const char *name, bool causal, ps_template **out, ps_error *err)
 {
-    for (size_t i = 0; i < sizeof PRESETS / sizeof PRESETS[0]; i++)
-        if (strcmp(name, PRESETS[i].name) == 0)
-            return ps_template_build(name, name, PRESETS[i].prompt, PRESETS[i].completion,
-                                     false, out, err);
+    for (size_t i = 0; i < sizeof PRESETS / sizeof PRESETS[0]; i++) {
+        const preset *p = &PRESETS[i];
+        if (strcmp(name, p->name) != 0)
+            continue;
+        size_t n = strlen(p->prompt);
+        if (!causal || !p->completion || (n && p->prompt[n - 1] == '\n'))
+            return ps_template_build(name, name, p->prompt, p->completion, false, out, err);
+        /* a decoder reads prompt and completion as one text: without a
+         * separator picard's "...singer_id" ran into "concert_singer | ..." */
+        char *prompt = malloc(n + 2);
+        if (!prompt)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        memcpy(prompt, p->prompt, n);
+        memcpy(prompt + n, "\n", 2);
+        int rc = ps_template_build(name, name, prompt, p->completion, false, out, err);
+        free(prompt);
+        return rc;
+    }
     return 1;
 }
 

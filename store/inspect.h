@@ -37,6 +37,8 @@ typedef struct ps_manifest {
     uint64_t xxh64;              /* XXH64 of the bytes parsed (identifies the set) */
     int format_version;
     int layout;                  /* ps_layout: "layout" (version 2), pair for version 1 */
+    int append_eos;              /* causal: config.append_eos (1, 0), -1 when absent */
+    int64_t eos_id;              /* tokenizer.special_ids.eos, -1 when none */
     char *tool_version;          /* "" when absent */
     char vocab_sha256[65];       /* "" when absent */
     uint64_t vocab_size;

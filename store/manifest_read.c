@@ -225,6 +225,10 @@ static int parse(ctx *c, ps_manifest *m, json_t *root)
     json_t *tok = json_object_get(root, "tokenizer");
     if (!json_is_object(tok))
         return BAD(c, "%s: \"tokenizer\" is missing", c->path);
+    json_t *ae = json_object_get(json_object_get(root, "config"), "append_eos");
+    m->append_eos = json_is_boolean(ae) ? json_is_true(ae) : -1;
+    json_t *eos = json_object_get(json_object_get(tok, "special_ids"), "eos");
+    m->eos_id = json_is_integer(eos) ? (int64_t)json_integer_value(eos) : -1;
     uint64_t v;
     if (get_sha(c, tok, "vocab_sha256", "tokenizer", m->vocab_sha256, false) ||
         get_u64(c, tok, "vocab_size", "tokenizer", UINT32_MAX, &m->vocab_size) ||

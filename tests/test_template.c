@@ -177,6 +177,105 @@ static void test_history_orders_most_recent_first(void **state)
     ps_template_free(t);
 }
 
+/* The ddl preset's history: earlier questions as comment lines, oldest
+ * first, before the question's; nothing without history. The other
+ * presets' follow the question, PICARD's way. */
+static void test_ddl_history_lines(void **state)
+{
+    (void)state;
+    ps_render_fields f = dev0();
+    const char *hist[] = {" Only the dogs.", "Show all pets. "};
+    size_t lens[] = {strlen(hist[0]), strlen(hist[1])};
+    ps_template *t = open_ok("ddl");
+    rendered r;
+    render(t, &f, &r);
+    const char *tail = "for the tables provided above.\n-- How many singers do we have?\n";
+    assert_non_null(strstr(r.prompt.data, tail));
+    assert_null(strstr(r.prompt.data, "Earlier"));
+    rendered_free(&r);
+    f.history = hist;
+    f.history_lens = lens;
+    f.n_history = 2;
+    render(t, &f, &r);
+    assert_non_null(strstr(r.prompt.data, "for the tables provided above.\n"
+                                          "-- Earlier question: Show all pets.\n"
+                                          "-- Earlier question: Only the dogs.\n"
+                                          "-- How many singers do we have?\n"));
+    rendered_free(&r);
+    ps_template_info info;
+    ps_template_get_info(t, &info);
+    assert_true(info.uses_history);
+    ps_template_free(t);
+    /* every preset shows a dialogue's earlier utterances */
+    const char *names[] = {"pair", "question", "picard"};
+    for (int i = 0; i < 3; i++) {
+        t = open_ok(names[i]);
+        render(t, &f, &r);
+        assert_true(strncmp(r.prompt.data, "How many singers do we have?", 28) == 0);
+        const char *hist_tail = " || Only the dogs. | Show all pets."; /* most recent first */
+        size_t tl = strlen(hist_tail);
+        assert_true(r.prompt.len > tl);
+        assert_string_equal(r.prompt.data + r.prompt.len - tl, hist_tail);
+        rendered_free(&r);
+        ps_template_get_info(t, &info);
+        assert_true(info.uses_history);
+        ps_template_free(t);
+    }
+}
+
+/* In a causal set a preset's prompt ends in a newline (picard and pair get
+ * one, ddl has one); other layouts and template files are as written. */
+static void test_causal_separator(void **state)
+{
+    (void)state;
+    ps_render_fields f = dev0();
+    ps_error err;
+    const char *names[] = {"pair", "picard", "ddl"};
+    for (int i = 0; i < 3; i++) {
+        ps_template *pair = NULL, *causal = NULL;
+        assert_int_equal(ps_template_open_layout(names[i], PS_LAYOUT_PAIR, &pair, &err), 0);
+        assert_int_equal(ps_template_open_layout(names[i], PS_LAYOUT_CAUSAL, &causal, &err), 0);
+        rendered a, b;
+        render(pair, &f, &a);
+        render(causal, &f, &b);
+        assert_true(b.prompt.len && b.prompt.data[b.prompt.len - 1] == '\n');
+        bool had = a.prompt.data[a.prompt.len - 1] == '\n';
+        assert_int_equal(b.prompt.len, a.prompt.len + (had ? 0 : 1));
+        assert_memory_equal(a.prompt.data, b.prompt.data, a.prompt.len);
+        assert_string_equal(a.completion.data, b.completion.data);
+        ps_template_info ia, ib;
+        ps_template_get_info(pair, &ia);
+        ps_template_get_info(causal, &ib);
+        assert_int_equal(strcmp(ia.sha256, ib.sha256) == 0, had);
+        rendered_free(&a);
+        rendered_free(&b);
+        ps_template_free(pair);
+        ps_template_free(causal);
+    }
+}
+
+/* A {NAME} the record lacks that is a placeholder misspelt says which. */
+static void test_placeholder_typo(void **state)
+{
+    (void)state;
+    ps_render_fields f = dev0();
+    ps_error err;
+    ps_template *t = parse("{\"prompt\": \"{questoin}\", \"completion\": \"{sql}\"}", 0, &err);
+    rendered r;
+    render(t, &f, &r);
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.detail, "{questoin}"));
+    assert_non_null(strstr(r.detail, "did you mean {question}?"));
+    rendered_free(&r);
+    ps_template_free(t);
+    t = parse("{\"prompt\": \"{evidence}\"}", 0, &err); /* a real field: no guess */
+    render(t, &f, &r);
+    assert_int_equal(r.rc, 1);
+    assert_null(strstr(r.detail, "did you mean"));
+    rendered_free(&r);
+    ps_template_free(t);
+}
+
 static void test_fields_and_missing_values(void **state)
 {
     (void)state;
@@ -248,7 +347,8 @@ static void test_digest(void **state)
 {
     (void)state;
     ps_error err;
-    const char *pair = "{\"prompt\": \"{question}\", \"completion\": \"{sql}\"}";
+    /* the pair preset's texts, as a file: only the preset's name differs */
+    const char *pair = "{\"prompt\": \"{question}{history:picard}\", \"completion\": \"{sql}\"}";
     ps_template *a = parse(pair, 0, &err), *b = parse(pair, 0, &err);
     ps_template *c = parse("{\"prompt\": \"{question}\", \"completion\": \"{sql}\", \"options\": "
                            "{\"normalize_sql\": true}}", 0, &err);
@@ -263,7 +363,7 @@ static void test_digest(void **state)
     assert_string_not_equal(ia.sha256, ic.sha256);
     assert_string_not_equal(ia.sha256, ip.sha256);
     assert_string_equal(ip.name, "pair");
-    assert_string_equal(ip.prompt, "{question}");
+    assert_string_equal(ip.prompt, "{question}{history:picard}");
     ps_template_free(a);
     ps_template_free(b);
     ps_template_free(c);
@@ -300,6 +400,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets_on_spider_dev0),
         cmocka_unit_test(test_history_orders_most_recent_first),
+        cmocka_unit_test(test_ddl_history_lines),
+        cmocka_unit_test(test_causal_separator),
+        cmocka_unit_test(test_placeholder_typo),
         cmocka_unit_test(test_fields_and_missing_values),
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_digest),

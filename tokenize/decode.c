@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-static bool is_special(const ps_tokenizer *tok, int32_t id)
+int ps_tokenizer_is_special(const ps_tokenizer *tok, int32_t id)
 {
     if (tok->hf) {
         bool special = false;
@@ -39,7 +39,7 @@ static int gather(const ps_tokenizer *tok, ps_tok_pieces *toks, const int32_t *i
     ps_tok_pieces_clear(toks);
     for (size_t i = 0; i < n; i++) {
         const char *t = ps_tokenizer_id_to_token(tok, ids[i]);
-        if (!t || (skip_special && is_special(tok, ids[i])))
+        if (!t || (skip_special && ps_tokenizer_is_special(tok, ids[i])))
             continue; /* HF skips ids it cannot name */
         if (ps_tok_pieces_push(toks, t, strlen(t), i == 0))
             return ps_error_set(err, PS_ENOMEM, "out of memory");

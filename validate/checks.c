@@ -95,6 +95,16 @@ static const checkdef DEFS[C_N] = {
      * the answer needs; a set where many do teaches guessing */
     {"schema_gold_table_recall", "sql", "<", 0.8, 0.9, M_FAIL,
      "records whose prompt holds every table their SQL uses / records with a schema prompt"},
+    /* a record whose ids read back as another text teaches that text */
+    {"round_trip", "generation", ">", 0, NAN, M_FAIL,
+     "kept records whose stored ids (prefix and appended EOS aside) decode to a text other than "
+     "the one rendered, while the tokenizer's own encoding of it decodes back"},
+    {"junction_merges", "generation", ">", 0, NAN, M_WARN,
+     "causal records with a token of the whole text crossing from the prompt into the "
+     "completion (tokenized apart: ids a model never sees at inference)"},
+    {"history_hidden", "dialogue", ">", 0, NAN, M_WARN,
+     "dialogue turns with earlier utterances that the prompt does not show (no template, or "
+     "one without a {history} placeholder)"},
 };
 
 static const struct {
@@ -542,9 +552,9 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
     ps_vcheck_push(x, KS[f], d, p,
          json_pack("{sIsIsbsf}", "n1", (json_int_t)n1, "n2", (json_int_t)n2, "exact", exact,
                    "p_value", p),
-         "%s distribution %s: KS D %.4f (threshold %.3g; asymptotic p = %.3g, information only)%s",
+         "%s distribution %s: KS D %.4f (threshold %.3g; asymptotic p = %.3g, information only)%s%s",
          fname, vd == PS_VV_PASS ? "stable" : "shifted", d, x->c->fail[KS[f]], p,
-         exact ? "" : "; D at the edges of widened bins");
+         exact ? "" : "; D at the edges of widened bins", vd == PS_VV_PASS ? "" : x->length_cause);
 
     /* per label */
     kslab *ls = malloc((B->nlabels + 1) * sizeof *ls);
@@ -602,8 +612,9 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
     ps_vcheck_push(x, PSI[f], psi, NAN,
          json_pack("{sIsosf}", "groups", (json_int_t)ng, "group_lower_edges",
                    edges ? edges : json_array(), "epsilon", x->c->param[P_PSI_EPS]),
-         "%s PSI %.4f over %zu length groups (baseline quantiles; warn %.3g, fail %.3g): %s", fname, psi, ng,
-         x->c->warn[PSI[f]], x->c->fail[PSI[f]], ps_vcheck_word(vd));
+         "%s PSI %.4f over %zu length groups (baseline quantiles; warn %.3g, fail %.3g): %s%s", fname, psi,
+         ng, x->c->warn[PSI[f]], x->c->fail[PSI[f]], ps_vcheck_word(vd),
+         vd == PS_VV_PASS ? "" : x->length_cause);
 
     /* quantile shifts */
     static const double Q[3] = {0.5, 0.9, 0.99};
@@ -626,8 +637,9 @@ static void length_checks(ctx *x, const ps_vstats *A, const ps_vstats *B, int f)
     }
     vd = ps_vcheck_verdict(x, QU[f], worst);
     ps_vcheck_push(x, QU[f], worst, NAN, qd,
-         "%s quantiles: largest relative shift %.3f at %s (%.0f -> %.0f; warn %.3g, fail %.3g): %s",
-         fname, worst, QN[wq], qa[wq], qb[wq], x->c->warn[QU[f]], x->c->fail[QU[f]], ps_vcheck_word(vd));
+         "%s quantiles: largest relative shift %.3f at %s (%.0f -> %.0f; warn %.3g, fail %.3g): %s%s",
+         fname, worst, QN[wq], qa[wq], qb[wq], x->c->warn[QU[f]], x->c->fail[QU[f]], ps_vcheck_word(vd),
+         vd == PS_VV_PASS ? "" : x->length_cause);
 }
 
 /* ---- health ---------------------------------------------------------------- */
@@ -729,7 +741,8 @@ static json_t *config_json(const ps_vconfig *c)
         return NULL;
     }
     for (int i = 0; i < C_N; i++)
-        if (strcmp(DEFS[i].group, "sql"))
+        if (strcmp(DEFS[i].group, "sql") && strcmp(DEFS[i].group, "generation") &&
+            strcmp(DEFS[i].group, "dialogue"))
             check_config_json(c, i, th, mo);
     for (int i = 0; i < P_N; i++)
         json_object_set_new(th, PARAMS[i].name, PARAMS[i].integer ? json_integer((json_int_t)c->param[i])
@@ -789,6 +802,22 @@ static int set_point(ps_vreport *r, const char *key, const ps_vstats *s)
     return json_object_set_new(r->points, key, j) ? PS_ENOMEM : 0;
 }
 
+/* Records rejected too_long leave the kept lengths shorter than the raw
+ * ones: a length check that fails then says so, rather than leave it to
+ * look like cleaning damage. */
+static void too_long_cause(ctx *x, const ps_vpaired *P)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; P && i < P->nreasons; i++)
+        if (!strcmp(P->reasons[i].reason, "too_long"))
+            n += P->reasons[i].count;
+    if (n)
+        snprintf(x->length_cause, sizeof x->length_cause,
+                 " (%llu of %llu records were rejected too_long, over --max-length: the longest "
+                 "are gone from the kept lengths)",
+                 (unsigned long long)n, (unsigned long long)P->records_in);
+}
+
 int ps_validate_build(const ps_vconfig *c, const ps_vstats *raw, const ps_vstats *cleaned,
                       const ps_vstats *tokenized, const ps_vpaired *paired, ps_vreport **out,
                       ps_error *err)
@@ -802,7 +831,8 @@ int ps_validate_build(const ps_vconfig *c, const ps_vstats *raw, const ps_vstats
         ps_vconfig_free(def);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
-    ctx x = {c, r, 0, "raw vs cleaned"};
+    ctx x = {c, r, 0, "raw vs cleaned", ""};
+    too_long_cause(&x, paired);
     ps_vcheck_paired(&x, paired, raw, cleaned);
     label_checks(&x, raw, cleaned);
     length_checks(&x, raw, cleaned, PS_VF_QUESTION);
@@ -836,7 +866,7 @@ int ps_validate_compare(const ps_vconfig *c, const ps_vstats *baseline,
     char cmp[96];
     snprintf(cmp, sizeof cmp, "baseline %s vs current %s", baseline ? baseline->point : "-",
              current ? current->point : "-");
-    ctx x = {c, r, 0, cmp};
+    ctx x = {c, r, 0, cmp, ""};
     label_checks(&x, baseline, current);
     length_checks(&x, baseline, current, PS_VF_QUESTION);
     length_checks(&x, baseline, current, PS_VF_SQL);

@@ -43,6 +43,9 @@ enum {
     C_SQL_REGRESSION, /* group "sql": only in reports of builds that checked SQL */
     C_SQL_RATE,
     C_SCHEMA_RECALL, /* "sql" too: builds that selected schemas for prompts */
+    C_ROUND_TRIP,     /* group "generation": builds of causal and seq2seq sets */
+    C_JUNCTION,
+    C_HISTORY_HIDDEN, /* group "dialogue": builds with --turns and a template */
     C_N
 };
 
@@ -63,6 +66,9 @@ typedef struct ps_vcheck_ctx {
     ps_vreport *r;
     int rc;
     const char *compares;
+    /* raw vs cleaned: why the kept lengths may have shifted, told after a
+     * length check that is not "pass" ("" when nothing is known) */
+    char length_cause[160];
 } ps_vcheck_ctx;
 
 /* Appends a check; takes `details` (may be NULL). The explanation is

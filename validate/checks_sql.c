@@ -127,7 +127,7 @@ int ps_validate_sql(const ps_vconfig *c, const ps_vsql *v, ps_vreport *r, ps_err
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     json_t *sql = ps_vsql_to_json(v);
     int rc = sql ? ps_vconfig_add_group_json(c, r->config, "sql") : PS_ENOMEM;
-    ctx x = {c, r, rc, "raw vs cleaned"};
+    ctx x = {c, r, rc, "raw vs cleaned", ""};
     /* absent, not "pass", when a side was never checked */
     if (v->c[PS_VSQL_CHECKED] && v->c[PS_VSQL_CLEAN_CHECKED])
         regression_check(&x, v, sql);

@@ -25,6 +25,7 @@ typedef struct gen_dist {
 
 struct ps_vgen {
     gen_dist all;
+    ps_vgen_end_counts ends; /* rt_id, rt_detail owned */
     gen_dist *labels; /* by index in names */
     size_t cap;
     ps_strmap names;
@@ -37,6 +38,8 @@ void ps_vgen_free(ps_vgen *g)
     if (!g)
         return;
     free(g->labels);
+    free((char *)g->ends.rt_id);
+    free((char *)g->ends.rt_detail);
     ps_strmap_free(&g->names);
     free(g);
 }
@@ -97,8 +100,58 @@ int ps_vgen_add_numbered(ps_vgen *g, const char *label, uint32_t label_number, u
     return 0;
 }
 
+int ps_vgen_add_ends(ps_vgen *g, const ps_vgen_ends *e)
+{
+    ps_vgen_end_counts *c = &g->ends;
+    c->eos_appended += e->eos_appended;
+    c->end_in_text += e->end_in_text;
+    c->junction_merged += e->junction_merged;
+    c->rt_ok += e->round_trip == PS_VGEN_RT_OK;
+    c->rt_lossy += e->round_trip == PS_VGEN_RT_LOSSY;
+    c->rt_mismatch += e->round_trip == PS_VGEN_RT_MISMATCH;
+    return 0;
+}
+
+int ps_vgen_round_trip_example(ps_vgen *g, const char *id, const char *detail)
+{
+    if (g->ends.rt_id)
+        return 0;
+    char *i = strdup(id ? id : ""), *d = strdup(detail ? detail : "");
+    if (!i || !d) {
+        free(i);
+        free(d);
+        return PS_ENOMEM;
+    }
+    g->ends.rt_id = i;
+    g->ends.rt_detail = d;
+    return 0;
+}
+
+void ps_vgen_get_end_counts(const ps_vgen *g, ps_vgen_end_counts *c)
+{
+    *c = g->ends;
+    c->records = g->all.n;
+}
+
+/* Adds from's end counts into into's; the first mismatch stays into's
+ * when it has one (parts merge in order). */
+static int ends_merge(ps_vgen *into, const ps_vgen *from)
+{
+    ps_vgen_end_counts *a = &into->ends;
+    const ps_vgen_end_counts *b = &from->ends;
+    a->eos_appended += b->eos_appended;
+    a->end_in_text += b->end_in_text;
+    a->junction_merged += b->junction_merged;
+    a->rt_ok += b->rt_ok;
+    a->rt_lossy += b->rt_lossy;
+    a->rt_mismatch += b->rt_mismatch;
+    return b->rt_id ? ps_vgen_round_trip_example(into, b->rt_id, b->rt_detail) : 0;
+}
+
 int ps_vgen_merge(ps_vgen *into, const ps_vgen *from)
 {
+    if (ends_merge(into, from))
+        return PS_ENOMEM;
     dist_merge(&into->all, &from->all);
     for (size_t i = 0; i < from->names.n; i++) {
         gen_dist *d = label_dist(into, from->names.keys[i], 0);
@@ -147,6 +200,50 @@ static json_t *dist_json(const gen_dist *d, bool full)
     return o;
 }
 
+/* {"eos_appended", "end_in_text", "junction_merged", "round_trip": {"ok",
+ * "not_lossless", "mismatched"[, "first": {"id", "detail"}]}}. */
+static json_t *ends_json(const ps_vgen_end_counts *c)
+{
+    json_t *rt = json_pack("{sososo}", "ok", ps_vjson_uint(c->rt_ok), "not_lossless",
+                           ps_vjson_uint(c->rt_lossy), "mismatched",
+                           ps_vjson_uint(c->rt_mismatch));
+    if (rt && c->rt_id &&
+        json_object_set_new(rt, "first", json_pack("{ssss}", "id", c->rt_id, "detail",
+                                                   c->rt_detail))) {
+        json_decref(rt);
+        return NULL;
+    }
+    return rt ? json_pack("{sosososo}", "eos_appended", ps_vjson_uint(c->eos_appended),
+                          "end_in_text", ps_vjson_uint(c->end_in_text), "junction_merged",
+                          ps_vjson_uint(c->junction_merged), "round_trip", rt)
+              : NULL;
+}
+
+/* What ends_json wrote; untrusted. Absent in files of sets built before. */
+static int ends_from_json(json_t *o, ps_vgen *g, ps_error *err)
+{
+    if (!o)
+        return 0;
+    const char *ctx = "prompt_completion.ends";
+    ps_vgen_end_counts *c = &g->ends;
+    json_t *rt = json_object_get(o, "round_trip");
+    if (ps_vjson_u64(o, "eos_appended", &c->eos_appended, ctx, err) ||
+        ps_vjson_u64(o, "end_in_text", &c->end_in_text, ctx, err) ||
+        ps_vjson_u64(o, "junction_merged", &c->junction_merged, ctx, err) ||
+        ps_vjson_u64(rt, "ok", &c->rt_ok, ctx, err) ||
+        ps_vjson_u64(rt, "not_lossless", &c->rt_lossy, ctx, err) ||
+        ps_vjson_u64(rt, "mismatched", &c->rt_mismatch, ctx, err))
+        return PS_EFORMAT;
+    json_t *first = json_object_get(rt, "first");
+    const char *id = json_string_value(json_object_get(first, "id"));
+    const char *detail = json_string_value(json_object_get(first, "detail"));
+    if (first && (!id || !detail))
+        return ps_error_set(err, PS_EFORMAT, "%s: round_trip.first needs id and detail", ctx);
+    return id && ps_vgen_round_trip_example(g, id, detail)
+               ? ps_error_set(err, PS_ENOMEM, "out of memory")
+               : 0;
+}
+
 json_t *ps_vgen_to_json(const ps_vgen *g, bool full)
 {
     json_t *labels = json_array();
@@ -167,7 +264,13 @@ json_t *ps_vgen_to_json(const ps_vgen *g, bool full)
     }
     free(ord);
     json_t *all = dist_json(&g->all, full);
-    return all ? json_pack("{soso}", "all", all, "labels", labels) : NULL;
+    json_t *o = all ? json_pack("{soso}", "all", all, "labels", labels) : NULL;
+    json_t *e = o ? ends_json(&g->ends) : NULL;
+    if (!e || json_object_set_new(o, "ends", e)) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 /* One distribution as dist_json(full) wrote it; untrusted. */
@@ -225,6 +328,8 @@ int ps_vgen_from_json(json_t *j, ps_vgen **out, ps_error *err)
             break;
         prev = name;
     }
+    if (!rc)
+        rc = ends_from_json(json_object_get(j, "ends"), g, err);
     if (rc) {
         ps_vgen_free(g);
         return rc;

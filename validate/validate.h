@@ -198,6 +198,35 @@ json_t *ps_vgen_to_json(const ps_vgen *g, bool full);
 /* Reads what ps_vgen_to_json(g, true) wrote (untrusted). */
 int ps_vgen_from_json(json_t *j, ps_vgen **out, ps_error *err);
 
+/* How a kept record's completion ends and whether its ids read back as its
+ * text (pipeline/build.c, docs/BUILD.md "Where a completion ends"). */
+enum {
+    PS_VGEN_RT_NONE = 0, /* not checked */
+    PS_VGEN_RT_OK,       /* decode(prompt ids + completion ids) = the rendered text */
+    PS_VGEN_RT_LOSSY,    /* the tokenizer does not give this text back from its own
+                          * encoding (a normalizer, [UNK]): nothing to compare */
+    PS_VGEN_RT_MISMATCH  /* the text's own encoding decodes back, the record's does not */
+};
+typedef struct ps_vgen_ends {
+    bool eos_appended;    /* causal: the tokenizer's EOS was appended */
+    bool end_in_text;     /* causal: the completion's text ends in a special token */
+    bool junction_merged; /* causal: a token of the whole text crosses the junction */
+    int round_trip;       /* PS_VGEN_RT_* */
+} ps_vgen_ends;
+/* Counts one kept record's ends (any order; parts add up). 0. */
+int ps_vgen_add_ends(ps_vgen *g, const ps_vgen_ends *e);
+/* Keeps the first round-trip mismatch (called in input order): the record
+ * and where its ids stop reading as its text. 0 or PS_ENOMEM. */
+int ps_vgen_round_trip_example(ps_vgen *g, const char *id, const char *detail);
+/* The counts ps_vgen_add_ends added up. */
+typedef struct ps_vgen_end_counts {
+    uint64_t records; /* the kept records counted (ps_vgen_add) */
+    uint64_t eos_appended, end_in_text, junction_merged;
+    uint64_t rt_ok, rt_lossy, rt_mismatch;
+    const char *rt_id, *rt_detail; /* the first mismatch, NULL when none */
+} ps_vgen_end_counts;
+void ps_vgen_get_end_counts(const ps_vgen *g, ps_vgen_end_counts *c);
+
 /* {"stats_version": 1, "points": {"raw": STATS, "cleaned": STATS,
  *  "tokenized": STATS}, "paired": PAIRED, "sql": SQL, "prompt_completion":
  *  GEN}: malloc'ed text, NULL when out of memory. Any argument may be NULL
@@ -252,6 +281,17 @@ int ps_validate_build(const ps_vconfig *c, const ps_vstats *raw, const ps_vstats
  * `v` is NULL or empty (ps_vsql_empty): the report keeps its bytes. 0 or
  * PS_ENOMEM. */
 int ps_validate_sql(const ps_vconfig *c, const ps_vsql *v, ps_vreport *r, ps_error *err);
+/* Adds the checks of a generator set and of dialogue turns
+ * (checks_gen.c): round_trip and, causal, junction_merges from `gen`'s end
+ * counts; history_hidden when `dialogue` (--turns). Nothing
+ * when neither applies. 0 or PS_ENOMEM. */
+typedef struct ps_vgen_checks {
+    const ps_vgen *gen;      /* causal, seq2seq; NULL: a pair set */
+    bool causal;
+    bool dialogue;
+    uint64_t history_turns, history_hidden;
+} ps_vgen_checks;
+int ps_validate_gen(const ps_vconfig *c, const ps_vgen_checks *g, ps_vreport *r, ps_error *err);
 /* Compares two saved statistics files (any two points: last week's build
  * against today's, train against dev) with the distribution checks. */
 int ps_validate_compare(const ps_vconfig *c, const ps_vstats *baseline,

@@ -87,9 +87,12 @@ extern "C" {
  *                      the boundary is the first type-1 token; class label.
  *   PS_LAYOUT_CAUSAL   a decoder's row (Qwen, Llama, GPT-2): the
  *                      single-sequence prefix of the post-processor (e.g.
- *                      BOS), tokens(prompt), tokens(completion); the
- *                      boundary is the prompt length, every id before the
- *                      completion. The completion is never truncated.
+ *                      BOS), tokens(prompt + completion) with the prompt's
+ *                      own first, then the tokenizer's EOS unless the
+ *                      completion ends in a special token (or the set was
+ *                      built --no-append-eos); the boundary is the prompt
+ *                      length, every id before the completion. The
+ *                      completion is never truncated.
  *   PS_LAYOUT_SEQ2SEQ  an encoder-decoder's pair (T5): source = the
  *                      post-processed prompt, then target = the
  *                      post-processed completion; the boundary is the

@@ -90,13 +90,22 @@ typedef struct ps_template ps_template;
  * or else the path of a JSON template file
  *   {"prompt": TEXT, "completion": TEXT (optional), "options": {...}}
  * whose TEXT holds placeholders: {question}, {sql}, {db_id},
- * {schema:picard}, {schema:ddl}, {history}, and {NAME} for any top-level
+ * {schema:picard}, {schema:ddl}, {history} ({history:picard},
+ * {history:ddl}), and {NAME} for any top-level
  * field of the raw record ({evidence} for BIRD); "{{" and "}}" are literal
  * braces.
  * @return 0, or PS_ENOENT/PS_EIO (file), PS_EFORMAT (not JSON, or a
  *         placeholder that does not close, named with its offset),
  *         PS_EUSAGE (an unknown preset-like name or member), PS_ENOMEM. */
 PS_API int ps_template_open(const char *name_or_path, ps_template **out, ps_error *err);
+
+/* As ps_template_open for a set of `layout` (ps_layout): in the causal
+ * layout a preset whose prompt does not end in a newline gets one, the
+ * separator a decoder reads before it writes the completion (picard's
+ * "... | concert : ...\nconcert_singer | SELECT"); a template file is
+ * opened as written. Other layouts: ps_template_open. */
+PS_API int ps_template_open_layout(const char *name_or_path, int layout, ps_template **out,
+                                   ps_error *err);
 
 /* As ps_template_open for a file, from `len` bytes of JSON text; `origin`
  * names it in messages (NULL: "<template>"). */
@@ -111,7 +120,7 @@ typedef struct ps_template_info {
     const char *prompt;       /* the prompt's text, placeholders unexpanded */
     const char *completion;   /* NULL when the template has none */
     int uses_schema;          /* a {schema:...} placeholder: needs ps_schemas */
-    int uses_history;         /* {history} */
+    int uses_history;         /* {history}, {history:picard} or {history:ddl} */
     size_t n_fields;          /* record fields named by {NAME} placeholders */
     const char *const *fields;
     const char *sha256;       /* of the canonical template text (hex) */

@@ -151,6 +151,13 @@ PS_API int ps_tokenizer_decode(const ps_tokenizer *tok, ps_tok_scratch *s, const
                                size_t n, int skip_special_tokens, const char **text, size_t *len,
                                ps_error *err);
 
+/* Whether `id` is a special token: an added token marked special in a
+ * tokenizer.json, or one of a vocab.txt's [CLS], [SEP] and the other
+ * special tokens. What decode's skip_special_tokens drops, and how a
+ * causal build tells a completion that ends in its own end token
+ * (<|im_end|>, </s>) from one that needs the tokenizer's EOS. */
+PS_API int ps_tokenizer_is_special(const ps_tokenizer *tok, int32_t id);
+
 /* Frees a tokenizer (NULL is allowed). No scratch may be in use with it. */
 PS_API void ps_tokenizer_free(ps_tokenizer *tok);
 

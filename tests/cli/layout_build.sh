@@ -5,28 +5,13 @@
 # alone: format versions, the lengths database against every block, the
 # boundary, the prefix, the limits, too_long rejections accounted for. The
 # ids are checked against HuggingFace tokenizers (the node binding) encoding
-# the prompt and completion `pairshard clean` renders. Then inspect --verify
-# (and a damaged lengths entry), merge, --config and usage errors. TAP.
+# the prompt and completion `pairshard clean` renders: a causal record is
+# the whole text prompt + completion encoded once, plus the tokenizer's EOS
+# (each call below names the EOS id its tokenizer.json gives that token).
+# Then inspect --verify (and a damaged lengths entry), merge, --config and
+# usage errors. TAP.
 . "$PS_ROOT/tests/tap.sh"
-SPIDER="$DATA/spider/dev.json"
-TABLES="$DATA/spider/tables.json"
-TOKS="$DATA/tokenizers"
-CONF="$PS_ROOT/tests/conformance"
-PY=/usr/bin/python3 # Debian's, with python3-lmdb and python3-zstandard
-CHECK="$PS_ROOT/tests/tools/layout_set.py"
-if ! "$PY" -c "import lmdb, zstandard" 2>/dev/null; then
-    sh "$PS_ROOT/scripts/apt-install.sh" "$TMP/apt.log" python3-lmdb python3-zstandard
-fi
-if ! "$PY" -c "import lmdb, zstandard" 2>/dev/null; then
-    skip "causal and seq2seq sets read back" "python3-lmdb or python3-zstandard is missing"
-    done_testing
-    exit
-fi
-# The pinned binding (tests/conformance/ensure.sh).
-if command -v node >/dev/null 2>&1; then
-    sh "$CONF/ensure.sh" || true
-fi
-have_node() { command -v node >/dev/null 2>&1 && [ -d "$CONF/node_modules/tokenizers" ]; }
+. "$PS_ROOT/tests/tools/layout_env.sh"
 B() { "$PAIRSHARD" build -q --label-field db_id "$@"; }
 # The ids a tokenizer.json's post-processor puts before $A, read from the
 # file itself (TemplateProcessing "single", Roberta/Bert "cls", Sequence).
@@ -50,9 +35,9 @@ def pre(p):
 print(",".join(map(str, pre(t.get("post_processor")))))
 PY
 }
-conform() { # layout tokenizer cleaned ids what
+conform() { # layout tokenizer cleaned ids what [eos]
     if have_node; then
-        (cd "$CONF" && node layout_ids.js "$1" "$2" "$3" "$4") 2>"$TMP/err"
+        (cd "$CONF" && node layout_ids.js "$1" "$2" "$3" "$4" ${6:-}) 2>"$TMP/err"
         check "$5" $? "$TMP/err"
     else
         skip "$5" "node or the tokenizers binding is missing"
@@ -73,7 +58,7 @@ check "causal GPT-2: version 2 manifest and shards, lengths db = blocks, boundar
 [ "$(wc -l <"$TMP/gpt2.ids")" -ge 1000 ]
 check "causal GPT-2: 1000+ records read back" $?
 conform causal "$TOKS/gpt2.tokenizer.json" "$TMP/ddl.jsonl" "$TMP/gpt2.ids" \
-    "causal GPT-2: every record = encode(prompt) + encode(completion) (no special tokens), boundary = prompt tokens"
+    "causal GPT-2: every record = encode(prompt + completion) + <|endoftext|> (50256), boundary = prompt tokens" 50256
 B --layout causal --tokenizer-json "$TOKS/gpt2.tokenizer.json" --schema "$TABLES" \
     --template ddl --max-length 0 --threads 1 -o "$TMP/gpt2t1" "$SPIDER" 2>"$TMP/err" &&
     B --layout causal --tokenizer-json "$TOKS/gpt2.tokenizer.json" --schema "$TABLES" \
@@ -113,7 +98,7 @@ B --layout causal --tokenizer-json "$TOKS/llama3-style.tokenizer.json" --schema 
         --dump "$TMP/llama3.ids" 2>>"$TMP/err"
 check "causal Llama-3-style without a limit" $? "$TMP/err"
 conform causal "$TOKS/llama3-style.tokenizer.json" "$TMP/ddl.jsonl" "$TMP/llama3.ids" \
-    "causal Llama-3-style: BOS + prompt + completion = HF's, id for id"
+    "causal Llama-3-style: BOS + prompt + completion + <|end_of_text|> (8257) = HF's, id for id" 8257
 
 # ---- causal, RoBERTa (prefix <s>, its </s> not added), no template ----------
 B --layout causal --tokenizer-json "$TOKS/roberta-base.tokenizer.json" --max-length 48 \
@@ -125,13 +110,16 @@ check "causal RoBERTa: records start with <s> (0), fit 48, the longer ones too_l
 "$PY" - "$TMP/roberta.ids" <<'PY' 2>"$TMP/err"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-bad = [r["id"] for r in rows if 2 in r["input_ids"] or r["boundary"] >= len(r["input_ids"])]
+# </s> (2), RoBERTa's EOS, ends each completion and is nowhere else: the
+# post-processor's own </s> after the prompt is not added
+bad = [r["id"] for r in rows if r["input_ids"][-1] != 2 or 2 in r["input_ids"][:-1]
+       or r["boundary"] >= len(r["input_ids"]) - 1]
 print(len(rows), bad[:3], file=sys.stderr)
 sys.exit(0 if rows and not bad else 1)
 PY
-check "causal RoBERTa: no </s> anywhere, every record has a completion" $? "$TMP/err"
+check "causal RoBERTa: </s> only at the end (the EOS), every record has a completion" $? "$TMP/err"
 conform causal "$TOKS/roberta-base.tokenizer.json" "$TMP/plain.jsonl" "$TMP/roberta.ids" \
-    "causal RoBERTa, question and SQL: <s> + encode(question) + encode(sql) = HF's"
+    "causal RoBERTa, question and SQL: <s> + encode(question + sql) + </s> = HF's" 2
 
 # ---- causal, Qwen2-style chat template: the completion ends with <|im_end|> --
 cat >"$TMP/chat.json" <<'J'
@@ -155,7 +143,7 @@ PY
 check "causal Qwen2-style: the completion's last id is <|im_end|>, from the template's text" $? "$TMP/err"
 "$PAIRSHARD" clean -q --schema "$TABLES" --template "$TMP/chat.json" -o "$TMP/chat.jsonl" "$SPIDER" 2>"$TMP/err"
 conform causal "$TOKS/qwen2-style.tokenizer.json" "$TMP/chat.jsonl" "$TMP/qwen.ids" \
-    "causal Qwen2-style: chat prompt + completion = HF's, id for id"
+    "causal Qwen2-style: chat prompt + completion = HF's, id for id, no EOS after <|im_end|>" 8256
 
 # ---- seq2seq, T5-small ------------------------------------------------------
 B --layout seq2seq --tokenizer-json "$TOKS/t5-small.tokenizer.json" --schema "$TABLES" \

@@ -2,16 +2,21 @@
 // --layout; docs/BUILD.md "Layouts"):
 //   pair:    encode(prompt, completion) with special tokens (the prompt
 //            alone when the record has no completion);
-//   causal:  prefix + encode(prompt, add_special_tokens=False)
-//                   + encode(completion, add_special_tokens=False),
-//            boundary = prefix + prompt tokens, where the prefix is what
-//            encode(prompt, add_special_tokens=True) puts before the
-//            prompt's own ids (the post-processor's, BOS for Llama 3);
+//   causal:  prefix + encode(prompt + completion, add_special_tokens=False)
+//                   [+ EOS],
+//            the whole text encoded once, as a model reads it at inference,
+//            boundary = prefix + encode(prompt, False).length, whose ids must
+//            be the whole text's first ids (a token boundary at the junction);
+//            the prefix is what encode(prompt, add_special_tokens=True) puts
+//            before the prompt's own ids (the post-processor's, BOS for
+//            Llama 3); EOS (the 5th argument, "none" for none) ends every
+//            record whose text does not end in a special token of the file's
+//            added_tokens (a template's <|im_end|>);
 //   seq2seq: encode(prompt, True) + encode(completion, True), boundary = the
 //            source's length.
 // prompt and completion are what `pairshard clean --template` wrote (the
 // question and the SQL without a template).
-//   node layout_ids.js pair|causal|seq2seq TOKENIZER.json CLEANED.jsonl IDS.jsonl
+//   node layout_ids.js pair|causal|seq2seq TOKENIZER.json CLEANED.jsonl IDS.jsonl [EOS]
 // IDS: {"id", "input_ids"[, "boundary"]} lines (tests/tools/layout_set.py
 // --dump); a boundary is compared when the line has one.
 // Exits 0 when every stored record matches, 1 naming the first mismatches.
@@ -19,7 +24,10 @@
 const hf = require('tokenizers');
 const fs = require('fs');
 
-const [layout, tokFile, cleanedFile, idsFile] = process.argv.slice(2);
+const [layout, tokFile, cleanedFile, idsFile, eosArg] = process.argv.slice(2);
+const eos = eosArg === undefined || eosArg === 'none' ? null : Number(eosArg);
+const special = new Set((JSON.parse(fs.readFileSync(tokFile, 'utf8')).added_tokens || [])
+  .filter((t) => t.special).map((t) => t.id));
 const lines = (f) => fs.readFileSync(f, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l));
 const same = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
 
@@ -40,7 +48,13 @@ async function expected(tok, prompt, completion) {
   }
   const p = await ids(prompt, false);
   const pre = prefixOf(await ids(prompt, true), p);
-  return { ids: pre.concat(p, await ids(completion, false)), boundary: pre.length + p.length };
+  const whole = await ids(prompt + completion, false);
+  if (!same(whole.slice(0, p.length), p))
+    return { junction: true, ids: [], boundary: -1 };
+  const out = pre.concat(whole);
+  if (eos !== null && !(whole.length > p.length && special.has(whole[whole.length - 1])))
+    out.push(eos);
+  return { ids: out, boundary: pre.length + p.length };
 }
 
 async function main() {
@@ -58,6 +72,12 @@ async function main() {
       continue;
     }
     const want = await expected(tok, prompt, completion);
+    if (want.junction) {
+      if (bad < 3)
+        console.error(`record ${s.id}: a token of the whole text crosses from the prompt into the completion`);
+      bad++;
+      continue;
+    }
     if (!same(want.ids, s.input_ids) || (s.boundary !== undefined && want.boundary !== s.boundary)) {
       if (bad < 3)
         console.error(`record ${s.id}: stored ${s.input_ids.length} ids, boundary ${s.boundary}; ` +

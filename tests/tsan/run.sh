@@ -83,6 +83,27 @@ rc=$?
 [ "$rc" -eq 0 ] && tsan_clean "$TMP/b.log" && [ "$small" -eq 0 ] && same_set "$TMP/small1" "$TMP/small3"
 check "build --threads 3 --block-records 4 (one shard, ~2,000 blocks) under TSan: no report, the 1-thread set" $?
 if ! tsan_clean "$TMP/b.log" || [ "$rc" -ne 0 ]; then head -80 "$TMP/b.log" | sed 's/^/# /'; fi
+# A causal set: the workers tokenize each record's whole text, decode it
+# back for the round-trip check (the tokenizer's decoder shared, read
+# only) and the statistics stage keeps the first mismatch in input order;
+# a prompt ending in a space makes every record a junction merge and a
+# round-trip mismatch, so both paths run on every record.
+SPACE_T="$TMP/space.json"
+printf '{"prompt": "-- {question}\\nSQL: ", "completion": "{sql}"}' >"$SPACE_T"
+for tpl in ddl "$SPACE_T"; do
+    name=$(basename "$tpl" .json)
+    for t in 1 3; do
+        $NORAND "$PAIRSHARD" build -q --threads $t --layout causal --no-gate --max-length 0 \
+            --tokenizer-json "$PS_ROOT/tests/data/tokenizers/llama2-style.tokenizer.json" \
+            --schema "$PS_ROOT/tests/data/spider/tables.json" --template "$tpl" \
+            -o "$TMP/causal-$name-$t" "$PS_ROOT/tests/data/spider/dev.json" 2>"$TMP/b$t.log"
+        eval "rc$t=\$?"
+    done
+    [ "$rc1" -eq 0 ] && [ "$rc3" -eq 0 ] && tsan_clean "$TMP/b1.log" && tsan_clean "$TMP/b3.log" &&
+        same_set "$TMP/causal-$name-1" "$TMP/causal-$name-3"
+    check "causal build ($name) at 3 threads under TSan: no report, the 1-thread set" $?
+    if ! tsan_clean "$TMP/b3.log"; then head -80 "$TMP/b3.log" | sed 's/^/# /'; fi
+done
 $NORAND "$PAIRSHARD" clean --threads 4 -o "$TMP/clean.jsonl" "$TMP/many.jsonl" 2>"$TMP/c.log"
 rc=$?
 [ "$rc" -eq 0 ] && tsan_clean "$TMP/c.log"
