@@ -242,6 +242,26 @@ static const char *build(const char *name, const char *opts)
     return dir;
 }
 
+/* Set `name` built with `opts` and opened, every record served serially
+ * (the reference). Returns how many were kept. */
+static size_t set_open(set *s, const char *name, const char *opts, size_t clean_every)
+{
+    memset(s, 0, sizeof *s);
+    s->clean_every = clean_every;
+    atomic_flag_clear(&s->told);
+    s->p = ps_test_preprocessor(build(name, opts));
+    load_inputs(s);
+    size_t kept = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        record_want(s, i);
+        if (s->want[i].rc)
+            fail_msg("%s: record %zu fails serially (%d)", name, i, s->want[i].rc);
+        kept += !s->want[i].rejected;
+    }
+    assert_true(kept > s->n / 2); /* not a set of rejections */
+    return kept;
+}
+
 /* The set `name`, built with tokenizer option `tok_opt` naming `tok`
  * (under tests/data), Spider's schemas when `schema`, and `opts`, served
  * serially then by threads. */
@@ -253,20 +273,7 @@ static void shared(const char *name, const char *tok_opt, const char *tok, bool 
     snprintf(all, sizeof all, "%s '%s' %s%s%s %s", tok_opt, tok_path, schema ? "--schema '" : "",
              schema ? ps_test_data("spider/tables.json") : "", schema ? "'" : "", opts);
     set s;
-    memset(&s, 0, sizeof s);
-    s.clean_every = 4;
-    atomic_flag_clear(&s.told);
-    s.p = ps_test_preprocessor(build(name, all));
-    load_inputs(&s);
-    size_t kept = 0, rejected = 0;
-    for (size_t i = 0; i < s.n; i++) {
-        record_want(&s, i);
-        if (s.want[i].rc)
-            fail_msg("%s: record %zu fails serially (%d)", name, i, s.want[i].rc);
-        kept += !s.want[i].rejected;
-        rejected += s.want[i].rejected;
-    }
-    assert_true(kept > s.n / 2); /* not a set of rejections */
+    size_t kept = set_open(&s, name, all, 4), rejected = s.n - kept;
     size_t T = n_threads();
     run_threads(&s, T, 2 * s.n, 0);
     size_t bad = atomic_load(&s.bad), calls = atomic_load(&s.calls);
@@ -299,7 +306,7 @@ static void test_picard_bert(void **state)
 static void test_causal_llama3(void **state)
 {
     (void)state;
-    /* 400 tokens: many ddl schemas shortened, some records too_long */
+    /* 400 tokens: the ddl schemas of the larger databases shortened to fit */
     shared("causal-llama3", "--tokenizer-json", "tokenizers/llama3-style.tokenizer.json", true,
            "--layout causal --template ddl --max-length 400");
 }
@@ -329,13 +336,7 @@ static void test_short_lived_threads(void **state)
     snprintf(full, sizeof full, "--vocab '%s' --schema '%s' --template picard", vocab,
              ps_test_data("spider/tables.json"));
     set s;
-    memset(&s, 0, sizeof s);
-    s.clean_every = 5;
-    atomic_flag_clear(&s.told);
-    s.p = ps_test_preprocessor(build("short-lived", full));
-    load_inputs(&s);
-    for (size_t i = 0; i < s.n; i++)
-        record_want(&s, i);
+    set_open(&s, "short-lived", full, 5);
     ps_preprocessor_release(s.p); /* this thread's back to the pool */
     ps_preprocessor_release(s.p); /* holding none: a no-op */
     assert_int_equal(ps_pp_pool_slots(s.p), 1);

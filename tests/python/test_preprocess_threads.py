@@ -29,17 +29,9 @@ import tempfile
 import threading
 import traceback
 
-import numpy as np
-
-ROOT = os.environ.get("PS_ROOT") or os.path.abspath(os.path.join(os.path.dirname(__file__),
-                                                                 "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-PAIRSHARD = os.environ.get("PAIRSHARD") or os.path.join(ROOT, "build", "bin", "pairshard")
-DATA = os.path.join(ROOT, "tests", "data")
-DEV = os.path.join(DATA, "spider", "dev.json")
-TABLES = os.path.join(DATA, "spider", "tables.json")
-TOKS = os.path.join(DATA, "tokenizers")
+from testenv import DATA, DEV, PAIRSHARD, TABLES, TOKS  # noqa: E402
+
 VOCAB = os.path.join(DATA, "vocab", "bert-base-uncased.vocab.txt")
 THREADS = int(os.environ.get("PS_TEST_THREADS", "4"))
 ROUNDS = int(os.environ.get("PS_TEST_ROUNDS", "3"))
