@@ -68,7 +68,6 @@ def _declare(lib):
                                                  ctypes.c_size_t, ctypes.POINTER(vp),
                                                  ctypes.POINTER(ctypes.c_size_t),
                                                  ctypes.POINTER(ctypes.c_char_p), err_p]),
-        "ps_preprocessor_release": (None, [vp]),
         "ps_preprocessor_get_max_length": (ctypes.c_size_t, [vp]),
         "ps_preprocessor_get_pad_id": (ctypes.c_int32, [vp]),
     }
