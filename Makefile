@@ -4,7 +4,7 @@
 #   make demo        run the main job on the bundled Spider sample
 #   make test        build and run the whole test suite
 #   make check-asan  the whole suite under AddressSanitizer + UBSan
-#   make check-tsan  the reader's tests under ThreadSanitizer
+#   make check-tsan  the threaded build, reader and preprocessor under ThreadSanitizer
 #   make check-faults  crash, disk-full, corruption, concurrency and output-path campaigns
 #   make fuzz        libFuzzer targets on every parser of untrusted bytes
 #   make bench       benchmarks, each against a peer measured in the same run
@@ -158,12 +158,14 @@ check-asan:
 	$(MAKE) BUILD=$(BUILD)/asan SANITIZE=1 test
 
 # ThreadSanitizer: a separate build of everything, then the reader's tests,
-# the checks' threaded sums and the dedupe's parts.
+# the checks' threaded sums, the dedupe's parts and one preprocessor shared
+# by threads.
 check-tsan:
 	$(MAKE) BUILD=$(BUILD)/tsan SANITIZE=thread all \
 	    $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(wildcard tests/test_reader_*.c) \
 	                                                tests/test_validate_threads.c \
-	                                                tests/test_dedupe_parts.c)
+	                                                tests/test_dedupe_parts.c \
+	                                                tests/test_preprocess_threads.c)
 	@sh tests/tsan/run.sh $(BUILD)/tsan
 
 check-faults: all

@@ -8,12 +8,21 @@
  * every question ranks its database's tables and columns, and the mask of
  * half the units is made, as one bisection step does): "selection X
  * us/record"; the encodings a bisection adds are in the times above.
- *   bench_preprocess SET INPUT.json [with_db [TABLES.json]] */
+ * With --threads T (instead of the above): the throughput of one
+ * preprocessor shared by 1 and by T threads (each going round the
+ * questions from its own place for >= 1 s), "threads 1 X q/s (C q/cpu-s) threads T Y q/s (C q/cpu-s) Z x": the
+ * questions a second of CPU time too, which a lock or cache lines the
+ * threads fought over would lower, however many CPUs the machine has
+ * free.
+ *   bench_preprocess SET INPUT.json [with_db [TABLES.json]]
+ *   bench_preprocess SET INPUT.json with_db --threads T */
 #define _POSIX_C_SOURCE 200809L
 #include "pairshard/preprocess.h"
 #include "schema/schema.h"
 
 #include <jansson.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,10 +81,73 @@ static int bench_selection(const char *tables, json_t *arr)
     return 0;
 }
 
+typedef struct runner {
+    ps_preprocessor *p;
+    const ps_preprocess_input *in;
+    size_t n, start, done;
+    double until;
+    int failed;
+} runner;
+
+/* One thread's share: questions from `start` on, round the set, until the
+ * shared deadline. */
+static void *run(void *arg)
+{
+    runner *r = arg;
+    ps_preprocess_output out;
+    ps_error err = {0};
+    size_t i = r->start;
+    while (!r->failed && now() < r->until) {
+        for (int k = 0; k < 64; k++, i = (i + 1) % r->n, r->done++)
+            if (ps_preprocess(r->p, &r->in[i], &out, &err)) {
+                fprintf(stderr, "%s\n", err.message);
+                r->failed = 1;
+                break;
+            }
+    }
+    return NULL;
+}
+
+static double cpu_time(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + (double)u.ru_stime.tv_sec +
+           u.ru_stime.tv_usec / 1e6;
+}
+
+/* Questions a second by T threads sharing p (and a second of CPU time, in
+ * *per_cpu); -1 on a failure. */
+static double throughput(ps_preprocessor *p, const ps_preprocess_input *in, size_t n, int T,
+                         double *per_cpu)
+{
+    runner r[64];
+    pthread_t th[64];
+    double t0 = now(), c0 = cpu_time();
+    for (int t = 0; t < T; t++) {
+        r[t] = (runner){p, in, n, (size_t)t * n / (size_t)T, 0, t0 + 1.0, 0};
+        if (pthread_create(&th[t], NULL, run, &r[t]))
+            return -1;
+    }
+    size_t done = 0;
+    int failed = 0;
+    for (int t = 0; t < T; t++) {
+        pthread_join(th[t], NULL);
+        done += r[t].done;
+        failed |= r[t].failed;
+    }
+    *per_cpu = (double)done / (cpu_time() - c0);
+    return failed ? -1 : (double)done / (now() - t0);
+}
 
 int main(int argc, char **argv)
 {
-    if (argc < 3)
+    int threads = 0;
+    if (argc > 4 && strcmp(argv[argc - 2], "--threads") == 0) {
+        threads = atoi(argv[argc - 1]);
+        argc -= 2;
+    }
+    if (argc < 3 || threads < 0 || threads > 64)
         return 2;
     int with_db = argc > 3;
     ps_preprocessor *p;
@@ -91,6 +163,19 @@ int main(int argc, char **argv)
         json_t *r = json_array_get(arr, i);
         in[i].question = json_string_value(json_object_get(r, "question"));
         in[i].db_id = with_db ? json_string_value(json_object_get(r, "db_id")) : NULL;
+    }
+    if (threads) {
+        double c1, cn;
+        throughput(p, in, n, threads, &cn); /* every thread's scratch grown */
+        double one = throughput(p, in, n, 1, &c1), many = throughput(p, in, n, threads, &cn);
+        if (one < 0 || many < 0)
+            return 1;
+        printf("threads 1 %.0f q/s (%.0f q/cpu-s) threads %d %.0f q/s (%.0f q/cpu-s) %.2fx "
+               "%zu questions\n", one, c1, threads, many, cn, many / one, n);
+        free(in);
+        json_decref(arr);
+        ps_preprocessor_free(p);
+        return 0;
     }
     ps_preprocess_output out;
     size_t sink = 0;

@@ -18,7 +18,17 @@ int ps_cleaner_clean_text(ps_cleaner *c, const char *field, const char *text, si
     *reason = NULL;
     if (!c->worker && ps_clean_worker_create(c, &c->worker))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    ps_clean_worker *w = c->worker;
+    return ps_clean_worker_clean_text(c->worker, field, text, len, out, out_len, reason, err);
+}
+
+int ps_clean_worker_clean_text(ps_clean_worker *w, const char *field, const char *text,
+                               size_t len, const char **out, size_t *out_len,
+                               const char **reason, ps_error *err)
+{
+    const ps_cleaner *c = w->c;
+    *out = NULL;
+    *out_len = 0;
+    *reason = NULL;
     bool is_sql = field && strcmp(field, "sql") == 0;
     /* The record's own question and SQL must not be empty or too long
      * (ps_clean_record rejects the record); a template field or a history

@@ -555,6 +555,12 @@ void ps_clean_worker_free(ps_clean_worker *w);
  * read). Returns 0 or a negative code (out of memory, a rule failure). */
 int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_record *rec,
                     ps_clean_item *it, ps_error *err);
+/* ps_cleaner_clean_text (pairshard/clean.h) with worker `w` of the
+ * cleaner: *out points into w, so callers on several threads each give
+ * their own worker (the preprocessor's pool). */
+int ps_clean_worker_clean_text(ps_clean_worker *w, const char *field, const char *text,
+                               size_t len, const char **out, size_t *out_len,
+                               const char **reason, ps_error *err);
 /* Dedupes and accounts one item, in input order (one thread). A kept item
  * may become a duplicate (res.duplicate_of set). */
 int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_error *err);

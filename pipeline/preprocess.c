@@ -4,7 +4,9 @@
  * serving gives the ids the set stores. A record given as fields is first
  * written as the JSON object a build input would hold, under the names the
  * set's cleaner reads; a record without SQL (serving) gets a stand-in SQL
- * to pass the cleaner, and is encoded as segment A alone.
+ * to pass the cleaner, and is encoded as segment A alone. Everything a
+ * call writes is in the calling thread's slot (preprocess_pool.c), so
+ * threads may share the preprocessor.
  */
 #include "pipeline/preprocess_priv.h"
 
@@ -42,7 +44,7 @@ static int put_member(ps_buf *b, const char *key, const char *value)
 /* For a set built from dialogues: the dialogue the served turn ends, its
  * turns at p->turns_path (a dotted path opens nested objects): the history
  * oldest first, then the turn itself, which is turn n_history. */
-static int put_dialogue(ps_preprocessor *p, const ps_preprocess_input *in, ps_buf *b)
+static int put_dialogue(const ps_preprocessor *p, const ps_preprocess_input *in, ps_buf *b)
 {
     const char *path = p->turns_path;
     size_t depth = 0;
@@ -65,11 +67,11 @@ static int put_dialogue(ps_preprocessor *p, const ps_preprocess_input *in, ps_bu
     return bad;
 }
 
-/* The fields as one JSON object in p->record, under the names the set's
+/* The fields as one JSON object in `b`, under the names the set's
  * cleaner reads. */
-static int fields_json(ps_preprocessor *p, const ps_preprocess_input *in, ps_error *err)
+static int fields_json(const ps_preprocessor *p, const ps_preprocess_input *in, ps_buf *b,
+                       ps_error *err)
 {
-    ps_buf *b = &p->record;
     ps_buf_reset(b);
     int bad = ps_buf_putc(b, '{');
     if (p->turns_path)
@@ -84,7 +86,7 @@ static int fields_json(ps_preprocessor *p, const ps_preprocess_input *in, ps_err
     return bad || ps_buf_putc(b, '}') ? ps_error_set(err, PS_ENOMEM, "out of memory") : 0;
 }
 
-static void fill_output(ps_preprocessor *p, const ps_clean_item *it, const ps_encoded *e,
+static void fill_output(ps_pp_slot *s, const ps_clean_item *it, const ps_encoded *e,
                         bool has_sql, ps_preprocess_output *out)
 {
     const ps_clean_result *r = &it->res;
@@ -103,14 +105,14 @@ static void fill_output(ps_preprocessor *p, const ps_clean_item *it, const ps_en
     out->length = e->enc.len;
     out->truncated = e->enc.truncated != 0;
     out->shortened = e->shortened;
-    if (p->mask.len < e->enc.len) {
-        size_t old = p->mask.len;
-        if (ps_buf_reserve(&p->mask, e->enc.len - old) == 0) {
-            memset(p->mask.data + old, 1, e->enc.len - old);
-            p->mask.len = e->enc.len;
+    if (s->mask.len < e->enc.len) {
+        size_t old = s->mask.len;
+        if (ps_buf_reserve(&s->mask, e->enc.len - old) == 0) {
+            memset(s->mask.data + old, 1, e->enc.len - old);
+            s->mask.len = e->enc.len;
         }
     }
-    out->attention_mask = p->mask.len >= e->enc.len ? (const uint8_t *)p->mask.data : NULL;
+    out->attention_mask = s->mask.len >= e->enc.len ? (const uint8_t *)s->mask.data : NULL;
 }
 
 int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in, ps_preprocess_output *out,
@@ -119,20 +121,23 @@ int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in, ps_preproce
     memset(out, 0, sizeof *out);
     if (!in || (!in->record && !in->question))
         return ps_error_set(err, PS_EINVAL, "ps_preprocess: no record and no question");
-    bool has_sql = in->record || in->sql;
-    const char *data = in->record;
-    size_t len = in->record_len;
-    if (!data) {
-        int rc = fields_json(p, in, err);
-        if (rc)
-            return rc;
-        data = p->record.data;
-        len = p->record.len;
-    }
     if (in->record && p->turns_path)
         return ps_error_set(err, PS_EUSAGE,
                             "%s: the set was built from dialogues (--turns): give the turn's "
                             "fields and its history, not a raw record", p->dir);
+    ps_pp_slot *s = ps_pp_slot_take(p, err);
+    if (!s)
+        return PS_ENOMEM;
+    bool has_sql = in->record || in->sql;
+    const char *data = in->record;
+    size_t len = in->record_len;
+    if (!data) {
+        int rc = fields_json(p, in, &s->record, err);
+        if (rc)
+            return rc;
+        data = s->record.data;
+        len = s->record.len;
+    }
     ps_raw_record rec;
     memset(&rec, 0, sizeof rec);
     rec.data = data;
@@ -142,8 +147,8 @@ int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in, ps_preproce
     rec.too_long = len > p->cfg.clean.max_record_bytes;
     ps_clean_item it;
     ps_encoded e;
-    p->x.a_only = !has_sql;
-    int rc = ps_preprocess_item(&p->cfg, p->w, p->ts, &p->x, &p->in, &rec, &it, &e, err);
+    s->x.a_only = !has_sql;
+    int rc = ps_preprocess_item(&p->cfg, s->w, s->ts, &s->x, &p->in, &rec, &it, &e, err);
     if (rc)
         return rc;
     if (it.res.outcome != PS_OUTCOME_KEPT) {
@@ -153,14 +158,19 @@ int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in, ps_preproce
         out->detail = it.res.detail;
         return 0;
     }
-    fill_output(p, &it, &e, has_sql, out);
+    fill_output(s, &it, &e, has_sql, out);
     return out->attention_mask ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
 }
 
 int ps_preprocessor_clean(ps_preprocessor *p, const char *field, const char *text, size_t len,
                           const char **out, size_t *out_len, const char **reason, ps_error *err)
 {
-    return ps_cleaner_clean_text(p->cleaner, field, text, len, out, out_len, reason, err);
+    *out = NULL;
+    *out_len = 0;
+    *reason = NULL;
+    ps_pp_slot *s = ps_pp_slot_take(p, err);
+    return s ? ps_clean_worker_clean_text(s->w, field, text, len, out, out_len, reason, err)
+             : PS_ENOMEM;
 }
 
 size_t ps_preprocessor_get_max_length(const ps_preprocessor *p) { return p->cfg.max_length; }

@@ -263,9 +263,6 @@ static int make_cleaner(ps_preprocessor *p, json_t *config, json_t *files, ps_er
     free(data);
     if (rc)
         return rc;
-    p->ts = ps_tok_scratch_new();
-    if (!p->ts || ps_clean_worker_create(p->cleaner, &p->w))
-        return ps_error_set(err, PS_ENOMEM, "out of memory");
     p->cfg.tmpl = p->tmpl;
     p->cfg.schemas = p->schemas;
     p->in.path = p->in.base = "<serve>";
@@ -294,6 +291,8 @@ static int open_manifest(ps_preprocessor *p, json_t *m, ps_error *err)
         rc = load_t2s(p, m, files, err);
     if (!rc)
         rc = make_cleaner(p, config, files, err);
+    if (!rc)
+        rc = ps_pp_pool_init(p, err);
     return rc;
 }
 
@@ -331,15 +330,11 @@ void ps_preprocessor_free(ps_preprocessor *p)
 {
     if (!p)
         return;
-    ps_clean_worker_free(p->w);
+    ps_pp_pool_free(p); /* before the cleaner its workers were made for */
     ps_cleaner_free(p->cleaner);
     ps_template_free(p->tmpl);
     ps_schemas_free(p->schemas);
     ps_tokenizer_free(p->tok);
-    ps_tok_scratch_free(p->ts);
-    ps_encode_ctx_free(&p->x);
-    ps_buf_free(&p->record);
-    ps_buf_free(&p->mask);
     free(p->question_key);
     free(p->sql_key);
     free(p->db_key);

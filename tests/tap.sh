@@ -3,6 +3,8 @@
 #   check "description" <condition-exit-status> [file to show on failure]
 #   skip "description" "why"          a skip, counted as one (never a pass)
 #   relay_tap FILE                    another program's TAP output, renumbered
+#   run_py SCRIPT [ARGS]              a Python TAP script on $PS_BUILD's library,
+#                                     its lines renumbered, and a check that it ended
 #   same_set DIR1 DIR2                 0 when two shard sets are byte-identical
 # Every script ends with `done_testing`.
 n=0
@@ -37,6 +39,25 @@ sanitizer_preload() { # library: the sanitizer runtimes it links, for LD_PRELOAD
     for rt in asan ubsan tsan; do
         ldd "$1" 2>/dev/null | awk -v rt="lib$rt.so" 'index($1, rt) == 1 { print $3 }'
     done | paste -sd' ' -
+}
+run_py() { # script [args]: its TAP lines, renumbered into this script's, run by
+    # ${PY:-/usr/bin/python3} on $PS_BUILD's libpairshard; a sanitizer build's
+    # runtimes are loaded first, since python3 itself is not instrumented (and
+    # leaks by design, so leak checking is off there)
+    PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so"
+    export PAIRSHARD_LIB
+    preload=$(sanitizer_preload "$PAIRSHARD_LIB")
+    if [ -n "$preload" ]; then
+        LD_PRELOAD="$preload" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+            "${PY:-/usr/bin/python3}" "$@"
+    else
+        "${PY:-/usr/bin/python3}" "$@"
+    fi >"$TMP/py.out" 2>"$TMP/py.err"
+    py_rc=$?
+    relay_tap "$TMP/py.out"
+    grep -q '^1\.\.[0-9]' "$TMP/py.out"
+    check "$(basename "$1") ran to its end and exited 0" $(( py_rc == 0 && $? == 0 ? 0 : 1 ))
+    [ "$py_rc" -eq 0 ] || sed 's/^/# /' "$TMP/py.err" | tail -20
 }
 same_set() { # dir1 dir2: the same files, each byte-identical (preprocess/ included)
     [ "$(cd "$1" && find . | sort)" = "$(cd "$2" && find . | sort)" ] || return 1

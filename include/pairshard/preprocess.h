@@ -12,8 +12,22 @@
  * rejected it. It runs the build's own per-record code (ps_clean_record,
  * then the build's encoder), not a copy of it.
  *
- * Thread safety: one preprocessor per thread; distinct ones are
- * independent.
+ * Thread safety: a preprocessor may be shared by any number of threads.
+ * ps_preprocess and ps_preprocessor_clean may be called on one preprocessor
+ * from several threads at once, and give each thread what serial calls
+ * would. Each thread works in scratch of its own (cleaner worker,
+ * tokenizer scratch, output buffers), taken from the preprocessor's pool
+ * on its first call and kept until the thread ends or calls
+ * ps_preprocessor_release; a thread that ends gives it back to the pool
+ * for the next thread, so a server that starts a thread per request does
+ * not allocate per request. What a call returns is the calling thread's:
+ * it stays valid until that thread's next call on the same preprocessor
+ * (or its ps_preprocessor_release), whatever other threads do. The pool
+ * holds at most as many scratch sets as threads have held at once.
+ * ps_preprocessor_open and ps_preprocessor_free are not to be called
+ * concurrently with other calls on the same preprocessor: free it only
+ * after every thread's last call on it has returned (and its results are
+ * no longer read). Distinct preprocessors are independent.
  */
 #ifndef PAIRSHARD_PREPROCESS_H
 #define PAIRSHARD_PREPROCESS_H
@@ -76,7 +90,9 @@ typedef struct ps_preprocess_input {
 } ps_preprocess_input;
 
 /* What the build would have stored. Pointers belong to the preprocessor
- * and stay valid until its next ps_preprocess call. */
+ * (the calling thread's scratch) and stay valid until the same thread's
+ * next ps_preprocess or ps_preprocessor_clean call on it, its
+ * ps_preprocessor_release, or ps_preprocessor_free. */
 typedef struct ps_preprocess_output {
     int rejected;             /* 1: the build would have rejected the record */
     const char *reason;       /* rejected: the reason code (pairshard/clean.h) */
@@ -101,6 +117,7 @@ typedef struct ps_preprocess_output {
 } ps_preprocess_output;
 
 /* Cleans, renders and tokenizes one record as the set's build did.
+ * Thread-safe: see the top of this header.
  * @return 0 (out->rejected says whether it would have been kept), or a
  *         negative code for what is not the record's fault: PS_EINVAL (in
  *         lacks a question and a record), PS_EUSAGE (a raw `record` for a
@@ -111,11 +128,18 @@ PS_API int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in,
 
 /* Cleans one field's text as the set's build cleaned `field` ("question",
  * "sql", or a template field such as "evidence": cleaned like the
- * question). On 0, *out (valid until the next call) holds the cleaned text,
- * or *reason the rejection code (*out NULL). */
+ * question). On 0, *out (valid as ps_preprocess's output: until the
+ * calling thread's next call on p) holds the cleaned text, or *reason the
+ * rejection code (*out NULL). Thread-safe. */
 PS_API int ps_preprocessor_clean(ps_preprocessor *p, const char *field, const char *text,
                                  size_t len, const char **out, size_t *out_len,
                                  const char **reason, ps_error *err);
+
+/* Gives the calling thread's scratch back to p's pool now rather than when
+ * the thread ends (what its last call returned is then no longer valid):
+ * for a long-lived thread that is done with p for a while. A thread that
+ * holds none, or p NULL: a no-op. Thread-safe. */
+PS_API void ps_preprocessor_release(ps_preprocessor *p);
 
 /* The set's max_length (0: none) and the tokenizer's pad id (-1: none). */
 PS_API size_t ps_preprocessor_get_max_length(const ps_preprocessor *p);

@@ -7,6 +7,7 @@ without re-implementing any of it in Python.
 """
 
 import ctypes
+import threading
 
 import numpy as np
 
@@ -79,6 +80,12 @@ def _declare(lib):
     return lib
 
 
+def _ids(ptr, n):
+    """A copy (int64) of n values at ptr: the output is libpairshard's only
+    until this thread's next call."""
+    return np.ctypeslib.as_array(ptr, (n,)).astype(np.int64) if n else np.zeros(0, np.int64)
+
+
 def _text(ptr, n):
     return None if not ptr else ctypes.string_at(ptr, n).decode("utf-8")
 
@@ -96,7 +103,10 @@ def _enc(s):
 
 class Preprocessor:
     """The preprocessing of the shard set at `path` (its manifest and the
-    files it embeds, hashes checked). One per thread.
+    files it embeds, hashes checked). Thread-safe: one Preprocessor may
+    serve any number of threads at once (each call releases the GIL and
+    works in its thread's own scratch in libpairshard), and gives each what
+    serial calls would; close() waits for the calls in progress.
 
     encode(question, db_id=None, sql=None, **fields) → {"input_ids",
     "token_type_ids", "attention_mask"}: numpy int64/uint8 arrays (torch
@@ -107,6 +117,9 @@ class Preprocessor:
 
     def __init__(self, path):
         self._lib = _declare(L.load())
+        # calls in progress, so that close() never frees what a thread uses
+        self._cv = threading.Condition(threading.Lock())
+        self._calls = 0
         self._p = ctypes.c_void_p()
         err = L.ps_error()
         rc = self._lib.ps_preprocessor_open(_enc(str(path)), ctypes.byref(self._p),
@@ -118,9 +131,30 @@ class Preprocessor:
         self.max_length = self._lib.ps_preprocessor_get_max_length(self._p)
 
     def close(self):
-        if getattr(self, "_p", None):
-            self._lib.ps_preprocessor_free(self._p)
-            self._p = None
+        """Frees the preprocessor once the calls in progress on other
+        threads have returned; calls after it raise ValueError."""
+        cv = getattr(self, "_cv", None)
+        if cv is None:
+            return
+        with cv:
+            p, self._p = self._p, None
+            while self._calls:
+                cv.wait()
+        if p:
+            self._lib.ps_preprocessor_free(p)
+
+    def _enter(self):
+        with self._cv:
+            if not self._p:
+                raise ValueError("the Preprocessor is closed")
+            self._calls += 1
+            return self._p
+
+    def _leave(self):
+        with self._cv:
+            self._calls -= 1
+            if not self._calls:
+                self._cv.notify_all()
 
     def __del__(self):
         self.close()
@@ -131,9 +165,10 @@ class Preprocessor:
     def __exit__(self, *exc):
         self.close()
 
-    def _run(self, question=None, db_id=None, sql=None, record=None, fields=None, index=None):
-        if not self._p:
-            raise ValueError("the Preprocessor is closed")
+    def _run(self, take, question=None, db_id=None, sql=None, record=None, fields=None,
+             index=None):
+        """take(out, n) of one record's output: called before this thread's
+        next call, while the output is still this thread's to read."""
         inp = ps_preprocess_input()
         keep = []
         if record is not None:
@@ -156,38 +191,40 @@ class Preprocessor:
             inp.fields, inp.n_fields = arr, len(items)
         out = ps_preprocess_output()
         err = L.ps_error()
-        rc = self._lib.ps_preprocess(self._p, ctypes.byref(inp), ctypes.byref(out),
-                                     ctypes.byref(err))
-        if rc:
-            raise PairshardError(rc, err.message.decode("utf-8", "replace"))
-        if out.rejected:
-            raise RejectedError(out.reason.decode(), out.detail and out.detail.decode(),
-                                out.rule and out.rule.decode(), index)
-        n = out.length
-        return out, n
+        p = self._enter()
+        try:
+            rc = self._lib.ps_preprocess(p, ctypes.byref(inp), ctypes.byref(out),
+                                         ctypes.byref(err))
+            if rc:
+                raise PairshardError(rc, err.message.decode("utf-8", "replace"))
+            if out.rejected:
+                raise RejectedError(out.reason.decode(), out.detail and out.detail.decode(),
+                                    out.rule and out.rule.decode(), index)
+            return take(out, out.length)
+        finally:
+            self._leave()
 
     def preprocess(self, question=None, db_id=None, sql=None, record=None, **fields):
         """Everything the build would have stored for one record: the
         cleaned question and sql, prompt, completion, ids, truncated and
         shortened flags. Raises RejectedError when the build would have
         rejected it. `record` takes a raw JSON record instead."""
-        out, n = self._run(question, db_id, sql, record, fields)
-        return {
-            "question": _text(out.question, out.question_len),
-            "sql": _text(out.sql, out.sql_len),
-            "prompt": _text(out.prompt, out.prompt_len),
-            "completion": _text(out.completion, out.completion_len),
-            "input_ids": np.ctypeslib.as_array(out.input_ids, (n,)).astype(np.int64),
-            "token_type_ids": np.ctypeslib.as_array(out.token_type_ids, (n,)).astype(np.int64),
-            "attention_mask": np.ones(n, dtype=np.int64),
-            "truncated": bool(out.truncated), "shortened": bool(out.shortened),
-        }
+        def take(out, n):
+            return {
+                "question": _text(out.question, out.question_len),
+                "sql": _text(out.sql, out.sql_len),
+                "prompt": _text(out.prompt, out.prompt_len),
+                "completion": _text(out.completion, out.completion_len),
+                "input_ids": _ids(out.input_ids, n),
+                "token_type_ids": _ids(out.token_type_ids, n),
+                "attention_mask": np.ones(n, dtype=np.int64),
+                "truncated": bool(out.truncated), "shortened": bool(out.shortened),
+            }
+        return self._run(take, question, db_id, sql, record, fields)
 
     def _one(self, question, db_id, sql, record, fields, index=None):
-        out, n = self._run(question, db_id, sql, record, fields, index)
-        ids = np.ctypeslib.as_array(out.input_ids, (n,)).astype(np.int64)
-        types = np.ctypeslib.as_array(out.token_type_ids, (n,)).astype(np.int64)
-        return ids, types
+        return self._run(lambda out, n: (_ids(out.input_ids, n), _ids(out.token_type_ids, n)),
+                         question, db_id, sql, record, fields, index)
 
     def encode(self, question=None, db_id=None, sql=None, record=None, return_tensors=None,
                padding_side="right", **fields):
@@ -257,18 +294,20 @@ class Preprocessor:
         """`text` cleaned as the set's build cleaned `field` ("question",
         "sql", or a template field such as "evidence"). Raises RejectedError
         when the build would have rejected a record for it."""
-        if not self._p:
-            raise ValueError("the Preprocessor is closed")
         b = text.encode("utf-8") if isinstance(text, str) else bytes(text)
         out = ctypes.c_void_p()
         n = ctypes.c_size_t()
         reason = ctypes.c_char_p()
         err = L.ps_error()
-        rc = self._lib.ps_preprocessor_clean(self._p, _enc(field), b, len(b), ctypes.byref(out),
-                                             ctypes.byref(n), ctypes.byref(reason),
-                                             ctypes.byref(err))
-        if rc:
-            raise PairshardError(rc, err.message.decode("utf-8", "replace"))
-        if reason.value:
-            raise RejectedError(reason.value.decode())
-        return ctypes.string_at(out, n.value).decode("utf-8")
+        p = self._enter()
+        try:
+            rc = self._lib.ps_preprocessor_clean(p, _enc(field), b, len(b), ctypes.byref(out),
+                                                 ctypes.byref(n), ctypes.byref(reason),
+                                                 ctypes.byref(err))
+            if rc:
+                raise PairshardError(rc, err.message.decode("utf-8", "replace"))
+            if reason.value:
+                raise RejectedError(reason.value.decode())
+            return ctypes.string_at(out, n.value).decode("utf-8")
+        finally:
+            self._leave()

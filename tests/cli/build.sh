@@ -95,7 +95,15 @@ assert m["labels"] == sorted({r["db_id"] for r in raw})
 assert len(m["shards"]) == 3 and m["buckets"] == sorted(m["buckets"]) and m["buckets"][-1] <= 128
 assert m["tokenizer"]["vocab_size"] == 30522 and len(m["tokenizer"]["vocab_sha256"]) == 64
 assert all(len(i["sha256"]) == 64 for i in m["inputs"])
-assert "threads" not in json.dumps(m["config"])
+def keys(o):  # every key, at any depth (values hold paths, which may say "threads")
+    if isinstance(o, dict):
+        for k, v in o.items():
+            yield k
+            yield from keys(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from keys(v)
+assert not [k for k in keys(m["config"]) if "thread" in k]
 PY
 check "manifest: counts, the sorted db_id labels, buckets, hashes, no thread count" $?
 

@@ -21,25 +21,7 @@ if ! have numpy || ! have lmdb || ! have zstandard; then
     exit 0
 fi
 
-# The library of the build under test. A sanitizer build's needs its
-# runtimes loaded first, since python3 itself is not instrumented (and
-# leaks by design, so leak checking is off there).
-export PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so"
 export TMPDIR="$TMP"
-PRELOAD=$(sanitizer_preload "$PAIRSHARD_LIB")
-run_py() { # script: its TAP lines, renumbered into this script's
-    if [ -n "$PRELOAD" ]; then
-        LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$PY" "$@"
-    else
-        "$PY" "$@"
-    fi >"$TMP/py.out" 2>"$TMP/py.err"
-    rc=$?
-    relay_tap "$TMP/py.out"
-    grep -q '^1\.\.[0-9]' "$TMP/py.out"
-    check "$(basename "$1") ran to its end and exited 0" $(( rc == 0 && $? == 0 ? 0 : 1 ))
-    [ "$rc" -eq 0 ] || sed 's/^/# /' "$TMP/py.err" | tail -20
-}
-
 run_py "$PS_ROOT/tests/python/test_loader.py"
 if have torch; then
     run_py "$PS_ROOT/tests/python/train_tiny.py"

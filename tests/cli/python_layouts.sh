@@ -24,18 +24,6 @@ if command -v node >/dev/null 2>&1; then
     sh "$CONF/ensure.sh" || true
 fi
 
-export PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so"
 export TMPDIR="$TMP"
-PRELOAD=$(sanitizer_preload "$PAIRSHARD_LIB")
-if [ -n "$PRELOAD" ]; then
-    LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
-        "$PY" "$PS_ROOT/tests/python/test_layouts.py"
-else
-    "$PY" "$PS_ROOT/tests/python/test_layouts.py"
-fi >"$TMP/py.out" 2>"$TMP/py.err"
-rc=$?
-relay_tap "$TMP/py.out"
-grep -q '^1\.\.[0-9]' "$TMP/py.out"
-check "test_layouts.py ran to its end and exited 0" $(( rc == 0 && $? == 0 ? 0 : 1 ))
-[ "$rc" -eq 0 ] || sed 's/^/# /' "$TMP/py.err" | tail -20
+run_py "$PS_ROOT/tests/python/test_layouts.py"
 done_testing

@@ -37,16 +37,11 @@ import traceback
 
 import numpy as np
 
-ROOT = os.environ.get("PS_ROOT") or os.path.abspath(os.path.join(os.path.dirname(__file__),
-                                                                 "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-PAIRSHARD = os.environ.get("PAIRSHARD") or os.path.join(ROOT, "build", "bin", "pairshard")
-DATA = os.path.join(ROOT, "tests", "data")
-DEV = os.path.join(DATA, "spider", "dev.json")
-TABLES = os.path.join(DATA, "spider", "tables.json")
-GPT2 = os.path.join(DATA, "tokenizers", "gpt2.tokenizer.json")
-T5 = os.path.join(DATA, "tokenizers", "t5-small.tokenizer.json")
+from testenv import DEV, PAIRSHARD, ROOT, TABLES, TOKS  # noqa: E402
+
+GPT2 = os.path.join(TOKS, "gpt2.tokenizer.json")
+T5 = os.path.join(TOKS, "t5-small.tokenizer.json")
 CONF = os.path.join(ROOT, "tests", "conformance")
 
 import torch  # noqa: E402

@@ -27,13 +27,10 @@ import lmdb
 import numpy as np
 import zstandard
 
-ROOT = os.environ.get("PS_ROOT") or os.path.abspath(os.path.join(os.path.dirname(__file__),
-                                                                 "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "python"))
-PAIRSHARD = os.environ.get("PAIRSHARD") or os.path.join(ROOT, "build", "bin", "pairshard")
-DATA = os.path.join(ROOT, "tests", "data")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from testenv import DATA, DEV, PAIRSHARD, ROOT  # noqa: E402
+
 VOCAB = os.path.join(DATA, "vocab", "bert-base-uncased.vocab.txt")
-DEV = os.path.join(DATA, "spider", "dev.json")
 
 import pairshard  # noqa: E402
 from pairshard import _lib as L  # noqa: E402

@@ -4,8 +4,12 @@
 # round the chunk ring several times, and on a plain JSONL file they read as
 # line ranges (with runs of tiny lines: the chain's re-takes and its chunks
 # past the ranges), the TSan builds of test_reader_*,
-# test_validate_threads (the checks' KS sums over threads) and
-# test_dedupe_parts (the dedupe's parts on threads), then the read_all tool (built here against the TSan
+# test_validate_threads (the checks' KS sums over threads),
+# test_dedupe_parts (the dedupe's parts on threads) and
+# test_preprocess_threads (one preprocessor shared by 8 threads on every
+# layout: pair with a BERT vocabulary, causal with GPT-2's and a
+# Llama-3-style tokenizer.json, seq2seq with T5; and threads that start and
+# end, their scratch going back to the pool), then the read_all tool (built here against the TSan
 # library) streaming many small batches through 4 decoding threads and a
 # tiny ring, so that slot hand-off, window sharing and epoch switches are
 # exercised as often as possible. Any ThreadSanitizer report fails the
@@ -153,7 +157,8 @@ done
 same_set "$TMP/t2s1" "$TMP/t2s2"
 check "the text-to-SQL build under TSan: 1 and 2 threads, the same set" $?
 
-for T in "$BUILD"/tests/test_reader_* "$BUILD"/tests/test_validate_threads "$BUILD"/tests/test_dedupe_parts; do
+for T in "$BUILD"/tests/test_reader_* "$BUILD"/tests/test_validate_threads "$BUILD"/tests/test_dedupe_parts \
+    "$BUILD"/tests/test_preprocess_threads; do
     [ -x "$T" ] || continue
     name=$(basename "$T")
     start=$(date +%s)
