@@ -266,12 +266,13 @@ int ps_build_cancelled(const ps_build_config *cfg, ps_error *err);
 int ps_build_stopping(ps_build_state *st, ps_error *err);
 
 /* Runs the checks (thresholds from validate_json, a json_t * or NULL) on
- * the statistics, with the padding under `bounds`; and the SQL checks when
+ * the statistics, with the padding under `bounds` (`slice`: they are one
+ * --part's, ps_vconfig_set_slice); and the SQL checks when
  * `sql` checked anything (NULL: none). `threads` for the exact KS sums
  * (ps_vconfig_set_threads): the report's bytes do not depend on it. */
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
                       ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
-                      const uint32_t *bounds, size_t n_bounds, size_t threads,
+                      const uint32_t *bounds, size_t n_bounds, size_t threads, bool slice,
                       ps_vreport **report, ps_error *err);
 /* Writes <prefix>report.json, <prefix>report.html and <prefix>stats.json
  * into dir (fsynced). stats.json's points and paired view are those the

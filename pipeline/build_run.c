@@ -334,13 +334,14 @@ static void state_free(ps_build_state *st)
 
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
                       ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
-                      const uint32_t *bounds, size_t n_bounds, size_t threads,
+                      const uint32_t *bounds, size_t n_bounds, size_t threads, bool slice,
                       ps_vreport **report, ps_error *err)
 {
     ps_vconfig *vc = ps_vconfig_new();
     if (!vc)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     ps_vconfig_set_threads(vc, threads);
+    ps_vconfig_set_slice(vc, slice);
     int rc = validate_json ? ps_vconfig_apply_json(vc, (json_t *)validate_json, err) : 0;
     if (!rc)
         rc = ps_vstats_set_padding(tokenized, bounds, n_bounds);
@@ -582,8 +583,8 @@ static int run_checks(ps_build_state *st, bool *gate_failed, ps_error *err)
     const ps_build_config *cfg = st->cfg;
     *gate_failed = false;
     int rc = ps_build_validate(cfg->validate_json, st->v_raw, st->v_clean, st->v_tok, st->paired,
-                               st->v_sql, st->bounds, st->n_bounds, cfg->threads, &st->report,
-                               err);
+                               st->v_sql, st->bounds, st->n_bounds, cfg->threads,
+                               cfg->part_count > 1, &st->report, err);
     for (size_t i = 0; !rc && i < ps_tokenizer_warning_count(cfg->tokenizer); i++)
         if (ps_vreport_add_vocab_warning(st->report, ps_tokenizer_warning(cfg->tokenizer, i)))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");

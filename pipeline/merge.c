@@ -728,7 +728,7 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
             b[i] = (uint32_t)json_integer_value(json_array_get(bounds, i));
         json_t *conf = json_object_get(m, "config");
         rc = ps_build_validate(json_object_get(conf, "validate"), ms.raw, ms.cln, ms.tok, ms.pr,
-                               ms.sq, b, nb, 1, &report, err);
+                               ms.sq, b, nb, 1, false, &report, err);
         if (!rc && ms.gen && ps_vreport_set_generation(report, ms.gen))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         if (!rc)
