@@ -103,6 +103,7 @@ typedef struct ps_build_state {
     ps_staging stg;
     const char *staging;       /* stg.set: where the new set is written */
     FILE *rejects, *duplicates;
+    char *rejects_path, *duplicates_path; /* theirs, for messages */
     ps_spool *spools;          /* one a shard: indexes */
     ps_wspool *wspools;        /* one a worker: the records */
     size_t n_wspools;

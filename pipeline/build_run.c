@@ -210,10 +210,11 @@ static int close_checked(FILE **f, const char *what, ps_error *err)
 {
     if (!*f)
         return 0;
-    int bad = fflush(*f) != 0 || ferror(*f);
-    bad |= fclose(*f) != 0;
+    int e = fflush(*f) != 0 || ferror(*f) ? (errno ? errno : EIO) : 0;
+    if (fclose(*f) != 0 && !e)
+        e = errno;
     *f = NULL;
-    return bad ? ps_error_set(err, PS_EIO, "%s: write failed: %s", what, strerror(errno)) : 0;
+    return e ? ps_error_set(err, PS_EIO, "%s: write failed: %s", what, strerror(e)) : 0;
 }
 
 static int check_config(const ps_build_config *cfg, ps_error *err)
@@ -319,6 +320,8 @@ static void state_free(ps_build_state *st)
         fclose(st->rejects);
     if (st->duplicates)
         fclose(st->duplicates);
+    free(st->rejects_path);
+    free(st->duplicates_path);
     for (size_t i = 0; st->spools && i < st->cfg->shards; i++)
         ps_spool_free(&st->spools[i]);
     free(st->spools);
@@ -507,13 +510,9 @@ static void close_profile(const ps_build_state *st, ps_build_summary *sum,
 static int open_outputs(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
-    char *path = NULL;
-    int rc = open_in(st->staging, "rejects.jsonl", &st->rejects, &path, err);
-    free(path);
-    if (!rc) {
-        rc = open_in(st->staging, "duplicates.jsonl", &st->duplicates, &path, err);
-        free(path);
-    }
+    int rc = open_in(st->staging, "rejects.jsonl", &st->rejects, &st->rejects_path, err);
+    if (!rc)
+        rc = open_in(st->staging, "duplicates.jsonl", &st->duplicates, &st->duplicates_path, err);
     if (!rc) {
         st->v_raw = ps_vstats_new("raw");
         st->v_clean = ps_vstats_new("cleaned");
@@ -567,9 +566,9 @@ static int run_phase1(ps_build_state *st, ps_error *err)
     if (!rc) /* a field named but in no record of an input: a usage error */
         rc = ps_cleaner_check_fields(st->cleaner, NULL, err);
     if (!rc)
-        rc = close_checked(&st->rejects, "rejects.jsonl", err);
+        rc = close_checked(&st->rejects, st->rejects_path, err);
     if (!rc)
-        rc = close_checked(&st->duplicates, "duplicates.jsonl", err);
+        rc = close_checked(&st->duplicates, st->duplicates_path, err);
     if (!rc)
         rc = wspools_map(st, err);
     return rc;
