@@ -304,15 +304,14 @@ static int load_bert(const ctx *c, json_t *root, ps_tokenizer **out)
 static int load_root(const char *path, json_t *root, ps_tokenizer **out, ps_error *err)
 {
     ctx c = {path, err};
+    ps_tok_load lc = {path, err};
     int rc;
     if (!json_is_object(root))
         rc = bad(&c, PS_EFORMAT, "top level", "expected an object");
-    else
+    else if (!(rc = ps_tok_check_serde(&lc, root)))
         rc = load_bert(&c, root, out);
-    if (rc == PS_EUSAGE) { /* not BERT's pipeline: the general one */
-        ps_tok_load lc = {path, err};
+    if (rc == PS_EUSAGE) /* not BERT's pipeline: the general one */
         rc = ps_tok_hf_load(&lc, root, out);
-    }
     /* what the shared vocabulary code says ("out of memory building the
      * vocabulary trie") names no file: name it */
     size_t pl = strlen(path);
