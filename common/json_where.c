@@ -6,17 +6,17 @@
 #include "common/json_where.h"
 #include "common/ps_internal.h"
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 /* jansson's allocations go through a wrapper that counts, per thread, the
  * ones that failed; it calls the functions set before it (malloc unless a
- * host program set its own), so memory stays paired with its free. */
+ * host program set its own), so memory stays paired with its free. It is
+ * installed when the library is loaded, before any thread of ours can be
+ * inside jansson (jansson reads the functions without a lock). */
 static _Thread_local unsigned long alloc_failures;
 static json_malloc_t next_malloc;
-static pthread_once_t counting_once = PTHREAD_ONCE_INIT;
 
 static void *counting_malloc(size_t n)
 {
@@ -26,7 +26,7 @@ static void *counting_malloc(size_t n)
     return p;
 }
 
-static void install_counting(void)
+__attribute__((constructor)) static void install_counting(void)
 {
     json_free_t f;
     json_get_alloc_funcs(&next_malloc, &f);
@@ -35,7 +35,6 @@ static void install_counting(void)
 
 json_t *ps_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *je)
 {
-    pthread_once(&counting_once, install_counting);
     unsigned long before = alloc_failures;
     json_t *j = json_loadb(buf, len, flags, je);
     if (alloc_failures == before)

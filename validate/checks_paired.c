@@ -85,6 +85,8 @@ static void empty_set_check(ctx *x, const ps_vpaired *P)
 {
     double kept = (double)P->kept;
     bool *used = calloc(P->nreasons + 1, sizeof *used);
+    if (!used)
+        x->rc = PS_ENOMEM; /* ps_vcheck_push then adds nothing */
     json_t *causes = json_array();
     char text[512] = "";
     size_t tl = 0;
