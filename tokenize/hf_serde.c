@@ -35,19 +35,24 @@ static bool too_deep(json_t *j, int level, const char *jpath, char *at, size_t a
         snprintf(at, atn, "%s", jpath);
         return true;
     }
+    /* the path is written for containers only: a vocabulary's 50,000
+     * entries are scalars */
     char sub[1024];
     if (json_is_array(j)) {
-        for (size_t i = 0; i < json_array_size(j); i++)
-            if (too_deep(json_array_get(j, i), level + 1,
-                         ps_tok_jpath_idx(sub, sizeof sub, jpath, i), at, atn))
+        for (size_t i = 0; i < json_array_size(j); i++) {
+            json_t *v = json_array_get(j, i);
+            if ((json_is_object(v) || json_is_array(v)) &&
+                too_deep(v, level + 1, ps_tok_jpath_idx(sub, sizeof sub, jpath, i), at, atn))
                 return true;
+        }
         return false;
     }
     const char *key;
     json_t *v;
     json_object_foreach(j, key, v)
     {
-        if (too_deep(v, level + 1, ps_tok_jpath_key(sub, sizeof sub, jpath, key), at, atn))
+        if ((json_is_object(v) || json_is_array(v)) &&
+            too_deep(v, level + 1, ps_tok_jpath_key(sub, sizeof sub, jpath, key), at, atn))
             return true;
     }
     return false;
