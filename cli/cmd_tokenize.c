@@ -74,6 +74,7 @@ typedef struct job {
     const char *field; /* NULL: the pair */
     int words;
     const char *in_name;
+    const char *tok_name; /* the --vocab or --tokenizer-json file */
     size_t line_no;
     ps_buf out;
 } job;
@@ -105,6 +106,12 @@ static int put_json_string(void *ctx, const char *s, size_t n)
     return bad ? PS_ENOMEM : 0;
 }
 
+/* What input_error and its callers return: a record that is not shaped as
+ * clean writes them (tokenize's advice is then to run clean first), or any
+ * other failure (an encode that failed, out of memory, a write), which
+ * clean would not have prevented. */
+enum { FAIL_OTHER = -1, FAIL_SHAPE = -2 };
+
 static int input_error(const job *j, const char *fmt, ...) PS_PRINTF(2, 3);
 static int input_error(const job *j, const char *fmt, ...)
 {
@@ -114,16 +121,23 @@ static int input_error(const job *j, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    return -1;
+    return FAIL_OTHER;
+}
+
+/* A field clean always writes is missing or of the wrong type. */
+static int field_error(const job *j, const char *key, const char *what)
+{
+    input_error(j, "field '%s' %s", key, what);
+    return FAIL_SHAPE;
 }
 
 static int get_text(const job *j, json_t *rec, const char *key, const char **s, size_t *n)
 {
     json_t *v = json_object_get(rec, key);
     if (!v)
-        return input_error(j, "field '%s' is missing", key);
+        return field_error(j, key, "is missing");
     if (!json_is_string(v))
-        return input_error(j, "field '%s' is not a string", key);
+        return field_error(j, key, "is not a string");
     *s = json_string_value(v);
     *n = json_string_length(v);
     return 0;
@@ -148,9 +162,9 @@ static int encode_record(job *j, json_t *rec)
 {
     json_t *id = json_object_get(rec, "id");
     if (!id)
-        return input_error(j, "field '%s' is missing", "id");
+        return field_error(j, "id", "is missing");
     if (!json_is_string(id) && !json_is_integer(id))
-        return input_error(j, "field '%s' is not a string", "id");
+        return field_error(j, "id", "is not a string");
     char *id_text = json_dumps(id, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
     if (!id_text)
         return input_error(j, "%s", "out of memory");
@@ -162,10 +176,12 @@ static int encode_record(job *j, json_t *rec)
 
     const char *q = NULL, *sql = NULL;
     size_t qn = 0, sqln = 0;
-    if ((!j->field || !strcmp(j->field, "question")) && get_text(j, rec, "question", &q, &qn))
-        return -1;
-    if ((!j->field || !strcmp(j->field, "sql")) && get_text(j, rec, "sql", &sql, &sqln))
-        return -1;
+    int rc;
+    if ((!j->field || !strcmp(j->field, "question")) &&
+        (rc = get_text(j, rec, "question", &q, &qn)))
+        return rc;
+    if ((!j->field || !strcmp(j->field, "sql")) && (rc = get_text(j, rec, "sql", &sql, &sqln)))
+        return rc;
     if (j->words) {
         if (q && add_words(j, sql ? "question_words" : "words", q, qn))
             return -1;
@@ -174,13 +190,13 @@ static int encode_record(job *j, json_t *rec)
     } else {
         ps_error err;
         ps_encoding enc;
-        int rc = q && sql ? ps_tokenizer_encode_pair(j->tok, j->scratch, q, qn, sql, sqln,
-                                                      j->max_length, &enc, &err)
-                 : q      ? ps_tokenizer_encode(j->tok, j->scratch, q, qn, j->max_length, &enc, &err)
-                          : ps_tokenizer_encode(j->tok, j->scratch, sql, sqln, j->max_length, &enc,
-                                                &err);
+        rc = q && sql ? ps_tokenizer_encode_pair(j->tok, j->scratch, q, qn, sql, sqln,
+                                                 j->max_length, &enc, &err)
+             : q      ? ps_tokenizer_encode(j->tok, j->scratch, q, qn, j->max_length, &enc, &err)
+                      : ps_tokenizer_encode(j->tok, j->scratch, sql, sqln, j->max_length, &enc,
+                                            &err);
         if (rc < 0)
-            return input_error(j, "%s", err.message);
+            return input_error(j, "encoding with %s failed: %s", j->tok_name, err.message);
         if (put_ints(&j->out, "input_ids", enc.input_ids, NULL, enc.len) ||
             put_ints(&j->out, "token_type_ids", NULL, enc.token_type_ids, enc.len))
             return input_error(j, "%s", "out of memory");
@@ -190,9 +206,11 @@ static int encode_record(job *j, json_t *rec)
     return 0;
 }
 
-/* Input that is not clean's output (a raw JSON array such as Spider's, or
- * records without clean's fields) fails on its first record: say what
- * tokenize reads and what to run first. */
+/* Input that is not clean's output (a raw JSON array such as Spider's, a
+ * line that is not a JSON object, or records without clean's fields) fails
+ * on its first record: say what tokenize reads and what to run first. Only
+ * then: a record clean could have written that fails to encode (a
+ * vocabulary without [SEP], a full disk) gets its own reason alone. */
 static void hint_clean_first(const job *j)
 {
     fprintf(stderr,
@@ -224,10 +242,9 @@ static int run(job *j, FILE *in, ps_outfile *outf)
         }
         json_error_t jerr;
         json_t *rec = json_loadb(line, len, JSON_ALLOW_NUL, &jerr);
-        if (!rec) {
-            rc = input_error(j, "not a JSON object: %s", jerr.text);
-        } else if (!json_is_object(rec)) {
-            rc = input_error(j, "%s", "not a JSON object");
+        if (!rec || !json_is_object(rec)) {
+            input_error(j, "not a JSON object%s%s", rec ? "" : ": ", rec ? "" : jerr.text);
+            rc = FAIL_SHAPE;
         } else if (!(rc = encode_record(j, rec))) {
             ps_error err;
             if (j->out.len != 0 && ps_outfile_write(outf, j->out.data, j->out.len, &err)) {
@@ -236,7 +253,7 @@ static int run(job *j, FILE *in, ps_outfile *outf)
             }
         }
         json_decref(rec);
-        if (rc && first)
+        if (rc == FAIL_SHAPE && first)
             hint_clean_first(j);
         first = false;
     }
@@ -307,6 +324,7 @@ int ps_cmd_tokenize(int argc, char **argv)
     if (ps_tok_source_load("tokenize", &src, &tok))
         goto done;
     j.tok = tok;
+    j.tok_name = src.vocab ? src.vocab : src.tokenizer_json;
     j.scratch = ps_tok_scratch_new();
     ps_buf_init(&j.out);
     if (!j.scratch) {

@@ -6,6 +6,7 @@
  * the build.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include "common/json_where.h"
 #include "ingest/ingest.h"
 
 #include <jansson.h>
@@ -214,8 +215,7 @@ int ps_rules_add_json(ps_rules *r, const char *text, size_t len, const char *ori
     json_error_t jerr;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
-        return ps_error_set(err, PS_EFORMAT, "%s:%d:%d: %s", origin, jerr.line, jerr.column,
-                            jerr.text);
+        return ps_json_load_error(err, origin, &jerr);
     json_t *list = json_is_object(root) ? json_object_get(root, "rules") : root;
     if (!json_is_array(list)) {
         json_decref(root);

@@ -455,16 +455,17 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static int writer_line(FILE *f, const ps_clean_result *r, ps_error *err)
+/* One rejected or duplicate record onto `f`, the file at `path`. */
+static int writer_line(FILE *f, const char *path, const ps_clean_result *r, ps_error *err)
 {
     char *line;
     size_t len;
     if (ps_clean_result_json(r, &line, &len))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     int bad = fwrite(line, 1, len, f) != len || putc('\n', f) == EOF;
+    int e = errno;
     free(line);
-    return bad ? ps_error_set(err, PS_EIO, "writing the rejects failed: %s", strerror(errno))
-               : 0;
+    return bad ? ps_error_set(err, PS_EIO, "%s: write failed: %s", path, strerror(e)) : 0;
 }
 
 /* Commits one finished chunk in input order (the calling thread). */
@@ -527,9 +528,9 @@ static int write_chunk(ps_build_state *st, const chunk *ch, ps_error *err)
         const ps_clean_result *r = &pk->it.res;
         int rc;
         if (r->outcome == PS_OUTCOME_REJECTED) {
-            rc = writer_line(st->rejects, r, err);
+            rc = writer_line(st->rejects, st->rejects_path, r, err);
         } else if (r->outcome == PS_OUTCOME_DUPLICATE) {
-            rc = writer_line(st->duplicates, r, err);
+            rc = writer_line(st->duplicates, st->duplicates_path, r, err);
         } else if (pk->o_spool == NOOFF) { /* kept and ours: spooled */
             rc = ps_error_set(err, PS_EINVAL, "%s: record %s: not spooled", r->source, r->id);
         } else {

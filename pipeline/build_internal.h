@@ -104,6 +104,7 @@ typedef struct ps_build_state {
     ps_staging stg;
     const char *staging;       /* stg.set: where the new set is written */
     FILE *rejects, *duplicates;
+    char *rejects_path, *duplicates_path; /* theirs, for messages */
     ps_spool *spools;          /* one a shard: indexes */
     ps_wspool *wspools;        /* one a worker: the records */
     size_t n_wspools;
@@ -302,13 +303,14 @@ int ps_build_cancelled(const ps_build_config *cfg, ps_error *err);
 int ps_build_stopping(ps_build_state *st, ps_error *err);
 
 /* Runs the checks (thresholds from validate_json, a json_t * or NULL) on
- * the statistics, with the padding under `bounds`; and the SQL checks when
- * `sql` checked anything (NULL: none), and a generator set's and
- * dialogue's (`gen`, NULL: none). `threads` for the exact KS sums
- * (ps_vconfig_set_threads): the report's bytes do not depend on it. */
+ * the statistics, with the padding under `bounds` (`slice`: they are one
+ * --part's, ps_vconfig_set_slice); and the SQL checks when `sql` checked
+ * anything (NULL: none), and a generator set's and dialogue's (`gen`,
+ * NULL: none). `threads` for the exact KS sums (ps_vconfig_set_threads):
+ * the report's bytes do not depend on it. */
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
                       ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
-                      const uint32_t *bounds, size_t n_bounds, size_t threads,
+                      const uint32_t *bounds, size_t n_bounds, size_t threads, bool slice,
                       const ps_vgen_checks *gen, ps_vreport **report, ps_error *err);
 /* Writes <prefix>report.json, <prefix>report.html and <prefix>stats.json
  * into dir (fsynced). stats.json's points and paired view are those the

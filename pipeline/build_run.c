@@ -210,10 +210,11 @@ static int close_checked(FILE **f, const char *what, ps_error *err)
 {
     if (!*f)
         return 0;
-    int bad = fflush(*f) != 0 || ferror(*f);
-    bad |= fclose(*f) != 0;
+    int e = fflush(*f) != 0 || ferror(*f) ? (errno ? errno : EIO) : 0;
+    if (fclose(*f) != 0 && !e)
+        e = errno;
     *f = NULL;
-    return bad ? ps_error_set(err, PS_EIO, "%s: write failed: %s", what, strerror(errno)) : 0;
+    return e ? ps_error_set(err, PS_EIO, "%s: write failed: %s", what, strerror(e)) : 0;
 }
 
 static int check_config(const ps_build_config *cfg, ps_error *err)
@@ -326,6 +327,8 @@ static void state_free(ps_build_state *st)
         fclose(st->rejects);
     if (st->duplicates)
         fclose(st->duplicates);
+    free(st->rejects_path);
+    free(st->duplicates_path);
     for (size_t i = 0; st->spools && i < st->cfg->shards; i++)
         ps_spool_free(&st->spools[i]);
     free(st->spools);
@@ -341,13 +344,14 @@ static void state_free(ps_build_state *st)
 
 int ps_build_validate(const void *validate_json, ps_vstats *raw, ps_vstats *cleaned,
                       ps_vstats *tokenized, const ps_vpaired *paired, const ps_vsql *sql,
-                      const uint32_t *bounds, size_t n_bounds, size_t threads,
+                      const uint32_t *bounds, size_t n_bounds, size_t threads, bool slice,
                       const ps_vgen_checks *gen, ps_vreport **report, ps_error *err)
 {
     ps_vconfig *vc = ps_vconfig_new();
     if (!vc)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     ps_vconfig_set_threads(vc, threads);
+    ps_vconfig_set_slice(vc, slice);
     int rc = validate_json ? ps_vconfig_apply_json(vc, (json_t *)validate_json, err) : 0;
     if (!rc)
         rc = ps_vstats_set_padding(tokenized, bounds, n_bounds);
@@ -515,13 +519,9 @@ static void close_profile(const ps_build_state *st, ps_build_summary *sum,
 static int open_outputs(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
-    char *path = NULL;
-    int rc = open_in(st->staging, "rejects.jsonl", &st->rejects, &path, err);
-    free(path);
-    if (!rc) {
-        rc = open_in(st->staging, "duplicates.jsonl", &st->duplicates, &path, err);
-        free(path);
-    }
+    int rc = open_in(st->staging, "rejects.jsonl", &st->rejects, &st->rejects_path, err);
+    if (!rc)
+        rc = open_in(st->staging, "duplicates.jsonl", &st->duplicates, &st->duplicates_path, err);
     if (!rc) {
         st->v_raw = ps_vstats_new("raw");
         st->v_clean = ps_vstats_new("cleaned");
@@ -575,9 +575,9 @@ static int run_phase1(ps_build_state *st, ps_error *err)
     if (!rc) /* a field named but in no record of an input: a usage error */
         rc = ps_cleaner_check_fields(st->cleaner, NULL, err);
     if (!rc)
-        rc = close_checked(&st->rejects, "rejects.jsonl", err);
+        rc = close_checked(&st->rejects, st->rejects_path, err);
     if (!rc)
-        rc = close_checked(&st->duplicates, "duplicates.jsonl", err);
+        rc = close_checked(&st->duplicates, st->duplicates_path, err);
     if (!rc)
         rc = wspools_map(st, err);
     return rc;
@@ -594,8 +594,8 @@ static int run_checks(ps_build_state *st, bool *gate_failed, ps_error *err)
                          cfg->clean.turns_path != NULL, st->history_turns,
                          st->history_hidden};
     int rc = ps_build_validate(cfg->validate_json, st->v_raw, st->v_clean, st->v_tok, st->paired,
-                               st->v_sql, st->bounds, st->n_bounds, cfg->threads, &gc,
-                               &st->report, err);
+                               st->v_sql, st->bounds, st->n_bounds, cfg->threads,
+                               cfg->part_count > 1, &gc, &st->report, err);
     for (size_t i = 0; !rc && i < ps_tokenizer_warning_count(cfg->tokenizer); i++)
         if (ps_vreport_add_vocab_warning(st->report, ps_tokenizer_warning(cfg->tokenizer, i)))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");

@@ -779,7 +779,7 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
         const char *lay = json_string_value(json_object_get(conf, "layout"));
         ps_vgen_checks gc = {ms.gen, lay && !strcmp(lay, "causal"), false, 0, 0};
         rc = ps_build_validate(json_object_get(conf, "validate"), ms.raw, ms.cln, ms.tok, ms.pr,
-                               ms.sq, b, nb, 1, &gc, &report, err);
+                               ms.sq, b, nb, 1, false, &gc, &report, err);
         if (!rc && ms.gen && ps_vreport_set_generation(report, ms.gen))
             rc = ps_error_set(err, PS_ENOMEM, "out of memory");
         if (!rc)

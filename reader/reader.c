@@ -479,6 +479,28 @@ static int workers_start(ps_reader *r, ps_error *err)
 /* Plans epoch `epoch` and positions the reader at `position` (workers
  * stopped). The batches before `position` are not read: only their share
  * of each window's users is taken off. */
+/* An epoch of no batches, from a set that holds records: as an empty set,
+ * a trainer would run zero steps and succeed. Names why. (A world too
+ * large for the records, or drop_last keeping nothing, are refused by the
+ * plan already.) */
+static int no_batches(const ps_reader *r, const char *dir, ps_error *err)
+{
+    const ps_plan *p = &r->plan;
+    if (r->opt.pack && p->records_skipped == p->records_total)
+        return ps_error_set(err, PS_EEMPTY,
+                            "%s: an epoch has no batches: every one of the %llu records is longer "
+                            "than pack %u (the shortest has %u tokens) and skip_long leaves them "
+                            "all out; use a pack of at least %u",
+                            dir, (unsigned long long)p->records_total, r->opt.pack, r->min_len,
+                            r->min_len);
+    return ps_error_set(err, PS_EEMPTY,
+                        "%s: an epoch has no batches for rank %d of %d (%llu records, %llu left "
+                        "out by skip_long, %llu dropped by drop_last)",
+                        dir, r->opt.rank, r->opt.world_size, (unsigned long long)p->records_total,
+                        (unsigned long long)p->records_skipped,
+                        (unsigned long long)p->records_dropped);
+}
+
 static int epoch_begin(ps_reader *r, uint64_t epoch, uint64_t position, ps_error *err)
 {
     rd_windows_free(r);
@@ -668,6 +690,10 @@ int ps_reader_open(const char *dir, const ps_reader_options *opt,
                           "%s: the shard set holds no records (every input record was rejected "
                           "or a duplicate, or it is an empty --part; see its stats.json)",
                           dir);
+        goto fail;
+    }
+    if (r->plan.n_batches == 0) {
+        rc = no_batches(r, dir, err);
         goto fail;
     }
     if ((rc = rd_slots_alloc(r, err)))

@@ -108,6 +108,21 @@ static bool is(const char *name, size_t len, const char *word)
     return strlen(word) == len && memcmp(name, word, len) == 0;
 }
 
+/* {schema:STYLE} or {history:STYLE} with a style that is not one: an
+ * empty style too, which would otherwise be read as a record field named
+ * "schema:" that no record has, rejecting every record. */
+static int bad_style(const ps_template *t, const char *what, const char *name, size_t len,
+                     size_t at, ps_error *err)
+{
+    bool schema = name[0] == 's';
+    size_t colon = schema ? 7 : 8;
+    return ps_error_set(err, PS_EUSAGE, "%s: %s: unknown placeholder {%.*s} at offset %zu%s (%s)",
+                        t->name, what, (int)len, name, at,
+                        len == colon ? ": no style after the colon" : "",
+                        schema ? "schema styles: picard, ddl, ddl_values"
+                               : "history styles: picard, ddl, or {history} alone");
+}
+
 /* One placeholder's name → a segment. */
 static int placeholder(ps_template *t, part *p, const char *what, const char *name, size_t len,
                        size_t at, ps_error *err)
@@ -131,12 +146,9 @@ static int placeholder(ps_template *t, part *p, const char *what, const char *na
         s.kind = SEG_SCHEMA_DDL;
     else if (is(name, len, "schema:ddl_values"))
         s.kind = SEG_SCHEMA_DDL_VALUES;
-    else if ((len > 7 && memcmp(name, "schema:", 7) == 0) ||
-             (len > 8 && memcmp(name, "history:", 8) == 0))
-        return ps_error_set(err, PS_EUSAGE,
-                            "%s: %s: unknown placeholder {%.*s} at offset %zu (schema styles: "
-                            "picard, ddl, ddl_values; history styles: picard, ddl)",
-                            t->name, what, (int)len, name, at);
+    else if ((len >= 7 && memcmp(name, "schema:", 7) == 0) ||
+             (len >= 8 && memcmp(name, "history:", 8) == 0))
+        return bad_style(t, what, name, len, at, err);
     else {
         long i = field_index(t, name, len);
         if (i < 0)

@@ -7,6 +7,7 @@
  * at L = 1024 and 2048). */
 #include "tests/support/reader_fixture.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,42 @@ static void test_fill(void **state)
     assert_true(fill_of(g_set.dir, 2048, 1) > 0.5);
 }
 
+/* A pack below every record with skip_long: an epoch of no batches is
+ * refused at open as an empty set is (PS_EEMPTY naming the set and why),
+ * not an epoch that ends at once; one token more delivers the record(s)
+ * of the shortest length. */
+static void test_skip_every_record(void **state)
+{
+    (void)state;
+    uint32_t shortest = UINT32_MAX;
+    for (size_t i = 0; i < g_set.n; i++)
+        if (g_set.v[i].len < shortest)
+            shortest = g_set.v[i].len;
+    ps_reader_options o;
+    popts(&o, shortest - 1, 4);
+    o.skip_long = 1;
+    ps_reader *r = NULL;
+    ps_error err;
+    assert_int_equal(ps_reader_open(g_set.dir, &o, NULL, &r, &err), PS_EEMPTY);
+    assert_null(r);
+    char want[256];
+    snprintf(want, sizeof want,
+             "%s: an epoch has no batches: every one of the %zu records is longer than pack %u "
+             "(the shortest has %u tokens) and skip_long leaves them all out",
+             g_set.dir, g_set.n, shortest - 1, shortest);
+    if (!strstr(err.message, want))
+        fail_msg("'%s' lacks '%s'", err.message, want);
+    popts(&o, shortest, 4);
+    o.skip_long = 1;
+    assert_int_equal(ps_reader_open(g_set.dir, &o, NULL, &r, &err), PS_OK);
+    prun pr = {0};
+    prun_drain(r, &pr, NULL);
+    ps_reader_info info;
+    assert_int_equal(ps_reader_get_info(r, &info), 0);
+    assert_true(pr.n >= 1 && info.records_skipped < g_set.n);
+    ps_reader_close(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_resume_everywhere),
         cmocka_unit_test(test_threads_and_epochs),
         cmocka_unit_test(test_fill),
+        cmocka_unit_test(test_skip_every_record),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

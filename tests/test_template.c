@@ -327,6 +327,14 @@ static void test_file_errors(void **state)
     assert_non_null(strstr(err.message, "offset 2"));
     parse("{\"prompt\": \"{schema:xml}\"}", PS_EUSAGE, &err);
     assert_non_null(strstr(err.message, "unknown placeholder {schema:xml} at offset 0"));
+    /* An empty style is no field named "schema:" (every record would lack it). */
+    parse("{\"prompt\": \"Q: {schema:}\"}", PS_EUSAGE, &err);
+    assert_non_null(strstr(err.message, "t.json: prompt: unknown placeholder {schema:} at offset 3: "
+                                        "no style after the colon (schema styles: picard, ddl, "
+                                        "ddl_values)"));
+    parse("{\"prompt\": \"{question}\", \"completion\": \"{history:}\"}", PS_EUSAGE, &err);
+    assert_non_null(strstr(err.message, "completion: unknown placeholder {history:} at offset 0: "
+                                        "no style after the colon (history styles: picard"));
     parse("{\"prompt\": \"{question}\", \"completions\": \"{sql}\"}", PS_EUSAGE, &err);
     assert_non_null(strstr(err.message, "unknown member \"completions\""));
     parse("{\"prompt\": \"{question}\", \"options\": {\"lowercase\": true}}", PS_EUSAGE, &err);

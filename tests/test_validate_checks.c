@@ -273,6 +273,55 @@ static void test_checks_empty_and_duplicates(void **state)
     synth_free(&s);
 }
 
+/* A set that keeps no record fails empty_set, however small (the other
+ * checks have too little data to judge), naming the largest causes; a
+ * --part's slice is not judged; a set that keeps one passes. */
+static void test_checks_empty_set(void **state)
+{
+    (void)state;
+    synth s;
+    synth_init(&s);
+    for (size_t i = 0; i < 50; i++) {
+        synth_rec r = plain(i);
+        r.outcome = i % 10 == 9 ? PS_OUTCOME_DUPLICATE : PS_OUTCOME_REJECTED;
+        r.reason = i < 30 ? "missing_field" : i < 40 ? "too_long" : "dropped_by_rule";
+        r.rule = i < 40 ? NULL : "drop-x";
+        synth_add(&s, &r);
+    }
+    ps_vreport *r = synth_build(&s, NULL);
+    assert_int_equal(verdict(r, "empty_set"), PS_VV_FAIL);
+    assert_string_equal(ps_vreport_verdict(r), "fail");
+    assert_true(check_of(r, "empty_set")->value == 0);
+    assert_explains(r, "empty_set", "0 records kept of 50 read (fail below 1): FAIL; rejected 45 "
+                                    "(missing_field 27, dropped_by_rule 9 (rule 'drop-x'), "
+                                    "too_long 9), duplicates 5");
+    assert_int_equal(verdict(r, "rejected_share"), PS_VV_NOT_ENOUGH_DATA);
+    ps_vreport_free(r);
+    ps_vconfig *c = ps_vconfig_new();
+    ps_vconfig_set_slice(c, true);
+    r = synth_build(&s, c);
+    assert_int_equal(verdict(r, "empty_set"), PS_VV_NOT_ENOUGH_DATA);
+    assert_explains(r, "empty_set", "not judged: 0 of 50 records kept in this --part's slice");
+    assert_string_equal(ps_vreport_verdict(r), "pass");
+    ps_vreport_free(r);
+    ps_vconfig_free(c);
+    synth_free(&s);
+    /* no record read at all */
+    synth_init(&s);
+    r = synth_build(&s, NULL);
+    assert_int_equal(verdict(r, "empty_set"), PS_VV_FAIL);
+    assert_explains(r, "empty_set", "0 records kept of 0 read");
+    ps_vreport_free(r);
+    /* one kept record is a set */
+    synth_rec one = plain(0);
+    synth_add(&s, &one);
+    r = synth_build(&s, NULL);
+    assert_int_equal(verdict(r, "empty_set"), PS_VV_PASS);
+    assert_explains(r, "empty_set", "1 records kept (fail below 1): ok");
+    ps_vreport_free(r);
+    synth_free(&s);
+}
+
 /* The sql and token sides of the length checks, and padding. */
 static void test_checks_sql_tokens_padding(void **state)
 {
@@ -331,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_checks_distribution_shift),
         cmocka_unit_test(test_checks_health),
         cmocka_unit_test(test_checks_empty_and_duplicates),
+        cmocka_unit_test(test_checks_empty_set),
         cmocka_unit_test(test_checks_sql_tokens_padding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -130,6 +130,12 @@ int ps_tok_json_need_bool(const ps_tok_load *c, json_t *obj, const char *jpath, 
 int ps_tok_json_check_type(const ps_tok_load *c, json_t *obj, const char *jpath,
                            const char *want);
 
+/* What HF's deserializer refuses that the loaders would not read
+ * (hf_serde.c): JSON nested 128 levels deep (serde_json's recursion
+ * limit; PS_ELIMIT), and "truncation" or "padding" members of the wrong
+ * shape or type (pad_id not a u32...; PS_EFORMAT), named by JSON path. */
+int ps_tok_check_serde(const ps_tok_load *c, json_t *root);
+
 /* Writes "jpath.key" or "jpath[i]" into buf (truncated to size). */
 const char *ps_tok_jpath_key(char *buf, size_t size, const char *jpath, const char *key);
 const char *ps_tok_jpath_idx(char *buf, size_t size, const char *jpath, size_t i);

@@ -111,6 +111,10 @@ static int load_untagged(const ps_tok_load *c, json_t *j, const char *jpath, ps_
             return rc;
         if (!i && c->err)
             first = *c->err;
+        /* the next model's failure must not be read as this one's (a
+         * loader names running out of memory only over an empty err) */
+        if (c->err)
+            ps_error_clear(c->err);
     }
     /* "merges" says it was meant as BPE: why BPE failed is the useful part */
     if (json_object_get(j, "merges") && first.code)

@@ -9,6 +9,7 @@
  * "truncation" and "padding" in the file are ignored: callers pass
  * max_length explicitly.
  */
+#include "common/json_where.h"
 #include "tokenize/hf.h"
 #include "tokenize/tokenize.h"
 
@@ -303,14 +304,21 @@ static int load_bert(const ctx *c, json_t *root, ps_tokenizer **out)
 static int load_root(const char *path, json_t *root, ps_tokenizer **out, ps_error *err)
 {
     ctx c = {path, err};
+    ps_tok_load lc = {path, err};
     int rc;
     if (!json_is_object(root))
         rc = bad(&c, PS_EFORMAT, "top level", "expected an object");
-    else
+    else if (!(rc = ps_tok_check_serde(&lc, root)))
         rc = load_bert(&c, root, out);
-    if (rc == PS_EUSAGE) { /* not BERT's pipeline: the general one */
-        ps_tok_load lc = {path, err};
+    if (rc == PS_EUSAGE) /* not BERT's pipeline: the general one */
         rc = ps_tok_hf_load(&lc, root, out);
+    /* what the shared vocabulary code says ("out of memory building the
+     * vocabulary trie") names no file: name it */
+    size_t pl = strlen(path);
+    if (rc < 0 && err && (strncmp(err->message, path, pl) || err->message[pl] != ':')) {
+        char why[PS_ERROR_MESSAGE_MAX];
+        snprintf(why, sizeof why, "%s", err->message);
+        ps_error_set(err, rc, "%s: %s", path, why);
     }
     return rc;
 }
@@ -333,7 +341,7 @@ static bool load_fast(const char *path, const char *data, size_t len, ps_tokeniz
     if (fast_off || ps_tok_pre_parse(data, len, &pre, &text, &text_len))
         return false;
     json_error_t jerr;
-    json_t *root = json_loadb(text, text_len, 0, &jerr);
+    json_t *root = ps_json_loadb(text, text_len, 0, &jerr);
     free(text);
     ps_error quiet = {0};
     int rc = PS_EFORMAT;
@@ -372,11 +380,10 @@ int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error *err)
         return PS_OK;
     }
     json_error_t jerr;
-    json_t *root = json_loadb(data, len, 0, &jerr);
+    json_t *root = ps_json_loadb(data, len, 0, &jerr);
     free(data);
     if (!root)
-        return ps_error_set(err, PS_EFORMAT, "%s:%d:%d: %s", path, jerr.line, jerr.column,
-                            jerr.text);
+        return ps_json_load_error(err, path, &jerr);
     rc = load_root(path, root, out, err);
     json_decref(root);
     return rc;

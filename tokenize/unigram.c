@@ -404,7 +404,7 @@ int ps_tok_unigram_load(const ps_tok_load *c, json_t *j, const char *jpath, ps_t
     }
     ug_model *m = calloc(1, sizeof *m);
     if (!m)
-        return PS_ENOMEM;
+        return ps_tok_load_fail(c, PS_ENOMEM, jpath, "out of memory");
     m->base.kind = PS_TOK_MODEL_UNIGRAM;
     m->base.unk_id = -1;
     m->base.encode = ug_encode;

@@ -32,6 +32,9 @@ typedef struct checkdef {
 static const checkdef DEFS[C_N] = {
     {"accounting", "accounting", ">", 0, NAN, M_FAIL,
      "|records_in - (kept + rejected + duplicates)| + |raw.records - records_in| + |cleaned.records - kept|"},
+    /* a set of no records trains nothing: readers refuse it (PS_EEMPTY) */
+    {"empty_set", "paired", "<", 1, NAN, M_FAIL,
+     "kept records (a set that keeps fewer is not published; a --part alone is never judged)"},
     {"label_retention", "paired", "<", 0.8, 0.9, M_FAIL,
      "min over labels (records_in >= min_label_records, lost >= retention_min_lost) of "
      "(kept/records_in of the label) / (kept/records_in overall)"},
@@ -147,6 +150,11 @@ void ps_vconfig_free(ps_vconfig *c)
 void ps_vconfig_set_threads(ps_vconfig *c, size_t threads)
 {
     c->threads = threads;
+}
+
+void ps_vconfig_set_slice(ps_vconfig *c, bool slice)
+{
+    c->slice = slice;
 }
 
 double ps_vreport_threaded_seconds(const ps_vreport *r)

@@ -13,6 +13,7 @@
 
 enum {
     C_ACCOUNTING,
+    C_EMPTY_SET,
     C_LABEL_RETENTION,
     C_REJECTED_SHARE,
     C_EMPTY_AFTER_CLEANING,
@@ -59,6 +60,7 @@ struct ps_vconfig {
     int mode[C_N];
     double param[P_N];
     size_t threads; /* for the exact KS sums (ps_vconfig_set_threads); 0 or 1: one */
+    bool slice;     /* the statistics are a --part's (ps_vconfig_set_slice) */
 };
 
 typedef struct ps_vcheck_ctx {

@@ -1,5 +1,5 @@
 /* validate/checks_paired.c — the checks of the same records before and
- * after cleaning: accounting, label retention, rejection causes, length
+ * after cleaning: accounting, an empty set, label retention, rejection causes, length
  * change, duplicates and id collisions (documented in docs/REPORT.md). */
 #include "validate/checks.h"
 
@@ -61,6 +61,77 @@ static void accounting_check(ctx *x, const ps_vpaired *P, const ps_vstats *raw, 
                           : "records do not add up: in %llu, kept %llu + rejected %llu + duplicates %llu",
          (unsigned long long)P->records_in, (unsigned long long)P->kept,
          (unsigned long long)P->rejected, (unsigned long long)P->duplicates);
+}
+
+/* The index of the largest rejection cause not yet in `used` (ties: by
+ * reason name), or -1. */
+static long next_cause(const ps_vpaired *P, const bool *used)
+{
+    long best = -1;
+    for (size_t i = 0; i < P->nreasons; i++) {
+        const ps_vreason *r = &P->reasons[i], *b = best < 0 ? NULL : &P->reasons[best];
+        if (!used[i] && (!b || r->count > b->count ||
+                         (r->count == b->count && strcmp(r->reason, b->reason) < 0)))
+            best = (long)i;
+    }
+    return best;
+}
+
+/* A set that keeps no record (every one rejected or a duplicate, or no
+ * input record at all) trains nothing, and a reader refuses it: the gate
+ * stops it, saying where the records went (the three largest causes and
+ * the first example of the largest). A --part's slice is not judged. */
+static void empty_set_check(ctx *x, const ps_vpaired *P)
+{
+    double kept = (double)P->kept;
+    bool *used = calloc(P->nreasons + 1, sizeof *used);
+    if (!used)
+        x->rc = PS_ENOMEM; /* ps_vcheck_push then adds nothing */
+    json_t *causes = json_array();
+    char text[512] = "";
+    size_t tl = 0;
+    const ps_vreason *top = NULL;
+    for (int k = 0; used && k < 3; k++) {
+        long i = next_cause(P, used);
+        if (i < 0)
+            break;
+        used[i] = true;
+        const ps_vreason *r = &P->reasons[i];
+        top = top ? top : r;
+        if (causes)
+            json_array_append_new(causes, json_pack("{sssosI}", "reason", r->reason, "rule",
+                                                    r->rule ? json_string(r->rule) : json_null(),
+                                                    "count", (json_int_t)r->count));
+        int w = snprintf(text + tl, sizeof text - tl, "%s%s %llu%s%s%s", k ? ", " : "", r->reason,
+                         (unsigned long long)r->count, r->rule ? " (rule '" : "",
+                         r->rule ? r->rule : "", r->rule ? "')" : "");
+        tl = w < 0 || (size_t)w >= sizeof text - tl ? sizeof text - 1 : tl + (size_t)w;
+    }
+    free(used);
+    const ps_vinput_reason *ex = top ? ps_vrejections_example(P, top->reason, top->rule) : NULL;
+    bool show = ex && ex->source && ex->detail;
+    json_t *d = json_pack("{sIsIsIsIso}", "records_in", (json_int_t)P->records_in, "kept",
+                          (json_int_t)P->kept, "rejected", (json_int_t)P->rejected, "duplicates",
+                          (json_int_t)P->duplicates, "largest_causes",
+                          causes ? causes : json_array());
+    int vd = ps_vcheck_verdict(x, C_EMPTY_SET, kept);
+    if (x->c->slice)
+        ps_vcheck_push(x, C_EMPTY_SET, NAN, NAN, d,
+             "not judged: %llu of %llu records kept in this --part's slice (a slice may be "
+             "empty; merge judges the whole set)",
+             (unsigned long long)P->kept, (unsigned long long)P->records_in);
+    else if (vd == PS_VV_PASS)
+        ps_vcheck_push(x, C_EMPTY_SET, kept, NAN, d, "%llu records kept (fail below %.0f): ok",
+             (unsigned long long)P->kept, x->c->fail[C_EMPTY_SET]);
+    else
+        ps_vcheck_push(x, C_EMPTY_SET, kept, NAN, d,
+             "%llu records kept of %llu read (fail below %.0f): %s; rejected %llu%s%s%s, "
+             "duplicates %llu%s%s%s%s",
+             (unsigned long long)P->kept, (unsigned long long)P->records_in,
+             x->c->fail[C_EMPTY_SET], ps_vcheck_word(vd), (unsigned long long)P->rejected,
+             tl ? " (" : "", text, tl ? ")" : "", (unsigned long long)P->duplicates,
+             show ? "; e.g. " : "", show ? ex->source : "", show ? ": " : "",
+             show ? ex->detail : "");
 }
 
 /* The label that lost most against the overall retention. False when out
@@ -266,6 +337,7 @@ void ps_vcheck_paired(ctx *x, const ps_vpaired *P, const ps_vstats *raw, const p
     const char *nop = "not enough data: no paired before/after statistics";
     if (!P) {
         ps_vcheck_push(x, C_ACCOUNTING, NAN, NAN, NULL, "%s", nop);
+        ps_vcheck_push(x, C_EMPTY_SET, NAN, NAN, NULL, "%s", nop);
         ps_vcheck_push(x, C_LABEL_RETENTION, NAN, NAN, NULL, "%s", nop);
         ps_vcheck_push(x, C_REJECTED_SHARE, NAN, NAN, NULL, "%s", nop);
         ps_vcheck_push(x, C_EMPTY_AFTER_CLEANING, NAN, NAN, NULL, "%s", nop);
@@ -276,6 +348,7 @@ void ps_vcheck_paired(ctx *x, const ps_vpaired *P, const ps_vstats *raw, const p
         return;
     }
     accounting_check(x, P, raw, cl);
+    empty_set_check(x, P);
     bool enough = (double)P->records_in >= ps_vcheck_min_records(x);
     if (!label_retention_check(x, P))
         return;

@@ -266,6 +266,10 @@ int ps_vconfig_apply_json(ps_vconfig *c, json_t *j, ps_error *err);
  * when a set has up to two million records). The report has the same
  * bytes whatever the count; 1 (the default) keeps to the calling thread. */
 void ps_vconfig_set_threads(ps_vconfig *c, size_t threads);
+/* The statistics are one --part's slice of a build: empty_set does not
+ * judge them (a slice of a small corpus may hold nothing; merge judges
+ * the whole set). */
+void ps_vconfig_set_slice(ps_vconfig *c, bool slice);
 
 typedef struct ps_vreport ps_vreport;
 

@@ -129,7 +129,8 @@ PS_API int ps_layout_parse(const char *name);
  *   PS_EDECOMPRESS a gzip or zstd stream is corrupt or truncated
  *   PS_ELIMIT      a size or resource limit was reached
  *   PS_EEOF        input ended where more was required
- *   PS_EEMPTY      a shard set holds no records
+ *   PS_EEMPTY      a shard set holds no records, or an epoch would have no
+ *                  batches
  *   PS_ECANCELED   the caller's cancel flag stopped the operation */
 #define PS_ERRNO_MAP(X)                                                        \
     X(ENOMEM, -1, "out of memory")                                             \

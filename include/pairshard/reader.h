@@ -159,9 +159,11 @@ typedef struct ps_reader_options {
                                shuffle window's records. batch_size then
                                counts rows; max_tokens caps rows * L. */
     int skip_long;          /* pack: 1 leaves out records longer than L
-                               (counted: ps_reader_info.records_skipped);
-                               0 (default) refuses the set at open with
-                               PS_EUSAGE naming the first such record */
+                               (counted: ps_reader_info.records_skipped;
+                               when that is every record, open fails with
+                               PS_EEMPTY); 0 (default) refuses the set at
+                               open with PS_EUSAGE naming the first such
+                               record */
     int32_t decoder_start_id; /* seq2seq: >= 0 also fills decoder_input_ids
                                (labels shifted right by one, this id first,
                                pad_id where the label is -100); -1
@@ -295,7 +297,8 @@ typedef struct ps_reader_state {
  *   PS_EVERSION  the manifest's or the state's format version is unknown
  *   PS_ECORRUPT  a shard is missing or damaged so that the epoch cannot be
  *                planned
- *   PS_EEMPTY    the set holds no records
+ *   PS_EEMPTY    the set holds no records, or an epoch would have no batches
+ *                (every record longer than pack, left out by skip_long)
  *   PS_ELIMIT    the manifest or the plan is too large (beyond half of
  *                physical memory), or too many shards to open
  *   PS_ENOMEM    out of memory, or worker threads cannot start

@@ -188,4 +188,42 @@ done
     [ "$(ls -a "$TMP/g3" | grep -c '^\.set')" -eq 0 ]
 check "a failed gate at 3 threads (checks beside phase 2): the 1-thread build's files beside DIR, nothing published" $?
 
+# A build that keeps no record (here: a template field no record has, 50
+# records, under min_records, where the other checks have too little data)
+# fails the empty_set check: nothing published, the report beside DIR says
+# where the records went. Its --part slices are not judged (a slice may be
+# empty); merge judges the whole and stops.
+python3 -c "
+import json, sys
+json.dump(json.load(open(sys.argv[1]))[:50], open(sys.argv[2], 'w'))" "$DATA/spider/dev.json" "$TMP/d50.json"
+printf '{"prompt": "{question} {hint}", "completion": "{sql}"}' >"$TMP/hint.json"
+B --template "$TMP/hint.json" -o "$TMP/none" "$TMP/d50.json" 2>"$TMP/err"
+[ $? -eq 1 ] && [ ! -e "$TMP/none" ] && [ -s "$TMP/none.report.json" ] && [ -s "$TMP/none.rejects.jsonl" ] &&
+    grep -q "FAIL empty_set  *0 records kept of 50 read (fail below 1): FAIL; rejected 50 (missing_field 50), duplicates 0; e.g. .*d50.json:#0: the template's placeholder {hint} needs the field 'hint'" "$TMP/err" &&
+    grep -q "validation failed: nothing was published" "$TMP/err"
+check "a build that keeps 0 of 50 records: exit 1, nothing published, the causes named" $? "$TMP/err"
+python3 - "$TMP/none.report.json" <<'PY'
+import json, sys
+c = {c["name"]: c for c in json.load(open(sys.argv[1]))["checks"]}["empty_set"]
+assert c["verdict"] == "fail" and c["value"] == 0 and c["op"] == "<" and c["threshold"] == 1, c
+d = c["details"]
+assert (d["records_in"], d["kept"], d["rejected"], d["duplicates"]) == (50, 0, 50, 0), d
+assert d["largest_causes"] == [{"reason": "missing_field", "rule": None, "count": 50}], d
+PY
+check "report.json: empty_set failed, with the counts and the largest causes" $?
+printf '[]' >"$TMP/nothing.json"
+B -o "$TMP/none" "$TMP/nothing.json" 2>"$TMP/err"
+[ $? -eq 1 ] && [ ! -e "$TMP/none" ] && grep -q "FAIL empty_set  *0 records kept of 0 read" "$TMP/err"
+check "an input of no records: exit 1, nothing published" $? "$TMP/err"
+for k in 0 1; do
+    B --template "$TMP/hint.json" --part $k/2 -o "$TMP/np$k" "$TMP/d50.json" 2>"$TMP/err$k"
+    echo $? >"$TMP/np$k.rc"
+done
+[ "$(cat "$TMP/np0.rc" "$TMP/np1.rc")" = "0
+0" ] && grep -q '"name": "empty_set".*"verdict": "not_enough_data".*not judged: 0 of 2[0-9] records kept in this --part' "$TMP/np0/report.json"
+check "each --part slice of it is published, empty_set not judged" $? "$TMP/err0"
+"$PAIRSHARD" merge -q -o "$TMP/nmerged" "$TMP/np0" "$TMP/np1" 2>"$TMP/err"
+[ $? -eq 1 ] && [ ! -e "$TMP/nmerged" ] && grep -q "FAIL empty_set  *0 records kept of 50 read" "$TMP/err"
+check "merge of the empty slices: the gate stops it, nothing published" $? "$TMP/err"
+
 done_testing

@@ -426,8 +426,11 @@ check "a missing shard: exit $rc naming it" $?
 # the set, instead of an epoch of no batches (a trainer would run no steps).
 printf '{"question": "how many singers?", "sql": 1, "db_id": "singer"}\n{"question": "no sql", "db_id": "singer"}\n' >"$TMP/rejected.jsonl"
 B -o "$TMP/empty" "$TMP/rejected.jsonl" 2>"$TMP/err"
+[ $? -eq 1 ] && [ ! -e "$TMP/empty" ] && grep -q "FAIL empty_set .*0 records kept of 2 read" "$TMP/err"
+check "a build whose every record is rejected: the gate stops it, nothing published" $? "$TMP/err"
+B --no-gate -o "$TMP/empty" "$TMP/rejected.jsonl" 2>"$TMP/err"
 [ $? -eq 0 ] && [ -f "$TMP/empty/manifest.json" ] && grep -q "warning: .*empty holds no records" "$TMP/err"
-check "a build whose every record is rejected publishes its (empty) set, with a warning" $?
+check "... --no-gate publishes the (empty) set, with a warning" $? "$TMP/err"
 R "$TMP/empty" >"$TMP/empty.out" 2>"$TMP/err"
 [ $? -eq 2 ] && [ ! -s "$TMP/empty.out" ] && grep -q "$TMP/empty: the shard set holds no records" "$TMP/err"
 check "read of a set with 0 records: exit 2, naming the set" $?

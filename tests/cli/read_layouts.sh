@@ -51,6 +51,13 @@ check "read --pack 512: a longer record refused, named by its id" $? "$TMP/l.err
 "$PAIRSHARD" read "$TMP/causal" --pack 512 --skip-long --check >"$TMP/s.out" 2>"$TMP/s.err" &&
     [ "$(grep -o '"dev.json:#[0-9]*"' "$TMP/s.out" | wc -l)" -lt 1034 ]
 check "read --pack 512 --skip-long: the rest delivered" $? "$TMP/s.err"
+# A pack below every record: --skip-long would leave an epoch of no batches.
+for cmd in read bench-read; do
+    "$PAIRSHARD" $cmd "$TMP/causal" --pack 64 --skip-long >"$TMP/e.out" 2>"$TMP/e.err"
+    [ $? = 2 ] && [ ! -s "$TMP/e.out" ] &&
+        grep -q "causal: an epoch has no batches: every one of the 1034 records is longer than pack 64 (the shortest has [0-9]* tokens) and skip_long leaves them all out" "$TMP/e.err"
+    check "$cmd --pack 64 --skip-long (every record longer): exit 2 naming why" $? "$TMP/e.err"
+done
 
 "$PAIRSHARD" read "$TMP/s2s" --decoder-start-id 0 --check --tokens --pad-multiple 8 \
     >"$TMP/q.out" 2>"$TMP/q.err" &&

@@ -285,6 +285,14 @@ C --schema "$TABLES" --template "$TMP/broken_template.json" "$SPIDER" -o "$TMP/u
 [ $? -eq 2 ] && grep -q "broken_template.json: prompt: the placeholder at offset 11 does not close" "$TMP/err" &&
     [ ! -e "$TMP/u2.jsonl" ]
 check "--template FILE with an unclosed placeholder: exit 2 naming FILE and the offset" $? "$TMP/err"
+# An empty style is no field named "schema:" that every record would lack.
+for ph in schema history; do
+    printf '{"prompt": "{question} {%s:}"}' $ph >"$TMP/empty_style.json"
+    C --schema "$TABLES" --template "$TMP/empty_style.json" "$SPIDER" -o "$TMP/u4.jsonl" 2>"$TMP/err"
+    [ $? -eq 2 ] && [ ! -e "$TMP/u4.jsonl" ] &&
+        grep -q "empty_style.json: prompt: unknown placeholder {$ph:} at offset 11: no style after the colon ($ph styles: picard" "$TMP/err"
+    check "--template FILE with {$ph:}: exit 2 naming the placeholder and the styles" $? "$TMP/err"
+done
 C --template picardd "$SPIDER" -o "$TMP/u3.jsonl" 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "unknown template 'picardd' (presets: pair, question, picard, ddl" "$TMP/err"
 check "--template with an unknown preset: exit 2 listing the presets" $? "$TMP/err"

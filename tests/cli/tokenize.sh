@@ -60,6 +60,21 @@ check "--max-length 2 is refused for pairs" $?
 [ $? -eq 2 ] && grep -q "/nonexistent.txt" "$TMP/err"
 check "a missing vocabulary is named" $?
 
+# A record clean could have written that fails to encode (here: a
+# vocabulary without [SEP]) says why, naming the vocabulary, and is not
+# told to run clean first: clean would not help.
+grep -v '^\[SEP\]$' "$VOCAB" >"$TMP/nosep.txt"
+printf '{"id":"q1","question":"Hello world","sql":"SELECT 1"}\n' >"$TMP/clean1.jsonl"
+"$PAIRSHARD" tokenize --vocab "$TMP/nosep.txt" "$TMP/clean1.jsonl" -o "$TMP/x" 2>"$TMP/err"
+[ $? -eq 2 ] &&
+    grep -q "clean1.jsonl:1: encoding with .*nosep.txt failed: the vocabulary lacks the token '\[SEP\]'" "$TMP/err" &&
+    ! grep -q "clean" "$(sed 's/clean1.jsonl//g' "$TMP/err" >"$TMP/err2" && echo "$TMP/err2")"
+check "an encode failure names the vocabulary and gives no advice to run clean" $?
+# ... while a record without clean's fields still gets that advice.
+"$PAIRSHARD" tokenize --vocab "$VOCAB" "$TMP/nosql.jsonl" -o "$TMP/x" 2>"$TMP/err"
+grep -q "run 'pairshard clean .*nosql.jsonl -o clean.jsonl' first" "$TMP/err"
+check "a missing field still says to run clean first" $?
+
 "$PAIRSHARD" bench-tokenize --vocab "$VOCAB" --threads 2 --seconds 0.05 "$DATA/spider/dev.json" >"$TMP/bench" 2>"$TMP/err"
 check "bench-tokenize on Spider's JSON array" $?
 grep -q "MB/s .* tokens/s" "$TMP/bench"

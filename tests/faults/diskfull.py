@@ -207,7 +207,6 @@ def clean_trial(label, parent, res, ref_out, old):
 
 big = os.path.join(fresh_dir("clean-big"), "big.jsonl")
 with open(TRAIN) as f, open(big, "w") as g:
-    import json
     recs = json.load(f)
     for k in range(12):  # distinct questions: nothing is a duplicate
         for r in recs:
@@ -239,6 +238,42 @@ for size in (20 * MIB, len(ref_out) + MIB):
         clean_trial("tmpfs of %d MiB" % (size // MIB), mnt, res, ref_out, None)
     finally:
         subprocess.run(["umount", mnt], capture_output=True)
+
+# --- the rejects and duplicates files: the write that fails names its file ---
+# Spider dev with a long rejected twin of every record (sql not a string),
+# or each record five times (four duplicates): rejects.jsonl or
+# duplicates.jsonl is by far the largest file, and the first past the limit.
+side = fresh_dir("side-inputs")
+pad = " ".join(["word"] * 800)
+with open(DEV) as f:
+    dev = json.load(f)
+with open(os.path.join(side, "rejects.jsonl"), "w") as g:
+    for i, r in enumerate(dev):
+        g.write(json.dumps({"question": r["question"], "query": r["query"], "db_id": r["db_id"]}) + "\n")
+        g.write(json.dumps({"question": "%s %d %s" % (r["question"], i, pad), "query": 1,
+                            "db_id": r["db_id"]}) + "\n")
+with open(os.path.join(side, "duplicates.jsonl"), "w") as g:
+    for r in dev:
+        for k in range(5):
+            g.write(json.dumps({"question": "%s %s" % (r["question"], pad), "query": r["query"],
+                                "db_id": r["db_id"]}) + "\n")
+for name in ("rejects", "duplicates"):
+    for n in (1 * MIB, 2 * MIB + 4096):
+        trials += 1
+        parent = fresh_dir("side-%s-%d" % (name, n))
+        res = run(build_args(os.path.join(parent, "set"), [os.path.join(side, name + ".jsonl")], 1)
+                  + ["--no-gate"], preexec=fsize_limit(n))
+        last = res.err.strip().splitlines()[-1] if res.err.strip() else ""
+        problems = []
+        if res.rc == 0 or res.crashed():
+            problems.append(res.why())
+        if not ("%s.jsonl: write failed: File too large" % name) in last:
+            problems.append("the message does not name %s.jsonl and the reason" % name)
+        if sorted(n for n in os.listdir(parent) if n != "lost+found"):
+            problems.append("left in DIR's parent: %s" % os.listdir(parent))
+        failed_clean += not problems
+        tap(not problems, "build, %s.jsonl past ulimit -f %d bytes: %s, \"%s\"%s" % (
+            name, n, res.why(), last[:150], "" if not problems else " -- " + "; ".join(problems)))
 
 note("disk: %d builds, merges and cleans with too little space: %d failed cleanly, %d fitted; sizes %s (ulimit -f) "
      "and tmpfs %s" % (trials, failed_clean, fitted, sizes,

@@ -20,7 +20,7 @@ import os
 import resource
 import shutil
 
-from faultlib import (TMP, DEV, PAIRSHARD, build_args, finish, fresh_dir, have_read, note, run,
+from faultlib import (TMP, DATA, DEV, PAIRSHARD, build_args, finish, fresh_dir, have_read, note, run,
                       tap, verify)
 
 VMEM = int(os.environ.get("FAULT_VMEM_MB", "1024")) << 20
@@ -195,6 +195,40 @@ raw("a small manifest claiming 2^40 blocks of one bucket",
 raw("100000 nested arrays", "[" * 100000 + "]" * 100000)
 raw("an empty manifest", "")
 raw("a manifest of NUL bytes", "\0" * 4096)
+
+# A tokenizer.json loaded with too little memory (ulimit -v 12..30 MiB, by
+# 2 MiB): each load succeeds or ends in "FILE: ...out of memory", never a
+# crash, a reason left empty (jansson says it ran out with line -1 and no
+# text: once "gpt2.tokenizer.json:-1:-1: ") or a wrong one (a syntax error
+# where jansson's lexer lost bytes; "model.unk_token: missing" left by an
+# earlier candidate model when the last one ran out).
+one = os.path.join(fresh_dir("hostile-tok"), "one.jsonl")
+with open(one, "w") as f:
+    f.write('{"id": "q1", "question": "How many singers?", "sql": "SELECT count(*) FROM singer"}\n')
+said_oom = tok_cases = 0
+for name in ("gpt2", "roberta-base", "t5-small", "bert-base-uncased"):
+    path = os.path.join(DATA, "tokenizers", name + ".tokenizer.json")
+    for mib in range(12, 31, 2) if VMEM else ():
+        def low(mib=mib):
+            resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+        res = run([PAIRSHARD, "tokenize", "--tokenizer-json", path, one], timeout=TIMEOUT,
+                  preexec=low)
+        last = res.err.strip().splitlines()[-1] if res.err.strip() else ""
+        ok = res.rc == 0 or (res.rc == 2 and not res.crashed() and "out of memory" in last
+                             and (name + ".tokenizer.json: " in last
+                                  or last == "pairshard tokenize: out of memory"))
+        said_oom += "tokenizer.json: out of memory parsing the JSON" in last
+        tok_cases += 1
+        cases += 1
+        refused += ok
+        tap(ok, "tokenize with %s under ulimit -v %d MiB: %s, \"%s\"" % (
+            name, mib, res.why(), last[:160]))
+if VMEM:
+    tap(said_oom > 0, "%d of %d tokenizer loads with too little memory said \"FILE: out of memory "
+        "parsing the JSON\"" % (said_oom, tok_cases))
+else:
+    print("ok - # SKIP tokenizer.json under small ulimit -v: no address-space limit here "
+          "(FAULT_VMEM_MB=0)", flush=True)
 
 note("hostile: %d cases, %d refused cleanly (inspect%s), %s" % (
     cases, refused, " and read" if READ else "",

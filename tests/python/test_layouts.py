@@ -375,6 +375,20 @@ def causal_groups(tmp):
         want = sum(1 for t in recs.values() if len(t[0]) > 64)
         T.check("pack=64 skip_long: the %d longer records left out and counted" % want,
                 sk == want and got == n_all - want, (sk, want, got))
+    # A pack shorter than every record: skip_long would leave an epoch of no
+    # batches (a trainer would run zero steps); it is refused as an empty set.
+    shortest = min(len(t[0]) for t in recs.values())
+    try:
+        ld = pairshard.Loader(plain, pack=shortest - 1, skip_long=True, rank=0, world_size=1,
+                              as_torch=False)
+        T.check("pack below every record with skip_long raises EmptySetError", False,
+                "len %d" % len(ld))
+    except pairshard.EmptySetError as e:
+        T.check("pack=%d (below every record) with skip_long: EmptySetError (PS_EEMPTY) naming "
+                "the set, the pack and the shortest record" % (shortest - 1),
+                e.name == "PS_EEMPTY" and plain in e.message
+                and "longer than pack %d (the shortest has %d tokens)" % (shortest - 1, shortest)
+                in e.message, e)
     group(lambda: contamination(recs, plain, vocab))
     return plain, recs
 

@@ -192,6 +192,7 @@ void ps_test_build(const char *in, const char *out, const ps_test_build_opts *o)
     cfg->part_count = o->part_count;
     if (o->zstd_level)
         cfg->zstd_level = o->zstd_level;
+    cfg->no_gate = o->no_gate;
     cfg->threads = 2;
     ps_build_summary sum;
     memset(&sum, 0, sizeof sum);

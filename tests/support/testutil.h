@@ -71,6 +71,7 @@ typedef struct ps_test_build_opts {
     size_t n_buckets;
     size_t part_index, part_count; /* part_count 0: the whole input */
     int zstd_level;                /* 0: the build's default */
+    int no_gate;                   /* 1: publish whatever the checks say */
 } ps_test_build_opts;
 
 /* Builds the pairs file `in` into the shard set `out`; fails the test
