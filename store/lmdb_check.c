@@ -15,9 +15,10 @@
  * The layout is LMDB's on-disk format, data version 1 (liblmdb 0.9.x,
  * 64-bit; a file whose meta pages carry another version is PS_EVERSION,
  * as liblmdb itself refuses it, and tests/test_lmdb_pages.c compares this
- * walk with liblmdb's own reading of real shards): a 16-byte page header {u64 pgno, u16 pad, u16 flags, u16 lower,
- * u16 upper | u32 overflow pages}, u16 node offsets after it, 8-byte node
- * headers {u16 lo, u16 hi, u16 flags, u16 ksize}; the meta record in pages
+ * walk with liblmdb's own reading of real shards): a 16-byte page header
+ * {u64 pgno, u16 pad, u16 flags, u16 lower, u16 upper | u32 overflow
+ * pages}, u16 node offsets after it, 8-byte node headers {u16 lo, u16 hi,
+ * u16 flags, u16 ksize}; the meta record in pages
  * 0 and 1 is {u32 magic, u32 version, u64 address, u64 mapsize,
  * MDB_db free, MDB_db main, u64 last_pg, u64 txnid} with 48-byte MDB_db
  * records {u32 pad (the page size, in the free DB's), u16 flags, u16
