@@ -40,20 +40,6 @@ int ps_args_size(const char *cmd, const char *opt, const char *v, size_t lo, siz
     return 0;
 }
 
-int ps_args_int(const char *cmd, const char *opt, const char *v, int lo, int hi, int *out)
-{
-    int64_t x;
-    ps_num_status st = ps_parse_i64(v, lo, hi, &x);
-    if (st == PS_NUM_OK) {
-        *out = (int)x;
-        return 0;
-    }
-    char why[200];
-    ps_num_explain_i64(why, sizeof why, st, v, lo, hi);
-    fprintf(stderr, "pairshard %s: --%s: %s\n", cmd, opt, why);
-    return -1;
-}
-
 int ps_args_env_u64(const char *cmd, const char *var, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     const char *v = getenv(var);

@@ -18,7 +18,6 @@ int ps_args_u64(const char *cmd, const char *opt, const char *v, uint64_t lo, ui
                 uint64_t *out);
 int ps_args_size(const char *cmd, const char *opt, const char *v, size_t lo, size_t hi,
                  size_t *out);
-int ps_args_int(const char *cmd, const char *opt, const char *v, int lo, int hi, int *out);
 
 /* Environment variable `var` into [lo, hi]: 1 when unset (*out untouched),
  * 0 when read, -1 when set but not such a number (empty included). */

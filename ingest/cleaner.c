@@ -185,7 +185,6 @@ void ps_clean_worker_free(ps_clean_worker *w)
 }
 
 const ps_rules *ps_cleaner_rules(const ps_cleaner *c) { return c->rules; }
-const ps_field_names *ps_cleaner_names(const ps_cleaner *c) { return &c->names; }
 
 int ps_cleaner_add_rules(ps_cleaner *c, const char *json_text, size_t len, const char *origin,
                          ps_error *err)

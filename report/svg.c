@@ -235,12 +235,6 @@ static void nice_axis(double m, double *top, double *step)
         *top = *step;
 }
 
-void ps_svg_histogram(ps_html *h, const char *id, const char *title, const char *xlabel,
-                      const char *desc, const ps_svg_series *s, size_t n)
-{
-    ps_svg_histogram_marked(h, id, title, xlabel, desc, s, n, NULL, 0, NULL);
-}
-
 /* Opens an accessible chart: <svg> labelled by its <title> and <desc>. */
 static void svg_open(ps_html *h, const char *id, const char *title, const char *desc, int W,
                      int H)

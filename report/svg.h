@@ -59,14 +59,11 @@ typedef struct ps_svg_series {
 /* The most bins a histogram draws (more are merged into wider ones). */
 #define PS_SVG_MAX_SLOTS 96
 
-/* An overlaid step histogram with axes, a legend, <title> and <desc>.
- * `id` must be a unique plain identifier; `title`, `xlabel` and `desc` are
- * escaped. Draws a "no data" panel when every series is empty. */
-void ps_svg_histogram(ps_html *h, const char *id, const char *title, const char *xlabel,
-                      const char *desc, const ps_svg_series *s, size_t n);
-/* The same with vertical markers at values `marks` (e.g. bucket bounds),
- * named `marks_name` in the legend; marks outside the drawn range are
- * left out. */
+/* An overlaid step histogram with axes, a legend, <title> and <desc>, and
+ * vertical markers at values `marks` (e.g. bucket bounds; n_marks may be
+ * 0), named `marks_name` in the legend; marks outside the drawn range are
+ * left out. `id` must be a unique plain identifier; `title`, `xlabel` and
+ * `desc` are escaped. Draws a "no data" panel when every series is empty. */
 void ps_svg_histogram_marked(ps_html *h, const char *id, const char *title, const char *xlabel,
                              const char *desc, const ps_svg_series *s, size_t n, const double *marks,
                              size_t n_marks, const char *marks_name);

@@ -15,6 +15,10 @@ zlib:zlib1g-dev nettle:nettle-dev sqlite3:libsqlite3-dev cmocka:libcmocka-dev"
 # command : Debian package
 CMDS="cc:gcc make:make pkg-config:pkg-config python3:python3 node:nodejs
 npm:npm zstd:zstd gzip:gzip"
+# Python module (for Debian's /usr/bin/python3) : Debian package. scipy
+# computes test_validate_scipy's reference: without it the test skips, and
+# a skip fails CI (tests/skips-allowed.txt).
+PYMODS="scipy:python3-scipy numpy:python3-numpy"
 
 all=0
 [ "${CI:-}" = "true" ] && all=1
@@ -33,6 +37,12 @@ for pair in $CMDS; do
         # node and npm may come from outside Debian (e.g. nodesource): only
         # install Debian's when the command is really absent.
         case $cmd in node|npm) command -v "$cmd" >/dev/null 2>&1 && continue ;; esac
+        missing="$missing $pkg"
+    fi
+done
+for pair in $PYMODS; do
+    mod=${pair%%:*} pkg=${pair#*:}
+    if [ $all = 1 ] || ! /usr/bin/python3 -c "import $mod" 2>/dev/null; then
         missing="$missing $pkg"
     fi
 done

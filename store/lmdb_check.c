@@ -13,9 +13,12 @@
  * short read (reported as truncation), never SIGBUS.
  *
  * The layout is LMDB's on-disk format, data version 1 (liblmdb 0.9.x,
- * 64-bit): a 16-byte page header {u64 pgno, u16 pad, u16 flags, u16 lower,
- * u16 upper | u32 overflow pages}, u16 node offsets after it, 8-byte node
- * headers {u16 lo, u16 hi, u16 flags, u16 ksize}; the meta record in pages
+ * 64-bit; a file whose meta pages carry another version is PS_EVERSION,
+ * as liblmdb itself refuses it, and tests/test_lmdb_pages.c compares this
+ * walk with liblmdb's own reading of real shards): a 16-byte page header
+ * {u64 pgno, u16 pad, u16 flags, u16 lower, u16 upper | u32 overflow
+ * pages}, u16 node offsets after it, 8-byte node headers {u16 lo, u16 hi,
+ * u16 flags, u16 ksize}; the meta record in pages
  * 0 and 1 is {u32 magic, u32 version, u64 address, u64 mapsize,
  * MDB_db free, MDB_db main, u64 last_pg, u64 txnid} with 48-byte MDB_db
  * records {u32 pad (the page size, in the free DB's), u16 flags, u16
@@ -43,6 +46,9 @@
 #define F_SUBDATA 0x02u
 #define F_DUPDATA 0x04u
 #define MAGIC 0xBEEFC0DEu
+/* mdb.c's MDB_DATA_VERSION: liblmdb refuses a file whose meta pages carry
+ * another (MDB_VERSION_MISMATCH), and so does this walk (PS_EVERSION). */
+#define DATA_VERSION 1u
 #define P_INVALID UINT64_MAX
 #define MAX_DEPTH 64u
 
@@ -317,6 +323,25 @@ static int walk_db(walker *w, const db_rec *d, int is_main, const char *name)
     return 0;
 }
 
+/* What liblmdb's mdb_env_read_header checks first on meta page `n` (its
+ * record at m): LMDB's magic, then the data version. Another version is
+ * not damage: it is a format this walk does not know. */
+static int meta_kind(walker *w, const unsigned char *m, unsigned n)
+{
+    if (u32(m) != MAGIC)
+        return n == 0 ? ps_error_set(w->err, PS_ECORRUPT,
+                                     "%s: not an LMDB file (no LMDB meta page)", w->path)
+                      : ps_error_set(w->err, PS_ECORRUPT,
+                                     "%s: damaged LMDB meta pages (page 1 has no LMDB magic)",
+                                     w->path);
+    if (u32(m + 4) != DATA_VERSION)
+        return ps_error_set(w->err, PS_EVERSION,
+                            "%s: LMDB data version %u (meta page %u); this reader supports "
+                            "data version %u only (liblmdb 0.9.x)",
+                            w->path, u32(m + 4), n, DATA_VERSION);
+    return 0;
+}
+
 /* The meta pages: page 0 gives the page size, the newer of 0 and 1 wins.
  * Fills w->psize and w->last_pg and the two database records. */
 static int read_meta(walker *w, db_rec *freedb, db_rec *maindb)
@@ -327,15 +352,16 @@ static int read_meta(walker *w, db_rec *freedb, db_rec *maindb)
     if (rc)
         return rc;
     uint64_t psize = u32(m0 + HDR + 24);
-    if (u32(m0 + HDR) != MAGIC || u32(m0 + HDR + 4) != 1)
-        return ps_error_set(w->err, PS_ECORRUPT, "%s: not an LMDB file (no LMDB meta page)",
-                            w->path);
+    if ((rc = meta_kind(w, m0 + HDR, 0)))
+        return rc;
     if (psize < 512 || psize > 65536 || (psize & (psize - 1)) || 2 * psize > w->size)
         return ps_error_set(w->err, PS_ECORRUPT, "%s: damaged LMDB meta page: page size %llu",
                             w->path, (unsigned long long)psize);
     if ((rc = read_at(w->fd, w->path, psize, m1, META_BYTES, w->err)))
         return rc;
-    if (u32(m1 + HDR) != MAGIC || u32(m1 + HDR + 4) != 1 || u32(m1 + HDR + 24) != psize ||
+    if ((rc = meta_kind(w, m1 + HDR, 1)))
+        return rc;
+    if (u32(m1 + HDR + 24) != psize ||
         !(u16(m0 + 10) & P_META) || !(u16(m1 + 10) & P_META))
         return ps_error_set(w->err, PS_ECORRUPT, "%s: damaged LMDB meta pages", w->path);
     const unsigned char *m = u64(m0 + HDR + 128) < u64(m1 + HDR + 128) ? m1 + HDR : m0 + HDR;

@@ -261,7 +261,6 @@ int ps_shard_open(ps_shard **out, const char *path, ps_error *err)
 const char *ps_shard_meta(const ps_shard *s) { return s->meta; }
 uint64_t ps_shard_block_count(const ps_shard *s) { return s->nblocks; }
 uint64_t ps_shard_file_bytes(const ps_shard *s) { return s->file_bytes; }
-const char *ps_shard_path(const ps_shard *s) { return s->path; }
 
 /* The index of the first entry of list[0..n) with key >= (bucket, seq). */
 static size_t lower_bound_in(const blk_ref *list, size_t n, uint32_t bucket, uint32_t seq)

@@ -202,8 +202,6 @@ size_t ps_shard_lengths_count(const ps_shard *s);
 bool ps_shard_has_lengths_db(const ps_shard *s);
 /* Size of the shard file in bytes, as opened. */
 uint64_t ps_shard_file_bytes(const ps_shard *s);
-/* The path the shard was opened with (for messages). */
-const char *ps_shard_path(const ps_shard *s);
 
 /* ---- LMDB structure check (lmdb_check.c) ---------------------------------- */
 
@@ -226,11 +224,13 @@ typedef int (*ps_lmdb_value_fn)(void *user, const char *db, size_t db_len,
  * their page, every page reached once, depths and counts). Every value
  * found is reported to on_value (may be NULL). Returns 0, PS_ECORRUPT
  * ("PATH: damaged LMDB structure: page N: ..." or "PATH: truncated..."),
- * PS_EIO, PS_ENOMEM or what on_value returned. */
+ * PS_EVERSION (a meta page of an LMDB data version other than 1: "PATH:
+ * LMDB data version V ..."), PS_EIO, PS_ENOMEM or what on_value
+ * returned. */
 int ps_lmdb_walk(int fd, const char *path, ps_lmdb_value_fn on_value, void *user,
                  ps_error *err);
 /* ps_lmdb_walk on the file at `path` without a callback. Returns 0,
- * PS_ECORRUPT, PS_ENOENT or PS_EIO. */
+ * PS_ECORRUPT, PS_EVERSION, PS_ENOENT or PS_EIO. */
 int ps_lmdb_check(const char *path, ps_error *err);
 
 #endif /* PS_SHARDS_H */

@@ -7,6 +7,9 @@
 # "not ok N # SKIP name") is a skip: never a pass, never a failure.
 # A binary or script that exits non-zero without reporting a failure (a crash,
 # a sanitizer report), or that never reported at all, counts as one failure.
+# Every skip is listed at the end with its reason (tests/skip_policy.sh);
+# under CI=true a skip that tests/skips-allowed.txt does not allow (a
+# dependency that could not be installed looks like that) is a failure.
 #
 # Tests run PS_TEST_JOBS at a time (default: the online CPUs, at most 4;
 # PS_TEST_JOBS=1 runs them one by one): most of them are single-threaded
@@ -72,6 +75,21 @@ for name in $names; do
     passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + sk))
     [ "$f" -eq 0 ] || failed_names="$failed_names $name"
 done
+
+# The skips, with their reasons; under CI=true the ones not allowed fail.
+for name in $names; do
+    file=$(echo "$name" | tr '/' '-')
+    grep -Ei '^(not )?ok\b.*#[[:space:]]*skip' "$logdir/$file.log" 2>/dev/null |
+        sed "s|^|$name	|"
+done | sh "$ROOT/tests/skip_policy.sh" "$ROOT/tests/skips-allowed.txt" >"$results/skips"
+cat "$results/skips"
+if [ "${CI:-}" = "true" ]; then
+    bad=$(grep -c 'NOT ALLOWED' "$results/skips")
+    failed=$((failed + bad)) skipped=$((skipped - bad))
+    for name in $(sed -n 's/^  \([^:]*\):.*NOT ALLOWED.*/\1/p' "$results/skips" | sort -u); do
+        case " $failed_names " in *" $name "*) ;; *) failed_names="$failed_names $name" ;; esac
+    done
+fi
 
 [ -n "$failed_names" ] && echo "failed:$failed_names (logs in $BUILD/test-logs/)"
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -8,7 +8,7 @@
  * content already has (an earlier added token, then the model's vocabulary)
  * or else the next free id, counting from the model's vocabulary size. A
  * later token with the content of an earlier one takes its id and replaces
- * its flags. Without a model (ps_tok_added_load) the file's ids are used.
+ * its flags. Without a model (model NULL) the file's ids are used.
  *
  * Matching. Two sets of patterns: tokens with normalized=false match the raw
  * text, the others match normalized text with their content normalized at

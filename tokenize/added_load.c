@@ -268,8 +268,3 @@ int ps_tok_added_load_model(const ps_tok_load *c, json_t *j, const char *jpath,
     return PS_OK;
 }
 
-int ps_tok_added_load(const ps_tok_load *c, json_t *j, const char *jpath, const ps_tok_norm *norm,
-                      ps_tok_added **out)
-{
-    return ps_tok_added_load_model(c, j, jpath, norm, NULL, out);
-}

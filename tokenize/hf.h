@@ -336,14 +336,11 @@ void ps_tok_segs_free(ps_tok_segs *s);
 
 /* Loads "added_tokens" (an array; null or absent: none). Tokens with
  * normalized=true are matched in normalized text, so their content is put
- * through `norm` here, as HF's AddedVocabulary does. */
-int ps_tok_added_load(const ps_tok_load *c, json_t *j, const char *jpath, const ps_tok_norm *norm,
-                      ps_tok_added **out);
-/* As ps_tok_added_load, with HF's ids: HF ignores the "id" in the file and
- * gives each token the id its content has (an earlier added token, then
- * `model`'s vocabulary) or the next id from the model's vocabulary size on
- * (AddedVocabulary::add_tokens). ps_tok_added_load (model NULL) takes the
- * file's ids instead. */
+ * through `norm` here, as HF's AddedVocabulary does. Ids are HF's: HF
+ * ignores the "id" in the file and gives each token the id its content has
+ * (an earlier added token, then `model`'s vocabulary) or the next id from
+ * the model's vocabulary size on (AddedVocabulary::add_tokens); with model
+ * NULL the file's ids are taken instead. */
 int ps_tok_added_load_model(const ps_tok_load *c, json_t *j, const char *jpath,
                             const ps_tok_norm *norm, const ps_tok_model *model,
                             ps_tok_added **out);

@@ -417,11 +417,6 @@ static double smirnov(uint64_t n, double x, size_t threads)
     return clip01(p);
 }
 
-double ps_sm_smirnov(uint64_t n, double x)
-{
-    return smirnov(n, x, 1);
-}
-
 static double kolmogn(uint64_t n, double x, bool cdf, size_t threads)
 {
     if (n == 0 || x != x)

@@ -55,8 +55,6 @@ double ps_sm_ks_2samp_p(double d, uint64_t n1, uint64_t n2);
 /* kstwo.sf(x, n): P(D_n > x) for the one-sample two-sided statistic
  * (Simard & L'Ecuyer's selection of methods, as scipy's _ksstats.py). */
 double ps_sm_kolmogn_sf(uint64_t n, double x);
-/* scipy.special.smirnov(n, x): P(D_n^+ >= x), one-sided. */
-double ps_sm_smirnov(uint64_t n, double x);
 
 /* The same over `threads` threads (0 or 1: the calling thread alone):
  * where the p-value needs the exact Birnbaum-Tingey sum (n up to 10^6,

@@ -125,8 +125,10 @@ typedef struct ps_reader_options {
                                is 1) */
     uint64_t seed;          /* default 0 */
     uint64_t epoch;         /* default 0 */
-    uint32_t shuffle_window; /* blocks per record-shuffle window; 0: 16.
-                               Raised to hold at least one batch. */
+    uint32_t shuffle_window; /* blocks per record-shuffle window; 0: 16,
+                               or 128 with `pack` (packing fills rows
+                               better from more records). Raised to hold
+                               at least one batch. */
     int rank;               /* 0 .. world_size-1, or PS_FROM_ENV (default) */
     int world_size;         /* >= 1, or PS_FROM_ENV (default) */
     int drop_last;          /* 0 (default) or 1, see above */

@@ -63,6 +63,19 @@ python3 "$PS_ROOT/scripts/long-functions.py" "$TMP/tree" >/dev/null 2>"$TMP/err"
 [ $? -eq 1 ] && grep -q 'store/block.c:[0-9]*: planted_long: 164 lines (limit 150)' "$TMP/err"
 check "a planted 164-line function fails, naming file, line and length" $?
 
+# No dead code: every function the library and cli/ export has a caller
+# (scripts/unused-functions.py; the public headers count as one).
+python3 "$PS_ROOT/scripts/unused-functions.py" "$PS_ROOT" >"$TMP/unused" 2>&1
+check "every non-static function of the library and cli/ has a caller" $? "$TMP/unused"
+copy_tree
+printf '\nint ps_planted_unused(int x)\n{\n    return x + 1;\n}\n' >>"$TMP/tree/store/block.c"
+printf '\nint ps_planted_used(int x)\n{\n    return x;\n}\nint ps_planted_caller(void) { return ps_planted_used(1); }\n' \
+    >>"$TMP/tree/reader/state.c"
+python3 "$PS_ROOT/scripts/unused-functions.py" "$TMP/tree" >/dev/null 2>"$TMP/err"
+[ $? -eq 1 ] && grep -q 'store/block.c:[0-9]*: ps_planted_unused: no caller' "$TMP/err" &&
+    ! grep -q 'ps_planted_used:' "$TMP/err"
+check "a planted function without a caller fails, naming file and line; one with a caller does not" $? "$TMP/err"
+
 # Library code never prints: the caller renders (the build's progress is a
 # callback the CLI draws).
 PRINTS="$PS_ROOT/scripts/lib-prints.py"

@@ -44,6 +44,17 @@ check "read --pack: --save-state after 5 batches, --resume prints the rest" $?
 [ $? = 2 ] && grep -q "pack 2048" "$TMP/r3.err"
 check "read --resume with another --pack: exit 2 naming it" $? "$TMP/r3.err"
 
+# shuffle_window's defaults are what `read --help` and docs/READER.md say:
+# one for unpacked reading, another with --pack (the state records it).
+"$PAIRSHARD" read "$TMP/causal" --batch-size 16 --limit 1 --save-state "$TMP/st-plain" \
+    >/dev/null 2>&1
+w_plain=$(od -An -t u4 -j 72 -N 4 "$TMP/st-plain" | tr -d ' ')
+w_pack=$(od -An -t u4 -j 72 -N 4 "$TMP/st" | tr -d ' ')
+help=$("$PAIRSHARD" read --help 2>&1 | tr -s ' \n' '  ')
+case $help in *"--shuffle-window K blocks per record-shuffle window (default $w_plain; $w_pack with --pack)"*) r=0 ;; *) r=1 ;; esac
+grep -q "^| \`shuffle_window\` | $w_plain; $w_pack with \`pack\` |" "$PS_ROOT/docs/READER.md"
+check "shuffle window: $w_plain unpacked, $w_pack with --pack, as read --help and READER.md say" $((r + $?))
+
 "$PAIRSHARD" read "$TMP/causal" --pack 512 >/dev/null 2>"$TMP/l.err"
 [ $? = 2 ] && grep -q "(id dev.json:#[0-9]*) has [0-9]* tokens, longer than pack 512" "$TMP/l.err"
 check "read --pack 512: a longer record refused, named by its id" $? "$TMP/l.err"
@@ -74,3 +85,5 @@ check "--pack on a seq2seq set and --skip-long without --pack: exit 2" $? "$TMP/
 "$PAIRSHARD" bench-read "$TMP/causal" --pack 2048 --batch-size 8 >"$TMP/bench.out" 2>&1 &&
     grep -q "1034 records" "$TMP/bench.out"
 check "bench-read --pack: counts records, not rows" $? "$TMP/bench.out"
+
+done_testing

@@ -4,12 +4,18 @@
 # ("ok N - x # SKIP why", cmocka's "not ok N # SKIP name"); a skip is never
 # counted as a pass nor as a failure, and the closing line is
 # "N passed, N failed, N skipped" (what CI parses), whether the tests run
-# one by one or side by side (PS_TEST_JOBS).
+# one by one or side by side (PS_TEST_JOBS). Every skip is listed at the end
+# with its reason; under CI=true a skip the allow-list does not name (what a
+# dependency that could not be installed gives) fails the run.
 . "$PS_ROOT/tests/tap.sh"
+# The fake runs below choose CI themselves (this script runs inside CI).
+unset CI
 
 T="$TMP/tree"
 mkdir -p "$T/tests/cli" "$T/tests/faults" "$T/build/tests" "$T/build/bin"
-cp "$PS_ROOT/tests/run.sh" "$PS_ROOT/tests/run_one.sh" "$T/tests/"
+cp "$PS_ROOT/tests/run.sh" "$PS_ROOT/tests/run_one.sh" "$PS_ROOT/tests/skip_policy.sh" "$T/tests/"
+# the fake tree's allow-list: cmocka's skip of test_b only
+printf '# fake\ntest_fake\tSKIP test_b$\ttest_b needs a second CPU\n' >"$T/tests/skips-allowed.txt"
 cp "$PS_ROOT/tests/faults/run.sh" "$T/tests/faults/run.sh"
 cat >"$T/build/tests/test_fake" <<'SH'
 #!/bin/sh
@@ -66,6 +72,31 @@ rm "$T/tests/cli/fails.sh" "$T/tests/cli/killed.sh"
 sh "$T/tests/run.sh" build >"$TMP/run.out" 2>&1
 [ $? -eq 0 ] && [ "$(tail -n 1 "$TMP/run.out")" = "4 passed, 0 failed, 3 skipped" ]
 check "tests/run.sh: skips alone do not fail the run" $?
+grep -q '^skips (3):$' "$TMP/run.out" &&
+    grep -q '^  test_fake: test_b -- allowed: test_b needs a second CPU$' "$TMP/run.out" &&
+    grep -q '^  cli/fake: no such tool -- not on the allow-list (a failure under CI=true)$' "$TMP/run.out"
+check "tests/run.sh: every skip listed with its reason, allowed or not" $? "$TMP/run.out"
+
+# CI=true: a test whose dependency could not be installed skips; that is a
+# failure unless the allow-list names it. Forced here: python3-scipy absent.
+cat >"$T/tests/cli/needs_dep.sh" <<'SH'
+echo "ok 1 - # SKIP python3-scipy is not installed and apt-get could not install it"
+echo "1..1"
+SH
+CI=true sh "$T/tests/run.sh" build >"$TMP/ci.out" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] && [ "$(tail -n 1 "$TMP/ci.out")" = "4 passed, 3 failed, 1 skipped" ] &&
+    grep -q '^  cli/needs_dep: python3-scipy is not installed and apt-get could not install it -- NOT ALLOWED under CI=true' "$TMP/ci.out" &&
+    grep -q '^failed: cli/fake cli/needs_dep' "$TMP/ci.out"
+check "CI=true: a skip for a missing dependency fails the run (exit 1, '4 passed, 3 failed, 1 skipped', named)" $? "$TMP/ci.out"
+sh "$T/tests/run.sh" build >"$TMP/noci.out" 2>&1
+[ $? -eq 0 ] && [ "$(tail -n 1 "$TMP/noci.out")" = "4 passed, 0 failed, 4 skipped" ]
+check "... the same tree without CI: exit 0, 4 skips counted" $? "$TMP/noci.out"
+rm "$T/tests/cli/needs_dep.sh" "$T/tests/cli/fake.sh"
+CI=true sh "$T/tests/run.sh" build >"$TMP/ci.out" 2>&1
+[ $? -eq 0 ] && [ "$(tail -n 1 "$TMP/ci.out")" = "2 passed, 0 failed, 1 skipped" ] &&
+    grep -q '^  test_fake: test_b -- allowed' "$TMP/ci.out"
+check "CI=true: an allowed skip alone passes, listed with its reason" $? "$TMP/ci.out"
 
 # tests/faults/run.sh with a fake campaign (its scripts are Python).
 : >"$T/build/bin/pairshard"
@@ -84,5 +115,10 @@ last=$(tail -n 1 "$TMP/faults.out")
 check "tests/faults/run.sh: closing line '2 passed, 0 failed, 2 skipped' (got '$last')" $?
 grep -q "^ok 2 - fake: # SKIP tmpfs" "$TMP/faults.out"
 check "tests/faults/run.sh: a skip stays a TAP skip in its output" $?
+CI=true FAULT_ONLY=fake sh "$T/tests/faults/run.sh" build >"$TMP/faults.out" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] && [ "$(tail -n 1 "$TMP/faults.out")" = "2 passed, 2 failed, 0 skipped" ] &&
+    grep -q '^  fake: tmpfs: no mount here -- NOT ALLOWED under CI=true' "$TMP/faults.out"
+check "tests/faults/run.sh under CI=true: skips not on the allow-list fail" $? "$TMP/faults.out"
 
 done_testing

@@ -41,6 +41,18 @@ check "build --bu: exit 2, the option is ambiguous, naming both" $?
 [ $? -eq 2 ] && prefixed version "$TMP/err"
 check "version --bogus: exit 2, prefixed" $?
 
+# README's synopsis of each command names every option of its usage line.
+for cmd in build inspect merge validate clean tokenize bench-tokenize read bench-read; do
+    syn=$(awk -v c="pairshard $cmd " 'index($0, c) == 1 { on = 1; print; next }
+        /^pairshard / || /^```/ { on = 0 } on' "$PS_ROOT/README.md")
+    miss=""
+    for o in $("$PAIRSHARD" "$cmd" --help 2>&1 | grep '^usage:' | grep -o -- '--[a-z][a-z-]*'); do
+        case $syn in *"$o"*) ;; *) miss="$miss $o" ;; esac
+    done
+    [ -n "$syn" ] && [ -z "$miss" ]
+    check "README's synopsis of $cmd names its usage line's options${miss:+ (missing:$miss)}" $?
+done
+
 # tokenize reads clean's JSON lines; a raw JSON array (Spider's files) or
 # records without clean's fields get told to run clean first.
 "$PAIRSHARD" tokenize --vocab "$VOCAB" "$DATA/spider/dev.json" -o "$TMP/tok.jsonl" 2>"$TMP/err"

@@ -7,8 +7,7 @@ FIFO in place of a shard), huge counts in the manifest (records 1e18,
 bucket index 2^32, block_records 2^40, blocks 2^40, bounds past u32, vocab
 size 2^40, floats, negatives), tiny manifests that open huge arrays,
 deeply nested JSON, and newer or odd format versions -- for `inspect
---verify` and, when the command exists, `pairshard read` (which plans an
-epoch from the manifest's counts alone, so a count it believes is memory
+--verify` and `pairshard read` (which plans an epoch from the manifest's counts alone, so a count it believes is memory
 it allocates). Everything runs under an address-space limit (ulimit -v,
 FAULT_VMEM_MB, default 1024) to show no count turns into a huge malloc,
 with a time limit (no hang), and must end in a clear refusal: exit 1
@@ -41,9 +40,9 @@ os.makedirs(outside)
 shutil.copy(os.path.join(base, "shard-00000.mdb"), os.path.join(outside, "shard-00000.mdb"))
 shutil.copy(os.path.join(base, "manifest.json"), os.path.join(outside, "manifest.json"))
 os.mkfifo(os.path.join(outside, "fifo"))
-READ = have_read()
-if not READ:
-    tap(False, "pairshard read --help lists --skip-corrupt and --tokens")
+# read is part of every case: a read that is missing or broken fails the
+# control and every case it is run on (as in corrupt.py), never a skip.
+tap(have_read(), "pairshard read --help lists --skip-corrupt and --tokens")
 base_read = None
 
 
@@ -55,13 +54,10 @@ def read_cmd(d):
 v = run([PAIRSHARD, "inspect", "--verify", base], timeout=TIMEOUT, preexec=limited)
 tap(r.rc == 0 and v.rc == 0, "control: the intact set verifies under ulimit -v %d MiB (0: none)"
     % (VMEM >> 20))
-if READ:
-    rd = run(read_cmd(base), timeout=TIMEOUT, preexec=limited)
-    base_read = rd.out
-    tap(rd.rc == 0 and rd.out.count(b"\n") > 0,
-        "control: pairshard read delivers the intact set under the limit (%s)" % rd.why())
-else:
-    print("ok - # SKIP pairshard read is not in this build", flush=True)
+rd = run(read_cmd(base), timeout=TIMEOUT, preexec=limited)
+base_read = rd.out
+tap(rd.rc == 0 and rd.out.count(b"\n") > 0,
+    "control: pairshard read delivers the intact set under the limit (%s)" % rd.why())
 
 work = os.path.join(TMP, "hostile-work")
 cases = refused = 0
@@ -81,9 +77,8 @@ def expect(desc, codes, names, verify_too=True, read_codes=None):
     cases += 1
     problems = []
     runs = [("inspect --verify" if verify_too else "inspect",
-             [PAIRSHARD, "inspect"] + (["--verify"] if verify_too else []) + [work], codes)]
-    if READ:
-        runs.append(("read", read_cmd(work), read_codes or codes))
+             [PAIRSHARD, "inspect"] + (["--verify"] if verify_too else []) + [work], codes),
+            ("read", read_cmd(work), read_codes or codes)]
     got = []
     for tag, cmd, want in runs:
         res = run(cmd, timeout=TIMEOUT, preexec=limited)
@@ -231,7 +226,7 @@ else:
           "(FAULT_VMEM_MB=0)", flush=True)
 
 note("hostile: %d cases, %d refused cleanly (inspect%s), %s" % (
-    cases, refused, " and read" if READ else "",
+    cases, refused, " and read",
     "under ulimit -v %d MiB" % (VMEM >> 20) if VMEM else "without an address-space limit"))
 print("# TOTAL hostile trials=%d survived=%d" % (cases, refused))
 finish()
