@@ -8,12 +8,16 @@
 #include "common/json_where.h"
 #include "schema/schema.h"
 #include "schema/template_int.h"
+#include "common/options.h"
 
 #include <jansson.h>
 #include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ps_template_info's size in 0.2.0, its first published version. */
+#define TMPLINFO_SIZE_0_2 PS_SIZE_THROUGH(ps_template_info, sha256)
 
 /* A template file is a few lines of JSON; anything larger is not one. */
 #define PS_TEMPLATE_FILE_MAX ((size_t)1 << 20)
@@ -334,7 +338,7 @@ int ps_template_open(const char *name_or_path, ps_template **out, ps_error *err)
     return rc;
 }
 
-void ps_template_get_info(const ps_template *t, ps_template_info *info)
+static void info_fill(const ps_template *t, ps_template_info *info)
 {
     memset(info, 0, sizeof *info);
     info->name = t->name;
@@ -350,6 +354,22 @@ void ps_template_get_info(const ps_template *t, ps_template_info *info)
     info->n_fields = t->n_fields;
     info->fields = (const char *const *)t->fields;
     info->sha256 = t->sha256;
+}
+
+int ps_template_get_info_size(const ps_template *t, ps_template_info *info, size_t size)
+{
+    ps_template_info o;
+    info_fill(t, &o);
+    return ps_struct_out(info, size, &o, sizeof o, TMPLINFO_SIZE_0_2, "ps_template_info", NULL);
+}
+
+/* The 0.2.0 entry point (pairshard/common.h, "Structs the library fills"). */
+#undef ps_template_get_info
+PS_API void ps_template_get_info(const ps_template *t, ps_template_info *info);
+
+void ps_template_get_info(const ps_template *t, ps_template_info *info)
+{
+    ps_template_get_info_size(t, info, TMPLINFO_SIZE_0_2);
 }
 
 bool ps_template_uses_schema(const ps_template *t)

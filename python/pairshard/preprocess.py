@@ -61,8 +61,9 @@ def _declare(lib):
     sigs = {
         "ps_preprocessor_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(vp), err_p]),
         "ps_preprocessor_free": (None, [vp]),
-        "ps_preprocess": (ctypes.c_int, [vp, ctypes.POINTER(ps_preprocess_input),
-                                         ctypes.POINTER(ps_preprocess_output), err_p]),
+        "ps_preprocess_size": (ctypes.c_int, [vp, ctypes.POINTER(ps_preprocess_input),
+                                              ctypes.POINTER(ps_preprocess_output),
+                                              ctypes.c_size_t, err_p]),
         "ps_preprocessor_clean": (ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_char_p,
                                                  ctypes.c_size_t, ctypes.POINTER(vp),
                                                  ctypes.POINTER(ctypes.c_size_t),
@@ -155,8 +156,8 @@ class Preprocessor:
             inp.fields, inp.n_fields = arr, len(items)
         out = ps_preprocess_output()
         err = L.ps_error()
-        rc = self._lib.ps_preprocess(self._p, ctypes.byref(inp), ctypes.byref(out),
-                                     ctypes.byref(err))
+        rc = self._lib.ps_preprocess_size(self._p, ctypes.byref(inp), ctypes.byref(out),
+                                          ctypes.sizeof(out), ctypes.byref(err))
         if rc:
             raise PairshardError(rc, err.message.decode("utf-8", "replace"))
         if out.rejected:
