@@ -201,6 +201,11 @@ print-config:
 	@echo "CC=$(CC) HAVE_CUDA=$(HAVE_CUDA) CUDA_HOME=$(CUDA_HOME)"
 	@echo "PKG_LIBS=$(PKG_LIBS)"
 
+# pairshard.pc: Cflags is -I alone (the public headers include only the C
+# library's stddef.h and stdint.h, and need no -D); the dependencies go into
+# Libs.private as the flags pkg-config gave this build, not Requires.private,
+# whose Cflags (utf8proc's -DUTF8PROC_EXPORTS) pkg-config would hand every
+# user.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/pairshard
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pairshard
@@ -211,7 +216,7 @@ install: all
 	install -m 644 include/pairshard/*.h $(DESTDIR)$(PREFIX)/include/pairshard/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' \
 	    -e 's|@VERSION@|$(VERSION)|g' \
-	    -e 's|@REQUIRES@|$(PKGS)|g' \
+	    -e 's|@LIBS_PRIVATE@|$(PKG_LIBS)|g' \
 	    -e 's|@CUDA_LIBS@|$(CUDA_LIBS)|g' \
 	    pairshard.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc
 
