@@ -230,7 +230,7 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '2,14p' Makefile
+	@sed -n '2,15p' Makefile
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d) \
          $(TEST_BINS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.d)
