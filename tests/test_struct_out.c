@@ -108,7 +108,7 @@ static void test_too_small_is_einval_and_writes_nothing(void **state)
         type want;                                                                \
         memset(&want, 0, sizeof want);                                            \
         call_macro(&want);                                                        \
-        unsigned char buf[sizeof(type) + EXTRA];                                  \
+        _Alignas(16) unsigned char buf[sizeof(type) + EXTRA];                     \
         memset(buf, FILL, sizeof buf);                                            \
         assert_int_equal(call_size((type *)(void *)buf, sizeof(type) + 8), 0);    \
         assert_true(all_zero(buf + sizeof(type), 8));                             \
