@@ -80,7 +80,13 @@
  *     working: tests/cli/abi_compat.sh runs one against this library.
  * Structs the library allocates and hands out (ps_batch, ps_clean_result)
  * are never allocated by the caller; they too only grow at the end, and an
- * older caller reads only the prefix it knows.
+ * older caller reads only the prefix it knows. Three structs have a fixed
+ * layout instead: ps_error (a code and PS_ERROR_MESSAGE_MAX bytes),
+ * ps_reader_state (128 bytes, with reserved bytes of its own) and
+ * ps_encoding (the tokenizer's views into its scratch, filled on the hot
+ * path; a richer result would come from a new function); input
+ * structs without a size (ps_preprocess_input, ps_preprocess_field)
+ * cannot grow either. Changing any of them is an ABI bump.
  *
  * Versions and the ABI (docs/ARCHITECTURE.md, "Versions and the ABI").
  * PS_VERSION_* is the release (semantic versioning; 0.x while the API

@@ -69,7 +69,8 @@ typedef struct ps_tokenizer_options {
 } ps_tokenizer_options;
 
 /* The encoded result: views into the scratch that produced it, valid until
- * that scratch is used again or freed. */
+ * that scratch is used again or freed. Its layout is fixed (pairshard/
+ * common.h, "Structs the library fills"): changing it is an ABI bump. */
 typedef struct ps_encoding {
     const int32_t *input_ids;
     const uint8_t *token_type_ids; /* 0 for the first sequence, 1 for the second */

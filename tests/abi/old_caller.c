@@ -94,6 +94,18 @@ static void tokenizer_checks(const char *vocab)
     ok(ti.v.vocab_size == 30522 && ti.v.bos_id == 101 && ti.v.eos_id == 102 &&
            ti.v.pad_id == 0 && ti.v.unk_id == 100,
        "its fields are bert-base-uncased's");
+    ps_tok_scratch *s = ps_tok_scratch_new();
+    GUARDED(ps_encoding) enc;
+    memset(&enc, FILL, sizeof enc);
+    rc = s ? ps_tokenizer_encode_pair(tok, s, "how many singers", 16, "select count(*)", 15, 0,
+                                      &enc.v, &err)
+           : PS_ENOMEM;
+    ok(rc > 0 && intact(enc.g), "ps_tokenizer_encode_pair writes no byte past the old ps_encoding");
+    ok(rc > 0 && enc.v.len == (size_t)rc && enc.v.input_ids[0] == 101 &&
+           enc.v.input_ids[enc.v.len - 1] == 102 && enc.v.token_type_ids[enc.v.len - 1] == 1 &&
+           !enc.v.truncated,
+       "its fields, at the old offsets, are the pair's [CLS] a [SEP] b [SEP]");
+    ps_tok_scratch_free(s);
     GUARDED(ps_tokenizer_options) to;
     memset(&to, FILL, sizeof to);
     ps_tokenizer_get_options(tok, &to.v);
