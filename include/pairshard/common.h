@@ -94,7 +94,7 @@
  * libpairshard.so.<PS_ABI_VERSION>: it is incremented on every change that
  * breaks a program linked against the previous library (a symbol removed,
  * a function's arguments or a struct's layout changed), and only then; an
- * added function or an appended field keeps it. `make check-abi` compares
+ * added function or a field appended to a growing struct keeps it. `make check-abi` compares
  * the built library with the committed baseline (abi/libpairshard.abi)
  * and fails on an incompatible change while PS_ABI_VERSION is unchanged.
  * 0.1.0 was ABI 0; 0.2.0 is ABI 1 (ps_reader_open's argument order and
