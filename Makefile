@@ -8,6 +8,8 @@
 #   make check-faults  crash, disk-full, corruption, concurrency and output-path campaigns
 #   make fuzz        libFuzzer targets on every parser of untrusted bytes
 #   make bench       benchmarks, each against a peer measured in the same run
+#   make check-abi   the shared library's ABI against abi/libpairshard.abi
+#   make abi-baseline  record the built ABI as the new baseline (deliberately)
 #   make install PREFIX=/usr/local
 #   make V=1         show the full compiler command lines
 #   make JOBS=1      compile one file at a time (default: one per CPU)
@@ -96,8 +98,12 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
+# The release (PS_VERSION_STRING) and the soname's number (PS_ABI_VERSION,
+# bumped on every incompatible ABI change: pairshard/common.h, "Versions
+# and the ABI"). The installed file is libpairshard.so.ABI.VERSION.
 VERSION := $(shell sed -n 's/^\#define PS_VERSION_STRING "\(.*\)"/\1/p' include/pairshard/common.h)
-MAJOR   := $(firstword $(subst ., ,$(VERSION)))
+ABI     := $(shell sed -n 's/^\#define PS_ABI_VERSION \([0-9]*\)$$/\1/p' include/pairshard/common.h)
+SONAME  := libpairshard.so.$(ABI)
 
 STATIC_LIB := $(BUILD)/lib/libpairshard.a
 SHARED_LIB := $(BUILD)/lib/libpairshard.so
@@ -106,7 +112,7 @@ BIN        := $(BUILD)/bin/pairshard
 # Keep objects make would see as intermediate (test support objects).
 .SECONDARY:
 
-.PHONY: all lib test check-asan check-tsan check-faults fuzz bench demo install uninstall clean help print-config
+.PHONY: all lib test check-asan check-tsan check-faults check-abi abi-baseline fuzz bench demo install uninstall clean help print-config
 .DEFAULT_GOAL := all
 
 all: $(STATIC_LIB) $(SHARED_LIB) $(BIN)
@@ -136,7 +142,7 @@ $(STATIC_LIB): $(LIB_OBJS)
 $(SHARED_LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@[ "$(V)" != 0 ] || echo "  LD      $@"
-	$(Q)$(CC) -shared -Wl,-soname,libpairshard.so.$(MAJOR) \
+	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) \
 	    $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL)
 
 $(BIN): $(CLI_OBJS) $(STATIC_LIB)
@@ -171,6 +177,17 @@ check-tsan:
 check-faults: all
 	@sh tests/faults/run.sh $(BUILD)
 
+# The exported ABI against the committed baseline (scripts/check-abi.sh,
+# which installs abigail-tools when missing); fails on an incompatible
+# change unless PS_ABI_VERSION was bumped. abi-baseline rewrites it: run it
+# only for a deliberate change, and commit abi/libpairshard.abi.
+ABI_BASELINE := abi/libpairshard.abi
+check-abi: $(SHARED_LIB)
+	@sh scripts/check-abi.sh check $(SHARED_LIB) $(ABI_BASELINE)
+
+abi-baseline: $(SHARED_LIB)
+	@sh scripts/check-abi.sh baseline $(SHARED_LIB) $(ABI_BASELINE)
+
 # libFuzzer (clang) targets, built with ASan + UBSan into $(BUILD)/fuzz and
 # run for FUZZ_SECONDS each (default 20).
 fuzz:
@@ -186,31 +203,36 @@ print-config:
 	@echo "CC=$(CC) HAVE_CUDA=$(HAVE_CUDA) CUDA_HOME=$(CUDA_HOME)"
 	@echo "PKG_LIBS=$(PKG_LIBS)"
 
+# pairshard.pc: Cflags is -I alone (the public headers include only the C
+# library's stddef.h and stdint.h, and need no -D); the dependencies go into
+# Libs.private as the flags pkg-config gave this build, not Requires.private,
+# whose Cflags (utf8proc's -DUTF8PROC_EXPORTS) pkg-config would hand every
+# user.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/pairshard
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pairshard
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/libpairshard.a
-	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libpairshard.so.$(VERSION)
-	ln -sf libpairshard.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libpairshard.so.$(MAJOR)
-	ln -sf libpairshard.so.$(MAJOR) $(DESTDIR)$(PREFIX)/lib/libpairshard.so
+	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/$(SONAME).$(VERSION)
+	ln -sf $(SONAME).$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libpairshard.so
 	install -m 644 include/pairshard/*.h $(DESTDIR)$(PREFIX)/include/pairshard/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' \
 	    -e 's|@VERSION@|$(VERSION)|g' \
-	    -e 's|@REQUIRES@|$(PKGS)|g' \
+	    -e 's|@LIBS_PRIVATE@|$(PKG_LIBS)|g' \
 	    -e 's|@CUDA_LIBS@|$(CUDA_LIBS)|g' \
 	    pairshard.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/pairshard $(DESTDIR)$(PREFIX)/lib/libpairshard.a \
-	      $(DESTDIR)$(PREFIX)/lib/libpairshard.so $(DESTDIR)$(PREFIX)/lib/libpairshard.so.$(MAJOR) \
-	      $(DESTDIR)$(PREFIX)/lib/libpairshard.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc
+	      $(DESTDIR)$(PREFIX)/lib/libpairshard.so $(DESTDIR)$(PREFIX)/lib/$(SONAME) \
+	      $(DESTDIR)$(PREFIX)/lib/$(SONAME).$(VERSION) $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc
 	rm -rf $(DESTDIR)$(PREFIX)/include/pairshard
 
 clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '2,12p' Makefile
+	@sed -n '2,15p' Makefile
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d) \
          $(TEST_BINS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.d)

@@ -41,6 +41,21 @@ int ps_options_adopt(void *dst, size_t dst_size, const void *src, const size_t *
     return 0;
 }
 
+int ps_struct_out(void *out, size_t size, const void *full, size_t full_size,
+                  size_t first_size, const char *type, ps_error *err)
+{
+    if (!out || size < first_size)
+        return ps_error_set(err, PS_EINVAL,
+                            "%s: the caller's size %zu is below the struct's first published "
+                            "size (%zu): pass sizeof of the caller's struct",
+                            type, size, first_size);
+    size_t n = size < full_size ? size : full_size;
+    memcpy(out, full, n);
+    if (size > n) /* a newer header than this library: its new fields read 0 */
+        memset((char *)out + n, 0, size - n);
+    return 0;
+}
+
 int ps_options_init_copy(void *out, size_t size, void *dflt, const size_t *known, size_t n,
                          const char *type)
 {

@@ -38,4 +38,21 @@ int ps_options_adopt(void *dst, size_t dst_size, const void *src, const size_t *
 int ps_options_init_copy(void *out, size_t size, void *dflt, const size_t *known, size_t n,
                          const char *type);
 
+/* The sizeof `type` had when `field` was its last member: the end of
+ * `field` rounded up to the struct's alignment. Names a published size of
+ * a struct that has grown since (fields are only appended). */
+#define PS_SIZE_THROUGH(type, field)                                                   \
+    ((offsetof(type, field) + sizeof(((type *)0)->field) + _Alignof(type) - 1) /       \
+     _Alignof(type) * _Alignof(type))
+
+/* The other half of the rule, for structs the library fills
+ * (pairshard/common.h, "Structs the library fills"): copies the library's
+ * filled struct `full` (full_size bytes) into the caller's `out` of `size`
+ * bytes: min(size, full_size) bytes, then zeros up to `size` when the
+ * caller's struct is larger. Writes nothing past `size`. Returns 0, or
+ * PS_EINVAL naming `type` (nothing written) when `out` is NULL or `size`
+ * is below `first_size`, the struct's first published size. */
+int ps_struct_out(void *out, size_t size, const void *full, size_t full_size,
+                  size_t first_size, const char *type, ps_error *err);
+
 #endif /* PS_COMMON_OPTIONS_H */

@@ -17,6 +17,9 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+/* ps_clean_counts's size in 0.2.0, its first published version. */
+#define COUNTS_SIZE_0_2 PS_SIZE_THROUGH(ps_clean_counts, bytes_in)
+
 /* The sizes ps_clean_options has had in published versions, oldest first
  * (common/options.h): when a field is appended, append its new sizeof. */
 static const size_t CLEAN_OPTIONS_SIZES[] = {offsetof(ps_clean_options, db_field),
@@ -208,9 +211,21 @@ int ps_cleaner_load_rules(ps_cleaner *c, const char *path, ps_error *err)
     return rc;
 }
 
+int ps_cleaner_get_counts_size(const ps_cleaner *c, ps_clean_counts *counts, size_t size)
+{
+    ps_clean_counts o;
+    memset(&o, 0, sizeof o);
+    ps_stats_counts(c->stats, &o);
+    return ps_struct_out(counts, size, &o, sizeof o, COUNTS_SIZE_0_2, "ps_clean_counts", NULL);
+}
+
+/* The 0.2.0 entry point (pairshard/common.h, "Structs the library fills"). */
+#undef ps_cleaner_get_counts
+PS_API void ps_cleaner_get_counts(const ps_cleaner *c, ps_clean_counts *counts);
+
 void ps_cleaner_get_counts(const ps_cleaner *c, ps_clean_counts *counts)
 {
-    ps_stats_counts(c->stats, counts);
+    ps_cleaner_get_counts_size(c, counts, COUNTS_SIZE_0_2);
 }
 
 char *ps_cleaner_stats_json(const ps_cleaner *c) { return ps_stats_to_json(c->stats, c->rules); }

@@ -9,6 +9,7 @@
  * threads may share the preprocessor.
  */
 #include "pipeline/preprocess_priv.h"
+#include "common/options.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -115,8 +116,8 @@ static void fill_output(ps_pp_slot *s, const ps_clean_item *it, const ps_encoded
     out->attention_mask = s->mask.len >= e->enc.len ? (const uint8_t *)s->mask.data : NULL;
 }
 
-int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in, ps_preprocess_output *out,
-                  ps_error *err)
+static int preprocess_record(ps_preprocessor *p, const ps_preprocess_input *in,
+                             ps_preprocess_output *out, ps_error *err)
 {
     memset(out, 0, sizeof *out);
     if (!in || (!in->record && !in->question))
@@ -171,6 +172,35 @@ int ps_preprocessor_clean(ps_preprocessor *p, const char *field, const char *tex
     ps_pp_slot *s = ps_pp_slot_take(p, err);
     return s ? ps_clean_worker_clean_text(s->w, field, text, len, out, out_len, reason, err)
              : PS_ENOMEM;
+}
+
+/* ps_preprocess_output's size in 0.2.0, its first published version. */
+#define OUTPUT_SIZE_0_2 PS_SIZE_THROUGH(ps_preprocess_output, shortened)
+
+int ps_preprocess_size(ps_preprocessor *p, const ps_preprocess_input *in,
+                       ps_preprocess_output *out, size_t out_size, ps_error *err)
+{
+    /* Checked first: a size too small gets nothing written, not a record's
+     * partial result. */
+    int rc = ps_struct_out(out, out_size, &(ps_preprocess_output){0}, sizeof *out,
+                           OUTPUT_SIZE_0_2, "ps_preprocess_output", err);
+    if (rc)
+        return rc;
+    ps_preprocess_output o;
+    rc = preprocess_record(p, in, &o, err);
+    ps_struct_out(out, out_size, &o, sizeof o, OUTPUT_SIZE_0_2, "ps_preprocess_output", NULL);
+    return rc;
+}
+
+/* The 0.2.0 entry point (pairshard/common.h, "Structs the library fills"). */
+#undef ps_preprocess
+PS_API int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in,
+                         ps_preprocess_output *out, ps_error *err);
+
+int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in, ps_preprocess_output *out,
+                  ps_error *err)
+{
+    return ps_preprocess_size(p, in, out, OUTPUT_SIZE_0_2, err);
 }
 
 size_t ps_preprocessor_get_max_length(const ps_preprocessor *p) { return p->cfg.max_length; }

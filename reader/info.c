@@ -3,10 +3,15 @@
  * counters (ps_reader_get_stats), labels and bucket bounds.
  */
 #include "reader/reader_internal.h"
+#include "common/options.h"
 
 #include <string.h>
 
-int ps_reader_get_info(const ps_reader *r, ps_reader_info *o)
+/* The sizes both structs had in 0.2.0, their first published versions. */
+#define INFO_SIZE_0_2 PS_SIZE_THROUGH(ps_reader_info, rows_per_epoch)
+#define STATS_SIZE_0_2 PS_SIZE_THROUGH(ps_reader_stats, slots)
+
+static void info_fill(const ps_reader *r, ps_reader_info *o)
 {
     memset(o, 0, sizeof *o);
     o->epoch = r->popt.epoch;
@@ -27,20 +32,45 @@ int ps_reader_get_info(const ps_reader *r, ps_reader_info *o)
     o->pack = r->opt.pack;
     o->records_skipped = r->plan.records_skipped;
     o->rows_per_epoch = r->opt.pack ? r->plan.rows_rank : r->plan.records_rank;
-    return PS_OK;
 }
 
-int ps_reader_get_stats(const ps_reader *r, ps_reader_stats *o)
+int ps_reader_get_info_size(const ps_reader *r, ps_reader_info *out, size_t size)
 {
+    ps_reader_info o;
+    info_fill(r, &o);
+    return ps_struct_out(out, size, &o, sizeof o, INFO_SIZE_0_2, "ps_reader_info", NULL);
+}
+
+int ps_reader_get_stats_size(const ps_reader *r, ps_reader_stats *out, size_t size)
+{
+    ps_reader_stats o;
     ps_reader *w = (ps_reader *)r; /* the lock only */
     pthread_mutex_lock(&w->mu);
-    *o = r->st;
-    o->slots = (uint32_t)r->n_slots;
-    o->ready = 0;
+    o = r->st;
+    o.slots = (uint32_t)r->n_slots;
+    o.ready = 0;
     for (int i = 0; i < r->n_slots; i++)
-        o->ready += r->slots[i].state == SLOT_READY;
+        o.ready += r->slots[i].state == SLOT_READY;
     pthread_mutex_unlock(&w->mu);
-    return PS_OK;
+    return ps_struct_out(out, size, &o, sizeof o, STATS_SIZE_0_2, "ps_reader_stats", NULL);
+}
+
+/* The 0.2.0 entry points, for programs compiled when the getters were
+ * functions (pairshard/common.h, "Structs the library fills"): their
+ * structs have the 0.2.0 sizes, whatever this header's are. */
+#undef ps_reader_get_info
+#undef ps_reader_get_stats
+PS_API int ps_reader_get_info(const ps_reader *r, ps_reader_info *out);
+PS_API int ps_reader_get_stats(const ps_reader *r, ps_reader_stats *out);
+
+int ps_reader_get_info(const ps_reader *r, ps_reader_info *out)
+{
+    return ps_reader_get_info_size(r, out, INFO_SIZE_0_2);
+}
+
+int ps_reader_get_stats(const ps_reader *r, ps_reader_stats *out)
+{
+    return ps_reader_get_stats_size(r, out, STATS_SIZE_0_2);
 }
 
 const char *ps_reader_get_label(const ps_reader *r, uint32_t id)

@@ -9,6 +9,7 @@
 #include "common/nearest.h"
 #include "schema/schema.h"
 #include "schema/template_int.h"
+#include "common/options.h"
 
 #include <jansson.h>
 #include <nettle/sha2.h>
@@ -16,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* ps_template_info's size in 0.2.0, its first published version. */
+#define TMPLINFO_SIZE_0_2 PS_SIZE_THROUGH(ps_template_info, sha256)
 
 /* A template file is a few lines of JSON; anything larger is not one. */
 #define PS_TEMPLATE_FILE_MAX ((size_t)1 << 20)
@@ -356,7 +360,7 @@ int ps_template_open_layout(const char *name_or_path, int layout, ps_template **
     return rc;
 }
 
-void ps_template_get_info(const ps_template *t, ps_template_info *info)
+static void info_fill(const ps_template *t, ps_template_info *info)
 {
     memset(info, 0, sizeof *info);
     info->name = t->name;
@@ -373,6 +377,22 @@ void ps_template_get_info(const ps_template *t, ps_template_info *info)
     info->n_fields = t->n_fields;
     info->fields = (const char *const *)t->fields;
     info->sha256 = t->sha256;
+}
+
+int ps_template_get_info_size(const ps_template *t, ps_template_info *info, size_t size)
+{
+    ps_template_info o;
+    info_fill(t, &o);
+    return ps_struct_out(info, size, &o, sizeof o, TMPLINFO_SIZE_0_2, "ps_template_info", NULL);
+}
+
+/* The 0.2.0 entry point (pairshard/common.h, "Structs the library fills"). */
+#undef ps_template_get_info
+PS_API void ps_template_get_info(const ps_template *t, ps_template_info *info);
+
+void ps_template_get_info(const ps_template *t, ps_template_info *info)
+{
+    ps_template_get_info_size(t, info, TMPLINFO_SIZE_0_2);
 }
 
 bool ps_template_uses_schema(const ps_template *t)

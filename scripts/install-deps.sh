@@ -5,7 +5,9 @@
 # Debian packages of those that are missing with apt-get. With CI=true, or
 # with --all, it runs apt-get install for every package on every run, so a
 # missing entry in this list cannot hide behind a package installed earlier.
-# `make` runs this script before it builds anything.
+# `make` runs this script before it builds anything. With --abi it installs
+# only what `make check-abi` needs (abidw and abidiff, from abigail-tools),
+# which no other target needs.
 set -eu
 
 # pkg-config module : Debian package
@@ -22,7 +24,16 @@ PYMODS="scipy:python3-scipy numpy:python3-numpy"
 
 all=0
 [ "${CI:-}" = "true" ] && all=1
-[ "${1:-}" = "--all" ] && all=1
+for arg in "$@"; do
+    case $arg in
+    --all) all=1 ;;
+    --abi)
+        LIBS=""
+        CMDS="abidw:abigail-tools abidiff:abigail-tools"
+        ;;
+    *) echo "install-deps: unknown argument $arg" >&2; exit 2 ;;
+    esac
+done
 
 missing=""
 for pair in $LIBS; do

@@ -6,8 +6,12 @@
  * BertTokenizerFast and BERT's tokenizer.json files carry.
  */
 #include "tokenize/hf.h"
+#include "common/options.h"
 
 #include <string.h>
+
+/* ps_tokenizer_info's size in 0.2.0, its first published version. */
+#define TOKINFO_SIZE_0_2 PS_SIZE_THROUGH(ps_tokenizer_info, unk_id)
 
 int ps_tokenizer_is_special(const ps_tokenizer *tok, int32_t id)
 {
@@ -78,7 +82,7 @@ int ps_tokenizer_decode(const ps_tokenizer *tok, ps_tok_scratch *s, const int32_
     return PS_OK;
 }
 
-void ps_tokenizer_get_info(const ps_tokenizer *tok, ps_tokenizer_info *info)
+static void tokinfo_fill(const ps_tokenizer *tok, ps_tokenizer_info *info)
 {
     memset(info, 0, sizeof *info);
     info->model = tok->model_type ? tok->model_type : "WordPiece";
@@ -95,4 +99,20 @@ void ps_tokenizer_get_info(const ps_tokenizer *tok, ps_tokenizer_info *info)
     info->eos_id = tok->sep_id;
     info->pad_id = pad >= 0 ? pad : -1;
     info->unk_id = tok->unk_id;
+}
+
+int ps_tokenizer_get_info_size(const ps_tokenizer *tok, ps_tokenizer_info *info, size_t size)
+{
+    ps_tokenizer_info o;
+    tokinfo_fill(tok, &o);
+    return ps_struct_out(info, size, &o, sizeof o, TOKINFO_SIZE_0_2, "ps_tokenizer_info", NULL);
+}
+
+/* The 0.2.0 entry point (pairshard/common.h, "Structs the library fills"). */
+#undef ps_tokenizer_get_info
+PS_API void ps_tokenizer_get_info(const ps_tokenizer *tok, ps_tokenizer_info *info);
+
+void ps_tokenizer_get_info(const ps_tokenizer *tok, ps_tokenizer_info *info)
+{
+    ps_tokenizer_get_info_size(tok, info, TOKINFO_SIZE_0_2);
 }

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ps_tokenizer_options's size in 0.2.0, its first published version. */
+#define TOKOPT_SIZE_0_2 PS_SIZE_THROUGH(ps_tokenizer_options, match_special_tokens)
+
 /* Sizes ps_tokenizer_options has had, oldest first (common/options.h). */
 static const size_t TOK_OPTIONS_SIZES[] = {sizeof(ps_tokenizer_options)};
 #define N_TOK_OPTIONS_SIZES (sizeof TOK_OPTIONS_SIZES / sizeof TOK_OPTIONS_SIZES[0])
@@ -232,7 +235,7 @@ int ps_tokenizer_load_vocab(const char *path, const ps_tokenizer_options *opt,
     return rc;
 }
 
-void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt)
+static void options_fill(const ps_tokenizer *tok, ps_tokenizer_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->struct_size = sizeof *opt;
@@ -250,6 +253,27 @@ void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt
     opt->cls_token = tok->cls;
     opt->sep_token = tok->sep;
     opt->max_input_chars_per_word = tok->max_chars;
+}
+
+int ps_tokenizer_get_options_size(const ps_tokenizer *tok, ps_tokenizer_options *opt,
+                                  size_t size)
+{
+    ps_tokenizer_options o;
+    options_fill(tok, &o);
+    int rc = ps_struct_out(opt, size, &o, sizeof o, TOKOPT_SIZE_0_2, "ps_tokenizer_options",
+                           NULL);
+    if (rc == 0) /* the caller's size: the struct can go back to a loader */
+        memcpy(opt, &size, sizeof size);
+    return rc;
+}
+
+/* The 0.2.0 entry point (pairshard/common.h, "Structs the library fills"). */
+#undef ps_tokenizer_get_options
+PS_API void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt);
+
+void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt)
+{
+    ps_tokenizer_get_options_size(tok, opt, TOKOPT_SIZE_0_2);
 }
 
 size_t ps_tokenizer_vocab_size(const ps_tokenizer *tok)

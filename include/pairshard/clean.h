@@ -152,7 +152,9 @@ typedef enum ps_outcome {
 } ps_outcome;
 
 /* One input record's outcome, valid only during the callback. Strings are
- * UTF-8 and NUL-terminated; `*_len` excludes the NUL. */
+ * UTF-8 and NUL-terminated; `*_len` excludes the NUL. The library owns and
+ * allocates it (a caller never makes one), so a later version may append
+ * fields without breaking an older caller, which reads only its prefix. */
 typedef struct ps_clean_result {
     ps_outcome outcome;
     const char *source;   /* "path:line" or "path:#index" */
@@ -185,7 +187,8 @@ typedef struct ps_clean_result {
  * negative PS_E* code to stop the run (it is returned by the run call). */
 typedef int (*ps_clean_sink)(void *user, const ps_clean_result *result);
 
-/* Accounting for one cleaner (all inputs so far). */
+/* Accounting for one cleaner (all inputs so far). Filled by
+ * ps_cleaner_get_counts; fields are only ever appended. */
 typedef struct ps_clean_counts {
     uint64_t records_in;
     uint64_t kept;
@@ -340,9 +343,16 @@ typedef int (*ps_clean_line_sink)(void *user, const ps_clean_result *result, con
 PS_API int ps_cleaner_run_lines(ps_cleaner *c, const char *path, size_t threads,
                                 ps_clean_line_sink sink, void *user, ps_error *err);
 
-/* Copies the running totals (all inputs so far) into *counts (not NULL).
- * Never fails. Not while ps_cleaner_run runs on another thread. */
-PS_API void ps_cleaner_get_counts(const ps_cleaner *c, ps_clean_counts *counts);
+/* Copies the running totals (all inputs so far) into *counts (not NULL),
+ * writing `size` bytes and no more: call it through the macro
+ * ps_cleaner_get_counts(c, counts), which passes sizeof *counts.
+ * @return 0, or PS_EINVAL (nothing written) when `size` is smaller than
+ *         ps_clean_counts has ever been (40 bytes). Not while
+ *         ps_cleaner_run runs on another thread. */
+PS_API int ps_cleaner_get_counts_size(const ps_cleaner *c, ps_clean_counts *counts,
+                                      size_t size);
+#define ps_cleaner_get_counts(c, counts) \
+    ps_cleaner_get_counts_size((c), (counts), sizeof *(counts))
 
 /* The accounting as a new JSON document (keys in a fixed order):
  *   records_in, kept, rejected, duplicates, balanced (the identity holds),

@@ -57,6 +57,48 @@
  * fields: a struct filled by hand (or memset to 0) is refused. The
  * options structs are ps_clean_options, ps_reader_options and
  * ps_tokenizer_options.
+ *
+ * Structs the library fills. A struct the caller allocates and the library
+ * writes (ps_reader_info, ps_reader_stats, ps_clean_counts,
+ * ps_tokenizer_info, ps_tokenizer_options from ps_tokenizer_get_options,
+ * ps_template_info, ps_preprocess_output) is filled by a function that is
+ * told the caller's size, as Linux's extensible structs are (openat2,
+ * clone3, sched_getattr):
+ *   - The getter is a macro that passes sizeof *out to its _size function:
+ *     ps_reader_get_info(r, &info) is ps_reader_get_info_size(r, &info,
+ *     sizeof info). A binding passes the size of its mirror.
+ *   - The library writes min(size, its own sizeof) bytes and no byte past
+ *     `size`; when the caller's struct is larger (a newer header than the
+ *     library) the bytes it does not know are set to 0. A size smaller
+ *     than the struct's first published size is refused with PS_EINVAL
+ *     and nothing is written.
+ *   - Fields are only ever appended, never removed or reordered, so an
+ *     older caller's struct is a prefix of the library's.
+ *   - Each getter's name without _size is also exported as a function,
+ *     frozen at the struct's size in 0.2.0, so a program compiled against
+ *     the 0.2.0 headers (where the getters were plain functions) keeps
+ *     working: tests/cli/abi_compat.sh runs one against this library.
+ * Structs the library allocates and hands out (ps_batch, ps_clean_result)
+ * are never allocated by the caller; they too only grow at the end, and an
+ * older caller reads only the prefix it knows. Three structs have a fixed
+ * layout instead: ps_error (a code and PS_ERROR_MESSAGE_MAX bytes),
+ * ps_reader_state (128 bytes, with reserved bytes of its own) and
+ * ps_encoding (the tokenizer's views into its scratch, filled on the hot
+ * path; a richer result would come from a new function); input
+ * structs without a size (ps_preprocess_input, ps_preprocess_field)
+ * cannot grow either. Changing any of them is an ABI bump.
+ *
+ * Versions and the ABI (docs/ARCHITECTURE.md, "Versions and the ABI").
+ * PS_VERSION_* is the release (semantic versioning; 0.x while the API
+ * settles). PS_ABI_VERSION is the shared library's soname,
+ * libpairshard.so.<PS_ABI_VERSION>: it is incremented on every change that
+ * breaks a program linked against the previous library (a symbol removed,
+ * a function's arguments or a struct's layout changed), and only then; an
+ * added function or a field appended to a growing struct keeps it. `make check-abi` compares
+ * the built library with the committed baseline (abi/libpairshard.abi)
+ * and fails on an incompatible change while PS_ABI_VERSION is unchanged.
+ * 0.1.0 was ABI 0; 0.2.0 is ABI 1 (ps_reader_open's argument order and
+ * ps_reader_info's layout changed).
  */
 #ifndef PAIRSHARD_COMMON_H
 #define PAIRSHARD_COMMON_H
@@ -69,9 +111,11 @@ extern "C" {
 #endif
 
 #define PS_VERSION_MAJOR 0
-#define PS_VERSION_MINOR 1
+#define PS_VERSION_MINOR 2
 #define PS_VERSION_PATCH 0
-#define PS_VERSION_STRING "0.1.0"
+#define PS_VERSION_STRING "0.2.0"
+/* The soname's number: libpairshard.so.1 (see "Versions and the ABI"). */
+#define PS_ABI_VERSION 1
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #define PS_API __attribute__((visibility("default")))

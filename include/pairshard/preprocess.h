@@ -92,7 +92,9 @@ typedef struct ps_preprocess_input {
 /* What the build would have stored. Pointers belong to the preprocessor
  * (the calling thread's scratch) and stay valid until the same thread's
  * next ps_preprocess or ps_preprocessor_clean call on it, its
- * ps_preprocessor_release, or ps_preprocessor_free. */
+ * ps_preprocessor_release, or ps_preprocessor_free. Filled by
+ * ps_preprocess; fields are only ever appended (pairshard/common.h,
+ * "Structs the library fills"). */
 typedef struct ps_preprocess_output {
     int rejected;             /* 1: the build would have rejected the record */
     const char *reason;       /* rejected: the reason code (pairshard/clean.h) */
@@ -116,15 +118,21 @@ typedef struct ps_preprocess_output {
     int shortened;            /* the prompt's schema was shortened to fit */
 } ps_preprocess_output;
 
-/* Cleans, renders and tokenizes one record as the set's build did.
+/* Cleans, renders and tokenizes one record as the set's build did, and
+ * fills *out (not NULL), writing `out_size` bytes and no more (also on
+ * failure, when it is cleared). Call it through the macro
+ * ps_preprocess(p, in, out, err), which passes sizeof *out.
  * Thread-safe: see the top of this header.
  * @return 0 (out->rejected says whether it would have been kept), or a
  *         negative code for what is not the record's fault: PS_EINVAL (in
- *         lacks a question and a record), PS_EUSAGE (a raw `record` for a
- *         set built from dialogues: give the turn's fields and history),
- *         PS_ENOMEM, a rule's failure. */
-PS_API int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in,
-                         ps_preprocess_output *out, ps_error *err);
+ *         lacks a question and a record; `out_size` smaller than
+ *         ps_preprocess_output has ever been, 136 bytes, and nothing
+ *         written), PS_EUSAGE (a raw `record` for a set built from
+ *         dialogues: give the turn's fields and history), PS_ENOMEM, a
+ *         rule's failure. */
+PS_API int ps_preprocess_size(ps_preprocessor *p, const ps_preprocess_input *in,
+                              ps_preprocess_output *out, size_t out_size, ps_error *err);
+#define ps_preprocess(p, in, out, err) ps_preprocess_size((p), (in), (out), sizeof *(out), (err))
 
 /* Cleans one field's text as the set's build cleaned `field` ("question",
  * "sql", or a template field such as "evidence": cleaned like the

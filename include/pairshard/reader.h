@@ -150,7 +150,7 @@ typedef struct ps_reader_options {
                                are dealt to its batches (in a shuffled order),
                                so a batch holds records of similar length. */
     /* Generator layouts (the set's manifest `layout`; docs/READER.md,
-     * "Layouts" and "Packing"). Added in 0.2: a caller built against an
+     * "Layouts" and "Packing"). Added in 0.2.0: a caller built against an
      * older header passes a smaller struct_size and gets the defaults. */
     uint32_t pack;          /* causal sets only (PS_EUSAGE otherwise):
                                0 (default): one record per row, padded per
@@ -352,7 +352,9 @@ PS_API int ps_reader_get_state(const ps_reader *r, ps_reader_state *out);
  * Consumer thread only. */
 PS_API int ps_reader_set_epoch(ps_reader *r, uint64_t epoch, ps_error *err);
 
-/* What the reader is doing, for trainers and benchmarks. */
+/* What the reader is doing, for trainers and benchmarks. Filled by
+ * ps_reader_get_info; fields are only ever appended (pairshard/common.h,
+ * "Structs the library fills"). */
 typedef struct ps_reader_info {
     uint64_t epoch;
     int rank, world_size;
@@ -373,7 +375,8 @@ typedef struct ps_reader_info {
     uint64_t rows_per_epoch;      /* this rank's rows (B summed over batches) */
 } ps_reader_info;
 
-/* Counters since open (epochs included). */
+/* Counters since open (epochs included). Filled by ps_reader_get_stats;
+ * fields are only ever appended. */
 typedef struct ps_reader_stats {
     uint64_t batches, records;
     uint64_t tokens;              /* sum of B * T delivered (with padding) */
@@ -389,15 +392,23 @@ typedef struct ps_reader_stats {
 } ps_reader_stats;
 
 /* Copies what the reader is doing (plan sizes, rank, slots, device) into
- * *out (not NULL). `info` changes only with ps_reader_set_epoch.
- * @return 0 (it cannot fail). Consumer thread only. */
-PS_API int ps_reader_get_info(const ps_reader *r, ps_reader_info *out);
+ * *out (not NULL), writing `size` bytes and no more: call it through the
+ * macro ps_reader_get_info(r, out), which passes sizeof *out ("Structs the
+ * library fills", pairshard/common.h). `info` changes only with
+ * ps_reader_set_epoch.
+ * @return 0, or PS_EINVAL (nothing written) when `size` is smaller than
+ *         ps_reader_info has ever been (104 bytes). Consumer thread only. */
+PS_API int ps_reader_get_info_size(const ps_reader *r, ps_reader_info *out, size_t size);
+#define ps_reader_get_info(r, out) ps_reader_get_info_size((r), (out), sizeof *(out))
 
 /* Copies the counters since open into *out (not NULL), consistently (taken
- * under the reader's lock).
- * @return 0 (it cannot fail). Thread-safe: a monitoring thread may call it
- *         while the consumer runs. */
-PS_API int ps_reader_get_stats(const ps_reader *r, ps_reader_stats *out);
+ * under the reader's lock), writing `size` bytes and no more: call it
+ * through the macro ps_reader_get_stats(r, out), which passes sizeof *out.
+ * @return 0, or PS_EINVAL (nothing written) when `size` is smaller than
+ *         ps_reader_stats has ever been (104 bytes). Thread-safe: a
+ *         monitoring thread may call it while the consumer runs. */
+PS_API int ps_reader_get_stats_size(const ps_reader *r, ps_reader_stats *out, size_t size);
+#define ps_reader_get_stats(r, out) ps_reader_get_stats_size((r), (out), sizeof *(out))
 
 /* The name of label `id` (manifest "labels"; batches carry ids), or NULL
  * when id >= ps_reader_info.n_labels. The string is owned by the reader and

@@ -114,7 +114,8 @@ PS_API int ps_template_parse(const char *json_text, size_t len, const char *orig
 
 PS_API void ps_template_free(ps_template *t);
 
-/* What a template is made of. Pointers belong to the template. */
+/* What a template is made of. Pointers belong to the template. Filled by
+ * ps_template_get_info; fields are only ever appended. */
 typedef struct ps_template_info {
     const char *name;         /* the preset's name, or the file's path/origin */
     const char *prompt;       /* the prompt's text, placeholders unexpanded */
@@ -126,8 +127,13 @@ typedef struct ps_template_info {
     const char *sha256;       /* of the canonical template text (hex) */
 } ps_template_info;
 
-/* Fills *info (not NULL). Never fails. */
-PS_API void ps_template_get_info(const ps_template *t, ps_template_info *info);
+/* Fills *info (not NULL), writing `size` bytes and no more: call it
+ * through the macro ps_template_get_info(t, info), which passes sizeof *info.
+ * @return 0, or PS_EINVAL (nothing written) when `size` is smaller than
+ *         ps_template_info has ever been (56 bytes). */
+PS_API int ps_template_get_info_size(const ps_template *t, ps_template_info *info,
+                                     size_t size);
+#define ps_template_get_info(t, info) ps_template_get_info_size((t), (info), sizeof *(info))
 
 #ifdef __cplusplus
 }

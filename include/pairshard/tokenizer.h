@@ -69,7 +69,8 @@ typedef struct ps_tokenizer_options {
 } ps_tokenizer_options;
 
 /* The encoded result: views into the scratch that produced it, valid until
- * that scratch is used again or freed. */
+ * that scratch is used again or freed. Its layout is fixed (pairshard/
+ * common.h, "Structs the library fills"): changing it is an ABI bump. */
 typedef struct ps_encoding {
     const int32_t *input_ids;
     const uint8_t *token_type_ids; /* 0 for the first sequence, 1 for the second */
@@ -126,7 +127,8 @@ PS_API int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error
 PS_API size_t ps_tokenizer_warning_count(const ps_tokenizer *tok);
 PS_API const char *ps_tokenizer_warning(const ps_tokenizer *tok, size_t i);
 
-/* What a trainer needs to know of a tokenizer beyond its ids. */
+/* What a trainer needs to know of a tokenizer beyond its ids. Filled by
+ * ps_tokenizer_get_info; fields are only ever appended. */
 typedef struct ps_tokenizer_info {
     const char *model; /* "WordPiece", "BPE", "Unigram" or "WordLevel" (owned by the tokenizer) */
     size_t vocab_size; /* as ps_tokenizer_vocab_size */
@@ -137,8 +139,15 @@ typedef struct ps_tokenizer_info {
     int32_t bos_id, eos_id, pad_id, unk_id;
 } ps_tokenizer_info;
 
-/* Fills *info. `tok` and `info` must not be NULL. */
-PS_API void ps_tokenizer_get_info(const ps_tokenizer *tok, ps_tokenizer_info *info);
+/* Fills *info, writing `size` bytes and no more: call it through the
+ * macro ps_tokenizer_get_info(tok, info), which passes sizeof *info.
+ * `tok` and `info` must not be NULL.
+ * @return 0, or PS_EINVAL (nothing written) when `size` is smaller than
+ *         ps_tokenizer_info has ever been (32 bytes). */
+PS_API int ps_tokenizer_get_info_size(const ps_tokenizer *tok, ps_tokenizer_info *info,
+                                      size_t size);
+#define ps_tokenizer_get_info(tok, info) \
+    ps_tokenizer_get_info_size((tok), (info), sizeof *(info))
 
 /* Decodes ids back to text as HF's decode does: each id to its token (ids
  * with no token are skipped; special tokens too when skip_special_tokens is
@@ -161,10 +170,17 @@ PS_API int ps_tokenizer_is_special(const ps_tokenizer *tok, int32_t id);
 /* Frees a tokenizer (NULL is allowed). No scratch may be in use with it. */
 PS_API void ps_tokenizer_free(ps_tokenizer *tok);
 
-/* Copies the effective options into *opt, struct_size included (strings
- * point into `tok`, valid while it lives; strip_accents is resolved to 0
- * or 1). A tokenizer.json that is not BERT's reports only unk_token. */
-PS_API void ps_tokenizer_get_options(const ps_tokenizer *tok, ps_tokenizer_options *opt);
+/* Copies the effective options into *opt, writing `size` bytes and no
+ * more, and sets opt->struct_size to `size` (strings point into `tok`,
+ * valid while it lives; strip_accents is resolved to 0 or 1). A
+ * tokenizer.json that is not BERT's reports only unk_token. Call it through
+ * the macro ps_tokenizer_get_options(tok, opt), which passes sizeof *opt.
+ * @return 0, or PS_EINVAL (nothing written) when `size` is smaller than
+ *         ps_tokenizer_options has ever been (72 bytes). */
+PS_API int ps_tokenizer_get_options_size(const ps_tokenizer *tok, ps_tokenizer_options *opt,
+                                         size_t size);
+#define ps_tokenizer_get_options(tok, opt) \
+    ps_tokenizer_get_options_size((tok), (opt), sizeof *(opt))
 
 /* Returns one more than the largest id any encode can return: the number
  * of lines of a vocab.txt (HF's get_vocab_size counts distinct tokens

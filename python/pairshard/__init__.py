@@ -10,6 +10,6 @@ __all__ = ["Batch", "EmptySetError", "Loader", "PairshardError", "Preprocessor",
 
 
 def version():
-    """libpairshard's version string ("0.1.0")."""
+    """libpairshard's version string ("0.2.0")."""
     from . import _lib
     return _lib.load().ps_version_string().decode()

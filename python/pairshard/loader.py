@@ -498,7 +498,7 @@ class Loader:
         r = self._live()
         i = L.ps_reader_info()
         with r.lock:
-            self._lib.ps_reader_get_info(r.ptr, ctypes.byref(i))
+            self._lib.ps_reader_get_info_size(r.ptr, ctypes.byref(i), ctypes.sizeof(i))
         out = {k: getattr(i, k) for k, _ in L.ps_reader_info._fields_}
         out["layout"] = L.LAYOUT_NAMES.get(i.layout, str(i.layout))
         return out
@@ -507,7 +507,7 @@ class Loader:
         r = self._live()
         s = L.ps_reader_stats()
         with r.lock:
-            self._lib.ps_reader_get_stats(r.ptr, ctypes.byref(s))
+            self._lib.ps_reader_get_stats_size(r.ptr, ctypes.byref(s), ctypes.sizeof(s))
         return {k: getattr(s, k) for k, _ in L.ps_reader_stats._fields_}
 
     @property

@@ -63,8 +63,9 @@ def _declare(lib):
     sigs = {
         "ps_preprocessor_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(vp), err_p]),
         "ps_preprocessor_free": (None, [vp]),
-        "ps_preprocess": (ctypes.c_int, [vp, ctypes.POINTER(ps_preprocess_input),
-                                         ctypes.POINTER(ps_preprocess_output), err_p]),
+        "ps_preprocess_size": (ctypes.c_int, [vp, ctypes.POINTER(ps_preprocess_input),
+                                              ctypes.POINTER(ps_preprocess_output),
+                                              ctypes.c_size_t, err_p]),
         "ps_preprocessor_clean": (ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_char_p,
                                                  ctypes.c_size_t, ctypes.POINTER(vp),
                                                  ctypes.POINTER(ctypes.c_size_t),
@@ -193,8 +194,8 @@ class Preprocessor:
         err = L.ps_error()
         p = self._enter()
         try:
-            rc = self._lib.ps_preprocess(p, ctypes.byref(inp), ctypes.byref(out),
-                                         ctypes.byref(err))
+            rc = self._lib.ps_preprocess_size(p, ctypes.byref(inp), ctypes.byref(out),
+                                              ctypes.sizeof(out), ctypes.byref(err))
             if rc:
                 raise PairshardError(rc, err.message.decode("utf-8", "replace"))
             if out.rejected:

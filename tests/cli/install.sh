@@ -1,7 +1,11 @@
 #!/bin/sh
 # `make install` into a temporary prefix gives a working pairshard.pc: a
 # program compiled with `pkg-config --cflags --libs pairshard` against the
-# shared library, and with --static against the static one, runs.
+# shared library, and with --static against the static one, runs; the
+# pkg-config flags carry no -D (the public headers need none: they compile
+# with plain -std=c11 -pedantic); examples/read_batches.c, built the same
+# way, reads a set's epoch through the installed library by its soname;
+# DESTDIR stages an install whose pairshard.pc names the final prefix.
 . "$PS_ROOT/tests/tap.sh"
 
 case "$PS_BUILD" in
@@ -46,6 +50,37 @@ cc "$TMP/app.c" -o "$TMP/app-static" $(pkg-config --cflags pairshard) "$P/lib/li
     $(pkg-config --libs --static pairshard | sed 's/-lpairshard//') 2>"$TMP/cc2.log" &&
     "$TMP/app-static" >/dev/null
 check "links statically with pkg-config --static" $?
+pkg-config --cflags --libs --static pairshard >"$TMP/flags"
+! grep -q -- '-D' "$TMP/flags"
+check "pkg-config's flags define no macros" $? "$TMP/flags"
+
+abi=$(sed -n 's/^#define PS_ABI_VERSION \([0-9]*\)$/\1/p' "$P/include/pairshard/common.h")
+cc -std=c11 -pedantic -Wall -Wextra -Werror "$PS_ROOT/examples/read_batches.c" \
+    -o "$TMP/read_batches" $(pkg-config --cflags --libs pairshard) 2>"$TMP/cc3.log"
+check "examples/read_batches.c compiles with -std=c11 -pedantic and pkg-config's flags alone" $? \
+    "$TMP/cc3.log"
+readelf -d "$TMP/read_batches" | grep -q "NEEDED.*\[libpairshard\.so\.$abi\]" &&
+    [ -L "$P/lib/libpairshard.so.$abi" ] && [ -f "$P/lib/libpairshard.so.$abi.$(
+        sed -n 's/^#define PS_VERSION_STRING "\(.*\)"$/\1/p' "$P/include/pairshard/common.h")" ]
+check "it needs libpairshard.so.$abi, installed as a link to libpairshard.so.$abi.VERSION" $?
+"$P/bin/pairshard" build -q --vocab "$DATA/vocab/bert-base-uncased.vocab.txt" --max-length 128 \
+    --shards 2 -o "$TMP/set" "$DATA/spider/dev.json" >"$TMP/build.log" 2>&1
+check "the installed pairshard builds Spider dev" $? "$TMP/build.log"
+LD_LIBRARY_PATH="$P/lib" "$TMP/read_batches" "$TMP/set" 16 >"$TMP/rb.out" 2>"$TMP/rb.err"
+check "read_batches reads the set's epoch through the installed library" $? "$TMP/rb.err"
+records=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["totals"]["records"])' \
+    "$TMP/set/manifest.json")
+tail -n 1 "$TMP/rb.out" | grep -q "^epoch: [0-9]* batches, $records records, [0-9]* real tokens$" &&
+    [ "$(grep -c '^batch ' "$TMP/rb.out")" -gt 1 ]
+check "every one of the set's $records records came, in batches of 16" $? "$TMP/rb.out"
+
+D="$TMP/stage"
+make -s -C "$PS_ROOT" BUILD="${PS_BUILD#$PS_ROOT/}" install DESTDIR="$D" PREFIX=/opt/ps \
+    >"$TMP/install2.log" 2>&1 &&
+    [ -f "$D/opt/ps/lib/libpairshard.so.$abi" ] && [ -f "$D/opt/ps/include/pairshard/reader.h" ] &&
+    grep -q '^prefix=/opt/ps$' "$D/opt/ps/lib/pkgconfig/pairshard.pc"
+check "make install DESTDIR=... PREFIX=/opt/ps stages under DESTDIR for /opt/ps" $? "$TMP/install2.log"
+
 nm -D --defined-only "$P/lib/libpairshard.so" | awk '{print $3}' | grep -v '^ps_' | grep -v '^_' >"$TMP/leaks"
 [ ! -s "$TMP/leaks" ]
 check "the shared library exports only ps_ symbols" $?

@@ -1,0 +1,128 @@
+/*
+ * pairshard/preprocess.h — a shard set's exact preprocessing, at serving.
+ *
+ * A model trained on a set saw each record after cleaning (normalisation,
+ * control removal, the user's rules, whitespace folding), rendering by a
+ * template and tokenization. A ps_preprocessor is recreated from the set
+ * alone: its manifest's configuration and the files the build embedded in
+ * DIR/preprocess/ (rules, template, tokenizer file, schemas), each checked
+ * against the SHA-256 the manifest lists. ps_preprocess then takes a raw
+ * record and returns what the build would have stored for it — the ids,
+ * token types and mask, id for id — or the reason the build would have
+ * rejected it. It runs the build's own per-record code (ps_clean_record,
+ * then the build's encoder), not a copy of it.
+ *
+ * Thread safety: one preprocessor per thread; distinct ones are
+ * independent.
+ */
+#ifndef PAIRSHARD_PREPROCESS_H
+#define PAIRSHARD_PREPROCESS_H
+
+#include "pairshard/common.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ps_preprocessor ps_preprocessor;
+
+/* Opens the preprocessing of the shard set at `dir`.
+ * @return 0, or (message in err):
+ *   PS_ENOENT    no manifest.json in dir
+ *   PS_EVERSION  the set was built before sets embedded their
+ *                preprocessing (rebuild it to serve it)
+ *   PS_ECORRUPT  an embedded file is missing or its SHA-256 differs from the
+ *                manifest's (the message names the file), or what it holds
+ *                does not match what the build used (the tokenizer file's
+ *                and rules file's SHA-256, the schemas' and template's
+ *                digests)
+ *   PS_EFORMAT   the manifest is not JSON / lacks its configuration
+ *   PS_ENOMEM    out of memory; or a code of the loaders (tokenizer,
+ *                rules, template, schemas) with their message. */
+PS_API int ps_preprocessor_open(const char *dir, ps_preprocessor **out, ps_error *err);
+
+/* NULL is a no-op. */
+PS_API void ps_preprocessor_free(ps_preprocessor *p);
+
+/* A named field of the raw record besides question, sql and db_id: what a
+ * template's {NAME} placeholder reads ({evidence} for BIRD). */
+typedef struct ps_preprocess_field {
+    const char *name;  /* NUL-terminated */
+    const char *value; /* UTF-8, NUL-terminated */
+} ps_preprocess_field;
+
+/* One record to preprocess: either `record`, a raw JSON object as the
+ * build's inputs held it (one JSONL line or array element), or the fields
+ * (record NULL). NUL-terminated strings. */
+typedef struct ps_preprocess_input {
+    const char *record;       /* a raw JSON record; the others are then unused */
+    size_t record_len;
+    const char *question;
+    const char *sql;          /* NULL at serving: the ids are then those of
+                                 the prompt alone (template) or of the
+                                 question alone ([CLS] q [SEP], pair layout) */
+    const char *db_id;        /* NULL when the set has no schemas or template */
+    const ps_preprocess_field *fields;
+    size_t n_fields;
+    /* A set built from dialogues (--turns): the earlier utterances of the
+     * dialogue, most recent first, as {history} reads them (raw: each is
+     * cleaned like the question); none for a first turn. Other sets ignore
+     * it. A raw `record` is refused for such a set: give the fields. */
+    const char *const *history;
+    size_t n_history;
+} ps_preprocess_input;
+
+/* What the build would have stored. Pointers belong to the preprocessor
+ * and stay valid until its next ps_preprocess call. */
+typedef struct ps_preprocess_output {
+    int rejected;             /* 1: the build would have rejected the record */
+    const char *reason;       /* rejected: the reason code (pairshard/clean.h) */
+    const char *rule;         /* rejected by a rule: its name, else NULL */
+    const char *detail;       /* rejected: one sentence */
+    const char *question;     /* the cleaned question */
+    size_t question_len;
+    const char *sql;          /* the cleaned SQL; NULL when the input had none */
+    size_t sql_len;
+    const char *prompt;       /* with a template: the rendered prompt, as
+                                 tokenized (its schema shortened when it had
+                                 to be); else NULL */
+    size_t prompt_len;
+    const char *completion;   /* with a template and sql: the completion */
+    size_t completion_len;
+    const int32_t *input_ids;
+    const uint8_t *token_type_ids;
+    const uint8_t *attention_mask; /* all ones: one record has no padding */
+    size_t length;
+    int truncated;            /* max_length cut ids off */
+    int shortened;            /* the prompt's schema was shortened to fit */
+} ps_preprocess_output;
+
+/* Cleans, renders and tokenizes one record as the set's build did.
+ * @return 0 (out->rejected says whether it would have been kept), or a
+ *         negative code for what is not the record's fault: PS_EINVAL (in
+ *         lacks a question and a record), PS_EUSAGE (a raw `record` for a
+ *         set built from dialogues: give the turn's fields and history),
+ *         PS_ENOMEM, a rule's failure. */
+PS_API int ps_preprocess(ps_preprocessor *p, const ps_preprocess_input *in,
+                         ps_preprocess_output *out, ps_error *err);
+
+/* Cleans one field's text as the set's build cleaned `field` ("question",
+ * "sql", or a template field such as "evidence": cleaned like the
+ * question). On 0, *out (valid until the next call) holds the cleaned text,
+ * or *reason the rejection code (*out NULL). */
+PS_API int ps_preprocessor_clean(ps_preprocessor *p, const char *field, const char *text,
+                                 size_t len, const char **out, size_t *out_len,
+                                 const char **reason, ps_error *err);
+
+/* The set's max_length (0: none) and the tokenizer's pad id (-1: none). */
+PS_API size_t ps_preprocessor_get_max_length(const ps_preprocessor *p);
+PS_API int32_t ps_preprocessor_get_pad_id(const ps_preprocessor *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAIRSHARD_PREPROCESS_H */
