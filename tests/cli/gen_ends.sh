@@ -237,9 +237,12 @@ check "the pair preset shows the history: history_hidden 0" $? "$TMP/err"
 
 # ---- serving: the set's Preprocessor gives the stored prompt, and with the
 # SQL the whole stored record, EOS included ---------------------------------
+# A sanitizer build's library needs its runtimes preloaded into python3.
+PRELOAD=$(sanitizer_preload "$PS_BUILD/lib/libpairshard.so")
 if "$PY" -c "import numpy" 2>/dev/null; then
     for x in llama2-style-picard gpt2-ddl; do
         PYTHONPATH="$PS_ROOT/python" PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so" \
+            LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
             "$PY" - "$TMP/$x" "$TMP/$x.ids" "$SPIDER" <<'PY' 2>"$TMP/err"
 import json, sys
 import pairshard
