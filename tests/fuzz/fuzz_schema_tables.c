@@ -42,10 +42,20 @@ static void check_schema(const ps_schema *d, ps_sql_checker *k)
     ps_shorten_unit *u = calloc(d->n_tables + d->n_columns + 1, sizeof *u);
     unsigned char *gt = calloc(d->n_tables + 1, 1), *gc = calloc(d->n_columns + 1, 1);
     size_t n = 0;
-    const char *sql = d->n_tables ? d->tables[0] : "SELECT 1";
+    /* the first table's name as SQL names it: quoted ("stadi.um" is one
+     * name, stadi.um two), its own double quotes doubled */
+    const char *name = d->n_tables ? d->tables[0] : "SELECT 1";
+    ps_buf quoted;
+    ps_buf_init(&quoted);
+    bool oom = ps_buf_putc(&quoted, '"') != 0;
+    for (const char *c = name; *c && !oom; c++)
+        oom = ps_buf_putc(&quoted, *c) || (*c == '"' && ps_buf_putc(&quoted, '"'));
+    oom = oom || ps_buf_putc(&quoted, '"');
+    const char *sql = d->n_tables ? quoted.data : name;
+    size_t sql_len = d->n_tables ? quoted.len : strlen(name);
     ps_select_scratch x = {0};
-    ps_select_text q = {sql, strlen(sql)};
-    if (!u || !gt || !gc || ps_schema_gold(d, sql, strlen(sql), gt, gc) ||
+    ps_select_text q = {name, strlen(name)};
+    if (oom || !u || !gt || !gc || ps_schema_gold(d, sql, sql_len, gt, gc) ||
         (d->n_tables && !gt[0]) || ps_schema_rank(&x, d, &q, 1, u, &n) ||
         n > d->n_tables + d->n_columns)
         abort();
@@ -54,6 +64,7 @@ static void check_schema(const ps_schema *d, ps_sql_checker *k)
         if (!gt[t])
             abort();
     ps_select_scratch_free(&x);
+    ps_buf_free(&quoted);
     free(u);
     free(gt);
     free(gc);
