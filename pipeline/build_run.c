@@ -447,9 +447,12 @@ static double cpu_seconds(clockid_t clock)
 }
 
 /* The summary the CLI prints; `dir`/`prefix` locate the report. Its
- * times but the phases' are close_profile's, once the state is freed. */
-static void fill_summary(ps_build_state *st, ps_build_summary *sum, const char *dir,
-                         const char *prefix)
+ * times but the phases' are close_profile's, once the state is freed.
+ * Returns the instant the publish share ends, where the teardown starts:
+ * one reading of the clock, so that the phases add up to the wall time
+ * exactly, however long the thread waits between here and the teardown. */
+static double fill_summary(ps_build_state *st, ps_build_summary *sum, const char *dir,
+                           const char *prefix)
 {
     ps_build_release_join(&st->validation_release); /* it clears st->report */
     memset(sum, 0, sizeof *sum);
@@ -483,9 +486,11 @@ static void fill_summary(ps_build_state *st, ps_build_summary *sum, const char *
     sum->profile = st->prof;
     ps_build_profile *pf = &sum->profile;
     /* what the phases did not cover: the manifest and publishing */
-    pf->publish = ps_build_now() - st->start - pf->setup - pf->phase1 - pf->checks - pf->phase2;
+    double now = ps_build_now();
+    pf->publish = now - st->start - pf->setup - pf->phase1 - pf->checks - pf->phase2;
     if (pf->publish < 0)
         pf->publish = 0;
+    return now;
 }
 
 /* The summary's wall time and the profile's teardown, CPU seconds and
@@ -698,11 +703,11 @@ static int gate_stopped(ps_build_state *st, ps_build_summary *summary, ps_error 
     int rc = ps_write_reports(parent, prefix, st->report, st->v_sql, st->v_gen, NULL, err);
     if (!rc)
         rc = move_rejects_beside(st->staging, parent, prefix, err);
+    double t = ps_build_now();
     if (!rc && summary) {
-        fill_summary(st, summary, parent, prefix);
+        t = fill_summary(st, summary, parent, prefix);
         summary->gate_failed = 1;
     }
-    double t = ps_build_now();
     finish(st);
     if (!rc && summary)
         close_profile(st, summary, t);
@@ -770,9 +775,7 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
     free(manifest);
     if (!rc)
         rc = ps_staging_publish(&st.stg, cfg->out_dir, &pub, err);
-    if (!rc && summary)
-        fill_summary(&st, summary, cfg->out_dir, "");
-    t = ps_build_now();
+    t = !rc && summary ? fill_summary(&st, summary, cfg->out_dir, "") : ps_build_now();
     finish(&st);
     if (!rc && summary)
         close_profile(&st, summary, t);
