@@ -293,13 +293,16 @@ static int encode_schema_prompt(const ps_build_config *cfg, ps_encode_ctx *x,
     n = encode_texts(cfg, x, ts, a, an, out->b, out->b_len, 0, &out->enc, err);
     if (n < 0)
         return n;
-    int over = cfg->layout != PS_LAYOUT_PAIR ? ps_build_gen_too_long(cfg, x, (size_t)n)
-               : (size_t)n > cfg->max_length
-                   ? (snprintf(x->detail, sizeof x->detail,
-                               "the prompt and completion are %d tokens, over --max-length %zu",
-                               n, cfg->max_length),
-                      1)
-                   : 0;
+    bool over;
+    if (cfg->layout != PS_LAYOUT_PAIR) {
+        over = ps_build_gen_too_long(cfg, x, (size_t)n) != 0;
+    } else {
+        over = (size_t)n > cfg->max_length;
+        if (over)
+            snprintf(x->detail, sizeof x->detail,
+                     "the prompt and completion are %d tokens, over --max-length %zu", n,
+                     cfg->max_length);
+    }
     if (over) {
         out->too_long = true;
         return 0;
