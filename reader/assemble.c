@@ -106,6 +106,7 @@ int rd_copy_ids(rd_slot *sl, const rec_ref *refs, uint32_t n)
         const ps_block_view *v = refs[i].v;
         uint32_t ri = refs[i].i;
         sl->id_off[i] = sl->idbuf.len;
+        sl->srcs[i] = refs[i].src;
         if (ps_buf_append(&sl->idbuf, v->ids + v->id_offset[ri],
                           v->id_offset[ri + 1] - v->id_offset[ri]) ||
             ps_buf_putc(&sl->idbuf, '\0'))

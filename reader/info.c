@@ -32,6 +32,7 @@ static void info_fill(const ps_reader *r, ps_reader_info *o)
     o->pack = r->opt.pack;
     o->records_skipped = r->plan.records_skipped;
     o->rows_per_epoch = r->opt.pack ? r->plan.rows_rank : r->plan.records_rank;
+    o->n_sources = (uint32_t)r->n_sources;
 }
 
 int ps_reader_get_info_size(const ps_reader *r, ps_reader_info *out, size_t size)
@@ -81,4 +82,21 @@ const char *ps_reader_get_label(const ps_reader *r, uint32_t id)
 uint32_t ps_reader_get_bucket_bound(const ps_reader *r, uint32_t b)
 {
     return b < r->m->n_buckets ? r->m->bounds[b] : 0;
+}
+
+const char *ps_reader_get_source(const ps_reader *r, uint32_t id)
+{
+    return id < r->n_sources ? r->source_names[id] : NULL;
+}
+
+uint64_t ps_reader_get_source_records(const ps_reader *r, uint32_t id)
+{
+    if (id >= r->n_sources)
+        return 0;
+    if (r->src_cache) /* counted from the shards' sources */
+        return r->source_counts[id];
+    uint64_t n = 0; /* one source: the whole set */
+    for (size_t s = 0; s < r->m->n_shards; s++)
+        n += r->m->shards[s].records;
+    return n;
 }

@@ -21,7 +21,8 @@
  * sizeof. */
 static const size_t READER_OPTIONS_SIZES[] = {
     offsetof(ps_reader_options, pack), /* 0.1: up to sort_pool */
-    sizeof(ps_reader_options),         /* 0.2: pack, skip_long, decoder_start_id */
+    offsetof(ps_reader_options, n_weights), /* 0.2: pack, skip_long, decoder_start_id */
+    sizeof(ps_reader_options),         /* after 0.2.0: n_weights, weight_names, weights */
 };
 #define N_READER_OPTIONS_SIZES (sizeof READER_OPTIONS_SIZES / sizeof READER_OPTIONS_SIZES[0])
 

@@ -25,6 +25,9 @@ void ps_plan_free(ps_plan *p)
     free(p->buckets);
     free(p->batches);
     free(p->segs);
+    free(p->mix_full);
+    free(p->mix_extra);
+    free(p->mix_taken);
     memset(p, 0, sizeof *p);
 }
 
@@ -69,6 +72,13 @@ uint64_t ps_plan_options_hash(const ps_plan_options *o, uint64_t manifest_hash)
         ps_put_le64(key + n, o->pack);
         ps_put_le64(key + n + 8, (uint64_t)(o->skip_long != 0));
         n += 16;
+    }
+    /* Likewise the weights of a mixture. */
+    unsigned char mk[8 + sizeof key];
+    if (o->mix) {
+        memcpy(mk, key, n);
+        ps_put_le64(mk + n, o->mix->hash);
+        return XXH64(mk, n + 8, 1);
     }
     return XXH64(key, n, 1);
 }
@@ -137,6 +147,8 @@ int ps_plan_collect_blocks(ps_plan_bucket *pb, const ps_manifest *m, size_t b,
             pb->blocks[k].records = q + 1 < c->blocks
                                         ? (uint32_t)m->block_records
                                         : (uint32_t)(c->records - q * m->block_records);
+            pb->blocks[k].stored = pb->blocks[k].records;
+            pb->blocks[k].copy = 0;
         }
     }
     return PS_OK;
@@ -345,6 +357,8 @@ static int plan_bucket(ps_plan *p, const ps_manifest *m, size_t b, const uint64_
         p->max_batch_tokens = (uint64_t)pb->batch_size * pb->padded_bound;
     if ((rc = ps_plan_collect_blocks(pb, m, b, trusted_bytes, used, used + m->n_shards, err)))
         return rc;
+    if (opt->mix && (rc = ps_plan_mix_expand(p, pb, m, err)))
+        return rc;
     if (opt->shuffle) {
         rng r;
         rng_init(&r, opt->seed, opt->epoch, TAG_BLOCKS, b, 0);
@@ -502,6 +516,8 @@ int ps_plan_build(ps_plan *p, const ps_manifest *m, const ps_plan_options *opt,
         goto done;
     }
     uint64_t batches = 0, tail = 0;
+    if (opt->mix && (rc = ps_plan_mix_choose(p, err)))
+        goto done;
     for (size_t b = 0; b < m->n_buckets; b++) {
         if ((rc = plan_bucket(p, m, b, trusted_bytes, used, &c[b], err)))
             goto done;

@@ -10,6 +10,21 @@
 
 #include <stdint.h>
 
+/* A weighted mixture (mix.c; docs/READER.md, "Mixtures"): each record's
+ * source and each source's weight. An epoch takes round(w * n) records of
+ * a source of n records: floor(w) whole copies, and a seeded subset of
+ * the rest. */
+typedef struct ps_plan_mix {
+    size_t n_sources;
+    const double *weights;   /* per source */
+    const uint64_t *counts;  /* records of each source in the set */
+    const uint16_t *src;     /* each record's source, indexed like first[] */
+    const uint64_t *first;   /* [shard * n_buckets + bucket]: where the records
+                                of (shard, bucket) start in src, stored order */
+    uint64_t n_records;
+    uint64_t hash;           /* of the weights, for resume checks */
+} ps_plan_mix;
+
 /* What the plan depends on (besides the manifest). */
 typedef struct ps_plan_options {
     uint32_t batch_size;     /* or 0 with max_tokens */
@@ -23,12 +38,17 @@ typedef struct ps_plan_options {
     uint64_t seed, epoch;
     uint32_t pack;           /* causal packing: row length L, 0 off */
     int skip_long;           /* pack: leave out records longer than L */
+    const ps_plan_mix *mix;  /* NULL: every record once an epoch */
 } ps_plan_options;
 
 /* One stored block, in the bucket's (permuted) block order. */
 typedef struct ps_plan_block {
     uint32_t shard, seq, records;
     uint32_t bucket;         /* the stored bucket (packed plans mix buckets) */
+    uint32_t stored;         /* records stored in the block */
+    uint32_t copy;           /* a mixture: which copy of the block (records
+                                is then those of its records this copy takes;
+                                ps_plan_mix_takes) */
 } ps_plan_block;
 
 typedef struct ps_plan_bucket {
@@ -86,6 +106,11 @@ typedef struct ps_plan {
     uint64_t n_segs;
     uint64_t records_skipped; /* skip_long, all ranks */
     uint64_t rows_rank;      /* this rank's rows */
+    /* A mixture's choice for this epoch (mix.c): whole copies of each
+     * source, and one bit per record: taken once more. */
+    uint32_t *mix_full;
+    uint64_t *mix_extra;
+    uint64_t *mix_taken;     /* records of each source this epoch, all ranks */
 } ps_plan;
 
 /* Every record's length, for packed plans: the records of (shard s,
@@ -142,6 +167,29 @@ uint32_t ps_plan_window_of(const ps_plan_bucket *b, uint64_t pos);
  * position i. Identity without shuffle. */
 void ps_plan_window_perm(const ps_plan *p, uint32_t bucket, uint32_t w, uint32_t *perm,
                          uint32_t n);
+
+/* mix.c: this epoch's choice of records (p->opt.mix set, p->opt's seed
+ * and epoch): fills mix_full, mix_extra and mix_taken. 0 or PS_ENOMEM. */
+int ps_plan_mix_choose(ps_plan *p, ps_error *err);
+/* Replaces the bucket's blocks by the copies the epoch takes (the blocks
+ * of a copy that takes none left out), each with its record count. */
+int ps_plan_mix_expand(ps_plan *p, ps_plan_bucket *pb, const ps_manifest *m, ps_error *err);
+/* The index into opt.mix->src of record `idx` of block `blk`. */
+static inline uint64_t ps_plan_mix_index(const ps_plan *p, const ps_manifest *m,
+                                         const ps_plan_block *blk, uint32_t idx)
+{
+    return p->opt.mix->first[(size_t)blk->shard * m->n_buckets + blk->bucket] +
+           (uint64_t)blk->seq * m->block_records + idx;
+}
+/* Whether copy blk->copy of its block takes stored record `idx`. */
+static inline int ps_plan_mix_takes(const ps_plan *p, const ps_manifest *m,
+                                    const ps_plan_block *blk, uint32_t idx)
+{
+    uint64_t g = ps_plan_mix_index(p, m, blk, idx);
+    uint32_t full = p->mix_full[p->opt.mix->src[g]];
+    return blk->copy < full ||
+           (blk->copy == full && (p->mix_extra[g >> 6] >> (g & 63) & 1));
+}
 
 /* A digest of everything the plan depends on except seed and epoch (the
  * options, and the caller passes the manifest's hash), for resume checks. */

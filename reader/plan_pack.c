@@ -291,8 +291,8 @@ static uint32_t improve_rows(pk_item *items, uint32_t n, uint32_t rows, uint32_t
 }
 
 /* The lengths of window w's records in stored order, into wl. */
-static void window_lengths(const ps_plan_bucket *pb, uint32_t w, const ps_manifest *m,
-                           const ps_pack_lengths *lens, uint32_t *wl)
+static void window_lengths(const ps_plan *p, const ps_plan_bucket *pb, uint32_t w,
+                           const ps_manifest *m, const ps_pack_lengths *lens, uint32_t *wl)
 {
     uint32_t first = w * pb->window_blocks, j = 0;
     uint32_t end = first + pb->window_blocks < pb->n_blocks ? first + pb->window_blocks
@@ -301,6 +301,12 @@ static void window_lengths(const ps_plan_bucket *pb, uint32_t w, const ps_manife
         const ps_plan_block *blk = &pb->blocks[k];
         uint64_t base = lens->first[(size_t)blk->shard * m->n_buckets + blk->bucket] +
                         (uint64_t)blk->seq * m->block_records;
+        if (p->opt.mix) { /* the records this copy of the block takes */
+            for (uint32_t i = 0; i < blk->stored; i++)
+                if (ps_plan_mix_takes(p, m, blk, i))
+                    wl[j++] = lens->len[base + i];
+            continue;
+        }
         memcpy(wl + j, lens->len + base, (size_t)blk->records * sizeof *wl);
         j += blk->records;
     }
@@ -316,7 +322,7 @@ static int pack_window(ps_plan *p, const ps_manifest *m, const ps_pack_lengths *
     uint32_t L = p->opt.pack;
     uint32_t n = (uint32_t)(pb->window_first[w + 1] - pb->window_first[w]), k = 0;
     ps_plan_window_perm(p, 0, w, perm, n);
-    window_lengths(pb, w, m, lens, wl);
+    window_lengths(p, pb, w, m, lens, wl);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t len = wl[perm[i]];
         if (len > L) {
@@ -375,6 +381,8 @@ static int pack_blocks(ps_plan *p, const ps_manifest *m, const uint64_t *trusted
     for (size_t b = 0; b < m->n_buckets && !rc; b++) {
         ps_plan_bucket tb = {0};
         rc = ps_plan_collect_blocks(&tb, m, b, trusted, used, used + m->n_shards, err);
+        if (!rc && p->opt.mix)
+            rc = ps_plan_mix_expand(p, &tb, m, err);
         if (!rc && tb.n_blocks > UINT32_MAX - pb->n_blocks)
             rc = ps_error_set(err, PS_ELIMIT, "reader: too many blocks to pack");
         ps_plan_block *nb = rc ? NULL
@@ -614,7 +622,8 @@ int ps_plan_build_packed(ps_plan *p, const ps_manifest *m, const ps_plan_options
     pk_rows rows = {0};
     pk_batch *bt = NULL;
     uint64_t nb = 0;
-    if (!(rc = pack_blocks(p, m, trusted_bytes, err)) &&
+    if (!(rc = opt->mix ? ps_plan_mix_choose(p, err) : 0) &&
+        !(rc = pack_blocks(p, m, trusted_bytes, err)) &&
         !(rc = pack_rows(p, m, lens, &rows, err)) &&
         !(rc = make_batches(p, &rows, (uint32_t)R, &bt, &nb, err)))
         rc = deal_packed(p, &rows, bt, nb, err);

@@ -10,7 +10,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-enum { TAG_BLOCKS = 1, TAG_WINDOW = 2, TAG_ORDER = 3, TAG_POOL = 4, TAG_PACK_BLOCKS = 5 };
+enum { TAG_BLOCKS = 1, TAG_WINDOW = 2, TAG_ORDER = 3, TAG_POOL = 4, TAG_PACK_BLOCKS = 5, TAG_MIX = 6 };
 
 /* splitmix64 over a state seeded by hashing the stream's key. */
 typedef struct rng {

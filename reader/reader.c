@@ -326,6 +326,7 @@ static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
             refs[i].pos = i;
             refs[i].row = segs ? segs[i].row : 0;
             refs[i].w = win;
+            refs[i].src = win->rec_src[local];
         }
         pthread_mutex_unlock(&r->mu);
         rec_ref *mine = refs;
@@ -360,6 +361,8 @@ static void fill_slot(ps_reader *r, rd_slot *sl, void *dctx, rec_ref *refs)
         }
         if (!rc && (rc = fill_layout(r, sl, pb, mine, B)))
             ps_error_set(&e, rc, "reader: out of memory for record ids");
+        if (!rc)
+            sl->batch.sources = sl->srcs;
         if (!rc && r->device >= 0)
             rc = copy_to_device(r, sl, &e);
         if (rc)
@@ -662,6 +665,11 @@ int ps_reader_open(const char *dir, const ps_reader_options *opt,
         .skip_long = r->opt.pack && r->opt.skip_long,
     };
     uint64_t position = 0;
+    if ((rc = check_layout(r, err)) || (rc = rd_shards_open(r, err)) ||
+        (rc = rd_sources_load(r, dir, err)))
+        goto fail;
+    r->opt.weight_names = NULL; /* read at open only: the caller's arrays */
+    r->opt.weights = NULL;
     if (resume) {
         if ((rc = state_matches(r, &st, err)))
             goto fail;
@@ -671,8 +679,7 @@ int ps_reader_open(const char *dir, const ps_reader_options *opt,
         r->opt.epoch = st.epoch;
         r->popt.epoch = st.epoch;
     }
-    if ((rc = check_layout(r, err)) || (rc = rd_shards_open(r, err)) ||
-        (r->opt.pack && (rc = rd_lengths_load(r, err))) || (rc = choose_device(r, err)))
+    if ((r->opt.pack && (rc = rd_lengths_load(r, err))) || (rc = choose_device(r, err)))
         goto fail;
     r->n_threads = r->opt.threads;
     r->n_slots = r->opt.prefetch;
@@ -722,6 +729,7 @@ void ps_reader_close(ps_reader *r)
     rd_windows_free(r);
     ps_plan_free(&r->plan);
     rd_lengths_free(r);
+    rd_sources_free(r);
     if (r->stream)
         ps_dev_stream_destroy(r->stream);
     if (r->m)

@@ -48,6 +48,8 @@ typedef struct rd_window {
     uint32_t n_bad;       /* damaged blocks */
     uint32_t *rec_block;  /* per position (permuted): block within window */
     uint32_t *rec_index;  /* ... and record within that block */
+    uint32_t *rec_phys;   /* scratch: taken records' indices in their blocks */
+    uint16_t *rec_src;    /* per position (permuted): the record's source */
     int err_code;
     char *err_msg;
 } rd_window;
@@ -69,6 +71,7 @@ typedef struct rd_slot {
     const char **ids;
     ps_buf idbuf;
     size_t *id_off;
+    int32_t *srcs;        /* the batch's records' sources */
     int err_code;
     char err_msg[PS_ERROR_MESSAGE_MAX];
     uint32_t skipped_records;
@@ -107,6 +110,16 @@ struct ps_reader {
     void *c_dctx;         /* the consumer's, for filling while it waits */
     void *c_refs;
     ps_reader_stats st;
+    /* Sources (sources.c): each record's source, indexed like len_first,
+     * when the set has several or weights are given; the names; the
+     * weights; the mixture the plan reads. */
+    uint16_t *src_cache;
+    uint64_t *src_first;
+    size_t n_sources;
+    char **source_names;
+    uint64_t *source_counts;
+    double *weights;
+    ps_plan_mix mix;
 };
 
 /* Where a record of a batch sits: its window's view and index. */
@@ -116,6 +129,7 @@ typedef struct rec_ref {
     uint32_t pos;           /* in the pool, to break ties: the sort must not depend on qsort */
     uint32_t row;           /* causal: the batch row it goes to */
     const struct rd_window *w;
+    uint16_t src;           /* the record's source */
 } rec_ref;
 
 /* Element k of a dtype array (elem: 4 for int32, 8 for int64). */
@@ -158,6 +172,21 @@ void rd_lengths_free(ps_reader *r);
  * time (reader open). */
 int rd_shard_lengths(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const uint32_t **lens,
                      size_t *n, ps_error *err);
+/* The sources of block (b, seq) of shard s (its "sources" database). */
+int rd_shard_sources(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const uint16_t **src,
+                     size_t *n, ps_error *err);
+/* sources.c: each record's source, the names and the weights (at open). */
+int rd_sources_load(ps_reader *r, const char *dir, ps_error *err);
+void rd_sources_free(ps_reader *r);
+/* The source of stored record idx of block blk (0 in a set of one source). */
+static inline uint16_t rd_record_source(const ps_reader *r, const ps_plan_block *blk,
+                                        uint32_t idx)
+{
+    if (!r->src_cache)
+        return 0;
+    return r->src_cache[r->src_first[(size_t)blk->shard * r->m->n_buckets + blk->bucket] +
+                        (uint64_t)blk->seq * r->m->block_records + idx];
+}
 /* Decodes block (b, seq) of shard s to copy record idx's id into out. */
 int rd_record_id(ps_reader *r, size_t s, uint32_t b, uint32_t seq, uint32_t idx, char *out,
                  size_t cap, ps_error *err);

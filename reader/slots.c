@@ -35,8 +35,9 @@ int rd_slots_alloc(ps_reader *r, ps_error *err)
         sl->host = ps_dev_host_alloc(bytes, want_pin, r->opt.mlock, &sl->how);
         sl->ids = malloc(nrec * sizeof *sl->ids);
         sl->id_off = malloc(nrec * sizeof *sl->id_off);
+        sl->srcs = malloc(nrec * sizeof *sl->srcs);
         ps_buf_init(&sl->idbuf);
-        if (!sl->host || !sl->ids || !sl->id_off)
+        if (!sl->host || !sl->ids || !sl->id_off || !sl->srcs)
             return ps_error_set(err, PS_ENOMEM, "reader: out of memory for %d slots of %zu bytes",
                                 r->n_slots, bytes);
         r->pinned &= sl->how == 2;
@@ -65,6 +66,7 @@ void rd_slots_free(ps_reader *r)
         ps_dev_event_destroy(sl->event);
         free(sl->ids);
         free(sl->id_off);
+        free(sl->srcs);
         ps_buf_free(&sl->idbuf);
     }
     free(r->slots);

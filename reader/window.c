@@ -217,6 +217,25 @@ int rd_shard_lengths(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const uin
     return rc == 1 ? PS_OK : rc;
 }
 
+int rd_shard_sources(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const uint16_t **src,
+                     size_t *n, ps_error *err)
+{
+    rd_shard *sh = &r->shards[s];
+    pthread_mutex_lock(&sh->mu);
+    if (sh->state == 0)
+        shard_open(r, s);
+    int rc;
+    if (sh->state == 2)
+        rc = ps_error_set(err, sh->err_code, "%s", sh->err_msg ? sh->err_msg : "unusable shard");
+    else
+        rc = ps_shard_get_sources(sh->sh, b, seq, src, n, err);
+    pthread_mutex_unlock(&sh->mu);
+    if (rc == 0)
+        return ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: no sources entry",
+                            r->dir, r->m->shards[s].file, b, seq);
+    return rc == 1 ? PS_OK : rc;
+}
+
 int rd_record_id(ps_reader *r, size_t s, uint32_t b, uint32_t seq, uint32_t idx, char *out,
                  size_t cap, ps_error *err)
 {
@@ -309,6 +328,8 @@ static void window_destroy(rd_window *w)
     free(w->blk_code);
     free(w->rec_block);
     free(w->rec_index);
+    free(w->rec_phys);
+    free(w->rec_src);
     free(w->perm);
     free(w->err_msg);
     free(w);
@@ -372,6 +393,8 @@ static int window_reserve(rd_window *w, uint32_t nb, uint32_t n)
     if (n > w->cap_recs) {
         if (ps_array_resize(&w->rec_block, n, sizeof *w->rec_block) ||
             ps_array_resize(&w->rec_index, n, sizeof *w->rec_index) ||
+            ps_array_resize(&w->rec_phys, n, sizeof *w->rec_phys) ||
+            ps_array_resize(&w->rec_src, n, sizeof *w->rec_src) ||
             ps_array_resize(&w->perm, n, sizeof *w->perm))
             return PS_ENOMEM;
         w->cap_recs = n;
@@ -415,7 +438,7 @@ static int window_load(ps_reader *r, uint32_t b, uint32_t wi, rd_window *w, void
         } else {
             *block_bytes += len;
             *raw_bytes += w->views[k].raw_bytes;
-            rc = check_block(r, &w->views[k], blk->records, r->dir, file, sb, blk->seq, &e);
+            rc = check_block(r, &w->views[k], blk->stored, r->dir, file, sb, blk->seq, &e);
         }
         if (rc == PS_ENOMEM)
             return ps_error_set(err, rc, "%s", e.message);
@@ -429,15 +452,27 @@ static int window_load(ps_reader *r, uint32_t b, uint32_t wi, rd_window *w, void
             w->n_bad++;
         }
     }
-    /* Position i of the window's permuted order -> (block, record). */
-    ps_plan_window_perm(&r->plan, b, wi, w->perm, w->n);
-    uint32_t *block_first = w->rec_index; /* first stored index of each block, briefly */
+    /* The records the window takes, block by block (a mixture's copy of
+     * a block takes some of its records): their indices in their blocks. */
+    uint32_t *block_first = w->rec_index; /* first taken index of each block, briefly */
     uint32_t j = 0;
     for (uint32_t k = 0; k < nb; k++) {
+        const ps_plan_block *blk = &pb->blocks[first + k];
         block_first[k] = j;
-        j += w->views[k].n;
+        if (r->plan.opt.mix && !w->blk_code[k]) {
+            for (uint32_t i = 0; i < blk->stored; i++)
+                if (ps_plan_mix_takes(&r->plan, r->m, blk, i))
+                    w->rec_phys[j++] = i;
+        } else {
+            for (uint32_t i = 0; i < blk->records; i++)
+                w->rec_phys[j++] = i;
+        }
+        if (w->blk_code[k])
+            w->views[k].n = blk->records;
     }
-    /* Invert stored index -> block with a walk, keeping perm order. */
+    /* Position i of the window's permuted order -> (block, record). */
+    ps_plan_window_perm(&r->plan, b, wi, w->perm, w->n);
+    /* Invert taken index -> block with a search, keeping perm order. */
     for (uint32_t i = 0; i < w->n; i++) {
         uint32_t s = w->perm[i], lo = 0, hi = nb;
         while (hi - lo > 1) {
@@ -448,7 +483,11 @@ static int window_load(ps_reader *r, uint32_t b, uint32_t wi, rd_window *w, void
                 hi = mid;
         }
         w->rec_block[i] = lo;
-        w->perm[i] = s - block_first[lo];
+        w->perm[i] = w->rec_phys[s];
+    }
+    for (uint32_t i = 0; i < w->n; i++) {
+        const ps_plan_block *blk = &pb->blocks[first + w->rec_block[i]];
+        w->rec_src[i] = rd_record_source(r, blk, w->perm[i]);
     }
     memcpy(w->rec_index, w->perm, (size_t)w->n * sizeof *w->perm);
     return PS_OK;

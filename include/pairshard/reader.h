@@ -170,6 +170,16 @@ typedef struct ps_reader_options {
                                (labels shifted right by one, this id first,
                                pad_id where the label is -100); -1
                                (default): decoder_input_ids is NULL */
+    /* Mixtures (docs/READER.md, "Mixtures"). Added after 0.2.0. A weight per
+     * source, by name (ps_reader_get_source: the manifest's `sources`, or
+     * the set's directory name for a set without): each epoch takes
+     * round(w * n) records of a source of n — floor(w) whole copies and a
+     * subset of the rest drawn from (seed, epoch, source), the same on
+     * every rank. A source not named keeps weight 1 (every record once);
+     * 0 leaves it out. Names and weights are read at open only. */
+    size_t n_weights;       /* entries of the two arrays; 0 (default): none */
+    const char *const *weight_names;
+    const double *weights;  /* each in 0..65535 */
 } ps_reader_options;
 
 /* Fills the first `struct_size` bytes of `*o` with the defaults above and
@@ -240,6 +250,10 @@ typedef struct ps_batch {
     /* Device copies (NULL when host only or when the host array is). */
     void *d_class_labels, *d_position_ids, *d_cu_seqlens, *d_seq_lens, *d_prompt_lens,
         *d_seg_rows, *d_target_lens, *d_decoder_attention_mask, *d_decoder_input_ids;
+    /* Added after 0.2.0: int32 [n_segments], each record's source id
+     * (ps_reader_get_source; 0 for every record of a set of one source).
+     * Host memory. */
+    const int32_t *sources;
 } ps_batch;
 
 /* Resumption state: 128 bytes, safe to store and send anywhere (no
@@ -373,6 +387,7 @@ typedef struct ps_reader_info {
     uint32_t pack;                /* the row length L, 0 unpacked */
     uint64_t records_skipped;     /* skip_long: left out per epoch, all ranks */
     uint64_t rows_per_epoch;      /* this rank's rows (B summed over batches) */
+    uint32_t n_sources;           /* sources of the set (1 without `sources`) */
 } ps_reader_info;
 
 /* Counters since open (epochs included). Filled by ps_reader_get_stats;
@@ -414,6 +429,16 @@ PS_API int ps_reader_get_stats_size(const ps_reader *r, ps_reader_stats *out, si
  * when id >= ps_reader_info.n_labels. The string is owned by the reader and
  * lives until ps_reader_close. Thread-safe (the labels never change). */
 PS_API const char *ps_reader_get_label(const ps_reader *r, uint32_t id);
+
+/* The name of source `id` (manifest "sources", or the set's directory
+ * name for a set without; batches carry ids in `sources`), or NULL when
+ * id >= ps_reader_info.n_sources. Owned by the reader, lives until
+ * ps_reader_close. Thread-safe. */
+PS_API const char *ps_reader_get_source(const ps_reader *r, uint32_t id);
+
+/* Records of source `id` in the set (what a weight multiplies), or 0
+ * when id >= n_sources. Thread-safe. */
+PS_API uint64_t ps_reader_get_source_records(const ps_reader *r, uint32_t id);
 
 /* The inclusive token-length bound of bucket `b`, or 0 when
  * b >= ps_reader_info.n_buckets. Thread-safe (the bounds never change). */
