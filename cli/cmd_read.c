@@ -28,6 +28,7 @@ static const char USAGE[] =
     "through the reader trainers use and prints one JSON line per batch:\n"
     "  {\"step\":S,\"epoch\":E,\"bucket\":K,\"B\":B,\"T\":T,\"ids\":[record ids],\n"
     "   \"lengths\":[tokens of each record]}\n"
+    "and, in a set of several sources, \"sources\":[each record's source name].\n"
     "The batches are a function of the set and the batching options only: the\n"
     "same flags print the same bytes whatever --threads, --prefetch or --device.\n"
     "\n"
@@ -199,6 +200,16 @@ static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int
     if (!lens)
         goto fail;
     json_object_set_new(o, "lengths", lens);
+    ps_reader_info info;
+    ps_reader_get_info(r, &info);
+    if (info.n_sources > 1) { /* a set of several sources: each record's */
+        json_t *src = json_array();
+        if (!src)
+            goto fail;
+        json_object_set_new(o, "sources", src);
+        for (uint32_t i = 0; i < n_ids; i++)
+            json_array_append_new(src, json_string(ps_reader_get_source(r, (uint32_t)b->sources[i])));
+    }
     if (b->layout != PS_LAYOUT_PAIR) {
         if (gen_fields(o, r, b, labels, tokens))
             goto fail;

@@ -35,6 +35,7 @@ const struct option ps_read_batching_longopts[] = {
     {"pack", required_argument, NULL, PS_READ_BATCHING_OPT},
     {"skip-long", no_argument, NULL, PS_READ_BATCHING_OPT},
     {"decoder-start-id", required_argument, NULL, PS_READ_BATCHING_OPT},
+    {"weights", required_argument, NULL, PS_READ_BATCHING_OPT},
 };
 const size_t ps_read_batching_longopts_count =
     sizeof ps_read_batching_longopts / sizeof ps_read_batching_longopts[0];
@@ -56,6 +57,10 @@ const char ps_read_batching_help[] =
     "  --sort-pool K          consecutive batches of a bucket whose records are sorted\n"
     "                         by length before they are dealt out, so that a batch\n"
     "                         holds similar lengths (default 8; 1: off)\n"
+    "  --weights NAME=W,...   a mixture: each epoch takes round(W * n) records of\n"
+    "                         source NAME (n records; whole copies and a seeded subset,\n"
+    "                         the same on every rank); a source not named keeps 1, 0\n"
+    "                         leaves it out. Sources: 'pairshard inspect DIR'\n"
     "  --no-shuffle           bucket by bucket, blocks and records in stored order\n"
     "                         (each sort pool still sorted by length)\n"
     "  --rank R, --world-size W\n"
@@ -90,6 +95,45 @@ enum {
 
 /* Applies one shared option by long name. Returns 0, or -1 after printing
  * why. `seen` collects what was given, for ps_read_batching_finish. */
+/* --weights NAME=W,...: kept for the process's life (the reader reads
+ * them at open). Returns 0, or -1 after printing why. */
+static int parse_weights(const char *cmd, const char *v, ps_reader_options *o)
+{
+    static char *spec;
+    static const char **names;
+    static double *w;
+    free(spec);
+    free(names);
+    free(w);
+    size_t n = 1;
+    for (const char *p = v; *p; p++)
+        n += *p == ',';
+    spec = strdup(v);
+    names = calloc(n, sizeof *names);
+    w = calloc(n, sizeof *w);
+    o->n_weights = 0;
+    if (!spec || !names || !w) {
+        fprintf(stderr, "pairshard %s: out of memory\n", cmd);
+        return -1;
+    }
+    char *save = NULL;
+    for (char *item = strtok_r(spec, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '='), *end = NULL;
+        if (eq) {
+            *eq = '\0';
+            w[o->n_weights] = strtod(eq + 1, &end);
+        }
+        if (!eq || eq == item || end == eq + 1 || *end) {
+            fprintf(stderr, "pairshard %s: --weights: '%s' is not NAME=WEIGHT\n", cmd, item);
+            return -1;
+        }
+        names[o->n_weights++] = item;
+    }
+    o->weight_names = names;
+    o->weights = w;
+    return 0;
+}
+
 int ps_read_batching_option(const char *cmd, const char *name, const char *v,
                             ps_reader_options *o, unsigned *seen)
 {
@@ -173,6 +217,9 @@ int ps_read_batching_option(const char *cmd, const char *name, const char *v,
         o->pack = (uint32_t)x;
     } else if (!strcmp(name, "skip-long")) {
         o->skip_long = 1;
+    } else if (!strcmp(name, "weights")) {
+        if (parse_weights(cmd, v, o))
+            return -1;
     } else if (!strcmp(name, "decoder-start-id")) {
         if (ps_args_u64(cmd, name, v, 0, INT32_MAX, &x))
             return -1;

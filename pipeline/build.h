@@ -199,6 +199,11 @@ typedef struct ps_merge_opts {
      * at that very point; pairshard itself sets none. */
     void (*hook)(void *user, size_t part, int step);
     void *hook_user;
+    /* Joining independent sets: source renames, old -> new, applied to
+     * the last source named old (merge_join.c). */
+    const char *const *rename_from;
+    const char *const *rename_to;
+    size_t n_rename;
 } ps_merge_opts;
 
 /* The steps ps_merge_opts.hook is called at, for each part in turn. */

@@ -23,6 +23,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "pipeline/merge_join.h"
+
 typedef struct part {
     const char *dir;
     ps_part_snap snap; /* its files, open: merge reads only through them */
@@ -33,6 +35,7 @@ typedef struct part {
     uint32_t bounds[PS_BUILD_MAX_BUCKETS]; /* its bucket bounds */
     size_t n_bounds;
     int layout;      /* ps_layout: its manifest's "layout", pair when absent */
+    uint32_t src_offset; /* joining: its first source's id in the joined set */
 } part;
 
 /* True when the parts' buckets were chosen automatically (each part
@@ -83,11 +86,46 @@ static int part_layout(part *p, ps_error *err)
     return 0;
 }
 
+/* Each part's bucket bounds, from its manifest. */
+static int read_bounds(part *ps, size_t n, ps_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_t *b = json_object_get(ps[i].m, "buckets");
+        ps[i].n_bounds = json_array_size(b);
+        if (ps[i].n_bounds == 0 || ps[i].n_bounds > PS_BUILD_MAX_BUCKETS)
+            return ps_error_set(err, PS_EFORMAT, "%s: manifest.json: %zu buckets", ps[i].dir,
+                                ps[i].n_bounds);
+        for (size_t k = 0; k < ps[i].n_bounds; k++)
+            ps[i].bounds[k] = (uint32_t)json_integer_value(json_array_get(b, k));
+    }
+    return 0;
+}
+
+/* Independent sets: one tokenizer, layout and block size (merge_join.c). */
+static int check_join(part *ps, size_t n, ps_error *err)
+{
+    json_t **ms = calloc(n, sizeof *ms);
+    const char **dirs = calloc(n, sizeof *dirs);
+    int rc = ms && dirs ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++) {
+        ms[i] = ps[i].m;
+        dirs[i] = ps[i].dir;
+        rc = part_layout(&ps[i], err);
+    }
+    if (!rc)
+        rc = ps_merge_join_check(ms, dirs, n, err);
+    free(ms);
+    free(dirs);
+    return rc ? rc : read_bounds(ps, n, err);
+}
+
 /* The keys that must agree between parts. */
-static int check_same(part *ps, size_t n, ps_error *err)
+static int check_same(part *ps, size_t n, bool join, ps_error *err)
 {
     static const char *const keys[] = {"tokenizer", "buckets", "block_records", "zstd_level",
                                        "text_to_sql"};
+    if (join)
+        return check_join(ps, n, err);
     for (size_t i = 0; i < n; i++) {
         json_t *pt = json_object_get(ps[i].m, "part");
         if (!json_is_object(pt))
@@ -115,15 +153,9 @@ static int check_same(part *ps, size_t n, ps_error *err)
             return ps_error_set(err, PS_EUSAGE, "%s and %s were built with different options",
                                 ps[0].dir, ps[i].dir);
     }
-    for (size_t i = 0; i < n; i++) {
-        json_t *b = json_object_get(ps[i].m, "buckets");
-        ps[i].n_bounds = json_array_size(b);
-        if (ps[i].n_bounds == 0 || ps[i].n_bounds > PS_BUILD_MAX_BUCKETS)
-            return ps_error_set(err, PS_EFORMAT, "%s: manifest.json: %zu buckets", ps[i].dir,
-                                ps[i].n_bounds);
-        for (size_t k = 0; k < ps[i].n_bounds; k++)
-            ps[i].bounds[k] = (uint32_t)json_integer_value(json_array_get(b, k));
-    }
+    int brc = read_bounds(ps, n, err);
+    if (brc)
+        return brc;
     size_t count = (size_t)json_integer_value(
         json_object_get(json_object_get(ps[0].m, "part"), "count"));
     if (count != n)
@@ -203,6 +235,9 @@ typedef struct copy_ctx {
     size_t recs_cap;
     int id_width, level;
     int lengths; /* a version 2 set: the lengths database too */
+    int sources; /* joining sets: the sources database too */
+    ps_shard *in; /* the part's shard being copied */
+    ps_buf srcbuf; /* a block's sources */
     const char *src; /* the part's shard file being copied */
     ps_error *err;
     int rc;
@@ -222,17 +257,44 @@ static int decode(copy_ctx *c, uint32_t bucket, uint32_t seq, const void *data, 
     return rc;
 }
 
+/* Joining: the block's n records' sources in the joined set: the part's
+ * own (its sources database) or 0, plus the part's first source id. */
+static int put_sources(copy_ctx *c, uint32_t bucket, uint32_t seq, uint32_t n)
+{
+    if (!c->sources)
+        return 0;
+    if (ps_buf_reserve(&c->srcbuf, (size_t)n * 2 + 2))
+        return ps_error_set(c->err, PS_ENOMEM, "out of memory");
+    uint16_t *out = (uint16_t *)(void *)c->srcbuf.data;
+    const uint16_t *own = NULL;
+    size_t got = 0;
+    if (ps_shard_has_sources_db(c->in)) {
+        int rc = ps_shard_get_sources(c->in, bucket, seq, &own, &got, c->err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0 || got != n)
+            return ps_error_set(c->err, PS_ECORRUPT, "%s: bucket %u block %u: its sources do "
+                                "not match its %u records", c->src, bucket, seq, n);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = (uint16_t)(c->p->src_offset + (own ? own[i] : 0));
+    return ps_shard_writer_put_sources(c->w, bucket, seq, out, n, c->err);
+}
+
 /* Copies a block unchanged, with its lengths in a version 2 set (read
- * from the block itself, which is checked on the way). */
+ * from the block itself, which is checked on the way) and its sources
+ * when joining. */
 static int copy_same(copy_ctx *c, uint32_t bucket, uint32_t seq, const void *data, size_t len)
 {
     int rc = ps_shard_writer_put(c->w, bucket, seq, data, len, c->err);
-    if (rc || !c->lengths)
+    if (rc || (!c->lengths && !c->sources))
         return c->rc = rc;
     ps_block_view v;
     if ((rc = decode(c, bucket, seq, data, len, &v)))
         return c->rc = rc;
-    return c->rc = ps_shard_writer_put_lengths(c->w, bucket, seq, v.length, v.n, c->err);
+    if (c->lengths && (rc = ps_shard_writer_put_lengths(c->w, bucket, seq, v.length, v.n, c->err)))
+        return c->rc = rc;
+    return c->rc = put_sources(c, bucket, seq, v.n);
 }
 
 /* Re-encodes one block with merged label ids (or copies it unchanged). */
@@ -283,6 +345,8 @@ static int copy_block(void *user, uint32_t bucket, uint32_t seq, const void *dat
         rc = ps_shard_writer_put(c->w, bucket, seq, c->out.data, c->out.len, c->err);
     if (!rc && c->lengths)
         rc = ps_shard_writer_put_lengths(c->w, bucket, seq, v.length, v.n, c->err);
+    if (!rc)
+        rc = put_sources(c, bucket, seq, v.n);
     return c->rc = rc;
 }
 
@@ -321,13 +385,25 @@ static json_int_t config_int(const part *p, const char *section, const char *key
         json_object_get(json_object_get(json_object_get(p->m, "config"), section), key));
 }
 
+static bool same_bounds(const part *p, const uint32_t *bounds, size_t nb);
+
 /* The merged set's bucket bounds: the parts' own when given with --buckets;
  * with automatic buckets, those the whole build would have chosen: the
  * same programme (ps_buckets_choose) over the lengths of all the parts'
  * records, which together are the whole build's kept records. */
-static int merged_bounds(const part *ps, size_t n, uint32_t *bounds, size_t *nb, ps_error *err)
+static int merged_bounds(const part *ps, size_t n, bool join, uint32_t *bounds, size_t *nb,
+                         ps_error *err)
 {
-    if (!auto_buckets(&ps[0])) {
+    /* Joined sets chose their bounds apart: kept when they all agree,
+     * else chosen anew over all their records (with the first set's
+     * settings). */
+    bool keep = !auto_buckets(&ps[0]);
+    for (size_t i = 1; join && i < n; i++)
+        keep = i == 1 ? same_bounds(&ps[i], ps[0].bounds, ps[0].n_bounds)
+                      : keep && same_bounds(&ps[i], ps[0].bounds, ps[0].n_bounds);
+    if (join && n == 1)
+        keep = true;
+    if (keep) {
         memcpy(bounds, ps[0].bounds, ps[0].n_bounds * sizeof *bounds);
         *nb = ps[0].n_bounds;
         return 0;
@@ -412,6 +488,8 @@ static int copy_shard(copy_ctx *c, ps_shard *in, const char *src, json_t *sh,
         .id_width = c->id_width,
         .level = c->level,
         .lengths = c->lengths,
+        .sources = c->sources,
+        .source_offset = c->p->src_offset,
     };
     if (spec.block_records == 0)
         return ps_error_set(err, PS_EFORMAT, "%s: manifest.json: block_records 0", c->p->dir);
@@ -448,8 +526,12 @@ static int merge_shard(copy_ctx *c, json_t *sh, size_t j, const char *staging,
     if (!rc)
         rc = c->lengths ? ps_shard_writer_open_lengths(&c->w, dst, 0, err)
                         : ps_shard_writer_open(&c->w, dst, err);
+    if (!rc && c->sources)
+        rc = ps_shard_writer_enable_sources(c->w, err);
+    c->in = in;
     if (!rc)
         rc = copy_shard(c, in, src, sh, bounds, nb, &copy, err);
+    c->in = NULL;
     ps_shard_close(in);
     if (!rc) {
         char meta[160];
@@ -477,13 +559,43 @@ static int merge_shard(copy_ctx *c, json_t *sh, size_t j, const char *staging,
     return 0;
 }
 
-static int merge_parts(part *ps, size_t n, const char *staging,
-                       const volatile sig_atomic_t *cancel, json_t **manifest_out,
-                       ps_error *err)
+/* Joining: the sources of the joined set into m (each part's first source
+ * id into its src_offset), the inputs listed one after another. */
+static int join_sources(part *ps, size_t n, const ps_merge_opts *opts, json_t *m, ps_error *err)
 {
+    json_t **ms = calloc(n, sizeof *ms);
+    const char **dirs = calloc(n, sizeof *dirs);
+    uint32_t *off = calloc(n, sizeof *off);
+    int rc = ms && dirs && off ? 0 : ps_error_set(err, PS_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++) {
+        ms[i] = ps[i].m;
+        dirs[i] = ps[i].dir;
+    }
+    json_t *src = rc ? NULL : ps_merge_join_sources(ms, dirs, n, opts, off, err);
+    if (!rc && !src)
+        rc = err->code ? err->code : PS_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++)
+        ps[i].src_offset = off[i];
+    if (!rc) {
+        json_object_set_new(m, "sources", src);
+        json_t *inputs = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_extend(inputs, json_object_get(ps[i].m, "inputs"));
+        json_object_set_new(m, "inputs", inputs);
+    }
+    free(ms);
+    free(dirs);
+    free(off);
+    return rc;
+}
+
+static int merge_parts(part *ps, size_t n, const char *staging, const ps_merge_opts *opts,
+                       bool join, json_t **manifest_out, ps_error *err)
+{
+    const volatile sig_atomic_t *cancel = opts->cancel;
     uint32_t bounds[PS_BUILD_MAX_BUCKETS];
     size_t nb;
-    int rc = merged_bounds(ps, n, bounds, &nb, err);
+    int rc = merged_bounds(ps, n, join, bounds, &nb, err);
     if (rc)
         return rc;
     json_t *labels = unite_labels(ps, n, err);
@@ -491,6 +603,11 @@ static int merge_parts(part *ps, size_t n, const char *staging,
         return err->code;
     json_t *m = json_deep_copy(ps[0].m);
     json_object_del(m, "part");
+    if (join && (rc = join_sources(ps, n, opts, m, err))) {
+        json_decref(labels);
+        json_decref(m);
+        return rc;
+    }
     json_object_set_new(m, "labels", labels);
     json_t *jb = json_array();
     for (size_t b = 0; b < nb; b++)
@@ -511,9 +628,13 @@ static int merge_parts(part *ps, size_t n, const char *staging,
         json_object_get(json_object_get(m, "tokenizer"), "id_width"));
     c.level = (int)json_integer_value(json_object_get(m, "zstd_level"));
     c.lengths = ps[0].layout != PS_LAYOUT_PAIR;
+    c.sources = join;
+    ps_buf_init(&c.srcbuf);
     size_t out_index = 0;
     for (size_t i = 0; !rc && i < n; i++) {
-        if (i > 0)
+        if (i > 0 && join)
+            ps_merge_join_accounting(acct, json_object_get(ps[i].m, "accounting"));
+        else if (i > 0)
             add_json(acct, json_object_get(ps[i].m, "accounting"));
         size_t j;
         json_t *sh;
@@ -540,6 +661,7 @@ static int merge_parts(part *ps, size_t n, const char *staging,
     ps_buf_free(&c.scratch);
     ps_buf_free(&c.out);
     free(c.recs);
+    ps_buf_free(&c.srcbuf);
     if (rc) {
         json_decref(shards);
         json_decref(acct);
@@ -567,7 +689,7 @@ static int merge_parts(part *ps, size_t n, const char *staging,
     json_object_set_new(m, "totals", json_pack("{sIsIsIso}", "records", (json_int_t)tr, "tokens",
                                                (json_int_t)tt, "blocks", (json_int_t)tbk,
                                                "buckets", tb));
-    if (json_is_object(acct)) {
+    if (json_is_object(acct) && !join) {
         /* every part read every input whole: the bytes are not summed */
         json_t *in0 = json_object_get(json_object_get(ps[0].m, "accounting"), "inputs");
         size_t k;
@@ -581,6 +703,8 @@ static int merge_parts(part *ps, size_t n, const char *staging,
         json_object_set(acct, "blank_lines_skipped",
                         json_object_get(json_object_get(ps[0].m, "accounting"),
                                         "blank_lines_skipped"));
+    }
+    if (json_is_object(acct)) {
         json_int_t in = json_integer_value(json_object_get(acct, "records_in"));
         json_int_t sum = json_integer_value(json_object_get(acct, "kept")) +
                          json_integer_value(json_object_get(acct, "rejected")) +
@@ -697,7 +821,7 @@ static int write_extras(const part *ps, size_t n, const char *staging, ps_error 
  * then, once the parts are known to belong together, every file, each
  * shard checked against the manifest. */
 static int open_parts(part *ps, const char *const *dirs, size_t n, const ps_merge_opts *opts,
-                      ps_error *err)
+                      bool *join, ps_error *err)
 {
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
@@ -714,7 +838,16 @@ static int open_parts(part *ps, const char *const *dirs, size_t n, const ps_merg
         if (!rc && opts->hook)
             opts->hook(opts->hook_user, i, PS_MERGE_HOOK_MANIFEST);
     }
-    rc = rc ? rc : check_same(ps, n, err);
+    if (!rc) {
+        json_t **ms = calloc(n, sizeof *ms);
+        if (!ms)
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++)
+            ms[i] = ps[i].m;
+        *join = ps_merge_is_join(ms, dirs, n, &rc, err);
+        free(ms);
+    }
+    rc = rc ? rc : check_same(ps, n, *join, err);
     for (size_t i = 0; !rc && i < n; i++) {
         json_t *shards = json_object_get(ps[i].m, "shards");
         size_t ns = json_array_size(shards);
@@ -743,7 +876,8 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
     part *ps = calloc(n, sizeof *ps);
     if (!ps)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int rc = open_parts(ps, dirs, n, opts, err);
+    bool join = false;
+    int rc = open_parts(ps, dirs, n, opts, &join, err);
     ps_publish_opts pub = {dirs, n, opts->force, opts->cancel};
     ps_staging stg = {NULL, NULL, -1};
     if (!rc && opts->cancel && *opts->cancel) /* stopped while reading the parts */
@@ -753,9 +887,19 @@ int ps_merge_run(const char *out_dir, const char *const *dirs, size_t n, ps_merg
     const char *staging = stg.set;
     json_t *m = NULL;
     if (!rc)
-        rc = merge_parts(ps, n, staging, opts->cancel, &m, err);
+        rc = merge_parts(ps, n, staging, opts, join, &m, err);
     if (!rc) {
         rc = write_extras(ps, n, staging, err);
+        /* Joined sets made their prompts each their own way: one
+         * Preprocessor serves the joined set only when they all agree. */
+        for (size_t i = 1; !rc && join && i < n; i++)
+            if (!json_equal(json_object_get(ps[0].m, "preprocess"),
+                            json_object_get(ps[i].m, "preprocess")) ||
+                !json_equal(json_object_get(ps[0].m, "text_to_sql"),
+                            json_object_get(ps[i].m, "text_to_sql"))) {
+                json_object_del(m, "preprocess");
+                json_object_del(m, "text_to_sql");
+            }
         if (!rc) /* what serving needs: the parts embed the same files */
             rc = ps_preprocess_copy(dirs[0], json_object_get(m, "preprocess"), staging, err);
     }

@@ -65,6 +65,7 @@ typedef struct pending {
     ps_buf tokens, ids;           /* int32 ids and id bytes of the n records */
     size_t *tok_off, *id_off;     /* into tokens / ids, per record */
     uint32_t *lengths;            /* a block's lengths (version 2) */
+    uint16_t *srcs;               /* the records' sources (spec->sources) */
 } pending;
 
 typedef struct rebucket_ctx {
@@ -77,9 +78,11 @@ typedef struct rebucket_ctx {
     pending p;
 } rebucket_ctx;
 
-static int pending_add(rebucket_ctx *c, const ps_block_view *v, uint32_t i, ps_error *err)
+static int pending_add(rebucket_ctx *c, const ps_block_view *v, uint32_t i, uint16_t src,
+                       ps_error *err)
 {
     pending *p = &c->p;
+    p->srcs[p->n] = src;
     const ps_rebucket_spec *s = c->spec;
     uint32_t label = v->label[i];
     if (label != PS_LABEL_NONE && label >= s->n_labels)
@@ -120,6 +123,8 @@ static int pending_flush(rebucket_ctx *c, uint32_t b, uint32_t seq, ps_error *er
         p->lengths[i] = p->recs[i].length;
     if (!rc && c->spec->lengths)
         rc = ps_shard_writer_put_lengths(c->w, b, seq, p->lengths, p->n, err);
+    if (!rc && c->spec->sources)
+        rc = ps_shard_writer_put_sources(c->w, b, seq, p->srcs, (uint32_t)p->n, err);
     if (rc)
         return rc;
     unsigned long long raw = ZSTD_getFrameContentSize(c->out.data, c->out.len);
@@ -151,10 +156,22 @@ static int gather(rebucket_ctx *c, ps_shard *in, uint32_t ob, uint32_t lo, uint3
         if (rc)
             return ps_error_set(err, rc, "%s: bucket %u block %u: %s", c->spec->what, bucket, s,
                                 why.message);
+        const uint16_t *src = NULL;
+        size_t ns = 0;
+        if (c->spec->sources && ps_shard_has_sources_db(in)) {
+            int got = ps_shard_get_sources(in, bucket, s, &src, &ns, err);
+            if (got < 0)
+                return got;
+            if (got == 0 || ns != v.n)
+                return ps_error_set(err, PS_ECORRUPT, "%s: bucket %u block %u: its sources "
+                                    "do not match its %u records", c->spec->what, bucket, s,
+                                    v.n);
+        }
         for (uint32_t i = 0; !rc && i < v.n; i++) {
             if (v.length[i] <= lo || v.length[i] > hi)
                 continue;
-            rc = pending_add(c, &v, i, err);
+            rc = pending_add(c, &v, i, (uint16_t)(c->spec->source_offset + (src ? src[i] : 0)),
+                             err);
             if (!rc && c->p.n == c->spec->block_records)
                 rc = pending_flush(c, b, (*seq)++, err);
         }
@@ -177,8 +194,10 @@ int ps_merge_rebucket(ps_shard *in, const ps_rebucket_spec *spec, ps_shard_write
     c.p.tok_off = malloc(cap * sizeof *c.p.tok_off);
     c.p.id_off = malloc(cap * sizeof *c.p.id_off);
     c.p.lengths = malloc(cap * sizeof *c.p.lengths);
+    c.p.srcs = malloc(cap * sizeof *c.p.srcs);
     int rc = 0;
-    if (!c.cctx || !c.dctx || !c.p.recs || !c.p.tok_off || !c.p.id_off || !c.p.lengths)
+    if (!c.cctx || !c.dctx || !c.p.recs || !c.p.tok_off || !c.p.id_off || !c.p.lengths ||
+        !c.p.srcs)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     for (size_t b = 0; !rc && b < spec->n_new; b++) {
         uint32_t lo = b ? spec->new_bounds[b - 1] : 0, hi = spec->new_bounds[b], seq = 0;
@@ -201,5 +220,6 @@ int ps_merge_rebucket(ps_shard *in, const ps_rebucket_spec *spec, ps_shard_write
     free(c.p.tok_off);
     free(c.p.id_off);
     free(c.p.lengths);
+    free(c.p.srcs);
     return rc;
 }

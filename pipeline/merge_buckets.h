@@ -23,6 +23,10 @@ typedef struct ps_rebucket_spec {
     size_t block_records;
     int id_width, level;
     int lengths;                   /* version 2: each block's lengths beside it */
+    int sources;                   /* each block's sources beside it: a record's
+                                      source in the part (its sources database,
+                                      or 0) plus source_offset */
+    uint32_t source_offset;
 } ps_rebucket_spec;
 
 /* Writes every record of `in` into `w` under the new bounds, in blocks of
