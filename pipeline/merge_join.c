@@ -24,9 +24,12 @@ bool ps_merge_is_join(json_t *const *ms, const char *const *dirs, size_t n, int 
         size_t k = 0;
         while (k < n && json_is_object(json_object_get(ms[k], "part")))
             k++;
-        *rc = ps_error_set(err, PS_EUSAGE, "%s is a part of a --part build and %s a whole set: "
-                           "merge the parts first, then join the sets", dirs[0 == k ? 1 : 0],
-                           dirs[k]);
+        size_t p = 0;
+        while (p < n && !json_is_object(json_object_get(ms[p], "part")))
+            p++;
+        *rc = ps_error_set(err, PS_EUSAGE, "%s: not a partial set (built without --part), and "
+                           "%s is a part of a --part build: merge the parts first, then join "
+                           "the sets", dirs[k], dirs[p]);
     }
     return parts == 0;
 }
