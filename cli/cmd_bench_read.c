@@ -18,7 +18,7 @@
 #include <time.h>
 
 static const char USAGE[] =
-    "usage: pairshard bench-read DIR [options]\n"
+    "usage: pairshard bench-read DIR... [options]\n"
     "\n"
     "Reads --epochs epochs of this rank's batches of the shard set in DIR with the\n"
     "reader trainers use, touching nothing but the batch headers, and reports:\n"
@@ -248,6 +248,8 @@ typedef struct bench_args {
     uint64_t epochs;
     int as_json;
     const char *dir;
+    const char *const *dirs; /* several: read as one mixture */
+    size_t n_dirs;
 } bench_args;
 
 /* Parses the command line into a; returns -1 to go on, else the exit status
@@ -278,6 +280,8 @@ static int bench_parse(int argc, char **argv, bench_args *a)
     }
     if (ps_read_finish(&rp, argc, argv, &a->dir))
         return PS_EXIT_USAGE;
+    a->dirs = rp.dirs;
+    a->n_dirs = rp.n_dirs;
     return -1;
 }
 
@@ -388,7 +392,7 @@ static int bench_run(const bench_args *a, bench_result *res)
     ps_error_clear(&err);
     ps_reader *r = NULL;
     uint64_t cpu0 = cpu_ns(), t0 = now_ns();
-    int rc = ps_reader_open(a->dir, &a->o, NULL, &r, &err);
+    int rc = ps_reader_open_sets(a->dirs, a->n_dirs, &a->o, NULL, &r, &err);
     uint64_t t_open = now_ns();
     if (rc < 0) {
         fprintf(stderr, "pairshard bench-read: %s\n", err.code ? err.message : ps_strerror(rc));

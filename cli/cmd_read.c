@@ -22,10 +22,11 @@
 /* ---- pairshard read -------------------------------------------------------- */
 
 static const char USAGE[] =
-    "usage: pairshard read DIR [options]\n"
+    "usage: pairshard read DIR... [options]\n"
     "\n"
     "Reads this rank's epoch of the shard set in DIR (written by 'pairshard build')\n"
-    "through the reader trainers use and prints one JSON line per batch:\n"
+    "through the reader trainers use and prints one JSON line per batch (several\n"
+    "DIRs: read as one mixture, each set a source unless it has its own):\n"
     "  {\"step\":S,\"epoch\":E,\"bucket\":K,\"B\":B,\"T\":T,\"ids\":[record ids],\n"
     "   \"lengths\":[tokens of each record]}\n"
     "and, in a set of several sources, \"sources\":[each record's source name].\n"
@@ -521,7 +522,7 @@ int ps_cmd_read(int argc, char **argv)
     ps_error err;
     ps_error_clear(&err);
     ps_reader *r = NULL;
-    int rc = ps_reader_open(dir, &o, resume_path ? &resume : NULL, &r, &err);
+    int rc = ps_reader_open_sets(rp.dirs, rp.n_dirs, &o, resume_path ? &resume : NULL, &r, &err);
     if (rc < 0) {
         fprintf(stderr, "pairshard read: %s\n", err.code ? err.message : ps_strerror(rc));
         return ps_read_open_status(rc);

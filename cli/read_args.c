@@ -312,11 +312,13 @@ int ps_read_getopt(ps_read_parser *p, int argc, char **argv)
 
 int ps_read_finish(ps_read_parser *p, int argc, char **argv, const char **dir)
 {
-    if (argc - optind != 1) {
-        fprintf(stderr, "pairshard %s: expected one DIR\npairshard %s: see 'pairshard %s --help'\n",
+    if (argc - optind < 1) {
+        fprintf(stderr, "pairshard %s: expected DIR...\npairshard %s: see 'pairshard %s --help'\n",
                 p->cmd, p->cmd, p->cmd);
         return -1;
     }
     *dir = argv[optind];
+    p->dirs = (const char *const *)argv + optind;
+    p->n_dirs = (size_t)(argc - optind);
     return ps_read_batching_finish(p->cmd, p->o, p->seen);
 }

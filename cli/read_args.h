@@ -43,6 +43,8 @@ typedef struct ps_read_parser {
     int idx;
     ps_reader_options *o;
     unsigned seen;
+    const char *const *dirs; /* the DIR operands (ps_read_finish) */
+    size_t n_dirs;
 } ps_read_parser;
 
 /* A shared option had a bad value (already reported). */
@@ -55,7 +57,8 @@ void ps_read_parser_init(ps_read_parser *p, const char *cmd, const struct option
 /* The next option that is not a shared one (its getopt_long value, with
  * optarg set), -1 at the end, or PS_READ_BAD_OPTION. */
 int ps_read_getopt(ps_read_parser *p, int argc, char **argv);
-/* After the options: the one DIR operand into *dir and the shared options'
+/* After the options: the DIR operands (one set, or several read as one
+ * mixture) into p->dirs, the first into *dir, and the shared options'
  * combination checked; 0, or -1 after printing why. */
 int ps_read_finish(ps_read_parser *p, int argc, char **argv, const char **dir);
 

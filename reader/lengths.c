@@ -33,7 +33,7 @@ static int load_block(ps_reader *r, size_t s, uint32_t b, uint32_t q, uint32_t w
         return ps_error_set(err, PS_ECORRUPT,
                             "%s/%s: bucket %u block %u: %zu lengths, the manifest says %u "
                             "records",
-                            r->dir, file, b, q, got, want);
+                            rd_shard_dir(r, s), file, b, q, got, want);
     if (*n + got > *cap) {
         uint64_t c = *cap ? *cap : 4096;
         while (c < *n + got)
@@ -44,13 +44,13 @@ static int load_block(ps_reader *r, size_t s, uint32_t b, uint32_t q, uint32_t w
         r->len_cache = nc;
         *cap = c;
     }
-    uint32_t lower = b ? r->m->bounds[b - 1] : 0, bound = r->m->bounds[b];
+    uint32_t lower = ps_mf_lower(r->m, b), bound = r->m->bounds[b];
     for (size_t i = 0; i < got; i++) {
         if (lens[i] <= lower || lens[i] > bound)
             return ps_error_set(err, PS_ECORRUPT,
                                 "%s/%s: bucket %u block %u: record %zu has length %u, outside "
                                 "the bucket's (%u, %u]",
-                                r->dir, file, b, q, i, lens[i], lower, bound);
+                                rd_shard_dir(r, s), file, b, q, i, lens[i], lower, bound);
         if (lens[i] < r->min_len)
             r->min_len = lens[i];
     }
@@ -85,7 +85,7 @@ static int refuse_long(ps_reader *r, ps_error *err)
                                     "%s/%s: bucket %zu block %u record %u (id %s) has %u "
                                     "tokens, longer than pack %u; use a larger pack or "
                                     "skip_long (--skip-long)",
-                                    r->dir, m->shards[s].file, b, q, idx, id, len, L);
+                                    rd_shard_dir(r, s), m->shards[s].file, b, q, idx, id, len, L);
             }
         }
     return PS_OK;

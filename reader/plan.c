@@ -338,7 +338,7 @@ static int plan_bucket(ps_plan *p, const ps_manifest *m, size_t b, const uint64_
     ps_plan_bucket *pb = &p->buckets[b];
     int rc;
     pb->bound = m->bounds[b];
-    pb->lower = b ? m->bounds[b - 1] : 0;
+    pb->lower = ps_mf_lower(m, b);
     uint64_t padded = ((uint64_t)pb->bound + opt->pad_multiple - 1) / opt->pad_multiple *
                       opt->pad_multiple;
     if (padded > UINT32_MAX)

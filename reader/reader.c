@@ -623,17 +623,40 @@ static int check_layout(ps_reader *r, ps_error *err)
     return PS_OK;
 }
 
-int ps_reader_open(const char *dir, const ps_reader_options *opt,
-                   const ps_reader_state *resume, ps_reader **out, ps_error *err)
+/* The directories as messages name them: "A + B + C". */
+static char *dirs_name(const char *const *dirs, size_t n)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(dirs[i]) + 3;
+    char *s = malloc(len);
+    if (!s)
+        return NULL;
+    s[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            strcat(s, " + ");
+        strcat(s, dirs[i]);
+    }
+    return s;
+}
+
+static int open_sets(const char *const *dirs, size_t n, const ps_reader_options *opt,
+                     const ps_reader_state *resume, ps_reader **out, ps_error *err)
 {
     *out = NULL;
-    if (!dir)
+    if (!dirs || n == 0)
         return ps_error_set(err, PS_EINVAL, "reader: no directory");
+    for (size_t i = 0; i < n; i++)
+        if (!dirs[i])
+            return ps_error_set(err, PS_EINVAL, "reader: no directory");
+    const char *dir = dirs[0];
     ps_reader *r = calloc(1, sizeof *r);
-    if (!r || !(r->dir = strdup(dir))) {
+    if (!r || !(r->dir = n == 1 ? strdup(dir) : dirs_name(dirs, n))) {
         free(r);
         return ps_error_set(err, PS_ENOMEM, "reader: out of memory");
     }
+    dir = r->dir;
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv_work, NULL);
     pthread_cond_init(&r->cv_ready, NULL);
@@ -643,7 +666,7 @@ int ps_reader_open(const char *dir, const ps_reader_options *opt,
     if (!rc && resume)
         rc = rd_state_decode(resume->bytes, sizeof resume->bytes, &st, err);
     if (!rc)
-        rc = ps_manifest_read(dir, &r->m, err);
+        rc = n == 1 ? ps_manifest_read(dir, &r->m, err) : rd_sets_open(r, dirs, n, err);
     if (rc)
         goto fail;
     /* The hash of the very bytes parsed: a state names this set. */
@@ -718,6 +741,23 @@ fail:
     return rc;
 }
 
+int ps_reader_open(const char *dir, const ps_reader_options *opt,
+                   const ps_reader_state *resume, ps_reader **out, ps_error *err)
+{
+    const char *one[1] = {dir};
+    if (out)
+        *out = NULL;
+    if (!dir)
+        return ps_error_set(err, PS_EINVAL, "reader: no directory");
+    return open_sets(one, 1, opt, resume, out, err);
+}
+
+int ps_reader_open_sets(const char *const *dirs, size_t n_dirs, const ps_reader_options *opt,
+                        const ps_reader_state *resume, ps_reader **out, ps_error *err)
+{
+    return open_sets(dirs, n_dirs, opt, resume, out, err);
+}
+
 void ps_reader_close(ps_reader *r)
 {
     if (!r)
@@ -730,6 +770,7 @@ void ps_reader_close(ps_reader *r)
     ps_plan_free(&r->plan);
     rd_lengths_free(r);
     rd_sources_free(r);
+    rd_sets_free(r);
     if (r->stream)
         ps_dev_stream_destroy(r->stream);
     if (r->m)

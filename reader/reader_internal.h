@@ -120,7 +120,29 @@ struct ps_reader {
     uint64_t *source_counts;
     double *weights;
     ps_plan_mix mix;
+    /* Several sets read as one (sets.c): m is their union; per set its
+     * directory, manifest, first source id and label ids into the union's;
+     * per shard its set and index there. n_sets 0: one set, r->dir. */
+    size_t n_sets;
+    char **set_dirs;
+    ps_manifest **set_m;
+    uint32_t *set_src_off;
+    uint32_t **label_remap;
+    uint32_t *shard_set, *shard_local;
+    uint32_t *set_boff;   /* per set: its first bucket in the union */
 };
+
+/* Bucket b of the union as shard s's file numbers it. */
+static inline uint32_t rd_local_bucket(const ps_reader *r, size_t s, uint32_t b)
+{
+    return r->n_sets ? b - r->set_boff[r->shard_set[s]] : b;
+}
+
+/* The directory holding shard s. */
+static inline const char *rd_shard_dir(const ps_reader *r, size_t s)
+{
+    return r->n_sets ? r->set_dirs[r->shard_set[s]] : r->dir;
+}
 
 /* Where a record of a batch sits: its window's view and index. */
 typedef struct rec_ref {
@@ -200,6 +222,12 @@ rd_window *rd_window_acquire(ps_reader *r, uint32_t b, uint32_t w, void *dctx);
 void rd_window_release(ps_reader *r, uint32_t b, uint32_t w);
 void rd_windows_free(ps_reader *r);
 int rd_windows_alloc(ps_reader *r, ps_error *err);
+
+/* sets.c: the union of the sets in dirs[0..n) (n >= 2) into r->m and the
+ * per-set fields; PS_EUSAGE naming two sets whose tokenizer, layout or
+ * block size differ, or two sources of one name. */
+int rd_sets_open(ps_reader *r, const char *const *dirs, size_t n, ps_error *err);
+void rd_sets_free(ps_reader *r);
 
 /* options.c: the caller's options resolved (defaults, environment, ranges). */
 int rd_resolve_options(const ps_reader_options *in, ps_reader_options *o, ps_error *err);

@@ -50,6 +50,10 @@ static char *dir_name(const char *dir)
 static int load_block(ps_reader *r, size_t s, uint32_t b, uint32_t q, uint32_t want,
                       uint64_t *n, ps_error *err)
 {
+    /* several sets: the ids are the shard's set's, after its offset */
+    size_t set = r->n_sets ? r->shard_set[s] : 0;
+    size_t limit = r->n_sets ? r->set_m[set]->n_sources : r->n_sources;
+    uint16_t off = r->n_sets ? (uint16_t)r->set_src_off[set] : 0;
     const uint16_t *src;
     size_t got;
     int rc = rd_shard_sources(r, s, b, q, &src, &got, err);
@@ -59,14 +63,15 @@ static int load_block(ps_reader *r, size_t s, uint32_t b, uint32_t q, uint32_t w
     if (got != want)
         return ps_error_set(err, PS_ECORRUPT,
                             "%s/%s: bucket %u block %u: %zu sources, the manifest says %u "
-                            "records", r->dir, file, b, q, got, want);
-    for (size_t i = 0; i < got; i++)
-        if (src[i] >= r->n_sources)
+                            "records", rd_shard_dir(r, s), file, b, q, got, want);
+    for (size_t i = 0; i < got; i++) {
+        if (src[i] >= limit)
             return ps_error_set(err, PS_ECORRUPT,
                                 "%s/%s: bucket %u block %u: record %zu has source %u, the "
-                                "manifest lists %zu", r->dir, file, b, q, i, src[i],
-                                r->n_sources);
-    memcpy(r->src_cache + *n, src, got * sizeof *src);
+                                "manifest lists %zu", rd_shard_dir(r, s), file, b, q, i, src[i],
+                                limit);
+        r->src_cache[*n + i] = (uint16_t)(src[i] + off);
+    }
     *n += got;
     return PS_OK;
 }
@@ -101,7 +106,11 @@ static int load_cache(ps_reader *r, ps_error *err)
         for (size_t b = 0; b < m->n_buckets; b++) {
             const ps_mf_count *c = &m->shards[s].buckets[b];
             r->src_first[s * m->n_buckets + b] = n;
-            if (!m->n_sources) {
+            bool own = r->n_sets ? r->set_m[r->shard_set[s]]->n_sources > 0 : m->n_sources > 0;
+            if (!own) { /* the set is one source */
+                uint16_t id = r->n_sets ? (uint16_t)r->set_src_off[r->shard_set[s]] : 0;
+                for (uint64_t k = 0; k < c->records; k++)
+                    r->src_cache[n + k] = id;
                 n += c->records;
                 continue;
             }

@@ -63,7 +63,7 @@ int rd_shards_open(ps_reader *r, ps_error *err)
         pthread_mutex_init(&sh->mu, NULL);
         sh->fd = -1;
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", r->dir, m->shards[s].file);
+        snprintf(path, sizeof path, "%s/%s", rd_shard_dir(r, s), m->shards[s].file);
         /* O_NOFOLLOW: a shard is a file of the set, not a link out of it;
          * O_NONBLOCK: a FIFO in its place must not block the open. */
         int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -137,15 +137,18 @@ static int check_shard_meta(ps_reader *r, size_t s, const char *path, ps_error *
     json_error_t je;
     json_t *root = json_loads(ps_shard_meta(r->shards[s].sh), 0, &je);
     json_t *k = json_object_get(root, "shard"), *n = json_object_get(root, "shards");
+    /* its place in its own set */
+    size_t want_k = r->n_sets ? r->shard_local[s] : s;
+    size_t want_n = r->n_sets ? r->set_m[r->shard_set[s]]->n_shards : r->m->n_shards;
     int ok = json_is_integer(k) && json_is_integer(n) &&
-             json_integer_value(k) == (json_int_t)s &&
-             json_integer_value(n) == (json_int_t)r->m->n_shards;
+             json_integer_value(k) == (json_int_t)want_k &&
+             json_integer_value(n) == (json_int_t)want_n;
     json_decref(root);
     if (!ok)
         return ps_error_set(err, PS_ECORRUPT,
                             "%s: meta/format does not name it shard %zu of %zu (a file from "
                             "another set?)",
-                            path, s, r->m->n_shards);
+                            path, want_k, want_n);
     return PS_OK;
 }
 
@@ -156,7 +159,7 @@ static void shard_open(ps_reader *r, size_t s)
 {
     rd_shard *sh = &r->shards[s];
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", r->dir, r->m->shards[s].file);
+    snprintf(path, sizeof path, "%s/%s", rd_shard_dir(r, s), r->m->shards[s].file);
     ps_error e = {0};
     int fd = sh->fd;
     sh->fd = -1; /* the shard owns it now, opened or not */
@@ -191,10 +194,10 @@ static int shard_block(ps_reader *r, size_t s, uint32_t b, uint32_t seq, ps_buf 
     /* Once open (state 1), sh->sh does not change until the reader closes. */
     if (state == 2)
         return ps_error_set(err, sh->err_code, "%s", sh->err_msg ? sh->err_msg : "unusable shard");
-    int rc = ps_shard_read(sh->sh, b, seq, out, err);
+    int rc = ps_shard_read(sh->sh, rd_local_bucket(r, s, b), seq, out, err);
     if (rc == 0)
-        return ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: missing", r->dir,
-                            r->m->shards[s].file, b, seq);
+        return ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: missing",
+                            rd_shard_dir(r, s), r->m->shards[s].file, b, seq);
     return rc == 1 ? PS_OK : rc;
 }
 
@@ -209,11 +212,11 @@ int rd_shard_lengths(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const uin
     if (sh->state == 2)
         rc = ps_error_set(err, sh->err_code, "%s", sh->err_msg ? sh->err_msg : "unusable shard");
     else
-        rc = ps_shard_get_lengths(sh->sh, b, seq, lens, n, err);
+        rc = ps_shard_get_lengths(sh->sh, rd_local_bucket(r, s, b), seq, lens, n, err);
     pthread_mutex_unlock(&sh->mu);
     if (rc == 0)
         return ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: no lengths entry",
-                            r->dir, r->m->shards[s].file, b, seq);
+                            rd_shard_dir(r, s), r->m->shards[s].file, b, seq);
     return rc == 1 ? PS_OK : rc;
 }
 
@@ -228,11 +231,11 @@ int rd_shard_sources(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const uin
     if (sh->state == 2)
         rc = ps_error_set(err, sh->err_code, "%s", sh->err_msg ? sh->err_msg : "unusable shard");
     else
-        rc = ps_shard_get_sources(sh->sh, b, seq, src, n, err);
+        rc = ps_shard_get_sources(sh->sh, rd_local_bucket(r, s, b), seq, src, n, err);
     pthread_mutex_unlock(&sh->mu);
     if (rc == 0)
         return ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: no sources entry",
-                            r->dir, r->m->shards[s].file, b, seq);
+                            rd_shard_dir(r, s), r->m->shards[s].file, b, seq);
     return rc == 1 ? PS_OK : rc;
 }
 
@@ -250,7 +253,7 @@ int rd_record_id(ps_reader *r, size_t s, uint32_t b, uint32_t seq, uint32_t idx,
         rc = ps_block_decode(raw.data, raw.len, dctx, &dec, &v, err);
     if (!rc && idx >= v.n)
         rc = ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: %u records, not %u",
-                          r->dir, r->m->shards[s].file, b, seq, v.n, idx + 1);
+                          rd_shard_dir(r, s), r->m->shards[s].file, b, seq, v.n, idx + 1);
     if (!rc)
         snprintf(out, cap, "%.*s", (int)(v.id_offset[idx + 1] - v.id_offset[idx]),
                  v.ids + v.id_offset[idx]);
@@ -283,7 +286,7 @@ static int check_block(const ps_reader *r, const ps_block_view *v, uint32_t want
                        const char *dir, const char *file, uint32_t bucket, uint32_t seq,
                        ps_error *err)
 {
-    uint32_t lower = bucket ? r->m->bounds[bucket - 1] : 0, bound = r->m->bounds[bucket];
+    uint32_t lower = ps_mf_lower(r->m, bucket), bound = r->m->bounds[bucket];
     char where[4400];
     snprintf(where, sizeof where, "%s/%s: bucket %u block %u", dir, file, bucket, seq);
     if (v->n != want)
@@ -402,6 +405,27 @@ static int window_reserve(rd_window *w, uint32_t nb, uint32_t n)
     return PS_OK;
 }
 
+/* Several sets: a block's label ids (its set's) into the union's, in
+ * the decoded block itself (the reader's own buffer). */
+static int remap_labels(const ps_reader *r, ps_block_view *v, const ps_plan_block *blk,
+                        const char *file, ps_error *err)
+{
+    uint32_t set = r->shard_set[blk->shard];
+    const uint32_t *map = r->label_remap[set];
+    size_t n_labels = r->set_m[set]->n_labels;
+    uint32_t *lab = (uint32_t *)(uintptr_t)v->label;
+    for (uint32_t i = 0; i < v->n; i++) {
+        if (lab[i] == PS_LABEL_NONE)
+            continue;
+        if (lab[i] >= n_labels)
+            return ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: record %u has "
+                                "label %u of %zu", r->set_dirs[set], file, blk->bucket,
+                                blk->seq, i, lab[i], n_labels);
+        lab[i] = map[lab[i]];
+    }
+    return PS_OK;
+}
+
 /* Decodes window wi of bucket b into w (no lock held). */
 static int window_load(ps_reader *r, uint32_t b, uint32_t wi, rd_window *w, void *dctx,
                        uint64_t *block_bytes, uint64_t *raw_bytes, ps_error *err)
@@ -433,12 +457,15 @@ static int window_load(ps_reader *r, uint32_t b, uint32_t wi, rd_window *w, void
         } else if ((rc = ps_block_decode(data, len, dctx, &w->bufs[k], &w->views[k], &e))) {
             char msg[PS_ERROR_MESSAGE_MAX];
             snprintf(msg, sizeof msg, "%s", e.message);
-            ps_error_set(&e, rc, "%s/%s: bucket %u block %u: %s", r->dir, file, sb, blk->seq,
+            ps_error_set(&e, rc, "%s/%s: bucket %u block %u: %s", rd_shard_dir(r, blk->shard), file, sb, blk->seq,
                          msg);
         } else {
             *block_bytes += len;
             *raw_bytes += w->views[k].raw_bytes;
-            rc = check_block(r, &w->views[k], blk->stored, r->dir, file, sb, blk->seq, &e);
+            rc = check_block(r, &w->views[k], blk->stored, rd_shard_dir(r, blk->shard), file,
+                             sb, blk->seq, &e);
+            if (!rc && r->n_sets)
+                rc = remap_labels(r, &w->views[k], blk, file, &e);
         }
         if (rc == PS_ENOMEM)
             return ps_error_set(err, rc, "%s", e.message);

@@ -62,7 +62,17 @@ typedef struct ps_manifest {
     size_t n_sources;
     char **source_names;
     ps_mf_count *source_counts;  /* records and tokens as stated (blocks 0) */
+    /* Exclusive lower bound of each bucket, when not the previous bucket's
+     * bound: a reader's union of several sets (reader/sets.c), whose
+     * buckets are each set's in turn. NULL for a manifest read from a file. */
+    uint32_t *lowers;
 } ps_manifest;
+
+/* Records of bucket b are longer than this. */
+static inline uint32_t ps_mf_lower(const ps_manifest *m, size_t b)
+{
+    return m->lowers ? m->lowers[b] : b ? m->bounds[b - 1] : 0;
+}
 
 /* Reads and checks DIR/manifest.json: the schema, every count bounded,
  * every shard file a plain name matching shard-[0-9]+.mdb (and none

@@ -50,6 +50,7 @@ void ps_manifest_free(ps_manifest *m)
         free(m->source_names[i]);
     free(m->source_names);
     free(m->source_counts);
+    free(m->lowers);
     free(m);
 }
 

@@ -47,6 +47,7 @@ static void digs_add(digs *d, const ps_batch *b)
     d->v[d->n++] = h;
 }
 
+static char *g_sets[3]; /* the three sets, not joined */
 static char *g_dir;   /* the joined set */
 static char *g_gen;   /* a joined causal set */
 static char *g_work;
@@ -84,7 +85,8 @@ static int setup(void **state)
     write_slice(slice_c, 3000, 3461);
     char *a = path_join(g_work, "spider"), *b = path_join(g_work, "bird"),
          *c = path_join(g_work, "sparc");
-    ps_test_build_opts o = {.shards = 2, .block_records = 16, .no_gate = 1};
+    ps_test_build_opts o = {.label_field = "db_id", .shards = 2, .block_records = 16,
+                            .no_gate = 1};
     ps_test_build(ps_test_data("spider/dev.json"), a, &o);
     o.shards = 1;
     ps_test_build(slice_b, b, &o);
@@ -100,7 +102,8 @@ static int setup(void **state)
     const char *gdirs[2] = {ga, gb};
     g_gen = path_join(g_work, "gmix");
     join(g_gen, gdirs, 2);
-    free(slice_b), free(slice_c), free(a), free(b), free(c), free(ga), free(gb);
+    g_sets[0] = a, g_sets[1] = b, g_sets[2] = c;
+    free(slice_b), free(slice_c), free(ga), free(gb);
     return 0;
 }
 
@@ -109,6 +112,8 @@ static int teardown(void **state)
     (void)state;
     free(g_dir);
     free(g_gen);
+    for (int i = 0; i < 3; i++)
+        free(g_sets[i]);
     free(g_work);
     return 0;
 }
@@ -393,6 +398,118 @@ static void test_packed_mixture(void **state)
     seen_free(&s);
 }
 
+/* "id" -> label name over one reader's epoch (rank 0 of 1). */
+typedef struct lab {
+    char **id, **name;
+    size_t n;
+} lab;
+
+static void labels_of(ps_reader *r, lab *out)
+{
+    const ps_batch *b;
+    ps_error err;
+    while (ps_reader_next(r, &b, &err) == 1) {
+        const int64_t *l = b->labels;
+        for (uint32_t i = 0; i < b->B; i++) {
+            out->id = realloc(out->id, (out->n + 1) * sizeof *out->id);
+            out->name = realloc(out->name, (out->n + 1) * sizeof *out->name);
+            char k[600];
+            snprintf(k, sizeof k, "%s/%s", ps_reader_get_source(r, (uint32_t)b->sources[i]),
+                     b->ids[i]);
+            out->id[out->n] = dupstr(k);
+            out->name[out->n++] = dupstr(l[i] < 0 ? "-" : ps_reader_get_label(r, (uint32_t)l[i]));
+        }
+        ps_batch_release(r, b);
+    }
+}
+
+static const char *lab_find(const lab *l, const char *id)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->id[i], id))
+            return l->name[i];
+    return NULL;
+}
+
+static void lab_free(lab *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->id[i]), free(l->name[i]);
+    free(l->id);
+    free(l->name);
+}
+
+/* The three sets read as one, without joining them: the same counts as
+ * the joined set, and every record's label is the one its own set gives. */
+static void test_several_sets(void **state)
+{
+    (void)state;
+    seen s = {0};
+    uint64_t steps[2];
+    for (int rank = 0; rank < 2; rank++) {
+        ps_reader_options o;
+        mix_opts(&o, rank, 1);
+        ps_reader *r = NULL;
+        ps_error err;
+        ps_error_clear(&err);
+        if (ps_reader_open_sets((const char *const *)g_sets, 3, &o, NULL, &r, &err))
+            fail_msg("open_sets: %s", err.message);
+        const ps_batch *b;
+        steps[rank] = 0;
+        while (ps_reader_next(r, &b, &err) == 1) {
+            seen_add(&s, r, b);
+            steps[rank]++;
+            ps_batch_release(r, b);
+        }
+        ps_reader_close(r);
+    }
+    assert_int_equal(steps[0], steps[1]);
+    assert_int_equal(s.per_source[0], g_n[0]);
+    assert_int_equal(s.per_source[1], 2 * g_n[1]);
+    assert_int_equal(s.per_source[2], (uint64_t)(0.5 * (double)g_n[2] + 0.5));
+    assert_int_equal(count_each(&s, "spider", 1), g_n[0]);
+    assert_int_equal(count_each(&s, "bird", 2), g_n[1]);
+    seen_free(&s);
+    /* labels: united by name */
+    ps_reader_options o;
+    ps_reader_options_init(&o);
+    o.rank = 0;
+    o.world_size = 1;
+    lab all = {0}, own = {0};
+    ps_reader *r = NULL;
+    ps_error err;
+    assert_int_equal(ps_reader_open_sets((const char *const *)g_sets, 3, &o, NULL, &r, &err), 0);
+    labels_of(r, &all);
+    ps_reader_close(r);
+    for (int i = 0; i < 3; i++) {
+        r = open_ok(g_sets[i], &o, NULL);
+        labels_of(r, &own);
+        ps_reader_close(r);
+    }
+    assert_int_equal(all.n, own.n);
+    size_t labelled = 0;
+    for (size_t i = 0; i < all.n; i++) {
+        const char *want = lab_find(&own, all.id[i]);
+        assert_non_null(want);
+        assert_string_equal(all.name[i], want);
+        labelled += strcmp(want, "-") != 0;
+    }
+    assert_true(labelled > all.n / 2);
+    lab_free(&all);
+    lab_free(&own);
+    /* another layout (and tokenizer): refused, naming both */
+    const char *bad[2] = {g_sets[0], g_gen};
+    ps_error_clear(&err);
+    assert_int_equal(ps_reader_open_sets(bad, 2, &o, NULL, &r, &err), PS_EUSAGE);
+    assert_non_null(strstr(err.message, g_sets[0]));
+    assert_non_null(strstr(err.message, g_gen));
+    assert_null(r);
+    /* two sources of one name */
+    const char *twice[2] = {g_sets[0], g_sets[0]};
+    assert_int_equal(ps_reader_open_sets(twice, 2, &o, NULL, &r, &err), PS_EUSAGE);
+    assert_non_null(strstr(err.message, "both hold a source named \"spider\""));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -402,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_deterministic_and_resumable),
         cmocka_unit_test(test_bad_weights),
         cmocka_unit_test(test_packed_mixture),
+        cmocka_unit_test(test_several_sets),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -322,6 +322,19 @@ typedef struct ps_reader_state {
 PS_API int ps_reader_open(const char *dir, const ps_reader_options *opt,
                           const ps_reader_state *resume, ps_reader **out, ps_error *err);
 
+/* Opens several shard sets as one mixture (docs/READER.md, "Mixtures"):
+ * their records are planned, shuffled, dealt to ranks and resumed as one
+ * set's. The sources are each set's own (manifest "sources"), or the set
+ * itself as one source named after its directory's last component; names
+ * must not repeat. Labels are united by name (ps_reader_get_label). The
+ * sets must share a tokenizer (vocab_sha256, vocab_size and id width), a
+ * layout and a block size: PS_EUSAGE naming both sets otherwise. With
+ * n_dirs 1 it is ps_reader_open. A state resumes only the same sets in
+ * the same order. Returns as ps_reader_open. */
+PS_API int ps_reader_open_sets(const char *const *dirs, size_t n_dirs,
+                               const ps_reader_options *opt, const ps_reader_state *resume,
+                               ps_reader **out, ps_error *err);
+
 /* Delivers the next batch of this rank's epoch, in plan order, blocking
  * while it is not ready (the wait is counted in the statistics).
  * @param batch  receives the batch on 1; it stays valid, and its slot
