@@ -84,6 +84,10 @@ class ps_reader_options(ctypes.Structure):
         ("pack", ctypes.c_uint32),
         ("skip_long", ctypes.c_int),
         ("decoder_start_id", ctypes.c_int32),
+        # mixtures: weights by source name, read at open
+        ("n_weights", ctypes.c_size_t),
+        ("weight_names", ctypes.POINTER(ctypes.c_char_p)),
+        ("weights", ctypes.POINTER(ctypes.c_double)),
     ]
 
 
@@ -131,6 +135,7 @@ class ps_batch(ctypes.Structure):
         ("d_target_lens", ctypes.c_void_p),
         ("d_decoder_attention_mask", ctypes.c_void_p),
         ("d_decoder_input_ids", ctypes.c_void_p),
+        ("sources", ctypes.c_void_p),
     ]
 
 
@@ -158,6 +163,7 @@ class ps_reader_info(ctypes.Structure):
         ("pack", ctypes.c_uint32),
         ("records_skipped", ctypes.c_uint64),
         ("rows_per_epoch", ctypes.c_uint64),
+        ("n_sources", ctypes.c_uint32),
     ]
 
 
@@ -290,6 +296,12 @@ def _declare(lib):
         "ps_reader_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ps_reader_options),
                                           ctypes.POINTER(ps_reader_state),
                                           ctypes.POINTER(c_reader_p), err_p]),
+        "ps_reader_open_sets": (ctypes.c_int, [ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t,
+                                               ctypes.POINTER(ps_reader_options),
+                                               ctypes.POINTER(ps_reader_state),
+                                               ctypes.POINTER(c_reader_p), err_p]),
+        "ps_reader_get_source": (ctypes.c_char_p, [c_reader_p, ctypes.c_uint32]),
+        "ps_reader_get_source_records": (ctypes.c_uint64, [c_reader_p, ctypes.c_uint32]),
         "ps_reader_next": (ctypes.c_int, [c_reader_p, ctypes.POINTER(ctypes.POINTER(ps_batch)),
                                           err_p]),
         "ps_batch_release": (None, [c_reader_p, ctypes.POINTER(ps_batch)]),

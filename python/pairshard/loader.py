@@ -68,16 +68,17 @@ class _Reader:
     Python code on this thread). close() is deferred while batches are
     alive, since closing frees the slots their arrays view."""
 
-    def __init__(self, lib, path, opts, state):
+    def __init__(self, lib, paths, opts, state):
         self.lib = lib
         self.lock = threading.RLock()
         self.live = 0
         self.closing = False
         self.ptr = ctypes.c_void_p()
         err = L.ps_error()
-        rc = lib.ps_reader_open(path, ctypes.byref(opts),
-                                ctypes.byref(state) if state is not None else None,
-                                ctypes.byref(self.ptr), ctypes.byref(err))
+        dirs = (ctypes.c_char_p * len(paths))(*paths)
+        rc = lib.ps_reader_open_sets(dirs, len(paths), ctypes.byref(opts),
+                                     ctypes.byref(state) if state is not None else None,
+                                     ctypes.byref(self.ptr), ctypes.byref(err))
         if rc < 0:
             self.ptr = None
             _raise(rc, err)
@@ -208,12 +209,37 @@ def _check_ints(**kw):
     return out
 
 
-def _options(lib, **kw):
+def _options(lib, weights=None, **kw):
     o = L.ps_reader_options()
     L.options_init(lib, o)
     for k, v in kw.items():
         setattr(o, k, v)
+    if weights:
+        # The arrays live on the options (the library reads them at open).
+        names = (ctypes.c_char_p * len(weights))(*[n.encode("utf-8") for n in weights])
+        vals = (ctypes.c_double * len(weights))(*[float(w) for w in weights.values()])
+        o._keep = (names, vals)
+        o.n_weights = len(weights)
+        o.weight_names = ctypes.cast(names, ctypes.POINTER(ctypes.c_char_p))
+        o.weights = ctypes.cast(vals, ctypes.POINTER(ctypes.c_double))
     return o
+
+
+def _check_weights(weights):
+    """{source name: weight}: names str, weights finite numbers >= 0."""
+    if weights is None:
+        return None
+    if not isinstance(weights, dict):
+        raise TypeError("weights must be a dict of source name -> weight, not %s"
+                        % type(weights).__name__)
+    out = {}
+    for name, w in weights.items():
+        if not isinstance(name, str) or not name or "\0" in name:
+            raise TypeError("weights: a source name must be a non-empty str, not %r" % (name,))
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0 <= w <= 65535):
+            raise ValueError("weights[%r] must be a number in 0 .. 65535, not %r" % (name, w))
+        out[name] = float(w)
+    return out
 
 
 class Loader:
@@ -224,10 +250,19 @@ class Loader:
                  pad_multiple=1, shuffle=True, seed=0, epoch=0, rank=None, world_size=None,
                  drop_last=False, threads=2, prefetch=4, dtype="int64", device=None,
                  skip_corrupt=False, as_torch=None, shuffle_window=0, sort_pool=0,
-                 copy=False, pack=None, skip_long=False, decoder_start_id=None):
+                 copy=False, pack=None, skip_long=False, decoder_start_id=None, weights=None):
         self._lib = L.load()
-        self._path = L.check_path("path", path)
-        self.path = os.fsdecode(self._path)
+        if isinstance(path, (list, tuple)):
+            # several sets read as one mixture (docs/READER.md, "Mixtures")
+            if not path:
+                raise ValueError("path: an empty list of sets")
+            self._paths = [L.check_path("path[%d]" % i, p) for i, p in enumerate(path)]
+        else:
+            self._paths = [L.check_path("path", path)]
+        self._path = self._paths[0]
+        self.path = (os.fsdecode(self._path) if len(self._paths) == 1
+                     else [os.fsdecode(p) for p in self._paths])
+        self._weights = _check_weights(weights)
         n = _check_ints(batch_size=batch_size, max_tokens=max_tokens, pad_id=pad_id,
                         pad_multiple=pad_multiple, seed=seed, epoch=epoch, rank=rank,
                         world_size=world_size, threads=threads, prefetch=prefetch,
@@ -287,7 +322,8 @@ class Loader:
     # ---- the native reader ----------------------------------------------------
 
     def _open(self, state):
-        new = _Reader(self._lib, self._path, _options(self._lib, **self._opts), state)
+        new = _Reader(self._lib, self._paths, _options(self._lib, self._weights, **self._opts),
+                      state)
         if self._reader is not None:
             self._reader.close()
         self._reader = new
@@ -406,6 +442,10 @@ class Loader:
             out.device = -1
         n_ids = b.B if b.layout == L.PS_LAYOUT_PAIR else b.n_segments
         out["ids"] = [b.ids[i].decode("utf-8", "surrogateescape") for i in range(n_ids)]
+        # each record's source id (Loader.sources names them), copied: small
+        src = np.ctypeslib.as_array(ctypes.cast(b.sources, ctypes.POINTER(ctypes.c_int32)),
+                                    shape=(n_ids,)).copy() if n_ids else np.zeros(0, np.int32)
+        out["sources"] = torch.from_numpy(src) if torch is not None else src
         if b.layout != L.PS_LAYOUT_PAIR:
             out["max_seqlen"] = int(b.max_seqlen)
         out["bucket"] = b.bucket
@@ -520,6 +560,24 @@ class Loader:
                 self._labels = [self._lib.ps_reader_get_label(r.ptr, k).decode("utf-8", "replace")
                                 for k in range(n)]
         return list(self._labels)
+
+    @property
+    def sources(self):
+        """Source names; a batch's "sources" are indices into this. A set
+        without sources is one source named after its directory."""
+        r = self._live()
+        n = self.info()["n_sources"]
+        with r.lock:
+            return [self._lib.ps_reader_get_source(r.ptr, k).decode("utf-8", "replace")
+                    for k in range(n)]
+
+    def source_records(self):
+        """{source name: records in the set} (what a weight multiplies)."""
+        r = self._live()
+        names = self.sources
+        with r.lock:
+            return {n: self._lib.ps_reader_get_source_records(r.ptr, k)
+                    for k, n in enumerate(names)}
 
     def bucket_bounds(self):
         r = self._live()
