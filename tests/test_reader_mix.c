@@ -51,6 +51,7 @@ static char *g_sets[3]; /* the three sets, not joined */
 static char *g_dir;   /* the joined set */
 static char *g_gen;   /* a joined causal set */
 static char *g_work;
+/* the sets' directories are named spider, bird, sparc */
 static size_t g_n[3]; /* records of each source */
 
 /* Writes records [from, to) of Spider's train.json to path. */
@@ -510,6 +511,84 @@ static void test_several_sets(void **state)
     assert_non_null(strstr(err.message, "both hold a source named \"spider\""));
 }
 
+/* The joined set verifies (its sources database against every block and
+ * the manifest); a manifest whose per-source counts are edited does not. */
+static void test_joined_set_verifies(void **state)
+{
+    (void)state;
+    ps_manifest *m = NULL;
+    ps_verify_report rep;
+    ps_error err;
+    ps_error_clear(&err);
+    assert_int_equal(ps_manifest_read(g_dir, &m, &err), 0);
+    assert_int_equal(m->n_sources, 3);
+    if (ps_set_verify(g_dir, m, &rep, &err))
+        fail_msg("verify: %s", err.message);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(rep.source_records[i], g_n[i]);
+    ps_verify_report_free(&rep);
+    m->source_counts[1].records--;
+    m->source_counts[2].records++;
+    assert_int_equal(ps_set_verify(g_dir, m, &rep, &err), PS_ECORRUPT);
+    assert_string_equal(rep.kind, "sources_db");
+    assert_non_null(strstr(err.message, "sources[1] (\"bird\")"));
+    ps_verify_report_free(&rep);
+    /* a manifest that lists no sources for shards that hold them */
+    m->n_sources = 0;
+    assert_int_equal(ps_set_verify(g_dir, m, &rep, &err), PS_ECORRUPT);
+    assert_non_null(strstr(err.message, "a sources database, but the manifest lists no sources"));
+    ps_verify_report_free(&rep);
+    m->n_sources = 3;
+    ps_manifest_free(m);
+}
+
+/* Joining sets whose sources share a name: refused, unless renamed. */
+static void test_join_names(void **state)
+{
+    (void)state;
+    const char *twice[2] = {g_sets[1], g_sets[1]};
+    char *out = path_join(g_work, "twice");
+    ps_merge_opts mo = {.no_gate = 1};
+    ps_error err;
+    ps_error_clear(&err);
+    assert_int_equal(ps_merge_run(out, twice, 2, &mo, &err), PS_EUSAGE);
+    assert_non_null(strstr(err.message, "both hold a source named \"bird\""));
+    assert_int_not_equal(access(out, F_OK), 0); /* nothing published */
+    static const char *const from[1] = {"bird"}, *const to[1] = {"bird2"};
+    mo.rename_from = from;
+    mo.rename_to = to;
+    mo.n_rename = 1;
+    if (ps_merge_run(out, twice, 2, &mo, &err))
+        fail_msg("merge --rename: %s", err.message);
+    ps_manifest *m = NULL;
+    assert_int_equal(ps_manifest_read(out, &m, &err), 0);
+    assert_int_equal(m->n_sources, 2);
+    assert_string_equal(m->source_names[0], "bird");
+    assert_string_equal(m->source_names[1], "bird2");
+    assert_int_equal(m->source_counts[0].records, g_n[1]);
+    ps_manifest_free(m);
+    /* a joined set joins again: its sources keep their names, after the new set's */
+    const char *again[2] = {g_sets[0], out};
+    char *out2 = path_join(g_work, "again");
+    static const char *const from2[1] = {"spider"}, *const to2[1] = {"spider_dev"};
+    mo.rename_from = from2;
+    mo.rename_to = to2;
+    if (ps_merge_run(out2, again, 2, &mo, &err))
+        fail_msg("merge of a joined set: %s", err.message);
+    assert_int_equal(ps_manifest_read(out2, &m, &err), 0);
+    assert_int_equal(m->n_sources, 3);
+    assert_string_equal(m->source_names[0], "spider_dev");
+    assert_string_equal(m->source_names[2], "bird2");
+    ps_verify_report rep;
+    if (ps_set_verify(out2, m, &rep, &err))
+        fail_msg("verify: %s", err.message);
+    assert_int_equal(rep.source_records[1], g_n[1]);
+    ps_verify_report_free(&rep);
+    ps_manifest_free(m);
+    free(out);
+    free(out2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -520,6 +599,8 @@ int main(void)
         cmocka_unit_test(test_bad_weights),
         cmocka_unit_test(test_packed_mixture),
         cmocka_unit_test(test_several_sets),
+        cmocka_unit_test(test_joined_set_verifies),
+        cmocka_unit_test(test_join_names),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
