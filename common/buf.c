@@ -110,6 +110,17 @@ const char *ps_path_basename(const char *path)
     return s ? s + 1 : path;
 }
 
+char *ps_dir_name(const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    size_t b = n;
+    while (b > 0 && dir[b - 1] != '/')
+        b--;
+    return n > b ? strndup(dir + b, n - b) : strdup("set");
+}
+
 int ps_array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first)
 {
     if (n < *cap)

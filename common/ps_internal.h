@@ -129,6 +129,10 @@ void ps_sha256_digest_hex(struct sha256_ctx *ctx, char hex[65]);
 
 /* Returns the final path component of `path` (a pointer into it). */
 const char *ps_path_basename(const char *path);
+/* A directory's name: the last component of `dir`, trailing slashes
+ * ignored ("sets/bird/" -> "bird"; "set" when there is none, as for "/").
+ * malloc'ed; NULL when out of memory. Names a set used as one source. */
+char *ps_dir_name(const char *dir);
 
 /* Auxiliary files (file_read.c): state, statistics, vocabularies, rules,
  * configuration, manifests. `what` names the file's role in messages

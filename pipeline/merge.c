@@ -350,35 +350,6 @@ static int copy_block(void *user, uint32_t bucket, uint32_t seq, const void *dat
     return c->rc = rc;
 }
 
-/* Adds b into a: numbers summed, objects by key, arrays by position. */
-static void add_json(json_t *a, json_t *b)
-{
-    if (json_is_object(a) && json_is_object(b)) {
-        const char *k;
-        json_t *bv;
-        json_object_foreach(b, k, bv)
-        {
-            json_t *av = json_object_get(a, k);
-            if (!av)
-                json_object_set(a, k, bv);
-            else if (json_is_integer(av) && json_is_integer(bv))
-                json_object_set_new(a, k, json_integer(json_integer_value(av) +
-                                                       json_integer_value(bv)));
-            else
-                add_json(av, bv);
-        }
-    } else if (json_is_array(a) && json_is_array(b)) {
-        for (size_t i = 0; i < json_array_size(a) && i < json_array_size(b); i++) {
-            json_t *av = json_array_get(a, i), *bv = json_array_get(b, i);
-            if (json_is_integer(av) && json_is_integer(bv))
-                json_array_set_new(a, i, json_integer(json_integer_value(av) +
-                                                      json_integer_value(bv)));
-            else
-                add_json(av, bv);
-        }
-    }
-}
-
 static json_int_t config_int(const part *p, const char *section, const char *key)
 {
     return json_integer_value(
@@ -632,10 +603,10 @@ static int merge_parts(part *ps, size_t n, const char *staging, const ps_merge_o
     ps_buf_init(&c.srcbuf);
     size_t out_index = 0;
     for (size_t i = 0; !rc && i < n; i++) {
-        if (i > 0 && join)
-            ps_merge_join_accounting(acct, json_object_get(ps[i].m, "accounting"));
-        else if (i > 0)
-            add_json(acct, json_object_get(ps[i].m, "accounting"));
+        /* parts read the same inputs (counts added by position); joined
+         * sets read their own (listed one after another) */
+        if (i > 0)
+            ps_merge_json_add(acct, json_object_get(ps[i].m, "accounting"), join);
         size_t j;
         json_t *sh;
         json_array_foreach(json_object_get(ps[i].m, "shards"), j, sh)

@@ -63,18 +63,6 @@ int ps_merge_join_check(json_t *const *ms, const char *const *dirs, size_t n, ps
     return 0;
 }
 
-/* A set's name as a source: its directory's last component. */
-static void dir_name(const char *dir, char *out, size_t cap)
-{
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/')
-        n--;
-    size_t b = n;
-    while (b > 0 && dir[b - 1] != '/')
-        b--;
-    snprintf(out, cap, "%.*s", (int)(n - b), dir + b);
-}
-
 /* Applies the renames to the list (the last source named `from`). */
 static int apply_renames(json_t *list, const ps_merge_opts *o, ps_error *err)
 {
@@ -128,14 +116,18 @@ json_t *ps_merge_join_sources(json_t *const *ms, const char *const *dirs, size_t
         if (json_is_array(own)) {
             json_array_extend(list, own); /* shared references; deep-copied below */
         } else {
-            char name[256];
-            dir_name(dirs[i], name, sizeof name);
+            char *name = ps_dir_name(dirs[i]);
+            if (!name) {
+                rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+                break;
+            }
             json_t *tot = json_object_get(ms[i], "totals");
             json_t *acct = json_object_get(ms[i], "accounting");
             json_array_append_new(list, json_pack("{sssOsOsO}", "name", name, "records",
                                                   json_object_get(tot, "records"), "tokens",
                                                   json_object_get(tot, "tokens"), "accounting",
                                                   acct ? acct : json_object()));
+            free(name);
         }
         size_t now = json_array_size(list);
         if (now > PS_MAX_SOURCES) {
@@ -170,24 +162,32 @@ json_t *ps_merge_join_sources(json_t *const *ms, const char *const *dirs, size_t
     return copy;
 }
 
-/* Numbers summed, objects by key, arrays concatenated (inputs). */
-void ps_merge_join_accounting(json_t *a, json_t *b)
+void ps_merge_json_add(json_t *a, json_t *b, bool concat_arrays)
 {
-    const char *k;
-    json_t *bv;
-    if (!json_is_object(a) || !json_is_object(b))
-        return;
-    json_object_foreach(b, k, bv)
-    {
-        json_t *av = json_object_get(a, k);
-        if (!av)
-            json_object_set(a, k, bv);
-        else if (json_is_integer(av) && json_is_integer(bv))
-            json_object_set_new(a, k, json_integer(json_integer_value(av) +
-                                                   json_integer_value(bv)));
-        else if (json_is_array(av) && json_is_array(bv))
-            json_array_extend(av, bv);
-        else if (json_is_object(av))
-            ps_merge_join_accounting(av, bv);
+    if (json_is_object(a) && json_is_object(b)) {
+        const char *k;
+        json_t *bv;
+        json_object_foreach(b, k, bv)
+        {
+            json_t *av = json_object_get(a, k);
+            if (!av)
+                json_object_set(a, k, bv);
+            else if (json_is_integer(av) && json_is_integer(bv))
+                json_object_set_new(a, k, json_integer(json_integer_value(av) +
+                                                       json_integer_value(bv)));
+            else if (concat_arrays && json_is_array(av) && json_is_array(bv))
+                json_array_extend(av, bv);
+            else
+                ps_merge_json_add(av, bv, concat_arrays);
+        }
+    } else if (json_is_array(a) && json_is_array(b)) {
+        for (size_t i = 0; i < json_array_size(a) && i < json_array_size(b); i++) {
+            json_t *av = json_array_get(a, i), *bv = json_array_get(b, i);
+            if (json_is_integer(av) && json_is_integer(bv))
+                json_array_set_new(a, i, json_integer(json_integer_value(av) +
+                                                      json_integer_value(bv)));
+            else
+                ps_merge_json_add(av, bv, concat_arrays);
+        }
     }
 }

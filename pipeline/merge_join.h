@@ -28,8 +28,9 @@ int ps_merge_join_check(json_t *const *ms, const char *const *dirs, size_t n, ps
 json_t *ps_merge_join_sources(json_t *const *ms, const char *const *dirs, size_t n,
                               const ps_merge_opts *opts, uint32_t *offsets, ps_error *err);
 
-/* Adds a set's accounting into `acct` (a copy of the first set's): counts
- * summed, objects by key, and the inputs listed one after another. */
-void ps_merge_join_accounting(json_t *acct, json_t *add);
+/* Adds b into a (accounting, statistics): numbers summed, objects by key,
+ * arrays by position, or, with concat_arrays (joined sets: their inputs),
+ * one after another. */
+void ps_merge_json_add(json_t *a, json_t *b, bool concat_arrays);
 
 #endif

@@ -108,18 +108,6 @@ static int unite_labels(ps_reader *r, ps_manifest *u, ps_error *err)
     return rc;
 }
 
-/* A set's name as a source: its directory's last component. */
-static char *dir_name(const char *dir)
-{
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/')
-        n--;
-    size_t b = n;
-    while (b > 0 && dir[b - 1] != '/')
-        b--;
-    return n > b ? strndup(dir + b, n - b) : strdup("set");
-}
-
 /* The union's sources: each set's, or the set as one. */
 static int unite_sources(ps_reader *r, ps_manifest *u, ps_error *err)
 {
@@ -140,7 +128,7 @@ static int unite_sources(ps_reader *r, ps_manifest *u, ps_error *err)
         size_t own = m->n_sources ? m->n_sources : 1;
         for (size_t j = 0; !rc && j < own; j++, k++) {
             u->source_names[k] = m->n_sources ? strdup(m->source_names[j])
-                                              : dir_name(r->set_dirs[i]);
+                                              : ps_dir_name(r->set_dirs[i]);
             owner[k] = i;
             u->n_sources = k + 1;
             if (!u->source_names[k]) {

@@ -33,18 +33,6 @@ void rd_sources_free(ps_reader *r)
     r->src_first = NULL;
 }
 
-/* A set's name as a source: the last component of its directory. */
-static char *dir_name(const char *dir)
-{
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/')
-        n--;
-    size_t b = n;
-    while (b > 0 && dir[b - 1] != '/')
-        b--;
-    return n > b ? strndup(dir + b, n - b) : strdup("set");
-}
-
 /* Reads block (b, q)'s sources into the cache at *n: `want` values, each
  * naming a source. */
 static int load_block(ps_reader *r, size_t s, uint32_t b, uint32_t q, uint32_t want,
@@ -176,7 +164,7 @@ int rd_sources_load(ps_reader *r, const char *dir, ps_error *err)
     if (!r->source_names || !r->source_counts || !r->weights)
         return ps_error_set(err, PS_ENOMEM, "reader: out of memory");
     for (size_t i = 0; i < r->n_sources; i++)
-        if (!(r->source_names[i] = m->n_sources ? strdup(m->source_names[i]) : dir_name(dir)))
+        if (!(r->source_names[i] = m->n_sources ? strdup(m->source_names[i]) : ps_dir_name(dir)))
             return ps_error_set(err, PS_ENOMEM, "reader: out of memory");
     if (r->opt.n_weights && (!r->opt.weight_names || !r->opt.weights))
         return ps_error_set(err, PS_EUSAGE, "reader: n_weights %zu without names or weights",

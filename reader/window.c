@@ -201,42 +201,42 @@ static int shard_block(ps_reader *r, size_t s, uint32_t b, uint32_t seq, ps_buf 
     return rc == 1 ? PS_OK : rc;
 }
 
-int rd_shard_lengths(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const uint32_t **lens,
-                     size_t *n, ps_error *err)
+/* One entry of shard s's "lengths" (want_sources 0) or "sources" database
+ * under block (b, seq) of the union's numbering, the shard opened (once)
+ * under its lock. */
+static int shard_entry(ps_reader *r, size_t s, uint32_t b, uint32_t seq, int want_sources,
+                       const void **out, size_t *n, ps_error *err)
 {
     rd_shard *sh = &r->shards[s];
     pthread_mutex_lock(&sh->mu);
     if (sh->state == 0)
         shard_open(r, s);
     int rc;
+    uint32_t lb = rd_local_bucket(r, s, b);
     if (sh->state == 2)
         rc = ps_error_set(err, sh->err_code, "%s", sh->err_msg ? sh->err_msg : "unusable shard");
+    else if (want_sources)
+        rc = ps_shard_get_sources(sh->sh, lb, seq, (const uint16_t **)out, n, err);
     else
-        rc = ps_shard_get_lengths(sh->sh, rd_local_bucket(r, s, b), seq, lens, n, err);
+        rc = ps_shard_get_lengths(sh->sh, lb, seq, (const uint32_t **)out, n, err);
     pthread_mutex_unlock(&sh->mu);
     if (rc == 0)
-        return ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: no lengths entry",
-                            rd_shard_dir(r, s), r->m->shards[s].file, b, seq);
+        return ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: no %s entry",
+                            rd_shard_dir(r, s), r->m->shards[s].file, lb, seq,
+                            want_sources ? "sources" : "lengths");
     return rc == 1 ? PS_OK : rc;
+}
+
+int rd_shard_lengths(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const uint32_t **lens,
+                     size_t *n, ps_error *err)
+{
+    return shard_entry(r, s, b, seq, 0, (const void **)lens, n, err);
 }
 
 int rd_shard_sources(ps_reader *r, size_t s, uint32_t b, uint32_t seq, const uint16_t **src,
                      size_t *n, ps_error *err)
 {
-    rd_shard *sh = &r->shards[s];
-    pthread_mutex_lock(&sh->mu);
-    if (sh->state == 0)
-        shard_open(r, s);
-    int rc;
-    if (sh->state == 2)
-        rc = ps_error_set(err, sh->err_code, "%s", sh->err_msg ? sh->err_msg : "unusable shard");
-    else
-        rc = ps_shard_get_sources(sh->sh, rd_local_bucket(r, s, b), seq, src, n, err);
-    pthread_mutex_unlock(&sh->mu);
-    if (rc == 0)
-        return ps_error_set(err, PS_ECORRUPT, "%s/%s: bucket %u block %u: no sources entry",
-                            rd_shard_dir(r, s), r->m->shards[s].file, b, seq);
-    return rc == 1 ? PS_OK : rc;
+    return shard_entry(r, s, b, seq, 1, (const void **)src, n, err);
 }
 
 int rd_record_id(ps_reader *r, size_t s, uint32_t b, uint32_t seq, uint32_t idx, char *out,

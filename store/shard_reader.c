@@ -362,30 +362,45 @@ int ps_shard_next(ps_shard *s, uint32_t *bucket, uint32_t *seq, const void **dat
     return 1;
 }
 
+/* Reads the value of (bucket, seq) in `list` (a per-block database of
+ * `width`-byte little-endian integers, named `db`) into out, decoded in
+ * place to host order (malloc'ed, so aligned). Returns 1 and *n, 0 when
+ * absent, or a negative code. */
+static int read_entry(const ps_shard *s, const blk_ref *list, size_t count, const char *db,
+                      unsigned width, uint32_t bucket, uint32_t seq, ps_buf *out, size_t *n,
+                      ps_error *err)
+{
+    size_t i = lower_bound_in(list, count, bucket, seq);
+    if (i == count || list[i].bucket != bucket || list[i].seq != seq)
+        return 0;
+    const blk_ref *b = &list[i];
+    char what[80];
+    snprintf(what, sizeof what, "%s of bucket %u block %u", db, bucket, seq);
+    if (b->len % width)
+        return ps_error_set(err, PS_ECORRUPT, "%s: %s: %u bytes, not a multiple of %u", s->path,
+                            what, b->len, width);
+    int rc = read_bytes(s, b->offset, b->len, out, what, err);
+    if (rc)
+        return rc;
+    const unsigned char *p = (const unsigned char *)out->data;
+    size_t cnt = b->len / width;
+    for (size_t k = 0; k < cnt; k++) {
+        if (width == 4)
+            ((uint32_t *)(void *)out->data)[k] = ps_get_le32(p + 4 * k);
+        else
+            ((uint16_t *)(void *)out->data)[k] = (uint16_t)(p[2 * k] | p[2 * k + 1] << 8);
+    }
+    *n = cnt;
+    return 1;
+}
+
 int ps_shard_get_lengths(ps_shard *s, uint32_t bucket, uint32_t seq, const uint32_t **lengths,
                          size_t *n, ps_error *err)
 {
-    size_t i = lower_bound_in(s->lens, s->nlens, bucket, seq);
-    if (i == s->nlens || s->lens[i].bucket != bucket || s->lens[i].seq != seq)
-        return 0;
-    const blk_ref *b = &s->lens[i];
-    char what[80];
-    snprintf(what, sizeof what, "lengths of bucket %u block %u", bucket, seq);
-    if (b->len % 4)
-        return ps_error_set(err, PS_ECORRUPT, "%s: %s: %u bytes, not a multiple of 4", s->path,
-                            what, b->len);
-    int rc = read_bytes(s, b->offset, b->len, &s->lbuf, what, err);
-    if (rc)
-        return rc;
-    /* Little-endian on disk: decoded in place (ps_buf data is malloc'ed,
-     * so aligned for uint32_t). */
-    uint32_t *v = (uint32_t *)(void *)s->lbuf.data;
-    size_t cnt = b->len / 4;
-    for (size_t k = 0; k < cnt; k++)
-        v[k] = ps_get_le32((const unsigned char *)s->lbuf.data + 4 * k);
-    *lengths = v;
-    *n = cnt;
-    return 1;
+    int rc = read_entry(s, s->lens, s->nlens, "lengths", 4, bucket, seq, &s->lbuf, n, err);
+    if (rc == 1)
+        *lengths = (const uint32_t *)(const void *)s->lbuf.data;
+    return rc;
 }
 
 size_t ps_shard_lengths_count(const ps_shard *s) { return s->nlens; }
@@ -395,26 +410,7 @@ bool ps_shard_has_lengths_db(const ps_shard *s) { return s->have_lengths_db != 0
 int ps_shard_read_sources(const ps_shard *s, uint32_t bucket, uint32_t seq, ps_buf *out,
                           size_t *n, ps_error *err)
 {
-    size_t i = lower_bound_in(s->srcs, s->nsrcs, bucket, seq);
-    if (i == s->nsrcs || s->srcs[i].bucket != bucket || s->srcs[i].seq != seq)
-        return 0;
-    const blk_ref *b = &s->srcs[i];
-    char what[80];
-    snprintf(what, sizeof what, "sources of bucket %u block %u", bucket, seq);
-    if (b->len % 2)
-        return ps_error_set(err, PS_ECORRUPT, "%s: %s: %u bytes, not a multiple of 2", s->path,
-                            what, b->len);
-    int rc = read_bytes(s, b->offset, b->len, out, what, err);
-    if (rc)
-        return rc;
-    /* Little-endian on disk: decoded in place (malloc'ed, so aligned). */
-    uint16_t *v = (uint16_t *)(void *)out->data;
-    const unsigned char *p = (const unsigned char *)out->data;
-    size_t cnt = b->len / 2;
-    for (size_t k = 0; k < cnt; k++)
-        v[k] = (uint16_t)(p[2 * k] | p[2 * k + 1] << 8);
-    *n = cnt;
-    return 1;
+    return read_entry(s, s->srcs, s->nsrcs, "sources", 2, bucket, seq, out, n, err);
 }
 
 int ps_shard_get_sources(ps_shard *s, uint32_t bucket, uint32_t seq, const uint16_t **src,
