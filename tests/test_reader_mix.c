@@ -540,6 +540,27 @@ static void test_joined_set_verifies(void **state)
     ps_verify_report_free(&rep);
     m->n_sources = 3;
     ps_manifest_free(m);
+    /* the reader: a manifest listing fewer sources than the shards use */
+    char *bad = path_join(g_work, "fewer"), cmd[8300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", bad, g_dir, bad);
+    assert_int_equal(system(cmd), 0);
+    char *mpath = path_join(bad, "manifest.json");
+    json_error_t je;
+    json_t *root = json_load_file(mpath, 0, &je);
+    assert_non_null(root);
+    json_array_remove(json_object_get(root, "sources"), 2);
+    assert_int_equal(json_dump_file(root, mpath, JSON_INDENT(2)), 0);
+    json_decref(root);
+    ps_reader_options o;
+    ps_reader_options_init(&o);
+    o.rank = 0;
+    o.world_size = 1;
+    ps_reader *r = NULL;
+    assert_int_equal(open_rc(bad, &o, &r, &err), PS_ECORRUPT);
+    assert_non_null(strstr(err.message, "has source 2, the manifest lists 2"));
+    assert_null(r);
+    free(mpath);
+    free(bad);
 }
 
 /* Joining sets whose sources share a name: refused, unless renamed. */
