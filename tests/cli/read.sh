@@ -4,7 +4,8 @@
 # (not of threads or prefetch); ranks split every record exactly once; a
 # saved state resumes exactly; --max-tokens and --pad bucket keep their
 # promises; the delivered tokens are the tokenizer's; damage is reported
-# with its shard, bucket and block (or skipped); newer formats are refused.
+# with its shard, bucket and block (or skipped); newer formats are refused;
+# a weighted mixture (a joined set, or two sets) reads and resumes exactly.
 . "$PS_ROOT/tests/tap.sh"
 VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
 DEV="$TMP/dev"
@@ -447,5 +448,47 @@ check "... one part is empty (read refuses it), the other holds the record" $?
 "$PAIRSHARD" merge -q -o "$TMP/tiny" "$TMP/tiny0" "$TMP/tiny1" 2>"$TMP/err" &&
     [ "$(Q count "$(R "$TMP/tiny" >"$TMP/tiny.out" && echo "$TMP/tiny.out")")" -eq 1 ]
 check "merge of the empty part and the other: a set of 1 record that reads" $?
+
+# Mixtures: dev and train joined by merge (two sources, named after the sets)
+# and read with weights; the same two sets read as a list; a resume of a
+# weighted list; bad weights refused.
+"$PAIRSHARD" merge -q --no-gate -o "$TMP/mix" "$DEV" "$TRAIN" 2>"$TMP/err" &&
+    "$PAIRSHARD" inspect --verify "$TMP/mix" >/dev/null 2>"$TMP/err"
+check "merge joins dev and train (not parts) into a set that verifies" $? "$TMP/err"
+cat >"$TMP/mixq.py" <<'PY'
+import collections, json, sys
+n = collections.Counter()
+times = collections.Counter()
+for line in open(sys.argv[1]):
+    b = json.loads(line)
+    n.update(b["sources"])
+    times.update(zip(b["sources"], b["ids"]))
+want = {"dev": 2 * int(sys.argv[2]), "train": int(0.5 * int(sys.argv[3]) + 0.5)}
+ok = dict(n) == want and all(v == (2 if s == "dev" else 1) for (s, _), v in times.items())
+print(dict(n), want)
+sys.exit(0 if ok else 1)
+PY
+ndev=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totals"]["records"])' "$DEV/manifest.json")
+ntrain=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totals"]["records"])' "$TRAIN/manifest.json")
+R "$TMP/mix" --weights dev=2,train=0.5 --seed 3 >"$TMP/mix.out" 2>"$TMP/err" &&
+    python3 "$TMP/mixq.py" "$TMP/mix.out" "$ndev" "$ntrain" >"$TMP/err" 2>&1
+check "read --weights dev=2,train=0.5: every dev record twice, half of train once" $? "$TMP/err"
+R "$DEV" "$TRAIN" --weights dev=2,train=0.5 --seed 3 >"$TMP/mix2.out" 2>"$TMP/err" &&
+    python3 "$TMP/mixq.py" "$TMP/mix2.out" "$ndev" "$ntrain" >"$TMP/err" 2>&1
+check "read DEV TRAIN (two sets as one mixture): the same counts" $? "$TMP/err"
+R "$DEV" "$TRAIN" --weights dev=2,train=0.5 --seed 3 --limit 40 --save-state "$TMP/mix.st" \
+    >"$TMP/mix3a.out" 2>"$TMP/err" &&
+    R "$DEV" "$TRAIN" --weights dev=2,train=0.5 --resume "$TMP/mix.st" >"$TMP/mix3b.out" 2>>"$TMP/err" &&
+    cat "$TMP/mix3a.out" "$TMP/mix3b.out" | cmp -s - "$TMP/mix2.out"
+check "... stopped after 40 batches and resumed: the same batches" $? "$TMP/err"
+R "$TMP/mix" --weights cosql=1 >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q 'no source named "cosql" (its sources: dev, train)' "$TMP/err"
+check "an unknown source in --weights: exit 2, listing the sources" $? "$TMP/err"
+R "$TMP/mix" --weights dev >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "'dev' is not NAME=WEIGHT" "$TMP/err"
+check "--weights dev (no weight): exit 2" $? "$TMP/err"
+"$PAIRSHARD" merge -q --no-gate -o "$TMP/mix4" "$DEV" "$DEV" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q 'both hold a source named "dev"; give --rename dev=NEW_NAME' "$TMP/err"
+check "merge of a set with itself: two sources named dev, refused without --rename" $? "$TMP/err"
 
 done_testing
