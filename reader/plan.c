@@ -357,8 +357,16 @@ static int plan_bucket(ps_plan *p, const ps_manifest *m, size_t b, const uint64_
         p->max_batch_tokens = (uint64_t)pb->batch_size * pb->padded_bound;
     if ((rc = ps_plan_collect_blocks(pb, m, b, trusted_bytes, used, used + m->n_shards, err)))
         return rc;
-    if (opt->mix && (rc = ps_plan_mix_expand(p, pb, m, err)))
-        return rc;
+    if (opt->mix) {
+        /* A mixture's buckets hold other counts each epoch: the reader's
+         * buffers, sized at open, take the largest pool any epoch can make. */
+        uint64_t most = ps_plan_mix_most(p, pb, m), pool = B * opt->sort_pool;
+        most = most < pool ? most : pool;
+        if (most > p->max_pool)
+            p->max_pool = (uint32_t)(most < UINT32_MAX ? most : UINT32_MAX);
+        if ((rc = ps_plan_mix_expand(p, pb, m, err)))
+            return rc;
+    }
     if (opt->shuffle) {
         rng r;
         rng_init(&r, opt->seed, opt->epoch, TAG_BLOCKS, b, 0);

@@ -174,6 +174,9 @@ int ps_plan_mix_choose(ps_plan *p, ps_error *err);
 /* Replaces the bucket's blocks by the copies the epoch takes (the blocks
  * of a copy that takes none left out), each with its record count. */
 int ps_plan_mix_expand(ps_plan *p, ps_plan_bucket *pb, const ps_manifest *m, ps_error *err);
+/* The most records the bucket's stored blocks can give in any epoch:
+ * each record ceil(w) times. */
+uint64_t ps_plan_mix_most(const ps_plan *p, const ps_plan_bucket *pb, const ps_manifest *m);
 /* The index into opt.mix->src of record `idx` of block `blk`. */
 static inline uint64_t ps_plan_mix_index(const ps_plan *p, const ps_manifest *m,
                                          const ps_plan_block *blk, uint32_t idx)

@@ -138,3 +138,13 @@ int ps_plan_mix_expand(ps_plan *p, ps_plan_bucket *pb, const ps_manifest *m, ps_
     pb->records = records;
     return PS_OK;
 }
+
+uint64_t ps_plan_mix_most(const ps_plan *p, const ps_plan_bucket *pb, const ps_manifest *m)
+{
+    const ps_plan_mix *mx = p->opt.mix;
+    uint64_t most = 0;
+    for (uint32_t k = 0; k < pb->n_blocks; k++)
+        for (uint32_t i = 0; i < pb->blocks[k].stored; i++)
+            most += (uint64_t)ceil(mx->weights[mx->src[ps_plan_mix_index(p, m, &pb->blocks[k], i)]]);
+    return most;
+}

@@ -356,6 +356,36 @@ static void test_bad_weights(void **state)
     assert_non_null(strstr(err.message, "weight -1"));
 }
 
+/* One reader over several epochs (set_epoch): the subsets change the
+ * buckets' counts from epoch to epoch, and the counts per source hold in
+ * each (the buffers sized at open take any epoch's pools). */
+static void test_set_epoch(void **state)
+{
+    (void)state;
+    static const double w[3] = {0.3, 1.7, 0.5};
+    ps_reader_options o;
+    mix_opts(&o, 0, 0);
+    o.world_size = 1;
+    o.batch_size = 64;
+    o.sort_pool = 16;
+    o.weights = w;
+    ps_reader *r = open_ok(g_dir, &o, NULL);
+    for (uint64_t e = 0; e < 4; e++) {
+        ps_error err;
+        assert_int_equal(ps_reader_set_epoch(r, e, &err), 0);
+        uint64_t n[3] = {0, 0, 0};
+        const ps_batch *b;
+        while (ps_reader_next(r, &b, &err) == 1) {
+            for (uint32_t i = 0; i < b->B; i++)
+                n[b->sources[i]]++;
+            ps_batch_release(r, b);
+        }
+        for (int k = 0; k < 3; k++)
+            assert_int_equal(n[k], (uint64_t)(w[k] * (double)g_n[k] + 0.5));
+    }
+    ps_reader_close(r);
+}
+
 /* Packing across sources: rows mix both sets' records, counts hold. */
 static void test_packed_mixture(void **state)
 {
@@ -619,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_deterministic_and_resumable),
         cmocka_unit_test(test_bad_weights),
         cmocka_unit_test(test_packed_mixture),
+        cmocka_unit_test(test_set_epoch),
         cmocka_unit_test(test_several_sets),
         cmocka_unit_test(test_joined_set_verifies),
         cmocka_unit_test(test_join_names),
