@@ -209,7 +209,8 @@ static json_t *batch_json(const ps_reader *r, const ps_batch *b, int labels, int
             goto fail;
         json_object_set_new(o, "sources", src);
         for (uint32_t i = 0; i < n_ids; i++)
-            json_array_append_new(src, json_string(ps_reader_get_source(r, (uint32_t)b->sources[i])));
+            json_array_append_new(src,
+                                  json_string(ps_reader_get_source(r, (uint32_t)b->sources[i])));
     }
     if (b->layout != PS_LAYOUT_PAIR) {
         if (gen_fields(o, r, b, labels, tokens))

@@ -123,11 +123,20 @@ json_t *ps_merge_join_sources(json_t *const *ms, const char *const *dirs, size_t
             }
             json_t *tot = json_object_get(ms[i], "totals");
             json_t *acct = json_object_get(ms[i], "accounting");
-            json_array_append_new(list, json_pack("{sssOsOsO}", "name", name, "records",
-                                                  json_object_get(tot, "records"), "tokens",
-                                                  json_object_get(tot, "tokens"), "accounting",
-                                                  acct ? acct : json_object()));
+            json_t *records = json_object_get(tot, "records");
+            json_t *tokens = json_object_get(tot, "tokens");
+            json_t *e = records && tokens
+                            ? json_pack("{sssOsOso}", "name", name, "records", records, "tokens",
+                                        tokens, "accounting",
+                                        acct ? json_incref(acct) : json_object())
+                            : NULL;
             free(name);
+            if (!e || json_array_append_new(list, e)) {
+                rc = ps_error_set(err, records && tokens ? PS_ENOMEM : PS_EUSAGE,
+                                  "%s: manifest.json has no totals: its records cannot be "
+                                  "counted as a source", dirs[i]);
+                break;
+            }
         }
         size_t now = json_array_size(list);
         if (now > PS_MAX_SOURCES) {

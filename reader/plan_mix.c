@@ -143,8 +143,11 @@ uint64_t ps_plan_mix_most(const ps_plan *p, const ps_plan_bucket *pb, const ps_m
 {
     const ps_plan_mix *mx = p->opt.mix;
     uint64_t most = 0;
-    for (uint32_t k = 0; k < pb->n_blocks; k++)
-        for (uint32_t i = 0; i < pb->blocks[k].stored; i++)
-            most += (uint64_t)ceil(mx->weights[mx->src[ps_plan_mix_index(p, m, &pb->blocks[k], i)]]);
+    for (uint32_t k = 0; k < pb->n_blocks; k++) {
+        for (uint32_t i = 0; i < pb->blocks[k].stored; i++) {
+            uint64_t g = ps_plan_mix_index(p, m, &pb->blocks[k], i);
+            most += (uint64_t)ceil(mx->weights[mx->src[g]]);
+        }
+    }
     return most;
 }

@@ -10,7 +10,10 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-enum { TAG_BLOCKS = 1, TAG_WINDOW = 2, TAG_ORDER = 3, TAG_POOL = 4, TAG_PACK_BLOCKS = 5, TAG_MIX = 6 };
+enum {
+    TAG_BLOCKS = 1, TAG_WINDOW = 2, TAG_ORDER = 3, TAG_POOL = 4, TAG_PACK_BLOCKS = 5,
+    TAG_MIX = 6 /* a mixture's subsets (plan_mix.c) */
+};
 
 /* splitmix64 over a state seeded by hashing the stream's key. */
 typedef struct rng {

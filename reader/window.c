@@ -457,8 +457,8 @@ static int window_load(ps_reader *r, uint32_t b, uint32_t wi, rd_window *w, void
         } else if ((rc = ps_block_decode(data, len, dctx, &w->bufs[k], &w->views[k], &e))) {
             char msg[PS_ERROR_MESSAGE_MAX];
             snprintf(msg, sizeof msg, "%s", e.message);
-            ps_error_set(&e, rc, "%s/%s: bucket %u block %u: %s", rd_shard_dir(r, blk->shard), file, sb, blk->seq,
-                         msg);
+            ps_error_set(&e, rc, "%s/%s: bucket %u block %u: %s", rd_shard_dir(r, blk->shard),
+                         file, sb, blk->seq, msg);
         } else {
             *block_bytes += len;
             *raw_bytes += w->views[k].raw_bytes;

@@ -472,7 +472,8 @@ static int verify_all(const char *dir, const ps_manifest *m, const int *fds,
     size_t plen = strlen(dir) + 80;
     char *path = malloc(plen);
     int rc = 0;
-    if (!rep->shards || !rep->buckets || !rep->label_records || !rep->source_records || !v.sb || !v.dctx || !path)
+    if (!rep->shards || !rep->buckets || !rep->label_records || !rep->source_records || !v.sb ||
+        !v.dctx || !path)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     for (size_t k = 0; !rc && k < m->n_shards; k++) {
         snprintf(path, plen, "%s/%s", dir, m->shards[k].file);
