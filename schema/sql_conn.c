@@ -1,5 +1,6 @@
 /* The SQLite connections of a ps_sql_checker: one per database used, made
- * on first use, kept until the checker is freed.
+ * on first use, kept until the checker is freed or PS_SQL_CONN_MAX are
+ * open (then all are closed and the cache starts again).
  *
  * Gold SQL is untrusted input: a record may hold ATTACH 'x.db' (which
  * creates a file when run), load_extension('/tmp/x'), PRAGMA
@@ -120,6 +121,20 @@ static int grow(ps_sql_checker *k)
     k->slots = s;
     k->nslots = n;
     return 0;
+}
+
+/* Closes every connection: the cache is full. A worker meets databases
+ * in runs (a set's records are mostly grouped by database), so starting
+ * again costs one open per database of the next run, and bounds what a
+ * worker holds open (files, SQLite's page caches) whatever the number of
+ * databases. */
+static void flush(ps_sql_checker *k)
+{
+    for (size_t i = 0; i < k->nslots; i++)
+        if (k->slots[i].db)
+            sqlite3_close_v2(k->slots[i].conn);
+    memset(k->slots, 0, k->nslots * sizeof *k->slots);
+    k->used = 0;
 }
 
 /* ---- the in-memory database's DDL ----------------------------------------- */
@@ -369,6 +384,8 @@ int ps_sql_conn(ps_sql_checker *k, const ps_schema *db, sqlite3 **out, ps_error 
             return 0;
         }
     }
+    if (k->used == PS_SQL_CONN_MAX)
+        flush(k);
     if (2 * (k->used + 1) > k->nslots && grow(k))
         return ps_error_set(err, PS_ENOMEM, "SQL checker: out of memory");
     sqlite3 *c = NULL;

@@ -150,6 +150,12 @@ typedef struct ps_vsql_record {
     int gold;                        /* 0: not measured; else PS_VSQL_GOLD_MEASURED, with
                                         _TABLES: the prompt holds every table the SQL uses,
                                         _COLUMNS: every column */
+    /* the raw SQL's run (a ps_exec_status; -1: not run) and both result
+     * fingerprints (ps_exec_result): a record whose raw SQL ran (ok or
+     * empty) and whose cleaned SQL's fingerprint differs is a result
+     * regression, blamed on the rules that changed it */
+    int exec_before;
+    uint64_t exec_before_rows, exec_before_hash, exec_hash;
 } ps_vsql_record;
 
 enum { PS_VSQL_GOLD_MEASURED = 1, PS_VSQL_GOLD_TABLES_KEPT = 2, PS_VSQL_GOLD_COLUMNS_KEPT = 4 };
