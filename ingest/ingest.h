@@ -493,6 +493,7 @@ typedef struct ps_clean_item {
      * (ps_sql_execute_fp): a rule that changed the result is a
      * sql_result_regression */
     int exec_before;
+    bool exec_sql_changed; /* cleaning changed the SQL: it ran twice */
     uint64_t exec_before_rows, exec_before_hash, exec_hash;
     const ps_schema *schema; /* the record's database, NULL without schemas */
     /* what the template read (valid until the worker's next record: the

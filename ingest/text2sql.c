@@ -285,6 +285,7 @@ static int execute(ps_clean_worker *w, ps_clean_item *it, ps_error *err)
     if (rc)
         return rc;
     it->exec_before = (int)before.status;
+    it->exec_sql_changed = !unchanged;
     it->exec_before_rows = before.rows;
     it->exec_before_hash = before.hash;
     it->exec_status = (int)after.status;

@@ -93,7 +93,8 @@ typedef struct ps_verify_report {
     /* The first corruption (when verification returned PS_ECORRUPT):
      * shard index, bucket and block (-1 when not about a block) and the
      * kind: "lmdb", "block", "sequence", "records", "tokens", "labels",
-     * "lengths", "lengths_db" (version 2's lengths database), "counts",
+     * "lengths", "lengths_db" (version 2's lengths database), "exec_db"
+     * (the exec database of --execute builds), "counts",
      * "size", "sha256", "meta", "missing", "accounting" (the manifest's
      * sums, accounting.c). */
     long bad_shard, bad_bucket, bad_block;

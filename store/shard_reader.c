@@ -47,6 +47,10 @@ struct ps_shard {
     blk_ref *lens;        /* the "lengths" database (format 2), in key order */
     size_t nlens, lcap;
     ps_buf lbuf;          /* the lengths ps_shard_get_lengths hands out */
+    blk_ref *execs;       /* the "exec" database (--execute builds), in key order */
+    size_t nexecs, ecap;
+    ps_buf ebuf;          /* the fingerprints ps_shard_get_exec hands out */
+    int have_exec_db;
     int have_meta_db, have_blocks_db, have_format;
     int have_lengths_db; /* format 2 */
     uint64_t meta_off, meta_len;
@@ -63,8 +67,10 @@ void ps_shard_close(ps_shard *s)
         close(s->fd);
     free(s->blocks);
     free(s->lens);
+    free(s->execs);
     ps_buf_free(&s->buf);
     ps_buf_free(&s->lbuf);
+    ps_buf_free(&s->ebuf);
     free(s->path);
     free(s->meta);
     free(s);
@@ -124,8 +130,12 @@ static int on_value(void *user, const char *db, size_t db_len, const unsigned ch
             s->have_blocks_db = 1;
         if (kind == PS_LMDB_DATABASE && name_is((const char *)key, key_len, "lengths"))
             s->have_lengths_db = 1;
+        if (kind == PS_LMDB_DATABASE && name_is((const char *)key, key_len, PS_SHARD_EXEC_DB))
+            s->have_exec_db = 1;
         return 0;
     }
+    if (name_is(db, db_len, PS_SHARD_EXEC_DB))
+        return add_ref(s, &s->execs, &s->nexecs, &s->ecap, "exec", key, key_len, off, len);
     if (name_is(db, db_len, "blocks"))
         return add_ref(s, &s->blocks, &s->nblocks, &s->cap, "block", key, key_len, off, len);
     if (name_is(db, db_len, "lengths"))
@@ -231,6 +241,7 @@ int ps_shard_open_fd(ps_shard **out, int fd, const char *path, ps_error *err)
     s->file_bytes = (uint64_t)st.st_size;
     ps_buf_init(&s->buf);
     ps_buf_init(&s->lbuf);
+    ps_buf_init(&s->ebuf);
     s->err = err;
     int rc = ps_lmdb_walk(fd, path, on_value, s, err);
     s->err = NULL;
@@ -380,3 +391,27 @@ int ps_shard_get_lengths(ps_shard *s, uint32_t bucket, uint32_t seq, const uint3
 size_t ps_shard_lengths_count(const ps_shard *s) { return s->nlens; }
 
 bool ps_shard_has_lengths_db(const ps_shard *s) { return s->have_lengths_db != 0; }
+
+int ps_shard_get_exec(ps_shard *s, uint32_t bucket, uint32_t seq,
+                      const unsigned char **entries, size_t *n, ps_error *err)
+{
+    size_t i = lower_bound_in(s->execs, s->nexecs, bucket, seq);
+    if (i == s->nexecs || s->execs[i].bucket != bucket || s->execs[i].seq != seq)
+        return 0;
+    const blk_ref *b = &s->execs[i];
+    char what[80];
+    snprintf(what, sizeof what, "fingerprints of bucket %u block %u", bucket, seq);
+    if (b->len % PS_EXEC_ENTRY_BYTES)
+        return ps_error_set(err, PS_ECORRUPT, "%s: %s: %u bytes, not a multiple of %d", s->path,
+                            what, b->len, PS_EXEC_ENTRY_BYTES);
+    int rc = read_bytes(s, b->offset, b->len, &s->ebuf, what, err);
+    if (rc)
+        return rc;
+    *entries = (const unsigned char *)s->ebuf.data;
+    *n = b->len / PS_EXEC_ENTRY_BYTES;
+    return 1;
+}
+
+bool ps_shard_has_exec_db(const ps_shard *s) { return s->have_exec_db != 0; }
+
+size_t ps_shard_exec_count(const ps_shard *s) { return s->nexecs; }
