@@ -188,7 +188,7 @@ static int add_result(ps_vsql *v, const ps_vsql_record *r)
         to = l->exec;
     }
     to[r->exec_status]++;
-    if (r->exec_before < 0)
+    if (!r->ran_before)
         return 0;
     v->exec_before[r->exec_before]++;
     if (r->exec_before != PS_EXEC_OK && r->exec_before != PS_EXEC_EMPTY)
@@ -210,8 +210,9 @@ int ps_vsql_add(ps_vsql *v, const ps_vsql_record *r)
 {
     if (!v || !r || r->raw_class < -1 || r->raw_class >= PS_SQL_CLASSES || r->clean_class < -1 ||
         r->clean_class >= PS_SQL_CLASSES || r->exec_status < -1 ||
-        r->exec_status >= PS_VSQL_EXEC_N || r->exec_before < -1 ||
-        r->exec_before >= PS_VSQL_EXEC_N || (r->exec_before >= 0 && r->exec_status < 0))
+        r->exec_status >= PS_VSQL_EXEC_N ||
+        (r->ran_before && (r->exec_before < 0 || r->exec_before >= PS_VSQL_EXEC_N ||
+                           r->exec_status < 0)))
         return PS_EINVAL;
     v->records++;
     uint64_t k[PS_VSQL_K] = {0};
