@@ -362,25 +362,40 @@ int ps_shard_next(ps_shard *s, uint32_t *bucket, uint32_t *seq, const void **dat
     return 1;
 }
 
+/* The value of (bucket, seq) in one of the per-block databases (`list`),
+ * read into `buf`: 1 with *n = its size / unit, 0 when absent, or
+ * PS_ECORRUPT when its size is not a multiple of `unit` or the file was
+ * truncated. */
+static int get_beside(ps_shard *s, const blk_ref *list, size_t count, uint32_t bucket,
+                      uint32_t seq, uint32_t unit, const char *kind, ps_buf *buf, size_t *n,
+                      ps_error *err)
+{
+    size_t i = lower_bound_in(list, count, bucket, seq);
+    if (i == count || list[i].bucket != bucket || list[i].seq != seq)
+        return 0;
+    const blk_ref *b = &list[i];
+    char what[80];
+    snprintf(what, sizeof what, "%s of bucket %u block %u", kind, bucket, seq);
+    if (b->len % unit)
+        return ps_error_set(err, PS_ECORRUPT, "%s: %s: %u bytes, not a multiple of %u", s->path,
+                            what, b->len, unit);
+    int rc = read_bytes(s, b->offset, b->len, buf, what, err);
+    if (rc)
+        return rc;
+    *n = b->len / unit;
+    return 1;
+}
+
 int ps_shard_get_lengths(ps_shard *s, uint32_t bucket, uint32_t seq, const uint32_t **lengths,
                          size_t *n, ps_error *err)
 {
-    size_t i = lower_bound_in(s->lens, s->nlens, bucket, seq);
-    if (i == s->nlens || s->lens[i].bucket != bucket || s->lens[i].seq != seq)
-        return 0;
-    const blk_ref *b = &s->lens[i];
-    char what[80];
-    snprintf(what, sizeof what, "lengths of bucket %u block %u", bucket, seq);
-    if (b->len % 4)
-        return ps_error_set(err, PS_ECORRUPT, "%s: %s: %u bytes, not a multiple of 4", s->path,
-                            what, b->len);
-    int rc = read_bytes(s, b->offset, b->len, &s->lbuf, what, err);
-    if (rc)
+    size_t cnt;
+    int rc = get_beside(s, s->lens, s->nlens, bucket, seq, 4, "lengths", &s->lbuf, &cnt, err);
+    if (rc != 1)
         return rc;
     /* Little-endian on disk: decoded in place (ps_buf data is malloc'ed,
      * so aligned for uint32_t). */
     uint32_t *v = (uint32_t *)(void *)s->lbuf.data;
-    size_t cnt = b->len / 4;
     for (size_t k = 0; k < cnt; k++)
         v[k] = ps_get_le32((const unsigned char *)s->lbuf.data + 4 * k);
     *lengths = v;
@@ -395,21 +410,11 @@ bool ps_shard_has_lengths_db(const ps_shard *s) { return s->have_lengths_db != 0
 int ps_shard_get_exec(ps_shard *s, uint32_t bucket, uint32_t seq,
                       const unsigned char **entries, size_t *n, ps_error *err)
 {
-    size_t i = lower_bound_in(s->execs, s->nexecs, bucket, seq);
-    if (i == s->nexecs || s->execs[i].bucket != bucket || s->execs[i].seq != seq)
-        return 0;
-    const blk_ref *b = &s->execs[i];
-    char what[80];
-    snprintf(what, sizeof what, "fingerprints of bucket %u block %u", bucket, seq);
-    if (b->len % PS_EXEC_ENTRY_BYTES)
-        return ps_error_set(err, PS_ECORRUPT, "%s: %s: %u bytes, not a multiple of %d", s->path,
-                            what, b->len, PS_EXEC_ENTRY_BYTES);
-    int rc = read_bytes(s, b->offset, b->len, &s->ebuf, what, err);
-    if (rc)
-        return rc;
-    *entries = (const unsigned char *)s->ebuf.data;
-    *n = b->len / PS_EXEC_ENTRY_BYTES;
-    return 1;
+    int rc = get_beside(s, s->execs, s->nexecs, bucket, seq, PS_EXEC_ENTRY_BYTES,
+                        "fingerprints", &s->ebuf, n, err);
+    if (rc == 1)
+        *entries = (const unsigned char *)s->ebuf.data;
+    return rc;
 }
 
 bool ps_shard_has_exec_db(const ps_shard *s) { return s->have_exec_db != 0; }
