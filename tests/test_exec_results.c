@@ -9,6 +9,7 @@
 #include "store/inspect.h"
 #include "validate/vsql.h"
 
+#include <dirent.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#define PS_TEST_DBS 150
 
 /* DIR/shop/shop.sqlite: t(x, y) with a repeated row, loaded as schemas. */
 static ps_schemas *shop(char **dir)
@@ -96,6 +99,70 @@ static void test_fingerprint(void **state)
                                      "FROM c WHERE n < 1000000000) SELECT count(*) FROM c", 200);
     assert_int_equal(slow.status, PS_EXEC_TIMEOUT);
     assert_true(time(NULL) - t0 < 20);
+    ps_sql_checker_free(k);
+    ps_schemas_free(s);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+}
+
+static size_t open_fds(void)
+{
+    size_t n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+/* More databases than a worker keeps open: every query still runs (the
+ * one used longest ago is closed and reopened when met again), with the
+ * same result, and the descriptors held stay under the bound. */
+static void test_connection_bound(void **state)
+{
+    (void)state;
+    enum { DBS = PS_TEST_DBS };
+    char *dir = ps_test_tmpdir("execbound");
+    char path[4096];
+    for (int i = 0; i < DBS; i++) {
+        snprintf(path, sizeof path, "%s/d%03d", dir, i);
+        assert_int_equal(mkdir(path, 0755), 0);
+        snprintf(path, sizeof path, "%s/d%03d/d%03d.sqlite", dir, i, i);
+        sqlite3 *c;
+        assert_int_equal(sqlite3_open(path, &c), SQLITE_OK);
+        char sql[128];
+        snprintf(sql, sizeof sql, "CREATE TABLE t (v); INSERT INTO t VALUES (%d);", i);
+        assert_int_equal(sqlite3_exec(c, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(c);
+    }
+    ps_schemas *s;
+    ps_error err = {0};
+    assert_int_equal(ps_schemas_create(&s, &err), 0);
+    assert_int_equal(ps_schemas_load_databases(s, dir, &err), 0);
+    ps_sql_checker *k;
+    assert_int_equal(ps_sql_checker_create(s, &k, &err), 0);
+    size_t before = open_fds();
+    uint64_t first[DBS];
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < DBS; i++) {
+            char id[8];
+            snprintf(id, sizeof id, "d%03d", i);
+            const ps_schema *db = ps_schemas_find(s, id, 4);
+            assert_non_null(db);
+            ps_exec_result r = run(k, db, "SELECT v FROM t", 2000);
+            assert_int_equal(r.status, PS_EXEC_OK);
+            if (round == 0)
+                first[i] = r.hash;
+            else
+                assert_true(first[i] == r.hash);
+        }
+    size_t held = open_fds() - before;
+    if (held > 128)
+        fail_msg("%zu descriptors held for %d databases", held, DBS);
+    assert_true(first[0] != first[1]);
     ps_sql_checker_free(k);
     ps_schemas_free(s);
     char cmd[4200];
@@ -266,6 +333,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fingerprint),
         cmocka_unit_test(test_top_order_by),
+        cmocka_unit_test(test_connection_bound),
         cmocka_unit_test(test_result_regressions),
         cmocka_unit_test(test_exec_db),
     };
