@@ -300,6 +300,9 @@ class ps_exec_fingerprint(ctypes.Structure):
     ]
 
 
+STRUCTS["ps_exec_fingerprint"] = ps_exec_fingerprint  # layout checked by test_loader.py
+
+
 def _declare(lib):
     c_reader_p = ctypes.c_void_p
     err_p = ctypes.POINTER(ps_error)
