@@ -2,6 +2,7 @@
 #include "cli/clean_args.h"
 
 #include "cli/args.h"
+#include "schema/schema.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -13,7 +14,7 @@ typedef enum {
     A_FORMAT, A_QFIELD, A_SFIELD, A_LFIELD, A_IFIELD, A_UTF8, A_NORMALIZE, A_SQL_NORMALIZE,
     A_JOINERS, A_RULES, A_BACKSLASH, A_KEEP_DUPS, A_MAX_RECORD, A_MAX_FIELD,
     A_SCHEMA, A_DATABASES, A_DB_FIELD, A_TEMPLATE, A_TURNS, A_TURN_Q, A_TURN_SQL,
-    A_REJECT_INVALID, A_EXECUTE, A_EXEC_TIMEOUT, A_COUNT
+    A_REJECT_INVALID, A_EXECUTE, A_EXEC_TIMEOUT, A_REJECT_EXEC, A_COUNT
 } arg_id;
 
 const struct option ps_clean_longopts[] = {
@@ -41,6 +42,7 @@ const struct option ps_clean_longopts[] = {
     {"reject-invalid-sql", no_argument, NULL, PS_CLEAN_OPT_BASE + A_REJECT_INVALID},
     {"execute", no_argument, NULL, PS_CLEAN_OPT_BASE + A_EXECUTE},
     {"execute-timeout", required_argument, NULL, PS_CLEAN_OPT_BASE + A_EXEC_TIMEOUT},
+    {"reject-failed-execution", required_argument, NULL, PS_CLEAN_OPT_BASE + A_REJECT_EXEC},
 };
 const size_t ps_clean_longopts_count = sizeof ps_clean_longopts / sizeof ps_clean_longopts[0];
 
@@ -112,9 +114,13 @@ const char ps_clean_args_help[] =
     "      --turn-sql-field NAME  a turn's SQL (default 'query')\n"
     "      --reject-invalid-sql   reject (sql_invalid) records whose cleaned SQL does not\n"
     "                             compile against their schema, instead of counting them\n"
-    "      --execute              run each record's SQL read-only on its database\n"
-    "                             (needs --databases; counted, never a rejection)\n"
-    "      --execute-timeout MS   stop a query after MS milliseconds (2000)\n";
+    "      --execute              run each record's SQL read-only on its database, before\n"
+    "                             and after cleaning (needs --databases); a rule that\n"
+    "                             changes a query's result fails the gate\n"
+    "                             (sql_result_regression)\n"
+    "      --execute-timeout MS   stop a query after MS milliseconds (2000)\n"
+    "      --reject-failed-execution LIST  with --execute, reject records whose cleaned\n"
+    "                             SQL ends so: error, timeout, empty (comma-separated)\n";
 
 void ps_clean_args_init(ps_clean_args *a)
 {
@@ -136,6 +142,30 @@ static const ps_args_choice UTF8[] = {{"reject", PS_UTF8_REJECT}, {"replace", PS
 #define N_CHOICES(t) (sizeof(t) / sizeof(t)[0])
 
 /* Long option name with '_' read as '-' (config files use either). */
+/* --reject-failed-execution's list, as bits 1 << ps_exec_status. */
+static int exec_statuses(const char *cmd, const char *v, unsigned *out)
+{
+    static const struct { const char *name; unsigned bit; } S[] = {
+        {"empty", 1u << PS_EXEC_EMPTY}, {"error", 1u << PS_EXEC_ERROR},
+        {"timeout", 1u << PS_EXEC_TIMEOUT}};
+    *out = 0;
+    for (const char *p = v;;) {
+        size_t n = strcspn(p, ",");
+        size_t i = 0;
+        while (i < sizeof S / sizeof *S && !(strlen(S[i].name) == n && !strncmp(S[i].name, p, n)))
+            i++;
+        if (i == sizeof S / sizeof *S) {
+            fprintf(stderr, "pairshard %s: --reject-failed-execution: '%.*s' is not error, "
+                    "timeout or empty\n", cmd, (int)n, p);
+            return -1;
+        }
+        *out |= S[i].bit;
+        if (!p[n])
+            return 1;
+        p += n + 1;
+    }
+}
+
 static int lookup(const char *name)
 {
     char norm[64];
@@ -214,6 +244,7 @@ int ps_clean_args_apply(ps_clean_args *a, const char *cmd, const char *name, con
         o->execute_timeout_ms = (unsigned)ms;
         return 1;
     }
+    case A_REJECT_EXEC: return exec_statuses(cmd, v, &o->reject_failed_execution);
     case A_COUNT: break;
     }
     return 0;
@@ -242,6 +273,10 @@ int ps_clean_args_text2sql(const ps_clean_args *a, const char *cmd, ps_cleaner *
     if (o->execute && !a->databases_dir) {
         fprintf(stderr, "pairshard %s: --execute runs queries on the databases of "
                 "--databases DIR\n", cmd);
+        return -1;
+    }
+    if (o->reject_failed_execution && !o->execute) {
+        fprintf(stderr, "pairshard %s: --reject-failed-execution needs --execute\n", cmd);
         return -1;
     }
     if (o->reject_invalid_sql && !schemas) {

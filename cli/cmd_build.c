@@ -505,12 +505,17 @@ static json_t *text_to_sql_config(const build_args *a)
     json_t *schemas = json_array();
     for (size_t i = 0; i < c->n_schemas; i++)
         json_array_append_new(schemas, json_string(c->schema_paths[i]));
-    return json_pack("{soss?ss?ss?ss?ss?ss?sbsbsI}", "schema", schemas, "databases",
-                     c->databases_dir, "db_field", o->db_field, "template", c->template_name,
-                     "turns", o->turns_path, "turn_question_field", o->turn_question_field,
-                     "turn_sql_field", o->turn_sql_field, "reject_invalid_sql",
-                     o->reject_invalid_sql, "execute", o->execute, "execute_timeout_ms",
-                     (json_int_t)o->execute_timeout_ms);
+    json_t *t = json_pack("{soss?ss?ss?ss?ss?ss?sbsbsI}", "schema", schemas, "databases",
+                          c->databases_dir, "db_field", o->db_field, "template",
+                          c->template_name, "turns", o->turns_path, "turn_question_field",
+                          o->turn_question_field, "turn_sql_field", o->turn_sql_field,
+                          "reject_invalid_sql", o->reject_invalid_sql, "execute", o->execute,
+                          "execute_timeout_ms", (json_int_t)o->execute_timeout_ms);
+    /* only when given: the manifests of other builds keep their bytes */
+    if (t && o->reject_failed_execution)
+        json_object_set_new(t, "reject_failed_execution",
+                            json_integer((json_int_t)o->reject_failed_execution));
+    return t;
 }
 
 /* The effective configuration, recorded in the manifest: everything that

@@ -2,6 +2,7 @@
  * block of it reads back and agrees with the manifest. */
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/inspect_exec.h"
 #include "cli/inspect_show.h"
 #include "pairshard/preprocess.h"
 #include "cli/opt_error.h"
@@ -19,6 +20,7 @@
 static const char USAGE[] =
     "usage: pairshard inspect DIR [--verify] [--json]\n"
     "       pairshard inspect DIR --show N [--vocab FILE | --tokenizer-json FILE]\n"
+    "       pairshard inspect DIR --exec\n"
     "\n"
     "Summarises the shard set in DIR (written by 'pairshard build'): its shards\n"
     "(records, tokens, blocks, bytes on disk), its length buckets (records,\n"
@@ -43,6 +45,9 @@ static const char USAGE[] =
     "              with the tokenizer the set was built with (its SHA-256 is\n"
     "              checked against the manifest's), \"text\": the ids decoded\n"
     "              back as HuggingFace's decode does, special tokens kept\n"
+    "  --exec      print each record's execution fingerprints (a set built with\n"
+    "              --execute), one JSON line each: id, before and after cleaning\n"
+    "              (status, rows, hash), sql_changed; before x after on stderr\n"
     "  --vocab FILE, --tokenizer-json FILE\n"
     "              that tokenizer, for --show\n"
     "  -h, --help  this help\n"
@@ -54,6 +59,7 @@ static const struct option LONGOPTS[] = {
     {"verify", no_argument, NULL, 'v'},
     {"json", no_argument, NULL, 'j'},
     {"show", required_argument, NULL, 's'},
+    {"exec", no_argument, NULL, 'e'},
     {"vocab", required_argument, NULL, 'V'},
     {"tokenizer-json", required_argument, NULL, 'T'},
     {"help", no_argument, NULL, 'h'},
@@ -332,7 +338,7 @@ static int show_records(const char *dir, ps_manifest *m, uint64_t n, const char 
 
 int ps_cmd_inspect(int argc, char **argv)
 {
-    int verify = 0, as_json = 0, c;
+    int verify = 0, as_json = 0, exec = 0, c;
     uint64_t show_n = 0;
     const char *vocab = NULL, *tok_json = NULL;
     optind = 1;
@@ -344,6 +350,9 @@ int ps_cmd_inspect(int argc, char **argv)
             break;
         case 'j':
             as_json = 1;
+            break;
+        case 'e':
+            exec = 1;
             break;
         case 's':
             if (ps_args_u64("inspect", "show", optarg, 1, UINT64_MAX, &show_n))
@@ -380,6 +389,14 @@ int ps_cmd_inspect(int argc, char **argv)
     ps_manifest *m = NULL;
     ps_error err;
     ps_error_clear(&err);
+    if (exec) {
+        int rc = ps_inspect_exec(dir, &err);
+        if (rc)
+            fprintf(stderr, "pairshard inspect: %s\n", err.message);
+        if (fflush(stdout) && !rc)
+            return PS_EXIT_USAGE;
+        return !rc ? PS_EXIT_OK : rc == PS_ECORRUPT ? PS_EXIT_FAIL : PS_EXIT_USAGE;
+    }
     if (ps_manifest_read(dir, &m, &err)) {
         fprintf(stderr, "pairshard inspect: %s\n", err.message);
         return PS_EXIT_USAGE;

@@ -446,7 +446,7 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
     const ps_cleaner *c = w->c;
     const ps_clean_options *o = &c->opts;
     memset(it, 0, sizeof *it);
-    it->sql_raw_class = it->sql_clean_class = it->exec_status = -1;
+    it->sql_raw_class = it->sql_clean_class = it->exec_status = it->exec_before = -1;
     ps_clean_result *res = &it->res;
     it->touched = w->touched;
     it->dropped_rule = -1;

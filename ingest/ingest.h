@@ -489,6 +489,12 @@ typedef struct ps_clean_item {
     int exec_status;      /* ps_exec_status, -1: not run */
     const char *exec_msg; /* SQLite's message of an error or timeout, else NULL */
     uint64_t exec_rows;
+    /* the raw SQL's run (-1: not run) and both result fingerprints
+     * (ps_sql_execute_fp): a rule that changed the result is a
+     * sql_result_regression */
+    int exec_before;
+    bool exec_sql_changed; /* cleaning changed the SQL: it ran twice */
+    uint64_t exec_before_rows, exec_before_hash, exec_hash;
     const ps_schema *schema; /* the record's database, NULL without schemas */
     /* what the template read (valid until the worker's next record: the
      * build re-renders it with a mask to shorten the schema) */

@@ -22,10 +22,12 @@ static const char *const REASONS[] = {
      * record; shown only when it happened, so that other runs' statistics
      * stay as they were */
     "tokenizer_error",
+    /* --reject-failed-execution: shown only when it happened, as above */
+    "execution_error", "execution_timeout", "execution_empty",
 };
 #define NREASONS (sizeof REASONS / sizeof REASONS[0])
-#define NREASONS_PLAIN (NREASONS - 4)
-#define NREASONS_SQL (NREASONS - 1)
+#define NREASONS_PLAIN 10 /* up to unknown_database */
+#define NREASONS_SQL 13   /* up to tokenizer_error: the rest only when they happened */
 /* ps_exec_status values */
 #define NEXEC 5
 #define SQL_EXAMPLES 3

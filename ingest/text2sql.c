@@ -256,24 +256,53 @@ static int check_sql(ps_clean_worker *w, ps_clean_item *it, ps_error *err)
     return 0;
 }
 
-/* Runs the cleaned SQL of a record that is kept (last: no query runs for
- * a record rejected anyway). */
+/* The rejection reasons of --reject-failed-execution, by status. */
+static const char *const EXEC_REASONS[] = {NULL, "execution_empty", "execution_error",
+                                           "execution_timeout", NULL};
+
+/* Runs the raw and the cleaned SQL of a record that is kept (last: no
+ * query runs for a record rejected anyway), keeping both results'
+ * fingerprints; the cleaned SQL runs only when cleaning changed it (the
+ * same bytes give the same result). 1 when rejected for its outcome
+ * (--reject-failed-execution). */
 static int execute(ps_clean_worker *w, ps_clean_item *it, ps_error *err)
 {
     const ps_cleaner *c = w->c;
     if (!c->opts.execute || !it->schema)
         return 0;
-    ps_exec_status st;
+    ps_exec_result before, after;
     char *msg = w->t2s.exec_msg;
-    int rc = ps_sql_execute(w->t2s.checker, it->schema, w->s.data, w->s.len,
-                            c->opts.execute_timeout_ms, PS_EXEC_MAX_ROWS, &st, &it->exec_rows,
-                            msg, sizeof w->t2s.exec_msg, err);
-    if (!rc) {
-        it->exec_status = (int)st;
-        /* the report's execution examples show why a query failed or stopped */
-        it->exec_msg = (st == PS_EXEC_ERROR || st == PS_EXEC_TIMEOUT) && msg[0] ? msg : NULL;
-    }
-    return rc;
+    size_t msz = sizeof w->t2s.exec_msg;
+    unsigned ms = c->opts.execute_timeout_ms;
+    int rc = ps_sql_execute_fp(w->t2s.checker, it->schema, it->raw_sql, it->raw_sql_len, ms,
+                               PS_EXEC_MAX_ROWS, &before, msg, msz, err);
+    bool unchanged = w->s.len == it->raw_sql_len && memcmp(w->s.data, it->raw_sql, w->s.len) == 0;
+    if (!rc && unchanged)
+        after = before;
+    else if (!rc)
+        rc = ps_sql_execute_fp(w->t2s.checker, it->schema, w->s.data, w->s.len, ms,
+                               PS_EXEC_MAX_ROWS, &after, msg, msz, err);
+    if (rc)
+        return rc;
+    it->exec_before = (int)before.status;
+    it->exec_sql_changed = !unchanged;
+    it->exec_before_rows = before.rows;
+    it->exec_before_hash = before.hash;
+    it->exec_status = (int)after.status;
+    it->exec_rows = after.rows;
+    it->exec_hash = after.hash;
+    /* the report's execution examples show why a query failed or stopped */
+    bool failed = after.status == PS_EXEC_ERROR || after.status == PS_EXEC_TIMEOUT;
+    it->exec_msg = failed && msg[0] ? msg : NULL;
+    const char *reason = EXEC_REASONS[after.status];
+    if (!reason || !(c->opts.reject_failed_execution & (1u << after.status)))
+        return 0;
+    snprintf(w->detail, sizeof w->detail, "the SQL %s on database '%s'%s%s",
+             after.status == PS_EXEC_EMPTY   ? "returned no rows"
+             : after.status == PS_EXEC_ERROR ? "failed"
+                                             : "ran past the time limit",
+             it->schema->db_id, failed ? ": " : "", failed ? msg : "");
+    return ps_t2s_reject(w, it, reason);
 }
 
 /* The prompt and completion; 1 when a placeholder's field is missing. */

@@ -210,6 +210,19 @@ static int put_ends(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, ps_enc
     return 0;
 }
 
+/* A kept record's execution fingerprints (store/shards.h's entry),
+ * appended to its spool record: 0 or PS_ENOMEM. */
+static int spool_exec(ps_buf *spool, const ps_clean_item *it)
+{
+    unsigned char e[PS_EXEC_ENTRY_BYTES];
+    unsigned na = PS_EXEC_ENTRY_NOT_RUN;
+    ps_exec_entry_encode(e, it->exec_before >= 0 ? (unsigned)it->exec_before : na,
+                         it->exec_status >= 0 ? (unsigned)it->exec_status : na,
+                         it->exec_sql_changed ? 1u : 0u, it->exec_before_rows,
+                         it->exec_before_hash, it->exec_rows, it->exec_hash);
+    return ps_buf_append(spool, e, sizeof e) ? PS_ENOMEM : 0;
+}
+
 static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, ps_encode_ctx *x,
                        const ps_encoded *ep)
 {
@@ -225,6 +238,8 @@ static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, ps_
     rc = ours ? ps_spool_record_put(&ch->spool, r->id, e.enc.input_ids, (uint32_t)e.enc.len, tb,
                                     &pk->o_spool)
               : 0;
+    if (!rc && ours && cfg->clean.execute) /* its fingerprints follow its ids */
+        rc = spool_exec(&ch->spool, &pk->it);
     if (rc)
         return ps_error_set(&ch->err, rc,
                             rc == PS_ELIMIT ? "%s: record %s: %zu tokens, too many for a block"

@@ -26,7 +26,9 @@
  * one write by the worker itself, each laid out as
  *   u32 length, u32 type_boundary, u32 label (always NONE: the shard's
  *   index holds it), u32 id_len, id bytes, zero padding to 4 bytes,
- *   length x i32 token ids.
+ *   length x i32 token ids,
+ *   and with --execute the record's fingerprints (PS_EXEC_ENTRY_BYTES,
+ *   store/shards.h), which phase 2 stores in the shard's exec database.
  * One file a worker (one with --threads 1), so spooling is as parallel as
  * cleaning and the in-order commit never copies a record; a record the
  * commit finds a duplicate stays in the file, unindexed. Mapped read-only

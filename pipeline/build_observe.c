@@ -116,7 +116,8 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
                             it->sql_raw_msg, it->sql_clean_msg,
                             it->cleaned ? it->touched : NULL, it->exec_status, it->exec_rows,
                             it->exec_msg, pk->shortened, pk->tables_dropped, pk->columns_dropped,
-                            gold};
+                            gold, it->exec_before >= 0, it->exec_before, it->exec_before_rows,
+                            it->exec_before_hash, it->exec_hash};
         rc = ps_vsql_add(st->v_sql, &q);
     }
     return rc;

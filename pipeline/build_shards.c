@@ -226,10 +226,33 @@ static void pool_stop(pool *p, times *tm)
     tm->encode += p->busy;
 }
 
-/* Stores one encoded block (the next in key order) and counts it. */
-static int put_job(ps_shard_writer *w, ps_shard_result *res, const ps_spool *index,
-                   const size_t *order, job *jb, uint32_t *lengths, ps_error *err)
+/* What a block carries beside it: its record lengths (version 2) and,
+ * with --execute, its records' fingerprints; NULL when not kept. */
+typedef struct beside {
+    uint32_t *lengths;
+    unsigned char *fps;
+} beside;
+
+/* The fingerprints of a job's records, from the ends of their spool
+ * records (build.c appends them past the ids), into the exec database. */
+static int put_exec(ps_shard_writer *w, const ps_build_state *st, const ps_spool *index,
+                    const size_t *order, const job *jb, unsigned char *fps, ps_error *err)
 {
+    for (size_t r = 0; r < jb->count; r++) {
+        const char *rec = ps_spool_record(st, ps_spool_at(index, order[jb->first + r]));
+        const uint32_t *h = rec_head(rec);
+        memcpy(fps + r * PS_EXEC_ENTRY_BYTES, rec + ps_spool_ids_offset(h[3]) + 4 * (size_t)h[0],
+               PS_EXEC_ENTRY_BYTES);
+    }
+    return ps_shard_writer_put_exec(w, jb->bucket, jb->seq, fps, (uint32_t)jb->count, err);
+}
+
+/* Stores one encoded block (the next in key order) and counts it. */
+static int put_job(ps_shard_writer *w, const ps_build_state *st, ps_shard_result *res,
+                   const ps_spool *index, const size_t *order, job *jb, const beside *bs,
+                   ps_error *err)
+{
+    uint32_t *lengths = bs->lengths;
     int rc = jb->rc;
     if (rc) {
         if (err)
@@ -237,6 +260,8 @@ static int put_job(ps_shard_writer *w, ps_shard_result *res, const ps_spool *ind
     } else {
         rc = ps_shard_writer_put(w, jb->bucket, jb->seq, jb->out.data, jb->out.len, err);
     }
+    if (!rc && bs->fps)
+        rc = put_exec(w, st, index, order, jb, bs->fps, err);
     if (!rc && lengths) { /* version 2: the block's lengths beside it */
         for (size_t r = 0; r < jb->count; r++)
             lengths[r] = ps_spool_at(index, order[jb->first + r])->length;
@@ -317,13 +342,18 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", st->staging, res->file);
     ps_shard_writer *w = NULL;
-    uint32_t *lengths = NULL; /* a block's record lengths (version 2) */
+    beside bs = {NULL, NULL};
     if (cfg->layout != PS_LAYOUT_PAIR) {
-        lengths = malloc(cfg->block_records * sizeof *lengths);
-        rc = lengths ? ps_shard_writer_open_lengths(&w, path, 0, err)
-                     : ps_error_set(err, PS_ENOMEM, "out of memory");
+        bs.lengths = malloc(cfg->block_records * sizeof *bs.lengths);
+        rc = bs.lengths ? ps_shard_writer_open_lengths(&w, path, 0, err)
+                        : ps_error_set(err, PS_ENOMEM, "out of memory");
     } else {
         rc = ps_shard_writer_open(&w, path, err);
+    }
+    if (!rc && cfg->clean.execute) { /* only then: other sets keep their bytes */
+        bs.fps = malloc(cfg->block_records * PS_EXEC_ENTRY_BYTES);
+        rc = bs.fps ? ps_shard_writer_enable_exec(w, err)
+                    : ps_error_set(err, PS_ENOMEM, "out of memory");
     }
     /* Blocks are encoded at most `ahead` in front of the one being
      * stored, so memory stays bounded, and stored in key order. */
@@ -338,13 +368,14 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
             break;
         pool_wait(&pl, i, &own, own_ready);
         double t = ps_build_now();
-        rc = put_job(w, res, sp, sorted, &jobs[i], lengths, err);
+        rc = put_job(w, st, res, sp, sorted, &jobs[i], &bs, err);
         tm->put += ps_build_now() - t;
         pool_advance(&pl, i + 1 + ahead);
     }
     pool_stop(&pl, tm);
     encoder_free(&own);
-    free(lengths);
+    free(bs.lengths);
+    free(bs.fps);
     for (size_t i = 0; i < n_jobs; i++) /* after a failure: the blocks not written */
         ps_buf_free(&jobs[i].out);
     free(jobs);

@@ -132,7 +132,10 @@ static void labels_table(ps_html *h, json_t *sql)
 }
 
 /* Examples with a raw and a clean message (regressions, fixed). */
-static void pair_examples(ps_html *h, json_t *ex)
+/* Examples before and after cleaning: the messages under keys ka and kb
+ * (`none` for a record without one). */
+static void pair_examples_of(ps_html *h, json_t *ex, const char *ka, const char *kb,
+                             const char *none)
 {
     if (!json_is_array(ex) || !json_array_size(ex))
         return;
@@ -142,12 +145,34 @@ static void pair_examples(ps_html *h, json_t *ex)
         json_t *e = json_array_get(ex, i);
         row_head(h, e, "id");
         ps_html_raw(h, "<td class=\"mono\">");
-        put_text_or(h, e, "raw_message", SQL_CAP_MSG, "compiled");
+        put_text_or(h, e, ka, SQL_CAP_MSG, none);
         ps_html_raw(h, "</td><td class=\"mono\">");
-        put_text_or(h, e, "clean_message", SQL_CAP_MSG, "compiled");
+        put_text_or(h, e, kb, SQL_CAP_MSG, none);
         ps_html_raw(h, "</td></tr>");
     }
     ps_html_raw(h, "</tbody></table></div>");
+}
+
+static void pair_examples(ps_html *h, json_t *ex)
+{
+    pair_examples_of(h, ex, "raw_message", "clean_message", "compiled");
+}
+
+/* The rules that changed regressed records, most first. */
+static void by_rule_table(ps_html *h, json_t *br, const char *what)
+{
+    if (json_is_array(br) && json_array_size(br)) {
+        ps_html_printf(h, "<table><thead><tr><th>rule</th><th class=\"n\">%s</th></tr>"
+                          "</thead><tbody>", what);
+        for (size_t i = 0; i < json_array_size(br) && i < MAX_ROWS; i++) {
+            row_head(h, json_array_get(br, i), "rule");
+            ps_html_raw(h, "<td class=\"n\">");
+            put_count(h, jget(json_array_get(br, i), "count"));
+            ps_html_raw(h, "</td></tr>");
+        }
+        ps_html_raw(h, "</tbody></table>");
+    } else
+        ps_html_raw(h, "<p class=\"mu\">No named rule changed them: a built-in cleaning step did.</p>");
 }
 
 static void regressions(ps_html *h, json_t *sql)
@@ -167,18 +192,7 @@ static void regressions(ps_html *h, json_t *sql)
     put_count(h, jget(reg, "count"));
     ps_html_raw(h, "</b> record(s) compiled before cleaning and not after. The cleaning rules that changed "
                    "them (a record changed by several rules counts for each):</p>");
-    if (json_is_array(br) && json_array_size(br)) {
-        ps_html_raw(h, "<table><thead><tr><th>rule</th><th class=\"n\">broken records it changed</th></tr>"
-                       "</thead><tbody>");
-        for (size_t i = 0; i < json_array_size(br) && i < MAX_ROWS; i++) {
-            row_head(h, json_array_get(br, i), "rule");
-            ps_html_raw(h, "<td class=\"n\">");
-            put_count(h, jget(json_array_get(br, i), "count"));
-            ps_html_raw(h, "</td></tr>");
-        }
-        ps_html_raw(h, "</tbody></table>");
-    } else
-        ps_html_raw(h, "<p class=\"mu\">No named rule changed them: a built-in cleaning step did.</p>");
+    by_rule_table(h, br, "broken records it changed");
     if (json_array_size(jget(reg, "examples")))
         ps_html_raw(h, "<p class=\"mu\">The first records it broke, with SQLite's messages:</p>");
     pair_examples(h, jget(reg, "examples"));
@@ -196,26 +210,73 @@ static void fixed(ps_html *h, json_t *sql)
     pair_examples(h, jget(fx, "examples"));
 }
 
+static const char *const EXEC_S[] = {"ok", "empty", "error", "timeout", "no_database"};
+
+/* One row of the statuses table: its name, the five shares of `st`. */
+static void status_row(ps_html *h, const char *name, json_t *st)
+{
+    double total = 0, v;
+    for (size_t i = 0; i < 5; i++)
+        total += jnum(jget(st, EXEC_S[i]), &v) ? v : 0;
+    json_t *of = json_real(total);
+    ps_html_raw(h, "<tr><td>");
+    ps_html_text_capped(h, name, strlen(name), CAP_SHORT);
+    ps_html_raw(h, "</td>");
+    for (size_t i = 0; i < 5; i++)
+        share_cell(h, jget(st, EXEC_S[i]), of);
+    ps_html_raw(h, "</tr>");
+    json_decref(of);
+}
+
+/* Results that cleaning changed (builds that ran the raw SQL too). */
+static void result_regressions(ps_html *h, json_t *ex)
+{
+    json_t *res = jget(ex, "result"), *reg = jget(res, "regressions");
+    double n;
+    if (!jnum(jget(reg, "count"), &n))
+        return;
+    ps_html_raw(h, "<h3>Results changed by cleaning</h3><p><b>");
+    put_count(h, jget(reg, "count"));
+    ps_html_raw(h, "</b> of ");
+    put_count(h, jget(res, "compared"));
+    ps_html_raw(h, " records whose raw SQL ran returned another result after cleaning (status, rows "
+                   "or a hash of the rows: <code>sql_result_regression</code>, a gate).</p>");
+    if (n == 0)
+        return;
+    by_rule_table(h, jget(reg, "by_rule"), "changed results it caused");
+    pair_examples_of(h, jget(reg, "examples"), "before", "after", "-");
+}
+
 static void execution(ps_html *h, json_t *sql)
 {
-    json_t *ex = jget(sql, "execution"), *st = jget(ex, "statuses");
+    json_t *ex = jget(sql, "execution");
     double n;
     if (!jnum(jget(ex, "executed"), &n) || n == 0)
         return;
-    static const char *const S[] = {"ok", "empty", "error", "timeout", "no_database"};
-    ps_html_raw(h, "<h3>Execution <span class=\"mu\">(information, not a gate)</span></h3><table><thead><tr>");
-    for (size_t i = 0; i < sizeof S / sizeof *S; i++)
-        ps_html_printf(h, "<th class=\"n\">%s</th>", S[i]);
-    ps_html_raw(h, "<th class=\"n\">rows returned</th></tr></thead><tbody><tr>");
-    for (size_t i = 0; i < sizeof S / sizeof *S; i++)
-        share_cell(h, jget(st, S[i]), jget(ex, "executed"));
-    ps_html_raw(h, "<td class=\"n\">");
+    ps_html_raw(h, "<h3>Execution</h3><p>Each record's SQL run read-only on its database, with a "
+                   "time limit. Rows returned after cleaning: ");
     put_count(h, jget(ex, "rows"));
-    ps_html_raw(h, "</td></tr></tbody></table>");
-    json_t *ea = jget(ex, "examples");
+    ps_html_raw(h, ".</p><div class=\"tw\"><table><thead><tr><th></th>");
+    for (size_t i = 0; i < 5; i++)
+        ps_html_printf(h, "<th class=\"n\">%s</th>", EXEC_S[i]);
+    ps_html_raw(h, "</tr></thead><tbody>");
+    if (jget(ex, "before"))
+        status_row(h, "before cleaning", jget(ex, "before"));
+    status_row(h, "after cleaning", jget(ex, "statuses"));
+    json_t *la = jget(sql, "labels"), *e;
     size_t i;
-    json_t *e;
-    json_array_foreach(ea, i, e)
+    json_array_foreach(la, i, e)
+    {
+        if (i >= MAX_ROWS || !jget(e, "execution"))
+            break;
+        char name[160];
+        snprintf(name, sizeof name, "label %.140s", json_string_value(jget(e, "label")));
+        status_row(h, name, jget(e, "execution"));
+    }
+    if (json_array_size(la) && jget(ex, "unlabeled"))
+        status_row(h, "unlabeled", jget(ex, "unlabeled"));
+    ps_html_raw(h, "</tbody></table></div>");
+    json_array_foreach(jget(ex, "examples"), i, e)
     {
         if (i >= SQL_MAX_EXAMPLES)
             break;
@@ -227,6 +288,7 @@ static void execution(ps_html *h, json_t *sql)
         put_field_text(h, e, "message", SQL_CAP_MSG);
         ps_html_raw(h, "</p>");
     }
+    result_regressions(h, ex);
 }
 
 void ps_rh_sql(page *pg)

@@ -294,6 +294,13 @@ static int sql_summary(ps_buf *b, json_t *sql)
                             grouped(json_object_get(st, "error"), h),
                             grouped(json_object_get(st, "timeout"), i)) != 0;
     }
+    json_t *res = json_object_get(ex, "result");
+    if (!bad && res) {
+        char f[32], g[32];
+        json_t *n = json_object_get(json_object_get(res, "regressions"), "count");
+        bad = ps_buf_printf(b, "SQL results before -> after cleaning: %s compared, %s changed\n",
+                            grouped(json_object_get(res, "compared"), f), grouped(n, g)) != 0;
+    }
     return bad;
 }
 

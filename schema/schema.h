@@ -236,6 +236,28 @@ int ps_sql_execute(ps_sql_checker *k, const ps_schema *db, const char *sql, size
                    unsigned timeout_ms, uint64_t max_rows, ps_exec_status *status,
                    uint64_t *rows, char *msg, size_t msz, ps_error *err);
 
+/* A query's result fingerprint (execute.c): its status, the rows it
+ * returned (up to the row limit) and a hash of them. Each row is hashed
+ * (XXH64) over a canonical encoding of its values with their SQLite types
+ * (docs/REPORT.md, "sql_result_regression"); the row hashes are combined
+ * in order when the statement has an ORDER BY at its top level, else as
+ * a multiset (a sum of mixed row hashes: row order does not count,
+ * duplicates do). status other than ok: rows and hash 0. */
+typedef struct ps_exec_result {
+    ps_exec_status status;
+    uint64_t rows, hash;
+} ps_exec_result;
+
+/* ps_sql_execute, with the fingerprint of the rows in *res. */
+int ps_sql_execute_fp(ps_sql_checker *k, const ps_schema *db, const char *sql, size_t len,
+                      unsigned timeout_ms, uint64_t max_rows, ps_exec_result *res, char *msg,
+                      size_t msz, ps_error *err);
+
+/* Whether `sql` has ORDER BY at its top level: outside parentheses,
+ * quotes and comments (a subquery's or a window's does not order the
+ * result). */
+bool ps_sql_top_order_by(const char *sql, size_t len);
+
 /* ---- templates (template.c) ------------------------------------------------ */
 
 /* A record's cleaned fields, as a template reads them. */

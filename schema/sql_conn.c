@@ -1,5 +1,6 @@
 /* The SQLite connections of a ps_sql_checker: one per database used, made
- * on first use, kept until the checker is freed.
+ * on first use, kept until the checker is freed; past PS_SQL_CONN_MAX
+ * open, the one used longest ago is closed.
  *
  * Gold SQL is untrusted input: a record may hold ATTACH 'x.db' (which
  * creates a file when run), load_extension('/tmp/x'), PRAGMA
@@ -24,12 +25,14 @@
 typedef struct conn_slot {
     const ps_schema *db;
     sqlite3 *conn;
+    uint64_t used_at; /* the checker's tick at its last use */
 } conn_slot;
 
 struct ps_sql_checker {
     const ps_schemas *schemas;
     conn_slot *slots; /* open addressing on the schema's address */
     size_t nslots, used;
+    uint64_t tick;
     ps_sql_memo_entry *memo; /* PS_SQL_MEMO entries, made on first use */
 };
 
@@ -120,6 +123,33 @@ static int grow(ps_sql_checker *k)
     k->slots = s;
     k->nslots = n;
     return 0;
+}
+
+/* The cache is full: closes the connection used longest ago and
+ * re-places the others (open addressing has no deletion; this runs once
+ * per database opened past the bound, beside an open that costs far
+ * more). A worker meets databases in runs (a set's records are mostly
+ * grouped by database), so the bound keeps what a worker holds open
+ * (descriptors, SQLite's page caches) whatever the number of databases,
+ * at the cost of reopening when more than PS_SQL_CONN_MAX interleave. */
+static void evict(ps_sql_checker *k)
+{
+    size_t old = SIZE_MAX;
+    for (size_t i = 0; i < k->nslots; i++)
+        if (k->slots[i].db && (old == SIZE_MAX || k->slots[i].used_at < k->slots[old].used_at))
+            old = i;
+    sqlite3_close_v2(k->slots[old].conn);
+    k->slots[old] = (conn_slot){NULL, NULL, 0};
+    k->used--;
+    conn_slot moved[PS_SQL_CONN_MAX];
+    size_t n = 0;
+    for (size_t i = 0; i < k->nslots; i++)
+        if (k->slots[i].db) {
+            moved[n++] = k->slots[i];
+            k->slots[i] = (conn_slot){NULL, NULL, 0};
+        }
+    for (size_t i = 0; i < n; i++)
+        k->slots[slot_of(k->slots, k->nslots, moved[i].db)] = moved[i];
 }
 
 /* ---- the in-memory database's DDL ----------------------------------------- */
@@ -365,10 +395,13 @@ int ps_sql_conn(ps_sql_checker *k, const ps_schema *db, sqlite3 **out, ps_error 
     if (k->nslots) {
         size_t i = slot_of(k->slots, k->nslots, db);
         if (k->slots[i].db) {
+            k->slots[i].used_at = ++k->tick;
             *out = k->slots[i].conn;
             return 0;
         }
     }
+    if (k->used == PS_SQL_CONN_MAX)
+        evict(k);
     if (2 * (k->used + 1) > k->nslots && grow(k))
         return ps_error_set(err, PS_ENOMEM, "SQL checker: out of memory");
     sqlite3 *c = NULL;
@@ -376,7 +409,7 @@ int ps_sql_conn(ps_sql_checker *k, const ps_schema *db, sqlite3 **out, ps_error 
     if (rc)
         return rc;
     size_t i = slot_of(k->slots, k->nslots, db);
-    k->slots[i] = (conn_slot){db, c};
+    k->slots[i] = (conn_slot){db, c, ++k->tick};
     k->used++;
     *out = c;
     return 0;

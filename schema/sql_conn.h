@@ -12,6 +12,7 @@
  * the schema. Either way: no ATTACH, no PRAGMA, no extension loading (an
  * authorizer), query_only. 0, or PS_ENOMEM / PS_EIO (named) when the
  * database cannot be set up. */
+#define PS_SQL_CONN_MAX 128 /* connections a checker (a worker) keeps open */
 int ps_sql_conn(ps_sql_checker *k, const ps_schema *db, sqlite3 **out, ps_error *err);
 
 /* The CREATE TABLE statements that make `db` in SQLite (what the in-memory

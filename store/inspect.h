@@ -110,7 +110,8 @@ typedef struct ps_verify_report {
      * shard index, bucket and block (-1 when not about a block) and the
      * kind: "lmdb", "block", "sequence", "records", "tokens", "labels",
      * "lengths", "lengths_db" (version 2's lengths database), "sources_db"
-     * (the sources database of a set of several sources), "counts",
+     * (the sources database of a set of several sources), "exec_db"
+     * (the exec database of --execute builds), "counts",
      * "size", "sha256", "meta", "missing", "accounting" (the manifest's
      * sums, accounting.c). */
     long bad_shard, bad_bucket, bad_block;

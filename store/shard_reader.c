@@ -50,6 +50,10 @@ struct ps_shard {
     blk_ref *srcs;        /* the "sources" database (several sources), in key order */
     size_t nsrcs, scap;
     ps_buf sbuf;          /* the sources ps_shard_get_sources hands out */
+    blk_ref *execs;       /* the "exec" database (--execute builds), in key order */
+    size_t nexecs, ecap;
+    ps_buf ebuf;          /* the fingerprints ps_shard_get_exec hands out */
+    int have_exec_db;
     int have_meta_db, have_blocks_db, have_format;
     int have_lengths_db; /* format 2 */
     int have_sources_db; /* a set of several sources */
@@ -68,9 +72,11 @@ void ps_shard_close(ps_shard *s)
     free(s->blocks);
     free(s->lens);
     free(s->srcs);
+    free(s->execs);
     ps_buf_free(&s->buf);
     ps_buf_free(&s->lbuf);
     ps_buf_free(&s->sbuf);
+    ps_buf_free(&s->ebuf);
     free(s->path);
     free(s->meta);
     free(s);
@@ -132,8 +138,12 @@ static int on_value(void *user, const char *db, size_t db_len, const unsigned ch
             s->have_lengths_db = 1;
         if (kind == PS_LMDB_DATABASE && name_is((const char *)key, key_len, PS_SHARD_SOURCES_DB))
             s->have_sources_db = 1;
+        if (kind == PS_LMDB_DATABASE && name_is((const char *)key, key_len, PS_SHARD_EXEC_DB))
+            s->have_exec_db = 1;
         return 0;
     }
+    if (name_is(db, db_len, PS_SHARD_EXEC_DB))
+        return add_ref(s, &s->execs, &s->nexecs, &s->ecap, "exec", key, key_len, off, len);
     if (name_is(db, db_len, "blocks"))
         return add_ref(s, &s->blocks, &s->nblocks, &s->cap, "block", key, key_len, off, len);
     if (name_is(db, db_len, "lengths"))
@@ -242,6 +252,7 @@ int ps_shard_open_fd(ps_shard **out, int fd, const char *path, ps_error *err)
     ps_buf_init(&s->buf);
     ps_buf_init(&s->lbuf);
     ps_buf_init(&s->sbuf);
+    ps_buf_init(&s->ebuf);
     s->err = err;
     int rc = ps_lmdb_walk(fd, path, on_value, s, err);
     s->err = NULL;
@@ -364,8 +375,9 @@ int ps_shard_next(ps_shard *s, uint32_t *bucket, uint32_t *seq, const void **dat
 
 /* Reads the value of (bucket, seq) in `list` (a per-block database of
  * `width`-byte little-endian integers, named `db`) into out, decoded in
- * place to host order (malloc'ed, so aligned). Returns 1 and *n, 0 when
- * absent, or a negative code. */
+ * place to host order (malloc'ed, so aligned); entries wider than 4 bytes
+ * (the exec database's records) are left as stored. Returns 1 and *n, 0
+ * when absent, or a negative code. */
 static int read_entry(const ps_shard *s, const blk_ref *list, size_t count, const char *db,
                       unsigned width, uint32_t bucket, uint32_t seq, ps_buf *out, size_t *n,
                       ps_error *err)
@@ -384,7 +396,7 @@ static int read_entry(const ps_shard *s, const blk_ref *list, size_t count, cons
         return rc;
     const unsigned char *p = (const unsigned char *)out->data;
     size_t cnt = b->len / width;
-    for (size_t k = 0; k < cnt; k++) {
+    for (size_t k = 0; width <= 4 && k < cnt; k++) { /* wider: records kept as stored */
         if (width == 4)
             ((uint32_t *)(void *)out->data)[k] = ps_get_le32(p + 4 * k);
         else
@@ -425,3 +437,17 @@ int ps_shard_get_sources(ps_shard *s, uint32_t bucket, uint32_t seq, const uint1
 size_t ps_shard_sources_count(const ps_shard *s) { return s->nsrcs; }
 
 bool ps_shard_has_sources_db(const ps_shard *s) { return s->have_sources_db != 0; }
+
+int ps_shard_get_exec(ps_shard *s, uint32_t bucket, uint32_t seq,
+                      const unsigned char **entries, size_t *n, ps_error *err)
+{
+    int rc = read_entry(s, s->execs, s->nexecs, "fingerprints", PS_EXEC_ENTRY_BYTES, bucket, seq,
+                        &s->ebuf, n, err);
+    if (rc == 1)
+        *entries = (const unsigned char *)s->ebuf.data;
+    return rc;
+}
+
+bool ps_shard_has_exec_db(const ps_shard *s) { return s->have_exec_db != 0; }
+
+size_t ps_shard_exec_count(const ps_shard *s) { return s->nexecs; }

@@ -54,13 +54,14 @@
 #define LOG_COMMIT ((size_t)32 << 20)
 #define LOG_SLACK 1024 /* pages: the database roots, their paths and the freelist */
 
-enum { DB_BLOCKS = 0, DB_META = 1, DB_LENGTHS = 2, DB_SOURCES = 3 };
+enum { DB_BLOCKS = 0, DB_META = 1, DB_LENGTHS = 2, DB_SOURCES = 3, DB_EXEC = 4, DB_N };
 
 struct ps_shard_writer {
     MDB_env *env;
     MDB_txn *txn;
-    MDB_dbi dbi[4];
+    MDB_dbi dbi[DB_N];
     int lengths;         /* version 2: keeps the "lengths" database */
+    int exec;            /* keeps the "exec" database (--execute) */
     int lengths_due;     /* the last block put awaits its lengths */
     int sources;         /* keeps the "sources" database (a set of several sources) */
     int sources_due;     /* the last block put awaits its sources */
@@ -137,6 +138,8 @@ static int begin(ps_shard_writer *w)
         rc = mdb_dbi_open(w->txn, PS_SHARD_LENGTHS_DB, MDB_CREATE, &w->dbi[DB_LENGTHS]);
     if (!rc && w->sources) /* likewise: a set of one source keeps its bytes */
         rc = mdb_dbi_open(w->txn, PS_SHARD_SOURCES_DB, MDB_CREATE, &w->dbi[DB_SOURCES]);
+    if (!rc && w->exec) /* only then: other sets keep their bytes */
+        rc = mdb_dbi_open(w->txn, PS_SHARD_EXEC_DB, MDB_CREATE, &w->dbi[DB_EXEC]);
     if (rc) {
         mdb_txn_abort(w->txn);
         w->txn = NULL;
@@ -382,7 +385,7 @@ static int open_impl(ps_shard_writer **out, const char *path, size_t initial_map
     w->mapsize = initial_map ? initial_map : MAP_INITIAL;
     int rc = mdb_env_create(&w->env);
     if (!rc)
-        rc = mdb_env_set_maxdbs(w->env, 4);
+        rc = mdb_env_set_maxdbs(w->env, DB_N);
     if (!rc)
         rc = mdb_env_set_mapsize(w->env, w->mapsize);
     if (!rc)
@@ -494,6 +497,33 @@ int ps_shard_writer_put_sources(ps_shard_writer *w, uint32_t bucket, uint32_t se
         return rc;
     w->sources_due = 0;
     return w->lengths_due ? PS_OK : maybe_commit(w, err);
+}
+
+int ps_shard_writer_enable_exec(ps_shard_writer *w, ps_error *err)
+{
+    if (!w->txn || w->have_last)
+        return ps_error_set(err, PS_EINVAL, "%s: exec enabled after the first put", w->path);
+    int rc = mdb_dbi_open(w->txn, PS_SHARD_EXEC_DB, MDB_CREATE, &w->dbi[DB_EXEC]);
+    if (rc)
+        return lmdb_err(w, err, "opening the exec database", rc);
+    w->exec = 1;
+    return 0;
+}
+
+int ps_shard_writer_put_exec(ps_shard_writer *w, uint32_t bucket, uint32_t seq,
+                             const unsigned char *entries, uint32_t n, ps_error *err)
+{
+    if (!w->exec || !w->have_last || bucket != w->last_bucket || seq != w->last_seq)
+        return ps_error_set(err, PS_EINVAL,
+                            "%s: fingerprints of bucket %u block %u: not the block just put",
+                            w->path, bucket, seq);
+    if (!w->txn)
+        return ps_error_set(err, PS_EIO, "%s: writer failed earlier", w->path);
+    unsigned char key[8];
+    block_key(key, bucket, seq);
+    int rc = put(w, DB_EXEC, key, sizeof key, n ? (const void *)entries : "",
+                 (size_t)n * PS_EXEC_ENTRY_BYTES, err);
+    return rc ? rc : (w->lengths_due || w->sources_due) ? PS_OK : maybe_commit(w, err);
 }
 
 int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const void *block,

@@ -235,6 +235,54 @@ int ps_shard_read_sources(const ps_shard *s, uint32_t bucket, uint32_t seq, ps_b
 size_t ps_shard_sources_count(const ps_shard *s);
 /* Whether the shard has a "sources" database at all, even an empty one. */
 bool ps_shard_has_sources_db(const ps_shard *s);
+/* The optional "exec" database (docs/FORMAT.md): builds with --execute
+ * store under each block's key its records' execution fingerprints, n
+ * entries of PS_EXEC_ENTRY_BYTES, little-endian:
+ *   0 u8 status_before, 1 u8 status_after (ps_exec_status; 255: not run),
+ *   2 u16 flags (bit 0: cleaning changed the SQL, so it ran twice),
+ *   4 u32 zero, 8 u64 rows_before, 16 u64 hash_before, 24 u64 rows_after,
+ *   32 u64 hash_after.
+ * A set built without it has none, and its shards keep their bytes. */
+#define PS_SHARD_EXEC_DB "exec"
+#define PS_EXEC_ENTRY_BYTES 40
+#define PS_EXEC_ENTRY_NOT_RUN 255 /* = PS_EXEC_NOT_RUN (pairshard/reader.h) */
+
+/* One entry in the layout above. */
+static inline void ps_exec_entry_encode(unsigned char e[PS_EXEC_ENTRY_BYTES], unsigned before,
+                                        unsigned after, unsigned flags, uint64_t rows_before,
+                                        uint64_t hash_before, uint64_t rows_after,
+                                        uint64_t hash_after)
+{
+    e[0] = (unsigned char)before;
+    e[1] = (unsigned char)after;
+    e[2] = (unsigned char)flags;
+    e[3] = (unsigned char)(flags >> 8);
+    ps_put_le32(e + 4, 0);
+    ps_put_le64(e + 8, rows_before);
+    ps_put_le64(e + 16, hash_before);
+    ps_put_le64(e + 24, rows_after);
+    ps_put_le64(e + 32, hash_after);
+}
+
+/* Makes the writer keep the "exec" database: call after open, before the
+ * first put. 0, or PS_EIO naming the shard. */
+int ps_shard_writer_enable_exec(ps_shard_writer *w, ps_error *err);
+/* Stores the fingerprints of the block just put at (bucket, seq): n
+ * entries already encoded (n * PS_EXEC_ENTRY_BYTES bytes). PS_EINVAL when
+ * (bucket, seq) is not the last block put or exec is not enabled. */
+int ps_shard_writer_put_exec(ps_shard_writer *w, uint32_t bucket, uint32_t seq,
+                             const unsigned char *entries, uint32_t n, ps_error *err);
+/* The fingerprints of block (bucket, seq): 1 with *entries (encoded,
+ * valid until the next call of this function on the shard or its close)
+ * and *n; 0 when the shard has none for it; PS_ECORRUPT when the value's
+ * size is not a multiple of PS_EXEC_ENTRY_BYTES or the file was
+ * truncated. One thread at a time per shard, like ps_shard_get. */
+int ps_shard_get_exec(ps_shard *s, uint32_t bucket, uint32_t seq,
+                      const unsigned char **entries, size_t *n, ps_error *err);
+/* Whether the shard has an "exec" database, and its entries. */
+bool ps_shard_has_exec_db(const ps_shard *s);
+size_t ps_shard_exec_count(const ps_shard *s);
+
 /* Size of the shard file in bytes, as opened. */
 uint64_t ps_shard_file_bytes(const ps_shard *s);
 

@@ -43,6 +43,8 @@ typedef struct vstate {
     ps_shard *shard;         /* the shard being read */
     size_t lengths_seen;     /* its lengths entries matched to blocks (version 2) */
     size_t sources_seen;     /* its sources entries matched to blocks (several sources) */
+    bool exec;               /* it has an exec database (--execute) */
+    size_t exec_seen;        /* its exec entries matched to blocks */
 } vstate;
 
 /* Records the first corruption: "PATH: bucket B block S: message". */
@@ -176,6 +178,32 @@ static int check_sources_entry(vstate *v, const ps_block_view *bv, uint32_t b, u
     return 0;
 }
 
+/* The exec entry of block (b, q) must hold one fingerprint per record,
+ * each with statuses in range. */
+static int check_exec_entry(vstate *v, const ps_block_view *bv, uint32_t b, uint32_t q)
+{
+    const unsigned char *fps;
+    size_t n;
+    ps_error e;
+    int rc = ps_shard_get_exec(v->shard, b, q, &fps, &n, &e);
+    if (rc < 0)
+        return bad(v, "exec_db", (long)b, (long)q, "%s", e.message);
+    if (rc == 0)
+        return bad(v, "exec_db", (long)b, (long)q, "no entry in the exec database");
+    v->exec_seen++;
+    if (n != bv->n)
+        return bad(v, "exec_db", (long)b, (long)q,
+                   "the exec database holds %zu fingerprints for it, the block has %u records",
+                   n, bv->n);
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *f = fps + i * PS_EXEC_ENTRY_BYTES;
+        for (int k = 0; k < 2; k++)
+            if (f[k] > 4 && f[k] != PS_EXEC_ENTRY_NOT_RUN)
+                return bad(v, "exec_db", (long)b, (long)q, "record %zu: status %u", i, f[k]);
+    }
+    return 0;
+}
+
 /* A shard has a sources database exactly when the manifest lists sources,
  * and then one entry per block. */
 static int check_sources_db(vstate *v, bool has_db, size_t entries)
@@ -238,6 +266,8 @@ static int on_block(void *user, uint32_t b, uint32_t q, const void *data, size_t
     if (m->format_version >= 2 && (rc = check_lengths_entry(v, &bv, b, q)))
         return rc;
     if (m->n_sources && (rc = check_sources_entry(v, &bv, b, q)))
+        return rc;
+    if (v->exec && (rc = check_exec_entry(v, &bv, b, q)))
         return rc;
     uint64_t toks = bv.token_start[bv.n];
     v->sb[b].records += bv.n;
@@ -336,10 +366,12 @@ static int verify_shard(vstate *v, const char *dir)
     v->shard = s;
     v->lengths_seen = 0;
     v->sources_seen = 0;
+    v->exec = ps_shard_has_exec_db(s);
+    v->exec_seen = 0;
     rc = ps_shard_foreach(s, on_block, v, &e);
     v->shard = NULL;
     uint64_t lmdb_blocks = ps_shard_block_count(s);
-    size_t lengths_entries = ps_shard_lengths_count(s);
+    size_t lengths_entries = ps_shard_lengths_count(s), exec_entries = ps_shard_exec_count(s);
     size_t sources_entries = ps_shard_sources_count(s);
     ps_shard_close(s);
     if (rc && v->rep->kind == NULL && rc == PS_ECORRUPT) {
@@ -356,6 +388,10 @@ static int verify_shard(vstate *v, const char *dir)
                    lengths_entries, v->lengths_seen);
     if ((rc = check_sources_db(v, has_sources, sources_entries)))
         return rc;
+    if (v->exec && v->exec_seen < exec_entries)
+        return bad(v, "exec_db", -1, -1,
+                   "the exec database holds %zu entries, the shard %zu blocks", exec_entries,
+                   v->exec_seen);
     for (; v->cur_bucket < m->n_buckets; v->cur_bucket++, v->next_seq = 0)
         if ((rc = finish_bucket(v, v->cur_bucket)))
             return rc;

@@ -108,6 +108,11 @@ static const checkdef DEFS[C_N] = {
     {"history_hidden", "dialogue", ">", 0, NAN, M_WARN,
      "dialogue turns with earlier utterances that the prompt does not show (no template, or "
      "one without a {history} placeholder)"},
+    /* a rule that keeps SQL compiling but changes its answer ('France' ->
+     * 'france') teaches wrong answers: any stops the build */
+    {"sql_result_regression", "execution", ">", 0, NAN, M_FAIL,
+     "records whose raw SQL ran (ok or empty) and whose cleaned SQL's result fingerprint "
+     "(status, rows, hash of the rows) differs"},
 };
 
 static const struct {
@@ -750,7 +755,7 @@ static json_t *config_json(const ps_vconfig *c)
     }
     for (int i = 0; i < C_N; i++)
         if (strcmp(DEFS[i].group, "sql") && strcmp(DEFS[i].group, "generation") &&
-            strcmp(DEFS[i].group, "dialogue"))
+            strcmp(DEFS[i].group, "dialogue") && strcmp(DEFS[i].group, "execution"))
             check_config_json(c, i, th, mo);
     for (int i = 0; i < P_N; i++)
         json_object_set_new(th, PARAMS[i].name, PARAMS[i].integer ? json_integer((json_int_t)c->param[i])

@@ -47,6 +47,7 @@ enum {
     C_ROUND_TRIP,     /* group "generation": builds of causal and seq2seq sets */
     C_JUNCTION,
     C_HISTORY_HIDDEN, /* group "dialogue": builds with --turns and a template */
+    C_SQL_RESULT_REGRESSION, /* group "execution": builds that ran the SQL before and after */
     C_N
 };
 

@@ -1,7 +1,7 @@
 /* validate/checks_sql.c — the checks of SQL compiled against its schema
- * (docs/REPORT.md): a record whose SQL compiled before cleaning and not
- * after was broken by cleaning, and the build stops naming the rules that
- * changed it; raw SQL that often fails to compile says the data itself
+ * and run on its database (docs/REPORT.md): a record whose SQL compiled
+ * before cleaning and not after, or whose result changed, was broken by
+ * cleaning, and the build stops naming the rules that changed it; raw SQL that often fails to compile says the data itself
  * (or the schema given) is suspect, and only warns. */
 #include "validate/checks.h"
 #include "validate/vsql.h"
@@ -71,6 +71,40 @@ static void regression_check(ctx *x, const ps_vsql *v, json_t *sql)
          rules, ids, x->c->fail[C_SQL_REGRESSION], ps_vcheck_word(vd));
 }
 
+/* Execution before and after cleaning: a record whose raw SQL ran and
+ * whose cleaned SQL returns another result (another status, row count or
+ * hash of the rows) was changed in meaning by cleaning; the build stops
+ * naming the rules that changed it, as for compile regressions. */
+static void result_check(ctx *x, const ps_vsql *v, json_t *sql)
+{
+    json_t *reg = json_object_get(json_object_get(json_object_get(sql, "execution"), "result"),
+                                  "regressions");
+    json_t *by_rule = json_object_get(reg, "by_rule");
+    uint64_t n = v->result_regressions;
+    double value = (double)n;
+    int vd = ps_vcheck_verdict(x, C_SQL_RESULT_REGRESSION, value);
+    json_t *d = json_pack("{sIsIsOsO}", "compared", (json_int_t)v->result_compared, "regressions",
+                          (json_int_t)n, "by_rule", by_rule, "examples",
+                          json_object_get(reg, "examples"));
+    if (!n) {
+        ps_vcheck_push(x, C_SQL_RESULT_REGRESSION, value, NAN, d,
+             "no record's result changed with cleaning (%llu run before and after): %s",
+             (unsigned long long)v->result_compared, ps_vcheck_word(vd));
+        return;
+    }
+    char rules[400], ids[300];
+    rule_list(rules, sizeof rules, by_rule);
+    id_list(ids, sizeof ids, &v->res_ex);
+    const ps_vsql_ex *e = &v->res_ex.e[0];
+    ps_vcheck_push(x, C_SQL_RESULT_REGRESSION, value, NAN, d,
+         "%llu record%s whose SQL returns another result after cleaning (of %llu run before and "
+         "after); %s%s; e.g. %s (before: %s; after: %s) (threshold %.3g): %s",
+         (unsigned long long)n, n == 1 ? "" : "s", (unsigned long long)v->result_compared,
+         json_array_size(by_rule) ? "changed by rule " : "changed by no named rule (built-in cleaning)",
+         rules, ids, v->res_ex.n ? e->a : "?", v->res_ex.n ? e->b : "?",
+         x->c->fail[C_SQL_RESULT_REGRESSION], ps_vcheck_word(vd));
+}
+
 /* The failing class with the most raw records, or -1. */
 static int worst_class(const ps_vsql *v)
 {
@@ -127,10 +161,14 @@ int ps_validate_sql(const ps_vconfig *c, const ps_vsql *v, ps_vreport *r, ps_err
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     json_t *sql = ps_vsql_to_json(v);
     int rc = sql ? ps_vconfig_add_group_json(c, r->config, "sql") : PS_ENOMEM;
+    if (!rc && ps_vsql_executed_before(v))
+        rc = ps_vconfig_add_group_json(c, r->config, "execution");
     ctx x = {c, r, rc, "raw vs cleaned", ""};
     /* absent, not "pass", when a side was never checked */
     if (v->c[PS_VSQL_CHECKED] && v->c[PS_VSQL_CLEAN_CHECKED])
         regression_check(&x, v, sql);
+    if (ps_vsql_executed_before(v))
+        result_check(&x, v, sql);
     x.compares = "raw";
     if (v->c[PS_VSQL_CHECKED])
         rate_check(&x, v);

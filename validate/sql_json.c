@@ -60,6 +60,18 @@ static json_t *counts_json(const uint64_t c[PS_VSQL_K], json_t *o)
     return o;
 }
 
+/* {status: count} of the five statuses, in order. */
+static json_t *statuses_json(const uint64_t n[PS_VSQL_EXEC_N])
+{
+    json_t *st = json_object();
+    for (int s = 0; st && s < PS_VSQL_EXEC_N; s++)
+        if (json_object_set_new(st, ps_exec_status_name((ps_exec_status)(s)), ps_vjson_uint(n[s]))) {
+            json_decref(st);
+            st = NULL;
+        }
+    return st;
+}
+
 static int cmp_label(const void *a, const void *b)
 {
     return strcmp(((const ps_vsql_label *)a)->name, ((const ps_vsql_label *)b)->name);
@@ -78,8 +90,16 @@ static json_t *labels_json(const ps_vsql *v)
         memcpy(ls, v->labels, v->nlabels * sizeof *ls);
         qsort(ls, v->nlabels, sizeof *ls, cmp_label);
     }
-    for (size_t i = 0; a && i < v->nlabels; i++)
-        append_or_drop(&a, counts_json(ls[i].c, json_pack("{ss}", "label", ls[i].name)));
+    bool exec = ps_vsql_executed(v) > 0;
+    for (size_t i = 0; a && i < v->nlabels; i++) {
+        json_t *o = counts_json(ls[i].c, json_pack("{ss}", "label", ls[i].name));
+        /* a label's statuses only in builds that ran SQL: others keep their bytes */
+        if (o && exec && json_object_set_new(o, "execution", statuses_json(ls[i].exec))) {
+            json_decref(o);
+            o = NULL;
+        }
+        append_or_drop(&a, o);
+    }
     free(ls);
     return a;
 }
@@ -103,7 +123,7 @@ static json_t *classes_json(const ps_vsql *v)
 
 /* by_rule: the rules that changed regressed records, most first (ties in
  * rule order). */
-static json_t *by_rule_json(const ps_vsql *v)
+static json_t *by_rule_json(const ps_vsql *v, const uint64_t *count)
 {
     json_t *a = json_array();
     size_t *ord = v->n_rules ? malloc(v->n_rules * sizeof *ord) : NULL;
@@ -114,10 +134,10 @@ static json_t *by_rule_json(const ps_vsql *v)
         return NULL;
     }
     for (size_t i = 0; i < v->n_rules; i++) {
-        if (!v->rule_regressions[i])
+        if (!count[i])
             continue;
         size_t p = n++;
-        while (p > 0 && v->rule_regressions[ord[p - 1]] < v->rule_regressions[i]) {
+        while (p > 0 && count[ord[p - 1]] < count[i]) {
             ord[p] = ord[p - 1];
             p--;
         }
@@ -125,22 +145,42 @@ static json_t *by_rule_json(const ps_vsql *v)
     }
     for (size_t i = 0; a && i < n; i++)
         append_or_drop(&a, json_pack("{ssso}", "rule", v->rules[ord[i]], "count",
-                                     ps_vjson_uint(v->rule_regressions[ord[i]])));
+                                     ps_vjson_uint(count[ord[i]])));
     free(ord);
     return a;
 }
 
+/* Execution before and after cleaning (builds that ran the raw SQL too):
+ * the raw SQL's statuses, the unlabeled records' cleaned statuses, and
+ * the result regressions. */
+static int result_json(const ps_vsql *v, json_t *o)
+{
+    json_t *reg = json_object();
+    int bad = !reg;
+    bad |= !reg || json_object_set_new(reg, "count", ps_vjson_uint(v->result_regressions));
+    bad |= !reg || json_object_set_new(reg, "by_rule", by_rule_json(v, v->rule_result_regressions));
+    bad |= !reg || json_object_set_new(reg, "examples", exlist_json(&v->res_ex, "before", "after"));
+    if (bad) {
+        json_decref(reg);
+        return -1;
+    }
+    return json_object_set_new(o, "before", statuses_json(v->exec_before)) ||
+           json_object_set_new(o, "unlabeled", statuses_json(v->unlabeled_exec)) ||
+           json_object_set_new(o, "result", json_pack("{soso}", "compared",
+                                                      ps_vjson_uint(v->result_compared),
+                                                      "regressions", reg));
+}
+
 static json_t *execution_json(const ps_vsql *v)
 {
-    json_t *st = json_object();
-    for (int s = 0; st && s < PS_VSQL_EXEC_N; s++)
-        if (json_object_set_new(st, ps_exec_status_name((ps_exec_status)(s)), ps_vjson_uint(v->exec[s]))) {
-            json_decref(st);
-            st = NULL;
-        }
-    return json_pack("{sosososo}", "executed", ps_vjson_uint(ps_vsql_executed(v)), "statuses", st,
-                     "rows", ps_vjson_uint(v->rows), "examples",
-                     exlist_json(&v->exec_ex, "message", NULL));
+    json_t *o = json_pack("{sosososo}", "executed", ps_vjson_uint(ps_vsql_executed(v)), "statuses",
+                          statuses_json(v->exec), "rows", ps_vjson_uint(v->rows), "examples",
+                          exlist_json(&v->exec_ex, "message", NULL));
+    if (o && ps_vsql_executed_before(v) && result_json(v, o)) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 static json_t *regressions_json(const ps_vsql *v)
@@ -148,7 +188,7 @@ static json_t *regressions_json(const ps_vsql *v)
     json_t *o = json_object();
     int bad = !o;
     bad |= !o || json_object_set_new(o, "count", ps_vjson_uint(v->regressions));
-    bad |= !o || json_object_set_new(o, "by_rule", by_rule_json(v));
+    bad |= !o || json_object_set_new(o, "by_rule", by_rule_json(v, v->rule_regressions));
     bad |= !o || json_object_set_new(o, "examples",
                                      exlist_json(&v->reg_ex, "raw_message", "clean_message"));
     if (bad) {
@@ -244,6 +284,22 @@ static int exlist_from(json_t *a, ps_vsql_exlist *l, uint64_t count, const char 
     return 0;
 }
 
+/* {status: count} of the five statuses; *sum their total. */
+static int statuses_from(json_t *o, uint64_t n[PS_VSQL_EXEC_N], uint64_t *sum, ps_error *err)
+{
+    if (!json_is_object(o) || json_object_size(o) != PS_VSQL_EXEC_N)
+        return bad_format(err, "execution statuses must be an object with the 5 statuses");
+    *sum = 0;
+    for (int s = 0; s < PS_VSQL_EXEC_N; s++) {
+        int rc = ps_vjson_u64(o, ps_exec_status_name((ps_exec_status)(s)), &n[s], CTX, err);
+        if (rc)
+            return rc;
+        if (__builtin_add_overflow(*sum, n[s], sum))
+            return bad_format(err, "execution counts overflow");
+    }
+    return 0;
+}
+
 /* The four compile counts of an object, consistent among themselves. */
 static int counts_from(json_t *o, uint64_t c[PS_VSQL_K], const char *what, ps_error *err)
 {
@@ -291,6 +347,10 @@ static int labels_from(json_t *j, ps_vsql *v, ps_error *err)
         if (!l)
             return ps_error_set(err, PS_ENOMEM, "out of memory");
         if ((rc = counts_from(e, l->c, "a label", err)) || (rc = sum_into(s, l->c, err)))
+            return rc;
+        uint64_t ignored;
+        json_t *ex = json_object_get(e, "execution");
+        if (ex && (rc = statuses_from(ex, l->exec, &ignored, err)))
             return rc;
         prev = name;
     }
@@ -413,24 +473,74 @@ static int fixed_from(json_t *o, ps_vsql *v, ps_error *err)
                        "clean_message", false, "fixed", err);
 }
 
+/* The labels' and unlabeled statuses add up to the totals. */
+static int label_statuses_agree(const ps_vsql *v, ps_error *err)
+{
+    for (int s = 0; s < PS_VSQL_EXEC_N; s++) {
+        uint64_t sum = v->unlabeled_exec[s];
+        for (size_t i = 0; i < v->nlabels; i++)
+            if (__builtin_add_overflow(sum, v->labels[i].exec[s], &sum))
+                return bad_format(err, "execution counts overflow");
+        if (sum != v->exec[s])
+            return bad_format(err, "the labels' execution statuses do not add up");
+    }
+    return 0;
+}
+
+/* before, unlabeled and result: present when the raw SQL ran too. */
+static int result_from(json_t *o, ps_vsql *v, uint64_t executed, ps_error *err)
+{
+    uint64_t before, ignored;
+    json_t *res = json_object_get(o, "result"), *reg = json_object_get(res, "regressions");
+    int rc = statuses_from(json_object_get(o, "before"), v->exec_before, &before, err);
+    if (!rc)
+        rc = statuses_from(json_object_get(o, "unlabeled"), v->unlabeled_exec, &ignored, err);
+    if (!rc && !json_is_object(reg))
+        rc = bad_format(err, "execution.result.regressions must be an object");
+    if (!rc && ((rc = ps_vjson_u64(res, "compared", &v->result_compared, CTX, err)) ||
+                (rc = ps_vjson_u64(reg, "count", &v->result_regressions, CTX, err))))
+        return rc;
+    if (!rc && (before != executed ||
+                v->result_compared > v->exec_before[PS_EXEC_OK] + v->exec_before[PS_EXEC_EMPTY] ||
+                v->result_regressions > v->result_compared))
+        rc = bad_format(err, "the execution before cleaning does not add up");
+    if (!rc)
+        rc = label_statuses_agree(v, err);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(reg, "by_rule"), i, e)
+    {
+        long r = rc ? -1 : rule_index(v, json_string_value(json_object_get(e, "rule")));
+        uint64_t c = 0;
+        if (!rc && (r < 0 || v->rule_result_regressions[r]))
+            rc = bad_format(err, "result regressions by_rule: not a rule of 'rules', or twice");
+        if (!rc && !(rc = ps_vjson_u64(e, "count", &c, CTX, err)) &&
+            (!c || c > v->result_regressions))
+            rc = bad_format(err, "a rule's result regressions must be between 1 and the count");
+        if (!rc)
+            v->rule_result_regressions[r] = c;
+    }
+    if (!rc && !json_is_array(json_object_get(reg, "by_rule")))
+        rc = bad_format(err, "execution.result.regressions.by_rule must be an array");
+    return rc ? rc
+              : exlist_from(json_object_get(reg, "examples"), &v->res_ex, v->result_regressions,
+                            "before", "after", false, "result regressions", err);
+}
+
 static int execution_from(json_t *o, ps_vsql *v, ps_error *err)
 {
     int rc;
     uint64_t executed, sum = 0;
-    json_t *st = json_object_get(o, "statuses");
-    if (!json_is_object(o) || !json_is_object(st) || json_object_size(st) != PS_VSQL_EXEC_N)
+    if (!json_is_object(o))
         return bad_format(err, "'execution' must be an object with the 5 statuses");
     if ((rc = ps_vjson_u64(o, "executed", &executed, CTX, err)) ||
-        (rc = ps_vjson_u64(o, "rows", &v->rows, CTX, err)))
+        (rc = ps_vjson_u64(o, "rows", &v->rows, CTX, err)) ||
+        (rc = statuses_from(json_object_get(o, "statuses"), v->exec, &sum, err)))
         return rc;
-    for (int s = 0; s < PS_VSQL_EXEC_N; s++) {
-        if ((rc = ps_vjson_u64(st, ps_exec_status_name((ps_exec_status)(s)), &v->exec[s], CTX, err)))
-            return rc;
-        if (__builtin_add_overflow(sum, v->exec[s], &sum))
-            return bad_format(err, "execution counts overflow");
-    }
     if (sum != executed || executed > v->records)
         return bad_format(err, "the execution counts do not add up");
+    if (json_object_get(o, "before") && (rc = result_from(o, v, executed, err)))
+        return rc;
     return exlist_from(json_object_get(o, "examples"), &v->exec_ex,
                        v->exec[PS_EXEC_ERROR] + v->exec[PS_EXEC_TIMEOUT], "message", NULL, true,
                        "execution", err);

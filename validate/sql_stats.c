@@ -6,6 +6,7 @@
 #include "validate/vsql.h"
 #include "validate/vinternal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,8 @@ ps_vsql *ps_vsql_new(const char *const *rule_names, size_t n_rules)
     if (n_rules) {
         v->rules = calloc(n_rules, sizeof *v->rules);
         v->rule_regressions = calloc(n_rules, sizeof *v->rule_regressions);
-        if (!v->rules || !v->rule_regressions) {
+        v->rule_result_regressions = calloc(n_rules, sizeof *v->rule_result_regressions);
+        if (!v->rules || !v->rule_regressions || !v->rule_result_regressions) {
             ps_vsql_free(v);
             return NULL;
         }
@@ -52,6 +54,7 @@ void ps_vsql_free(ps_vsql *v)
         free(v->rules[i]);
     free(v->rules);
     free(v->rule_regressions);
+    free(v->rule_result_regressions);
     for (int c = 0; c < PS_SQL_CLASSES; c++) {
         exlist_free(&v->raw_ex[c]);
         exlist_free(&v->clean_ex[c]);
@@ -59,6 +62,7 @@ void ps_vsql_free(ps_vsql *v)
     exlist_free(&v->reg_ex);
     exlist_free(&v->fix_ex);
     exlist_free(&v->exec_ex);
+    exlist_free(&v->res_ex);
     free(v->labels);
     ps_strmap_free(&v->names);
     free(v);
@@ -117,6 +121,14 @@ uint64_t ps_vsql_executed(const ps_vsql *v)
     return n;
 }
 
+uint64_t ps_vsql_executed_before(const ps_vsql *v)
+{
+    uint64_t n = 0;
+    for (int s = 0; s < PS_VSQL_EXEC_N; s++)
+        n += v->exec_before[s];
+    return n;
+}
+
 bool ps_vsql_empty(const ps_vsql *v)
 {
     return !v || (!v->c[PS_VSQL_CHECKED] && !v->c[PS_VSQL_CLEAN_CHECKED] && !ps_vsql_executed(v) &&
@@ -156,10 +168,51 @@ static int add_compile(ps_vsql *v, const ps_vsql_record *r, uint64_t k[PS_VSQL_K
     return rc;
 }
 
+/* "ok, 3 rows, 0123456789abcdef" */
+static void fingerprint_text(char *out, size_t sz, int status, uint64_t rows, uint64_t hash)
+{
+    snprintf(out, sz, "%s, %llu row%s, %016llx", ps_exec_status_name((ps_exec_status)status),
+             (unsigned long long)rows, rows == 1 ? "" : "s", (unsigned long long)hash);
+}
+
+/* The execution part beside the cleaned SQL's status: the label's
+ * statuses, the raw SQL's status, and a result regression: a raw query
+ * that ran (ok or empty) whose cleaned query's fingerprint differs. */
+static int add_result(ps_vsql *v, const ps_vsql_record *r)
+{
+    uint64_t *to = v->unlabeled_exec;
+    if (r->label) {
+        ps_vsql_label *l = ps_vsql_label_get(v, r->label);
+        if (!l)
+            return PS_ENOMEM;
+        to = l->exec;
+    }
+    to[r->exec_status]++;
+    if (!r->ran_before)
+        return 0;
+    v->exec_before[r->exec_before]++;
+    if (r->exec_before != PS_EXEC_OK && r->exec_before != PS_EXEC_EMPTY)
+        return 0;
+    v->result_compared++;
+    if (r->exec_before == r->exec_status && r->exec_before_rows == r->exec_rows &&
+        r->exec_before_hash == r->exec_hash)
+        return 0;
+    v->result_regressions++;
+    for (size_t i = 0; r->touched && i < v->n_rules; i++)
+        v->rule_result_regressions[i] += (r->touched[i] & 2) != 0;
+    char a[96], b[96];
+    fingerprint_text(a, sizeof a, r->exec_before, r->exec_before_rows, r->exec_before_hash);
+    fingerprint_text(b, sizeof b, r->exec_status, r->exec_rows, r->exec_hash);
+    return ps_vsql_ex_push(&v->res_ex, r->id, a, b, -1);
+}
+
 int ps_vsql_add(ps_vsql *v, const ps_vsql_record *r)
 {
     if (!v || !r || r->raw_class < -1 || r->raw_class >= PS_SQL_CLASSES || r->clean_class < -1 ||
-        r->clean_class >= PS_SQL_CLASSES || r->exec_status < -1 || r->exec_status >= PS_VSQL_EXEC_N)
+        r->clean_class >= PS_SQL_CLASSES || r->exec_status < -1 ||
+        r->exec_status >= PS_VSQL_EXEC_N ||
+        (r->ran_before && (r->exec_before < 0 || r->exec_before >= PS_VSQL_EXEC_N ||
+                           r->exec_status < 0)))
         return PS_EINVAL;
     v->records++;
     uint64_t k[PS_VSQL_K] = {0};
@@ -189,6 +242,8 @@ int ps_vsql_add(ps_vsql *v, const ps_vsql_record *r)
         v->rows += r->exec_rows;
         if ((r->exec_status == PS_EXEC_ERROR || r->exec_status == PS_EXEC_TIMEOUT) &&
             (rc = ps_vsql_ex_push(&v->exec_ex, r->id, r->exec_msg, NULL, r->exec_status)))
+            return rc;
+        if ((rc = add_result(v, r)))
             return rc;
     }
     if (r->shortened) {
@@ -225,6 +280,8 @@ int ps_vsql_merge(ps_vsql *into, const ps_vsql *from)
             return PS_ENOMEM;
         for (int k = 0; k < PS_VSQL_K; k++)
             l->c[k] += from->labels[i].c[k];
+        for (int s = 0; s < PS_VSQL_EXEC_N; s++)
+            l->exec[s] += from->labels[i].exec[s];
     }
     into->records += from->records;
     for (int k = 0; k < PS_VSQL_K; k++) {
@@ -243,8 +300,15 @@ int ps_vsql_merge(ps_vsql *into, const ps_vsql *from)
     into->fixed += from->fixed;
     for (size_t i = 0; i < into->n_rules; i++)
         into->rule_regressions[i] += from->rule_regressions[i];
-    for (int s = 0; s < PS_VSQL_EXEC_N; s++)
+    for (int s = 0; s < PS_VSQL_EXEC_N; s++) {
         into->exec[s] += from->exec[s];
+        into->exec_before[s] += from->exec_before[s];
+        into->unlabeled_exec[s] += from->unlabeled_exec[s];
+    }
+    into->result_compared += from->result_compared;
+    into->result_regressions += from->result_regressions;
+    for (size_t i = 0; i < into->n_rules; i++)
+        into->rule_result_regressions[i] += from->rule_result_regressions[i];
     into->rows += from->rows;
     into->shortened += from->shortened;
     into->tables_dropped += from->tables_dropped;
@@ -255,5 +319,7 @@ int ps_vsql_merge(ps_vsql *into, const ps_vsql *from)
         rc = exlist_merge(&into->fix_ex, &from->fix_ex);
     if (!rc)
         rc = exlist_merge(&into->exec_ex, &from->exec_ex);
+    if (!rc)
+        rc = exlist_merge(&into->res_ex, &from->res_ex);
     return rc;
 }

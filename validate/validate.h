@@ -150,6 +150,13 @@ typedef struct ps_vsql_record {
     int gold;                        /* 0: not measured; else PS_VSQL_GOLD_MEASURED, with
                                         _TABLES: the prompt holds every table the SQL uses,
                                         _COLUMNS: every column */
+    /* ran_before: the raw SQL ran too (0, the default, for records added
+     * without it), exec_before its ps_exec_status; both result
+     * fingerprints (ps_exec_result): a record whose raw SQL ran (ok or
+     * empty) and whose cleaned SQL's fingerprint differs is a result
+     * regression, blamed on the rules that changed it */
+    int ran_before, exec_before;
+    uint64_t exec_before_rows, exec_before_hash, exec_hash;
 } ps_vsql_record;
 
 enum { PS_VSQL_GOLD_MEASURED = 1, PS_VSQL_GOLD_TABLES_KEPT = 2, PS_VSQL_GOLD_COLUMNS_KEPT = 4 };

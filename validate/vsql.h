@@ -41,6 +41,7 @@ typedef struct ps_vsql_exlist {
 typedef struct ps_vsql_label {
     char *name;
     uint64_t c[PS_VSQL_K];
+    uint64_t exec[PS_VSQL_EXEC_N]; /* the cleaned SQL's statuses */
 } ps_vsql_label;
 
 struct ps_vsql {
@@ -56,6 +57,14 @@ struct ps_vsql {
     uint64_t exec[PS_VSQL_EXEC_N], rows;
     ps_vsql_exlist exec_ex;               /* errors and timeouts */
     uint64_t shortened, tables_dropped, columns_dropped;
+    /* execution before and after cleaning: the raw SQL's statuses, the
+     * unlabeled records' cleaned statuses, the records whose raw SQL ran
+     * (ok or empty) with their cleaned SQL run too (compared), those whose
+     * result changed, per rule that changed them, and examples */
+    uint64_t exec_before[PS_VSQL_EXEC_N], unlabeled_exec[PS_VSQL_EXEC_N];
+    uint64_t result_compared, result_regressions;
+    uint64_t *rule_result_regressions;    /* n_rules */
+    ps_vsql_exlist res_ex;
     ps_vsql_label *labels;                /* names owned by `names` */
     size_t nlabels, cap;
     ps_strmap names;
@@ -66,5 +75,7 @@ struct ps_vsql {
 ps_vsql_label *ps_vsql_label_get(ps_vsql *v, const char *name);
 int ps_vsql_ex_push(ps_vsql_exlist *l, const char *id, const char *a, const char *b, int status);
 uint64_t ps_vsql_executed(const ps_vsql *v);
+/* Records whose raw SQL was run too (0: a statistics file of before). */
+uint64_t ps_vsql_executed_before(const ps_vsql *v);
 
 #endif /* PS_VALIDATE_VSQL_H */

@@ -34,7 +34,8 @@
  * and with schemas: unknown_database, sql_invalid; from the build's schema
  * selection: schema_lost_gold (--reject-lost-schema); a build (and the
  * Preprocessor) adds tokenizer_error (a tokenizer.json regex ran out of its
- * step budget on the record).
+ * step budget on the record); with execute and reject_failed_execution:
+ * execution_error, execution_timeout, execution_empty.
  *
  * Thread safety: a ps_cleaner is used by one thread at a time (the
  * functions taking one are not thread-safe on the same cleaner); distinct
@@ -128,6 +129,11 @@ typedef struct ps_clean_options {
      * SQL read-only, stopped after execute_timeout_ms (default 2000). */
     int execute;
     unsigned execute_timeout_ms;
+    /* With execute: rejects records whose cleaned SQL ends with these
+     * statuses, bit 1 << ps_exec_status (PS_EXEC_EMPTY 1, PS_EXEC_ERROR 2,
+     * PS_EXEC_TIMEOUT 3), as execution_empty, execution_error and
+     * execution_timeout. Default 0. */
+    unsigned reject_failed_execution;
 } ps_clean_options;
 
 enum {

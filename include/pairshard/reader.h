@@ -471,6 +471,41 @@ PS_API void ps_reader_close(ps_reader *r);
  *         with the reason in err. Thread-safe. */
 PS_API int ps_reader_state_check(const void *bytes, size_t len, ps_error *err);
 
+/* ---- execution fingerprints (sets built with --execute) --------------------
+ *
+ * A set built with --databases and --execute stores per record what its
+ * gold SQL returned before and after cleaning (docs/FORMAT.md, "exec"):
+ * the status (0 ok, 1 empty, 2 error, 3 timeout, 4 no_database;
+ * PS_EXEC_NOT_RUN: not run, e.g. a record without a database), the rows
+ * (up to the build's limit) and a hash of them (docs/REPORT.md,
+ * "sql_result_regression"). Read them in the set's storage order: shards
+ * in manifest order, blocks in key order, records in block order. */
+#define PS_EXEC_NOT_RUN 255
+#define PS_EXEC_SQL_CHANGED 1u /* flags: cleaning changed the SQL (it ran twice) */
+
+typedef struct ps_exec_fingerprint {
+    uint8_t status_before, status_after;
+    uint16_t flags;
+    uint32_t reserved;
+    uint64_t rows_before, hash_before, rows_after, hash_after;
+} ps_exec_fingerprint;
+
+typedef struct ps_exec_iter ps_exec_iter;
+
+/* Opens the set in `dir` for its fingerprints. 0; PS_ENOENT when the set
+ * holds none (built without --execute), naming it; or what opening the
+ * manifest and a shard gives (PS_EIO, PS_EFORMAT, PS_ECORRUPT,
+ * PS_EVERSION, PS_ENOMEM). */
+PS_API int ps_exec_iter_open(const char *dir, ps_exec_iter **out, ps_error *err);
+/* The next record: 1 with its id (id_len bytes, not terminated; valid
+ * until the next call) and fingerprint; 0 past the last; or PS_ECORRUPT
+ * (a block without fingerprints, or with another count of them), naming
+ * the shard and block. One thread at a time per iterator. */
+PS_API int ps_exec_iter_next(ps_exec_iter *it, const char **id, size_t *id_len,
+                             ps_exec_fingerprint *fp, ps_error *err);
+/* Frees the iterator; NULL is a no-op. */
+PS_API void ps_exec_iter_close(ps_exec_iter *it);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,11 +2,12 @@
 PyTorch (python/README.md). The reader itself is libpairshard's
 (docs/READER.md); this package binds it with ctypes, nothing compiled."""
 
+from .execution import exec_fingerprints
 from .loader import Batch, EmptySetError, Loader, PairshardError, SlotsExhaustedError
 from .preprocess import Preprocessor, RejectedError
 
 __all__ = ["Batch", "EmptySetError", "Loader", "PairshardError", "Preprocessor", "RejectedError",
-           "SlotsExhaustedError", "version"]
+           "SlotsExhaustedError", "exec_fingerprints", "version"]
 
 
 def version():

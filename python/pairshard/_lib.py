@@ -287,6 +287,28 @@ def candidates():
     return out
 
 
+PS_EXEC_NOT_RUN = 255
+PS_EXEC_SQL_CHANGED = 1
+EXEC_STATUS_NAMES = {0: "ok", 1: "empty", 2: "error", 3: "timeout", 4: "no_database",
+                     PS_EXEC_NOT_RUN: "not_run"}
+
+
+class ps_exec_fingerprint(ctypes.Structure):
+    _fields_ = [
+        ("status_before", ctypes.c_uint8),
+        ("status_after", ctypes.c_uint8),
+        ("flags", ctypes.c_uint16),
+        ("reserved", ctypes.c_uint32),
+        ("rows_before", ctypes.c_uint64),
+        ("hash_before", ctypes.c_uint64),
+        ("rows_after", ctypes.c_uint64),
+        ("hash_after", ctypes.c_uint64),
+    ]
+
+
+STRUCTS["ps_exec_fingerprint"] = ps_exec_fingerprint  # layout checked by test_loader.py
+
+
 def _declare(lib):
     c_reader_p = ctypes.c_void_p
     err_p = ctypes.POINTER(ps_error)
@@ -317,6 +339,13 @@ def _declare(lib):
         "ps_reader_get_bucket_bound": (ctypes.c_uint32, [c_reader_p, ctypes.c_uint32]),
         "ps_reader_close": (None, [c_reader_p]),
         "ps_reader_state_check": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, err_p]),
+        "ps_exec_iter_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
+                                             err_p]),
+        "ps_exec_iter_next": (ctypes.c_int, [ctypes.c_void_p,
+                                             ctypes.POINTER(ctypes.POINTER(ctypes.c_char)),
+                                             ctypes.POINTER(ctypes.c_size_t),
+                                             ctypes.POINTER(ps_exec_fingerprint), err_p]),
+        "ps_exec_iter_close": (None, [ctypes.c_void_p]),
         "ps_strerror": (ctypes.c_char_p, [ctypes.c_int]),
         "ps_err_name": (ctypes.c_char_p, [ctypes.c_int]),
         "ps_version_string": (ctypes.c_char_p, []),
