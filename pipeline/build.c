@@ -55,7 +55,6 @@ typedef struct stage {
     int kind;              /* STAGE_STATS or STAGE_WRITE */
     pthread_t thread;
     bool started;
-    size_t done;           /* chunks before this one are through the stage */
     int rc;
     ps_error err;
     double busy;

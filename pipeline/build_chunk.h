@@ -53,7 +53,7 @@ typedef struct chunk {
     uint64_t first_line;   /* of the first line */
     uint64_t blank;        /* blank lines the worker skipped */
     size_t input;          /* the input's position in cfg->inputs */
-    /* With the dedupe split (phase1.n_parts): the kept records this part
+    /* With the dedupe split (phase1.parts): the kept records this part
      * commits, grouped by dedupe part by the worker that cleaned them */
     ps_part_groups groups;
     /* A line range of a plain JSONL input (ingest/range_chain.c): the
