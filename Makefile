@@ -164,13 +164,14 @@ check-asan:
 	$(MAKE) BUILD=$(BUILD)/asan SANITIZE=1 test
 
 # ThreadSanitizer: a separate build of everything, then the reader's tests,
-# the checks' threaded sums, the dedupe's parts and one preprocessor shared
-# by threads.
+# the checks' threaded sums, the dedupe's parts, the ordered ring (test_ring)
+# and one preprocessor shared by threads.
 check-tsan:
 	$(MAKE) BUILD=$(BUILD)/tsan SANITIZE=thread all \
 	    $(patsubst tests/%.c,$(BUILD)/tsan/tests/%,$(wildcard tests/test_reader_*.c) \
 	                                                tests/test_validate_threads.c \
 	                                                tests/test_dedupe_parts.c \
+	                                                tests/test_ring.c \
 	                                                tests/test_preprocess_threads.c)
 	@sh tests/tsan/run.sh $(BUILD)/tsan
 

@@ -9,6 +9,7 @@
  * sink sees exactly what ps_cleaner_run would show it, in the same order.
  */
 #include "ingest/ingest.h"
+#include "ingest/ring.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -38,8 +39,7 @@ typedef struct ct_chunk {
     ct_item *items;
     int rc;
     ps_error err;
-    int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done */
-    ps_part_groups groups; /* its kept items by dedupe part (ct_run.turns) */
+    ps_part_groups groups; /* its kept items by dedupe part (ct_run.parts) */
     /* Whole JSONL lines in raw (ps_input_take_lines) that the worker
      * splits into recs; n is 0 until then. */
     bool lines_in;
@@ -56,15 +56,12 @@ typedef struct ct_run {
     ps_clean_line_sink line_sink;
     void *user;
     size_t nrules;
-    pthread_mutex_t mu;
-    pthread_cond_t work, done;
-    ct_chunk *ring;
-    size_t ring_n, head, tail, next_work;
-    bool stop;
+    /* the chunks' order and turns; its dedupe parts (none: the commit
+     * dedupes): a chunk is committed once every part is past it */
+    ps_ring ring;
+    ct_chunk *chunks;
+    size_t parts;
     uint64_t committed;        /* records of the input committed */
-    /* the dedupe's parts (none: the commit dedupes); a chunk is committed
-     * once every part is past it */
-    ps_part_turns turns;
     /* a plain JSONL input's rest, handed out as line ranges */
     ps_range_chain chain;
     ps_range_reader rng;
@@ -114,43 +111,28 @@ static void clean_chunk(ct_run *r, ct_chunk *ch, ps_clean_worker *w, ps_label_li
     for (size_t i = 0; i < ch->n_ok; i++) /* the arena is done growing */
         ps_clean_item_unpack(&ch->items[i].it, &ch->out, &ch->items[i].offs);
     ps_label_links_set(links, ch->items, sizeof *ch->items, ch->n_ok);
-    if (r->turns.n) /* the records cleaned before a failure are committed */
+    if (r->parts) /* the records cleaned before a failure are committed */
         ps_part_groups_fill(r->c, &ch->groups, ch->items, sizeof *ch->items, ch->n_ok, 0, 0);
 }
 
-static bool chunk_cleaned(const void *ctx, size_t s)
+/* A worker looks part k's chunk up. A failure keeps the records before
+ * the one that failed: the commit shows them, then the error. */
+static void resolve_chunk(ct_run *r, const ps_ring_job *j)
 {
-    const ct_run *r = ctx;
-    return r->ring[s % r->ring_n].state == 3;
-}
-
-/* A dedupe part whose turn a worker may take, or SIZE_MAX (under r->mu). */
-static size_t resolvable(const ct_run *r)
-{
-    return ps_part_turns_ready(&r->turns, r->tail, chunk_cleaned, r);
-}
-
-/* A worker looks part k's next chunk up (called and returning under
- * r->mu). A failure keeps the records before the one that failed: the
- * commit shows them, then the error. The calling thread is woken only
- * when the head, the chunk it waits for, is through every part. */
-static void resolve_next(ct_run *r, size_t k)
-{
-    ct_chunk *ch = &r->ring[ps_part_turns_take(&r->turns, k) % r->ring_n];
-    pthread_mutex_unlock(&r->mu);
+    ct_chunk *ch = &r->chunks[j->slot];
     ps_error e;
     ps_error_clear(&e);
     size_t failed = 0;
-    int rc = ps_part_groups_resolve(r->c, &ch->groups, ch->items, sizeof *ch->items, k, &failed,
-                                    &e);
-    pthread_mutex_lock(&r->mu);
+    int rc = ps_part_groups_resolve(r->c, &ch->groups, ch->items, sizeof *ch->items, j->part,
+                                    &failed, &e);
+    ps_ring_lock(&r->ring); /* other parts look the chunk up beside it */
     if (rc && failed < ch->n_ok) {
         ch->n_ok = failed;
         ch->rc = rc;
         ch->err = e;
     }
-    if (ps_part_turns_end(&r->turns, k, r->head))
-        pthread_cond_broadcast(&r->done);
+    ps_ring_done_locked(&r->ring, j, false);
+    ps_ring_unlock(&r->ring);
 }
 
 static void *worker_main(void *arg)
@@ -159,35 +141,21 @@ static void *worker_main(void *arg)
     ps_clean_worker *w = NULL;
     ps_label_links links = {NULL, 0};
     int init = ps_clean_worker_create(r->c, &w);
-    pthread_mutex_lock(&r->mu);
-    for (;;) {
-        size_t k = SIZE_MAX;
-        while (!r->stop && r->next_work == r->tail && (k = resolvable(r)) == SIZE_MAX)
-            pthread_cond_wait(&r->work, &r->mu);
-        if (!r->stop && (k != SIZE_MAX || (k = resolvable(r)) != SIZE_MAX)) {
-            resolve_next(r, k); /* first: the commit waits for it */
+    ps_ring_job j;
+    while (ps_ring_take(&r->ring, &j) != PS_RING_STOP) {
+        if (j.kind == PS_RING_RESOLVE) {
+            resolve_chunk(r, &j);
             continue;
         }
-        if (r->next_work == r->tail)
-            break;
-        ct_chunk *ch = &r->ring[r->next_work++ % r->ring_n];
-        ch->state = 2;
-        pthread_mutex_unlock(&r->mu);
+        ct_chunk *ch = &r->chunks[j.slot];
         if (init) {
             ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
             if (ch->ranged) /* the chunks after it wait for its place */
                 ps_range_chain_skip(&r->chain, &ch->ticket);
         } else
             clean_chunk(r, ch, w, &links);
-        pthread_mutex_lock(&r->mu);
-        ch->state = 3;
-        if (r->turns.n) /* its parts to look up, for idle workers too; the
-                         * last part through it wakes the commit */
-            pthread_cond_broadcast(&r->work);
-        else
-            pthread_cond_broadcast(&r->done);
+        ps_ring_done(&r->ring, &j, false);
     }
-    pthread_mutex_unlock(&r->mu);
     ps_clean_worker_free(w);
     ps_label_links_free(&links);
     return NULL;
@@ -249,7 +217,7 @@ static int fill_chunk(ct_run *r, ps_input_ctx *in, ct_chunk *ch, bool *end, ps_e
 {
     ch->n = 0;
     ch->n_ok = 0; /* a worker that cannot start cleans none of them */
-    if (r->turns.n)
+    if (r->parts)
         ps_part_groups_fill(r->c, &ch->groups, ch->items, sizeof *ch->items, 0, 0, 0);
     ch->rc = 0;
     ch->lines_in = ch->ranged = false;
@@ -305,38 +273,36 @@ static int fill_chunk(ct_run *r, ps_input_ctx *in, ct_chunk *ch, bool *end, ps_e
     return rc < 0 ? rc : 0;
 }
 
-static void ring_free(ct_run *r)
+static void chunks_free(ct_run *r)
 {
-    for (size_t i = 0; r->ring && i < r->ring_n; i++) {
-        free(r->ring[i].recs);
-        free(r->ring[i].raw_off);
-        free(r->ring[i].items);
-        ps_buf_free(&r->ring[i].raw);
-        ps_buf_free(&r->ring[i].out);
-        ps_buf_free(&r->ring[i].lines);
-        ps_part_groups_free(&r->ring[i].groups);
-        ps_line_range_free(&r->ring[i].range);
+    for (size_t i = 0; r->chunks && i < r->ring.n; i++) {
+        free(r->chunks[i].recs);
+        free(r->chunks[i].raw_off);
+        free(r->chunks[i].items);
+        ps_buf_free(&r->chunks[i].raw);
+        ps_buf_free(&r->chunks[i].out);
+        ps_buf_free(&r->chunks[i].lines);
+        ps_part_groups_free(&r->chunks[i].groups);
+        ps_line_range_free(&r->chunks[i].range);
     }
-    free(r->ring);
-    ps_part_turns_free(&r->turns);
+    free(r->chunks);
 }
 
-static int ring_alloc(ct_run *r, size_t threads)
+static int chunks_alloc(ct_run *r)
 {
-    r->ring_n = 2 * threads + 2;
-    r->ring = calloc(r->ring_n, sizeof *r->ring);
-    for (size_t i = 0; r->ring && i < r->ring_n; i++) {
-        ct_chunk *ch = &r->ring[i];
+    r->chunks = calloc(r->ring.n, sizeof *r->chunks);
+    for (size_t i = 0; r->chunks && i < r->ring.n; i++) {
+        ct_chunk *ch = &r->chunks[i];
         ps_line_range_init(&ch->range);
         ch->recs = malloc(CT_RING_RECORDS * sizeof *ch->recs);
         ch->raw_off = malloc(CT_RECORDS * sizeof *ch->raw_off);
         ch->items = malloc(CT_RING_RECORDS * sizeof *ch->items);
         if (!ch->recs || !ch->raw_off || !ch->items)
             return PS_ENOMEM;
-        if (r->turns.n && ps_part_groups_init(&ch->groups, CT_RING_RECORDS, r->turns.n))
+        if (r->parts && ps_part_groups_init(&ch->groups, CT_RING_RECORDS, r->parts))
             return PS_ENOMEM;
     }
-    return r->ring ? 0 : PS_ENOMEM;
+    return r->chunks ? 0 : PS_ENOMEM;
 }
 
 /* The calling thread: commits cleaned chunks at the head in order, fills
@@ -347,36 +313,23 @@ static int run_ring(ct_run *r, ps_input_ctx *in, ps_error *err)
     bool end = false;
     int rc = 0, read_rc = 0;
     ps_error read_err = {0};
-    pthread_mutex_lock(&r->mu);
-    while (!rc && (!end || r->head != r->tail)) {
-        while (!rc && r->head != r->tail && r->ring[r->head % r->ring_n].state == 3 &&
-               ps_part_turns_past(&r->turns, r->head)) {
-            ct_chunk *ch = &r->ring[r->head % r->ring_n];
-            pthread_mutex_unlock(&r->mu);
-            rc = commit_chunk(r, ch, err);
-            pthread_mutex_lock(&r->mu);
-            ch->state = 0;
-            r->head++;
-        }
-        if (rc)
+    for (;;) {
+        size_t s;
+        int step = ps_ring_next(&r->ring, end, &s);
+        if (step == PS_RING_DRAINED)
             break;
-        if ((end || r->tail - r->head == r->ring_n) && r->head != r->tail) {
-            pthread_cond_wait(&r->done, &r->mu);
-            continue;
-        }
-        if (end)
-            continue;
-        ct_chunk *ch = &r->ring[r->tail % r->ring_n];
-        pthread_mutex_unlock(&r->mu);
-        read_rc = fill_chunk(r, in, ch, &end, &read_err);
-        pthread_mutex_lock(&r->mu);
-        if (ch->n || ch->lines_in) {
-            ch->state = 1;
-            r->tail++;
-            pthread_cond_signal(&r->work);
+        if (step == PS_RING_COMMIT) {
+            rc = commit_chunk(r, &r->chunks[s], err);
+            ps_ring_committed(&r->ring);
+            if (rc)
+                break;
+        } else if (step == PS_RING_FILL) {
+            ct_chunk *ch = &r->chunks[s];
+            read_rc = fill_chunk(r, in, ch, &end, &read_err);
+            if (ch->n || ch->lines_in)
+                ps_ring_filled(&r->ring, false);
         }
     }
-    pthread_mutex_unlock(&r->mu);
     if (!rc && read_rc) {
         *err = read_err;
         rc = read_rc;
@@ -451,19 +404,19 @@ static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *e
                     ? 0
                     : ps_cleaner_split_dedupe(c, threads < PS_DEDUPE_PARTS_MAX
                                                      ? threads : PS_DEDUPE_PARTS_MAX);
+    r.parts = ps_cleaner_dedupe_parts(c);
     pthread_t *tids = calloc(threads, sizeof *tids);
-    if (split == PS_ENOMEM || !tids || ps_part_turns_init(&r.turns, ps_cleaner_dedupe_parts(c)) ||
-        ring_alloc(&r, threads) || ps_range_chain_init(&r.chain, &r.mu)) {
+    int ringed = ps_ring_init(&r.ring, 2 * threads + 2, r.parts);
+    if (split == PS_ENOMEM || !tids || ringed || chunks_alloc(&r) ||
+        ps_range_chain_init(&r.chain, ps_ring_mutex(&r.ring))) {
         free(tids);
-        ring_free(&r);
+        chunks_free(&r);
+        ps_ring_destroy(&r.ring);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
     ps_input_ctx in;
     int rc = ps_input_open(c, &in, path, err);
     bool opened = rc == 0;
-    pthread_mutex_init(&r.mu, NULL);
-    pthread_cond_init(&r.work, NULL);
-    pthread_cond_init(&r.done, NULL);
     size_t started = 0;
     while (!rc && started < threads && ps_thread_create(&tids[started], worker_main, &r, "ps-clean") == 0)
         started++;
@@ -471,11 +424,7 @@ static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *e
         rc = ps_error_set(err, PS_ENOMEM, "cannot start worker threads");
     if (!rc)
         rc = run_ring(&r, &in, err);
-    pthread_mutex_lock(&r.mu);
-    r.stop = true;
-    r.next_work = r.tail; /* on error, queued chunks are not cleaned */
-    pthread_cond_broadcast(&r.work);
-    pthread_mutex_unlock(&r.mu);
+    ps_ring_stop(&r.ring); /* on error, queued chunks are not cleaned */
     for (size_t i = 0; i < started; i++)
         pthread_join(tids[i], NULL);
     if (!rc)
@@ -484,10 +433,8 @@ static int run_threads(ct_run *rr, const char *path, size_t threads, ps_error *e
     if (opened)
         ps_input_close(c, &in);
     free(tids);
-    ring_free(&r);
-    pthread_mutex_destroy(&r.mu);
-    pthread_cond_destroy(&r.work);
-    pthread_cond_destroy(&r.done);
+    chunks_free(&r);
     ps_range_chain_destroy(&r.chain);
+    ps_ring_destroy(&r.ring);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include "pipeline/build_chunk.h"
 #include "pipeline/preprocess_int.h"
 #include "common/unicode.h"
+#include "ingest/ring.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -54,7 +55,6 @@ typedef struct stage {
     int kind;              /* STAGE_STATS or STAGE_WRITE */
     pthread_t thread;
     bool started;
-    size_t done;           /* chunks before this one are through the stage */
     int rc;
     ps_error err;
     double busy;
@@ -64,23 +64,20 @@ typedef struct phase1 {
     const ps_build_config *cfg;
     ps_cleaner *cleaner;
     int32_t unk_id;
-    pthread_mutex_t mu;
-    pthread_cond_t work;
-    /* The calling thread waits on `done` alone; wake_main signals it only
-     * when it has something to do. */
-    pthread_cond_t done;
-    bool main_waits;       /* it is waiting */
-    size_t main_freed;     /* freed() when it began to */
-    chunk *ring;
-    size_t ring_n;
-    size_t head, tail;     /* queued chunks are ring[head..tail) mod ring_n */
-    size_t next_work;      /* next chunk a worker takes */
-    bool stop;
+    /* The chunks' order (ingest/ring.h). The dedupe split by hash into
+     * parts (ps_cleaner_split_dedupe; none with --keep-duplicates): any
+     * worker takes a part's turn once its next chunk is cleaned, so the
+     * parts go on side by side, each in input order; a chunk is
+     * committed once every part is past it. */
+    ps_ring ring;
+    chunk *chunks;         /* ring.n of them, indexed by the ring's slots */
+    size_t parts;
     double *busy, *idle;   /* per worker: seconds cleaning, seconds waiting */
     /* With more than one thread the commit only accounts and dedupes;
      * two stages behind it, a thread each, take the committed chunks in
-     * order: one adds them to the statistics, one writes the rejects,
-     * duplicates and spools. A chunk is free once both are through. */
+     * order (the ring's followers): one adds them to the statistics, one
+     * writes the rejects, duplicates and spools. A chunk is free once both
+     * are through. */
     bool staged;
     /* With one thread (--threads 1) no worker starts: the calling thread
      * cleans each chunk it reads itself, with this worker state, as
@@ -90,29 +87,19 @@ typedef struct phase1 {
     ps_tok_scratch *its;
     ps_encode_ctx ix;
     ps_label_links ilinks;
-    pthread_cond_t stage_cv; /* a chunk was committed, or stop */
     ps_build_state *st;
     stage stages[N_STAGES];
     /* With the stages, the workers also add the length statistics of
      * committed chunks (of the records ps_build_lengths_by_workers names),
-     * each into its own `lengths`, merged at the end: committed chunks
-     * [obs_done, obs_next) are being observed, [obs_next, head) wait. A
-     * chunk is free once it is observed, too. */
+     * each into its own `lengths`, merged at the end (the ring's
+     * observing). A chunk is free once it is observed, too. */
     uint32_t worker_labels;
     ps_build_lengths *lengths;
-    size_t obs_next, obs_done;
-    int obs_rc;
+    int obs_rc;            /* under the ring's lock */
     ps_error obs_err;
-    /* The dedupe split by hash into parts (ps_cleaner_split_dedupe; none
-     * with --keep-duplicates): any worker takes a part's turn once its
-     * next chunk is cleaned, so the parts go on side by side, each in
-     * input order; a chunk is committed once every part is past it. */
-    ps_part_turns turns;
     /* Line ranges (ingest/range_chain.c): where each range chunk's lines start */
     ps_range_chain chain;
 } phase1;
-
-static void wake_main(phase1 *p);
 
 #define PS_UNK_WORD_BYTES 256u
 
@@ -342,7 +329,7 @@ static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
         return;
     unpack(ch);
     ps_label_links_set(links, ch->items, sizeof *ch->items, ch->n);
-    if (p->turns.n) /* only this part's kept records: others are not committed */
+    if (p->parts) /* only this part's kept records: others are not committed */
         ps_part_groups_fill(p->cleaner, &ch->groups, ch->items, sizeof *ch->items, ch->n,
                             p->cfg->part_count, p->cfg->part_index);
 }
@@ -352,57 +339,41 @@ typedef struct worker_arg {
     size_t index;
 } worker_arg;
 
-/* A worker adds the lengths of the oldest committed chunk not yet taken
- * (called and returning under p->mu). */
-static void observe_next(phase1 *p, size_t self)
+/* A worker adds a committed chunk's lengths; after a failure the chunks
+ * are only passed on. */
+static void observe_chunk(phase1 *p, const ps_ring_job *j, size_t self)
 {
-    chunk *ch = &p->ring[p->obs_next % p->ring_n];
-    p->obs_next++;
-    bool failed = p->obs_rc != 0; /* then the chunk is only passed on */
-    pthread_mutex_unlock(&p->mu);
-    int rc = failed ? 0 : ps_build_observe_lengths(&p->lengths[self], ch, p->worker_labels);
-    pthread_mutex_lock(&p->mu);
-    ch->observed = true;
+    const chunk *ch = &p->chunks[j->slot];
+    int rc = j->failed_before ? 0
+             : ps_build_observe_lengths(&p->lengths[self], ch, p->worker_labels);
+    ps_ring_lock(&p->ring);
     if (rc && !p->obs_rc) {
         p->obs_rc = rc;
         ps_error_set(&p->obs_err, rc, "out of memory in the statistics");
     }
-    while (p->obs_done < p->obs_next && p->ring[p->obs_done % p->ring_n].observed)
-        p->obs_done++;
-    wake_main(p);
+    ps_ring_done_locked(&p->ring, j, rc != 0);
+    ps_ring_unlock(&p->ring);
 }
 
-static bool chunk_cleaned(const void *ctx, size_t s)
+/* A worker looks part k's chunk up. A chunk that failed is only passed
+ * on: its error is the commit's to report. Other parts look the chunk up
+ * beside it, so its error is read and set under the ring's lock. */
+static void resolve_chunk(phase1 *p, const ps_ring_job *j)
 {
-    const phase1 *p = ctx;
-    return p->ring[s % p->ring_n].state == 3;
-}
-
-/* A dedupe part whose turn a worker may take, or SIZE_MAX (under p->mu). */
-static size_t resolvable(const phase1 *p)
-{
-    return ps_part_turns_ready(&p->turns, p->tail, chunk_cleaned, p);
-}
-
-/* A worker looks part k's next chunk up (called and returning under
- * p->mu). A chunk that failed is only passed on: its error is the
- * commit's to report. The calling thread is woken only when the chunk it
- * waits for, the head, is through every part. */
-static void resolve_next(phase1 *p, size_t k)
-{
-    chunk *ch = &p->ring[ps_part_turns_take(&p->turns, k) % p->ring_n];
+    chunk *ch = &p->chunks[j->slot];
+    ps_ring_lock(&p->ring);
     bool failed = ch->rc != 0;
-    pthread_mutex_unlock(&p->mu);
+    ps_ring_unlock(&p->ring);
     ps_error e;
     ps_error_clear(&e);
-    int rc = failed ? 0 : resolve_part(p, ch, k, &e);
-    pthread_mutex_lock(&p->mu);
+    int rc = failed ? 0 : resolve_part(p, ch, j->part, &e);
+    ps_ring_lock(&p->ring);
     if (rc && !ch->rc) {
         ch->rc = rc;
         ch->err = e;
     }
-    if (ps_part_turns_end(&p->turns, k, p->head))
-        wake_main(p);
+    ps_ring_done_locked(&p->ring, j, false);
+    ps_ring_unlock(&p->ring);
 }
 
 static void *worker_main(void *arg)
@@ -416,51 +387,27 @@ static void *worker_main(void *arg)
     memset(&x, 0, sizeof x);
     ps_label_links links = {NULL, 0};
     int init = ps_clean_worker_create(p->cleaner, &w);
-    pthread_mutex_lock(&p->mu);
-    for (;;) {
-        size_t k = SIZE_MAX;
-        while (!p->stop && p->next_work == p->tail && p->obs_next == p->head &&
-               (k = resolvable(p)) == SIZE_MAX)
-            pthread_cond_wait(&p->work, &p->mu);
-        /* first a part's turn: the commit waits for it; then a chunk's
-         * lengths: it frees the chunk */
-        bool resolve = !p->stop && (k != SIZE_MAX || (k = resolvable(p)) != SIZE_MAX);
-        if (resolve || (!p->stop && p->obs_next != p->head)) {
-            double t1 = ps_build_now();
-            idle += t1 - t0;
-            if (resolve)
-                resolve_next(p, k);
-            else
-                observe_next(p, self);
-            t0 = ps_build_now();
-            busy += t0 - t1;
-            continue;
-        }
-        if (p->next_work == p->tail) /* stopped */
-            break;
-        chunk *ch = &p->ring[p->next_work % p->ring_n];
-        p->next_work++;
-        ch->state = 2;
-        pthread_mutex_unlock(&p->mu);
+    ps_ring_job j;
+    while (ps_ring_take(&p->ring, &j) != PS_RING_STOP) {
         double t1 = ps_build_now();
         idle += t1 - t0;
-        if (init || !ts) {
-            ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
-            if (ch->ranged) /* the chunks after it wait for its place */
-                ps_range_chain_skip(&p->chain, &ch->ticket);
-        } else
-            work_chunk(p, ch, self, w, ts, &x, &links);
+        if (j.kind == PS_RING_RESOLVE) {
+            resolve_chunk(p, &j);
+        } else if (j.kind == PS_RING_OBSERVE) {
+            observe_chunk(p, &j, self);
+        } else {
+            chunk *ch = &p->chunks[j.slot];
+            if (init || !ts) {
+                ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
+                if (ch->ranged) /* the chunks after it wait for its place */
+                    ps_range_chain_skip(&p->chain, &ch->ticket);
+            } else
+                work_chunk(p, ch, self, w, ts, &x, &links);
+            ps_ring_done(&p->ring, &j, false);
+        }
         t0 = ps_build_now();
         busy += t0 - t1;
-        pthread_mutex_lock(&p->mu);
-        ch->state = 3;
-        if (p->turns.n) /* its parts to look up, for idle workers too; the
-                         * last part through it wakes the commit */
-            pthread_cond_broadcast(&p->work);
-        else
-            wake_main(p);
     }
-    pthread_mutex_unlock(&p->mu);
     p->busy[self] = busy;
     p->idle[self] = idle + (ps_build_now() - t0);
     ps_clean_worker_free(w);
@@ -721,44 +668,43 @@ static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
     return rc;
 }
 
-static void ring_free(phase1 *p)
+static void chunks_free(phase1 *p)
 {
-    for (size_t i = 0; p->ring && i < p->ring_n; i++) {
-        free(p->ring[i].recs);
-        free(p->ring[i].raw_off);
-        free(p->ring[i].items);
-        free(p->ring[i].taken);
-        ps_part_groups_free(&p->ring[i].groups);
-        ps_line_range_free(&p->ring[i].range);
-        ps_buf_free(&p->ring[i].raw);
-        ps_buf_free(&p->ring[i].out);
-        ps_buf_free(&p->ring[i].spool);
+    for (size_t i = 0; p->chunks && i < p->ring.n; i++) {
+        free(p->chunks[i].recs);
+        free(p->chunks[i].raw_off);
+        free(p->chunks[i].items);
+        free(p->chunks[i].taken);
+        ps_part_groups_free(&p->chunks[i].groups);
+        ps_line_range_free(&p->chunks[i].range);
+        ps_buf_free(&p->chunks[i].raw);
+        ps_buf_free(&p->chunks[i].out);
+        ps_buf_free(&p->chunks[i].spool);
     }
-    free(p->ring);
+    free(p->chunks);
     free(p->busy);
     free(p->idle);
-    ps_part_turns_free(&p->turns);
 }
 
-static int ring_alloc(phase1 *p, size_t threads)
+static int chunks_alloc(phase1 *p, size_t threads)
 {
-    p->ring_n = 2 * threads + 2;
-    p->ring = calloc(p->ring_n, sizeof *p->ring);
+    p->chunks = calloc(p->ring.n, sizeof *p->chunks);
     p->busy = calloc(threads, sizeof *p->busy);
     p->idle = calloc(threads, sizeof *p->idle);
-    if (!p->ring || !p->busy || !p->idle)
+    if (!p->chunks || !p->busy || !p->idle)
         return PS_ENOMEM;
-    for (size_t i = 0; i < p->ring_n; i++) {
-        ps_line_range_init(&p->ring[i].range);
-        p->ring[i].recs = malloc(RING_RECORDS * sizeof *p->ring[i].recs);
-        p->ring[i].raw_off = malloc(CHUNK_RECORDS * sizeof *p->ring[i].raw_off);
-        p->ring[i].items = malloc(RING_RECORDS * sizeof *p->ring[i].items);
-        p->ring[i].taken = malloc(RING_RECORDS);
-        if (!p->ring[i].recs || !p->ring[i].raw_off || !p->ring[i].items || !p->ring[i].taken)
+    for (size_t i = 0; i < p->ring.n; i++) {
+        chunk *ch = &p->chunks[i];
+        ps_line_range_init(&ch->range);
+        ch->recs = malloc(RING_RECORDS * sizeof *ch->recs);
+        ch->raw_off = malloc(CHUNK_RECORDS * sizeof *ch->raw_off);
+        ch->items = malloc(RING_RECORDS * sizeof *ch->items);
+        ch->taken = malloc(RING_RECORDS);
+        if (!ch->recs || !ch->raw_off || !ch->items || !ch->taken)
             return PS_ENOMEM;
     }
-    for (size_t i = 0; p->turns.n && i < p->ring_n; i++)
-        if (ps_part_groups_init(&p->ring[i].groups, RING_RECORDS, p->turns.n))
+    for (size_t i = 0; p->parts && i < p->ring.n; i++)
+        if (ps_part_groups_init(&p->chunks[i].groups, RING_RECORDS, p->parts))
             return PS_ENOMEM;
     return 0;
 }
@@ -857,46 +803,31 @@ static int stage_run(stage *sg, const chunk *ch)
     return 0;
 }
 
+/* A stage: follower sg->kind of the ring. A failure is set under the
+ * ring's lock, where the calling thread reads it (stage_failed). */
 static void *stage_main(void *arg)
 {
     stage *sg = arg;
     phase1 *p = sg->p;
     double busy = 0;
-    pthread_mutex_lock(&p->mu);
-    for (;;) {
-        while (!p->stop && p->staged && sg->done == p->head)
-            pthread_cond_wait(&p->stage_cv, &p->mu);
-        if (sg->done == p->head || sg->rc || !p->staged) /* !staged: the other did not start */
-            break;
-        chunk *ch = &p->ring[sg->done % p->ring_n];
-        pthread_mutex_unlock(&p->mu);
+    size_t s;
+    while (ps_ring_follow(&p->ring, (size_t)sg->kind, &s)) {
         double t = ps_build_now();
-        int rc = stage_run(sg, ch);
+        int rc = stage_run(sg, &p->chunks[s]);
         busy += ps_build_now() - t;
-        pthread_mutex_lock(&p->mu);
-        sg->rc = rc;
-        sg->done++;
-        wake_main(p);
+        if (rc) {
+            ps_ring_lock(&p->ring);
+            sg->rc = rc;
+            ps_ring_unlock(&p->ring);
+        }
+        ps_ring_followed(&p->ring, (size_t)sg->kind, rc != 0);
     }
     sg->busy = busy;
-    pthread_mutex_unlock(&p->mu);
     return NULL;
 }
 
-/* Chunks before this one are through every stage (and observed): free
- * again. */
-static size_t freed(const phase1 *p)
-{
-    size_t f = p->head;
-    for (int k = 0; p->staged && k < N_STAGES; k++)
-        if (p->stages[k].done < f)
-            f = p->stages[k].done;
-    if (p->worker_labels && p->obs_done < f)
-        f = p->obs_done;
-    return f;
-}
-
-/* A stage's failure, if any, as the build's (under p->mu). */
+/* A stage's failure, if any, as the build's (under the ring's lock, or
+ * after the threads are joined). */
 static int stage_failed(const phase1 *p, ps_error *err)
 {
     for (int k = 0; p->staged && k < N_STAGES; k++)
@@ -911,123 +842,79 @@ static int stage_failed(const phase1 *p, ps_error *err)
     return 0;
 }
 
-/* Whether the head chunk can be committed (under p->mu). */
-static bool head_ready(const phase1 *p)
-{
-    return p->head != p->tail && p->ring[p->head % p->ring_n].state == 3 &&
-           ps_part_turns_past(&p->turns, p->head);
-}
-
-/* Wakes the calling thread, when it waits, if it can go on: the head chunk
- * can be committed, a chunk was freed (its wait ends when the ring is no
- * longer full, or empty at the end) or something failed (under p->mu).
- * Waking it for every worker's step was a context switch for nothing
- * four times in five. */
-static void wake_main(phase1 *p)
-{
-    ps_error e;
-    if (p->main_waits &&
-        (head_ready(p) || freed(p) != p->main_freed || stage_failed(p, &e)))
-        pthread_cond_signal(&p->done);
-}
-
-/* Whether chunks remain to read or to see through every stage. The stages
- * move their counts under p->mu, so it is read under it. */
-static bool ring_pending(phase1 *p, const reader *rd)
-{
-    if (!rd->eof)
-        return true;
-    pthread_mutex_lock(&p->mu);
-    bool pending = freed(p) != p->tail;
-    pthread_mutex_unlock(&p->mu);
-    return pending;
-}
-
 /* With one thread the calling thread looks its chunk's records up, every
  * part in turn, as it cleaned them: the workers' share. */
 static void resolve_inline(phase1 *p, chunk *ch)
 {
-    for (size_t k = 0; k < p->turns.n; k++) {
-        ps_part_turns_take(&p->turns, k);
+    for (size_t k = 0; k < p->parts; k++)
         if (!ch->rc)
             ch->rc = resolve_part(p, ch, k, &ch->err);
-        ps_part_turns_end(&p->turns, k, p->head);
+}
+
+/* Commits the head chunk: accounting, dedupe; and, without the stages,
+ * its statistics and records (the calling thread). */
+static int commit_head(ps_build_state *st, phase1 *p, chunk *ch, ps_error *err)
+{
+    double t = ps_build_now();
+    int rc = commit_chunk(st, ch, err);
+    if (!rc && p->inline_work) /* the workers' share, done by the one there is */
+        rc = observe_inline(st, p, ch, err);
+    if (!rc && !p->staged && ps_build_observe_chunk(st, ch, p->inline_work ? UINT32_MAX : 0))
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory in the statistics");
+    if (!rc && !p->staged)
+        rc = write_chunk(st, ch, err);
+    st->prof.commit += ps_build_now() - t;
+    return rc;
+}
+
+/* Fills the tail chunk from the inputs and queues it; with one thread
+ * the calling thread works it first. */
+static int fill_tail(ps_build_state *st, phase1 *p, reader *rd, chunk *ch, ps_error *err)
+{
+    double t = ps_build_now();
+    int rc = fill_chunk(rd, ch, err);
+    st->prof.read += ps_build_now() - t;
+    if (rc || (ch->n == 0 && !ch->lines))
+        return rc;
+    if (p->inline_work) {
+        t = ps_build_now();
+        work_chunk(p, ch, 0, p->iw, p->its, &p->ix, &p->ilinks);
+        resolve_inline(p, ch);
+        p->busy[0] += ps_build_now() - t;
     }
+    ps_ring_filled(&p->ring, p->inline_work);
+    if (st->cfg->progress)
+        progress(st, bytes_read(rd), false);
+    return 0;
 }
 
 /* The calling thread: commits finished chunks in order, fills free ones,
- * and waits when it can do neither. */
+ * and waits when it can do neither (ps_ring_next). */
 static int run_ring(ps_build_state *st, phase1 *p, reader *rd, ps_error *err)
 {
-    const ps_build_config *cfg = st->cfg;
-    ps_build_profile *pf = &st->prof;
     int rc = 0;
-    while (!rc && ring_pending(p, rd)) {
-        if ((rc = ps_build_cancelled(cfg, err)) != 0)
-            break;
-        /* Commit finished chunks at the head, in order. */
-        pthread_mutex_lock(&p->mu);
-        while (head_ready(p)) {
-            chunk *ch = &p->ring[p->head % p->ring_n];
-            pthread_mutex_unlock(&p->mu);
-            double t = ps_build_now();
-            rc = commit_chunk(st, ch, err);
-            if (!rc && p->inline_work) /* the workers' share, done by the one there is */
-                rc = observe_inline(st, p, ch, err);
-            if (!rc && !p->staged &&
-                ps_build_observe_chunk(st, ch, p->inline_work ? UINT32_MAX : 0))
-                rc = ps_error_set(err, PS_ENOMEM, "out of memory in the statistics");
-            if (!rc && !p->staged)
-                rc = write_chunk(st, ch, err);
-            pf->commit += ps_build_now() - t;
-            pthread_mutex_lock(&p->mu);
-            ch->state = p->staged ? 4 : 0;
-            ch->observed = false;
-            p->head++;
-            pthread_cond_broadcast(&p->stage_cv);
-            if (p->worker_labels)
-                pthread_cond_signal(&p->work); /* its lengths to add */
-            if (rc)
-                break;
-        }
-        if (!rc)
-            rc = stage_failed(p, err);
-        bool full = p->tail - freed(p) == p->ring_n;
-        if (!rc && (full || rd->eof) && freed(p) != p->tail) {
-            double t = ps_build_now();
-            p->main_waits = true;
-            p->main_freed = freed(p);
-            pthread_cond_wait(&p->done, &p->mu);
-            p->main_waits = false;
-            pf->wait += ps_build_now() - t;
-            pthread_mutex_unlock(&p->mu);
-            continue;
-        }
-        pthread_mutex_unlock(&p->mu);
-        if (rc || rd->eof)
-            continue;
-        /* Fill the next chunk from the inputs. */
-        chunk *ch = &p->ring[p->tail % p->ring_n];
+    while (!rc) {
+        size_t s;
         double t = ps_build_now();
-        rc = fill_chunk(rd, ch, err);
-        pf->read += ps_build_now() - t;
-        if (rc || (ch->n == 0 && !ch->lines))
+        int step = ps_ring_next(&p->ring, rd->eof, &s);
+        if (step == PS_RING_DRAINED)
+            break;
+        if (step == PS_RING_WAITED) {
+            st->prof.wait += ps_build_now() - t;
             continue;
-        int state = 1;
-        if (p->inline_work) {
-            t = ps_build_now();
-            work_chunk(p, ch, 0, p->iw, p->its, &p->ix, &p->ilinks);
-            resolve_inline(p, ch);
-            p->busy[0] += ps_build_now() - t;
-            state = 3;
         }
-        pthread_mutex_lock(&p->mu);
-        ch->state = state;
-        p->tail++;
-        pthread_cond_signal(&p->work);
-        pthread_mutex_unlock(&p->mu);
-        if (cfg->progress)
-            progress(st, bytes_read(rd), false);
+        if ((rc = ps_build_cancelled(st->cfg, err)) != 0)
+            break;
+        if (step == PS_RING_FAILED) {
+            ps_ring_lock(&p->ring);
+            rc = stage_failed(p, err);
+            ps_ring_unlock(&p->ring);
+        } else if (step == PS_RING_COMMIT) {
+            rc = commit_head(st, p, &p->chunks[s], err);
+            ps_ring_committed(&p->ring);
+        } else {
+            rc = fill_tail(st, p, rd, &p->chunks[s], err);
+        }
     }
     return rc;
 }
@@ -1045,26 +932,25 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
         p.unk_id = ti.unk_id;
     }
     /* a dedupe part a thread: the lookups go on side by side */
-    size_t parts = cfg->clean.keep_duplicates ? 0
-                   : cfg->threads < PS_DEDUPE_PARTS_MAX ? cfg->threads
-                                                        : PS_DEDUPE_PARTS_MAX;
+    p.parts = cfg->clean.keep_duplicates ? 0
+              : cfg->threads < PS_DEDUPE_PARTS_MAX ? cfg->threads
+                                                   : PS_DEDUPE_PARTS_MAX;
     pthread_t *threads = calloc(cfg->threads, sizeof *threads);
     worker_arg *wa = calloc(cfg->threads, sizeof *wa);
-    if (!threads || !wa || ps_part_turns_init(&p.turns, parts) || ring_alloc(&p, cfg->threads) ||
-        (parts && ps_cleaner_split_dedupe(p.cleaner, parts))) {
-        ring_free(&p);
+    int ringed = ps_ring_init(&p.ring, 2 * cfg->threads + 2, p.parts);
+    if (!threads || !wa || ringed || chunks_alloc(&p, cfg->threads) ||
+        (p.parts && ps_cleaner_split_dedupe(p.cleaner, p.parts))) {
+        chunks_free(&p);
+        ps_ring_destroy(&p.ring);
         free(threads);
         free(wa);
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     }
-    pthread_mutex_init(&p.mu, NULL);
-    pthread_cond_init(&p.work, NULL);
-    pthread_cond_init(&p.done, NULL);
-    pthread_cond_init(&p.stage_cv, NULL);
-    int chained = ps_range_chain_init(&p.chain, &p.mu);
+    int chained = ps_range_chain_init(&p.chain, ps_ring_mutex(&p.ring));
     p.st = st;
-    pthread_mutex_lock(&p.mu);
     p.staged = cfg->threads > 1;
+    if (p.staged)
+        ps_ring_set_followers(&p.ring, N_STAGES);
     for (int k = 0; p.staged && k < N_STAGES; k++) {
         p.stages[k] = (stage){.p = &p, .kind = k};
         p.stages[k].started =
@@ -1072,9 +958,12 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
                              p.stages[k].kind == STAGE_WRITE ? "ps-spool" : "ps-observe") == 0;
         p.staged = p.stages[k].started; /* else the commit does both itself */
     }
-    if (p.staged) /* before the stages, which read worker_labels, run a chunk */
+    if (!p.staged) /* one that started leaves */
+        ps_ring_set_followers(&p.ring, 0);
+    if (p.staged) { /* before any chunk: the stages and workers read worker_labels */
         lengths_start(&p, cfg->threads, st->v_gen != NULL);
-    pthread_mutex_unlock(&p.mu);
+        ps_ring_set_observe(&p.ring, p.worker_labels != 0);
+    }
     size_t started = 0;
     p.inline_work = cfg->threads == 1;
     if (p.inline_work) {
@@ -1098,12 +987,7 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     rd.p = &p;
     if (!rc)
         rc = run_ring(st, &p, &rd, err);
-    pthread_mutex_lock(&p.mu);
-    p.stop = true;
-    p.next_work = p.tail; /* on error, queued chunks are not cleaned */
-    pthread_cond_broadcast(&p.work);
-    pthread_cond_broadcast(&p.stage_cv);
-    pthread_mutex_unlock(&p.mu);
+    ps_ring_stop(&p.ring); /* on error, queued chunks are not cleaned */
     for (size_t i = 0; !p.inline_work && i < started; i++)
         pthread_join(threads[i], NULL);
     for (int k = 0; k < N_STAGES; k++)
@@ -1128,12 +1012,9 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
         progress(st, rd.bytes_done, true);
     free(threads);
     free(wa);
-    ring_free(&p);
-    pthread_mutex_destroy(&p.mu);
-    pthread_cond_destroy(&p.work);
-    pthread_cond_destroy(&p.done);
-    pthread_cond_destroy(&p.stage_cv);
+    chunks_free(&p);
     if (chained == 0)
         ps_range_chain_destroy(&p.chain);
+    ps_ring_destroy(&p.ring);
     return rc;
 }

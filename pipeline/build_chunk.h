@@ -45,9 +45,6 @@ typedef struct chunk {
     uint64_t spool_base;
     int rc;
     ps_error err;
-    int state;             /* 0 free, 1 queued, 2 being cleaned, 3 done,
-                            * 4 committed (its statistics to add) */
-    bool observed;         /* 4, and a worker added its lengths */
     unsigned char *taken;  /* per record: committed in this part */
     /* Whole JSONL lines in raw (ps_input_take_lines): the worker splits
      * them into recs (ps_lines_split), so the reading thread only copies
@@ -56,7 +53,7 @@ typedef struct chunk {
     uint64_t first_line;   /* of the first line */
     uint64_t blank;        /* blank lines the worker skipped */
     size_t input;          /* the input's position in cfg->inputs */
-    /* With the dedupe split (phase1.n_parts): the kept records this part
+    /* With the dedupe split (phase1.parts): the kept records this part
      * commits, grouped by dedupe part by the worker that cleaned them */
     ps_part_groups groups;
     /* A line range of a plain JSONL input (ingest/range_chain.c): the

@@ -1,11 +1,19 @@
 #!/usr/bin/python3
 """Reference values for pairshard's validation statistics, computed by scipy.
 
-Usage: validate_ref.py SPIDER_DIR OUT.json
+Usage: validate_ref.py SPIDER_DIR OUT.json [CACHE_DIR]
 
 Writes the inputs and scipy's answers; tests/test_validate_scipy.c
 (test_scipy_reference, run with PS_VALIDATE_REF=OUT.json) recomputes every
 value with validate/stat_math.c and requires a relative error <= 1e-9.
+
+With CACHE_DIR (make test passes $PS_BUILD/cache) the answers are kept
+there under a key of everything they depend on: this script's bytes,
+Spider's train.json and dev.json, and the Python, numpy and scipy versions.
+scipy takes about 12 s over them, and both the unit test and
+tests/cli/validate_scipy.sh want them, so a make test computes them once;
+a change to any input is a new key, so a cached answer is never stale. A
+lock makes a second caller wait for the first rather than compute too.
 
   ks      two samples of integer lengths (generated, and Spider's question and
           sql lengths): scipy.stats.ks_2samp(method='asymp') on the values
@@ -20,8 +28,12 @@ value with validate/stat_math.c and requires a relative error <= 1e-9.
           sum(rel_entr(q, p) + rel_entr(p, q)) with zero shares set to eps
   chi2sf  scipy.stats.chi2.sf(x, df) on a grid
 """
+import fcntl
+import hashlib
 import json
+import os
 import re
+import shutil
 import sys
 
 import numpy as np
@@ -71,8 +83,46 @@ def chi2_case(a, b, eps=1e-4):
             "psi": psi}
 
 
+def cache_key(spider):
+    """Hex digest of everything the answers depend on (see above)."""
+    import scipy
+    h = hashlib.sha256()
+    parts = [open(__file__, "rb").read(), open(f"{spider}/train.json", "rb").read(),
+             open(f"{spider}/dev.json", "rb").read(), sys.version.encode(),
+             np.__version__.encode(), scipy.__version__.encode()]
+    for part in parts:
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
+
+
+def cached(spider, out, cache_dir):
+    """Copies the cached answers to out, computing them first on a miss."""
+    os.makedirs(cache_dir, exist_ok=True)
+    path = os.path.join(cache_dir, "validate_ref-%s.json" % cache_key(spider)[:32])
+    with open(os.path.join(cache_dir, "validate_ref.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(path) as f:
+                json.load(f)  # a whole file, or computed again
+            print("validate_ref: the answers for these inputs from %s" % path, file=sys.stderr)
+        except (OSError, ValueError):
+            compute(spider, path + ".tmp")
+            os.replace(path + ".tmp", path)
+    shutil.copyfile(path, out)
+
+
 def main():
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__)
     spider, out = sys.argv[1], sys.argv[2]
+    if len(sys.argv) == 4:
+        cached(spider, out, sys.argv[3])
+    else:
+        compute(spider, out)
+
+
+def compute(spider, out):
     rng = np.random.default_rng(20260402)
     ks = []
     # generated: sizes from the minimum sample to tens of thousands, shifts

@@ -5,7 +5,8 @@
 # line ranges (with runs of tiny lines: the chain's re-takes and its chunks
 # past the ranges), the TSan builds of test_reader_*,
 # test_validate_threads (the checks' KS sums over threads),
-# test_dedupe_parts (the dedupe's parts on threads) and
+# test_dedupe_parts (the dedupe's parts on threads), test_ring (the ordered
+# ring clean and build share: 8 workers, parts, followers, stop) and
 # test_preprocess_threads (one preprocessor shared by 8 threads on every
 # layout: pair with a BERT vocabulary, causal with GPT-2's and a
 # Llama-3-style tokenizer.json, seq2seq with T5; and threads that start and
@@ -158,7 +159,7 @@ same_set "$TMP/t2s1" "$TMP/t2s2"
 check "the text-to-SQL build under TSan: 1 and 2 threads, the same set" $?
 
 for T in "$BUILD"/tests/test_reader_* "$BUILD"/tests/test_validate_threads "$BUILD"/tests/test_dedupe_parts \
-    "$BUILD"/tests/test_preprocess_threads; do
+    "$BUILD"/tests/test_ring "$BUILD"/tests/test_preprocess_threads; do
     [ -x "$T" ] || continue
     name=$(basename "$T")
     start=$(date +%s)
