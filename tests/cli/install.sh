@@ -5,7 +5,9 @@
 # pkg-config flags carry no -D (the public headers need none: they compile
 # with plain -std=c11 -pedantic); examples/read_batches.c, built the same
 # way, reads a set's epoch through the installed library by its soname;
-# DESTDIR stages an install whose pairshard.pc names the final prefix.
+# built with pkg-config's pairshard-reader instead, it needs only the
+# installed libpairshard-reader and reads the same batches; DESTDIR stages
+# an install whose .pc files name the final prefix.
 . "$PS_ROOT/tests/tap.sh"
 
 case "$PS_BUILD" in
@@ -21,8 +23,9 @@ P="$TMP/prefix"
 make -s -C "$PS_ROOT" BUILD="${PS_BUILD#$PS_ROOT/}" install PREFIX="$P" >"$TMP/install.log" 2>&1
 check "make install PREFIX=... succeeds" $?
 [ -f "$P/lib/pkgconfig/pairshard.pc" ] && [ -f "$P/include/pairshard/pairshard.h" ] &&
-    [ -x "$P/bin/pairshard" ] && [ -f "$P/lib/libpairshard.a" ] && [ -f "$P/lib/libpairshard.so" ]
-check "installs binary, both libraries, headers and pairshard.pc" $?
+    [ -x "$P/bin/pairshard" ] && [ -f "$P/lib/libpairshard.a" ] && [ -f "$P/lib/libpairshard.so" ] &&
+    [ -f "$P/lib/libpairshard-reader.so" ] && [ -f "$P/lib/pkgconfig/pairshard-reader.pc" ]
+check "installs binary, the static and both shared libraries, headers, pairshard{,-reader}.pc" $?
 
 cat >"$TMP/app.c" <<'C'
 #include <pairshard/pairshard.h>
@@ -50,7 +53,8 @@ cc "$TMP/app.c" -o "$TMP/app-static" $(pkg-config --cflags pairshard) "$P/lib/li
     $(pkg-config --libs --static pairshard | sed 's/-lpairshard//') 2>"$TMP/cc2.log" &&
     "$TMP/app-static" >/dev/null
 check "links statically with pkg-config --static" $?
-pkg-config --cflags --libs --static pairshard >"$TMP/flags"
+pkg-config --cflags --libs --static pairshard >"$TMP/flags" &&
+    pkg-config --cflags --libs --static pairshard-reader >>"$TMP/flags"
 ! grep -q -- '-D' "$TMP/flags"
 check "pkg-config's flags define no macros" $? "$TMP/flags"
 
@@ -74,15 +78,35 @@ tail -n 1 "$TMP/rb.out" | grep -q "^epoch: [0-9]* batches, $records records, [0-
     [ "$(grep -c '^batch ' "$TMP/rb.out")" -gt 1 ]
 check "every one of the set's $records records came, in batches of 16" $? "$TMP/rb.out"
 
+cc -std=c11 -pedantic -Wall -Wextra -Werror "$PS_ROOT/examples/read_batches.c" \
+    -o "$TMP/read_batches_r" $(pkg-config --cflags --libs pairshard-reader) 2>"$TMP/cc4.log"
+check "read_batches compiles with pkg-config's pairshard-reader flags alone" $? "$TMP/cc4.log"
+readelf -d "$TMP/read_batches_r" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' >"$TMP/rb-needed"
+grep -q "^libpairshard-reader\.so\.$abi\$" "$TMP/rb-needed" && ! grep -q '^libpairshard\.so' "$TMP/rb-needed" &&
+    [ -L "$P/lib/libpairshard-reader.so.$abi" ] && [ -f "$P/lib/libpairshard-reader.so.$abi.$(
+        sed -n 's/^#define PS_VERSION_STRING "\(.*\)"$/\1/p' "$P/include/pairshard/common.h")" ]
+check "it needs libpairshard-reader.so.$abi alone, installed as a link to .so.$abi.VERSION" $? \
+    "$TMP/rb-needed"
+LD_LIBRARY_PATH="$P/lib" "$TMP/read_batches_r" "$TMP/set" 16 >"$TMP/rb-r.out" 2>"$TMP/rb-r.err" &&
+    cmp -s "$TMP/rb.out" "$TMP/rb-r.out"
+check "it reads the same batches through the installed reader library" $? "$TMP/rb-r.err"
+
 D="$TMP/stage"
 make -s -C "$PS_ROOT" BUILD="${PS_BUILD#$PS_ROOT/}" install DESTDIR="$D" PREFIX=/opt/ps \
     >"$TMP/install2.log" 2>&1 &&
     [ -f "$D/opt/ps/lib/libpairshard.so.$abi" ] && [ -f "$D/opt/ps/include/pairshard/reader.h" ] &&
-    grep -q '^prefix=/opt/ps$' "$D/opt/ps/lib/pkgconfig/pairshard.pc"
+    grep -q '^prefix=/opt/ps$' "$D/opt/ps/lib/pkgconfig/pairshard.pc" &&
+    [ -f "$D/opt/ps/lib/libpairshard-reader.so.$abi" ] &&
+    grep -q '^prefix=/opt/ps$' "$D/opt/ps/lib/pkgconfig/pairshard-reader.pc"
 check "make install DESTDIR=... PREFIX=/opt/ps stages under DESTDIR for /opt/ps" $? "$TMP/install2.log"
 
-nm -D --defined-only "$P/lib/libpairshard.so" | awk '{print $3}' | grep -v '^ps_' | grep -v '^_' >"$TMP/leaks"
+nm -D --defined-only "$P/lib/libpairshard.so" "$P/lib/libpairshard-reader.so" | awk 'NF == 3 {print $3}' |
+    grep -v '^ps_' | grep -v '^_' >"$TMP/leaks"
 [ ! -s "$TMP/leaks" ]
-check "the shared library exports only ps_ symbols" $?
+check "the shared libraries export only ps_ symbols" $? "$TMP/leaks"
+make -s -C "$PS_ROOT" BUILD="${PS_BUILD#$PS_ROOT/}" uninstall PREFIX="$P" >"$TMP/uninstall.log" 2>&1 &&
+    [ ! -e "$P/lib/libpairshard-reader.so.$abi" ] && [ ! -e "$P/lib/pkgconfig/pairshard-reader.pc" ] &&
+    [ ! -e "$P/lib/libpairshard.so.$abi" ]
+check "make uninstall removes both libraries and both .pc files" $? "$TMP/uninstall.log"
 
 done_testing
