@@ -91,6 +91,29 @@ LD_LIBRARY_PATH="$P/lib" "$TMP/read_batches_r" "$TMP/set" 16 >"$TMP/rb-r.out" 2>
     cmp -s "$TMP/rb.out" "$TMP/rb-r.out"
 check "it reads the same batches through the installed reader library" $? "$TMP/rb-r.err"
 
+# The Python package outside the source tree (no build/lib beside it) finds
+# the installed libraries: the Loader libpairshard-reader, the Preprocessor
+# libpairshard.
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    mkdir -p "$TMP/py" && cp -R "$PS_ROOT/python/pairshard" "$TMP/py/"
+    env -u PAIRSHARD_LIB -u PAIRSHARD_READER_LIB PYTHONPATH="$TMP/py" LD_LIBRARY_PATH="$P/lib" \
+        /usr/bin/python3 - "$TMP/set" >"$TMP/py.out" 2>&1 <<'PY'
+import sys
+import pairshard
+from pairshard import _lib as L
+with pairshard.Loader(sys.argv[1], batch_size=16, shuffle=False, rank=0, world_size=1,
+                      as_torch=False) as ld:
+    n = sum(len(b["ids"]) for b in ld)
+with pairshard.Preprocessor(sys.argv[1]) as pp:
+    pp.encode("How many singers do we have?")
+print(n, L.path("reader"), L.path("full"))
+PY
+    grep -q "^$records libpairshard-reader\.so\.$abi libpairshard\.so\.$abi\$" "$TMP/py.out"
+    check "installed: the Python Loader reads the set through libpairshard-reader, the Preprocessor uses libpairshard" $? "$TMP/py.out"
+else
+    skip "installed: the Python Loader and Preprocessor" "python3-numpy is not installed"
+fi
+
 D="$TMP/stage"
 make -s -C "$PS_ROOT" BUILD="${PS_BUILD#$PS_ROOT/}" install DESTDIR="$D" PREFIX=/opt/ps \
     >"$TMP/install2.log" 2>&1 &&

@@ -5,7 +5,9 @@
 # copies, slot lifetimes, coverage across ranks, resumption and errors;
 # tests/python/train_tiny.py trains a tiny classifier with python3-torch,
 # checkpoints it mid-epoch and resumes it in a fresh process to the same
-# batches and bit-identical weights. Both print TAP, renumbered here.
+# batches and bit-identical weights; tests/python/test_reader_lib.py checks
+# that a Loader loads libpairshard-reader alone and reads a set on a host
+# without libcudart. All print TAP, renumbered here.
 . "$(dirname "$0")/../tap.sh"
 
 PY=/usr/bin/python3
@@ -23,6 +25,7 @@ fi
 
 export TMPDIR="$TMP"
 run_py "$PS_ROOT/tests/python/test_loader.py"
+run_py "$PS_ROOT/tests/python/test_reader_lib.py"
 if have torch; then
     run_py "$PS_ROOT/tests/python/train_tiny.py"
 else
