@@ -281,21 +281,21 @@ def candidates(which="full"):
     library (libpairshard-reader): $PAIRSHARD_READER_LIB, then the
     libpairshard-reader.so beside $PAIRSHARD_LIB (so that a PAIRSHARD_LIB
     naming another build, a sanitizer build say, gives that build's reader
-    too), then the source tree's build/lib and the system's search path."""
+    too), then the source tree's build/lib and the system's search path.
+    A generator: find_library runs ldconfig (some 10 ms), so it is asked
+    only when no earlier place holds the library."""
     fname, var, short = _KINDS[which]
-    out = []
     env = os.environ.get(var)
     if env:
-        out.append(env)
+        yield env
     full_env = os.environ.get("PAIRSHARD_LIB")
     if which == "reader" and full_env:
-        out.append(os.path.join(os.path.dirname(os.path.abspath(full_env)), fname))
+        yield os.path.join(os.path.dirname(os.path.abspath(full_env)), fname)
     here = os.path.dirname(os.path.abspath(__file__))
-    out.append(os.path.join(here, "..", "..", "build", "lib", fname))
+    yield os.path.join(here, "..", "..", "build", "lib", fname)
     sys_name = ctypes.util.find_library(short)
     if sys_name:
-        out.append(sys_name)
-    return out
+        yield sys_name
 
 
 def _declare(lib):
