@@ -58,7 +58,7 @@ pkg-config --cflags --libs --static pairshard >"$TMP/flags" &&
 ! grep -q -- '-D' "$TMP/flags"
 check "pkg-config's flags define no macros" $? "$TMP/flags"
 
-abi=$(sed -n 's/^#define PS_ABI_VERSION \([0-9]*\)$/\1/p' "$P/include/pairshard/common.h")
+abi=$(abi_version "$P/include/pairshard/common.h")
 cc -std=c11 -pedantic -Wall -Wextra -Werror "$PS_ROOT/examples/read_batches.c" \
     -o "$TMP/read_batches" $(pkg-config --cflags --libs pairshard) 2>"$TMP/cc3.log"
 check "examples/read_batches.c compiles with -std=c11 -pedantic and pkg-config's flags alone" $? \
@@ -81,7 +81,7 @@ check "every one of the set's $records records came, in batches of 16" $? "$TMP/
 cc -std=c11 -pedantic -Wall -Wextra -Werror "$PS_ROOT/examples/read_batches.c" \
     -o "$TMP/read_batches_r" $(pkg-config --cflags --libs pairshard-reader) 2>"$TMP/cc4.log"
 check "read_batches compiles with pkg-config's pairshard-reader flags alone" $? "$TMP/cc4.log"
-readelf -d "$TMP/read_batches_r" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' >"$TMP/rb-needed"
+needed_of "$TMP/read_batches_r" >"$TMP/rb-needed"
 grep -q "^libpairshard-reader\.so\.$abi\$" "$TMP/rb-needed" && ! grep -q '^libpairshard\.so' "$TMP/rb-needed" &&
     [ -L "$P/lib/libpairshard-reader.so.$abi" ] && [ -f "$P/lib/libpairshard-reader.so.$abi.$(
         sed -n 's/^#define PS_VERSION_STRING "\(.*\)"$/\1/p' "$P/include/pairshard/common.h")" ]

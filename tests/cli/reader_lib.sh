@@ -12,8 +12,8 @@
 
 LIB="$PS_BUILD/lib/libpairshard-reader.so"
 FULL="$PS_BUILD/lib/libpairshard.so"
-abi=$(sed -n 's/^#define PS_ABI_VERSION \([0-9]*\)$/\1/p' "$PS_ROOT/include/pairshard/common.h")
-soname=$(readelf -d "$LIB" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
+abi=$(abi_version)
+soname=$(soname_of "$LIB")
 [ -n "$abi" ] && [ "$soname" = "libpairshard-reader.so.$abi" ]
 check "the soname is libpairshard-reader.so.PS_ABI_VERSION ($soname)" $?
 
@@ -22,16 +22,15 @@ SAN=
 nm -D --undefined-only "$LIB" | grep -q ' __asan_' && SAN="-fsanitize=address,undefined"
 nm -D --undefined-only "$LIB" | grep -q ' __tsan_' && SAN="-fsanitize=thread"
 
-needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'; }
 # needed_ok LIB: 0 when LIB's NEEDED entries are all allowed and zstd and
 # jansson are among them; the others are listed in $TMP/extra.
 needed_ok() {
-    needed "$1" | grep -Ev '^(libc\.so\.6|libm\.so\.6|libpthread\.so\.0|ld-linux-[a-z0-9_-]+\.so\.2|libzstd\.so\.1|libjansson\.so\.4)$' |
+    needed_of "$1" | grep -Ev '^(libc\.so\.6|libm\.so\.6|libpthread\.so\.0|ld-linux-[a-z0-9_-]+\.so\.2|libzstd\.so\.1|libjansson\.so\.4)$' |
         { if [ -n "$SAN" ]; then grep -Ev '^lib(a|ub|t)san\.so\.[0-9]+$'; else cat; fi; } >"$TMP/extra"
-    [ ! -s "$TMP/extra" ] && needed "$1" | grep -q '^libzstd\.so\.1$' &&
-        needed "$1" | grep -q '^libjansson\.so\.4$'
+    [ ! -s "$TMP/extra" ] && needed_of "$1" | grep -q '^libzstd\.so\.1$' &&
+        needed_of "$1" | grep -q '^libjansson\.so\.4$'
 }
-needed "$LIB" | tr '\n' ' ' | sed 's/^/# NEEDED: /; s/ $/\n/'
+needed_of "$LIB" | tr '\n' ' ' | sed 's/^/# NEEDED: /; s/ $/\n/'
 needed_ok "$LIB"
 check "it needs libzstd, libjansson and the C library, nothing else" $? "$TMP/extra"
 
@@ -46,7 +45,7 @@ check "a copy of its objects links with -lsqlite3" $? "$TMP/ld.log"
 check "the NEEDED check refuses it, naming libsqlite3" $? "$TMP/extra"
 
 for l in "$LIB" "$FULL"; do
-    ! needed "$l" | grep -q cudart
+    ! needed_of "$l" | grep -q cudart
     check "$(basename "$l") does not need libcudart (CUDA is loaded at run time)" $?
 done
 
@@ -87,7 +86,7 @@ cc -std=c11 -pedantic -Wall -Wextra -Werror $SAN -I"$PS_ROOT/include" \
     cc -std=c11 $SAN -I"$PS_ROOT/include" "$PS_ROOT/examples/read_batches.c" -o "$TMP/rb-full" \
         -L"$TMP/full" -Wl,-rpath,"$TMP/full" -lpairshard 2>>"$TMP/cc.log"
 check "read_batches links with -lpairshard-reader (and with -lpairshard)" $? "$TMP/cc.log"
-needed "$TMP/rb" | grep -v '^lib\(a\|ub\|t\)san' >"$TMP/rb-needed"
+needed_of "$TMP/rb" | grep -v '^lib\(a\|ub\|t\)san' >"$TMP/rb-needed"
 grep -q "^$soname\$" "$TMP/rb-needed" && ! grep -q '^libpairshard\.so' "$TMP/rb-needed" &&
     ! ldd "$TMP/rb" | grep -Eq 'cudart|sqlite|pcre2|utf8proc|nettle|lmdb'
 check "it needs $soname, and ldd finds no libcudart, SQLite, PCRE2, utf8proc, nettle or LMDB" $? \
