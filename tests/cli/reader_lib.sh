@@ -98,9 +98,10 @@ env -u LD_LIBRARY_PATH -u LD_PRELOAD PAIRSHARD_CUDART="$NOCUDA" LD_DEBUG=files \
 check "read_batches reads the set through the reader library without libcudart" $? "$TMP/rb.err"
 cat "$TMP"/ld-debug.* >"$TMP/loaded" 2>/dev/null
 # LD_DEBUG=files logs every dlopen tried ("file=PATH ... dynamically loaded
-# by") and every library initialised ("calling init: PATH").
+# by CALLER": the reader library, or ASan's runtime, which intercepts
+# dlopen) and every library initialised ("calling init: PATH").
 grep -q 'calling init: .*/libpairshard-reader\.so' "$TMP/loaded" &&
-    grep -q "file=$NOCUDA .*dynamically loaded by .*libpairshard-reader" "$TMP/loaded" &&
+    grep -Eq "file=$NOCUDA .*dynamically loaded by .*(libpairshard-reader|libasan)" "$TMP/loaded" &&
     ! grep -q 'file=libcudart' "$TMP/loaded" && ! grep -q 'calling init: .*cudart' "$TMP/loaded"
 check "the loader loaded the reader library, which tried \$PAIRSHARD_CUDART alone: no libcudart" $? \
     "$TMP/loaded"
