@@ -93,6 +93,24 @@ check "it needs $soname, and ldd finds no libcudart, SQLite, PCRE2, utf8proc, ne
     "$TMP/rb-needed"
 
 NOCUDA="$TMP/no-such-dir/libcudart.so.13"
+# Its ps_dependency_versions names what it links, and the runtime's state.
+cat >"$TMP/versions.c" <<'C'
+#include <pairshard/common.h>
+#include <stdio.h>
+int main(void)
+{
+    char text[1024];
+    return ps_dependency_versions(text, sizeof text) < 0 || fputs(text, stdout) < 0;
+}
+C
+# shellcheck disable=SC2086
+cc -std=c11 $SAN -I"$PS_ROOT/include" "$TMP/versions.c" -o "$TMP/versions" -L"$TMP/lib" \
+    -Wl,-rpath,"$TMP/lib" -lpairshard-reader 2>"$TMP/cc5.log" &&
+    PAIRSHARD_CUDART="$NOCUDA" "$TMP/versions" >"$TMP/versions.out" 2>>"$TMP/cc5.log"
+[ $? -eq 0 ] && [ "$(cut -d' ' -f1 "$TMP/versions.out" | paste -sd' ' -)" = "zstd jansson xxhash cuda" ] &&
+    grep -q "^cuda not loaded (PAIRSHARD_CUDART=$NOCUDA: " "$TMP/versions.out"
+check "its ps_dependency_versions: zstd, jansson, xxhash, and cuda not loaded, naming why" $? \
+    "$TMP/versions.out"
 env -u LD_LIBRARY_PATH -u LD_PRELOAD PAIRSHARD_CUDART="$NOCUDA" LD_DEBUG=files \
     LD_DEBUG_OUTPUT="$TMP/ld-debug" "$TMP/rb" "$TMP/set" 16 >"$TMP/rb.out" 2>"$TMP/rb.err"
 check "read_batches reads the set through the reader library without libcudart" $? "$TMP/rb.err"
