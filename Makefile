@@ -1,6 +1,7 @@
 # pairshard — plain Makefile.
 #
-#   make             build libpairshard.a, libpairshard.so and bin/pairshard
+#   make             build libpairshard.a, libpairshard.so, libpairshard-reader.so
+#                    and bin/pairshard
 #   make demo        run the main job on the bundled Spider sample
 #   make test        build and run the whole test suite
 #   make check-asan  the whole suite under AddressSanitizer + UBSan
@@ -8,7 +9,7 @@
 #   make check-faults  crash, disk-full, corruption, concurrency and output-path campaigns
 #   make fuzz        libFuzzer targets on every parser of untrusted bytes
 #   make bench       benchmarks, each against a peer measured in the same run
-#   make check-abi   the shared library's ABI against abi/libpairshard.abi
+#   make check-abi   both shared libraries' ABIs against abi/*.abi
 #   make abi-baseline  record the built ABI as the new baseline (deliberately)
 #   make install PREFIX=/usr/local
 #   make V=1         show the full compiler command lines
@@ -58,8 +59,11 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 TEST_CFLAGS := $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null)
 TEST_LIBS   := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
 
-# CUDA is optional and detected; the build records whether it was found.
-ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime.h),)
+# Neither library links CUDA: reader/cuda.c loads libcudart with dlopen at
+# run time (common/cudart.c), so one build serves GPU and CPU-only hosts.
+# The toolkit's headers, where installed, only check common/cudart.h's
+# declarations (tests/test_cudart.c).
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h),)
 HAVE_CUDA := 1
 else
 HAVE_CUDA := 0
@@ -75,25 +79,31 @@ OPT     := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-om
 SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 CPPFLAGS_ALL := -Iinclude -I. -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-                -DPS_HAVE_CUDA=$(HAVE_CUDA) $(PKG_CFLAGS)
+                $(PKG_CFLAGS)
 CFLAGS_ALL   := -std=c11 $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread $(CFLAGS)
 LDFLAGS_ALL  := -pthread $(SAN_LDFLAGS) $(LDFLAGS)
 LIBS_ALL     := $(PKG_LIBS) -lm
-# With CUDA the reader's device path (reader/cuda.c) is compiled against the
-# toolkit's runtime headers and linked with libcudart; at run time it falls
-# back to host memory when no GPU is present.
-ifeq ($(HAVE_CUDA),1)
-CUDA_CPPFLAGS := -isystem $(CUDA_HOME)/include
-CUDA_LIBS     := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
-LIBS_ALL      += $(CUDA_LIBS)
-endif
 
-LIB_SRCS := $(sort $(wildcard common/*.c schema/*.c ingest/*.c tokenize/*.c validate/*.c report/*.c store/*.c pipeline/*.c reader/*.c))
+# libpairshard: everything but the reader library's own dependency list.
+LIB_SRCS := $(filter-out common/versions_reader.c,$(sort $(wildcard common/*.c schema/*.c ingest/*.c tokenize/*.c validate/*.c report/*.c store/*.c pipeline/*.c reader/*.c)))
+# libpairshard-reader (docs/ARCHITECTURE.md, "The two libraries"): reader/,
+# store/ without the writer (LMDB) and the verifier, and the common code
+# they call; linked with --no-undefined, so a file it needs and lacks fails
+# the link. Its dependencies are zstd and jansson (the manifest is JSON):
+# tests/cli/reader_lib.sh fails on any other NEEDED entry.
+READER_STORE_SRCS  := accounting block lmdb_check manifest_read shard_reader
+READER_COMMON_SRCS := buf cudart error file_read layout options parse_num thread_create \
+                      versions_reader
+READER_SRCS := $(sort $(wildcard reader/*.c) $(READER_STORE_SRCS:%=store/%.c) \
+                      $(READER_COMMON_SRCS:%=common/%.c))
+READER_PKGS := libzstd jansson
+READER_LIBS := $(shell pkg-config --libs $(READER_PKGS) 2>/dev/null) -lm
 CLI_SRCS := $(sort $(wildcard cli/*.c))
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_SUPPORT_SRCS := $(sort $(wildcard tests/support/*.c))
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+READER_OBJS := $(READER_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
@@ -104,9 +114,11 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 VERSION := $(shell sed -n 's/^\#define PS_VERSION_STRING "\(.*\)"/\1/p' include/pairshard/common.h)
 ABI     := $(shell sed -n 's/^\#define PS_ABI_VERSION \([0-9]*\)$$/\1/p' include/pairshard/common.h)
 SONAME  := libpairshard.so.$(ABI)
+READER_SONAME := libpairshard-reader.so.$(ABI)
 
 STATIC_LIB := $(BUILD)/lib/libpairshard.a
 SHARED_LIB := $(BUILD)/lib/libpairshard.so
+READER_LIB := $(BUILD)/lib/libpairshard-reader.so
 BIN        := $(BUILD)/bin/pairshard
 
 # Keep objects make would see as intermediate (test support objects).
@@ -115,18 +127,18 @@ BIN        := $(BUILD)/bin/pairshard
 .PHONY: all lib test check-asan check-tsan check-faults check-abi abi-baseline fuzz bench demo install uninstall clean help print-config
 .DEFAULT_GOAL := all
 
-all: $(STATIC_LIB) $(SHARED_LIB) $(BIN)
-lib: $(STATIC_LIB) $(SHARED_LIB)
+all: $(STATIC_LIB) $(SHARED_LIB) $(READER_LIB) $(BIN)
+lib: $(STATIC_LIB) $(SHARED_LIB) $(READER_LIB)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@[ "$(V)" != 0 ] || echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS_ALL) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/reader/cuda.o: reader/cuda.c
-	@mkdir -p $(dir $@)
-	@[ "$(V)" != 0 ] || echo "  CC      $<"
-	$(Q)$(CC) $(CPPFLAGS_ALL) $(CUDA_CPPFLAGS) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+# The one test that includes the toolkit's header, where there is one.
+ifeq ($(HAVE_CUDA),1)
+$(BUILD)/obj/tests/test_cudart.o: CPPFLAGS += -DPS_TEST_CUDA_HEADERS=1 -isystem $(CUDA_HOME)/include
+endif
 
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
@@ -144,6 +156,13 @@ $(SHARED_LIB): $(LIB_OBJS)
 	@[ "$(V)" != 0 ] || echo "  LD      $@"
 	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) \
 	    $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL)
+
+# --as-needed: NEEDED lists only the libraries the objects call.
+$(READER_LIB): $(READER_OBJS)
+	@mkdir -p $(dir $@)
+	@[ "$(V)" != 0 ] || echo "  LD      $@"
+	$(Q)$(CC) -shared -Wl,-soname,$(READER_SONAME) -Wl,--no-undefined -Wl,--as-needed \
+	    $(LDFLAGS_ALL) -o $@ $^ $(READER_LIBS)
 
 $(BIN): $(CLI_OBJS) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
@@ -178,16 +197,19 @@ check-tsan:
 check-faults: all
 	@sh tests/faults/run.sh $(BUILD)
 
-# The exported ABI against the committed baseline (scripts/check-abi.sh,
+# The exported ABIs against the committed baselines (scripts/check-abi.sh,
 # which installs abigail-tools when missing); fails on an incompatible
-# change unless PS_ABI_VERSION was bumped. abi-baseline rewrites it: run it
-# only for a deliberate change, and commit abi/libpairshard.abi.
+# change unless PS_ABI_VERSION was bumped. abi-baseline rewrites them: run
+# it only for a deliberate change, and commit abi/*.abi.
 ABI_BASELINE := abi/libpairshard.abi
-check-abi: $(SHARED_LIB)
+READER_ABI_BASELINE := abi/libpairshard-reader.abi
+check-abi: $(SHARED_LIB) $(READER_LIB)
 	@sh scripts/check-abi.sh check $(SHARED_LIB) $(ABI_BASELINE)
+	@sh scripts/check-abi.sh check $(READER_LIB) $(READER_ABI_BASELINE)
 
-abi-baseline: $(SHARED_LIB)
+abi-baseline: $(SHARED_LIB) $(READER_LIB)
 	@sh scripts/check-abi.sh baseline $(SHARED_LIB) $(ABI_BASELINE)
+	@sh scripts/check-abi.sh baseline $(READER_LIB) $(READER_ABI_BASELINE)
 
 # libFuzzer (clang) targets, built with ASan + UBSan into $(BUILD)/fuzz and
 # run for FUZZ_SECONDS each (default 20).
@@ -201,14 +223,16 @@ demo: all
 	@sh scripts/demo.sh $(BUILD)
 
 print-config:
-	@echo "CC=$(CC) HAVE_CUDA=$(HAVE_CUDA) CUDA_HOME=$(CUDA_HOME)"
+	@echo "CC=$(CC) HAVE_CUDA=$(HAVE_CUDA) CUDA_HOME=$(CUDA_HOME) (headers: tests only)"
 	@echo "PKG_LIBS=$(PKG_LIBS)"
+	@echo "READER_LIBS=$(READER_LIBS)"
 
 # pairshard.pc: Cflags is -I alone (the public headers include only the C
 # library's stddef.h and stdint.h, and need no -D); the dependencies go into
 # Libs.private as the flags pkg-config gave this build, not Requires.private,
 # whose Cflags (utf8proc's -DUTF8PROC_EXPORTS) pkg-config would hand every
-# user.
+# user. pairshard-reader.pc: the reader library alone, for trainers (it is
+# only shared, so it has no Libs.private).
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/pairshard
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pairshard
@@ -216,24 +240,32 @@ install: all
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/$(SONAME).$(VERSION)
 	ln -sf $(SONAME).$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libpairshard.so
+	install -m 755 $(READER_LIB) $(DESTDIR)$(PREFIX)/lib/$(READER_SONAME).$(VERSION)
+	ln -sf $(READER_SONAME).$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(READER_SONAME)
+	ln -sf $(READER_SONAME) $(DESTDIR)$(PREFIX)/lib/libpairshard-reader.so
 	install -m 644 include/pairshard/*.h $(DESTDIR)$(PREFIX)/include/pairshard/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' \
 	    -e 's|@VERSION@|$(VERSION)|g' \
 	    -e 's|@LIBS_PRIVATE@|$(PKG_LIBS)|g' \
-	    -e 's|@CUDA_LIBS@|$(CUDA_LIBS)|g' \
 	    pairshard.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' \
+	    pairshard-reader.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard-reader.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/pairshard $(DESTDIR)$(PREFIX)/lib/libpairshard.a \
 	      $(DESTDIR)$(PREFIX)/lib/libpairshard.so $(DESTDIR)$(PREFIX)/lib/$(SONAME) \
-	      $(DESTDIR)$(PREFIX)/lib/$(SONAME).$(VERSION) $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc
+	      $(DESTDIR)$(PREFIX)/lib/$(SONAME).$(VERSION) $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard.pc \
+	      $(DESTDIR)$(PREFIX)/lib/libpairshard-reader.so $(DESTDIR)$(PREFIX)/lib/$(READER_SONAME) \
+	      $(DESTDIR)$(PREFIX)/lib/$(READER_SONAME).$(VERSION) \
+	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/pairshard-reader.pc
 	rm -rf $(DESTDIR)$(PREFIX)/include/pairshard
 
 clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '2,15p' Makefile
+	@sed -n '2,16p' Makefile
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d) \
+-include $(LIB_OBJS:.o=.d) $(BUILD)/obj/common/versions_reader.d $(CLI_OBJS:.o=.d) $(TEST_SUPPORT_OBJS:.o=.d) \
          $(TEST_BINS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.d)

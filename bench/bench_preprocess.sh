@@ -20,7 +20,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 sh "$CONF/ensure.sh"
 # Linked with the static library (the shared one's soname link is made by
-# make install only); a CUDA build's archive also needs cudart.
+# make install only).
 link() {
     # shellcheck disable=SC2046
     ${CC:-cc} -O2 -std=c11 -I"$PS_ROOT/include" -I"$PS_ROOT" -o "$TMP/bench" "$PS_ROOT/bench/bench_preprocess.c" \
@@ -28,9 +28,7 @@ link() {
         $(pkg-config --libs lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle sqlite3) \
         -pthread -lm "$@"
 }
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-link 2>"$TMP/cc.err" || link -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart ||
-    { cat "$TMP/cc.err" >&2; exit 1; }
+link 2>"$TMP/cc.err" || { cat "$TMP/cc.err" >&2; exit 1; }
 "$PAIRSHARD" build -q --no-gate --vocab "$VOCAB" -o "$TMP/pair" "$DEV"
 "$PAIRSHARD" build -q --no-gate --vocab "$VOCAB" --schema "$PS_ROOT/tests/data/spider/tables.json" \
     --template picard -o "$TMP/picard" "$DEV"

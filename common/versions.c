@@ -1,6 +1,9 @@
 /* Versions of pairshard's dependencies, as linked at run time, for
- * `pairshard version` and for manifests (reproducibility needs them). */
+ * `pairshard version` and for manifests (reproducibility needs them).
+ * This is libpairshard's; libpairshard-reader has its own
+ * (common/versions_reader.c), naming only what it links. */
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include "common/cudart.h"
 #include "common/ps_internal.h"
 
 #include <jansson.h>
@@ -26,6 +29,6 @@ int ps_dependency_versions(char *buf, size_t n)
                      utf8proc_unicode_version(), jansson_version_str(), pcre,
                      xx / 10000, (xx / 100) % 100, xx % 100, zlibVersion(),
                      nettle_version_major(), nettle_version_minor(), sqlite3_libversion(),
-                     PS_HAVE_CUDA ? "toolkit found at build time" : "not built");
+                     ps_cudart_status());
     return w < 0 ? PS_EINVAL : w;
 }

@@ -1,18 +1,22 @@
 /*
  * read_batches — a trainer's smallest use of libpairshard: open a shard set,
  * read one epoch of batches, print what was read. Uses only the installed
- * headers and pkg-config:
+ * headers and pkg-config, and needs only the reader library (zstd and
+ * jansson; CUDA, where used, is loaded at run time):
  *
- *   cc read_batches.c -o read_batches $(pkg-config --cflags --libs pairshard)
+ *   cc read_batches.c -o read_batches $(pkg-config --cflags --libs pairshard-reader)
  *   ./read_batches SET_DIR [BATCH_SIZE]
+ *
+ * It builds against the full library (pkg-config pairshard) the same way.
  *
  * Prints one line per batch ("batch STEP: B x T, REAL real tokens") and a
  * last line "epoch: N batches, R records, T real tokens"; exits 1 with the
  * library's message when the set cannot be read, or when what was delivered
  * disagrees with what ps_reader_get_info promised for the epoch.
- * tests/cli/install.sh builds and runs it against an installed copy.
+ * tests/cli/install.sh builds and runs it against an installed copy of each
+ * library, tests/cli/reader_lib.sh against the build tree's reader library.
  */
-#include <pairshard/pairshard.h>
+#include <pairshard/reader.h>
 
 #include <inttypes.h>
 #include <stdio.h>

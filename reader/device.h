@@ -1,8 +1,8 @@
 /*
  * reader/device.h — the little of CUDA the reader uses, behind functions
  * that also work without it. reader/cuda.c implements them with the CUDA
- * runtime when pairshard is built with the toolkit (PS_HAVE_CUDA), and as
- * "no device" otherwise; either way the reader's code is the same.
+ * runtime that common/cudart.c loads at run time, and as "no device"
+ * where it does not load; either way the reader's code is the same.
  */
 #ifndef PS_READER_DEVICE_H
 #define PS_READER_DEVICE_H
@@ -11,9 +11,11 @@
 
 #include <stddef.h>
 
-/* Number of usable CUDA devices (0 without CUDA, without a driver or
- * without a GPU; never an error). */
+/* Number of usable CUDA devices (0 without the CUDA runtime, without a
+ * driver or without a GPU; never an error). */
 int ps_dev_count(void);
+/* The runtime as loaded, or why not ("not loaded (REASON)"), for messages. */
+const char *ps_dev_runtime(void);
 
 /* Makes `device` current for the calling thread. Returns 0 or PS_EIO. */
 int ps_dev_select(int device, ps_error *err);

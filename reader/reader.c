@@ -560,9 +560,9 @@ static int choose_device(ps_reader *r, ps_error *err)
     if (r->opt.device >= n) {
         if (r->opt.require_device)
             return ps_error_set(err, PS_EUSAGE,
-                                "reader: CUDA device %d is not available (%d device%s%s)",
-                                r->opt.device, n, n == 1 ? "" : "s",
-                                PS_HAVE_CUDA ? "" : "; built without CUDA");
+                                "reader: CUDA device %d is not available (%d device%s; CUDA "
+                                "runtime %s)",
+                                r->opt.device, n, n == 1 ? "" : "s", ps_dev_runtime());
         return PS_OK; /* host fallback, reported by ps_reader_info */
     }
     int rc = ps_dev_stream_create(&r->stream, r->opt.device, err);

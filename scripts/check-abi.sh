@@ -1,6 +1,8 @@
 #!/bin/sh
-# The shared library's exported ABI against the committed baseline
-# (docs/ARCHITECTURE.md, "Versions and the ABI").
+# A shared library's exported ABI against its committed baseline
+# (docs/ARCHITECTURE.md, "Versions and the ABI"); make check-abi runs it for
+# libpairshard.so (abi/libpairshard.abi) and libpairshard-reader.so
+# (abi/libpairshard-reader.abi).
 #
 #   check-abi.sh check    LIB BASELINE   compare; fail on an incompatible change
 #   check-abi.sh baseline LIB BASELINE   rewrite BASELINE from LIB

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+/* Inlined, as in reader/: libpairshard-reader does not link libxxhash. */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 bool ps_shard_name_ok(const char *name)

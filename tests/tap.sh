@@ -6,6 +6,8 @@
 #   run_py SCRIPT [ARGS]              a Python TAP script on $PS_BUILD's library,
 #                                     its lines renumbered, and a check that it ended
 #   same_set DIR1 DIR2                 0 when two shard sets are byte-identical
+#   abi_version [COMMON_H]            PS_ABI_VERSION (default: the source tree's)
+#   soname_of LIB, needed_of FILE     a library's soname; a file's NEEDED entries
 # Every script ends with `done_testing`.
 n=0
 fails=0
@@ -63,6 +65,9 @@ same_set() { # dir1 dir2: the same files, each byte-identical (preprocess/ inclu
     [ "$(cd "$1" && find . | sort)" = "$(cd "$2" && find . | sort)" ] || return 1
     for f in $(cd "$1" && find . -type f); do cmp -s "$1/$f" "$2/$f" || return 1; done
 }
+abi_version() { sed -n 's/^#define PS_ABI_VERSION \([0-9]*\)$/\1/p' "${1:-$PS_ROOT/include/pairshard/common.h}"; }
+soname_of() { readelf -d "$1" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p'; }
+needed_of() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'; }
 relay_tap() { # file: another program's TAP lines, renumbered as this script's
     while IFS= read -r line; do
         case $line in

@@ -210,19 +210,8 @@ static void test_device_fallback(void **state)
     run rn = {0};
     if (in.device == -1) {
         /* no usable GPU: host batches, and require_device refuses */
-        const ps_batch *b = NULL;
-        assert_int_equal(ps_reader_next(r, &b, NULL), 1);
-        assert_int_equal(b->device, PS_DEVICE_HOST);
-        assert_null(b->d_input_ids);
-        assert_null(b->ready_event);
-        ps_batch_release(r, b);
-        ps_reader_close(r);
-        o.require_device = 1;
         ps_error err;
-        ps_error_clear(&err);
-        r = NULL;
-        assert_int_equal(ps_reader_open(g_ref.dir, &o, NULL, &r, &err), PS_EUSAGE);
-        assert_true(err.message[0] != 0);
+        expect_host_fallback(r, g_ref.dir, &o, &err);
     } else {
         assert_int_equal(in.device, 0);
         drain(r, &o, &rn, ALL);

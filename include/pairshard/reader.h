@@ -49,13 +49,15 @@
  * get_bucket_bound may also be called from other threads.
  *
  * Memory and devices. Slots are pinned host memory (cudaHostAlloc) when
- * pairshard was built with CUDA and a GPU is present, and ordinary
- * (optionally mlocked) memory otherwise. With `device` >= 0 and a GPU,
+ * the CUDA runtime loads and a GPU is present, and ordinary (optionally
+ * mlocked) memory otherwise. pairshard never links the runtime: it loads
+ * it with dlopen on first use, from $PAIRSHARD_CUDART when set (that file
+ * only), else the first of libcudart.so.13, .so.12 and .so that loads. With `device` >= 0 and a GPU,
  * each ready slot is also copied to device buffers with cudaMemcpyAsync on
  * a stream of the reader's own, `prefetch` batches ahead; the batch then
  * carries device pointers and a CUDA event that the trainer's stream waits
- * on (cudaStreamWaitEvent) before reading them. Without CUDA or without a
- * GPU, asking for a device is not an error: the reader runs on the host
+ * on (cudaStreamWaitEvent) before reading them. Without a CUDA runtime,
+ * a driver or a GPU, asking for a device is not an error: the reader runs on the host
  * and ps_reader_info's `device` says -1 (unless `require_device` is set).
  *
  * Errors follow pairshard/common.h: negative PS_E* codes and a message in

@@ -1,5 +1,8 @@
 """ctypes declarations of libpairshard's reader (include/pairshard/reader.h
-and the error model of include/pairshard/common.h).
+and the error model of include/pairshard/common.h), and the loading of the
+two libraries: libpairshard-reader (the Loader's: reader and shard store
+alone, docs/ARCHITECTURE.md "The two libraries") and libpairshard (the
+Preprocessor's, and version()'s).
 
 The structures below mirror the C headers field for field, in order, with
 the same fixed-width types; ctypes lays them out with the platform's C
@@ -262,29 +265,43 @@ def options_init(lib, o):
     know that size refuses it: OSError naming both."""
     rc = lib.ps_reader_options_init_size(ctypes.byref(o), ctypes.sizeof(o))
     if rc != 0:
-        raise OSError("libpairshard (%s) does not know ps_reader_options of %d bytes: the "
-                      "binding and the library are from different versions"
-                      % (_lib_path, ctypes.sizeof(o)))
+        raise OSError("%s does not know ps_reader_options of %d bytes: the binding and the "
+                      "library are from different versions"
+                      % (getattr(lib, "_pairshard_path", "libpairshard"), ctypes.sizeof(o)))
     return o
 
 
 # ---- finding and loading the library -------------------------------------------
 
+# which: (file name, environment variable, find_library name)
+_KINDS = {
+    "full": ("libpairshard.so", "PAIRSHARD_LIB", "pairshard"),
+    "reader": ("libpairshard-reader.so", "PAIRSHARD_READER_LIB", "pairshard-reader"),
+}
 
-def candidates():
-    """Where the library is looked for, in order: $PAIRSHARD_LIB, the
-    source tree's build/lib (this file is python/pairshard/_lib.py), then
-    the system's search path."""
-    out = []
-    env = os.environ.get("PAIRSHARD_LIB")
+
+def candidates(which="full"):
+    """Where a library is looked for, in order. The full library
+    (libpairshard): $PAIRSHARD_LIB, the source tree's build/lib (this file
+    is python/pairshard/_lib.py), then the system's search path. The reader
+    library (libpairshard-reader): $PAIRSHARD_READER_LIB, then the
+    libpairshard-reader.so beside $PAIRSHARD_LIB (so that a PAIRSHARD_LIB
+    naming another build, a sanitizer build say, gives that build's reader
+    too), then the source tree's build/lib and the system's search path.
+    A generator: find_library runs ldconfig (some 10 ms), so it is asked
+    only when no earlier place holds the library."""
+    fname, var, short = _KINDS[which]
+    env = os.environ.get(var)
     if env:
-        out.append(env)
+        yield env
+    full_env = os.environ.get("PAIRSHARD_LIB")
+    if which == "reader" and full_env:
+        yield os.path.join(os.path.dirname(os.path.abspath(full_env)), fname)
     here = os.path.dirname(os.path.abspath(__file__))
-    out.append(os.path.join(here, "..", "..", "build", "lib", "libpairshard.so"))
-    sys_name = ctypes.util.find_library("pairshard")
+    yield os.path.join(here, "..", "..", "build", "lib", fname)
+    sys_name = ctypes.util.find_library(short)
     if sys_name:
-        out.append(sys_name)
-    return out
+        yield sys_name
 
 
 PS_EXEC_NOT_RUN = 255
@@ -357,33 +374,48 @@ def _declare(lib):
     return lib
 
 
-_lib = None
-_lib_path = None
+_loaded = {}  # which -> the library, loaded once
 
 
-def load():
-    """The loaded library (loaded once). Raises OSError naming every place
-    tried when none holds a usable libpairshard."""
-    global _lib, _lib_path
-    if _lib is not None:
-        return _lib
+def load(which="full"):
+    """The loaded library, "full" (libpairshard, the default) or "reader"
+    (libpairshard-reader), each loaded once. Raises OSError naming every
+    place tried when none holds a usable library."""
+    lib = _loaded.get(which)
+    if lib is not None:
+        return lib
     tried = []
-    for path in candidates():
+    for path in candidates(which):
         if os.sep in path and not os.path.exists(path):
             tried.append("%s (not found)" % path)
             continue
         try:
-            lib = ctypes.CDLL(path)
-            _lib = _declare(lib)
+            lib = _declare(ctypes.CDLL(path))
         except (OSError, AttributeError) as e:
             tried.append("%s (%s)" % (path, e))
             continue
-        _lib_path = os.path.realpath(path) if os.sep in path else path
-        return _lib
-    raise OSError("libpairshard not found; set PAIRSHARD_LIB to the path of libpairshard.so "
-                  "or run `make` in the source tree. Tried: " + "; ".join(tried))
+        lib._pairshard_path = os.path.realpath(path) if os.sep in path else path
+        _loaded[which] = lib
+        return lib
+    fname, var, _ = _KINDS[which]
+    raise OSError("%s not found; set %s to its path or run `make` in the source tree. "
+                  "Tried: %s" % (fname, var, "; ".join(tried)))
 
 
-def path():
-    """The file the library was loaded from (after load())."""
-    return _lib_path
+def load_reader():
+    """libpairshard-reader, the Loader's library (load("reader"))."""
+    return load("reader")
+
+
+def load_any():
+    """A library already loaded (the reader's, else the full one), or the
+    reader library: for what both export (error names and texts), so that a
+    Preprocessor's error does not load the reader library, nor a Loader's
+    the full one."""
+    return _loaded.get("reader") or _loaded.get("full") or load_reader()
+
+
+def path(which="full"):
+    """The file a library was loaded from (after load(which))."""
+    lib = _loaded.get(which)
+    return lib._pairshard_path if lib is not None else None

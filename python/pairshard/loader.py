@@ -32,7 +32,7 @@ class PairshardError(Exception):
         self.code = int(code)
         self.message = message
         try:
-            self.name = L.load().ps_err_name(self.code).decode()
+            self.name = L.load_any().ps_err_name(self.code).decode()
         except OSError:
             self.name = "PS_E%d" % -self.code
         super().__init__(code, message)
@@ -56,7 +56,7 @@ _ERROR_CLASSES = {L.PS_ELIMIT: SlotsExhaustedError, L.PS_EEMPTY: EmptySetError}
 def _raise(code, err, what=None):
     msg = err.message.decode("utf-8", "replace") if err is not None else ""
     if not msg:
-        msg = L.load().ps_strerror(code).decode()
+        msg = L.load_any().ps_strerror(code).decode()
     if what:
         msg = "%s: %s" % (what, msg)
     raise _ERROR_CLASSES.get(code, PairshardError)(code, msg)
@@ -155,15 +155,17 @@ class _CudaView:
 
 class _Cuda:
     """The few CUDA runtime calls device batches need, from the libcudart
-    the process already has (loaded by libpairshard or torch)."""
+    the process already has: the one the reader library loaded (dlopen, in
+    the same order: $PAIRSHARD_CUDART, else libcudart.so.13, .so.12, .so;
+    loading a name already loaded gives that library again), or torch's."""
 
     _rt = None
 
     @classmethod
     def runtime(cls):
         if cls._rt is None:
-            import ctypes.util
-            names = ["libcudart.so", ctypes.util.find_library("cudart") or "libcudart.so.12"]
+            env = os.environ.get("PAIRSHARD_CUDART")
+            names = [env] if env else ["libcudart.so.13", "libcudart.so.12", "libcudart.so"]
             for name in names:
                 try:
                     rt = ctypes.CDLL(name)
@@ -251,7 +253,7 @@ class Loader:
                  drop_last=False, threads=2, prefetch=4, dtype="int64", device=None,
                  skip_corrupt=False, as_torch=None, shuffle_window=0, sort_pool=0,
                  copy=False, pack=None, skip_long=False, decoder_start_id=None, weights=None):
-        self._lib = L.load()
+        self._lib = L.load_reader()
         if isinstance(path, (list, tuple)):
             # several sets read as one mixture (docs/READER.md, "Mixtures")
             if not path:

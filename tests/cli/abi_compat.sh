@@ -18,8 +18,8 @@ esac
 
 VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
 LIB="$PS_BUILD/lib/libpairshard.so"
-abi=$(sed -n 's/^#define PS_ABI_VERSION \([0-9]*\)$/\1/p' "$PS_ROOT/include/pairshard/common.h")
-soname=$(readelf -d "$LIB" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
+abi=$(abi_version)
+soname=$(soname_of "$LIB")
 [ -n "$abi" ] && [ "$soname" = "libpairshard.so.$abi" ]
 check "the soname is libpairshard.so.PS_ABI_VERSION ($soname)" $?
 

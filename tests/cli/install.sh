@@ -5,7 +5,9 @@
 # pkg-config flags carry no -D (the public headers need none: they compile
 # with plain -std=c11 -pedantic); examples/read_batches.c, built the same
 # way, reads a set's epoch through the installed library by its soname;
-# DESTDIR stages an install whose pairshard.pc names the final prefix.
+# built with pkg-config's pairshard-reader instead, it needs only the
+# installed libpairshard-reader and reads the same batches; DESTDIR stages
+# an install whose .pc files name the final prefix.
 . "$PS_ROOT/tests/tap.sh"
 
 case "$PS_BUILD" in
@@ -21,8 +23,9 @@ P="$TMP/prefix"
 make -s -C "$PS_ROOT" BUILD="${PS_BUILD#$PS_ROOT/}" install PREFIX="$P" >"$TMP/install.log" 2>&1
 check "make install PREFIX=... succeeds" $?
 [ -f "$P/lib/pkgconfig/pairshard.pc" ] && [ -f "$P/include/pairshard/pairshard.h" ] &&
-    [ -x "$P/bin/pairshard" ] && [ -f "$P/lib/libpairshard.a" ] && [ -f "$P/lib/libpairshard.so" ]
-check "installs binary, both libraries, headers and pairshard.pc" $?
+    [ -x "$P/bin/pairshard" ] && [ -f "$P/lib/libpairshard.a" ] && [ -f "$P/lib/libpairshard.so" ] &&
+    [ -f "$P/lib/libpairshard-reader.so" ] && [ -f "$P/lib/pkgconfig/pairshard-reader.pc" ]
+check "installs binary, the static and both shared libraries, headers, pairshard{,-reader}.pc" $?
 
 cat >"$TMP/app.c" <<'C'
 #include <pairshard/pairshard.h>
@@ -50,11 +53,12 @@ cc "$TMP/app.c" -o "$TMP/app-static" $(pkg-config --cflags pairshard) "$P/lib/li
     $(pkg-config --libs --static pairshard | sed 's/-lpairshard//') 2>"$TMP/cc2.log" &&
     "$TMP/app-static" >/dev/null
 check "links statically with pkg-config --static" $?
-pkg-config --cflags --libs --static pairshard >"$TMP/flags"
+pkg-config --cflags --libs --static pairshard >"$TMP/flags" &&
+    pkg-config --cflags --libs --static pairshard-reader >>"$TMP/flags"
 ! grep -q -- '-D' "$TMP/flags"
 check "pkg-config's flags define no macros" $? "$TMP/flags"
 
-abi=$(sed -n 's/^#define PS_ABI_VERSION \([0-9]*\)$/\1/p' "$P/include/pairshard/common.h")
+abi=$(abi_version "$P/include/pairshard/common.h")
 cc -std=c11 -pedantic -Wall -Wextra -Werror "$PS_ROOT/examples/read_batches.c" \
     -o "$TMP/read_batches" $(pkg-config --cflags --libs pairshard) 2>"$TMP/cc3.log"
 check "examples/read_batches.c compiles with -std=c11 -pedantic and pkg-config's flags alone" $? \
@@ -74,15 +78,58 @@ tail -n 1 "$TMP/rb.out" | grep -q "^epoch: [0-9]* batches, $records records, [0-
     [ "$(grep -c '^batch ' "$TMP/rb.out")" -gt 1 ]
 check "every one of the set's $records records came, in batches of 16" $? "$TMP/rb.out"
 
+cc -std=c11 -pedantic -Wall -Wextra -Werror "$PS_ROOT/examples/read_batches.c" \
+    -o "$TMP/read_batches_r" $(pkg-config --cflags --libs pairshard-reader) 2>"$TMP/cc4.log"
+check "read_batches compiles with pkg-config's pairshard-reader flags alone" $? "$TMP/cc4.log"
+needed_of "$TMP/read_batches_r" >"$TMP/rb-needed"
+grep -q "^libpairshard-reader\.so\.$abi\$" "$TMP/rb-needed" && ! grep -q '^libpairshard\.so' "$TMP/rb-needed" &&
+    [ -L "$P/lib/libpairshard-reader.so.$abi" ] && [ -f "$P/lib/libpairshard-reader.so.$abi.$(
+        sed -n 's/^#define PS_VERSION_STRING "\(.*\)"$/\1/p' "$P/include/pairshard/common.h")" ]
+check "it needs libpairshard-reader.so.$abi alone, installed as a link to .so.$abi.VERSION" $? \
+    "$TMP/rb-needed"
+LD_LIBRARY_PATH="$P/lib" "$TMP/read_batches_r" "$TMP/set" 16 >"$TMP/rb-r.out" 2>"$TMP/rb-r.err" &&
+    cmp -s "$TMP/rb.out" "$TMP/rb-r.out"
+check "it reads the same batches through the installed reader library" $? "$TMP/rb-r.err"
+
+# The Python package outside the source tree (no build/lib beside it) finds
+# the installed libraries: the Loader libpairshard-reader, the Preprocessor
+# libpairshard.
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    mkdir -p "$TMP/py" && cp -R "$PS_ROOT/python/pairshard" "$TMP/py/"
+    env -u PAIRSHARD_LIB -u PAIRSHARD_READER_LIB PYTHONPATH="$TMP/py" LD_LIBRARY_PATH="$P/lib" \
+        /usr/bin/python3 - "$TMP/set" >"$TMP/py.out" 2>&1 <<'PY'
+import sys
+import pairshard
+from pairshard import _lib as L
+with pairshard.Loader(sys.argv[1], batch_size=16, shuffle=False, rank=0, world_size=1,
+                      as_torch=False) as ld:
+    n = sum(len(b["ids"]) for b in ld)
+with pairshard.Preprocessor(sys.argv[1]) as pp:
+    pp.encode("How many singers do we have?")
+print(n, L.path("reader"), L.path("full"))
+PY
+    grep -q "^$records libpairshard-reader\.so\.$abi libpairshard\.so\.$abi\$" "$TMP/py.out"
+    check "installed: the Python Loader reads the set through libpairshard-reader, the Preprocessor uses libpairshard" $? "$TMP/py.out"
+else
+    skip "installed: the Python Loader and Preprocessor" "python3-numpy is not installed"
+fi
+
 D="$TMP/stage"
 make -s -C "$PS_ROOT" BUILD="${PS_BUILD#$PS_ROOT/}" install DESTDIR="$D" PREFIX=/opt/ps \
     >"$TMP/install2.log" 2>&1 &&
     [ -f "$D/opt/ps/lib/libpairshard.so.$abi" ] && [ -f "$D/opt/ps/include/pairshard/reader.h" ] &&
-    grep -q '^prefix=/opt/ps$' "$D/opt/ps/lib/pkgconfig/pairshard.pc"
+    grep -q '^prefix=/opt/ps$' "$D/opt/ps/lib/pkgconfig/pairshard.pc" &&
+    [ -f "$D/opt/ps/lib/libpairshard-reader.so.$abi" ] &&
+    grep -q '^prefix=/opt/ps$' "$D/opt/ps/lib/pkgconfig/pairshard-reader.pc"
 check "make install DESTDIR=... PREFIX=/opt/ps stages under DESTDIR for /opt/ps" $? "$TMP/install2.log"
 
-nm -D --defined-only "$P/lib/libpairshard.so" | awk '{print $3}' | grep -v '^ps_' | grep -v '^_' >"$TMP/leaks"
+nm -D --defined-only "$P/lib/libpairshard.so" "$P/lib/libpairshard-reader.so" | awk 'NF == 3 {print $3}' |
+    grep -v '^ps_' | grep -v '^_' >"$TMP/leaks"
 [ ! -s "$TMP/leaks" ]
-check "the shared library exports only ps_ symbols" $?
+check "the shared libraries export only ps_ symbols" $? "$TMP/leaks"
+make -s -C "$PS_ROOT" BUILD="${PS_BUILD#$PS_ROOT/}" uninstall PREFIX="$P" >"$TMP/uninstall.log" 2>&1 &&
+    [ ! -e "$P/lib/libpairshard-reader.so.$abi" ] && [ ! -e "$P/lib/pkgconfig/pairshard-reader.pc" ] &&
+    [ ! -e "$P/lib/libpairshard.so.$abi" ]
+check "make uninstall removes both libraries and both .pc files" $? "$TMP/uninstall.log"
 
 done_testing

@@ -6,8 +6,10 @@
 # tests/python/train_tiny.py trains a tiny classifier with python3-torch,
 # checkpoints it mid-epoch and resumes it in a fresh process to the same
 # batches and bit-identical weights; tests/python/test_mix.py reads a
-# weighted mixture (per-source counts, 2 ranks, 3 epochs, resumption).
-# They print TAP, renumbered here.
+# weighted mixture (per-source counts, 2 ranks, 3 epochs, resumption);
+# tests/python/test_reader_lib.py checks that a Loader loads
+# libpairshard-reader alone and reads a set on a host without libcudart.
+# All print TAP, renumbered here.
 . "$(dirname "$0")/../tap.sh"
 
 PY=/usr/bin/python3
@@ -26,6 +28,7 @@ fi
 export TMPDIR="$TMP"
 run_py "$PS_ROOT/tests/python/test_loader.py"
 run_py "$PS_ROOT/tests/python/test_mix.py"
+run_py "$PS_ROOT/tests/python/test_reader_lib.py"
 if have torch; then
     run_py "$PS_ROOT/tests/python/train_tiny.py"
 else

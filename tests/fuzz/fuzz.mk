@@ -10,7 +10,7 @@ PKGS    := lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle sql
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS)) -lm
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-CPPFLAGS_F := -Iinclude -I. -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DPS_HAVE_CUDA=0 $(PKG_CFLAGS)
+CPPFLAGS_F := -Iinclude -I. -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(PKG_CFLAGS)
 CFLAGS_F   := -std=c11 -O1 -g -fno-omit-frame-pointer -pthread -Wall -Wextra \
               -Wno-unused-command-line-argument $(SAN)
 LIB_DIRS ?= common schema ingest tokenize validate report store pipeline reader

@@ -171,8 +171,8 @@ def build(name, *extra):
 SET = build("dev2", "--shards", "2")
 # Small blocks and three shards: many windows per bucket for the plan.
 SET3 = build("dev3", "--shards", "3", "--block-records", "16")
-L.load()
-print("# libpairshard %s from %s" % (pairshard.version(), L.path()))
+L.load_reader()
+print("# libpairshard %s; the Loader's library: %s" % (pairshard.version(), L.path("reader")))
 MAN, RECS = decode_set(SET)
 MAN3, RECS3 = decode_set(SET3)
 
@@ -239,7 +239,7 @@ def layouts():
 def defaults():
     o = L.ps_reader_options()
     ctypes.memset(ctypes.byref(o), 0x5A, ctypes.sizeof(o))
-    L.options_init(L.load(), o)
+    L.options_init(L.load_reader(), o)
     check("ps_reader_options_init_size through ctypes gives the header's defaults",
           (o.struct_size, o.batch_size, o.max_tokens, o.shuffle, o.rank, o.world_size, o.dtype, o.device,
            o.pad_multiple) == (ctypes.sizeof(o), 32, 0, 1, -1, -1, L.PS_DTYPE_INT64, -1, 1),
@@ -250,7 +250,7 @@ def defaults():
 def options_size():
     """A struct_size the library does not know (a binding from another
     version) is refused, by init without writing and by open."""
-    lib = L.load()
+    lib = L.load_reader()
     o = L.ps_reader_options()
     ctypes.memset(ctypes.byref(o), 0x5A, ctypes.sizeof(o))
     rc = lib.ps_reader_options_init_size(ctypes.byref(o), ctypes.sizeof(o) + 8)

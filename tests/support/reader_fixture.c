@@ -452,6 +452,24 @@ ps_reader *open_info(const char *dir, const ps_reader_options *o, ps_reader_info
     return r;
 }
 
+void expect_host_fallback(ps_reader *r, const char *dir, const ps_reader_options *o,
+                          ps_error *err)
+{
+    const ps_batch *b = NULL;
+    assert_int_equal(ps_reader_next(r, &b, NULL), 1);
+    assert_int_equal(b->device, PS_DEVICE_HOST);
+    assert_null(b->d_input_ids);
+    assert_null(b->ready_event);
+    ps_batch_release(r, b);
+    ps_reader_close(r);
+    ps_reader_options req = *o;
+    req.require_device = 1;
+    r = NULL;
+    assert_int_equal(open_rc(dir, &req, &r, err), PS_EUSAGE);
+    assert_null(r);
+    assert_true(err->message[0] != 0);
+}
+
 /* One whole epoch of `o` on `dir`. */
 void epoch_run(const char *dir, const ps_reader_options *o, run *rn)
 {

@@ -109,6 +109,13 @@ ps_reader *open_ok(const char *dir, const ps_reader_options *o, const ps_reader_
 /* open_ok(dir, o) without a state, and its ps_reader_get_info in *in. */
 ps_reader *open_info(const char *dir, const ps_reader_options *o, ps_reader_info *in);
 
+/* A reader `r` of `dir` opened with o->device >= 0 where no device is usable:
+ * its first batch is a host batch without device twins; closes r. Then the
+ * same options with require_device are refused (PS_EUSAGE; the message in
+ * *err). */
+void expect_host_fallback(ps_reader *r, const char *dir, const ps_reader_options *o,
+                          ps_error *err);
+
 /* One whole epoch of `o` on `dir`. */
 void epoch_run(const char *dir, const ps_reader_options *o, run *rn);
 

@@ -13,17 +13,10 @@ build_tool() {
     elif nm "$_lib" 2>/dev/null | grep -q ' U __asan_'; then
         _san="-fsanitize=address,undefined"
     fi
-    # A library built with CUDA (the Makefile found the toolkit) calls the
-    # runtime.
-    _cuda=""
-    _ch=${CUDA_HOME:-/usr/local/cuda}
-    if nm "$_lib" 2>/dev/null | grep -q ' U cuda[A-Z]'; then
-        _cuda="-L$_ch/lib64 -Wl,-rpath,$_ch/lib64 -lcudart"
-    fi
     # shellcheck disable=SC2086
     ${CC:-cc} -std=c11 -O1 -g -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L \
         $_san -I"$PS_ROOT/include" "$@" -o "$_out" "$PS_ROOT/tests/tools/$_name.c" \
         "$_lib" \
         $(pkg-config --libs lmdb libzstd libutf8proc jansson libpcre2-8 libxxhash zlib nettle sqlite3) \
-        -lm -pthread $_cuda
+        -lm -pthread
 }
