@@ -520,7 +520,7 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
     it->changed = !same(&w->q, f->question, f->question_len) || !same(&w->s, f->sql, f->sql_len);
     it->hash = ps_dedupe_hash(w->q.data, w->q.len, w->s.data, w->s.len);
     it->label_hash = f->label ? XXH32(f->label, f->label_len, 0) | 1u : 0;
-    return ps_t2s_active(c) ? ps_t2s_record(w, rec, it, err) : 0;
+    return ps_t2s_active(c) || c->read_db ? ps_t2s_record(w, rec, it, err) : 0;
 }
 
 /* Kept records that share an id taken from the id field are counted, with

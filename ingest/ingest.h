@@ -707,4 +707,9 @@ void ps_input_share(ps_input_ctx *dst, const ps_input_ctx *in);
 void ps_input_close(ps_cleaner *c, ps_input_ctx *in);
 const ps_rules *ps_cleaner_rules(const ps_cleaner *c);
 
+/* Reads each record's database (opts.db_field) into its result's db_id
+ * without schemas or a template, which is all leakage needs of it: no
+ * check, no rejection. Before the first run (PS_EINVAL after). */
+int ps_cleaner_read_database(ps_cleaner *c, ps_error *err);
+
 #endif /* PS_INGEST_H */
