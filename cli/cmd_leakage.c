@@ -28,6 +28,8 @@ static const char USAGE[] =
     "      --train FILE|SET       training records (repeatable)\n"
     "      --holdout FILE|SET     held-out records (repeatable, at most 64)\n"
     "      --json FILE, -o FILE   the \"leakage\" object of report.json (docs/REPORT.md)\n"
+    "      --matches FILE         one JSON line per leaked training record: its id and,\n"
+    "                             per kind, the first matching record of each held-out set\n"
     "%s"
     "      --threads T            reading threads (default: the online CPUs); the\n"
     "                             result is the same for any T\n"
@@ -41,19 +43,24 @@ static const char USAGE[] =
     "Exit status: 0 every kind within its limit, 1 a kind over its limit, 2 usage or\n"
     "input error.\n";
 
-enum { OPT_TRAIN = 256, OPT_HOLDOUT, OPT_JSON, OPT_THREADS, OPT_LEAK_BASE };
+enum { OPT_TRAIN = 256, OPT_HOLDOUT, OPT_JSON, OPT_THREADS, OPT_MATCHES, OPT_LEAK_BASE };
 
 static const struct option OWN_OPTS[] = {
     {"train", required_argument, NULL, OPT_TRAIN},
     {"holdout", required_argument, NULL, OPT_HOLDOUT},
     {"json", required_argument, NULL, OPT_JSON},
     {"threads", required_argument, NULL, OPT_THREADS},
+    {"matches", required_argument, NULL, OPT_MATCHES},
     PS_LEAK_LONGOPTS(OPT_LEAK_BASE),
 };
 #define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
 
 typedef struct run {
-    const char *train[256], *json_path;
+    const char *train[256], *json_path, *matches_path;
+    ps_outfile matches;
+    const ps_leak_index *index;
+    ps_buf line;
+    ps_error write_err;
     size_t n_train;
     ps_leak_config la;
     size_t threads;
@@ -76,6 +83,7 @@ static int parse(run *r, ps_clean_args *ca, int argc, char **argv)
         switch (c) {
         case 'o':
         case OPT_JSON: r->json_path = optarg; break;
+        case OPT_MATCHES: r->matches_path = optarg; break;
         case 'q': r->quiet = 1; break;
         case 'h': printf(USAGE, PS_LEAK_ARGS_HELP, ps_clean_args_help); return PS_EXIT_OK;
         case OPT_TRAIN:
@@ -117,6 +125,37 @@ static int parse(run *r, ps_clean_args *ca, int argc, char **argv)
     return -1;
 }
 
+/* --matches: {"id": ..., "kinds": {KIND: [holdout ids, one a set]}} */
+static int put_match(void *user, const ps_leak_text *t, const ps_leak_hits *h)
+{
+    run *r = user;
+    if (!h->kinds)
+        return 0;
+    json_t *o = json_object(), *kinds = json_object();
+    json_object_set_new(o, "id", json_string(t->id ? t->id : ""));
+    for (int k = 0; k < PS_LEAK_KINDS; k++) {
+        if (!(h->kinds & (1u << k)))
+            continue;
+        json_t *ids = json_array();
+        for (size_t ho = 0; ho < ps_leak_index_holdouts(r->index); ho++) {
+            ps_leak_text hr;
+            ps_leak_index_record(r->index, h->rec[k][ho], &hr);
+            json_array_append_new(ids, hr.id ? json_string(hr.id) : json_null());
+        }
+        json_object_set_new(kinds, ps_leak_kind_name((ps_leak_kind)k), ids);
+    }
+    json_object_set_new(o, "kinds", kinds);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (!s)
+        return PS_ENOMEM;
+    ps_buf_reset(&r->line);
+    int rc = ps_buf_puts(&r->line, s);
+    free(s);
+    rc = rc ? rc : ps_buf_putc(&r->line, '\n');
+    return rc ? rc : ps_outfile_write(&r->matches, r->line.data, r->line.len, &r->write_err);
+}
+
 int ps_cmd_leakage(int argc, char **argv)
 {
     run r;
@@ -134,13 +173,18 @@ int ps_cmd_leakage(int argc, char **argv)
     ps_error_clear(&err);
     ps_leak_check lc;
     status = PS_EXIT_USAGE;
-    if (ps_leak_check_open(&lc, &r.la, &ca.opts, r.threads, &err))
+    if (ps_leak_check_open(&lc, &r.la, &ca.opts, r.threads, &err) ||
+        (r.matches_path && ps_outfile_open(&r.matches, r.matches_path, &err)))
         goto fail;
+    r.index = lc.index;
     for (size_t i = 0; i < r.n_train; i++) {
         ps_leak_source src;
-        if (ps_leak_scan(lc.index, lc.tally, r.train[i], &ca.opts, r.threads, NULL, NULL, &src,
-                         &err))
+        if (ps_leak_scan(lc.index, lc.tally, r.train[i], &ca.opts, r.threads,
+                         r.matches_path ? put_match : NULL, &r, &src, &err)) {
+            if (r.write_err.code)
+                err = r.write_err;
             goto fail;
+        }
         if (src.rejected && !r.quiet)
             fprintf(stderr, "pairshard leakage: %s: %llu records compared, %llu unreadable "
                     "(no question or SQL, bad JSON): not compared\n", r.train[i],
@@ -156,6 +200,7 @@ int ps_cmd_leakage(int argc, char **argv)
     size_t n = strlen(text);
     text[n] = '\n';
     int rc = r.json_path ? ps_outfile_write_all(r.json_path, text, n + 1, &err) : 0;
+    rc = rc ? rc : r.matches_path ? ps_outfile_commit(&r.matches, &err) : 0;
     free(text);
     if (rc)
         goto fail;
@@ -165,10 +210,12 @@ int ps_cmd_leakage(int argc, char **argv)
         free(s);
     }
     status = ps_leak_check_failed(&lc) ? PS_EXIT_FAIL : PS_EXIT_OK;
-    ps_leak_check_close(&lc);
-    return status;
+    goto done;
 fail:
     fprintf(stderr, "pairshard leakage: %s\n", err.message);
+done:
+    ps_outfile_abort(&r.matches);
+    ps_buf_free(&r.line);
     ps_leak_check_close(&lc);
     return status;
 }

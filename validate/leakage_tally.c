@@ -144,7 +144,7 @@ void ps_leak_limits_init(ps_leak_limits *l)
 int ps_leak_limits_set(ps_leak_limits *l, const char *spec, ps_error *err)
 {
     const char *eq = strchr(spec, '=');
-    char kind[32];
+    char kind[128];
     if (!eq || (size_t)(eq - spec) >= sizeof kind)
         return ps_error_set(err, PS_EUSAGE, "leakage limit '%s' is not KIND=FRACTION", spec);
     memcpy(kind, spec, (size_t)(eq - spec));
