@@ -29,7 +29,7 @@ int ps_leak_args_apply(ps_leak_config *c, const char *cmd, int which, const char
         c->opts.ngram = (unsigned)n;
         return 0;
     case PS_LEAK_OPT_LIMIT:
-        if (!ps_leak_limits_set(&c->limits, value, &err))
+        if (!ps_leak_limits_set(&c->limits, value, &c->limits_set, &err))
             return 0;
         break;
     case PS_LEAK_OPT_DROP:

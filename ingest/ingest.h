@@ -493,6 +493,10 @@ typedef struct ps_clean_item {
     /* what the template read (valid until the worker's next record: the
      * build re-renders it with a mask to shorten the schema) */
     ps_render_fields render;
+    /* a build with held-out sets (pipeline/build_leak.c): the worker
+     * compared the kept record, and the kinds it shares (bit k) */
+    bool leak_checked;
+    uint8_t leak_kinds;
 } ps_clean_item;
 
 /* CSV/TSV: header positions of the fields, -1 when absent. */

@@ -90,7 +90,7 @@ static int sink(void *user, const ps_clean_result *r)
     if (rd->holdout_x)
         return ps_leak_index_add(rd->holdout_x, rd->holdout, &t, rd->err);
     int rc = ps_leak_find(rd->x, rd->s, &t, rd->hits, rd->err);
-    rc = rc ? rc : ps_leak_tally_add(rd->t, &t, rd->hits);
+    rc = rc ? rc : ps_leak_tally_add(rd->t, &t, rd->hits, -1);
     return rc ? rc : rd->fn ? rd->fn(rd->user, &t, rd->hits) : 0;
 }
 

@@ -47,6 +47,8 @@ typedef struct ps_leak_config {
     size_t n_holdouts;
     ps_leak_options opts;
     ps_leak_limits limits;
+    unsigned limits_set;   /* kinds whose limit was given (--leakage-limit): a
+                              build's win over its validate config's */
     unsigned drop_mask;
 } ps_leak_config;
 void ps_leak_config_init(ps_leak_config *c);

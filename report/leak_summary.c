@@ -52,8 +52,8 @@ char *ps_leak_summary(const char *cmd, const ps_leak_tally *t, const ps_leak_lim
         ps_buf_printf(&b, "%s %s (%lld)", i ? "," : "",
                       json_string_value(json_object_get(h, "name")),
                       (long long)json_integer_value(json_object_get(h, "records")));
-    ps_buf_printf(&b, "\n  %-14s %9s %8s %8s  %s\n", "kind", "records", "share", "limit",
-                  "verdict");
+    ps_buf_printf(&b, "\n  %-14s %9s %9s %9s %8s  %s\n", "kind", "leaked", "dropped", "left",
+                  "limit", "verdict");
     const char *worst = NULL;
     bool failed = false;
     uint64_t dropped = 0;
@@ -70,8 +70,9 @@ char *ps_leak_summary(const char *cmd, const ps_leak_tally *t, const ps_leak_lim
         char verdict[48];
         snprintf(verdict, sizeof verdict, "%s%s", fails ? "FAIL" : n ? "ok" : "none",
                  drop_mask & (1u << k) ? ", dropped" : l->max_fraction[k] < 0 ? " (reported)" : "");
-        ps_buf_printf(&b, "  %-14s %9llu %7.2f%% %8s  %s\n", name, (unsigned long long)n,
-                      100.0 * json_real_value(json_object_get(o, "fraction")), lim, verdict);
+        ps_buf_printf(&b, "  %-14s %9llu %9lld %8.2f%% %8s  %s\n", name, (unsigned long long)n,
+                      d, 100.0 * json_real_value(json_object_get(o, "remaining_fraction")), lim,
+                      verdict);
         if (fails && !failed)
             worst = name; /* the first failing kind's example, else the first found */
         else if (n && !worst)

@@ -148,11 +148,11 @@ static void test_find_per_kind_and_set(void **state)
     ps_leak_tally *t;
     assert_int_equal(ps_leak_tally_create(x, &t), 0);
     assert_int_equal(ps_leak_find(x, s, &r, h, &err), 0);
-    assert_int_equal(ps_leak_tally_add(t, &r, h), 0);
+    assert_int_equal(ps_leak_tally_add(t, &r, h, -1), 0);
     assert_int_equal(ps_leak_find(x, s, &r2, h, &err), 0);
-    assert_int_equal(ps_leak_tally_add(t, &r2, h), 0);
+    assert_int_equal(ps_leak_tally_add(t, &r2, h, -1), 0);
     assert_int_equal(ps_leak_find(x, s, &r3, h, &err), 0);
-    assert_int_equal(ps_leak_tally_add(t, &r3, h), 0);
+    assert_int_equal(ps_leak_tally_add(t, &r3, h, -1), 0);
     assert_int_equal(ps_leak_tally_records(t), 3);
     assert_int_equal(ps_leak_tally_count(t, PS_LEAK_SQL_TEMPLATE), 2);
     assert_int_equal(ps_leak_tally_count_in(t, PS_LEAK_SQL_TEMPLATE, 0), 1);
@@ -161,9 +161,9 @@ static void test_find_per_kind_and_set(void **state)
     ps_leak_limits_init(&l);
     assert_true(ps_leak_kind_fails(t, &l, PS_LEAK_DATABASE)); /* 1 of 3 > 0 */
     assert_false(ps_leak_kind_fails(t, &l, PS_LEAK_SQL_TEMPLATE)); /* reported only */
-    assert_int_equal(ps_leak_limits_set(&l, "database=0.5", &err), 0);
+    assert_int_equal(ps_leak_limits_set(&l, "database=0.5", NULL, &err), 0);
     assert_false(ps_leak_kind_fails(t, &l, PS_LEAK_DATABASE));
-    assert_int_not_equal(ps_leak_limits_set(&l, "database=2", &err), 0);
+    assert_int_not_equal(ps_leak_limits_set(&l, "database=2", NULL, &err), 0);
     json_t *j = ps_leak_tally_json(t, &l);
     json_t *ex = json_array_get(json_object_get(json_array_get(json_object_get(json_object_get(
                      json_object_get(j, "kinds"), "question"), "per_holdout"), 0), "examples"), 0);

@@ -133,10 +133,11 @@ typedef struct ps_leak_tally ps_leak_tally;
 int ps_leak_tally_create(const ps_leak_index *x, ps_leak_tally **out);
 void ps_leak_tally_free(ps_leak_tally *t);
 /* Counts training record `r` with its hits (call in input order: the
- * examples are the first ones). 0 or PS_ENOMEM. */
-int ps_leak_tally_add(ps_leak_tally *t, const ps_leak_text *r, const ps_leak_hits *h);
-/* Counts a kept record as dropped for `kind` (--drop-leaked). */
-void ps_leak_tally_dropped(ps_leak_tally *t, ps_leak_kind kind);
+ * examples are the first ones); `dropped`: --drop-leaked rejected it for
+ * kind `dropped` (-1: kept), so it no longer counts against the limits.
+ * 0 or PS_ENOMEM. */
+int ps_leak_tally_add(ps_leak_tally *t, const ps_leak_text *r, const ps_leak_hits *h,
+                      int dropped);
 uint64_t ps_leak_tally_records(const ps_leak_tally *t);
 /* Training records with kind k against any held-out set. */
 uint64_t ps_leak_tally_count(const ps_leak_tally *t, ps_leak_kind k);
@@ -150,9 +151,11 @@ typedef struct ps_leak_limits {
 /* Defaults (docs/REPORT.md, "Leakage"): database 0, question 0.01,
  * near_question 0.02, sql 0.05, sql_template reported only. */
 void ps_leak_limits_init(ps_leak_limits *l);
-/* Sets limit `kind` from "KIND=FRACTION" (FRACTION "off": reported only). */
-int ps_leak_limits_set(ps_leak_limits *l, const char *spec, ps_error *err);
-/* True when kind k's fraction exceeds its limit. */
+/* Sets the limits of "KIND[,KIND...]=FRACTION" (FRACTION "off": reported
+ * only); *set (may be NULL) gets the kinds' bits added. */
+int ps_leak_limits_set(ps_leak_limits *l, const char *spec, unsigned *set, ps_error *err);
+/* True when kind k's share of training records still in the set (not
+ * dropped) exceeds its limit. */
 bool ps_leak_kind_fails(const ps_leak_tally *t, const ps_leak_limits *l, ps_leak_kind k);
 
 /* The "leakage" object of report.json (docs/REPORT.md): options, held-out

@@ -25,7 +25,8 @@ struct ps_leak_tally {
     const ps_leak_index *x;
     uint64_t records;
     uint64_t any[PS_LEAK_KINDS];      /* records with the kind against any set */
-    uint64_t dropped[PS_LEAK_KINDS];
+    uint64_t dropped[PS_LEAK_KINDS];  /* records dropped for the kind */
+    uint64_t remain[PS_LEAK_KINDS];   /* records with the kind still in the set */
     uint64_t leaked;                  /* records with any kind */
     cell cells[PS_LEAK_KINDS][PS_LEAK_MAX_HOLDOUTS];
 };
@@ -77,17 +78,21 @@ static const char *shown(ps_leak_kind k, const ps_leak_text *r)
                                                             : r->sql;
 }
 
-int ps_leak_tally_add(ps_leak_tally *t, const ps_leak_text *r, const ps_leak_hits *h)
+int ps_leak_tally_add(ps_leak_tally *t, const ps_leak_text *r, const ps_leak_hits *h,
+                      int dropped)
 {
     t->records++;
     if (!h->kinds)
         return 0;
     t->leaked++;
+    if (dropped >= 0 && dropped < PS_LEAK_KINDS)
+        t->dropped[dropped]++;
     unsigned nh = (unsigned)ps_leak_index_holdouts(t->x);
     for (int k = 0; k < PS_LEAK_KINDS; k++) {
         if (!(h->kinds & (1u << k)))
             continue;
         t->any[k]++;
+        t->remain[k] += dropped < 0;
         for (unsigned ho = 0; ho < nh; ho++) {
             if (h->rec[k][ho] < 0)
                 continue;
@@ -109,12 +114,6 @@ int ps_leak_tally_add(ps_leak_tally *t, const ps_leak_text *r, const ps_leak_hit
         }
     }
     return 0;
-}
-
-void ps_leak_tally_dropped(ps_leak_tally *t, ps_leak_kind kind)
-{
-    if ((unsigned)kind < PS_LEAK_KINDS)
-        t->dropped[kind]++;
 }
 
 uint64_t ps_leak_tally_records(const ps_leak_tally *t) { return t->records; }
@@ -141,7 +140,7 @@ void ps_leak_limits_init(ps_leak_limits *l)
     memcpy(l->max_fraction, def, sizeof def);
 }
 
-int ps_leak_limits_set(ps_leak_limits *l, const char *spec, ps_error *err)
+int ps_leak_limits_set(ps_leak_limits *l, const char *spec, unsigned *set, ps_error *err)
 {
     const char *eq = strchr(spec, '=');
     char kind[128];
@@ -164,6 +163,8 @@ int ps_leak_limits_set(ps_leak_limits *l, const char *spec, ps_error *err)
     for (int k = 0; k < PS_LEAK_KINDS; k++)
         if (mask & (1u << k))
             l->max_fraction[k] = v;
+    if (set)
+        *set |= mask;
     return 0;
 }
 
@@ -172,9 +173,14 @@ static double fraction(const ps_leak_tally *t, ps_leak_kind k)
     return t->records ? (double)t->any[k] / (double)t->records : 0.0;
 }
 
+static double remaining(const ps_leak_tally *t, ps_leak_kind k)
+{
+    return t->records ? (double)t->remain[k] / (double)t->records : 0.0;
+}
+
 bool ps_leak_kind_fails(const ps_leak_tally *t, const ps_leak_limits *l, ps_leak_kind k)
 {
-    return l->max_fraction[k] >= 0.0 && fraction(t, k) > l->max_fraction[k];
+    return l->max_fraction[k] >= 0.0 && remaining(t, k) > l->max_fraction[k];
 }
 
 static json_t *examples_json(const cell *c, ps_leak_kind k)
@@ -214,9 +220,11 @@ json_t *ps_leak_tally_json(const ps_leak_tally *t, const ps_leak_limits *l)
                                                  examples_json(&t->cells[k][h], (ps_leak_kind)k)));
         double lim = l->max_fraction[k];
         json_object_set_new(kinds, ps_leak_kind_name((ps_leak_kind)k),
-                            json_pack("{s:I, s:f, s:o, s:b, s:I, s:o}", "records",
+                            json_pack("{s:I, s:f, s:I, s:f, s:o, s:b, s:I, s:o}", "records",
                                       (json_int_t)t->any[k], "fraction",
-                                      fraction(t, (ps_leak_kind)k), "max_fraction",
+                                      fraction(t, (ps_leak_kind)k), "remaining",
+                                      (json_int_t)t->remain[k], "remaining_fraction",
+                                      remaining(t, (ps_leak_kind)k), "max_fraction",
                                       lim >= 0.0 ? json_real(lim) : json_null(), "passed",
                                       !ps_leak_kind_fails(t, l, (ps_leak_kind)k), "dropped",
                                       (json_int_t)t->dropped[k], "per_holdout", per));
