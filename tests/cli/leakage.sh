@@ -180,4 +180,74 @@ L --train "$TRAIN" --holdout "$TMP/nope.json" 2>"$TMP/u3.err"
 [ $? -eq 2 ] && grep -q "nope.json" "$TMP/u3.err"
 check "a missing held-out file: exit 2, named" $? "$TMP/u3.err"
 
+# 6. build --holdout: reported, gated, dropped, accounted, hashed.
+VOCAB="$DATA/vocab/bert-base-uncased.vocab.txt"
+B() { "$PAIRSHARD" build --vocab "$VOCAB" --label-field db_id "$@"; }
+B --holdout "$DEV" -o "$TMP/s0" "$TRAIN" 2>"$TMP/b0.err"
+check "build --holdout dev: exit 0" $? "$TMP/b0.err"
+grep -q "^pairshard build: leakage passed" "$TMP/b0.err" &&
+    grep -q "^  question  *6  *0 " "$TMP/b0.err"
+check "its summary: 6 leaked questions, none dropped, passed" $? "$TMP/b0.err"
+for t in 1 2; do
+    B -q --threads $t --holdout "$DEV" --drop-leaked question,sql -o "$TMP/d$t" "$TRAIN" \
+        2>"$TMP/d$t.err"
+    check "build --drop-leaked question,sql --threads $t: exit 0" $? "$TMP/d$t.err"
+done
+same_set "$TMP/d1" "$TMP/d2"
+check "the same set, byte for byte, with 1 and 2 threads" $?
+"$PAIRSHARD" inspect --verify "$TMP/d1" >/dev/null 2>"$TMP/v.err"
+check "inspect --verify passes" $? "$TMP/v.err"
+python3 - "$TMP/d1" "$TMP/m.jsonl" "$DEV" >"$TMP/drop.out" 2>&1 <<'PY'
+import hashlib, json, os, sys
+d, matches, dev = sys.argv[1:]
+m = json.load(open(f"{d}/manifest.json"))
+a = m["accounting"]
+rej = [json.loads(l) for l in open(f"{d}/rejects.jsonl")]
+# the records the leakage command found sharing a question or, else, SQL
+want = {}
+for l in open(matches):
+    x = json.loads(l)
+    k = "question" if "question" in x["kinds"] else "sql" if "sql" in x["kinds"] else None
+    if k:
+        want[x["id"]] = "leaked_" + k
+got = {r["id"]: r["reason"] for r in rej if r["reason"].startswith("leaked_")}
+n = 0
+def ok(c, what):
+    global n
+    n += 1
+    print(("ok" if c else "not ok"), n, "-", what)
+ok(got == want, f"rejects.jsonl holds exactly the leaked records, by kind ({len(got)} of {len(want)})")
+ok(a["records_in"] == a["kept"] + a["rejected"] + a["duplicates"] and a["balanced"],
+   "records_in = kept + rejected + duplicates")
+ok(a["rejected_by_reason"].get("leaked_question") == 6 and
+   a["rejected_by_reason"].get("leaked_sql") == len(want) - 6, "counted per reason")
+h = m["leakage"]["holdouts"][0]
+ok(h["sha256"] == hashlib.sha256(open(dev, "rb").read()).hexdigest() and
+   h["bytes"] == os.path.getsize(dev) and h["records"] == 1034,
+   "the manifest records the held-out file's bytes and sha256")
+r = json.load(open(f"{d}/report.json"))
+c = [c for c in r["checks"] if c["name"] == "leakage"]
+ok(len(c) == 1 and c[0]["verdict"] == "pass" and r["leakage"]["kinds"]["question"]["dropped"] == 6,
+   "report.json: the leakage check passes, 6 questions dropped")
+print(f"1..{n}")
+PY
+relay_tap "$TMP/drop.out"
+grep -q '^1\.\.' "$TMP/drop.out"
+check "the drop's recount ran to its end" $? "$TMP/drop.out"
+B --holdout "$DEV" -o "$TMP/s1" "$DEV" 2>"$TMP/b1.err"
+[ $? -eq 1 ] && [ ! -e "$TMP/s1" ] && grep -q "FAIL leakage" "$TMP/b1.err"
+check "build of dev with dev held out: the leakage check fails, nothing published" $? "$TMP/b1.err"
+B -q --holdout "$DEV" --leakage-limit database,question,near_question,sql=off -o "$TMP/s2" "$DEV"
+check "... and passes with those limits off" $?
+B -q -o "$TMP/s3" "$TRAIN"
+grep -q '"leakage"' "$TMP/s3/manifest.json" "$TMP/s3/report.json"
+check "without --holdout: no leakage in the manifest or report" $(( $? == 0 ? 1 : 0 ))
+
+# 7. A shard set as held-out set: its manifest's inputs, read again.
+L -q --train "$TRAIN" --holdout "$TMP/s2" --json "$TMP/set.json"
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
+assert all(a["kinds"][k]["records"] == b["kinds"][k]["records"] for k in a["kinds"])
+assert b["holdouts"][0]["shard_set"]' "$TMP/l.json" "$TMP/set.json"
+check "a set built from dev as --holdout finds what dev.json does" $?
+
 done_testing
