@@ -345,15 +345,6 @@ uint64_t ps_leak_index_holdout_records(const ps_leak_index *x, unsigned holdout)
     return holdout < x->n_holdouts ? x->counts[holdout] : 0;
 }
 
-size_t ps_leak_index_bytes(const ps_leak_index *x)
-{
-    size_t n = sizeof *x + x->arena.cap + x->cap_recs * sizeof *x->recs +
-               x->n_items * sizeof *x->items + x->band.cap * sizeof(entry);
-    for (int k = 0; k < EXACT_N; k++)
-        n += x->exact[k].cap * sizeof(entry);
-    return n;
-}
-
 void ps_leak_index_record(const ps_leak_index *x, int64_t rec, ps_leak_text *out)
 {
     memset(out, 0, sizeof *out);

@@ -103,8 +103,6 @@ size_t ps_leak_index_holdouts(const ps_leak_index *x);
 const ps_leak_options *ps_leak_index_options(const ps_leak_index *x);
 const char *ps_leak_index_holdout_name(const ps_leak_index *x, unsigned holdout);
 uint64_t ps_leak_index_holdout_records(const ps_leak_index *x, unsigned holdout);
-/* Bytes the index holds (for the bench's statement of memory). */
-size_t ps_leak_index_bytes(const ps_leak_index *x);
 
 /* What one training record shares: per kind and held-out set, the first
  * matching held-out record (its number within the index; -1: none) and,

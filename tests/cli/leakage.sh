@@ -188,6 +188,9 @@ check "build --holdout dev: exit 0" $? "$TMP/b0.err"
 grep -q "^pairshard build: leakage passed" "$TMP/b0.err" &&
     grep -q "^  question  *6  *0 " "$TMP/b0.err"
 check "its summary: 6 leaked questions, none dropped, passed" $? "$TMP/b0.err"
+grep -q '<section id="leakage">' "$TMP/s0/report.html" &&
+    grep -q 'How many flights do we have?' "$TMP/s0/report.html"
+check "report.html has the leakage section with an example" $?
 for t in 1 2; do
     B -q --threads $t --holdout "$DEV" --drop-leaked question,sql -o "$TMP/d$t" "$TRAIN" \
         2>"$TMP/d$t.err"
