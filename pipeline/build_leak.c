@@ -14,17 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const REASON[PS_LEAK_KINDS] = {
-    "leaked_database", "leaked_question", "leaked_near_question", "leaked_sql",
-    "leaked_sql_template"};
-
-static int find(const ps_leak_check *lc, ps_encode_ctx *x, const ps_clean_item *it,
-                ps_error *err)
+/* The thread's scratch and hits, made on first use. */
+static int ensure(ps_encode_ctx *x, ps_error *err)
 {
     if (!x->leak_s && ps_leak_scratch_create(&x->leak_s))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     if (!x->leak_h && !(x->leak_h = malloc(sizeof *x->leak_h)))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int find(const ps_leak_check *lc, ps_encode_ctx *x, const ps_clean_item *it,
+                ps_error *err)
+{
+    int rc = ensure(x, err);
+    if (rc)
+        return rc;
     const ps_clean_result *r = &it->res;
     ps_leak_text t = {r->id, r->question, r->sql, r->db_id};
     return ps_leak_find(lc->index, x->leak_s, &t, x->leak_h, err);
@@ -34,34 +39,23 @@ int ps_build_leak_worker(const ps_build_config *cfg, ps_encode_ctx *x, ps_clean_
                          ps_error *err)
 {
     const ps_leak_check *lc = cfg->leak;
-    int rc = find(lc, x, it, err);
+    int rc = ensure(x, err);
+    if (rc)
+        return rc;
+    const ps_clean_result *r = &it->res;
+    ps_leak_text t = {r->id, r->question, r->sql, r->db_id};
+    int k;
+    rc = ps_leak_check_record(lc, x->leak_s, x->leak_h, &t, &k, x->detail, sizeof x->detail,
+                                  err);
     if (rc)
         return rc;
     it->leak_checked = true;
     it->leak_kinds = (uint8_t)x->leak_h->kinds;
-    int k = ps_leak_check_drop_kind(lc, x->leak_h);
-    if (k < 0)
-        return 0;
-    /* the first held-out set holding the match names it */
-    for (unsigned h = 0; h < ps_leak_index_holdouts(lc->index); h++) {
-        if (x->leak_h->rec[k][h] < 0)
-            continue;
-        ps_leak_text hr;
-        ps_leak_index_record(lc->index, x->leak_h->rec[k][h], &hr);
-        snprintf(x->detail, sizeof x->detail, "shares its %s with held-out record %s of %s "
-                 "(--drop-leaked %s)",
-                 k == PS_LEAK_DATABASE ? "database" : k == PS_LEAK_NEAR_QUESTION
-                                                          ? "question (near duplicate)"
-                                                      : k == PS_LEAK_SQL_TEMPLATE ? "SQL template"
-                                                      : k == PS_LEAK_SQL          ? "SQL"
-                                                                                  : "question",
-                 hr.id ? hr.id : "?", ps_leak_index_holdout_name(lc->index, h),
-                 ps_leak_kind_name((ps_leak_kind)k));
-        break;
+    if (k >= 0) {
+        it->res.outcome = PS_OUTCOME_REJECTED;
+        it->res.reason = ps_leak_reason((ps_leak_kind)k);
+        it->res.detail = x->detail;
     }
-    it->res.outcome = PS_OUTCOME_REJECTED;
-    it->res.reason = REASON[k];
-    it->res.detail = x->detail;
     return 0;
 }
 
@@ -73,7 +67,7 @@ int ps_build_leak_commit(ps_build_state *st, const ps_clean_item *it, ps_error *
     int dropped = -1;
     if (r->outcome == PS_OUTCOME_REJECTED)
         for (int k = 0; k < PS_LEAK_KINDS && dropped < 0; k++)
-            if (r->reason == REASON[k])
+            if (r->reason == ps_leak_reason((ps_leak_kind)k))
                 dropped = k;
     if (!it->leak_kinds) {
         ps_leak_hits none;

@@ -217,3 +217,52 @@ json_t *ps_leak_check_json(const ps_leak_check *lc)
     json_object_set_new(j, "passed", json_boolean(!ps_leak_check_failed(lc)));
     return j;
 }
+
+static const char *const REASON[PS_LEAK_KINDS] = {
+    "leaked_database", "leaked_question", "leaked_near_question", "leaked_sql",
+    "leaked_sql_template"};
+
+const char *ps_leak_reason(ps_leak_kind k)
+{
+    return (unsigned)k < PS_LEAK_KINDS ? REASON[k] : NULL;
+}
+
+int ps_leak_check_record(const ps_leak_check *lc, ps_leak_scratch *s, ps_leak_hits *h,
+                         const ps_leak_text *t, int *drop, char *detail, size_t dsz,
+                         ps_error *err)
+{
+    *drop = -1;
+    int rc = ps_leak_find(lc->index, s, t, h, err);
+    if (rc)
+        return rc;
+    int k = ps_leak_check_drop_kind(lc, h);
+    static const char *const WHAT[PS_LEAK_KINDS] = {"database", "question",
+                                                    "question (a near duplicate)", "SQL",
+                                                    "SQL template"};
+    /* the first held-out set holding the match names it */
+    for (unsigned ho = 0; k >= 0 && ho < ps_leak_index_holdouts(lc->index); ho++) {
+        if (h->rec[k][ho] < 0)
+            continue;
+        ps_leak_text hr;
+        ps_leak_index_record(lc->index, h->rec[k][ho], &hr);
+        snprintf(detail, dsz, "shares its %s with held-out record %s of %s (--drop-leaked %s)",
+                 WHAT[k], hr.id ? hr.id : "?", ps_leak_index_holdout_name(lc->index, ho),
+                 ps_leak_kind_name((ps_leak_kind)k));
+        *drop = k;
+        break;
+    }
+    return 0;
+}
+
+int ps_leak_check_count(ps_leak_check *lc, ps_leak_scratch *s, ps_leak_hits *h,
+                        const ps_leak_text *t, const char *reason, ps_error *err)
+{
+    int dropped = -1;
+    for (int k = 0; reason && k < PS_LEAK_KINDS; k++)
+        if (!strcmp(reason, REASON[k]))
+            dropped = k;
+    int rc = ps_leak_find(lc->index, s, t, h, err);
+    if (!rc && ps_leak_tally_add(lc->tally, t, h, dropped))
+        rc = ps_error_set(err, PS_ENOMEM, "out of memory");
+    return rc;
+}

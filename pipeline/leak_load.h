@@ -68,6 +68,19 @@ void ps_leak_check_close(ps_leak_check *lc);
 /* The kind a record is dropped for (the first of --drop-leaked's kinds it
  * shares, in kind order), or -1. */
 int ps_leak_check_drop_kind(const ps_leak_check *lc, const ps_leak_hits *h);
+/* "leaked_<kind>": the reject reason of --drop-leaked (one string a kind,
+ * so a reason can be compared by pointer). */
+const char *ps_leak_reason(ps_leak_kind k);
+/* A kept record against the held-out sets (s and h: the caller's thread's):
+ * *drop is the kind it is rejected for (-1: kept) with `detail` saying
+ * which held-out record it shares that with. 0 or a negative code. */
+int ps_leak_check_record(const ps_leak_check *lc, ps_leak_scratch *s, ps_leak_hits *h,
+                         const ps_leak_text *t, int *drop, char *detail, size_t dsz,
+                         ps_error *err);
+/* The sink's half, in input order: counts a record the check saw (kept, or
+ * rejected with a leaked_ reason), finding it again when it leaked. */
+int ps_leak_check_count(ps_leak_check *lc, ps_leak_scratch *s, ps_leak_hits *h,
+                        const ps_leak_text *t, const char *reason, ps_error *err);
 /* True when a kind is over its limit. */
 bool ps_leak_check_failed(const ps_leak_check *lc);
 /* report.json's "leakage" object, its held-out sets with path, bytes and

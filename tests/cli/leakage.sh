@@ -246,7 +246,25 @@ B -q -o "$TMP/s3" "$TRAIN"
 grep -q '"leakage"' "$TMP/s3/manifest.json" "$TMP/s3/report.json"
 check "without --holdout: no leakage in the manifest or report" $(( $? == 0 ? 1 : 0 ))
 
-# 7. A shard set as held-out set: its manifest's inputs, read again.
+# 7. clean --holdout: the same check, the same drops, for any thread count.
+for t in 1 2; do
+    "$PAIRSHARD" clean -q --threads $t --holdout "$DEV" --drop-leaked question "$TRAIN" \
+        -o "$TMP/c$t.jsonl" --rejects "$TMP/r$t.jsonl" --stats "$TMP/st$t.json"
+    check "clean --holdout --drop-leaked question --threads $t: exit 0" $?
+done
+cmp -s "$TMP/c1.jsonl" "$TMP/c2.jsonl" && cmp -s "$TMP/r1.jsonl" "$TMP/r2.jsonl"
+check "clean: the same records and rejects with 1 and 2 threads" $?
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))
+r=[json.loads(l) for l in open(sys.argv[2])]
+assert a["balanced"] and a["rejected_by_reason"]["leaked_question"] == 6, a
+assert sorted(x["id"] for x in r) == sorted(i for i, k in ((m["id"], m["kinds"]) for m in map(json.loads, open(sys.argv[3]))) if "question" in k)' \
+    "$TMP/st1.json" "$TMP/r1.jsonl" "$TMP/m.jsonl"
+check "clean: the 6 records sharing a dev question rejected leaked_question, accounted" $?
+"$PAIRSHARD" clean -q --holdout "$DEV" "$DEV" -o "$TMP/cd.jsonl"
+check "clean of dev with dev held out: exit 1 (over the database limit), output written" \
+    $(( $? == 1 && $(wc -l <"$TMP/cd.jsonl") == 1034 ? 0 : 1 ))
+
+# 8. A shard set as held-out set: its manifest's inputs, read again.
 L -q --train "$TRAIN" --holdout "$TMP/s2" --json "$TMP/set.json"
 python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
 assert all(a["kinds"][k]["records"] == b["kinds"][k]["records"] for k in a["kinds"])
