@@ -43,11 +43,10 @@ static const char USAGE[] =
     "Exit status: 0 every kind within its limit, 1 a kind over its limit, 2 usage or\n"
     "input error.\n";
 
-enum { OPT_TRAIN = 256, OPT_HOLDOUT, OPT_JSON, OPT_THREADS, OPT_MATCHES, OPT_LEAK_BASE };
+enum { OPT_TRAIN = 256, OPT_JSON, OPT_THREADS, OPT_MATCHES, OPT_LEAK_BASE };
 
 static const struct option OWN_OPTS[] = {
     {"train", required_argument, NULL, OPT_TRAIN},
-    {"holdout", required_argument, NULL, OPT_HOLDOUT},
     {"json", required_argument, NULL, OPT_JSON},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"matches", required_argument, NULL, OPT_MATCHES},
@@ -92,10 +91,6 @@ static int parse(run *r, ps_clean_args *ca, int argc, char **argv)
                 return PS_EXIT_USAGE;
             }
             r->train[r->n_train++] = optarg;
-            break;
-        case OPT_HOLDOUT:
-            if (ps_leak_args_apply(&r->la, "leakage", PS_LEAK_OPT_HOLDOUT, optarg))
-                return PS_EXIT_USAGE;
             break;
         case OPT_THREADS:
             if (ps_args_size("leakage", "threads", optarg, 1, 1024, &r->threads))
