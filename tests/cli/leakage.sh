@@ -270,5 +270,12 @@ python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sy
 assert all(a["kinds"][k]["records"] == b["kinds"][k]["records"] for k in a["kinds"])
 assert b["holdouts"][0]["shard_set"]' "$TMP/l.json" "$TMP/set.json"
 check "a set built from dev as --holdout finds what dev.json does" $?
+cp "$DEV" "$TMP/devcopy.json"
+B -q --leakage-limit database,question,near_question,sql=off --holdout "$DEV" -o "$TMP/s4" \
+    "$TMP/devcopy.json"
+echo " " >>"$TMP/devcopy.json"
+L --train "$TRAIN" --holdout "$TMP/s4" 2>"$TMP/ch.err"
+[ $? -eq 2 ] && grep -q "devcopy.json' changed since the set was built" "$TMP/ch.err"
+check "a set whose input changed since its build: exit 2, naming the input" $? "$TMP/ch.err"
 
 done_testing
