@@ -7,6 +7,7 @@
 #include "validate/leakage.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -98,9 +99,10 @@ void ps_leak_lsh_shape(double threshold, unsigned *bands, unsigned *rows)
     *bands = MAX_HASHES / best_r;
 }
 
-/* The permutations' multipliers and offsets: a fixed splitmix64 stream. */
+/* The permutations' multipliers and offsets: a fixed splitmix64 stream,
+ * made once (pthread_once) by whichever thread needs them first. */
 static uint64_t perm_a[MAX_HASHES], perm_b[MAX_HASHES];
-static int perm_ready;
+static pthread_once_t perm_once = PTHREAD_ONCE_INIT;
 
 static uint64_t splitmix(uint64_t *x)
 {
@@ -112,21 +114,17 @@ static uint64_t splitmix(uint64_t *x)
 
 static void perms_init(void)
 {
-    /* idempotent: racing threads write the same values */
-    if (__atomic_load_n(&perm_ready, __ATOMIC_ACQUIRE))
-        return;
     uint64_t x = 0x50534d494e484153ull;
     for (int i = 0; i < MAX_HASHES; i++) {
-        __atomic_store_n(&perm_a[i], splitmix(&x) | 1u, __ATOMIC_RELAXED);
-        __atomic_store_n(&perm_b[i], splitmix(&x), __ATOMIC_RELAXED);
+        perm_a[i] = splitmix(&x) | 1u;
+        perm_b[i] = splitmix(&x);
     }
-    __atomic_store_n(&perm_ready, 1, __ATOMIC_RELEASE);
 }
 
 void ps_leak_band_keys(const uint64_t *set, size_t n, unsigned bands, unsigned rows,
                        uint64_t *keys)
 {
-    perms_init();
+    pthread_once(&perm_once, perms_init);
     unsigned k = bands * rows;
     uint32_t sig[MAX_HASHES];
     for (unsigned i = 0; i < k; i++)
