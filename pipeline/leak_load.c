@@ -78,10 +78,48 @@ typedef struct reader {
     ps_error *err;
 } reader;
 
+/* What a scan's workers mark a training record that shares something with
+ * a held-out set (the reading's own outcome, never written anywhere): the
+ * in-order sink finds only those again, so the comparisons of the other
+ * records run on the workers. */
+static const char LEAKED[] = "leaked";
+
+typedef struct scan_worker {
+    ps_leak_scratch *s;
+    ps_leak_hits h;
+} scan_worker;
+
+static void scan_worker_free(void *p)
+{
+    scan_worker *w = p;
+    ps_leak_scratch_free(w->s);
+    free(w);
+}
+
+static int scan_check(void *user, void **scratch, const ps_clean_result *r, const char **reason,
+                      char *detail, size_t dsz, ps_error *err)
+{
+    (void)dsz;
+    scan_worker *w = *scratch;
+    if (!w) {
+        if (!(w = calloc(1, sizeof *w)) || ps_leak_scratch_create(&w->s)) {
+            free(w);
+            return ps_error_set(err, PS_ENOMEM, "out of memory");
+        }
+        *scratch = w;
+    }
+    ps_leak_text t = {r->id, r->question, r->sql, r->db_id};
+    int rc = ps_leak_find(user, w->s, &t, &w->h, err);
+    *reason = !rc && w->h.kinds ? LEAKED : NULL;
+    detail[0] = '\0';
+    return rc;
+}
+
 static int sink(void *user, const ps_clean_result *r)
 {
     reader *rd = user;
-    if (r->outcome == PS_OUTCOME_REJECTED) {
+    bool leaked = r->outcome == PS_OUTCOME_REJECTED && r->reason == LEAKED;
+    if (r->outcome == PS_OUTCOME_REJECTED && !leaked) {
         rd->src->rejected++;
         return 0;
     }
@@ -89,7 +127,11 @@ static int sink(void *user, const ps_clean_result *r)
     ps_leak_text t = {r->id, r->question, r->sql, r->db_id};
     if (rd->holdout_x)
         return ps_leak_index_add(rd->holdout_x, rd->holdout, &t, rd->err);
-    int rc = ps_leak_find(rd->x, rd->s, &t, rd->hits, rd->err);
+    int rc = 0;
+    if (leaked)
+        rc = ps_leak_find(rd->x, rd->s, &t, rd->hits, rd->err);
+    else
+        rd->hits->kinds = 0;
     rc = rc ? rc : ps_leak_tally_add(rd->t, &t, rd->hits, -1);
     return rc ? rc : rd->fn ? rd->fn(rd->user, &t, rd->hits) : 0;
 }
@@ -111,6 +153,8 @@ static int read_all(const char *path, const ps_clean_options *opts, size_t threa
     ps_cleaner *cl = NULL;
     rc = ps_cleaner_create(&o, &cl, err);
     rc = rc ? rc : ps_cleaner_read_database(cl, err);
+    if (!rc && rd->x) /* a scan: the workers compare */
+        rc = ps_cleaner_set_check(cl, scan_check, (void *)rd->x, scan_worker_free, err);
     size_t n = inputs ? json_array_size(inputs) : 1;
     for (size_t i = 0; !rc && i < n; i++) {
         const char *p = inputs ? json_string_value(json_object_get(json_array_get(inputs, i),
