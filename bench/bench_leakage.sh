@@ -13,10 +13,13 @@ bench_setup leakage 1
 TRAIN_COPIES=${PS_BENCH_TRAIN_COPIES:-100}
 DEV_COPIES=${PS_BENCH_DEV_COPIES:-10}
 SAMPLE=${PS_BENCH_SAMPLE:-300}
+# 1: dev's copies numbered like train's (distinct held-out questions:
+# PS_BENCH_TRAIN_COPIES=143 PS_BENCH_DEV_COPIES=97 is 1 M against 100 k)
+DEV_DISTINCT=${PS_BENCH_DEV_DISTINCT:-0}
 
-"$PY" - "$PS_ROOT/tests/data/spider" "$TRAIN_COPIES" "$DEV_COPIES" "$W" <<'PY'
+"$PY" - "$PS_ROOT/tests/data/spider" "$TRAIN_COPIES" "$DEV_COPIES" "$W" "$DEV_DISTINCT" <<'PY'
 import json, sys
-d, tc, dc, w = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+d, tc, dc, w, dd = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5] == "1"
 train = json.load(open(f"{d}/train.json"))
 dev = json.load(open(f"{d}/dev.json"))
 with open(f"{w}/train.jsonl", "w") as f:
@@ -28,7 +31,8 @@ with open(f"{w}/train.jsonl", "w") as f:
 with open(f"{w}/dev.jsonl", "w") as f:
     for c in range(dc):
         for i, r in enumerate(dev):
-            f.write(json.dumps({"id": f"d{c}-{i}", "question": r["question"],
+            q = r["question"] if c == 0 or not dd else f"{r['question']} [{c}]"
+            f.write(json.dumps({"id": f"d{c}-{i}", "question": q,
                                 "sql": r["query"], "db_id": r["db_id"]}) + "\n")
 PY
 ntrain=$(wc -l <"$W/train.jsonl")

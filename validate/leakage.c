@@ -46,6 +46,11 @@ struct ps_leak_index {
     table exact[EXACT_N];
     uint32_t *items; /* near items: the first record of each distinct folded question */
     size_t n_items;
+    /* each item's sorted shingle set, kept so that a candidate's Jaccard is
+     * one merge (no folding, hashing or sorting again): 8 bytes a shingle */
+    uint64_t *sets;
+    size_t n_sets, cap_sets;
+    size_t *set_off;   /* n_items + 1 */
     table band;
     bool finished;
     ps_leak_scratch *build; /* the scratch finish uses */
@@ -53,8 +58,8 @@ struct ps_leak_index {
 
 struct ps_leak_scratch {
     ps_buf key, near;
-    uint64_t *set, *other;
-    size_t n_set, cap_set, n_other, cap_other;
+    uint64_t *set;
+    size_t n_set, cap_set;
     uint32_t *cand;
     size_t n_cand, cap_cand;
     uint64_t bandkeys[128];
@@ -105,7 +110,6 @@ void ps_leak_scratch_free(ps_leak_scratch *s)
     ps_buf_free(&s->key);
     ps_buf_free(&s->near);
     free(s->set);
-    free(s->other);
     free(s->cand);
     free(s);
 }
@@ -138,6 +142,8 @@ void ps_leak_index_free(ps_leak_index *x)
     for (int k = 0; k < EXACT_N; k++)
         free(x->exact[k].e);
     free(x->items);
+    free(x->sets);
+    free(x->set_off);
     free(x->band.e);
     ps_leak_scratch_free(x->build);
     free(x);
@@ -266,6 +272,26 @@ static void unique_per_holdout(const ps_leak_index *x, table *t)
     t->n = u;
 }
 
+/* Item i's shingle set into x->sets. */
+static int keep_set(ps_leak_index *x, size_t i, const uint64_t *set, size_t n)
+{
+    if (x->n_sets + n > x->cap_sets) {
+        size_t cap = x->cap_sets ? x->cap_sets * 2 : 4096;
+        while (cap < x->n_sets + n)
+            cap *= 2;
+        uint64_t *p = realloc(x->sets, cap * sizeof *p);
+        if (!p)
+            return PS_ENOMEM;
+        x->sets = p;
+        x->cap_sets = cap;
+    }
+    x->set_off[i] = x->n_sets;
+    memcpy(x->sets + x->n_sets, set, n * sizeof *set);
+    x->n_sets += n;
+    x->set_off[i + 1] = x->n_sets;
+    return 0;
+}
+
 static int build_near(ps_leak_index *x)
 {
     ps_leak_scratch *s = x->build;
@@ -287,12 +313,14 @@ static int build_near(ps_leak_index *x)
             distinct.e[i].key = distinct.e[i].rec;
         qsort(distinct.e, distinct.n, sizeof *distinct.e, cmp_entry);
         x->items = malloc(distinct.n * sizeof *x->items);
-        rc = x->items ? 0 : PS_ENOMEM;
+        x->set_off = malloc((distinct.n + 1) * sizeof *x->set_off);
+        rc = x->items && x->set_off ? 0 : PS_ENOMEM;
     }
     for (size_t i = 0; !rc && i < distinct.n; i++) {
         x->items[x->n_items++] = distinct.e[i].rec;
         bool any;
         rc = question_set(x, s, text_at(x, x->recs[distinct.e[i].rec].question), &any);
+        rc = rc ? rc : keep_set(x, i, s->set, s->n_set);
         ps_leak_band_keys(s->set, s->n_set, x->bands, x->rows, s->bandkeys);
         for (unsigned b = 0; !rc && b < x->bands; b++)
             rc = table_push(&x->band, s->bandkeys[b], (uint32_t)i);
@@ -405,7 +433,7 @@ static int find_near(const ps_leak_index *x, ps_leak_scratch *s, const char *q, 
     if (rc || !s->n_cand)
         return rc;
     qsort(s->cand, s->n_cand, sizeof *s->cand, cmp_u32);
-    /* the training set stays in s->set; each candidate's goes to s->other */
+    /* the training set is in s->set; each candidate's is kept in the index */
     for (size_t i = 0; !rc && i < s->n_cand; i++) {
         if (i && s->cand[i] == s->cand[i - 1])
             continue;
@@ -413,13 +441,10 @@ static int find_near(const ps_leak_index *x, ps_leak_scratch *s, const char *q, 
         unsigned ho = x->recs[rec].holdout;
         if (h->rec[PS_LEAK_NEAR_QUESTION][ho] >= 0)
             continue;
-        const char *hq = text_at(x, x->recs[rec].question);
-        rc = ps_leak_near_text(hq, strlen(hq), &s->key);
-        if (!rc)
-            rc = ps_leak_shingles(s->key.data, s->key.len, x->o.ngram, &s->other, &s->n_other,
-                                  &s->cap_other);
-        double j = rc ? 0 : ps_leak_jaccard(s->set, s->n_set, s->other, s->n_other);
-        if (!rc && j >= x->o.near_threshold) {
+        const uint64_t *other = x->sets + x->set_off[s->cand[i]];
+        size_t n_other = x->set_off[s->cand[i] + 1] - x->set_off[s->cand[i]];
+        double j = ps_leak_jaccard(s->set, s->n_set, other, n_other);
+        if (j >= x->o.near_threshold) {
             h->rec[PS_LEAK_NEAR_QUESTION][ho] = rec;
             h->jaccard[ho] = j;
             h->kinds |= 1u << PS_LEAK_NEAR_QUESTION;

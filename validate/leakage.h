@@ -18,7 +18,8 @@
  *
  * Memory: the index holds the held-out records' ids and texts (their bytes),
  * one 16-byte entry per held-out record and exact kind, and per distinct
- * held-out near-question one 16-byte entry per LSH band (21 at 0.8); the
+ * held-out near-question one 16-byte entry per LSH band (21 at 0.8) and its
+ * shingle set (8 bytes a shingle, for the candidates' exact Jaccard); the
  * training side is streamed: one scratch per thread.
  * Deterministic: every hash is XXH3 with a fixed seed; results do not
  * depend on the order of finds or the thread that ran them.
