@@ -6,7 +6,6 @@
 #include "cli/opt_error.h"
 #include "common/outfile.h"
 #include "common/ps_internal.h"
-#include "ingest/ingest.h"
 #include "pairshard/pairshard.h"
 #include "report/report.h"
 
@@ -82,37 +81,6 @@ typedef struct sinks {
     ps_leak_hits *leak_h;
     ps_error leak_err;
 } sinks;
-
-/* The cleaner's check (a worker's): --drop-leaked. */
-typedef struct leak_worker {
-    ps_leak_scratch *s;
-    ps_leak_hits h;
-} leak_worker;
-
-static void leak_worker_free(void *p)
-{
-    leak_worker *w = p;
-    ps_leak_scratch_free(w->s);
-    free(w);
-}
-
-static int leak_check(void *user, void **scratch, const ps_clean_result *r, const char **reason,
-                      char *detail, size_t dsz, ps_error *err)
-{
-    leak_worker *w = *scratch;
-    if (!w) {
-        if (!(w = calloc(1, sizeof *w)) || ps_leak_scratch_create(&w->s)) {
-            free(w);
-            return ps_error_set(err, PS_ENOMEM, "out of memory");
-        }
-        *scratch = w;
-    }
-    ps_leak_text t = {r->id, r->question, r->sql, r->db_id};
-    int k;
-    int rc = ps_leak_check_record(user, w->s, &w->h, &t, &k, detail, dsz, err);
-    *reason = !rc && k >= 0 ? ps_leak_reason((ps_leak_kind)k) : NULL;
-    return rc;
-}
 
 static void note_cause(sinks *s, const ps_clean_result *r)
 {
@@ -240,8 +208,7 @@ static int leak_open(ps_leak_config *lcfg, ps_leak_check *lc, const ps_clean_opt
     if (!s->leak_h || ps_leak_scratch_create(&s->leak_s))
         ps_error_set(&err, PS_ENOMEM, "out of memory");
     else if (!ps_leak_check_open(lc, lcfg, opts, threads, &err) &&
-             !ps_cleaner_read_database(cl, &err) &&
-             !ps_cleaner_set_check(cl, leak_check, lc, leak_worker_free, &err))
+             !ps_leak_check_attach(lc, cl, &err))
         s->leak = lc;
     if (s->leak)
         return 0;

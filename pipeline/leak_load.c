@@ -84,23 +84,22 @@ typedef struct reader {
  * records run on the workers. */
 static const char LEAKED[] = "leaked";
 
-typedef struct scan_worker {
+/* A worker's scratch for the cleaner checks below, made on first use. */
+typedef struct leak_worker {
     ps_leak_scratch *s;
     ps_leak_hits h;
-} scan_worker;
+} leak_worker;
 
-static void scan_worker_free(void *p)
+static void leak_worker_free(void *p)
 {
-    scan_worker *w = p;
+    leak_worker *w = p;
     ps_leak_scratch_free(w->s);
     free(w);
 }
 
-static int scan_check(void *user, void **scratch, const ps_clean_result *r, const char **reason,
-                      char *detail, size_t dsz, ps_error *err)
+static int leak_worker_get(void **scratch, leak_worker **out, ps_error *err)
 {
-    (void)dsz;
-    scan_worker *w = *scratch;
+    leak_worker *w = *scratch;
     if (!w) {
         if (!(w = calloc(1, sizeof *w)) || ps_leak_scratch_create(&w->s)) {
             free(w);
@@ -108,11 +107,40 @@ static int scan_check(void *user, void **scratch, const ps_clean_result *r, cons
         }
         *scratch = w;
     }
+    *out = w;
+    return 0;
+}
+
+static int scan_check(void *user, void **scratch, const ps_clean_result *r, const char **reason,
+                      char *detail, size_t dsz, ps_error *err)
+{
+    (void)dsz;
+    leak_worker *w = NULL;
     ps_leak_text t = {r->id, r->question, r->sql, r->db_id};
-    int rc = ps_leak_find(user, w->s, &t, &w->h, err);
+    int rc = leak_worker_get(scratch, &w, err);
+    rc = rc ? rc : ps_leak_find(user, w->s, &t, &w->h, err);
     *reason = !rc && w->h.kinds ? LEAKED : NULL;
     detail[0] = '\0';
     return rc;
+}
+
+/* --drop-leaked in a cleaner's workers (clean; the build has its own). */
+static int drop_check(void *user, void **scratch, const ps_clean_result *r, const char **reason,
+                      char *detail, size_t dsz, ps_error *err)
+{
+    leak_worker *w = NULL;
+    ps_leak_text t = {r->id, r->question, r->sql, r->db_id};
+    int k = -1;
+    int rc = leak_worker_get(scratch, &w, err);
+    rc = rc ? rc : ps_leak_check_record(user, w->s, &w->h, &t, &k, detail, dsz, err);
+    *reason = !rc && k >= 0 ? ps_leak_reason((ps_leak_kind)k) : NULL;
+    return rc;
+}
+
+int ps_leak_check_attach(const ps_leak_check *lc, ps_cleaner *cl, ps_error *err)
+{
+    int rc = ps_cleaner_read_database(cl, err);
+    return rc ? rc : ps_cleaner_set_check(cl, drop_check, (void *)lc, leak_worker_free, err);
 }
 
 static int sink(void *user, const ps_clean_result *r)
@@ -154,7 +182,7 @@ static int read_all(const char *path, const ps_clean_options *opts, size_t threa
     rc = ps_cleaner_create(&o, &cl, err);
     rc = rc ? rc : ps_cleaner_read_database(cl, err);
     if (!rc && rd->x) /* a scan: the workers compare */
-        rc = ps_cleaner_set_check(cl, scan_check, (void *)rd->x, scan_worker_free, err);
+        rc = ps_cleaner_set_check(cl, scan_check, (void *)rd->x, leak_worker_free, err);
     size_t n = inputs ? json_array_size(inputs) : 1;
     for (size_t i = 0; !rc && i < n; i++) {
         const char *p = inputs ? json_string_value(json_object_get(json_array_get(inputs, i),

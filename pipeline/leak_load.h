@@ -81,6 +81,10 @@ int ps_leak_check_record(const ps_leak_check *lc, ps_leak_scratch *s, ps_leak_hi
  * rejected with a leaked_ reason), finding it again when it leaked. */
 int ps_leak_check_count(ps_leak_check *lc, ps_leak_scratch *s, ps_leak_hits *h,
                         const ps_leak_text *t, const char *reason, ps_error *err);
+/* Gives cleaner `cl` (before its first run) the check that rejects the
+ * kept records --drop-leaked names (leaked_<kind>, on its workers) and the
+ * database read it needs. 0 or the cleaner's error. */
+int ps_leak_check_attach(const ps_leak_check *lc, ps_cleaner *cl, ps_error *err);
 /* True when a kind is over its limit. */
 bool ps_leak_check_failed(const ps_leak_check *lc);
 /* report.json's "leakage" object, its held-out sets with path, bytes and
