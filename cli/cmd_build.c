@@ -2,6 +2,7 @@
 #include "cli/args.h"
 #include "cli/clean_args.h"
 #include "cli/commands.h"
+#include "cli/leak_args.h"
 #include "cli/opt_error.h"
 #include "cli/profile.h"
 #include "cli/signals.h"
@@ -11,6 +12,7 @@
 #include "common/parse_num.h"
 #include "pipeline/beside.h"
 #include "pipeline/build.h"
+#include "report/report.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -85,6 +87,8 @@ static const char USAGE[] =
     "      --profile              print where the time went: per phase, per thread,\n"
     "                             and the serial fraction (docs/BUILD.md)\n"
     "\n"
+    "Leakage (docs/REPORT.md, \"Leakage\"):\n" PS_LEAK_DROP_HELP
+    "\n"
     "%s"
     "\n"
     "Before writing shards the build checks the label and length distributions\n"
@@ -108,7 +112,7 @@ static const char USAGE[] =
 enum {
     O_VOCAB = 300, O_TOKJSON, O_LOWER, O_NOLOWER, O_MAXLEN, O_SHARDS, O_BUCKETS, O_AUTOB,
     O_MULT, O_BLOCK, O_LEVEL, O_THREADS, O_PART, O_CONFIG, O_NOGATE, O_FORCE, O_PROFILE,
-    O_LAYOUT, O_MAXTGT, O_MAXPROMPT, O_REJLOST, O_NOEOS
+    O_LAYOUT, O_MAXTGT, O_MAXPROMPT, O_REJLOST, O_NOEOS, O_LEAK
 };
 
 /* Besides -o, -q, -h and the cleaning options (ps_clean_longopts_merge). */
@@ -135,6 +139,7 @@ static const struct option OWN_OPTS[] = {
     {"max-prompt-length", required_argument, NULL, O_MAXPROMPT},
     {"reject-lost-schema", no_argument, NULL, O_REJLOST},
     {"no-append-eos", no_argument, NULL, O_NOEOS},
+    PS_LEAK_LONGOPTS(O_LEAK),
 };
 #define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
 
@@ -150,6 +155,8 @@ typedef struct build_args {
     int profile;            /* --profile: where the time went, on stderr */
     char **owned;           /* config paths resolved against its folder */
     size_t n_owned;
+    ps_leak_config leak;    /* --holdout and the leakage options */
+    ps_leak_check lc;
 } build_args;
 
 static int parse_num(const char *opt, const char *v, size_t lo, size_t hi, size_t *out)
@@ -284,6 +291,15 @@ static int apply(build_args *a, const char *name, const char *v)
     int r = ps_clean_args_apply(&a->clean, "build", name, v);
     if (r)
         return r < 0 ? -1 : 0;
+    static const struct option leak[] = {PS_LEAK_LONGOPTS(0)};
+    for (size_t i = 0; i < sizeof leak / sizeof leak[0]; i++) {
+        size_t ln = strlen(leak[i].name);
+        bool same = strlen(name) == ln;
+        for (size_t k = 0; same && k < ln; k++)
+            same = (name[k] == '_' ? '-' : name[k]) == leak[i].name[k];
+        if (same)
+            return ps_leak_args_apply(&a->leak, "build", leak[i].val, v);
+    }
     char n[64];
     size_t len = strlen(name);
     if (len >= sizeof n) {
@@ -518,6 +534,26 @@ static json_t *text_to_sql_config(const build_args *a)
     return t;
 }
 
+/* The leakage options as the manifest's config records them. */
+static json_t *leak_config(const ps_leak_config *c)
+{
+    json_t *hs = json_array(), *lim = json_object(), *drop = json_array();
+    for (size_t i = 0; i < c->n_holdouts; i++)
+        json_array_append_new(hs, json_string(c->holdouts[i]));
+    for (int k = 0; k < PS_LEAK_KINDS; k++) {
+        const char *name = ps_leak_kind_name((ps_leak_kind)k);
+        if (c->limits_set & (1u << k))
+            json_object_set_new(lim, name, c->limits.max_fraction[k] < 0
+                                               ? json_string("off")
+                                               : json_real(c->limits.max_fraction[k]));
+        if (c->drop_mask & (1u << k))
+            json_array_append_new(drop, json_string(name));
+    }
+    return json_pack("{s:o, s:o, s:f, s:i, s:o}", "holdouts", hs, "drop_leaked", drop,
+                     "near_threshold", c->opts.near_threshold, "ngram", (int)c->opts.ngram,
+                     "limits", lim);
+}
+
 /* The effective configuration, recorded in the manifest: everything that
  * decides the output, nothing that does not (threads, output path). */
 static char *effective_config(const build_args *a)
@@ -580,6 +616,8 @@ static char *effective_config(const build_args *a)
         json_object_set_new(t2s, "reject_lost_schema", json_true());
     if (j && t2s) /* only when used: other sets keep their manifest bytes */
         json_object_set(j, "text_to_sql", t2s);
+    if (j && a->leak.n_holdouts) /* likewise */
+        json_object_set_new(j, "leakage", leak_config(&a->leak));
     json_decref(t2s);
     if (!j)
         return NULL;
@@ -645,6 +683,18 @@ static void print_summary(const build_args *a, const ps_build_summary *sum)
             sum->seconds > 0 ? sum->counts.records_in / sum->seconds : 0.0, a->cfg.out_dir);
 }
 
+/* The leakage check's screen: what leaked, by kind, and what was done. */
+static void print_leakage(const build_args *a)
+{
+    ps_leak_limits l;
+    ps_error err = {0};
+    if (ps_build_leak_limits(&a->cfg, &l, &err))
+        return;
+    char *s = ps_leak_summary("pairshard build", a->lc.tally, &l, a->leak.drop_mask);
+    fputs(s ? s : "", stderr);
+    free(s);
+}
+
 /* What the command says once the build returned `rc`, and its exit
  * status: a stop by signal, the error, the validation summary, a failed
  * gate, an empty set, the closing lines and the profile. */
@@ -663,6 +713,8 @@ static int report_outcome(const build_args *a, int rc, const ps_error *err,
     }
     if (sum->report_summary && (!a->quiet || sum->gate_failed))
         fputs(sum->report_summary, stderr);
+    if (a->cfg.leak && (!a->quiet || sum->gate_failed))
+        print_leakage(a);
     if (sum->gate_failed) {
         /* The rejects lie beside the report: DIR.report.json, DIR.rejects.jsonl. */
         size_t plen = strlen(sum->report_path), slen = strlen("report.json");
@@ -695,6 +747,7 @@ int ps_cmd_build(int argc, char **argv)
     memset(&a, 0, sizeof a);
     ps_build_config_init(&a.cfg);
     ps_clean_args_init(&a.clean);
+    ps_leak_args_init(&a.leak);
     a.tok.lowercase = -1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     a.cfg.threads = cpus > 0 ? (size_t)cpus : 1;
@@ -786,6 +839,16 @@ int ps_cmd_build(int argc, char **argv)
     a.cfg.config_json = effective;
 
     ps_error err = {0};
+    if (a.leak.n_holdouts) {
+        if (ps_leak_check_open(&a.lc, &a.leak, &a.clean.opts, a.cfg.threads, &err)) {
+            fprintf(stderr, "pairshard build: %s\n", err.message);
+            goto done;
+        }
+        a.cfg.leak = &a.lc;
+    } else if (a.leak.drop_mask) {
+        fputs("pairshard build: --drop-leaked needs --holdout\n", stderr);
+        goto done;
+    }
     ps_build_summary sum;
     memset(&sum, 0, sizeof sum);
     a.cfg.cancel = &ps_cli_stop_signal;
@@ -798,6 +861,7 @@ int ps_cmd_build(int argc, char **argv)
     ct.after = ps_cli_now() - t_end;
     status = report_outcome(&a, rc, &err, &sum, &ct);
 done:
+    ps_leak_check_close(&a.lc);
     free(effective);
     ps_tokenizer_free(tok);
     ps_clean_t2s_free(&t2s);

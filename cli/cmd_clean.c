@@ -2,10 +2,12 @@
 #include "cli/args.h"
 #include "cli/clean_args.h"
 #include "cli/commands.h"
+#include "cli/leak_args.h"
 #include "cli/opt_error.h"
 #include "common/outfile.h"
 #include "common/ps_internal.h"
 #include "pairshard/pairshard.h"
+#include "report/report.h"
 
 #include <jansson.h>
 
@@ -41,11 +43,14 @@ static const char USAGE[] =
     "  -q, --quiet                no summary on stderr (the counts, and the largest\n"
     "                             rejection cause with its first record and why)\n"
     "\n"
+    "Leakage (docs/REPORT.md, \"Leakage\"):\n" PS_LEAK_DROP_HELP
+    "\n"
     "%s"
     "\n"
-    "Exit status: 0 done, 2 usage or input error (nothing is written).\n";
+    "Exit status: 0 done, 1 written but a leakage kind is over its limit (with\n"
+    "--holdout), 2 usage or input error (nothing is written).\n";
 
-enum { OPT_REJECTS = 256, OPT_DUPLICATES, OPT_STATS, OPT_THREADS };
+enum { OPT_REJECTS = 256, OPT_DUPLICATES, OPT_STATS, OPT_THREADS, OPT_LEAK };
 
 /* Besides -o, -q, -h and the cleaning options (ps_clean_longopts_merge). */
 static const struct option OWN_OPTS[] = {
@@ -53,6 +58,7 @@ static const struct option OWN_OPTS[] = {
     {"duplicates", required_argument, NULL, OPT_DUPLICATES},
     {"stats", required_argument, NULL, OPT_STATS},
     {"threads", required_argument, NULL, OPT_THREADS},
+    PS_LEAK_LONGOPTS(OPT_LEAK),
 };
 #define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
 
@@ -70,6 +76,10 @@ typedef struct sinks {
     ps_error write_error; /* names the output that failed */
     cause causes[MAX_CAUSES];
     size_t ncauses;
+    ps_leak_check *leak;     /* --holdout: counted in input order */
+    ps_leak_scratch *leak_s;
+    ps_leak_hits *leak_h;
+    ps_error leak_err;
 } sinks;
 
 static void note_cause(sinks *s, const ps_clean_result *r)
@@ -135,6 +145,14 @@ static int sink(void *user, const ps_clean_result *r, const char *line, size_t l
     sinks *s = user;
     if (r->outcome == PS_OUTCOME_REJECTED && r->reason)
         note_cause(s, r);
+    /* what the check saw: kept records (duplicates too, as a build counts
+     * them) and those it rejected */
+    if (s->leak && (r->outcome != PS_OUTCOME_REJECTED || !strncmp(r->reason, "leaked_", 7))) {
+        ps_leak_text t = {r->id, r->question, r->sql, r->db_id};
+        int rc = ps_leak_check_count(s->leak, s->leak_s, s->leak_h, &t, r->reason, &s->leak_err);
+        if (rc)
+            return rc;
+    }
     ps_outfile *o = r->outcome == PS_OUTCOME_KEPT       ? &s->out
                     : r->outcome == PS_OUTCOME_REJECTED ? &s->rejects
                                                         : &s->duplicates;
@@ -173,10 +191,60 @@ static int check_paths(const char *out, const char *rejects, const char *dups, c
     return rc;
 }
 
+/* --holdout: the held-out sets read, the cleaner's check set and the
+ * sink's scratch made. 0, or -1 after printing why. */
+static int leak_open(ps_leak_config *lcfg, ps_leak_check *lc, const ps_clean_options *opts,
+                     size_t threads, ps_cleaner *cl, sinks *s)
+{
+    ps_error err;
+    ps_error_clear(&err);
+    if (!lcfg->n_holdouts) {
+        if (!lcfg->drop_mask)
+            return 0;
+        fputs("pairshard clean: --drop-leaked needs --holdout\n", stderr);
+        return -1;
+    }
+    s->leak_h = malloc(sizeof *s->leak_h);
+    if (!s->leak_h || ps_leak_scratch_create(&s->leak_s))
+        ps_error_set(&err, PS_ENOMEM, "out of memory");
+    else if (!ps_leak_check_open(lc, lcfg, opts, threads, &err) &&
+             !ps_leak_check_attach(lc, cl, &err))
+        s->leak = lc;
+    if (s->leak)
+        return 0;
+    fprintf(stderr, "pairshard clean: %s\n", err.message);
+    return -1;
+}
+
+/* The leakage screen; 1 when a kind is over its limit. */
+static int leak_close(const ps_leak_config *lcfg, ps_leak_check *lc, sinks *s, int quiet)
+{
+    int failed = 0;
+    if (s->leak) {
+        failed = ps_leak_check_failed(lc);
+        char *text = quiet && !failed ? NULL
+                                      : ps_leak_summary("pairshard clean", lc->tally, &lcfg->limits,
+                                                        lcfg->drop_mask);
+        fputs(text ? text : "", stderr);
+        free(text);
+    }
+    ps_leak_check_close(lc);
+    ps_leak_scratch_free(s->leak_s);
+    free(s->leak_h);
+    s->leak = NULL; /* a second call frees nothing again */
+    s->leak_s = NULL;
+    s->leak_h = NULL;
+    return failed;
+}
+
 int ps_cmd_clean(int argc, char **argv)
 {
     ps_clean_args ca;
     ps_clean_args_init(&ca);
+    ps_leak_config lcfg;
+    ps_leak_args_init(&lcfg);
+    ps_leak_check lc;
+    memset(&lc, 0, sizeof lc);
     const char *out_path = "-", *rejects_path = NULL, *dups_path = NULL, *stats_path = NULL;
     int quiet = 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -199,6 +267,11 @@ int ps_cmd_clean(int argc, char **argv)
                 return PS_EXIT_USAGE;
             break;
         default:
+            if (c >= OPT_LEAK && c < OPT_LEAK + PS_LEAK_OPTS) {
+                if (ps_leak_args_apply(&lcfg, "clean", c - OPT_LEAK, optarg))
+                    return PS_EXIT_USAGE;
+                break;
+            }
             if (c >= PS_CLEAN_OPT_BASE) {
                 if (ps_clean_args_apply(&ca, "clean", longopts[idx].name, optarg) < 0)
                     return PS_EXIT_USAGE;
@@ -245,6 +318,10 @@ int ps_cmd_clean(int argc, char **argv)
     sinks s;
     memset(&s, 0, sizeof s);
     int status = PS_EXIT_OK;
+    if (leak_open(&lcfg, &lc, &opts, threads, cl, &s)) {
+        status = PS_EXIT_USAGE;
+        goto done;
+    }
     if (ps_outfile_open(&s.out, out_path, &err) ||
         (rejects_path && ps_outfile_open(&s.rejects, rejects_path, &err)) ||
         (dups_path && ps_outfile_open(&s.duplicates, dups_path, &err))) {
@@ -266,6 +343,7 @@ int ps_cmd_clean(int argc, char **argv)
         if (rc) {
             fprintf(stderr, "pairshard clean: %s\n",
                     s.write_error.code ? s.write_error.message
+                    : s.leak_err.code  ? s.leak_err.message
                     : err.code         ? err.message
                                        : ps_strerror(rc));
             status = PS_EXIT_USAGE;
@@ -288,13 +366,16 @@ int ps_cmd_clean(int argc, char **argv)
         print_largest_cause(&s);
         print_sql_summary(cl);
     }
+    if (leak_close(&lcfg, &lc, &s, quiet))
+        status = PS_EXIT_FAIL;
 done:
     ps_outfile_abort(&s.out);
     ps_outfile_abort(&s.rejects);
     ps_outfile_abort(&s.duplicates);
     for (size_t i = 0; i < s.ncauses; i++)
         free(s.causes[i].example);
-    ps_cleaner_free(cl);
+    ps_cleaner_free(cl); /* first: its workers' check scratch */
+    leak_close(&lcfg, &lc, &s, 1);
     ps_clean_t2s_free(&t2s);
     return status;
 }

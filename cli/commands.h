@@ -17,6 +17,7 @@ int ps_cmd_validate(int argc, char **argv);
 int ps_cmd_tokenize(int argc, char **argv);
 int ps_cmd_bench_tokenize(int argc, char **argv);
 int ps_cmd_version(int argc, char **argv);
+int ps_cmd_leakage(int argc, char **argv);
 
 /* Exit statuses shared by all subcommands. */
 enum { PS_EXIT_OK = 0, PS_EXIT_FAIL = 1, PS_EXIT_USAGE = 2 };

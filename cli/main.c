@@ -21,6 +21,7 @@ static const command commands[] = {
     {"clean", ps_cmd_clean, "ingest raw pairs and write cleaned JSONL records"},
     {"tokenize", ps_cmd_tokenize, "encode cleaned records with a vocab.txt or any tokenizer.json"},
     {"bench-tokenize", ps_cmd_bench_tokenize, "measure tokenizer throughput in memory"},
+    {"leakage", ps_cmd_leakage, "what training files or sets share with held-out sets"},
     {"version", ps_cmd_version, "print versions of pairshard and its libraries"},
 };
 

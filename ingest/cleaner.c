@@ -183,6 +183,8 @@ void ps_clean_worker_free(ps_clean_worker *w)
     ps_csv_row_free(&w->row);
     ps_rules_match_data_free(w->match_data);
     ps_t2s_worker_free(&w->t2s);
+    if (w->check_scratch && w->c->check_free)
+        w->c->check_free(w->check_scratch);
     free(w->touched);
     free(w);
 }
@@ -520,7 +522,23 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
     it->changed = !same(&w->q, f->question, f->question_len) || !same(&w->s, f->sql, f->sql_len);
     it->hash = ps_dedupe_hash(w->q.data, w->q.len, w->s.data, w->s.len);
     it->label_hash = f->label ? XXH32(f->label, f->label_len, 0) | 1u : 0;
-    return ps_t2s_active(c) ? ps_t2s_record(w, rec, it, err) : 0;
+    rc = ps_t2s_active(c) || c->read_db ? ps_t2s_record(w, rec, it, err) : 0;
+    if (rc || !c->check || res->outcome != PS_OUTCOME_KEPT)
+        return rc;
+    const char *why = NULL;
+    rc = c->check(c->check_user, &w->check_scratch, res, &why, detail, dsz, err);
+    return rc || !why ? rc : reject(it, why, detail);
+}
+
+int ps_cleaner_set_check(ps_cleaner *c, ps_clean_check_fn fn, void *user,
+                         void (*free_scratch)(void *), ps_error *err)
+{
+    if (c->worker)
+        return ps_error_set(err, PS_EINVAL, "a check must be set before cleaning starts");
+    c->check = fn;
+    c->check_user = user;
+    c->check_free = free_scratch;
+    return 0;
 }
 
 /* Kept records that share an id taken from the id field are counted, with

@@ -49,6 +49,10 @@ struct ps_cleaner {
     ps_field_spec db_spec;       /* opts.db_field, into names.db once needed */
     ps_field_spec turn_q, turn_sql; /* a turn's question and sql members */
     char *db_store, *db_shown, *turn_store[2], *turns_path;
+    bool read_db;                /* ps_cleaner_read_database: db_id without schemas */
+    ps_clean_check_fn check;     /* ps_cleaner_set_check; NULL: none */
+    void *check_user;
+    void (*check_free)(void *);
 };
 
 /* A worker's text-to-SQL state (text2sql.c, turns.c). */
@@ -84,6 +88,7 @@ struct ps_clean_worker {
     ps_buf keys;   /* a record's keys, for the named-field check */
     char detail[600];
     ps_t2s_worker t2s;
+    void *check_scratch;   /* the cleaner's check's, this worker's */
 };
 
 

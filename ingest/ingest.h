@@ -499,6 +499,10 @@ typedef struct ps_clean_item {
     /* what the template read (valid until the worker's next record: the
      * build re-renders it with a mask to shorten the schema) */
     ps_render_fields render;
+    /* a build with held-out sets (pipeline/build_leak.c): the worker
+     * compared the kept record, and the kinds it shares (bit k) */
+    bool leak_checked;
+    uint8_t leak_kinds;
 } ps_clean_item;
 
 /* CSV/TSV: header positions of the fields, -1 when absent. */
@@ -712,5 +716,22 @@ void ps_input_share(ps_input_ctx *dst, const ps_input_ctx *in);
 /* Closes the input and adds its bytes and blank lines to the accounting. */
 void ps_input_close(ps_cleaner *c, ps_input_ctx *in);
 const ps_rules *ps_cleaner_rules(const ps_cleaner *c);
+
+/* A check of each kept record, run by the worker that cleaned it (after
+ * the text-to-SQL step): returns 0 and leaves *reason NULL to keep it, or
+ * sets *reason (a string that outlives the run) and writes `detail` to
+ * reject it; or a negative code to stop the run. *scratch is the worker's
+ * own (NULL at first; free_scratch frees it with the worker). Used by
+ * `pairshard clean --holdout --drop-leaked`. */
+typedef int (*ps_clean_check_fn)(void *user, void **scratch, const ps_clean_result *r,
+                                 const char **reason, char *detail, size_t dsz, ps_error *err);
+/* Sets the check (before the first run; PS_EINVAL after). */
+int ps_cleaner_set_check(ps_cleaner *c, ps_clean_check_fn fn, void *user,
+                         void (*free_scratch)(void *), ps_error *err);
+
+/* Reads each record's database (opts.db_field) into its result's db_id
+ * without schemas or a template, which is all leakage needs of it: no
+ * check, no rejection. Before the first run (PS_EINVAL after). */
+int ps_cleaner_read_database(ps_cleaner *c, ps_error *err);
 
 #endif /* PS_INGEST_H */

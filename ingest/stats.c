@@ -24,10 +24,15 @@ static const char *const REASONS[] = {
     "tokenizer_error",
     /* --reject-failed-execution: shown only when it happened, as above */
     "execution_error", "execution_timeout", "execution_empty",
+    /* --drop-leaked: a build's records that a held-out set shares (leaked_
+     * and the kind, validate/leakage.h); shown only when it happened */
+    "leaked_database", "leaked_question", "leaked_near_question", "leaked_sql",
+    "leaked_sql_template",
 };
 #define NREASONS (sizeof REASONS / sizeof REASONS[0])
-#define NREASONS_PLAIN 10 /* up to unknown_database */
-#define NREASONS_SQL 13   /* up to tokenizer_error: the rest only when they happened */
+#define NREASONS_PLAIN 10 /* up to rule_error: every run shows them */
+#define NREASONS_SQL 13   /* up to schema_lost_gold: runs with schemas, a template or turns;
+                           * the rest only when they happened */
 /* ps_exec_status values */
 #define NEXEC 5
 #define SQL_EXAMPLES 3

@@ -102,6 +102,16 @@ int ps_cleaner_set_schemas(ps_cleaner *c, const ps_schemas *schemas, ps_error *e
     return 0;
 }
 
+int ps_cleaner_read_database(ps_cleaner *c, ps_error *err)
+{
+    int rc = started(c, err);
+    if (rc)
+        return rc;
+    c->read_db = true;
+    read_db(c);
+    return 0;
+}
+
 int ps_cleaner_set_template(ps_cleaner *c, const ps_template *t, ps_error *err)
 {
     int rc = started(c, err);

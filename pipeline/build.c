@@ -470,7 +470,8 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
          * (not one of another --part's): its number, not a lookup */
         const ps_clean_item *same =
             it->label_as && ch->taken[it->label_as - 1] ? &ch->items[it->label_as - 1].it : NULL;
-        int rc = ps_cleaner_commit_as(st->cleaner, ch->in.path, it, same, err);
+        int rc = it->leak_checked ? ps_build_leak_commit(st, it, err) : 0;
+        rc = rc ? rc : ps_cleaner_commit_as(st->cleaner, ch->in.path, it, same, err);
         if (rc)
             return rc; /* its own message says what failed */
         ch->taken[i] = 1; /* a duplicate's first id stays valid: the dedupe

@@ -107,7 +107,17 @@ typedef struct ps_build_config {
      * out_dir as it was (once the new set is swapped in it completes).
      * A signal handler may set it; the library installs none. NULL: none. */
     const volatile sig_atomic_t *cancel;
+    /* Held-out sets (pipeline/leak_load.h), opened by the caller; NULL:
+     * none. Each kept record is compared (its drop kinds rejected
+     * leaked_<kind>), counted in input order, reported and gated. */
+    struct ps_leak_check *leak;
 } ps_build_config;
+
+/* The leakage limits a build with held-out sets judges by: its validate
+ * config's leakage_max_<kind>, overridden by those cfg->leak was given.
+ * 0 or the config's error. */
+struct ps_leak_limits;
+int ps_build_leak_limits(const ps_build_config *cfg, struct ps_leak_limits *l, ps_error *err);
 
 /* Fills the defaults: 1 shard, automatic buckets (8, multiples of 8),
  * max_length 512, 128 records a block, zstd level 3, 1 thread. */

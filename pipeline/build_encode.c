@@ -34,6 +34,8 @@ void ps_encode_ctx_free(ps_encode_ctx *x)
     free(x->gold_column);
     free(x->texts);
     ps_select_scratch_free(&x->sel);
+    ps_leak_scratch_free(x->leak_s);
+    free(x->leak_h);
     free(x->gen_ids);
     free(x->gen_types);
     memset(x, 0, sizeof *x);

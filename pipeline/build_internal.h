@@ -14,6 +14,7 @@
 #include "common/strmap.h"
 #include "ingest/ingest.h"
 #include "pipeline/build.h"
+#include "pipeline/leak_load.h"
 #include "schema/schema.h"
 #include "store/shards.h"
 #include "validate/validate.h"
@@ -157,7 +158,10 @@ typedef struct ps_build_state {
     char kept_verdict[8];
     char *kept_summary;
     size_t shards_done;        /* shards written (atomic) */
+    struct ps_encode_ctx *leak_x; /* the commit's find of leaked records (build_leak.c) */
 } ps_build_state;
+
+
 
 int ps_build_phase1(ps_build_state *st, ps_error *err);
 
@@ -188,6 +192,8 @@ typedef struct ps_encode_ctx {
     char detail[512];   /* why a record does not fit (too_long) */
     bool a_only;        /* serving without SQL: segment A alone (the prompt,
                            or the question without a template) */
+    struct ps_leak_scratch *leak_s; /* held-out sets: this worker's find */
+    struct ps_leak_hits *leak_h;
 } ps_encode_ctx;
 
 void ps_encode_ctx_free(ps_encode_ctx *x);
@@ -323,5 +329,18 @@ int ps_write_reports(const char *dir, const char *prefix, const ps_vreport *repo
                      const ps_vsql *sql, const ps_vgen *gen, double *threaded, ps_error *err);
 /* The parent directory of `dir` and "<name>." for files written beside it. */
 void ps_path_beside(const char *dir, char *parent, size_t psz, char *prefix, size_t nsz);
+
+/* ---- build_leak.c: held-out sets (cfg->leak) ------------------------------ */
+/* A worker's: compares a kept record with the held-out sets; one of
+ * --drop-leaked's kinds rejects it leaked_<kind>. 0 or a negative code. */
+int ps_build_leak_worker(const ps_build_config *cfg, ps_encode_ctx *x, ps_clean_item *it,
+                         ps_error *err);
+/* The commit's, in input order (the ids settled): counts a compared record,
+ * with its examples. 0 or a negative code. */
+int ps_build_leak_commit(ps_build_state *st, const ps_clean_item *it, ps_error *err);
+/* The leakage check and the report's object after ps_build_validate. */
+int ps_build_leak_report(ps_build_state *st, ps_error *err);
+/* The manifest's "leakage" member (NULL without held-out sets). */
+struct json_t *ps_build_leak_manifest(const ps_build_config *cfg);
 
 #endif

@@ -317,6 +317,9 @@ static void *hash_inputs(void *arg)
 
 static void state_free(ps_build_state *st)
 {
+    if (st->leak_x)
+        ps_encode_ctx_free(st->leak_x);
+    free(st->leak_x);
     ps_build_release_join(&st->validation_release);
     ps_build_release_join(&st->spools_release);
     free(st->kept_summary);
@@ -609,6 +612,8 @@ static int run_checks(ps_build_state *st, bool *gate_failed, ps_error *err)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
     if (!rc && st->v_gen && ps_vreport_set_generation(st->report, st->v_gen))
         rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
+    if (!rc)
+        rc = ps_build_leak_report(st, err);
     *gate_failed = !rc && strcmp(ps_vreport_verdict(st->report), "fail") == 0 && !cfg->no_gate;
     return rc;
 }
@@ -743,6 +748,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_cleaner_set_schemas(st.cleaner, cfg->schemas, err);
     if (!rc && cfg->tmpl)
         rc = ps_cleaner_set_template(st.cleaner, cfg->tmpl, err);
+    if (!rc && cfg->leak && !cfg->schemas && !cfg->tmpl) /* the database kind needs db_id */
+        rc = ps_cleaner_read_database(st.cleaner, err);
     if (!rc) /* stopped during the set-up: touch nothing */
         rc = ps_build_cancelled(cfg, err);
     if (!rc)

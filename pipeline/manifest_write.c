@@ -145,6 +145,15 @@ char *ps_build_manifest(ps_build_state *st, ps_error *err)
         }
         json_object_set_new(m, "text_to_sql", t2s);
     }
+    if (cfg->leak) { /* the held-out sets compared: paths, bytes, sha256 */
+        json_t *leak = ps_build_leak_manifest(cfg);
+        if (!leak) {
+            json_decref(m);
+            ps_error_set(err, PS_ENOMEM, "out of memory");
+            return NULL;
+        }
+        json_object_set_new(m, "leakage", leak);
+    }
     /* the rules, template, tokenizer file and schemas, embedded beside the
      * shards so that the set's preprocessing can be served (preprocess.c);
      * written while phase 1 ran (build_run.c) */

@@ -10,6 +10,8 @@ int ps_preprocess_item(const ps_build_config *cfg, ps_clean_worker *w, ps_tok_sc
 {
     memset(e, 0, sizeof *e);
     int rc = ps_clean_record(w, in, rec, it, err);
+    if (!rc && cfg->leak && it->res.outcome == PS_OUTCOME_KEPT)
+        rc = ps_build_leak_worker(cfg, x, it, err);
     if (rc || it->res.outcome != PS_OUTCOME_KEPT)
         return rc;
     if ((rc = ps_build_encode(cfg, x, ts, it, e, err)) == PS_ELIMIT) {

@@ -253,6 +253,7 @@ void ps_rh_sql(page *pg); /* only when the report has "sql" */
 void ps_rh_examples(page *pg);
 void ps_rh_lengths(page *pg);
 void ps_rh_generation(page *pg); /* only when the report has "prompt_completion" */
+void ps_rh_leakage(page *pg);    /* only when the report has "leakage" (html_leakage.c) */
 void ps_rh_labels(page *pg);
 void ps_rh_rejections(page *pg);
 void ps_rh_rejections_by_input(page *pg);

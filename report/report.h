@@ -7,6 +7,7 @@
 #ifndef PS_REPORT_H
 #define PS_REPORT_H
 
+#include "validate/leakage.h"
 #include "validate/validate.h"
 
 /* report.json's text (malloc'ed). */
@@ -20,6 +21,13 @@ char *ps_vreport_text(const json_t *report);
 /* A short terminal summary (malloc'ed): the verdict and every check that
  * did not pass, one line each. */
 char *ps_vreport_summary(const ps_vreport *r);
+/* The leakage check's summary for the terminal (malloc'ed, one screen):
+ * the held-out sets, per kind the training records found, their share,
+ * the limit and the verdict, an example of the first failing (else found)
+ * kind, and what was dropped (drop_mask: bit k, --drop-leaked). Lines start
+ * with `cmd` ("pairshard build"). NULL when out of memory. */
+char *ps_leak_summary(const char *cmd, const ps_leak_tally *t, const ps_leak_limits *l,
+                      unsigned drop_mask);
 /* report.html: one self-contained page (inline SVG, no scripts), built
  * from the report JSON object. Returns malloc'ed text or NULL. */
 char *ps_report_html(json_t *report);

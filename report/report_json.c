@@ -84,6 +84,8 @@ static json_t *report_object(const ps_vreport *r)
         bad |= json_object_set(o, "serving", r->serving);
     if (r->generation) /* and only for causal and seq2seq sets */
         bad |= json_object_set(o, "prompt_completion", r->generation);
+    if (r->leakage) /* and only with held-out sets */
+        bad |= json_object_set(o, "leakage", r->leakage);
     for (size_t i = 0; i < r->n; i++) {
         const ps_vcheck *k = &r->checks[i];
         json_t *e = json_object();

@@ -113,6 +113,11 @@ static const checkdef DEFS[C_N] = {
     {"sql_result_regression", "execution", ">", 0, NAN, M_FAIL,
      "records whose raw SQL ran (ok or empty) and whose cleaned SQL's result fingerprint "
      "(status, rows, hash of the rows) differs"},
+    /* training on what a model is judged on: any kind over its limit
+     * (leakage_max_<kind>, a share of training records) stops the build */
+    {"leakage", "leakage", ">", 0, NAN, M_FAIL,
+     "leakage kinds (docs/REPORT.md, \"Leakage\") whose share of training records is over "
+     "its leakage_max_<kind>"},
 };
 
 static const struct {
@@ -130,6 +135,13 @@ static const struct {
     /* not a check: above this share of kept records changed by cleaning,
      * the build's summary and report.json point to the preprocessor */
     {"serving_note_share", 0.2, 0, 1, false},
+    /* validate/leakage.c's ps_leak_limits_init: the same defaults; 1 is
+     * "reported only" (a share is never above it) */
+    {"leakage_max_database", 0, 0, 1, false},
+    {"leakage_max_question", 0.01, 0, 1, false},
+    {"leakage_max_near_question", 0.02, 0, 1, false},
+    {"leakage_max_sql", 0.05, 0, 1, false},
+    {"leakage_max_sql_template", 1, 0, 1, false},
 };
 
 ps_vconfig *ps_vconfig_new(void)
@@ -274,6 +286,7 @@ void ps_vreport_free(ps_vreport *r)
     json_decref(r->config);
     json_decref(r->vocab_warnings);
     json_decref(r->serving);
+    json_decref(r->leakage);
     json_decref(r->generation);
     free(r);
 }
@@ -755,9 +768,10 @@ static json_t *config_json(const ps_vconfig *c)
     }
     for (int i = 0; i < C_N; i++)
         if (strcmp(DEFS[i].group, "sql") && strcmp(DEFS[i].group, "generation") &&
-            strcmp(DEFS[i].group, "dialogue") && strcmp(DEFS[i].group, "execution"))
+            strcmp(DEFS[i].group, "dialogue") && strcmp(DEFS[i].group, "execution") &&
+            strcmp(DEFS[i].group, "leakage"))
             check_config_json(c, i, th, mo);
-    for (int i = 0; i < P_N; i++)
+    for (int i = 0; i < P_LEAK_FIRST; i++)
         json_object_set_new(th, PARAMS[i].name, PARAMS[i].integer ? json_integer((json_int_t)c->param[i])
                                                                   : json_real(c->param[i]));
     return json_pack("{soso}", "thresholds", th, "modes", mo);

@@ -48,12 +48,16 @@ enum {
     C_JUNCTION,
     C_HISTORY_HIDDEN, /* group "dialogue": builds with --turns and a template */
     C_SQL_RESULT_REGRESSION, /* group "execution": builds that ran the SQL before and after */
+    C_LEAKAGE,        /* group "leakage": builds with --holdout */
     C_N
 };
 
 /* Parameters that are not a check's threshold. */
 enum { P_MIN_RECORDS, P_MIN_LABEL_RECORDS, P_MIN_LABEL_KS_RECORDS, P_RETENTION_MIN_LOST, P_LENGTH_CHANGE_REL, P_PSI_EPS,
-       P_PSI_BINS, P_SERVING_NOTE_SHARE, P_N };
+       P_PSI_BINS, P_SERVING_NOTE_SHARE,
+       /* the leakage check's limit per kind (ps_leak_kind order), listed
+        * only in reports of builds with --holdout */
+       P_LEAK_FIRST, P_LEAK_LAST = P_LEAK_FIRST + 4, P_N };
 
 /* Thresholds, modes and parameters (defaults in checks.c). */
 struct ps_vconfig {

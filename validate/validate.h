@@ -303,6 +303,17 @@ typedef struct ps_vgen_checks {
     uint64_t history_turns, history_hidden;
 } ps_vgen_checks;
 int ps_validate_gen(const ps_vconfig *c, const ps_vgen_checks *g, ps_vreport *r, ps_error *err);
+/* Adds the leakage check (checks_leak.c: the kinds of `t` over their
+ * limits `l`, by default ps_vconfig_leak_limits(c)) and the report's
+ * "leakage" object (`leakage`, referenced), and judges the verdict again.
+ * Nothing when `t` is NULL. 0 or PS_ENOMEM. */
+struct ps_leak_tally;
+struct ps_leak_limits;
+int ps_validate_leakage(const ps_vconfig *c, const struct ps_leak_tally *t,
+                        const struct ps_leak_limits *l, json_t *leakage, ps_vreport *r,
+                        ps_error *err);
+/* The config's leakage limits (leakage_max_<kind>; 1: reported only). */
+void ps_vconfig_leak_limits(const ps_vconfig *c, struct ps_leak_limits *l);
 /* Compares two saved statistics files (any two points: last week's build
  * against today's, train against dev) with the distribution checks. */
 int ps_validate_compare(const ps_vconfig *c, const ps_vstats *baseline,

@@ -6,7 +6,8 @@
 # past the ranges), the TSan builds of test_reader_*,
 # test_validate_threads (the checks' KS sums over threads),
 # test_dedupe_parts (the dedupe's parts on threads), test_ring (the ordered
-# ring clean and build share: 8 workers, parts, followers, stop) and
+# ring clean and build share: 8 workers, parts, followers, stop),
+# build and clean with --holdout (the leakage index shared by the workers) and
 # test_preprocess_threads (one preprocessor shared by 8 threads on every
 # layout: pair with a BERT vocabulary, causal with GPT-2's and a
 # Llama-3-style tokenizer.json, seq2seq with T5; and threads that start and
@@ -114,6 +115,24 @@ rc=$?
 [ "$rc" -eq 0 ] && tsan_clean "$TMP/c.log"
 check "clean --threads 4 under TSan: exit 0, no report" $?
 if [ "$rc" -ne 0 ] || ! tsan_clean "$TMP/c.log"; then head -60 "$TMP/c.log" | sed 's/^/# /'; fi
+# Held-out sets: the workers find every kept record in one shared index
+# (read only; the MinHash permutations made once by whichever thread comes
+# first), drop those sharing a question, and the commit counts them in order.
+DEV="$PS_ROOT/tests/data/spider/dev.json"
+for t in 1 3; do
+    $NORAND "$PAIRSHARD" build -q --threads $t --vocab "$VOCAB" --label-field db_id --no-gate \
+        --holdout "$DEV" --drop-leaked question -o "$TMP/leak$t" "$TMP/many.jsonl" 2>"$TMP/l$t.log"
+    eval "lrc$t=\$?"
+done
+[ "$lrc1" -eq 0 ] && [ "$lrc3" -eq 0 ] && tsan_clean "$TMP/l3.log" && same_set "$TMP/leak1" "$TMP/leak3"
+check "build --holdout --drop-leaked at 3 threads under TSan: no report, the 1-thread set" $?
+if ! tsan_clean "$TMP/l3.log"; then head -80 "$TMP/l3.log" | sed 's/^/# /'; fi
+$NORAND "$PAIRSHARD" clean -q --threads 4 --holdout "$DEV" --drop-leaked question,sql \
+    -o "$TMP/lclean.jsonl" "$TMP/many.jsonl" 2>"$TMP/lc.log"
+rc=$?
+[ "$rc" -le 1 ] && tsan_clean "$TMP/lc.log"
+check "clean --holdout --drop-leaked --threads 4 under TSan: no report" $?
+if ! tsan_clean "$TMP/lc.log"; then head -60 "$TMP/lc.log" | sed 's/^/# /'; fi
 
 # Line ranges (ingest/range_chain.c): a plain JSONL file the workers read
 # themselves, with runs of tiny lines that stop chunks early so that the
