@@ -49,6 +49,16 @@ struct ps_cleaner {
     ps_field_spec db_spec;       /* opts.db_field, into names.db once needed */
     ps_field_spec turn_q, turn_sql; /* a turn's question and sql members */
     char *db_store, *db_shown, *turn_store[2], *turns_path;
+    /* A mixture (ps_cleaner_add_source): a source's cleaner has its own
+     * options, schemas and template and accounting; the owner commits
+     * (dedupe across sources, the overall accounting) and its input
+     * counts (bytes, blank lines, dialogues) are the owner's too. */
+    struct ps_cleaner *owner;   /* a source's: the cleaner that commits; else NULL */
+    char *id_prefix;            /* a source's: "<name>/" before every record id */
+    size_t id_prefix_len;
+    struct ps_cleaner **sources; /* the owner's: its sources, owned */
+    size_t n_sources;
+    bool sources_sql;           /* the owner's: some source checks SQL (accounting) */
 };
 
 /* A worker's text-to-SQL state (text2sql.c, turns.c). */
