@@ -1,5 +1,6 @@
 /* pairshard build: ingest → clean → tokenize → bucket → LMDB shards. */
 #include "cli/args.h"
+#include "cli/build_sources.h"
 #include "cli/clean_args.h"
 #include "cli/commands.h"
 #include "cli/opt_error.h"
@@ -150,6 +151,9 @@ typedef struct build_args {
     int profile;            /* --profile: where the time went, on stderr */
     char **owned;           /* config paths resolved against its folder */
     size_t n_owned;
+    json_t *sources_spec;   /* the config's "sources" (borrowed), or NULL */
+    const char *config_path;
+    ps_cli_sources srcs;    /* loaded from sources_spec */
 } build_args;
 
 static int parse_num(const char *opt, const char *v, size_t lo, size_t hi, size_t *out)
@@ -353,25 +357,10 @@ static bool template_file(const char *key, const char *value)
     return true;
 }
 
-/* `value` resolved against the config's folder (kept in a->owned), or
- * `value` itself when absolute, '-' or the config is in the current folder. */
+/* `value` resolved against the config's folder (kept in a->owned). */
 static const char *config_path_value(build_args *a, const char *config, const char *value)
 {
-    const char *slash = strrchr(config, '/');
-    if (!value || value[0] == '/' || !strcmp(value, "-") || !slash)
-        return value;
-    size_t dlen = (size_t)(slash - config) + 1, vlen = strlen(value);
-    char *p = malloc(dlen + vlen + 1);
-    char **no = p ? realloc(a->owned, (a->n_owned + 1) * sizeof *no) : NULL;
-    if (!no) {
-        free(p);
-        return NULL;
-    }
-    a->owned = no;
-    memcpy(p, config, dlen);
-    memcpy(p + dlen, value, vlen + 1);
-    a->owned[a->n_owned++] = p;
-    return p;
+    return ps_cli_config_path(&a->owned, &a->n_owned, config, value);
 }
 
 /* Every key a config may hold: the options' long names (either '-' or
@@ -387,6 +376,7 @@ static bool config_key_known(const char *key, const struct option *opts, size_t 
     size_t k = 0;
     names[k++] = "inputs";
     names[k++] = "validate";
+    names[k++] = "sources";
     for (size_t i = 0; i < n && k < sizeof names / sizeof names[0]; i++)
         if (strcmp(opts[i].name, "config") != 0 && strcmp(opts[i].name, "help") != 0)
             names[k++] = opts[i].name;
@@ -449,6 +439,11 @@ static int apply_config(build_args *a, json_t *root, const char *path)
             }
             continue;
         }
+        if (!strcmp(key, "sources")) { /* a mixture: read once the options are known */
+            a->sources_spec = v;
+            a->config_path = path;
+            continue;
+        }
         if (!strcmp(key, "validate")) { /* checked by the validation stage */
             if (!json_is_object(v))
                 goto bad;
@@ -496,9 +491,8 @@ static int apply_config(build_args *a, json_t *root, const char *path)
 }
 
 /* The text-to-SQL options, or NULL when none is set. */
-static json_t *text_to_sql_config(const build_args *a)
+static json_t *text_to_sql_config(const ps_clean_args *c)
 {
-    const ps_clean_args *c = &a->clean;
     const ps_clean_options *o = &c->opts;
     if (!c->n_schemas && !c->databases_dir && !c->template_name && !o->turns_path)
         return NULL;
@@ -513,24 +507,16 @@ static json_t *text_to_sql_config(const build_args *a)
                      (json_int_t)o->execute_timeout_ms);
 }
 
-/* The effective configuration, recorded in the manifest: everything that
- * decides the output, nothing that does not (threads, output path). */
-static char *effective_config(const build_args *a)
+/* The cleaning options as the manifest's config records them. */
+static json_t *clean_config(const ps_clean_args *ca)
 {
-    const ps_build_config *c = &a->cfg;
-    const ps_clean_options *o = &c->clean;
+    const ps_clean_options *o = &ca->opts;
     static const char *const norm[] = {"nfkc", "nfc", "none"};
     static const char *const fmt[] = {"auto", "jsonl", "json", "csv", "tsv"};
-    json_t *inputs = json_array();
-    for (size_t i = 0; i < c->n_inputs; i++)
-        json_array_append_new(inputs, json_string(c->inputs[i]));
-    json_t *buckets = json_array();
-    for (size_t i = 0; i < c->n_buckets; i++)
-        json_array_append_new(buckets, json_integer(c->buckets[i]));
     char rules_sha[65] = "";
-    if (c->rules_path)
-        ps_sha256_file(c->rules_path, rules_sha, NULL, NULL);
-    json_t *clean = json_pack(
+    if (ca->rules_path)
+        ps_sha256_file(ca->rules_path, rules_sha, NULL, NULL);
+    return json_pack(
         "{sssssssssssssssssbsbsbsIsIss?ss?}", "format", fmt[o->format], "question_field",
         o->question_field ? o->question_field : "question", "sql_field",
         o->sql_field ? o->sql_field : "sql|query", "label_field",
@@ -540,7 +526,21 @@ static char *effective_config(const build_args *a)
         "strip_joiners", o->strip_joiners, "sql_backslash_escapes", o->sql_backslash_escapes,
         "keep_duplicates", o->keep_duplicates, "max_record_bytes",
         (json_int_t)o->max_record_bytes, "max_field_bytes", (json_int_t)o->max_field_bytes,
-        "rules", c->rules_path, "rules_sha256", c->rules_path ? rules_sha : NULL);
+        "rules", ca->rules_path, "rules_sha256", ca->rules_path ? rules_sha : NULL);
+}
+
+/* The effective configuration, recorded in the manifest: everything that
+ * decides the output, nothing that does not (threads, output path). */
+static char *effective_config(const build_args *a)
+{
+    const ps_build_config *c = &a->cfg;
+    json_t *inputs = json_array();
+    for (size_t i = 0; i < c->n_inputs; i++)
+        json_array_append_new(inputs, json_string(c->inputs[i]));
+    json_t *buckets = json_array();
+    for (size_t i = 0; i < c->n_buckets; i++)
+        json_array_append_new(buckets, json_integer(c->buckets[i]));
+    json_t *clean = clean_config(&a->clean);
     json_t *tokenizer = json_pack("{sssssssI}", "kind", c->vocab_kind, "file", c->vocab_path,
                                   "lowercase",
                                   a->tok.lowercase < 0 ? "default" : a->tok.lowercase ? "yes" : "no",
@@ -553,10 +553,13 @@ static char *effective_config(const build_args *a)
                                (json_int_t)c->block_records, "zstd_level",
                                (json_int_t)c->zstd_level);
     json_t *validate = c->validate_json ? json_deep_copy(c->validate_json) : json_object();
-    json_t *t2s = text_to_sql_config(a);
+    json_t *t2s = text_to_sql_config(&a->clean);
     json_t *j = json_pack("{sosososososb}", "inputs", inputs, "clean", clean, "tokenizer",
                           tokenizer, "shards", shards, "validate", validate, "gate", !c->no_gate);
     json_decref(buckets);
+    if (j && a->srcs.n) /* a mixture's: other sets keep their manifest bytes */
+        json_object_set_new(j, "sources", ps_cli_sources_config(&a->srcs, c->inputs,
+                                                                clean_config, text_to_sql_config));
     if (j && c->layout != PS_LAYOUT_PAIR) { /* pair sets keep their bytes */
         json_object_set_new(j, "layout", json_string(ps_layout_name(c->layout)));
         if (c->layout == PS_LAYOUT_CAUSAL)
@@ -751,6 +754,10 @@ int ps_cmd_build(int argc, char **argv)
         if (add_input(&a, argv[i]))
             goto done;
     ps_clean_args_finish(&a.clean);
+    if (a.sources_spec && ps_cli_sources_load(&a.srcs, a.sources_spec, a.config_path, &a.clean,
+                                              a.cfg.layout, &a.inputs, &a.n_inputs,
+                                              &a.inputs_cap))
+        goto done;
     if (!a.cfg.out_dir || a.n_inputs == 0 || (!a.tok.vocab && !a.tok.tokenizer_json)) {
         fputs("pairshard build: needs --vocab (or --tokenizer-json), -o DIR and INPUT...\n",
               stderr);
@@ -770,6 +777,8 @@ int ps_cmd_build(int argc, char **argv)
     a.cfg.databases_dir = a.clean.databases_dir;
     a.cfg.inputs = a.inputs;
     a.cfg.n_inputs = a.n_inputs;
+    a.cfg.sources = a.srcs.src;
+    a.cfg.n_sources = a.srcs.n;
     a.cfg.clean = a.clean.opts;
     a.cfg.rules_path = a.clean.rules_path;
     a.cfg.tokenizer = tok;
@@ -798,6 +807,7 @@ done:
     ps_clean_t2s_free(&t2s);
     json_decref(config);
     free(a.inputs);
+    ps_cli_sources_free(&a.srcs);
     for (size_t i = 0; i < a.n_owned; i++)
         free(a.owned[i]);
     free(a.owned);
