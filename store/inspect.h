@@ -19,6 +19,7 @@
 #define PS_MANIFEST_MAX_SHARDS 1000000u
 #define PS_MANIFEST_MAX_BUCKETS 65536u
 #define PS_MANIFEST_MAX_LABELS 16777216u
+#define PS_MANIFEST_MAX_SOURCE_NAME 128u
 
 typedef struct ps_mf_count {
     uint64_t records, tokens, blocks;
@@ -56,6 +57,11 @@ typedef struct ps_manifest {
     ps_mf_count totals;
     ps_mf_count *total_buckets;  /* n_buckets entries when has_totals */
     struct json_t *accounting;   /* the "accounting" object as stated, or NULL */
+    /* "sources" (a set of several sources; 0 and NULL when absent): source
+     * id = index; names are unique, non-empty, printable. */
+    size_t n_sources;
+    char **source_names;
+    ps_mf_count *source_counts;  /* records and tokens as stated (blocks 0) */
 } ps_manifest;
 
 /* Reads and checks DIR/manifest.json: the schema, every count bounded,
@@ -93,11 +99,14 @@ typedef struct ps_verify_report {
     /* The first corruption (when verification returned PS_ECORRUPT):
      * shard index, bucket and block (-1 when not about a block) and the
      * kind: "lmdb", "block", "sequence", "records", "tokens", "labels",
-     * "lengths", "lengths_db" (version 2's lengths database), "counts",
+     * "lengths", "lengths_db" (version 2's lengths database), "sources_db"
+     * (the sources database of a set of several sources), "counts",
      * "size", "sha256", "meta", "missing", "accounting" (the manifest's
      * sums, accounting.c). */
     long bad_shard, bad_bucket, bad_block;
     const char *kind;
+    uint64_t *source_records;    /* per source id (n_sources entries), or NULL */
+    size_t n_sources;
 } ps_verify_report;
 
 /* Reads every block of every shard of the set in `dir` and checks it

@@ -46,6 +46,10 @@ void ps_manifest_free(ps_manifest *m)
     free(m->total_buckets);
     free(m->tool_version);
     json_decref(m->accounting);
+    for (size_t i = 0; m->source_names && i < m->n_sources; i++)
+        free(m->source_names[i]);
+    free(m->source_names);
+    free(m->source_counts);
     free(m);
 }
 
@@ -198,6 +202,59 @@ static int parse_layout(ctx *c, ps_manifest *m, json_t *root)
     return 0;
 }
 
+/* A source name: 1..PS_MANIFEST_MAX_SOURCE_NAME bytes of printable ASCII
+ * other than '=' and ',' (so `--weights name=w,...` can name any), no
+ * space. */
+static bool source_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (!n || n > PS_MANIFEST_MAX_SOURCE_NAME)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] <= ' ' || s[i] > '~' || s[i] == '=' || s[i] == ',')
+            return false;
+    return true;
+}
+
+/* "sources": [{"name", "records", "tokens", "accounting"}, ...] (optional). */
+static int parse_sources(ctx *c, ps_manifest *m, json_t *root)
+{
+    json_t *arr = json_object_get(root, "sources");
+    if (!arr)
+        return 0;
+    if (!json_is_array(arr) || json_array_size(arr) < 1 ||
+        json_array_size(arr) > PS_MAX_SOURCES)
+        return BAD(c, "%s: \"sources\" must be an array of 1..%u sources", c->path,
+                   PS_MAX_SOURCES);
+    size_t n = json_array_size(arr);
+    if (!(m->source_names = calloc(n, sizeof *m->source_names)) ||
+        !(m->source_counts = calloc(n, sizeof *m->source_counts)))
+        return ps_error_set(c->err, PS_ENOMEM, "out of memory");
+    m->n_sources = n;
+    char w[48];
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(arr, i);
+        snprintf(w, sizeof w, "sources[%zu]", i);
+        const char *name = json_string_value(json_object_get(o, "name"));
+        if (!json_is_object(o) || !name || !source_name_ok(name))
+            return BAD(c, "%s: %s: \"name\" must be 1..%u printable characters without "
+                       "space, '=' or ','", c->path, w, PS_MANIFEST_MAX_SOURCE_NAME);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(m->source_names[j], name))
+                return BAD(c, "%s: %s: the name \"%s\" is also sources[%zu]'s", c->path, w,
+                           name, j);
+        if (!(m->source_names[i] = strdup(name)))
+            return ps_error_set(c->err, PS_ENOMEM, "out of memory");
+        if (get_u64(c, o, "records", w, UINT64_MAX >> 1, &m->source_counts[i].records) ||
+            get_u64(c, o, "tokens", w, UINT64_MAX >> 1, &m->source_counts[i].tokens))
+            return PS_EFORMAT;
+        json_t *a = json_object_get(o, "accounting");
+        if (a && !json_is_object(a))
+            return BAD(c, "%s: %s: \"accounting\" is not an object", c->path, w);
+    }
+    return 0;
+}
+
 static int parse(ctx *c, ps_manifest *m, json_t *root)
 {
     if (!json_is_object(root))
@@ -303,6 +360,9 @@ static int parse(ctx *c, ps_manifest *m, json_t *root)
             return rc;
     }
 
+    int src_rc = parse_sources(c, m, root);
+    if (src_rc)
+        return src_rc;
     json_t *tot = json_object_get(root, "totals");
     if (tot) {
         if (!json_is_object(tot))

@@ -47,8 +47,12 @@ struct ps_shard {
     blk_ref *lens;        /* the "lengths" database (format 2), in key order */
     size_t nlens, lcap;
     ps_buf lbuf;          /* the lengths ps_shard_get_lengths hands out */
+    blk_ref *srcs;        /* the "sources" database (several sources), in key order */
+    size_t nsrcs, scap;
+    ps_buf sbuf;          /* the sources ps_shard_get_sources hands out */
     int have_meta_db, have_blocks_db, have_format;
     int have_lengths_db; /* format 2 */
+    int have_sources_db; /* a set of several sources */
     uint64_t meta_off, meta_len;
     size_t cursor;        /* for ps_shard_seek / ps_shard_next: the next index */
     ps_buf buf;           /* the bytes ps_shard_get / next / foreach hand out */
@@ -63,8 +67,10 @@ void ps_shard_close(ps_shard *s)
         close(s->fd);
     free(s->blocks);
     free(s->lens);
+    free(s->srcs);
     ps_buf_free(&s->buf);
     ps_buf_free(&s->lbuf);
+    ps_buf_free(&s->sbuf);
     free(s->path);
     free(s->meta);
     free(s);
@@ -80,7 +86,7 @@ static uint32_t be32(const unsigned char *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* Records a value of the "blocks" or "lengths" database (keys come in
+/* Records a value of the "blocks", "lengths" or "sources" database (keys come in
  * key order) in *list. */
 static int add_ref(ps_shard *s, blk_ref **list, size_t *n, size_t *cap, const char *db,
                    const unsigned char *key, size_t klen, uint64_t off, uint64_t len)
@@ -124,12 +130,16 @@ static int on_value(void *user, const char *db, size_t db_len, const unsigned ch
             s->have_blocks_db = 1;
         if (kind == PS_LMDB_DATABASE && name_is((const char *)key, key_len, "lengths"))
             s->have_lengths_db = 1;
+        if (kind == PS_LMDB_DATABASE && name_is((const char *)key, key_len, PS_SHARD_SOURCES_DB))
+            s->have_sources_db = 1;
         return 0;
     }
     if (name_is(db, db_len, "blocks"))
         return add_ref(s, &s->blocks, &s->nblocks, &s->cap, "block", key, key_len, off, len);
     if (name_is(db, db_len, "lengths"))
         return add_ref(s, &s->lens, &s->nlens, &s->lcap, "lengths", key, key_len, off, len);
+    if (name_is(db, db_len, PS_SHARD_SOURCES_DB))
+        return add_ref(s, &s->srcs, &s->nsrcs, &s->scap, "sources", key, key_len, off, len);
     if (name_is(db, db_len, "meta") && name_is((const char *)key, key_len, "format")) {
         s->have_format = 1;
         s->meta_off = off;
@@ -231,6 +241,7 @@ int ps_shard_open_fd(ps_shard **out, int fd, const char *path, ps_error *err)
     s->file_bytes = (uint64_t)st.st_size;
     ps_buf_init(&s->buf);
     ps_buf_init(&s->lbuf);
+    ps_buf_init(&s->sbuf);
     s->err = err;
     int rc = ps_lmdb_walk(fd, path, on_value, s, err);
     s->err = NULL;
@@ -380,3 +391,41 @@ int ps_shard_get_lengths(ps_shard *s, uint32_t bucket, uint32_t seq, const uint3
 size_t ps_shard_lengths_count(const ps_shard *s) { return s->nlens; }
 
 bool ps_shard_has_lengths_db(const ps_shard *s) { return s->have_lengths_db != 0; }
+
+int ps_shard_read_sources(const ps_shard *s, uint32_t bucket, uint32_t seq, ps_buf *out,
+                          size_t *n, ps_error *err)
+{
+    size_t i = lower_bound_in(s->srcs, s->nsrcs, bucket, seq);
+    if (i == s->nsrcs || s->srcs[i].bucket != bucket || s->srcs[i].seq != seq)
+        return 0;
+    const blk_ref *b = &s->srcs[i];
+    char what[80];
+    snprintf(what, sizeof what, "sources of bucket %u block %u", bucket, seq);
+    if (b->len % 2)
+        return ps_error_set(err, PS_ECORRUPT, "%s: %s: %u bytes, not a multiple of 2", s->path,
+                            what, b->len);
+    int rc = read_bytes(s, b->offset, b->len, out, what, err);
+    if (rc)
+        return rc;
+    /* Little-endian on disk: decoded in place (malloc'ed, so aligned). */
+    uint16_t *v = (uint16_t *)(void *)out->data;
+    const unsigned char *p = (const unsigned char *)out->data;
+    size_t cnt = b->len / 2;
+    for (size_t k = 0; k < cnt; k++)
+        v[k] = (uint16_t)(p[2 * k] | p[2 * k + 1] << 8);
+    *n = cnt;
+    return 1;
+}
+
+int ps_shard_get_sources(ps_shard *s, uint32_t bucket, uint32_t seq, const uint16_t **src,
+                         size_t *n, ps_error *err)
+{
+    int rc = ps_shard_read_sources(s, bucket, seq, &s->sbuf, n, err);
+    if (rc == 1)
+        *src = (const uint16_t *)(const void *)s->sbuf.data;
+    return rc;
+}
+
+size_t ps_shard_sources_count(const ps_shard *s) { return s->nsrcs; }
+
+bool ps_shard_has_sources_db(const ps_shard *s) { return s->have_sources_db != 0; }

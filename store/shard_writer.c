@@ -54,14 +54,16 @@
 #define LOG_COMMIT ((size_t)32 << 20)
 #define LOG_SLACK 1024 /* pages: the database roots, their paths and the freelist */
 
-enum { DB_BLOCKS = 0, DB_META = 1, DB_LENGTHS = 2 };
+enum { DB_BLOCKS = 0, DB_META = 1, DB_LENGTHS = 2, DB_SOURCES = 3 };
 
 struct ps_shard_writer {
     MDB_env *env;
     MDB_txn *txn;
-    MDB_dbi dbi[3];
+    MDB_dbi dbi[4];
     int lengths;         /* version 2: keeps the "lengths" database */
     int lengths_due;     /* the last block put awaits its lengths */
+    int sources;         /* keeps the "sources" database (a set of several sources) */
+    int sources_due;     /* the last block put awaits its sources */
     size_t mapsize;
     char *path, *tmp;
     int have_last;
@@ -133,6 +135,8 @@ static int begin(ps_shard_writer *w)
         rc = mdb_dbi_open(w->txn, "meta", MDB_CREATE, &w->dbi[DB_META]);
     if (!rc && w->lengths) /* only then: a version 1 shard keeps its bytes */
         rc = mdb_dbi_open(w->txn, PS_SHARD_LENGTHS_DB, MDB_CREATE, &w->dbi[DB_LENGTHS]);
+    if (!rc && w->sources) /* likewise: a set of one source keeps its bytes */
+        rc = mdb_dbi_open(w->txn, PS_SHARD_SOURCES_DB, MDB_CREATE, &w->dbi[DB_SOURCES]);
     if (rc) {
         mdb_txn_abort(w->txn);
         w->txn = NULL;
@@ -378,7 +382,7 @@ static int open_impl(ps_shard_writer **out, const char *path, size_t initial_map
     w->mapsize = initial_map ? initial_map : MAP_INITIAL;
     int rc = mdb_env_create(&w->env);
     if (!rc)
-        rc = mdb_env_set_maxdbs(w->env, 3);
+        rc = mdb_env_set_maxdbs(w->env, 4);
     if (!rc)
         rc = mdb_env_set_mapsize(w->env, w->mapsize);
     if (!rc)
@@ -447,15 +451,58 @@ int ps_shard_writer_put_lengths(ps_shard_writer *w, uint32_t bucket, uint32_t se
     if (rc)
         return rc;
     w->lengths_due = 0;
-    return maybe_commit(w, err);
+    return w->sources_due ? PS_OK : maybe_commit(w, err);
+}
+
+int ps_shard_writer_enable_sources(ps_shard_writer *w, ps_error *err)
+{
+    if (w->have_last)
+        return ps_error_set(err, PS_EINVAL, "%s: sources enabled after the first block",
+                            w->path);
+    if (!w->txn)
+        return ps_error_set(err, PS_EIO, "%s: writer failed earlier", w->path);
+    if (w->sources)
+        return PS_OK;
+    int rc = mdb_dbi_open(w->txn, PS_SHARD_SOURCES_DB, MDB_CREATE, &w->dbi[DB_SOURCES]);
+    if (rc)
+        return lmdb_err(w, err, "creating the sources database", rc);
+    w->sources = 1;
+    return PS_OK;
+}
+
+int ps_shard_writer_put_sources(ps_shard_writer *w, uint32_t bucket, uint32_t seq,
+                                const uint16_t *src, uint32_t n, ps_error *err)
+{
+    if (!w->sources || !w->sources_due || bucket != w->last_bucket || seq != w->last_seq)
+        return ps_error_set(err, PS_EINVAL,
+                            "%s: sources of bucket %u block %u: not the block just put", w->path,
+                            bucket, seq);
+    if (!w->txn)
+        return ps_error_set(err, PS_EIO, "%s: writer failed earlier", w->path);
+    unsigned char key[8];
+    block_key(key, bucket, seq);
+    unsigned char *le = malloc(n ? 2 * (size_t)n : 1);
+    if (!le)
+        return ps_error_set(err, PS_ENOMEM, "%s: out of memory", w->path);
+    for (size_t i = 0; i < n; i++) {
+        le[2 * i] = (unsigned char)(src[i] & 0xff);
+        le[2 * i + 1] = (unsigned char)(src[i] >> 8);
+    }
+    int rc = put(w, DB_SOURCES, key, sizeof key, le, 2 * (size_t)n, err);
+    free(le);
+    if (rc)
+        return rc;
+    w->sources_due = 0;
+    return w->lengths_due ? PS_OK : maybe_commit(w, err);
 }
 
 int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const void *block,
                         size_t len, ps_error *err)
 {
-    if (w->lengths_due)
-        return ps_error_set(err, PS_EINVAL, "%s: bucket %u block %u put before the lengths of "
-                            "bucket %u block %u", w->path, bucket, seq, w->last_bucket,
+    if (w->lengths_due || w->sources_due)
+        return ps_error_set(err, PS_EINVAL, "%s: bucket %u block %u put before the %s of "
+                            "bucket %u block %u", w->path, bucket, seq,
+                            w->lengths_due ? "lengths" : "sources", w->last_bucket,
                             w->last_seq);
     if (w->have_last && (bucket < w->last_bucket ||
                          (bucket == w->last_bucket && seq <= w->last_seq)))
@@ -476,10 +523,11 @@ int ps_shard_writer_put(ps_shard_writer *w, uint32_t bucket, uint32_t seq, const
     w->have_last = 1;
     w->last_bucket = bucket;
     w->last_seq = seq;
-    if (w->lengths) { /* committed with its lengths: a block is never alone */
-        w->lengths_due = 1;
+    /* committed with its lengths and sources: a block is never alone */
+    w->lengths_due = w->lengths;
+    w->sources_due = w->sources;
+    if (w->lengths || w->sources)
         return PS_OK;
-    }
     return maybe_commit(w, err);
 }
 
@@ -538,9 +586,9 @@ int ps_shard_writer_finish_hashed(ps_shard_writer *w, const char *meta_json, cha
         rc = ps_error_set(err, PS_EIO, "%s: writer failed earlier", w->path);
         goto out;
     }
-    if (w->lengths_due) {
-        rc = ps_error_set(err, PS_EINVAL, "%s: bucket %u block %u has no lengths", w->path,
-                          w->last_bucket, w->last_seq);
+    if (w->lengths_due || w->sources_due) {
+        rc = ps_error_set(err, PS_EINVAL, "%s: bucket %u block %u has no %s", w->path,
+                          w->last_bucket, w->last_seq, w->lengths_due ? "lengths" : "sources");
         goto out;
     }
     if (!meta_json) {

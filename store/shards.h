@@ -40,6 +40,14 @@
  * as n little-endian u32 (docs/FORMAT.md). */
 #define PS_SHARD_FORMAT_VERSION 2
 #define PS_SHARD_LENGTHS_DB "lengths"
+/* A set of several sources (a mixture built from several datasets, or
+ * independent sets merged) keeps, in each shard, the "sources" database:
+ * per block key, the source index of each of the block's records as n
+ * little-endian u16 (an index into the manifest's "sources"). A set of one
+ * source has none, and its bytes are those it had before sources existed;
+ * readers that do not know it ignore it (docs/FORMAT.md). */
+#define PS_SHARD_SOURCES_DB "sources"
+#define PS_MAX_SOURCES 65535u
 
 /* The format version of a set (manifest and shards) of `layout`. */
 static inline int ps_set_format_version(int layout)
@@ -130,6 +138,16 @@ int ps_shard_writer_open_lengths(ps_shard_writer **out, const char *path, size_t
  * the last block put or the writer keeps no lengths. */
 int ps_shard_writer_put_lengths(ps_shard_writer *w, uint32_t bucket, uint32_t seq,
                                 const uint32_t *lengths, size_t n, ps_error *err);
+/* Makes the writer keep the "sources" database: each block put must then
+ * be followed by its sources (ps_shard_writer_put_sources) before the
+ * next, in any order with its lengths. Call it after open, before the
+ * first put (PS_EINVAL otherwise). */
+int ps_shard_writer_enable_sources(ps_shard_writer *w, ps_error *err);
+/* Stores the source index of each record of the block just put at
+ * (bucket, seq): src[0..n) as little-endian u16. PS_EINVAL when (bucket,
+ * seq) is not the last block put or sources are not enabled. */
+int ps_shard_writer_put_sources(ps_shard_writer *w, uint32_t bucket, uint32_t seq,
+                                const uint16_t *src, uint32_t n, ps_error *err);
 /* Abandons the shard: frees the writer and removes its files. */
 void ps_shard_writer_abort(ps_shard_writer *w);
 /* For tests: keeps the replay log of every put, as a writer whose map is
@@ -200,6 +218,23 @@ size_t ps_shard_lengths_count(const ps_shard *s);
 /* Whether the shard has a "lengths" database at all (format 2), even an
  * empty one. */
 bool ps_shard_has_lengths_db(const ps_shard *s);
+/* The "sources" database: reads the source indices of block (bucket,
+ * seq)'s records. Returns 1 and sets *src (host order, valid until the
+ * next call of this function on the shard or its close) and *n; 0 when
+ * the shard has none for that key (a set of one source has no sources
+ * database at all); or a negative code (PS_ECORRUPT: a value of an odd
+ * size, or a file truncated since it was opened). One thread at a time
+ * per shard, like ps_shard_get. */
+int ps_shard_get_sources(ps_shard *s, uint32_t bucket, uint32_t seq, const uint16_t **src,
+                         size_t *n, ps_error *err);
+/* The same into the caller's buffer (reset first; out->data holds n u16
+ * in host order), so threads may share the shard, as ps_shard_read. */
+int ps_shard_read_sources(const ps_shard *s, uint32_t bucket, uint32_t seq, ps_buf *out,
+                          size_t *n, ps_error *err);
+/* Entries in the shard's "sources" database (0 when it has none). */
+size_t ps_shard_sources_count(const ps_shard *s);
+/* Whether the shard has a "sources" database at all, even an empty one. */
+bool ps_shard_has_sources_db(const ps_shard *s);
 /* Size of the shard file in bytes, as opened. */
 uint64_t ps_shard_file_bytes(const ps_shard *s);
 

@@ -42,6 +42,7 @@ typedef struct vstate {
     ps_buf scratch;
     ps_shard *shard;         /* the shard being read */
     size_t lengths_seen;     /* its lengths entries matched to blocks (version 2) */
+    size_t sources_seen;     /* its sources entries matched to blocks (several sources) */
 } vstate;
 
 /* Records the first corruption: "PATH: bucket B block S: message". */
@@ -148,6 +149,48 @@ static int check_lengths_entry(vstate *v, const ps_block_view *bv, uint32_t b, u
     return 0;
 }
 
+/* The sources entry of block (b, q) (a set with manifest "sources"): one
+ * source index per record, each naming one of the manifest's sources. */
+static int check_sources_entry(vstate *v, const ps_block_view *bv, uint32_t b, uint32_t q)
+{
+    const uint16_t *src;
+    size_t n;
+    ps_error e;
+    int rc = ps_shard_get_sources(v->shard, b, q, &src, &n, &e);
+    if (rc < 0)
+        return bad(v, "sources_db", (long)b, (long)q, "%s", e.message);
+    if (rc == 0)
+        return bad(v, "sources_db", (long)b, (long)q, "no entry in the sources database");
+    v->sources_seen++;
+    if (n != bv->n)
+        return bad(v, "sources_db", (long)b, (long)q,
+                   "the sources database holds %zu sources for it, the block has %u records", n,
+                   bv->n);
+    for (uint32_t i = 0; i < bv->n; i++) {
+        if (src[i] >= v->m->n_sources)
+            return bad(v, "sources_db", (long)b, (long)q,
+                       "record %u has source %u, the manifest has %zu sources", i, src[i],
+                       v->m->n_sources);
+        v->rep->source_records[src[i]]++;
+    }
+    return 0;
+}
+
+/* A shard has a sources database exactly when the manifest lists sources,
+ * and then one entry per block. */
+static int check_sources_db(vstate *v, bool has_db, size_t entries)
+{
+    if (has_db != (v->m->n_sources > 0))
+        return bad(v, "sources_db", -1, -1, "%s", has_db
+                   ? "a sources database, but the manifest lists no sources"
+                   : "no sources database, but the manifest lists sources");
+    if (v->sources_seen < entries)
+        return bad(v, "sources_db", -1, -1,
+                   "the sources database holds %zu entries, the shard %zu blocks", entries,
+                   v->sources_seen);
+    return 0;
+}
+
 static int on_block(void *user, uint32_t b, uint32_t q, const void *data, size_t len)
 {
     vstate *v = user;
@@ -193,6 +236,8 @@ static int on_block(void *user, uint32_t b, uint32_t q, const void *data, size_t
     if ((rc = check_records(v, &bv, b, q)))
         return rc;
     if (m->format_version >= 2 && (rc = check_lengths_entry(v, &bv, b, q)))
+        return rc;
+    if (m->n_sources && (rc = check_sources_entry(v, &bv, b, q)))
         return rc;
     uint64_t toks = bv.token_start[bv.n];
     v->sb[b].records += bv.n;
@@ -283,12 +328,19 @@ static int verify_shard(vstate *v, const char *dir)
                    ? "a version 1 shard with a lengths database"
                    : "no lengths database (format version 2 keeps one)");
     }
+    bool has_sources = ps_shard_has_sources_db(s);
+    if (has_sources != (m->n_sources > 0)) {
+        ps_shard_close(s);
+        return check_sources_db(v, has_sources, 0);
+    }
     v->shard = s;
     v->lengths_seen = 0;
+    v->sources_seen = 0;
     rc = ps_shard_foreach(s, on_block, v, &e);
     v->shard = NULL;
     uint64_t lmdb_blocks = ps_shard_block_count(s);
     size_t lengths_entries = ps_shard_lengths_count(s);
+    size_t sources_entries = ps_shard_sources_count(s);
     ps_shard_close(s);
     if (rc && v->rep->kind == NULL && rc == PS_ECORRUPT) {
         /* from LMDB itself (a damaged page), not from a check */
@@ -302,6 +354,8 @@ static int verify_shard(vstate *v, const char *dir)
         return bad(v, "lengths_db", -1, -1,
                    "the lengths database holds %zu entries, the shard %zu blocks",
                    lengths_entries, v->lengths_seen);
+    if ((rc = check_sources_db(v, has_sources, sources_entries)))
+        return rc;
     for (; v->cur_bucket < m->n_buckets; v->cur_bucket++, v->next_seq = 0)
         if ((rc = finish_bucket(v, v->cur_bucket)))
             return rc;
@@ -343,6 +397,7 @@ void ps_verify_report_free(ps_verify_report *rep)
     free(rep->shards);
     free(rep->buckets);
     free(rep->label_records);
+    free(rep->source_records);
     memset(rep, 0, sizeof *rep);
 }
 
@@ -378,6 +433,25 @@ static int check_totals(const ps_manifest *m, ps_verify_report *rep, const char 
                         (unsigned long long)bl);
 }
 
+/* Each source's records, as the manifest states them, against those the
+ * sources databases attribute to it. */
+static int check_source_totals(const ps_manifest *m, ps_verify_report *rep, const char *dir,
+                               ps_error *err)
+{
+    for (size_t i = 0; i < m->n_sources; i++) {
+        if (rep->source_records[i] == m->source_counts[i].records)
+            continue;
+        rep->bad_shard = -1;
+        rep->kind = "sources_db";
+        return ps_error_set(err, PS_ECORRUPT,
+                            "%s/manifest.json: sources[%zu] (\"%s\"): %llu records, the "
+                            "shards hold %llu of that source", dir, i, m->source_names[i],
+                            (unsigned long long)m->source_counts[i].records,
+                            (unsigned long long)rep->source_records[i]);
+    }
+    return 0;
+}
+
 static int verify_all(const char *dir, const ps_manifest *m, const int *fds,
                       ps_verify_report *rep, ps_error *err)
 {
@@ -389,6 +463,8 @@ static int verify_all(const char *dir, const ps_manifest *m, const int *fds,
     rep->shards = calloc(m->n_shards + 1, sizeof *rep->shards);
     rep->buckets = calloc(m->n_buckets + 1, sizeof *rep->buckets);
     rep->label_records = calloc(m->n_labels + 1, sizeof *rep->label_records);
+    rep->n_sources = m->n_sources;
+    rep->source_records = calloc(m->n_sources + 1, sizeof *rep->source_records);
     vstate v = {.m = m, .rep = rep, .err = err};
     v.sb = calloc(m->n_buckets + 1, sizeof *v.sb);
     v.dctx = ZSTD_createDCtx();
@@ -396,7 +472,7 @@ static int verify_all(const char *dir, const ps_manifest *m, const int *fds,
     size_t plen = strlen(dir) + 80;
     char *path = malloc(plen);
     int rc = 0;
-    if (!rep->shards || !rep->buckets || !rep->label_records || !v.sb || !v.dctx || !path)
+    if (!rep->shards || !rep->buckets || !rep->label_records || !rep->source_records || !v.sb || !v.dctx || !path)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory");
     for (size_t k = 0; !rc && k < m->n_shards; k++) {
         snprintf(path, plen, "%s/%s", dir, m->shards[k].file);
@@ -417,6 +493,8 @@ static int verify_all(const char *dir, const ps_manifest *m, const int *fds,
     }
     if (!rc)
         rc = check_totals(m, rep, dir, err);
+    if (!rc)
+        rc = check_source_totals(m, rep, dir, err);
     if (!rc) {
         snprintf(path, plen, "%s/manifest.json", dir);
         if ((rc = ps_accounting_check(m, rep, path, err)) == PS_ECORRUPT) {
