@@ -227,8 +227,9 @@ static void pool_stop(pool *p, times *tm)
 }
 
 /* Stores one encoded block (the next in key order) and counts it. */
-static int put_job(ps_shard_writer *w, ps_shard_result *res, const ps_spool *index,
-                   const size_t *order, job *jb, uint32_t *lengths, ps_error *err)
+static int put_job(const ps_build_state *st, ps_shard_writer *w, ps_shard_result *res,
+                   const ps_spool *index, const size_t *order, job *jb, uint32_t *lengths,
+                   uint16_t *sources, ps_error *err)
 {
     int rc = jb->rc;
     if (rc) {
@@ -241,6 +242,14 @@ static int put_job(ps_shard_writer *w, ps_shard_result *res, const ps_spool *ind
         for (size_t r = 0; r < jb->count; r++)
             lengths[r] = ps_spool_at(index, order[jb->first + r])->length;
         rc = ps_shard_writer_put_lengths(w, jb->bucket, jb->seq, lengths, jb->count, err);
+    }
+    if (!rc && sources) { /* a mixture: each record's source, which its spool record holds
+                           * where a label would be (build.c, put_encoded) */
+        for (size_t r = 0; r < jb->count; r++)
+            sources[r] = (uint16_t)rec_head(ps_spool_record(st, ps_spool_at(index,
+                                                                            order[jb->first + r])))[2];
+        rc = ps_shard_writer_put_sources(w, jb->bucket, jb->seq, sources, (uint32_t)jb->count,
+                                         err);
     }
     if (!rc) {
         ps_bucket_count *bc = &res->buckets[jb->bucket];
@@ -325,6 +334,12 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     } else {
         rc = ps_shard_writer_open(&w, path, err);
     }
+    uint16_t *sources = NULL; /* a mixture: a block's records' sources */
+    if (!rc && st->n_src) {
+        sources = malloc(cfg->block_records * sizeof *sources);
+        rc = sources ? ps_shard_writer_enable_sources(w, err)
+                     : ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
     /* Blocks are encoded at most `ahead` in front of the one being
      * stored, so memory stays bounded, and stored in key order. */
     size_t ahead = 64 * threads;
@@ -338,13 +353,14 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
             break;
         pool_wait(&pl, i, &own, own_ready);
         double t = ps_build_now();
-        rc = put_job(w, res, sp, sorted, &jobs[i], lengths, err);
+        rc = put_job(st, w, res, sp, sorted, &jobs[i], lengths, sources, err);
         tm->put += ps_build_now() - t;
         pool_advance(&pl, i + 1 + ahead);
     }
     pool_stop(&pl, tm);
     encoder_free(&own);
     free(lengths);
+    free(sources);
     for (size_t i = 0; i < n_jobs; i++) /* after a failure: the blocks not written */
         ps_buf_free(&jobs[i].out);
     free(jobs);

@@ -62,6 +62,7 @@ typedef struct ps_manifest {
     size_t n_sources;
     char **source_names;
     ps_mf_count *source_counts;  /* records and tokens as stated (blocks 0) */
+    struct json_t **source_accounting; /* each source's "accounting" as stated, or NULL */
 } ps_manifest;
 
 /* Reads and checks DIR/manifest.json: the schema, every count bounded,

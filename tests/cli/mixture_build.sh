@@ -92,6 +92,22 @@ print({s["name"]: s["accounting"]["kept"] for s in S}, file=sys.stderr)
 PY
 check "manifest: per-source accounting adds up to the totals (records, tokens, reasons)" $? "$TMP/err"
 
+# A manifest whose sources no longer add up is caught by --verify.
+cp -r "$TMP/mix" "$TMP/tampered"
+"$PY" - "$TMP/tampered/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+a = m["sources"][3]["accounting"]  # still balanced on its own
+a["records_in"] += 5
+a["rejected"] += 5
+a["rejected_by_reason"]["too_long"] += 5
+json.dump(m, open(sys.argv[1], "w"), indent=2)
+PY
+"$PAIRSHARD" inspect --verify "$TMP/tampered" >"$TMP/verify" 2>&1
+rc=$?
+[ $rc -ne 0 ] && grep -q "sources' accounting adds up" "$TMP/verify"
+check "inspect --verify: per-source accounting that does not add up to the set's is an error" $? "$TMP/verify"
+
 # Every record as {"id", "input_ids"} through the Python Loader.
 dump_set() { # DIR OUT
     LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
