@@ -230,6 +230,16 @@ char *ps_build_manifest(ps_build_state *st, ps_error *err)
             return NULL;
         }
         json_object_set_new(m, "sources", src);
+        for (size_t k = 0; k < st->n_src; k++) { /* what serving a source renders with */
+            const ps_build_config *sc = &st->src[k].cfg;
+            json_t *t2s = sc->tmpl || sc->schemas ? text_to_sql_json(sc, err) : NULL;
+            if (t2s)
+                json_object_set_new(json_array_get(src, k), "text_to_sql", t2s);
+            else if (sc->tmpl || sc->schemas) {
+                json_decref(m);
+                return NULL;
+            }
+        }
     }
     char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(m);

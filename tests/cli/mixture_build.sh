@@ -125,6 +125,36 @@ PY
 }
 dump_set "$TMP/mix" "$TMP/mix.jsonl" 2>"$TMP/err"
 check "the mixture reads through the Loader" $? "$TMP/err"
+# Serving: each source's Preprocessor renders its stored records again,
+# from the raw question (and SQL), BIRD's with its evidence and schema.
+PYTHONPATH="$PS_ROOT/python" PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so" \
+    LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+    "$PY" - "$TMP/mix" "$TMP/mix.jsonl" "$D/spider/dev.json" "$TMP/bird.json" <<'PY' 2>"$TMP/err"
+import json, sys
+import pairshard
+d, ids = sys.argv[1], sys.argv[2]
+rows = {json.loads(l)["id"]: json.loads(l)["input_ids"] for l in open(ids)}
+try:
+    pairshard.Preprocessor(d)
+    sys.exit("a mixture opened without a source")
+except pairshard.PairshardError as e:
+    assert "spider_dev" in str(e) and "bird" in str(e), e
+n = 0
+for name, path, sql, extra in (("spider_dev", sys.argv[3], "query", ()),
+                               ("bird", sys.argv[4], "SQL", ("evidence",))):
+    with pairshard.Preprocessor(d, source=name) as p:
+        for i, r in enumerate(json.load(open(path))[:200]):
+            rid = "%s/%s:#%d" % (name, path.rsplit("/", 1)[1], i)
+            if rid not in rows:
+                continue  # a duplicate or rejected
+            kw = {k: r[k] for k in extra}
+            got = p.preprocess(question=r["question"], db_id=r["db_id"], sql=r[sql], **kw)
+            assert list(got["input_ids"]) == rows[rid], (rid, len(got["input_ids"]), len(rows[rid]))
+            n += 1
+print(n, "records served alike", file=sys.stderr)
+assert n >= 300
+PY
+check "Preprocessor(DIR, source=...): each source's stored records rendered again from raw text" $? "$TMP/err"
 for s in spider_train spider_dev sparc bird; do
     "$PAIRSHARD" build -q --config "$TMP/alone_$s.json" -o "$TMP/alone_$s" --threads 2 2>"$TMP/err" &&
         dump_set "$TMP/alone_$s" "$TMP/alone_$s.jsonl" 2>>"$TMP/err" &&
