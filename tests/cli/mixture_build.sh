@@ -233,6 +233,10 @@ print([c["explanation"][:100] for c in failed], file=sys.stderr)
 PY
 check "a rule dropping 12% of BIRD's records: the overall checks pass, bird's stop the build naming it" $? "$TMP/err"
 
+grep -q '<section id="sources">' "$TMP/skewed.report.html" &&
+    grep -o '<section id="sources">.*</section>' "$TMP/skewed.report.html" | grep -q "<h3>bird</h3>"
+check "report.html: a section per source, with the checks bird failed" $? "$TMP/skewed.report.html"
+
 # ---- what a config may not say ----------------------------------------------
 bad_config() { # description json: exit status 2 and a message
     printf '%s' "$2" >"$TMP/bad.json"
