@@ -487,8 +487,12 @@ static int writer_line(FILE *f, const char *path, const ps_clean_result *r,
     if (ps_clean_result_json(r, &line, &len))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
     /* a mixture's record: its source's name last ("source" is its position) */
+    static const char key[] = ",\"source_name\":\"", end[] = "\"}";
+    size_t sn = source ? strlen(source) : 0; /* [A-Za-z0-9_.-]: nothing to escape */
     int bad = source ? fwrite(line, 1, len - 1, f) != len - 1 ||
-                           fprintf(f, ",\"source_name\":\"%s\"}", source) < 0
+                           fwrite(key, 1, sizeof key - 1, f) != sizeof key - 1 ||
+                           fwrite(source, 1, sn, f) != sn ||
+                           fwrite(end, 1, sizeof end - 1, f) != sizeof end - 1
                      : fwrite(line, 1, len, f) != len;
     bad = bad || putc('\n', f) == EOF;
     int e = errno;
