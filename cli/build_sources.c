@@ -48,17 +48,20 @@ static bool global_only(const char *key)
     return false;
 }
 
-static bool path_key(const char *key, const char *v)
+bool ps_cli_template_file(const char *key, const char *value)
 {
-    if (!strcmp(key, "schema") || !strcmp(key, "databases"))
-        return true;
     static const char *const presets[] = {"pair", "question", "picard", "ddl"};
     if (strcmp(key, "template") != 0)
         return false;
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
-        if (!strcmp(v, presets[i]))
+        if (!strcmp(value, presets[i]))
             return false;
     return true;
+}
+
+static bool path_key(const char *key, const char *v)
+{
+    return !strcmp(key, "schema") || !strcmp(key, "databases") || ps_cli_template_file(key, v);
 }
 
 static int add_input(const char ***inputs, size_t *n, size_t *cap, const char *path)

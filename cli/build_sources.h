@@ -26,6 +26,10 @@ typedef struct ps_cli_sources {
 const char *ps_cli_config_path(char ***owned, size_t *n_owned, const char *config,
                                const char *value);
 
+/* Whether a config's `key` = `value` names a template file (a path,
+ * relative to the config's folder) rather than a preset. */
+bool ps_cli_template_file(const char *key, const char *value);
+
 /* Reads the config's "sources" array (`spec`, from the file `config`):
  * every source's options start as `base` (the top-level cleaning options)
  * and take its own members; its inputs are appended to *inputs (which

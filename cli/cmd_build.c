@@ -345,18 +345,6 @@ static bool is_path_option(const char *key)
     return false;
 }
 
-/* A --template value that names a file rather than a preset. */
-static bool template_file(const char *key, const char *value)
-{
-    static const char *const presets[] = {"pair", "question", "picard", "ddl"};
-    if (strcmp(key, "template") != 0)
-        return false;
-    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
-        if (!strcmp(value, presets[i]))
-            return false;
-    return true;
-}
-
 /* `value` resolved against the config's folder (kept in a->owned). */
 static const char *config_path_value(build_args *a, const char *config, const char *value)
 {
@@ -477,7 +465,7 @@ static int apply_config(build_args *a, json_t *root, const char *path)
         } else {
             goto bad;
         }
-        if (text && (is_path_option(key) || template_file(key, text)) &&
+        if (text && (is_path_option(key) || ps_cli_template_file(key, text)) &&
             !(text = config_path_value(a, path, text)))
             goto bad;
         if (apply(a, key, text))

@@ -175,6 +175,10 @@ typedef struct ps_build_state {
                                 * record of source b (a != b: across sources) */
 } ps_build_state;
 
+/* The SQL statistics, naming the cleaner's rules (build_run.c). NULL when
+ * out of memory. */
+ps_vsql *ps_build_vsql_new(const ps_cleaner *c);
+
 /* ---- build_sources.c: a mixture's sources ---------------------------------- */
 
 /* Sets the sources up once the build's cleaner exists: a cleaner each

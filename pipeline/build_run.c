@@ -531,6 +531,19 @@ static void close_profile(const ps_build_state *st, ps_build_summary *sum,
 }
 
 
+ps_vsql *ps_build_vsql_new(const ps_cleaner *c)
+{
+    /* the SQL statistics name the cleaning rules behind a regression */
+    const ps_rules *rules = ps_cleaner_rules(c);
+    size_t nrules = ps_rules_count(rules);
+    const char **names = calloc(nrules + 1, sizeof *names);
+    for (size_t i = 0; names && i < nrules; i++)
+        names[i] = ps_rules_name(rules, i);
+    ps_vsql *v = names ? ps_vsql_new(names, nrules) : NULL;
+    free(names);
+    return v;
+}
+
 /* Opens what phase 1 writes into the staging directory: rejects,
  * duplicates and one spool per worker; and the statistics. */
 static int open_outputs(ps_build_state *st, ps_error *err)
@@ -544,14 +557,7 @@ static int open_outputs(ps_build_state *st, ps_error *err)
         st->v_clean = ps_vstats_new("cleaned");
         st->v_tok = ps_vstats_new("tokenized");
         st->paired = ps_vpaired_new(20);
-        /* the SQL statistics name the cleaning rules behind a regression */
-        const ps_rules *rules = ps_cleaner_rules(st->cleaner);
-        size_t nrules = ps_rules_count(rules);
-        const char **names = calloc(nrules + 1, sizeof *names);
-        for (size_t i = 0; names && i < nrules; i++)
-            names[i] = ps_rules_name(rules, i);
-        st->v_sql = names ? ps_vsql_new(names, nrules) : NULL;
-        free(names);
+        st->v_sql = ps_build_vsql_new(st->cleaner);
         if (cfg->layout != PS_LAYOUT_PAIR)
             st->v_gen = ps_vgen_new();
         if (!st->v_raw || !st->v_clean || !st->v_tok || !st->paired || !st->v_sql ||

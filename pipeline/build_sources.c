@@ -17,13 +17,7 @@
 
 static int src_stats_new(ps_build_state *st, ps_build_src *s)
 {
-    const ps_rules *rules = ps_cleaner_rules(st->cleaner);
-    size_t nrules = ps_rules_count(rules);
-    const char **names = calloc(nrules + 1, sizeof *names);
-    for (size_t i = 0; names && i < nrules; i++)
-        names[i] = ps_rules_name(rules, i);
-    s->v_sql = names ? ps_vsql_new(names, nrules) : NULL;
-    free(names);
+    s->v_sql = ps_build_vsql_new(st->cleaner);
     s->v_raw = ps_vstats_new("raw");
     s->v_clean = ps_vstats_new("cleaned");
     s->v_tok = ps_vstats_new("tokenized");
