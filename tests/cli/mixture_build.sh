@@ -182,6 +182,17 @@ assert len(ours) > 0 and ours == want, (len(ours), len(want), sorted(set(ours) ^
 PY
     check "source $s: its stored ids and tokens equal its build alone's" $? "$TMP/err"
 done
+"$PAIRSHARD" build -q --config "$TMP/mix.json" -o "$TMP/mix1" --threads 1 2>"$TMP/err" &&
+    same_set "$TMP/mix" "$TMP/mix1"
+check "the mixture's files are the same bytes with 1 thread as with 2" $? "$TMP/err"
+"$PY" - "$TMP/alone_bird/manifest.json" <<'PY' 2>"$TMP/err"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert "sources" not in m and "sources" not in m["config"], "a single-source set has sources"
+assert not any(k.startswith("source.") for k in m["preprocess"]["files"])
+PY
+check "a build without sources has no sources member anywhere (its bytes are those it had)" $? "$TMP/err"
+
 # Two sources sharing 40 records (Spider dev's 40..79), same template.
 "$PY" - "$D/spider/dev.json" "$TMP" "$TOK" <<'PY'
 import json, sys
