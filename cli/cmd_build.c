@@ -581,6 +581,8 @@ static int check_beside(const build_args *a)
 {
     const ps_clean_args *c = &a->clean;
     size_t n = 0, cap = a->n_inputs + 4 + c->n_schemas;
+    for (size_t k = 0; k < a->srcs.n; k++) /* a mixture's sources' files too */
+        cap += 1 + a->srcs.args[k].n_schemas;
     ps_path_use *ins = calloc(cap, sizeof *ins);
     if (!ins) {
         fputs("pairshard build: out of memory\n", stderr);
@@ -594,6 +596,12 @@ static int check_beside(const build_args *a)
     ins[n++] = (ps_path_use){"--template file", c->template_name};
     for (size_t i = 0; i < c->n_schemas; i++)
         ins[n++] = (ps_path_use){"--schema file", c->schema_paths[i]};
+    for (size_t k = 0; k < a->srcs.n; k++) {
+        const ps_clean_args *sa = &a->srcs.args[k];
+        ins[n++] = (ps_path_use){"template file", sa->template_name};
+        for (size_t i = 0; i < sa->n_schemas; i++)
+            ins[n++] = (ps_path_use){"schema file", sa->schema_paths[i]};
+    }
     ps_error err;
     int rc = ps_beside_outputs_check(a->cfg.out_dir, ins, n, &err);
     if (rc)
