@@ -98,12 +98,12 @@ static int source_member(ps_cli_sources *s, size_t k, const char *config, const 
             one = json_array_get(v, i);
         char num[64];
         const char *text = NULL;
-        if (json_is_string(one))
+        if (json_is_string(one)) {
             text = json_string_value(one);
-        else if (json_is_integer(one))
-            snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(one)),
-                text = num;
-        else if (json_is_false(one))
+        } else if (json_is_integer(one)) {
+            snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(one));
+            text = num;
+        } else if (json_is_false(one))
             continue;
         else if (!json_is_true(one))
             goto bad;
