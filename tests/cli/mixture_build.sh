@@ -108,21 +108,7 @@ rc=$?
 [ $rc -ne 0 ] && grep -q "sources' accounting adds up" "$TMP/verify"
 check "inspect --verify: per-source accounting that does not add up to the set's is an error" $? "$TMP/verify"
 
-# Every record as {"id", "input_ids"} through the Python Loader.
-dump_set() { # DIR OUT
-    LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
-    PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so" PYTHONPATH="$PS_ROOT/python" "$PY" - "$1" "$2" <<'PY'
-import json, sys
-import numpy as np
-from pairshard import Loader
-with open(sys.argv[2], "w") as out:
-    for b in Loader(sys.argv[1], batch_size=64, shuffle=False, as_torch=False, copy=True):
-        ids = np.asarray(b["input_ids"])
-        for i, rid in enumerate(b["ids"]):
-            n = int(b["lengths"][i])
-            out.write(json.dumps({"id": rid, "input_ids": [int(x) for x in ids[i, :n]]}) + "\n")
-PY
-}
+. "$PS_ROOT/tests/tools/dump_set.sh"
 dump_set "$TMP/mix" "$TMP/mix.jsonl" 2>"$TMP/err"
 check "the mixture reads through the Loader" $? "$TMP/err"
 # Serving: each source's Preprocessor renders its stored records again,
