@@ -1,5 +1,6 @@
 /* pairshard build: ingest → clean → tokenize → bucket → LMDB shards. */
 #include "cli/args.h"
+#include "cli/build_sources.h"
 #include "cli/clean_args.h"
 #include "cli/commands.h"
 #include "cli/leak_args.h"
@@ -81,7 +82,10 @@ static const char USAGE[] =
     "                             'pairshard merge' joins the parts\n"
     "      --config FILE          a JSON object holding any of these options by long\n"
     "                             name (and \"inputs\"); flags given here win; its\n"
-    "                             relative paths are relative to its folder\n"
+    "                             relative paths are relative to its folder. Its\n"
+    "                             \"sources\" builds a mixture: each source's name,\n"
+    "                             inputs, fields, schemas, template, turns apart\n"
+    "                             (docs/BUILD.md, \"Mixtures\")\n"
     "      --no-gate              publish even when a validation check fails\n"
     "  -q, --quiet                no progress or summary on stderr\n"
     "      --profile              print where the time went: per phase, per thread,\n"
@@ -157,6 +161,9 @@ typedef struct build_args {
     size_t n_owned;
     ps_leak_config leak;    /* --holdout and the leakage options */
     ps_leak_check lc;
+    json_t *sources_spec;   /* the config's "sources" (borrowed), or NULL */
+    const char *config_path;
+    ps_cli_sources srcs;    /* loaded from sources_spec */
 } build_args;
 
 static int parse_num(const char *opt, const char *v, size_t lo, size_t hi, size_t *out)
@@ -357,37 +364,10 @@ static bool is_path_option(const char *key)
     return false;
 }
 
-/* A --template value that names a file rather than a preset. */
-static bool template_file(const char *key, const char *value)
-{
-    static const char *const presets[] = {"pair", "question", "picard", "ddl"};
-    if (strcmp(key, "template") != 0)
-        return false;
-    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
-        if (!strcmp(value, presets[i]))
-            return false;
-    return true;
-}
-
-/* `value` resolved against the config's folder (kept in a->owned), or
- * `value` itself when absolute, '-' or the config is in the current folder. */
+/* `value` resolved against the config's folder (kept in a->owned). */
 static const char *config_path_value(build_args *a, const char *config, const char *value)
 {
-    const char *slash = strrchr(config, '/');
-    if (!value || value[0] == '/' || !strcmp(value, "-") || !slash)
-        return value;
-    size_t dlen = (size_t)(slash - config) + 1, vlen = strlen(value);
-    char *p = malloc(dlen + vlen + 1);
-    char **no = p ? realloc(a->owned, (a->n_owned + 1) * sizeof *no) : NULL;
-    if (!no) {
-        free(p);
-        return NULL;
-    }
-    a->owned = no;
-    memcpy(p, config, dlen);
-    memcpy(p + dlen, value, vlen + 1);
-    a->owned[a->n_owned++] = p;
-    return p;
+    return ps_cli_config_path(&a->owned, &a->n_owned, config, value);
 }
 
 /* Every key a config may hold: the options' long names (either '-' or
@@ -403,6 +383,7 @@ static bool config_key_known(const char *key, const struct option *opts, size_t 
     size_t k = 0;
     names[k++] = "inputs";
     names[k++] = "validate";
+    names[k++] = "sources";
     for (size_t i = 0; i < n && k < sizeof names / sizeof names[0]; i++)
         if (strcmp(opts[i].name, "config") != 0 && strcmp(opts[i].name, "help") != 0)
             names[k++] = opts[i].name;
@@ -465,6 +446,11 @@ static int apply_config(build_args *a, json_t *root, const char *path)
             }
             continue;
         }
+        if (!strcmp(key, "sources")) { /* a mixture: read once the options are known */
+            a->sources_spec = v;
+            a->config_path = path;
+            continue;
+        }
         if (!strcmp(key, "validate")) { /* checked by the validation stage */
             if (!json_is_object(v))
                 goto bad;
@@ -498,7 +484,7 @@ static int apply_config(build_args *a, json_t *root, const char *path)
         } else {
             goto bad;
         }
-        if (text && (is_path_option(key) || template_file(key, text)) &&
+        if (text && (is_path_option(key) || ps_cli_template_file(key, text)) &&
             !(text = config_path_value(a, path, text)))
             goto bad;
         if (apply(a, key, text))
@@ -512,9 +498,8 @@ static int apply_config(build_args *a, json_t *root, const char *path)
 }
 
 /* The text-to-SQL options, or NULL when none is set. */
-static json_t *text_to_sql_config(const build_args *a)
+static json_t *text_to_sql_config(const ps_clean_args *c)
 {
-    const ps_clean_args *c = &a->clean;
     const ps_clean_options *o = &c->opts;
     if (!c->n_schemas && !c->databases_dir && !c->template_name && !o->turns_path)
         return NULL;
@@ -554,24 +539,16 @@ static json_t *leak_config(const ps_leak_config *c)
                      "limits", lim);
 }
 
-/* The effective configuration, recorded in the manifest: everything that
- * decides the output, nothing that does not (threads, output path). */
-static char *effective_config(const build_args *a)
+/* The cleaning options as the manifest's config records them. */
+static json_t *clean_config(const ps_clean_args *ca)
 {
-    const ps_build_config *c = &a->cfg;
-    const ps_clean_options *o = &c->clean;
+    const ps_clean_options *o = &ca->opts;
     static const char *const norm[] = {"nfkc", "nfc", "none"};
     static const char *const fmt[] = {"auto", "jsonl", "json", "csv", "tsv"};
-    json_t *inputs = json_array();
-    for (size_t i = 0; i < c->n_inputs; i++)
-        json_array_append_new(inputs, json_string(c->inputs[i]));
-    json_t *buckets = json_array();
-    for (size_t i = 0; i < c->n_buckets; i++)
-        json_array_append_new(buckets, json_integer(c->buckets[i]));
     char rules_sha[65] = "";
-    if (c->rules_path)
-        ps_sha256_file(c->rules_path, rules_sha, NULL, NULL);
-    json_t *clean = json_pack(
+    if (ca->rules_path)
+        ps_sha256_file(ca->rules_path, rules_sha, NULL, NULL);
+    return json_pack(
         "{sssssssssssssssssbsbsbsIsIss?ss?}", "format", fmt[o->format], "question_field",
         o->question_field ? o->question_field : "question", "sql_field",
         o->sql_field ? o->sql_field : "sql|query", "label_field",
@@ -581,7 +558,21 @@ static char *effective_config(const build_args *a)
         "strip_joiners", o->strip_joiners, "sql_backslash_escapes", o->sql_backslash_escapes,
         "keep_duplicates", o->keep_duplicates, "max_record_bytes",
         (json_int_t)o->max_record_bytes, "max_field_bytes", (json_int_t)o->max_field_bytes,
-        "rules", c->rules_path, "rules_sha256", c->rules_path ? rules_sha : NULL);
+        "rules", ca->rules_path, "rules_sha256", ca->rules_path ? rules_sha : NULL);
+}
+
+/* The effective configuration, recorded in the manifest: everything that
+ * decides the output, nothing that does not (threads, output path). */
+static char *effective_config(const build_args *a)
+{
+    const ps_build_config *c = &a->cfg;
+    json_t *inputs = json_array();
+    for (size_t i = 0; i < c->n_inputs; i++)
+        json_array_append_new(inputs, json_string(c->inputs[i]));
+    json_t *buckets = json_array();
+    for (size_t i = 0; i < c->n_buckets; i++)
+        json_array_append_new(buckets, json_integer(c->buckets[i]));
+    json_t *clean = clean_config(&a->clean);
     json_t *tokenizer = json_pack("{sssssssI}", "kind", c->vocab_kind, "file", c->vocab_path,
                                   "lowercase",
                                   a->tok.lowercase < 0 ? "default" : a->tok.lowercase ? "yes" : "no",
@@ -594,10 +585,13 @@ static char *effective_config(const build_args *a)
                                (json_int_t)c->block_records, "zstd_level",
                                (json_int_t)c->zstd_level);
     json_t *validate = c->validate_json ? json_deep_copy(c->validate_json) : json_object();
-    json_t *t2s = text_to_sql_config(a);
+    json_t *t2s = text_to_sql_config(&a->clean);
     json_t *j = json_pack("{sosososososb}", "inputs", inputs, "clean", clean, "tokenizer",
                           tokenizer, "shards", shards, "validate", validate, "gate", !c->no_gate);
     json_decref(buckets);
+    if (j && a->srcs.n) /* a mixture's: other sets keep their manifest bytes */
+        json_object_set_new(j, "sources", ps_cli_sources_config(&a->srcs, c->inputs,
+                                                                clean_config, text_to_sql_config));
     if (j && c->layout != PS_LAYOUT_PAIR) { /* pair sets keep their bytes */
         json_object_set_new(j, "layout", json_string(ps_layout_name(c->layout)));
         if (c->layout == PS_LAYOUT_CAUSAL)
@@ -633,6 +627,8 @@ static int check_beside(const build_args *a)
 {
     const ps_clean_args *c = &a->clean;
     size_t n = 0, cap = a->n_inputs + 4 + c->n_schemas;
+    for (size_t k = 0; k < a->srcs.n; k++) /* a mixture's sources' files too */
+        cap += 1 + a->srcs.args[k].n_schemas;
     ps_path_use *ins = calloc(cap, sizeof *ins);
     if (!ins) {
         fputs("pairshard build: out of memory\n", stderr);
@@ -646,6 +642,12 @@ static int check_beside(const build_args *a)
     ins[n++] = (ps_path_use){"--template file", c->template_name};
     for (size_t i = 0; i < c->n_schemas; i++)
         ins[n++] = (ps_path_use){"--schema file", c->schema_paths[i]};
+    for (size_t k = 0; k < a->srcs.n; k++) {
+        const ps_clean_args *sa = &a->srcs.args[k];
+        ins[n++] = (ps_path_use){"template file", sa->template_name};
+        for (size_t i = 0; i < sa->n_schemas; i++)
+            ins[n++] = (ps_path_use){"schema file", sa->schema_paths[i]};
+    }
     ps_error err;
     int rc = ps_beside_outputs_check(a->cfg.out_dir, ins, n, &err);
     if (rc)
@@ -809,6 +811,10 @@ int ps_cmd_build(int argc, char **argv)
         if (add_input(&a, argv[i]))
             goto done;
     ps_clean_args_finish(&a.clean);
+    if (a.sources_spec && ps_cli_sources_load(&a.srcs, a.sources_spec, a.config_path, &a.clean,
+                                              a.cfg.layout, &a.inputs, &a.n_inputs,
+                                              &a.inputs_cap))
+        goto done;
     if (!a.cfg.out_dir || a.n_inputs == 0 || (!a.tok.vocab && !a.tok.tokenizer_json)) {
         fputs("pairshard build: needs --vocab (or --tokenizer-json), -o DIR and INPUT...\n",
               stderr);
@@ -828,6 +834,8 @@ int ps_cmd_build(int argc, char **argv)
     a.cfg.databases_dir = a.clean.databases_dir;
     a.cfg.inputs = a.inputs;
     a.cfg.n_inputs = a.n_inputs;
+    a.cfg.sources = a.srcs.src;
+    a.cfg.n_sources = a.srcs.n;
     a.cfg.clean = a.clean.opts;
     a.cfg.rules_path = a.clean.rules_path;
     a.cfg.tokenizer = tok;
@@ -867,6 +875,7 @@ done:
     ps_clean_t2s_free(&t2s);
     json_decref(config);
     free(a.inputs);
+    ps_cli_sources_free(&a.srcs);
     for (size_t i = 0; i < a.n_owned; i++)
         free(a.owned[i]);
     free(a.owned);

@@ -153,6 +153,34 @@ static int label_records(const summary *s, size_t i, uint64_t *n)
     return 0;
 }
 
+/* A count of a source's accounting, or -1 when not stated. */
+static long long source_count(const ps_manifest *m, size_t i, const char *key)
+{
+    json_t *a = m->source_accounting ? m->source_accounting[i] : NULL;
+    json_t *v = a ? json_object_get(a, key) : NULL;
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+/* A set of several sources: each one's records (measured with --verify),
+ * tokens and accounting. */
+static void print_sources(const summary *s)
+{
+    const ps_manifest *m = s->m;
+    if (!m->n_sources)
+        return;
+    printf("\nsources (%zu):\n  %-24s %10s %12s %10s %10s %10s\n", m->n_sources, "name",
+           "records", "tokens", "records_in", "rejected", "duplicates");
+    for (size_t i = 0; i < m->n_sources; i++) {
+        uint64_t n = s->rep && s->verified_ok && s->rep->source_records
+                         ? s->rep->source_records[i]
+                         : m->source_counts[i].records;
+        printf("  %-24s %10llu %12llu %10lld %10lld %10lld\n", m->source_names[i],
+               (unsigned long long)n, (unsigned long long)m->source_counts[i].tokens,
+               source_count(m, i, "records_in"), source_count(m, i, "rejected"),
+               source_count(m, i, "duplicates"));
+    }
+}
+
 static void print_text(const summary *s, const char *dir)
 {
     const ps_manifest *m = s->m;
@@ -215,6 +243,7 @@ static void print_text(const summary *s, const char *dir)
     }
     if (s->rep && s->verified_ok && s->rep->unlabeled)
         printf("  %-32s %10llu\n", "(unlabeled)", (unsigned long long)s->rep->unlabeled);
+    print_sources(s);
 }
 
 #define I(x) ((json_int_t)(x))
@@ -276,6 +305,14 @@ static json_t *summary_json(const summary *s, const char *dir, const ps_error *v
         json_array_append_new(labels, l);
     }
     json_object_set_new(o, "labels", labels);
+    if (m->n_sources) { /* a set of several sources */
+        json_t *src = json_array();
+        for (size_t i = 0; i < m->n_sources; i++)
+            json_array_append_new(src, json_pack("{sssIsI}", "name", m->source_names[i],
+                                                 "records", I(m->source_counts[i].records),
+                                                 "tokens", I(m->source_counts[i].tokens)));
+        json_object_set_new(o, "sources", src);
+    }
     json_object_set_new(o, "label_counts",
                         json_string(s->rep && s->verified_ok ? "measured"
                                     : m->label_kept          ? "accounting"

@@ -48,6 +48,22 @@ void ps_error_clear(ps_error *err)
 
 int ps_errno_code(int e) { return e == ENOENT ? PS_ENOENT : PS_EIO; }
 
+int ps_error_source(ps_error *err, int code, const char *source)
+{
+    if (err) {
+        char was[sizeof err->message];
+        memcpy(was, err->message, sizeof was);
+        int n = snprintf(err->message, sizeof err->message, "source '%s': ", source);
+        size_t at = n < 0 ? 0 : (size_t)n < sizeof err->message ? (size_t)n
+                                                                : sizeof err->message - 1;
+        size_t room = sizeof err->message - 1 - at, len = strnlen(was, sizeof was - 1);
+        memcpy(err->message + at, was, len < room ? len : room);
+        err->message[at + (len < room ? len : room)] = '\0';
+        err->code = code;
+    }
+    return code;
+}
+
 int ps_error_set(ps_error *err, int code, const char *fmt, ...)
 {
     if (err) {

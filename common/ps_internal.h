@@ -26,6 +26,9 @@
 /* Fills `err` (if not NULL) with `code` and a formatted message; returns
  * `code`, so callers can write `return ps_error_set(err, PS_EFORMAT, ...)`. */
 int ps_error_set(ps_error *err, int code, const char *fmt, ...) PS_PRINTF(3, 4);
+/* Prefixes err's message with "source 'NAME': " (a mixture's source, which
+ * the message did not name) and sets `code`; returns it. */
+int ps_error_source(ps_error *err, int code, const char *source);
 /* The code for a failed open: PS_ENOENT when errno value `e` says the file
  * is missing, PS_EIO for anything else. */
 int ps_errno_code(int e);

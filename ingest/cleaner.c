@@ -150,6 +150,10 @@ void ps_cleaner_free(ps_cleaner *c)
     ps_rules_free(c->rules);
     ps_dedupe_parts_free(c);
     ps_stats_free(c->stats);
+    for (size_t i = 0; i < c->n_sources; i++)
+        ps_cleaner_free(c->sources[i]);
+    free(c->sources);
+    free(c->id_prefix);
     free(c);
 }
 
@@ -312,7 +316,6 @@ static unsigned decimal_digits(uint64_t v)
 /* "name:line" for line formats, "name:#index" for JSON arrays. */
 static void position(ps_buf *b, const char *name, ps_format fmt, const ps_raw_record *rec)
 {
-    ps_buf_reset(b);
     ps_buf_puts(b, name);
     ps_buf_puts(b, fmt == PS_FORMAT_JSON ? ":#" : ":");
     ps_buf_put_u64(b, fmt == PS_FORMAT_JSON ? rec->index : rec->line);
@@ -454,6 +457,7 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
     it->dropped_rule = -1;
     char *detail = w->detail;
     size_t dsz = sizeof w->detail;
+    ps_buf_reset(&w->source);
     position(&w->source, in->path, in->fmt, rec);
     turn_suffix(&w->source, rec);
     res->source = w->source.data;
@@ -492,8 +496,10 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
     it->raw_sql = f->sql;
     it->raw_sql_len = f->sql_len;
     it->id_from_field = f->id != NULL;
+    ps_buf_reset(&w->id);
+    if (c->id_prefix) /* a mixture's source: "<name>/" first */
+        ps_buf_append(&w->id, c->id_prefix, c->id_prefix_len);
     if (f->id) {
-        ps_buf_reset(&w->id);
         ps_buf_append(&w->id, f->id, f->id_len);
     } else {
         position(&w->id, in->base, in->fmt, rec);
@@ -560,13 +566,8 @@ static int note_id(ps_cleaner *c, ps_clean_item *it, ps_error *err)
     return d < 0 ? ps_error_set(err, PS_ENOMEM, "out of memory checking ids") : 0;
 }
 
-int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_error *err)
-{
-    return ps_cleaner_commit_as(c, input, it, NULL, err);
-}
-
-int ps_cleaner_commit_as(ps_cleaner *c, const char *input, ps_clean_item *it,
-                         const ps_clean_item *same, ps_error *err)
+/* A committed record's cleaning steps and rules into c's accounting. */
+static void account_steps(ps_cleaner *c, const ps_clean_item *it)
 {
     ps_step_counts *st = ps_stats_steps(c->stats);
     if (it->utf8_repaired) {
@@ -595,6 +596,18 @@ int ps_cleaner_commit_as(ps_cleaner *c, const char *input, ps_clean_item *it,
             st->sql_unterminated_quote += fs->unterminated;
         }
     }
+}
+
+int ps_cleaner_commit(ps_cleaner *c, const char *input, ps_clean_item *it, ps_error *err)
+{
+    return ps_cleaner_commit_as(c, input, it, NULL, err);
+}
+
+int ps_cleaner_commit_as(ps_cleaner *c, const char *input, ps_clean_item *it,
+                         const ps_clean_item *same, ps_error *err)
+{
+    account_steps(c, it);
+    ps_step_counts *st = ps_stats_steps(c->stats);
     ps_clean_result *res = &it->res;
     if (!it->resolved && res->outcome == PS_OUTCOME_KEPT && !c->opts.keep_duplicates) {
         if (c->split) /* its thread was to look it up */
@@ -610,7 +623,7 @@ int ps_cleaner_commit_as(ps_cleaner *c, const char *input, ps_clean_item *it,
         if (note_id(c, it, err))
             return PS_ENOMEM;
     }
-    if (ps_t2s_active(c) &&
+    if ((ps_t2s_active(c) || c->sources_sql) &&
         ps_stats_sql(c->stats, res->id, it->sql_raw_class, it->sql_clean_class,
                      it->exec_status, it->exec_rows))
         return ps_error_set(err, PS_ENOMEM, "out of memory in the accounting");
@@ -847,13 +860,17 @@ int ps_input_next_record(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps
 void ps_input_close(ps_cleaner *c, ps_input_ctx *in)
 {
     if (in->rr) {
-        ps_stats_steps(c->stats)->blank_lines += ps_record_reader_blank_lines(in->rr);
+        uint64_t blank = ps_record_reader_blank_lines(in->rr);
+        ps_stats_steps(c->stats)->blank_lines += blank;
+        if (c->owner) /* a mixture's source: the overall accounting too */
+            ps_stats_steps(c->owner->stats)->blank_lines += blank;
         ps_record_reader_free(in->rr);
     }
     if (in->src) {
-        ps_stats_add_input_bytes(c->stats, in->path, in->ranged_size
-                                                         ? in->ranged_size
-                                                         : ps_source_bytes_decoded(in->src));
+        uint64_t bytes = in->ranged_size ? in->ranged_size : ps_source_bytes_decoded(in->src);
+        ps_stats_add_input_bytes(c->stats, in->path, bytes);
+        if (c->owner)
+            ps_stats_add_input_bytes(c->owner->stats, in->path, bytes);
         ps_source_close(in->src);
     }
     ps_buf_free(&in->dlg_bytes);
@@ -927,5 +944,60 @@ int ps_utf8_policy_parse(const char *name, ps_utf8_policy *out)
         *out = PS_UTF8_REPLACE;
     else
         return PS_EINVAL;
+    return 0;
+}
+
+int ps_cleaner_add_source(ps_cleaner *owner, const ps_clean_options *opts, const char *name,
+                          ps_cleaner **out, ps_error *err)
+{
+    *out = NULL;
+    ps_cleaner **ns = realloc(owner->sources, (owner->n_sources + 1) * sizeof *ns);
+    if (!ns)
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    owner->sources = ns;
+    ps_cleaner *c;
+    int rc = ps_cleaner_create(opts, &c, err);
+    if (rc)
+        return rc;
+    size_t n = strlen(name);
+    if (!(c->id_prefix = malloc(n + 2))) {
+        ps_cleaner_free(c);
+        return ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    memcpy(c->id_prefix, name, n);
+    memcpy(c->id_prefix + n, "/", 2);
+    c->id_prefix_len = n + 1;
+    c->owner = owner;
+    owner->sources[owner->n_sources++] = c;
+    *out = c;
+    return 0;
+}
+
+void ps_cleaner_sources_ready(ps_cleaner *owner)
+{
+    bool sql = false, dialogues = false;
+    for (size_t i = 0; i < owner->n_sources; i++) {
+        sql |= owner->sources[i]->schemas != NULL;
+        dialogues |= owner->sources[i]->turns_path != NULL;
+        owner->sources_sql |= ps_t2s_active(owner->sources[i]);
+    }
+    ps_stats_enable_text2sql(owner->stats, sql, dialogues);
+}
+
+int ps_cleaner_account_source(ps_cleaner *src, const char *input, const ps_clean_item *it,
+                              ps_error *err)
+{
+    account_steps(src, it);
+    const ps_clean_result *res = &it->res;
+    ps_step_counts *st = ps_stats_steps(src->stats);
+    st->label_conflicts += it->label_conflict;
+    if (res->outcome == PS_OUTCOME_KEPT)
+        st->changed_records += it->changed;
+    if ((ps_t2s_active(src) &&
+         ps_stats_sql(src->stats, res->id, it->sql_raw_class, it->sql_clean_class,
+                      it->exec_status, it->exec_rows)) ||
+        ps_stats_record_known(src->stats, input, res->outcome, res->reason, res->label,
+                              PS_LABEL_NO_NONE, NULL))
+        return ps_error_set(err, PS_ENOMEM, "out of memory in the accounting");
     return 0;
 }

@@ -53,6 +53,16 @@ struct ps_cleaner {
     ps_clean_check_fn check;     /* ps_cleaner_set_check; NULL: none */
     void *check_user;
     void (*check_free)(void *);
+    /* A mixture (ps_cleaner_add_source): a source's cleaner has its own
+     * options, schemas and template and accounting; the owner commits
+     * (dedupe across sources, the overall accounting) and its input
+     * counts (bytes, blank lines, dialogues) are the owner's too. */
+    struct ps_cleaner *owner;   /* a source's: the cleaner that commits; else NULL */
+    char *id_prefix;            /* a source's: "<name>/" before every record id */
+    size_t id_prefix_len;
+    struct ps_cleaner **sources; /* the owner's: its sources, owned */
+    size_t n_sources;
+    bool sources_sql;           /* the owner's: some source checks SQL (accounting) */
 };
 
 /* A worker's text-to-SQL state (text2sql.c, turns.c). */

@@ -697,6 +697,26 @@ int ps_input_take_lines(ps_cleaner *c, ps_input_ctx *in, ps_buf *dst, size_t wan
 /* Adds blank lines a worker skipped (ps_lines_split) to the accounting:
  * the committing thread. */
 void ps_cleaner_add_blank_lines(ps_cleaner *c, uint64_t n);
+
+/* ---- a mixture's sources ------------------------------------------------
+ * A build over several sources (datasets, each with its own fields,
+ * schemas, template, turns) cleans each source's records with a cleaner
+ * of its own made here: its options are `opts`, its record ids start with
+ * "<name>/", and it keeps an accounting of its own records. `owner` keeps
+ * committing every record (ps_cleaner_commit_as: one dedupe across the
+ * sources, the overall accounting), and gets the input counts (bytes,
+ * blank lines, dialogues) of the inputs a source reads. The source is
+ * owned by `owner` (freed with it). 0, PS_EINVAL or PS_ENOMEM. */
+int ps_cleaner_add_source(ps_cleaner *owner, const ps_clean_options *opts, const char *name,
+                          ps_cleaner **out, ps_error *err);
+/* After the sources' schemas and templates are set: the owner's
+ * accounting shows SQL and dialogue counts when any source has them. */
+void ps_cleaner_sources_ready(ps_cleaner *owner);
+/* After `owner` committed `it` (ps_cleaner_commit_as), a source's own
+ * accounting of it: outcome, reason, label, cleaning steps, rules, SQL.
+ * 0 or PS_ENOMEM. */
+int ps_cleaner_account_source(ps_cleaner *src, const char *input, const ps_clean_item *it,
+                              ps_error *err);
 /* The committing thread, before ps_cleaner_note_fields: the record is the
  * index-th (0-based) of its input. Needed only for records of an input
  * that took lines (in->took_lines), whose workers knew a lower bound. */

@@ -83,6 +83,8 @@ int ps_turns_next(ps_cleaner *c, ps_input_ctx *in, ps_raw_record *rec, ps_error 
         return ps_error_set(err, PS_EUSAGE, "%s: dialogues (--turns) are JSON or JSONL records, "
                             "not CSV/TSV rows", in->path);
     ps_stats_add_dialogue(c->stats);
+    if (c->owner) /* a mixture's source: the overall accounting too */
+        ps_stats_add_dialogue(c->owner->stats);
     if (rec->too_long || rec->error_reason)
         return 1; /* rejected whole, as any record */
     size_t n = count_turns(c, rec);

@@ -84,6 +84,7 @@ typedef struct phase1 {
      * `clean --threads 1` does, so one thread means one core. */
     bool inline_work;
     ps_clean_worker *iw;
+    ps_clean_worker **iwsrc; /* a mixture: one per source, made on first use */
     ps_tok_scratch *its;
     ps_encode_ctx ix;
     ps_label_links ilinks;
@@ -172,7 +173,7 @@ static int type_boundary(const ps_encoding *enc, const ps_clean_result *r, uint3
 static int put_ends(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, ps_encode_ctx *x,
                     const ps_encoded *e)
 {
-    const ps_build_config *cfg = p->cfg;
+    const ps_build_config *cfg = ps_build_input_cfg(p->st, ch->input); /* its template */
     pk->o_rt = NOOFF;
     if (pk->it.render.n_history) { /* without a template: question and SQL alone */
         ps_template_info ti = {0};
@@ -227,6 +228,10 @@ static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, ps_
               : 0;
     if (!rc && ours && cfg->clean.execute) /* its fingerprints follow its ids */
         rc = spool_exec(&ch->spool, &pk->it);
+    if (!rc && ours && p->st->n_src) { /* a mixture: its source where the label is not kept */
+        uint32_t src = p->st->input_source[ch->input];
+        memcpy(ch->spool.data + pk->o_spool + 8, &src, sizeof src);
+    }
     if (rc)
         return ps_error_set(&ch->err, rc,
                             rc == PS_ELIMIT ? "%s: record %s: %zu tokens, too many for a block"
@@ -295,10 +300,22 @@ static int resolve_part(phase1 *p, chunk *ch, size_t k, ps_error *err)
 /* Cleans and tokenizes every record of a chunk and appends its kept
  * records to worker spool `spool` (a worker thread, or the calling one). */
 static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
-                       ps_tok_scratch *ts, ps_encode_ctx *x, ps_label_links *links)
+                       ps_clean_worker **wsrc, ps_tok_scratch *ts, ps_encode_ctx *x,
+                       ps_label_links *links)
 {
     ps_buf_reset(&ch->out);
     ps_buf_reset(&ch->spool);
+    const ps_build_config *cfg = ps_build_input_cfg(p->st, ch->input);
+    if (p->st->n_src) { /* a mixture: the chunk's source's cleaning, made on first use */
+        size_t s = p->st->input_source[ch->input];
+        if (!wsrc[s] && ps_clean_worker_create(p->st->src[s].cleaner, &wsrc[s])) {
+            ch->rc = ps_error_set(&ch->err, PS_ENOMEM, "out of memory starting a worker");
+            if (ch->ranged) /* the chunks after it wait for its place */
+                ps_range_chain_skip(&p->chain, &ch->ticket);
+            return;
+        }
+        w = wsrc[s];
+    }
     if (ch->ranged) { /* the worker reads them */
         ch->rc = ps_range_chain_take(&p->chain, &ch->range, &ch->ticket, &ch->first_line,
                                      &ch->err);
@@ -313,7 +330,7 @@ static void work_chunk(phase1 *p, chunk *ch, size_t spool, ps_clean_worker *w,
         memset(pk, 0, sizeof *pk);
         pk->o_spool = NOOFF;
         ps_encoded e; /* the serving preprocessor's code path (preprocess_int.h) */
-        int rc = ps_preprocess_item(p->cfg, w, ts, x, &ch->in, &ch->recs[i], &pk->it, &e,
+        int rc = ps_preprocess_item(cfg, w, ts, x, &ch->in, &ch->recs[i], &pk->it, &e,
                                     &ch->err);
         if (!rc && pk->it.res.outcome == PS_OUTCOME_KEPT)
             rc = put_encoded(p, ch, pk, ts, x, &e);
@@ -387,6 +404,9 @@ static void *worker_main(void *arg)
     memset(&x, 0, sizeof x);
     ps_label_links links = {NULL, 0};
     int init = ps_clean_worker_create(p->cleaner, &w);
+    /* a mixture: one per source, made on first use */
+    ps_clean_worker **wsrc = calloc(p->st->n_src ? p->st->n_src : 1, sizeof *wsrc);
+    init = init ? init : wsrc ? 0 : PS_ENOMEM;
     ps_ring_job j;
     while (ps_ring_take(&p->ring, &j) != PS_RING_STOP) {
         double t1 = ps_build_now();
@@ -402,7 +422,7 @@ static void *worker_main(void *arg)
                 if (ch->ranged) /* the chunks after it wait for its place */
                     ps_range_chain_skip(&p->chain, &ch->ticket);
             } else
-                work_chunk(p, ch, self, w, ts, &x, &links);
+                work_chunk(p, ch, self, w, wsrc, ts, &x, &links);
             ps_ring_done(&p->ring, &j, false);
         }
         t0 = ps_build_now();
@@ -411,6 +431,9 @@ static void *worker_main(void *arg)
     p->busy[self] = busy;
     p->idle[self] = idle + (ps_build_now() - t0);
     ps_clean_worker_free(w);
+    for (size_t s = 0; wsrc && s < p->st->n_src; s++)
+        ps_clean_worker_free(wsrc[s]);
+    free(wsrc);
     ps_tok_scratch_free(ts);
     ps_encode_ctx_free(&x);
     ps_label_links_free(&links);
@@ -418,13 +441,22 @@ static void *worker_main(void *arg)
 }
 
 /* One rejected or duplicate record onto `f`, the file at `path`. */
-static int writer_line(FILE *f, const char *path, const ps_clean_result *r, ps_error *err)
+static int writer_line(FILE *f, const char *path, const ps_clean_result *r,
+                       const char *source, ps_error *err)
 {
     char *line;
     size_t len;
     if (ps_clean_result_json(r, &line, &len))
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    int bad = fwrite(line, 1, len, f) != len || putc('\n', f) == EOF;
+    /* a mixture's record: its source's name last ("source" is its position) */
+    static const char key[] = ",\"source_name\":\"", end[] = "\"}";
+    size_t sn = source ? strlen(source) : 0; /* [A-Za-z0-9_.-]: nothing to escape */
+    int bad = source ? fwrite(line, 1, len - 1, f) != len - 1 ||
+                           fwrite(key, 1, sizeof key - 1, f) != sizeof key - 1 ||
+                           fwrite(source, 1, sn, f) != sn ||
+                           fwrite(end, 1, sizeof end - 1, f) != sizeof end - 1
+                     : fwrite(line, 1, len, f) != len;
+    bad = bad || putc('\n', f) == EOF;
     int e = errno;
     free(line);
     return bad ? ps_error_set(err, PS_EIO, "%s: write failed: %s", path, strerror(e)) : 0;
@@ -438,7 +470,10 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         return ch->rc;
     }
     const ps_build_config *cfg = st->cfg;
+    ps_cleaner *own = ps_build_input_cleaner(st, ch->input); /* a mixture: its source's */
     ps_cleaner_add_blank_lines(st->cleaner, ch->blank);
+    if (own != st->cleaner)
+        ps_cleaner_add_blank_lines(own, ch->blank);
     if (ch->input != st->commit_input) {
         st->commit_input = ch->input;
         st->input_records = 0;
@@ -456,7 +491,7 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
         uint64_t ordinal = st->ordinal++;
         if (ch->in.took_lines)
             ps_clean_item_settle_index(it, index + i);
-        if (ps_cleaner_note_fields(st->cleaner, ch->in.path, it))
+        if (ps_cleaner_note_fields(own, ch->in.path, it))
             return ps_error_set(err, PS_ENOMEM, "out of memory");
         if (cfg->part_count) {
             /* Kept records go to the part of their cleaned pair's hash, so
@@ -472,6 +507,8 @@ static int commit_chunk(ps_build_state *st, chunk *ch, ps_error *err)
             it->label_as && ch->taken[it->label_as - 1] ? &ch->items[it->label_as - 1].it : NULL;
         int rc = it->leak_checked ? ps_build_leak_commit(st, it, err) : 0;
         rc = rc ? rc : ps_cleaner_commit_as(st->cleaner, ch->in.path, it, same, err);
+        if (!rc && st->n_src)
+            rc = ps_build_sources_commit(st, ch->input, ch->in.path, it, err);
         if (rc)
             return rc; /* its own message says what failed */
         ch->taken[i] = 1; /* a duplicate's first id stays valid: the dedupe
@@ -489,16 +526,19 @@ static int write_chunk(ps_build_state *st, const chunk *ch, ps_error *err)
             continue;
         const packed *pk = &ch->items[i];
         const ps_clean_result *r = &pk->it.res;
+        const char *src = st->n_src ? st->cfg->sources[st->input_source[ch->input]].name : NULL;
         int rc;
         if (r->outcome == PS_OUTCOME_REJECTED) {
-            rc = writer_line(st->rejects, st->rejects_path, r, err);
+            rc = writer_line(st->rejects, st->rejects_path, r, src, err);
         } else if (r->outcome == PS_OUTCOME_DUPLICATE) {
-            rc = writer_line(st->duplicates, st->duplicates_path, r, err);
+            rc = writer_line(st->duplicates, st->duplicates_path, r, src, err);
         } else if (pk->o_spool == NOOFF) { /* kept and ours: spooled */
             rc = ps_error_set(err, PS_EINVAL, "%s: record %s: not spooled", r->source, r->id);
         } else {
             rc = ps_build_spool(st, r, pk->it.label_no, pk->ntokens, ch->spool_index,
                                 ch->spool_base + pk->o_spool, err);
+            if (!rc && st->n_src)
+                ps_build_sources_kept(st, ch->input, pk->ntokens);
         }
         if (rc)
             return rc;
@@ -573,7 +613,7 @@ static void input_done(reader *rd)
 {
     rd->bytes_done = bytes_read(rd);
     ps_range_reader_stop(&rd->rng);
-    ps_input_close(rd->st->cleaner, &rd->in);
+    ps_input_close(ps_build_input_cleaner(rd->st, rd->input), &rd->in);
     rd->in_open = false;
     rd->input++;
 }
@@ -584,7 +624,8 @@ static void input_done(reader *rd)
 static int fill_range(reader *rd, chunk *ch, ps_error *err)
 {
     if (!rd->rng.on) {
-        int rc = ps_range_reader_start(&rd->rng, rd->st->cleaner, &rd->in, err);
+        int rc = ps_range_reader_start(&rd->rng, ps_build_input_cleaner(rd->st, rd->input),
+                                       &rd->in, err);
         if (rc <= 0)
             return rc;
     }
@@ -602,7 +643,7 @@ static int fill_range(reader *rd, chunk *ch, ps_error *err)
 static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
 {
     const ps_build_config *cfg = rd->st->cfg;
-    ps_cleaner *cleaner = rd->st->cleaner;
+    ps_cleaner *cleaner = NULL; /* the input's (a mixture: its source's) */
     int rc = 0;
     ch->n = 0;
     ch->rc = 0;
@@ -616,11 +657,13 @@ static int fill_chunk(reader *rd, chunk *ch, ps_error *err)
                 rd->eof = true;
                 break;
             }
+            cleaner = ps_build_input_cleaner(rd->st, rd->input);
             if ((rc = ps_input_open(cleaner, &rd->in, cfg->inputs[rd->input], err)) != 0)
                 break;
             rd->in_open = true;
         }
         ch->input = rd->input;
+        cleaner = ps_build_input_cleaner(rd->st, rd->input);
         if (ch->n == 0) { /* the worker reads its lines itself, when it can */
             int k = fill_range(rd, ch, err);
             if (k < 0) {
@@ -879,7 +922,7 @@ static int fill_tail(ps_build_state *st, phase1 *p, reader *rd, chunk *ch, ps_er
         return rc;
     if (p->inline_work) {
         t = ps_build_now();
-        work_chunk(p, ch, 0, p->iw, p->its, &p->ix, &p->ilinks);
+        work_chunk(p, ch, 0, p->iw, p->iwsrc, p->its, &p->ix, &p->ilinks);
         resolve_inline(p, ch);
         p->busy[0] += ps_build_now() - t;
     }
@@ -969,7 +1012,8 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     p.inline_work = cfg->threads == 1;
     if (p.inline_work) {
         p.its = ps_tok_scratch_new();
-        if (ps_clean_worker_create(p.cleaner, &p.iw) == 0 && p.its)
+        p.iwsrc = calloc(st->n_src ? st->n_src : 1, sizeof *p.iwsrc);
+        if (ps_clean_worker_create(p.cleaner, &p.iw) == 0 && p.its && p.iwsrc)
             started = 1; /* the calling thread is the worker */
     }
     for (; !p.inline_work && started < cfg->threads; started++) {
@@ -996,7 +1040,7 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
             pthread_join(p.stages[k].thread, NULL);
     if (rd.in_open) { /* stopped early: after the workers, who may read its ranges */
         ps_range_reader_stop(&rd.rng);
-        ps_input_close(st->cleaner, &rd.in);
+        ps_input_close(ps_build_input_cleaner(st, rd.input), &rd.in);
     }
     if (!rc) /* the last chunk's stages */
         rc = stage_failed(&p, err);
@@ -1004,6 +1048,9 @@ int ps_build_phase1(ps_build_state *st, ps_error *err)
     profile_workers(&st->prof, &p, started);
     st->prof.calling_worker = p.inline_work;
     ps_clean_worker_free(p.iw);
+    for (size_t s = 0; p.iwsrc && s < st->n_src; s++)
+        ps_clean_worker_free(p.iwsrc[s]);
+    free(p.iwsrc);
     ps_tok_scratch_free(p.its);
     ps_encode_ctx_free(&p.ix);
     ps_label_links_free(&p.ilinks);

@@ -49,6 +49,24 @@ typedef struct ps_build_progress {
  * call only. It must not call back into the build. */
 typedef void (*ps_build_progress_fn)(void *user, const ps_build_progress *p);
 
+/* A mixture's source (docs/BUILD.md, "Mixtures"): the inputs
+ * cfg->inputs[first_input .. first_input + n_inputs), cleaned with its own
+ * options, schemas and template (database ids are looked up in its own
+ * schemas); its record ids are "<name>/<the id a build of it alone gives>". */
+typedef struct ps_build_source {
+    const char *name;                /* [A-Za-z0-9_.-]+, unique in the build */
+    size_t first_input, n_inputs;
+    ps_clean_options clean;          /* its fields, format, turns, database field... */
+    const ps_schemas *schemas;       /* NULL: none */
+    const ps_template *tmpl;         /* NULL: none */
+    const char *const *schema_paths; /* its tables files, for the manifest */
+    size_t n_schema_paths;
+    const char *databases_dir;       /* or NULL */
+} ps_build_source;
+
+/* At most this many sources in a build (a record's source is a u16). */
+#define PS_BUILD_MAX_SOURCES 4096
+
 typedef struct ps_build_config {
     const char *const *inputs;
     size_t n_inputs;
@@ -111,6 +129,13 @@ typedef struct ps_build_config {
      * none. Each kept record is compared (its drop kinds rejected
      * leaked_<kind>), counted in input order, reported and gated. */
     struct ps_leak_check *leak;
+    /* A mixture: the sources, in the config's order, whose inputs together
+     * are `inputs` (each a contiguous run of it); `clean` holds the options
+     * all share (rules, duplicates, UTF-8 policy, limits) and `schemas` and
+     * `tmpl` are NULL. 0: one source, the options above (no "sources"
+     * anything in the set). */
+    const ps_build_source *sources;
+    size_t n_sources;
 } ps_build_config;
 
 /* The leakage limits a build with held-out sets judges by: its validate

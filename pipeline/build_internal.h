@@ -93,6 +93,18 @@ typedef struct ps_shard_result {
 
 struct ps_build_state;
 
+/* A mixture's source while it is built (build_sources.c). */
+typedef struct ps_build_src {
+    ps_cleaner *cleaner;          /* its cleaner (ps_cleaner_add_source: the build's owns it) */
+    ps_build_config cfg;          /* the build's, with the source's cleaning, schemas, template */
+    ps_vstats *v_raw, *v_clean, *v_tok; /* its records' statistics, as the build's */
+    ps_vpaired *paired;
+    ps_vsql *v_sql;
+    ps_vgen *v_gen;
+    uint64_t history_turns, history_hidden;
+    uint64_t records, tokens;     /* kept records of this part, their tokens */
+} ps_build_src;
+
 /* Freeing done beside the build's last steps (build_release.c). */
 typedef struct ps_build_release {
     pthread_t thread;
@@ -159,9 +171,45 @@ typedef struct ps_build_state {
     char *kept_summary;
     size_t shards_done;        /* shards written (atomic) */
     struct ps_encode_ctx *leak_x; /* the commit's find of leaked records (build_leak.c) */
+    /* a mixture (cfg->n_sources > 0; else all NULL/0): build_sources.c */
+    ps_build_src *src;
+    size_t n_src;
+    uint16_t *input_source;    /* cfg->inputs[i]'s source */
+    uint64_t *dup_pairs;       /* [a * n_src + b]: records of source a duplicating a kept
+                                * record of source b (a != b: across sources) */
 } ps_build_state;
 
+/* The SQL statistics, naming the cleaner's rules (build_run.c). NULL when
+ * out of memory. */
+ps_vsql *ps_build_vsql_new(const ps_cleaner *c);
 
+/* ---- build_sources.c: a mixture's sources ---------------------------------- */
+
+/* Sets the sources up once the build's cleaner exists: a cleaner each
+ * (their options, rules, schemas, template), a config each, statistics
+ * each. Nothing for a single-source build. 0 or a negative code. */
+int ps_build_sources_setup(ps_build_state *st, ps_error *err);
+/* The cleaner and config input i is read and cleaned with: its source's
+ * in a mixture, else the build's. */
+ps_cleaner *ps_build_input_cleaner(const ps_build_state *st, size_t input);
+const ps_build_config *ps_build_input_cfg(const ps_build_state *st, size_t input);
+/* After the build's cleaner committed `it` (of input `input`): its
+ * source's accounting, and the duplicate pairs across sources. */
+int ps_build_sources_commit(ps_build_state *st, size_t input, const char *path,
+                            const ps_clean_item *it, ps_error *err);
+/* A kept record of `input` spooled with `tokens` tokens. */
+void ps_build_sources_kept(ps_build_state *st, size_t input, uint32_t tokens);
+/* The named-field check of every source (after phase 1). */
+int ps_build_sources_check_fields(const ps_build_state *st, ps_error *err);
+/* Every check on each source's statistics, added to st->report
+ * (ps_vreport_add_source). 0 or a negative code. */
+int ps_build_sources_validate(ps_build_state *st, ps_error *err);
+/* The manifest's "sources" array (a new reference), NULL when out of memory. */
+struct json_t *ps_build_sources_manifest(const ps_build_state *st);
+/* Frees what setup made (the cleaners go with the build's). */
+void ps_build_sources_free(ps_build_state *st);
+/* The source of a kept record's id ("<name>/..."), or -1. */
+long ps_build_source_of_id(const ps_build_state *st, const char *id);
 
 int ps_build_phase1(ps_build_state *st, ps_error *err);
 

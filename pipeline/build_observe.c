@@ -81,6 +81,24 @@ static int observe_lengths(const ps_build_lengths *l, const char *input, const p
     return rc;
 }
 
+/* A record's SQL checks, execution and gold recall. */
+static int observe_sql(ps_vsql *v, const packed *pk)
+{
+    const ps_clean_item *it = &pk->it;
+    const ps_clean_result *r = &it->res;
+    /* gold recall is of the prompts the set holds: not of duplicates */
+    uint8_t gold = r->outcome == PS_OUTCOME_KEPT ? pk->gold : 0;
+    if (it->sql_raw_class < 0 && it->exec_status < 0 && !pk->shortened && !gold)
+        return 0;
+    ps_vsql_record q = {r->id, r->label, it->sql_raw_class, it->sql_clean_class,
+                        it->sql_raw_msg, it->sql_clean_msg,
+                        it->cleaned ? it->touched : NULL, it->exec_status, it->exec_rows,
+                        it->exec_msg, pk->shortened, pk->tables_dropped, pk->columns_dropped,
+                        gold, it->exec_before >= 0, it->exec_before, it->exec_before_rows,
+                        it->exec_before_hash, it->exec_hash};
+    return ps_vsql_add(v, &q);
+}
+
 /* One committed record: its lengths unless the workers add them, its
  * [UNK] words, paired view, SQL. */
 static int observe(ps_build_state *st, const char *input, const packed *pk, const ps_buf *arena,
@@ -109,18 +127,25 @@ static int observe(ps_build_state *st, const char *input, const packed *pk, cons
         ps_vpair pr = pair_of(input, pk);
         rc = ps_vpaired_add_ordered(st->paired, &pr);
     }
-    /* gold recall is of the prompts the set holds: not of duplicates */
-    uint8_t gold = r->outcome == PS_OUTCOME_KEPT ? pk->gold : 0;
-    if (!rc && (it->sql_raw_class >= 0 || it->exec_status >= 0 || pk->shortened || gold)) {
-        ps_vsql_record q = {r->id, r->label, it->sql_raw_class, it->sql_clean_class,
-                            it->sql_raw_msg, it->sql_clean_msg,
-                            it->cleaned ? it->touched : NULL, it->exec_status, it->exec_rows,
-                            it->exec_msg, pk->shortened, pk->tables_dropped, pk->columns_dropped,
-                            gold, it->exec_before >= 0, it->exec_before, it->exec_before_rows,
-                            it->exec_before_hash, it->exec_hash};
-        rc = ps_vsql_add(st->v_sql, &q);
+    return rc ? rc : observe_sql(st->v_sql, pk);
+}
+
+/* A mixture: the record into its source's statistics too, all of them
+ * here, in input order. */
+static int observe_source(ps_build_state *st, const chunk *ch, const packed *pk)
+{
+    ps_build_src *s = &st->src[st->input_source[ch->input]];
+    ps_build_lengths l = {s->v_raw, s->v_clean, s->v_tok, s->v_gen, s->paired};
+    int rc = observe_lengths(&l, ch->in.path, pk);
+    if (!rc) {
+        ps_vpair pr = pair_of(ch->in.path, pk);
+        rc = ps_vpaired_add_ordered(s->paired, &pr);
     }
-    return rc;
+    if (!rc && pk->it.res.outcome == PS_OUTCOME_KEPT) {
+        s->history_turns += pk->history;
+        s->history_hidden += pk->history_hidden;
+    }
+    return rc ? rc : observe_sql(s->v_sql, pk);
 }
 
 int ps_build_observe_chunk(ps_build_state *st, const chunk *ch, uint32_t worker_labels)
@@ -128,6 +153,8 @@ int ps_build_observe_chunk(ps_build_state *st, const chunk *ch, uint32_t worker_
     for (size_t i = 0; i < ch->n; i++)
         if (ch->taken[i]) {
             int rc = observe(st, ch->in.path, &ch->items[i], &ch->out, worker_labels);
+            if (!rc && st->n_src)
+                rc = observe_source(st, ch, &ch->items[i]);
             if (rc)
                 return rc;
         }

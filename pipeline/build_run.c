@@ -219,6 +219,17 @@ static int close_checked(FILE **f, const char *what, ps_error *err)
 
 static int check_config(const ps_build_config *cfg, ps_error *err)
 {
+    for (size_t k = 0; k < cfg->n_sources; k++) { /* each source as a build of its own */
+        ps_build_config one = *cfg;
+        one.sources = NULL;
+        one.n_sources = 0;
+        one.tmpl = cfg->sources[k].tmpl;
+        one.schemas = cfg->sources[k].schemas;
+        one.clean = cfg->sources[k].clean;
+        int rc = check_config(&one, err);
+        if (rc)
+            return ps_error_source(err, rc, cfg->sources[k].name);
+    }
     if (!cfg->out_dir || !cfg->tokenizer || cfg->n_inputs == 0)
         return ps_error_set(err, PS_EUSAGE, "build needs inputs, a tokenizer and an output");
     if (cfg->shards < 1 || cfg->shards > 100000)
@@ -341,6 +352,7 @@ static void state_free(ps_build_state *st)
     free(st->label_final);
     free(st->hist);
     free(st->results);
+    ps_build_sources_free(st);
     ps_cleaner_free(st->cleaner);
     ps_build_validation_free(st);
 }
@@ -522,6 +534,19 @@ static void close_profile(const ps_build_state *st, ps_build_summary *sum,
 }
 
 
+ps_vsql *ps_build_vsql_new(const ps_cleaner *c)
+{
+    /* the SQL statistics name the cleaning rules behind a regression */
+    const ps_rules *rules = ps_cleaner_rules(c);
+    size_t nrules = ps_rules_count(rules);
+    const char **names = calloc(nrules + 1, sizeof *names);
+    for (size_t i = 0; names && i < nrules; i++)
+        names[i] = ps_rules_name(rules, i);
+    ps_vsql *v = names ? ps_vsql_new(names, nrules) : NULL;
+    free(names);
+    return v;
+}
+
 /* Opens what phase 1 writes into the staging directory: rejects,
  * duplicates and one spool per worker; and the statistics. */
 static int open_outputs(ps_build_state *st, ps_error *err)
@@ -535,14 +560,7 @@ static int open_outputs(ps_build_state *st, ps_error *err)
         st->v_clean = ps_vstats_new("cleaned");
         st->v_tok = ps_vstats_new("tokenized");
         st->paired = ps_vpaired_new(20);
-        /* the SQL statistics name the cleaning rules behind a regression */
-        const ps_rules *rules = ps_cleaner_rules(st->cleaner);
-        size_t nrules = ps_rules_count(rules);
-        const char **names = calloc(nrules + 1, sizeof *names);
-        for (size_t i = 0; names && i < nrules; i++)
-            names[i] = ps_rules_name(rules, i);
-        st->v_sql = names ? ps_vsql_new(names, nrules) : NULL;
-        free(names);
+        st->v_sql = ps_build_vsql_new(st->cleaner);
         if (cfg->layout != PS_LAYOUT_PAIR)
             st->v_gen = ps_vgen_new();
         if (!st->v_raw || !st->v_clean || !st->v_tok || !st->paired || !st->v_sql ||
@@ -583,6 +601,8 @@ static int run_phase1(ps_build_state *st, ps_error *err)
     if (!rc) /* a field named but in no record of an input: a usage error */
         rc = ps_cleaner_check_fields(st->cleaner, NULL, err);
     if (!rc)
+        rc = ps_build_sources_check_fields(st, err);
+    if (!rc)
         rc = close_checked(&st->rejects, st->rejects_path, err);
     if (!rc)
         rc = close_checked(&st->duplicates, st->duplicates_path, err);
@@ -614,6 +634,8 @@ static int run_checks(ps_build_state *st, bool *gate_failed, ps_error *err)
         rc = ps_error_set(err, PS_ENOMEM, "out of memory writing the report");
     if (!rc)
         rc = ps_build_leak_report(st, err);
+    if (!rc && st->n_src) /* a mixture: every check per source too */
+        rc = ps_build_sources_validate(st, err);
     *gate_failed = !rc && strcmp(ps_vreport_verdict(st->report), "fail") == 0 && !cfg->no_gate;
     return rc;
 }
@@ -750,6 +772,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_cleaner_set_template(st.cleaner, cfg->tmpl, err);
     if (!rc && cfg->leak && !cfg->schemas && !cfg->tmpl) /* the database kind needs db_id */
         rc = ps_cleaner_read_database(st.cleaner, err);
+    if (!rc) /* a mixture: a cleaner and statistics a source */
+        rc = ps_build_sources_setup(&st, err);
     if (!rc) /* stopped during the set-up: touch nothing */
         rc = ps_build_cancelled(cfg, err);
     if (!rc)

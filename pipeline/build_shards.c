@@ -226,11 +226,13 @@ static void pool_stop(pool *p, times *tm)
     tm->encode += p->busy;
 }
 
-/* What a block carries beside it: its record lengths (version 2) and,
- * with --execute, its records' fingerprints; NULL when not kept. */
+/* What a block carries beside it: its record lengths (version 2), with
+ * --execute its records' fingerprints, in a mixture their sources; NULL
+ * when not kept. */
 typedef struct beside {
     uint32_t *lengths;
     unsigned char *fps;
+    uint16_t *sources;
 } beside;
 
 /* The fingerprints of a job's records, from the ends of their spool
@@ -253,6 +255,7 @@ static int put_job(ps_shard_writer *w, const ps_build_state *st, ps_shard_result
                    ps_error *err)
 {
     uint32_t *lengths = bs->lengths;
+    uint16_t *sources = bs->sources;
     int rc = jb->rc;
     if (rc) {
         if (err)
@@ -266,6 +269,14 @@ static int put_job(ps_shard_writer *w, const ps_build_state *st, ps_shard_result
         for (size_t r = 0; r < jb->count; r++)
             lengths[r] = ps_spool_at(index, order[jb->first + r])->length;
         rc = ps_shard_writer_put_lengths(w, jb->bucket, jb->seq, lengths, jb->count, err);
+    }
+    if (!rc && sources) { /* a mixture: each record's source, which its spool record holds
+                           * where a label would be (build.c, put_encoded) */
+        for (size_t r = 0; r < jb->count; r++)
+            sources[r] = (uint16_t)rec_head(ps_spool_record(st, ps_spool_at(index,
+                                                                            order[jb->first + r])))[2];
+        rc = ps_shard_writer_put_sources(w, jb->bucket, jb->seq, sources, (uint32_t)jb->count,
+                                         err);
     }
     if (!rc) {
         ps_bucket_count *bc = &res->buckets[jb->bucket];
@@ -342,7 +353,7 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", st->staging, res->file);
     ps_shard_writer *w = NULL;
-    beside bs = {NULL, NULL};
+    beside bs = {NULL, NULL, NULL};
     if (cfg->layout != PS_LAYOUT_PAIR) {
         bs.lengths = malloc(cfg->block_records * sizeof *bs.lengths);
         rc = bs.lengths ? ps_shard_writer_open_lengths(&w, path, 0, err)
@@ -354,6 +365,11 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
         bs.fps = malloc(cfg->block_records * PS_EXEC_ENTRY_BYTES);
         rc = bs.fps ? ps_shard_writer_enable_exec(w, err)
                     : ps_error_set(err, PS_ENOMEM, "out of memory");
+    }
+    if (!rc && st->n_src) { /* a mixture: a block's records' sources */
+        bs.sources = malloc(cfg->block_records * sizeof *bs.sources);
+        rc = bs.sources ? ps_shard_writer_enable_sources(w, err)
+                        : ps_error_set(err, PS_ENOMEM, "out of memory");
     }
     /* Blocks are encoded at most `ahead` in front of the one being
      * stored, so memory stays bounded, and stored in key order. */
@@ -376,6 +392,7 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     encoder_free(&own);
     free(bs.lengths);
     free(bs.fps);
+    free(bs.sources);
     for (size_t i = 0; i < n_jobs; i++) /* after a failure: the blocks not written */
         ps_buf_free(&jobs[i].out);
     free(jobs);

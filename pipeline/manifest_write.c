@@ -231,6 +231,25 @@ char *ps_build_manifest(ps_build_state *st, ps_error *err)
     json_t *a = acct ? json_loads(acct, 0, &je) : NULL;
     free(acct);
     json_object_set_new(m, "accounting", a ? a : json_null());
+    if (st->n_src) { /* a mixture's: a single-source set keeps its bytes */
+        json_t *src = ps_build_sources_manifest(st);
+        if (!src) {
+            json_decref(m);
+            ps_error_set(err, PS_ENOMEM, "out of memory writing the manifest");
+            return NULL;
+        }
+        json_object_set_new(m, "sources", src);
+        for (size_t k = 0; k < st->n_src; k++) { /* what serving a source renders with */
+            const ps_build_config *sc = &st->src[k].cfg;
+            json_t *t2s = sc->tmpl || sc->schemas ? text_to_sql_json(sc, err) : NULL;
+            if (t2s)
+                json_object_set_new(json_array_get(src, k), "text_to_sql", t2s);
+            else if (sc->tmpl || sc->schemas) {
+                json_decref(m);
+                return NULL;
+            }
+        }
+    }
     char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(m);
     if (!text) {

@@ -26,7 +26,7 @@
 static int put(const char *dir, json_t *files, const char *key, const char *name,
                const char *data, size_t len, ps_error *err)
 {
-    char rel[64], sha[65];
+    char rel[256], sha[65];
     snprintf(rel, sizeof rel, "%s/%s", PS_PREPROCESS_DIR, name);
     int rc = ps_write_file(dir, rel, data, len, err);
     if (rc)
@@ -51,7 +51,8 @@ static int copy(const char *dir, json_t *files, const char *key, const char *nam
     return rc;
 }
 
-static int template_file(const char *dir, json_t *files, const ps_template *t, ps_error *err)
+static int template_file(const char *dir, json_t *files, const char *key, const char *name,
+                         const ps_template *t, ps_error *err)
 {
     ps_template_info ti;
     ps_template_get_info(t, &ti);
@@ -64,21 +65,22 @@ static int template_file(const char *dir, json_t *files, const ps_template *t, p
         json_decref(o);
         if (!text)
             return ps_error_set(err, PS_ENOMEM, "out of memory");
-        int rc = put(dir, files, "template", "template.json", text, strlen(text), err);
+        int rc = put(dir, files, key, name, text, strlen(text), err);
         free(text);
         return rc;
     }
-    return copy(dir, files, "template", "template.json", ti.name, "template file", err);
+    return copy(dir, files, key, name, ti.name, "template file", err);
 }
 
-static int schemas_file(const char *dir, json_t *files, const ps_schemas *s, ps_error *err)
+static int schemas_file(const char *dir, json_t *files, const char *key, const char *name,
+                        const ps_schemas *s, ps_error *err)
 {
     char *text;
     size_t len;
     int rc = ps_schemas_to_tables_json(s, &text, &len, err);
     if (rc)
         return rc;
-    rc = put(dir, files, "schemas", "schemas.json", text, len, err);
+    rc = put(dir, files, key, name, text, len, err);
     free(text);
     return rc;
 }
@@ -102,9 +104,22 @@ json_t *ps_build_embed_preprocess(const ps_build_config *cfg, const char *dir, p
     if (!rc && cfg->rules_path)
         rc = copy(dir, files, "rules", "rules.json", cfg->rules_path, "rules file", err);
     if (!rc && cfg->tmpl)
-        rc = template_file(dir, files, cfg->tmpl, err);
+        rc = template_file(dir, files, "template", "template.json", cfg->tmpl, err);
     if (!rc && cfg->schemas)
-        rc = schemas_file(dir, files, cfg->schemas, err);
+        rc = schemas_file(dir, files, "schemas", "schemas.json", cfg->schemas, err);
+    /* a mixture: each source's, "source.NAME.template" in NAME.template.json */
+    for (size_t k = 0; !rc && k < cfg->n_sources; k++) {
+        const ps_build_source *src = &cfg->sources[k];
+        char key[160], name[160];
+        snprintf(key, sizeof key, "source.%s.template", src->name);
+        snprintf(name, sizeof name, "%s.template.json", src->name);
+        if (src->tmpl)
+            rc = template_file(dir, files, key, name, src->tmpl, err);
+        snprintf(key, sizeof key, "source.%s.schemas", src->name);
+        snprintf(name, sizeof name, "%s.schemas.json", src->name);
+        if (!rc && src->schemas)
+            rc = schemas_file(dir, files, key, name, src->schemas, err);
+    }
     if (rc) {
         json_decref(files);
         return NULL;

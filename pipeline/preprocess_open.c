@@ -296,7 +296,67 @@ static int open_manifest(ps_preprocessor *p, json_t *m, ps_error *err)
     return rc;
 }
 
+/* Source `name`'s view of a mixture's manifest `m`: its cleaning and
+ * text-to-SQL options, template and schemas where a single-source set has
+ * its own, so that the rest reads it as any set. A new reference, or NULL
+ * with err set. */
+static json_t *source_view(const char *dir, json_t *m, const char *name, ps_error *err)
+{
+    json_t *srcs = json_object_get(m, "sources");
+    json_t *config = json_object_get(m, "config");
+    json_t *csrcs = json_object_get(config, "sources");
+    size_t n = json_array_size(srcs), k;
+    if (!name) {
+        if (!n)
+            return json_incref(m);
+        ps_buf names;
+        ps_buf_init(&names);
+        for (k = 0; k < n; k++)
+            ps_buf_printf(&names, "%s%s", k ? ", " : "",
+                          str_at(json_array_get(srcs, k), "name"));
+        ps_error_set(err, PS_EUSAGE, "%s: the set has several sources (%s): name the one to "
+                     "serve", dir, names.data ? names.data : "");
+        ps_buf_free(&names);
+        return NULL;
+    }
+    for (k = 0; k < n && strcmp(str_at(json_array_get(srcs, k), "name"), name) != 0; k++)
+        ;
+    if (k == n || k >= json_array_size(csrcs)) {
+        ps_error_set(err, PS_EUSAGE, "%s: the set has no source '%s'", dir, name);
+        return NULL;
+    }
+    json_t *v = json_deep_copy(m), *vc = json_object_get(v, "config");
+    if (!v) {
+        ps_error_set(err, PS_ENOMEM, "out of memory");
+        return NULL;
+    }
+    json_t *cs = json_array_get(csrcs, k), *s = json_array_get(srcs, k);
+    json_t *files = json_object_get(json_object_get(v, "preprocess"), "files");
+    json_object_set(vc, "clean", json_object_get(cs, "clean"));
+    json_object_del(vc, "text_to_sql");
+    json_object_del(v, "text_to_sql");
+    if (json_object_get(cs, "text_to_sql"))
+        json_object_set(vc, "text_to_sql", json_object_get(cs, "text_to_sql"));
+    if (json_object_get(s, "text_to_sql"))
+        json_object_set(v, "text_to_sql", json_object_get(s, "text_to_sql"));
+    const char *what[2] = {"template", "schemas"};
+    for (int i = 0; files && i < 2; i++) {
+        char key[200];
+        snprintf(key, sizeof key, "source.%s.%s", name, what[i]);
+        json_object_del(files, what[i]);
+        if (json_object_get(files, key))
+            json_object_set(files, what[i], json_object_get(files, key));
+    }
+    return v;
+}
+
 int ps_preprocessor_open(const char *dir, ps_preprocessor **out, ps_error *err)
+{
+    return ps_preprocessor_open_source(dir, NULL, out, err);
+}
+
+int ps_preprocessor_open_source(const char *dir, const char *source, ps_preprocessor **out,
+                                ps_error *err)
 {
     *out = NULL;
     ps_preprocessor *p = calloc(1, sizeof *p);
@@ -315,8 +375,11 @@ int ps_preprocessor_open(const char *dir, ps_preprocessor **out, ps_error *err)
     json_error_t je;
     json_t *m = json_loadb(text, len, 0, &je);
     free(text);
-    rc = m ? open_manifest(p, m, err)
-           : ps_error_set(err, PS_EFORMAT, "%s: not JSON (line %d: %s)", path, je.line, je.text);
+    json_t *v = m ? source_view(dir, m, source, err) : NULL;
+    rc = !m  ? ps_error_set(err, PS_EFORMAT, "%s: not JSON (line %d: %s)", path, je.line, je.text)
+         : v ? open_manifest(p, v, err)
+             : err ? err->code : PS_EUSAGE;
+    json_decref(v);
     json_decref(m);
     if (rc) {
         ps_preprocessor_free(p);

@@ -259,5 +259,6 @@ void ps_rh_rejections(page *pg);
 void ps_rh_rejections_by_input(page *pg);
 void ps_rh_health(page *pg);
 void ps_rh_thresholds(page *pg);
+void ps_rh_sources(page *pg); /* only when the report has "sources" (a mixture) */
 
 #endif /* PS_REPORT_HTML_PAGE_H */

@@ -497,6 +497,7 @@ char *ps_report_html(json_t *report)
     unk_words(&pg);
     checks_table(&pg);
     ps_rh_leakage(&pg);
+    ps_rh_sources(&pg);
     ps_rh_sql(&pg);
     ps_rh_examples(&pg);
     ps_rh_lengths(&pg);

@@ -116,6 +116,8 @@ static json_t *report_object(const ps_vreport *r)
         bad |= json_object_set_new(o, "sql", json_incref(r->sql));
     bad |= json_object_set_new(o, "thresholds", json_incref(json_object_get(r->config, "thresholds")));
     bad |= json_object_set_new(o, "modes", json_incref(json_object_get(r->config, "modes")));
+    if (r->sources) /* a mixture's: other reports keep their bytes */
+        bad |= json_object_set(o, "sources", r->sources);
     if (bad)
         goto fail;
     free(head);

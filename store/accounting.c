@@ -248,6 +248,65 @@ static int check_labels(actx *c, const ps_manifest *m, const ps_verify_report *r
     return rc;
 }
 
+/* A set of several sources: each source's accounting balances as the
+ * set's does, its kept is its stored records, and the sources' counts
+ * (records_in, kept, rejected, duplicates, each rejection reason) add up
+ * to the set's. A source without an accounting (merged from a set that
+ * stated none) is not summed. */
+static int check_sources(actx *c, const ps_manifest *m, json_t *acct, const acct4 *t)
+{
+    acct4 sum = {0, 0, 0, 0};
+    bool all = true;
+    json_t *by = json_object_get(acct, "rejected_by_reason");
+    for (size_t i = 0; i < m->n_sources; i++) {
+        json_t *sa = m->source_accounting ? m->source_accounting[i] : NULL;
+        if (!sa) {
+            all = false;
+            continue;
+        }
+        char name[PS_MANIFEST_MAX_SOURCE_NAME + 16];
+        snprintf(name, sizeof name, "sources.%s", m->source_names[i]);
+        actx sc = {c->where, c->err};
+        acct4 s;
+        int rc = get4(&sc, sa, name, &s);
+        if (!rc)
+            rc = check_reasons(&sc, sa, &s);
+        if (rc)
+            return rc;
+        if (s.kept != m->source_counts[i].records)
+            return ps_error_set(c->err, PS_ECORRUPT, "%s: sources[%zu] (\"%s\"): kept %llu, "
+                                "but its records are %llu", c->where, i, m->source_names[i],
+                                (unsigned long long)s.kept,
+                                (unsigned long long)m->source_counts[i].records);
+        add4(&sum, &s);
+    }
+    if (all && m->n_sources && (sum.in != t->in || sum.kept != t->kept ||
+                                sum.rejected != t->rejected || sum.duplicates != t->duplicates))
+        return ps_error_set(c->err, PS_ECORRUPT,
+                            "%s: the sources' accounting adds up to %llu in = %llu kept + %llu "
+                            "rejected + %llu duplicates, the set's is %llu = %llu + %llu + %llu",
+                            c->where, (unsigned long long)sum.in, (unsigned long long)sum.kept,
+                            (unsigned long long)sum.rejected, (unsigned long long)sum.duplicates,
+                            (unsigned long long)t->in, (unsigned long long)t->kept,
+                            (unsigned long long)t->rejected, (unsigned long long)t->duplicates);
+    const char *reason;
+    json_t *v;
+    json_object_foreach(by, reason, v)
+    {
+        uint64_t n = 0;
+        for (size_t i = 0; all && i < m->n_sources; i++)
+            n += (uint64_t)json_integer_value(
+                json_object_get(json_object_get(m->source_accounting[i], "rejected_by_reason"),
+                                reason));
+        if (all && m->n_sources && n != (uint64_t)json_integer_value(v))
+            return ps_error_set(c->err, PS_ECORRUPT,
+                                "%s: rejected_by_reason.%s: the sources' add up to %llu, the "
+                                "set's is %llu", c->where, reason, (unsigned long long)n,
+                                (unsigned long long)json_integer_value(v));
+    }
+    return 0;
+}
+
 int ps_accounting_check(const ps_manifest *m, const ps_verify_report *rep, const char *where,
                         ps_error *err)
 {
@@ -266,7 +325,7 @@ int ps_accounting_check(const ps_manifest *m, const ps_verify_report *rep, const
                             "kept + rejected + duplicates",
                             where);
     if ((rc = check_reasons(&c, acct, &t)) || (rc = check_inputs(&c, acct, &t)) ||
-        (rc = check_labels(&c, m, rep, acct, &t)))
+        (rc = check_labels(&c, m, rep, acct, &t)) || (rc = check_sources(&c, m, acct, &t)))
         return rc;
     if (m->has_totals && t.kept != m->totals.records)
         return ps_error_set(err, PS_ECORRUPT,

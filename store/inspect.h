@@ -66,6 +66,7 @@ typedef struct ps_manifest {
      * bound: a reader's union of several sets (reader/sets.c), whose
      * buckets are each set's in turn. NULL for a manifest read from a file. */
     uint32_t *lowers;
+    struct json_t **source_accounting; /* each source's "accounting" as stated, or NULL */
 } ps_manifest;
 
 /* Records of bucket b are longer than this. */

@@ -53,6 +53,9 @@ void ps_manifest_free(ps_manifest *m)
     free(m->source_names);
     free(m->source_counts);
     free(m->lowers);
+    for (size_t i = 0; m->source_accounting && i < m->n_sources; i++)
+        json_decref(m->source_accounting[i]);
+    free(m->source_accounting);
     free(m);
 }
 
@@ -231,7 +234,8 @@ static int parse_sources(ctx *c, ps_manifest *m, json_t *root)
                    PS_MAX_SOURCES);
     size_t n = json_array_size(arr);
     if (!(m->source_names = calloc(n, sizeof *m->source_names)) ||
-        !(m->source_counts = calloc(n, sizeof *m->source_counts)))
+        !(m->source_counts = calloc(n, sizeof *m->source_counts)) ||
+        !(m->source_accounting = calloc(n, sizeof *m->source_accounting)))
         return ps_error_set(c->err, PS_ENOMEM, "out of memory");
     m->n_sources = n;
     char w[48];
@@ -254,6 +258,7 @@ static int parse_sources(ctx *c, ps_manifest *m, json_t *root)
         json_t *a = json_object_get(o, "accounting");
         if (a && !json_is_object(a))
             return BAD(c, "%s: %s: \"accounting\" is not an object", c->path, w);
+        m->source_accounting[i] = json_incref(a); /* its sums: store/accounting.c */
     }
     return 0;
 }

@@ -288,6 +288,7 @@ void ps_vreport_free(ps_vreport *r)
     json_decref(r->serving);
     json_decref(r->leakage);
     json_decref(r->generation);
+    json_decref(r->sources);
     free(r);
 }
 

@@ -334,6 +334,14 @@ int ps_vreport_set_serving(ps_vreport *r, uint64_t changed, uint64_t kept, doubl
 /* Records the prompt and completion lengths (the summary form) in
  * report.json's "prompt_completion" object. 0 or PS_ENOMEM. */
 int ps_vreport_set_generation(ps_vreport *r, const ps_vgen *g);
+/* A mixture's source (checks_sources.c): `s` is the report of every
+ * check run on source `name`'s statistics alone. Each of its checks that
+ * warns or fails is added to `r` (group "source", the explanation
+ * starting "source 'NAME': ", details.source NAME) and r's verdict judged
+ * again; the source's verdict, checks and points, with the members of
+ * `extra` (may be NULL: counts the caller keeps), go to r's "sources"
+ * section. 0 or PS_ENOMEM. */
+int ps_vreport_add_source(ps_vreport *r, const char *name, const ps_vreport *s, json_t *extra);
 /* "pass", "warn" or "fail". */
 const char *ps_vreport_verdict(const ps_vreport *r);
 /* Rendering a report (report.json, the terminal summary, report.html) is

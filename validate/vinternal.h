@@ -204,6 +204,7 @@ struct ps_vreport {
     json_t *serving;   /* owned or NULL: cleaning changed a large share (build_run.c) */
     json_t *generation; /* owned or NULL: prompt and completion lengths (causal, seq2seq) */
     json_t *leakage;    /* owned or NULL: the leakage check's object (--holdout) */
+    json_t *sources;   /* owned or NULL: a mixture's sources (checks_sources.c) */
     double threaded_seconds; /* not in the report: ps_vreport_threaded_seconds */
     size_t threads;          /* the config's: its texts' labels are dumped on as many */
 };

@@ -58,6 +58,15 @@ typedef struct ps_preprocessor ps_preprocessor;
  *                rules, template, schemas) with their message. */
 PS_API int ps_preprocessor_open(const char *dir, ps_preprocessor **out, ps_error *err);
 
+/* The same for source `source` of a set built from several sources (its
+ * manifest's "sources"): that source's cleaning options, template and
+ * schemas (docs/BUILD.md, "Mixtures"), so that its prompts are rendered
+ * as the build rendered them. `source` NULL is ps_preprocessor_open. A set
+ * of several sources opened without a source, or with a name it does not
+ * have, is PS_EUSAGE (the message lists its sources). */
+PS_API int ps_preprocessor_open_source(const char *dir, const char *source,
+                                       ps_preprocessor **out, ps_error *err);
+
 /* NULL is a no-op. */
 PS_API void ps_preprocessor_free(ps_preprocessor *p);
 

@@ -62,6 +62,8 @@ def _declare(lib):
     vp = ctypes.c_void_p
     sigs = {
         "ps_preprocessor_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(vp), err_p]),
+        "ps_preprocessor_open_source": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p,
+                                                       ctypes.POINTER(vp), err_p]),
         "ps_preprocessor_free": (None, [vp]),
         "ps_preprocess_size": (ctypes.c_int, [vp, ctypes.POINTER(ps_preprocess_input),
                                               ctypes.POINTER(ps_preprocess_output),
@@ -116,15 +118,18 @@ class Preprocessor:
     padding=True. Without sql the ids are the prompt's alone (with a
     template) or [CLS] question [SEP]."""
 
-    def __init__(self, path):
+    def __init__(self, path, source=None):
+        """source: of a set built from several sources (a mixture), the
+        one whose cleaning, template and schemas to serve with."""
         self._lib = _declare(L.load())
         # calls in progress, so that close() never frees what a thread uses
         self._cv = threading.Condition(threading.Lock())
         self._calls = 0
         self._p = ctypes.c_void_p()
         err = L.ps_error()
-        rc = self._lib.ps_preprocessor_open(_enc(str(path)), ctypes.byref(self._p),
-                                            ctypes.byref(err))
+        rc = self._lib.ps_preprocessor_open_source(
+            _enc(str(path)), None if source is None else _enc(str(source)),
+            ctypes.byref(self._p), ctypes.byref(err))
         if rc:
             raise PairshardError(rc, err.message.decode("utf-8", "replace"))
         pad = self._lib.ps_preprocessor_get_pad_id(self._p)

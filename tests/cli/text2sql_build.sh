@@ -18,23 +18,7 @@ fi
 if command -v node >/dev/null 2>&1; then
     sh "$CONF/ensure.sh" || true
 fi
-# A sanitizer build's library needs its runtimes preloaded into python3.
-PRELOAD=$(sanitizer_preload "$PS_BUILD/lib/libpairshard.so")
-# Every record of a set as JSON lines {"id", "input_ids"}, through the binding.
-dump_set() { # DIR OUT
-    LD_PRELOAD="$PRELOAD" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
-    PAIRSHARD_LIB="$PS_BUILD/lib/libpairshard.so" PYTHONPATH="$PS_ROOT/python" "$PY" - "$1" "$2" <<'PY'
-import json, sys
-import numpy as np
-from pairshard import Loader
-with open(sys.argv[2], "w") as out:
-    for b in Loader(sys.argv[1], batch_size=64, shuffle=False, as_torch=False, copy=True):
-        ids = np.asarray(b["input_ids"])
-        for i, rid in enumerate(b["ids"]):
-            n = int(b["lengths"][i])
-            out.write(json.dumps({"id": rid, "input_ids": [int(x) for x in ids[i, :n]]}) + "\n")
-PY
-}
+. "$PS_ROOT/tests/tools/dump_set.sh"
 # The accounting identity of a manifest: records_in = kept + rejected + duplicates.
 balanced() {
     python3 -c "

@@ -1,7 +1,7 @@
 #!/bin/sh
 # `make check-tsan`: the threaded build and the reader's tests under
 # ThreadSanitizer. Runs the threaded build and clean on enough records to go
-# round the chunk ring several times, and on a plain JSONL file they read as
+# round the chunk ring several times (and a two-source mixture build), and on a plain JSONL file they read as
 # line ranges (with runs of tiny lines: the chain's re-takes and its chunks
 # past the ranges), the TSan builds of test_reader_*,
 # test_validate_threads (the checks' KS sums over threads),
@@ -77,6 +77,30 @@ for t in 2 3 5; do
     [ "$plain" -eq 0 ] && same_set "$TMP/plain" "$TMP/thr$t"
     check "build --threads $t under TSan: every file of the set as the 1-thread build's" $?
 done
+# A mixture (docs/BUILD.md, "Mixtures"): two sources with their own field
+# names, a cleaner and statistics each, their chunks cleaned by the same
+# workers, every check run per source beside phase 2, each block's sources
+# written beside it.
+python3 - "$TMP/many.jsonl" "$TMP/many_b.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[2], "w") as f:
+    for l in open(sys.argv[1]):
+        r = json.loads(l)
+        f.write(json.dumps({"text": r["question"] + " again", "query": r["query"], "db": r["db_id"]}) + "\n")
+PY
+cat >"$TMP/mix.json" <<EOF
+{"vocab": "$VOCAB", "max_length": 128, "shards": 3, "no_gate": true,
+ "sources": [{"name": "a", "inputs": ["$TMP/many.jsonl"], "label_field": "db_id"},
+             {"name": "b", "inputs": ["$TMP/many_b.jsonl"], "question_field": "text",
+              "label_field": "db"}]}
+EOF
+$NORAND "$PAIRSHARD" build -q --threads 1 --config "$TMP/mix.json" -o "$TMP/mix1" 2>/dev/null
+mix1=$?
+$NORAND "$PAIRSHARD" build -q --threads 3 --config "$TMP/mix.json" -o "$TMP/mix3" 2>"$TMP/b.log"
+rc=$?
+[ "$rc" -eq 0 ] && tsan_clean "$TMP/b.log" && [ "$mix1" -eq 0 ] && same_set "$TMP/mix1" "$TMP/mix3"
+check "a two-source mixture build --threads 3 under TSan: no report, the 1-thread set" $?
+if ! tsan_clean "$TMP/b.log" || [ "$rc" -ne 0 ]; then head -80 "$TMP/b.log" | sed 's/^/# /'; fi
 # One shard in blocks of 4 records: about 2,000 blocks, so the writer's
 # compression threads (3, up to 192 blocks ahead of the block stored) are
 # held back and let go again many times.
