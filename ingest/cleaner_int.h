@@ -49,6 +49,7 @@ struct ps_cleaner {
     ps_field_spec db_spec;       /* opts.db_field, into names.db once needed */
     ps_field_spec turn_q, turn_sql; /* a turn's question and sql members */
     char *db_store, *db_shown, *turn_store[2], *turns_path;
+    char *difficulty_store, *difficulty_shown; /* ps_cleaner_set_difficulty_field */
 };
 
 /* A worker's text-to-SQL state (text2sql.c, turns.c). */

@@ -107,6 +107,10 @@ typedef struct ps_build_config {
      * out_dir as it was (once the new set is swapped in it completes).
      * A signal handler may set it; the library installs none. NULL: none. */
     const volatile sig_atomic_t *cancel;
+    /* The records' own difficulty field (candidates, comma-separated), whose
+     * values are the statistics' hardness levels; NULL: Spider's classes of
+     * each record's SQL (schema/hardness.c). */
+    const char *difficulty_field;
 } ps_build_config;
 
 /* Fills the defaults: 1 shard, automatic buckets (8, multiples of 8),

@@ -43,10 +43,14 @@ static ps_vpair pair_of(const char *input, const packed *pk)
                       pk->q_changed, pk->s_changed, label_number(it)};
 }
 
-/* The hardness level of a record's SQL (Spider's class; schema/hardness.c):
+/* The hardness level of a record: its own difficulty field's value when
+ * the build reads one, else its SQL's Spider class (schema/hardness.c):
  * *name, or PS_ENOMEM. */
-static int hardness_of(const char *sql, size_t len, const char **name)
+static int hardness_of(const ps_clean_item *it, const char *sql, size_t len, const char **name)
 {
+    *name = it->difficulty;
+    if (it->difficulty)
+        return 0;
     ps_sql_hardness level;
     int rc = ps_sql_hardness_classify(sql, len, NULL, &level);
     *name = rc ? NULL : ps_sql_hardness_name(level);
@@ -67,7 +71,7 @@ static int observe_lengths(const ps_build_lengths *l, const char *input, const p
     if (it->parsed) {
         ps_vrecord raw = {r->label, pk->raw_q_chars, pk->raw_s_chars, PS_VSTATS_NO_TOKENS, 0,
                           false, false, it->utf8_repaired, 0, number, NULL};
-        rc = hardness_of(it->raw_sql, it->raw_sql_len, &raw.hardness);
+        rc = hardness_of(it, it->raw_sql, it->raw_sql_len, &raw.hardness);
         if (!rc)
             rc = ps_vstats_add(l->raw, &raw);
     } else {
@@ -78,7 +82,7 @@ static int observe_lengths(const ps_build_lengths *l, const char *input, const p
     uint32_t controls = (uint32_t)(it->fq.controls_removed + it->fs.controls_removed);
     ps_vrecord c = {r->label, pk->q_chars, pk->s_chars, PS_VSTATS_NO_TOKENS, 0, false,
                     it->changed, it->utf8_repaired, controls, number, NULL};
-    rc = hardness_of(r->sql, r->sql_len, &c.hardness);
+    rc = hardness_of(it, r->sql, r->sql_len, &c.hardness);
     if (!rc)
         rc = ps_vstats_add(l->clean, &c);
     ps_vrecord t = c;

@@ -743,6 +743,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_cleaner_set_schemas(st.cleaner, cfg->schemas, err);
     if (!rc && cfg->tmpl)
         rc = ps_cleaner_set_template(st.cleaner, cfg->tmpl, err);
+    if (!rc && cfg->difficulty_field)
+        rc = ps_cleaner_set_difficulty_field(st.cleaner, cfg->difficulty_field, err);
     if (!rc) /* stopped during the set-up: touch nothing */
         rc = ps_build_cancelled(cfg, err);
     if (!rc)

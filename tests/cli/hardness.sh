@@ -72,4 +72,74 @@ JSON
 B --config "$TMP/cfg_off.json" --rules "$TMP/long.rules" -o "$TMP/short_off" "$DEV" 2>/dev/null
 check "with hardness_js_distance off the same build passes the gate" $?
 
+# A dataset's own difficulty (BIRD's field), read as found instead of the
+# SQL's class.
+BIRD="$DATA/formats/bird/dev.json"
+B --sql-field SQL,query --difficulty-field difficulty -o "$TMP/bird" "$BIRD"
+python3 - "$TMP/bird" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+assert r["points"]["raw"]["hardness"] == {"simple": 4, "moderate": 2}, r["points"]["raw"]
+c = [c for c in r["checks"] if c["name"] == "hardness_js_distance"][0]
+assert c["verdict"] == "not_enough_data", c
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+assert m["config"]["clean"]["difficulty_field"] == "difficulty"
+PY
+check "--difficulty-field difficulty on BIRD dev: simple 4, moderate 2; the manifest records the field" $?
+
+# 600 records: a third challenging with long SQL, one record in 50 without
+# the field ("missing"), some levels given as numbers; dropping SQL over 200
+# characters takes the challenging ones away.
+python3 - "$TMP/diff.jsonl" "$TMP/diff.csv" "$TMP/diff.want" <<'PY'
+import collections, csv, json, sys
+levels = ["simple", "moderate", "challenging"]
+rows = []
+for i in range(600):
+    lv = levels[i % 3]
+    sql = "SELECT name FROM t%d WHERE id = %d" % (i % 7, i)
+    if lv == "challenging" and i % 2:
+        sql += " AND x IN (SELECT x FROM u WHERE y > 3 GROUP BY x HAVING count(*) > 2)" * 3
+    rec = {"question": "question %d" % i, "sql": sql, "db_id": "db%d" % (i % 4), "difficulty": lv}
+    if i % 50 == 7:
+        del rec["difficulty"]
+    elif i % 100 == 1:
+        rec["difficulty"] = 2
+    rows.append(rec)
+with open(sys.argv[1], "w") as f:
+    for r in rows:
+        f.write(json.dumps(r) + "\n")
+with open(sys.argv[2], "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["question", "sql", "db_id", "difficulty"])
+    for r in rows:
+        w.writerow([r["question"], r["sql"], r["db_id"], r.get("difficulty", "")])
+# the levels as the file holds them, counted here
+want = collections.Counter(str(r.get("difficulty", "missing")) for r in rows)
+json.dump(want, open(sys.argv[3], "w"))
+PY
+B --difficulty-field difficulty -o "$TMP/diff" "$TMP/diff.jsonl" &&
+    B --difficulty-field difficulty --threads 3 -o "$TMP/diff3" "$TMP/diff.jsonl"
+check "a JSONL with a difficulty field builds, on 1 and 3 threads" $?
+cmp -s "$TMP/diff/stats.json" "$TMP/diff3/stats.json"
+check "--threads 3: the same stats.json" $?
+python3 - "$TMP/diff/report.json" "$TMP/diff.want" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))["points"]["raw"]["hardness"]
+assert h == json.load(open(sys.argv[2])) and len(h) == 5, h
+assert list(h)[:3] == ["simple", "moderate", "challenging"], h
+PY
+check "levels as found: simple, moderate, challenging, a number as text, 'missing' for none" $?
+B --difficulty-field difficulty -o "$TMP/diffcsv" "$TMP/diff.csv"
+python3 - "$TMP/diffcsv/report.json" "$TMP/diff.want" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))["points"]["raw"]["hardness"]
+assert h == json.load(open(sys.argv[2])) and len(h) == 5, h
+assert list(h)[:3] == ["simple", "moderate", "challenging"], h
+PY
+check "the same levels from a CSV column (an empty cell: missing)" $?
+B --config "$TMP/cfg.json" --difficulty-field difficulty --rules "$TMP/long.rules" \
+    -o "$TMP/diffshort" "$TMP/diff.jsonl" 2>"$TMP/err"
+[ $? -eq 1 ] && grep -q "FAIL hardness_js_distance" "$TMP/err" && grep -q "'challenging'" "$TMP/err"
+check "dropping the long SQL fails hardness_js_distance on the field's levels, naming challenging" $? "$TMP/err"
+
 done_testing
