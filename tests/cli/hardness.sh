@@ -63,6 +63,17 @@ PY
 check "only hardness_js_distance fails; the label checks pass or warn; extra 166 -> 108" $?
 [ -z "$(ls "$TMP/short" 2>/dev/null)" ]
 check "nothing is published" $?
+python3 - "$TMP/short.report.html" <<'PY'
+import re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+sec = html[html.index('<section id="hardness">'):]
+sec = sec[:sec.index("</section>")]
+assert "166 \u2192 108" in sec, "no extra 166 -> 108 bar"
+assert 'href="#hardness"' in html
+# one histogram over all records and one per label (20 databases in dev)
+assert len(re.findall(r'<figure>', sec)) == 21, len(re.findall(r'<figure>', sec))
+PY
+check "report.html: a Hardness section, extra 166 -> 108, a histogram per label (20)" $?
 
 # The hardness check alone decides: off, the same build publishes.
 cat >"$TMP/cfg_off.json" <<'JSON'
