@@ -83,6 +83,26 @@ JSON
 B --config "$TMP/cfg_off.json" --rules "$TMP/long.rules" -o "$TMP/short_off" "$DEV" 2>/dev/null
 check "with hardness_js_distance off the same build passes the gate" $?
 
+# Parts merged: the levels add up; validate compares two statistics files
+# with the same check.
+B --part 0/2 -o "$TMP/p0" "$DEV" && B --part 1/2 -o "$TMP/p1" "$DEV" &&
+    "$PAIRSHARD" merge -q -o "$TMP/merged" "$TMP/p0" "$TMP/p1"
+check "two parts of Spider dev build and merge" $?
+python3 - "$TMP/merged/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["points"]["raw"]["hardness"] == {"easy": 248, "medium": 446, "hard": 174, "extra": 166}
+PY
+check "merged report: 248/446/174/166" $?
+"$PAIRSHARD" validate --baseline "$TMP/merged/stats.json" --current "$TMP/short_off/stats.json" \
+    --json "$TMP/cmp.json" >/dev/null 2>&1
+[ $? -eq 1 ] && python3 - "$TMP/cmp.json" <<'PY'
+import json, sys
+v = {c["name"]: c["verdict"] for c in json.load(open(sys.argv[1]))["checks"]}
+assert v["hardness_js_distance"] == "fail" and v["label_js_distance"] != "fail", v
+PY
+check "validate: the merged set against the short one fails hardness_js_distance alone of the two" $?
+
 # A dataset's own difficulty (BIRD's field), read as found instead of the
 # SQL's class.
 BIRD="$DATA/formats/bird/dev.json"
