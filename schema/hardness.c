@@ -79,31 +79,16 @@ static int keyword(const char *s, size_t n)
     return K_NONE;
 }
 
-/* The end of a quoted run opened at s[i] and closed by `close` (a doubled
- * quote inside is part of it); len + 1 when it never closes. */
-static size_t quoted_end(const char *s, size_t len, size_t i, char close)
-{
-    for (i++; i < len; i++) {
-        if (s[i] != close)
-            continue;
-        if (close != ']' && i + 1 < len && s[i + 1] == close) {
-            i++;
-            continue;
-        }
-        return i + 1;
-    }
-    return len + 1;
-}
-
 /* The length of the token starting at s[i] (not blank, not a comment) and
  * its type; 0 when a quote never closes. */
 static size_t token_at(const char *s, size_t len, size_t i, unsigned char *type)
 {
     unsigned char c = (unsigned char)s[i];
     if (c == '\'' || c == '"' || c == '`' || c == '[') {
-        size_t e = quoted_end(s, len, i, c == '[' ? ']' : (char)c);
+        bool closed;
+        size_t e = ps_sql_quoted_end(s, len, i, c == '[' ? ']' : (char)c, &closed);
         *type = c == '\'' || c == '"' ? T_STR : T_IDENT;
-        return e > len ? 0 : e - i;
+        return closed ? e - i : 0;
     }
     if (word_byte(c)) {
         size_t e = i;
@@ -129,18 +114,13 @@ static int tokenize(const char *s, size_t len, toks *out)
     int rc = 0;
     for (size_t i = 0; i < len && !rc;) {
         unsigned char c = (unsigned char)s[i];
+        bool closed;
+        size_t past_comment = ps_sql_comment_end(s, len, i, &closed);
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
             i++;
-        } else if (c == '-' && i + 1 < len && s[i + 1] == '-') {
-            while (i < len && s[i] != '\n')
-                i++;
-        } else if (c == '/' && i + 1 < len && s[i + 1] == '*') {
-            const char *e = NULL;
-            for (size_t j = i + 2; j + 1 < len && !e; j++)
-                if (s[j] == '*' && s[j + 1] == '/')
-                    e = s + j + 2;
-            rc = e ? 0 : 1;
-            i = e ? (size_t)(e - s) : len;
+        } else if (past_comment != i) {
+            rc = closed ? 0 : 1;
+            i = past_comment;
         } else {
             tok t = {0, K_NONE, 0};
             size_t k = token_at(s, len, i, &t.type);

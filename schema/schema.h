@@ -267,6 +267,16 @@ int ps_template_render(const ps_template *t, const ps_render_fields *f,
  * shortens the schema rather than truncating). */
 bool ps_template_uses_schema(const ps_template *t);
 
+/* SQL's lexical runs (shorten.c; hardness.c uses them too). The end of the
+ * quoted run opened at sql[i], past its closing `close` (a doubled closing
+ * quote is part of it; `]` closes `[`), or len when it never closes
+ * (*closed false; closed may be NULL). */
+size_t ps_sql_quoted_end(const char *sql, size_t len, size_t i, char close, bool *closed);
+/* The end of a `--` (before its newline) or slash-star comment starting at
+ * sql[i]; i when none starts there; len when a slash-star one never closes
+ * (*closed false; closed may be NULL). */
+size_t ps_sql_comment_end(const char *sql, size_t len, size_t i, bool *closed);
+
 /* ---- hardness of a gold query (hardness.c) ----------------------------------
  * Spider's evaluation script's classes (eval_hardness) from its three counts
  * of the outermost query; see hardness.c for what each counts. */
