@@ -31,7 +31,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 enum { T_WORD, T_STR, T_IDENT, T_LP, T_RP, T_COMMA, T_SEMI, T_OP };
 
@@ -42,17 +41,19 @@ enum {
     K_DISTINCT, K_ALL, K_AGG, K_N
 };
 
+#define KW(w, k) {w, sizeof w - 1, k}
 static const struct {
     const char *w;
+    size_t len;
     int k;
 } KEYWORDS[] = {
-    {"select", K_SELECT}, {"from", K_FROM},         {"where", K_WHERE},   {"group", K_GROUP},
-    {"having", K_HAVING}, {"order", K_ORDER},       {"limit", K_LIMIT},   {"intersect", K_INTERSECT},
-    {"union", K_UNION},   {"except", K_EXCEPT},     {"join", K_JOIN},     {"on", K_ON},
-    {"and", K_AND},       {"or", K_OR},             {"not", K_NOT},       {"like", K_LIKE},
-    {"between", K_BETWEEN}, {"is", K_IS},           {"with", K_WITH},     {"distinct", K_DISTINCT},
-    {"all", K_ALL},       {"max", K_AGG},           {"min", K_AGG},       {"count", K_AGG},
-    {"sum", K_AGG},       {"avg", K_AGG},
+    KW("select", K_SELECT), KW("from", K_FROM),         KW("where", K_WHERE),   KW("group", K_GROUP),
+    KW("having", K_HAVING), KW("order", K_ORDER),       KW("limit", K_LIMIT),   KW("intersect", K_INTERSECT),
+    KW("union", K_UNION),   KW("except", K_EXCEPT),     KW("join", K_JOIN),     KW("on", K_ON),
+    KW("and", K_AND),       KW("or", K_OR),             KW("not", K_NOT),       KW("like", K_LIKE),
+    KW("between", K_BETWEEN), KW("is", K_IS),           KW("with", K_WITH),     KW("distinct", K_DISTINCT),
+    KW("all", K_ALL),       KW("max", K_AGG),           KW("min", K_AGG),       KW("count", K_AGG),
+    KW("sum", K_AGG),       KW("avg", K_AGG),
 };
 
 typedef struct tok {
@@ -71,10 +72,17 @@ static bool word_byte(unsigned char c)
            c == '_' || c == '$' || c == '.' || c >= 0x80;
 }
 
+/* The keyword a word is (K_NONE: none): its length and first letter pick
+ * the few candidates, compared case-insensitively. */
 static int keyword(const char *s, size_t n)
 {
+    if (n < 2 || n > 9)
+        return K_NONE;
+    char low[10];
+    for (size_t i = 0; i < n; i++)
+        low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
     for (size_t i = 0; i < sizeof KEYWORDS / sizeof *KEYWORDS; i++)
-        if (strlen(KEYWORDS[i].w) == n && !strncasecmp(KEYWORDS[i].w, s, n))
+        if (KEYWORDS[i].w[0] == low[0] && KEYWORDS[i].len == n && !memcmp(KEYWORDS[i].w, low, n))
             return KEYWORDS[i].k;
     return K_NONE;
 }
