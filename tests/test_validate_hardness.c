@@ -4,6 +4,7 @@
  * tests/support/validate_fixture.c. */
 #include "tests/support/validate_fixture.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,6 +111,19 @@ static void test_hardness_dataset_levels(void **state)
     char *t = json_text(json_incref(json_object_get(j, "hardness")));
     assert_string_equal(t, "{\"simple\": 3, \"moderate\": 1, \"challenging\": 1, \"weird\": 1}");
     free(t);
+    json_decref(j);
+    /* past 16 levels, the rest count as one "other" */
+    for (size_t i = 0; i < 40; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "level%02zu", i);
+        ps_vrecord r = rec("db", 10, 20, PS_VSTATS_NO_TOKENS);
+        r.hardness = name;
+        assert_int_equal(ps_vstats_add(a, &r), 0);
+    }
+    j = ps_vstats_to_json(a);
+    json_t *h = json_object_get(j, "hardness");
+    assert_int_equal(json_object_size(h), 16);
+    assert_int_equal(json_integer_value(json_object_get(h, "other")), 40 - 11);
     json_decref(j);
     ps_vstats_free(a);
 }

@@ -35,15 +35,24 @@ static int level_cmp(const char *a, const char *b)
 
 /* The index of level `name` in s, added when new; the last slot takes
  * every name past the table's room, as "other". -1: out of memory. */
-static int level_index(ps_vstats *s, const char *name)
+static int find(const ps_vstats *s, const char *name)
 {
     for (size_t i = 0; i < s->nhlevels; i++)
         if (!strcmp(s->hlevels[i], name))
             return (int)i;
-    if (s->nhlevels == PS_VHARD_LEVELS - 1)
+    return -1;
+}
+
+static int level_index(ps_vstats *s, const char *name)
+{
+    int k = find(s, name);
+    if (k >= 0)
+        return k;
+    if (s->nhlevels >= PS_VHARD_LEVELS - 1) { /* the last slot: "other", once */
         name = "other";
-    else if (s->nhlevels == PS_VHARD_LEVELS)
-        return PS_VHARD_LEVELS - 1;
+        if ((k = find(s, name)) >= 0)
+            return k;
+    }
     char *copy = strdup(name);
     if (!copy)
         return -1;
