@@ -359,7 +359,8 @@ int ps_sql_hardness_classify(const char *sql, size_t len, ps_sql_hardness_counts
     ps_sql_hardness_counts h = {0, 0, 0};
     toks q = {NULL, 0};
     *level = PS_HARDNESS_UNCLASSIFIED;
-    int rc = sql ? tokenize(sql, len, &q) : 1;
+    /* token indices are 32-bit: a text past that is no gold query */
+    int rc = sql && len < UINT32_MAX ? tokenize(sql, len, &q) : 1;
     if (rc < 0) {
         free(q.t);
         return rc;
