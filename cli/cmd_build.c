@@ -60,7 +60,10 @@ static const char USAGE[] =
     "                             lacks a table their SQL uses\n"
     "      --no-append-eos        causal: do not end a completion with the tokenizer's\n"
     "                             EOS (by default one is appended unless the completion\n"
-    "                             ends in a special token of its own, e.g. <|im_end|>)\n"
+    "                             ends in a special token of its own, e.g. <|im_end|>)\n"    "      --difficulty-field NAME  the records' own difficulty (BIRD: difficulty), whose\n"
+    "                             values are the hardness levels the report compares\n"
+    "                             before and after cleaning (default: each SQL's Spider\n"
+    "                             class, easy/medium/hard/extra; no field: \"missing\")\n"
     "\n"
     "Shards:\n"
     "      --shards N             number of shard files (1); each holds an open file\n"
@@ -95,8 +98,8 @@ static const char USAGE[] =
     "\n"
     "%s"
     "\n"
-    "Before writing shards the build checks the label and length distributions\n"
-    "before and after cleaning (docs/REPORT.md; thresholds in the config's\n"
+    "Before writing shards the build checks the label, length and hardness\n"
+    "distributions before and after cleaning (docs/REPORT.md; thresholds in the config's\n"
     "\"validate\" member). DIR gets report.json, report.html, stats.json,\n"
     "rejects.jsonl and duplicates.jsonl; the manifest holds the accounting\n"
     "(records_in = kept + rejected + duplicates).\n"
@@ -116,7 +119,8 @@ static const char USAGE[] =
 enum {
     O_VOCAB = 300, O_TOKJSON, O_LOWER, O_NOLOWER, O_MAXLEN, O_SHARDS, O_BUCKETS, O_AUTOB,
     O_MULT, O_BLOCK, O_LEVEL, O_THREADS, O_PART, O_CONFIG, O_NOGATE, O_FORCE, O_PROFILE,
-    O_LAYOUT, O_MAXTGT, O_MAXPROMPT, O_REJLOST, O_NOEOS, O_LEAK
+    O_LAYOUT, O_MAXTGT, O_MAXPROMPT, O_REJLOST, O_NOEOS, O_LEAK,
+    O_DIFFICULTY = O_LEAK + PS_LEAK_OPTS /* the leakage options take PS_LEAK_OPTS values */
 };
 
 /* Besides -o, -q, -h and the cleaning options (ps_clean_longopts_merge). */
@@ -144,6 +148,7 @@ static const struct option OWN_OPTS[] = {
     {"reject-lost-schema", no_argument, NULL, O_REJLOST},
     {"no-append-eos", no_argument, NULL, O_NOEOS},
     PS_LEAK_LONGOPTS(O_LEAK),
+    {"difficulty-field", required_argument, NULL, O_DIFFICULTY},
 };
 #define N_OWN (sizeof OWN_OPTS / sizeof OWN_OPTS[0])
 
@@ -334,6 +339,7 @@ static int apply(build_args *a, const char *name, const char *v)
     else if (!strcmp(n, "reject-lost-schema")) c->reject_lost_schema = 1;
     else if (!strcmp(n, "layout")) return parse_layout(c, v);
     else if (!strcmp(n, "no-append-eos")) c->no_append_eos = 1;
+    else if (!strcmp(n, "difficulty-field")) c->difficulty_field = v;
     else if (!strcmp(n, "shards")) return parse_num(n, v, 1, 100000, &c->shards);
     else if (!strcmp(n, "buckets")) return parse_buckets(a, v ? v : "");
     else if (!strcmp(n, "auto-buckets")) return parse_num(n, v, 1, PS_BUILD_MAX_BUCKETS, &c->auto_buckets);
@@ -606,6 +612,8 @@ static char *effective_config(const build_args *a)
     if (j && c->max_prompt_length)
         json_object_set_new(tokenizer, "max_prompt_length",
                             json_integer((json_int_t)c->max_prompt_length));
+    if (j && c->difficulty_field)
+        json_object_set_new(clean, "difficulty_field", json_string(c->difficulty_field));
     if (t2s && c->reject_lost_schema)
         json_object_set_new(t2s, "reject_lost_schema", json_true());
     if (j && t2s) /* only when used: other sets keep their manifest bytes */

@@ -495,6 +495,8 @@ int ps_clean_record(ps_clean_worker *w, const ps_input_ctx *in, const ps_raw_rec
     it->raw_question_len = f->question_len;
     it->raw_sql = f->sql;
     it->raw_sql_len = f->sql_len;
+    if (w->c->names.difficulty.n) /* a record without the field is a level of its own */
+        it->difficulty = f->difficulty ? f->difficulty : "missing";
     it->id_from_field = f->id != NULL;
     ps_buf_reset(&w->id);
     if (c->id_prefix) /* a mixture's source: "<name>/" first */

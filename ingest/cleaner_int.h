@@ -63,6 +63,7 @@ struct ps_cleaner {
     struct ps_cleaner **sources; /* the owner's: its sources, owned */
     size_t n_sources;
     bool sources_sql;           /* the owner's: some source checks SQL (accounting) */
+    char *difficulty_store, *difficulty_shown; /* ps_cleaner_set_difficulty_field */
 };
 
 /* A worker's text-to-SQL state (text2sql.c, turns.c). */

@@ -240,6 +240,15 @@ static int extract_text2sql(ps_fields *f, const ps_field_names *names, const val
             return reject(f, "wrong_type", "template field '%s' is %s, expected a string, "
                           "number or boolean", names->extra[i], type_name(v));
     }
+    at += names->n_extra;
+    if (names->difficulty.n) {
+        unsigned unused2 = 0;
+        size_t len;
+        bool usable = false;
+        const char *t = scalar_text(pick(&names->difficulty, at, 0, &unused2).v,
+                                    &f->difficulty_store, &len, &usable);
+        f->difficulty = t && usable ? t : NULL;
+    }
     return 0;
 }
 
@@ -278,7 +287,8 @@ static int extract(ps_fields *f, const ps_field_names *names, const value *vals)
         const char *t = scalar_text(id.v, &f->id_store, &f->id_len, &usable);
         f->id = usable ? t : NULL;
     }
-    return names->db.n || names->n_extra ? extract_text2sql(f, names, at) : 0;
+    return names->db.n || names->n_extra || names->difficulty.n ? extract_text2sql(f, names, at)
+                                                                : 0;
 }
 
 int ps_field_spec_parse(ps_field_spec *s, char *text, const char *shown)
@@ -309,6 +319,7 @@ void ps_fields_clear(ps_fields *f)
     f->detail[0] = '\0';
     f->db = NULL;
     f->db_len = 0;
+    f->difficulty = NULL;
     memset(f->extra, 0, sizeof f->extra);
     memset(f->extra_len, 0, sizeof f->extra_len);
     f->present = 0;
@@ -321,6 +332,7 @@ void ps_fields_free(ps_fields *f)
     ps_buf_free(&f->scratch);
     ps_buf_free(&f->label_store);
     ps_buf_free(&f->id_store);
+    ps_buf_free(&f->difficulty_store);
     for (size_t i = 0; i < PS_EXTRA_FIELDS; i++)
         ps_buf_free(&f->extra_store[i]);
 }
@@ -343,10 +355,12 @@ static size_t wanted_names(const ps_field_names *names, const char **want)
         want[n++] = names->db.cand[i];
     for (size_t i = 0; i < names->n_extra; i++)
         want[n++] = names->extra[i];
+    for (size_t i = 0; i < names->difficulty.n; i++)
+        want[n++] = names->difficulty.cand[i];
     return n;
 }
 
-#define MAX_WANTED (5 * PS_FIELD_CANDIDATES + PS_DEFAULT_SQL_NAMES + PS_EXTRA_FIELDS)
+#define MAX_WANTED (6 * PS_FIELD_CANDIDATES + PS_DEFAULT_SQL_NAMES + PS_EXTRA_FIELDS)
 
 /* Appends " (fields: a, b, c)" to a missing_field detail, so that the
  * message shows what the record does have. */
@@ -475,6 +489,7 @@ int ps_fields_map_columns(ps_column_map *m, const char *const *cols, size_t ncol
     m->db = names->db.n ? spec_column(cols, ncols, &names->db) : -1;
     for (size_t i = 0; i < PS_EXTRA_FIELDS; i++)
         m->extra[i] = i < names->n_extra ? column_of(cols, ncols, names->extra[i]) : -1;
+    m->difficulty = names->difficulty.n ? spec_column(cols, ncols, &names->difficulty) : -1;
     if (m->question < 0 || m->sql < 0) {
         const ps_field_spec *s = m->question < 0 ? &names->question : &names->sql;
         int w = snprintf(detail, dsz, "the header has no column '%s' (columns: ", s->text);
@@ -519,6 +534,12 @@ int ps_fields_from_row(ps_fields *f, const char *const *vals, const size_t *lens
         f->db = vals[m->db];
         f->db_len = lens[m->db];
     }
+    ps_buf_reset(&f->difficulty_store);
+    if (m->difficulty >= 0 && lens[m->difficulty] > 0 &&
+        !memchr(vals[m->difficulty], '\0', lens[m->difficulty]) &&
+        !ps_buf_append(&f->difficulty_store, vals[m->difficulty], lens[m->difficulty]) &&
+        !ps_buf_putc(&f->difficulty_store, '\0'))
+        f->difficulty = f->difficulty_store.data;
     for (size_t i = 0; i < PS_EXTRA_FIELDS; i++) /* a column the header lacks: NULL */
         if (m->extra[i] >= 0) {
             f->extra[i] = vals[m->extra[i]];

@@ -28,6 +28,9 @@ typedef struct ps_field_names {
     ps_field_spec db;
     const char *extra[PS_EXTRA_FIELDS];
     size_t n_extra;
+    /* The record's own difficulty (--difficulty-field; n == 0: not read):
+     * a string, number or boolean, as text. */
+    ps_field_spec difficulty;
 } ps_field_names;
 
 /* Splits `text` (a writable copy the spec then points into) at commas into
@@ -58,6 +61,10 @@ typedef struct ps_fields {
     const char *extra[PS_EXTRA_FIELDS];
     size_t extra_len[PS_EXTRA_FIELDS];
     ps_buf extra_store[PS_EXTRA_FIELDS]; /* numbers and booleans as text */
+    /* names->difficulty: NUL-terminated, NULL when absent, null, empty or
+     * not a scalar */
+    const char *difficulty;
+    ps_buf difficulty_store;
 } ps_fields;
 
 

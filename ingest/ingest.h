@@ -503,12 +503,16 @@ typedef struct ps_clean_item {
      * compared the kept record, and the kinds it shares (bit k) */
     bool leak_checked;
     uint8_t leak_kinds;
+    /* with a difficulty field (ps_cleaner_set_difficulty_field): the
+     * record's value, or "missing"; else NULL */
+    const char *difficulty;
 } ps_clean_item;
 
 /* CSV/TSV: header positions of the fields, -1 when absent. */
 typedef struct ps_column_map {
     ssize_t question, sql, label, id;
     ssize_t db, extra[16]; /* ps_field_names.db and .extra (fields.h) */
+    ssize_t difficulty;    /* ps_field_names.difficulty */
 } ps_column_map;
 
 /* An open input: its source, format, record splitter and column map. */
@@ -543,7 +547,14 @@ void ps_cleaner_set_expect_share(ps_cleaner *c, size_t share);
 
 /* An item's strings as offsets into an arena: what a worker hands the
  * committing thread (item_pack.c). */
-#define PS_ITEM_STRINGS 17
+#define PS_ITEM_STRINGS 18
+
+/* Reads each record's own difficulty from the field `names` (candidates,
+ * comma-separated, the first present wins: a string, number or boolean)
+ * into ps_clean_item.difficulty, for the statistics' hardness levels in
+ * place of Spider's classes of the SQL. Before cleaning starts. 0,
+ * PS_EUSAGE (a bad list), PS_EINVAL (set twice, or too late), PS_ENOMEM. */
+int ps_cleaner_set_difficulty_field(ps_cleaner *c, const char *names, ps_error *err);
 typedef struct ps_item_offsets {
     size_t off[PS_ITEM_STRINGS];
     size_t touched;

@@ -34,6 +34,7 @@ static void field_refs(ps_clean_item *it, const char **ref[PS_ITEM_STRINGS], siz
     F(it->sql_raw_msg, strlen(it->sql_raw_msg));
     F(it->sql_clean_msg, strlen(it->sql_clean_msg));
     F(it->exec_msg, strlen(it->exec_msg));
+    F(it->difficulty, strlen(it->difficulty));
 #undef F
 }
 

@@ -75,6 +75,8 @@ void ps_t2s_names_free(ps_cleaner *c)
     free(c->turn_store[0]);
     free(c->turn_store[1]);
     free(c->turns_path);
+    free(c->difficulty_store);
+    free(c->difficulty_shown);
 }
 
 /* From the first record on, which fields are read is fixed. */
@@ -131,6 +133,23 @@ int ps_cleaner_set_template(ps_cleaner *c, const ps_template *t, ps_error *err)
     c->names.n_extra = info.n_fields;
     for (size_t i = 0; i < info.n_fields; i++)
         c->names.extra[i] = info.fields[i];
+    return 0;
+}
+
+int ps_cleaner_set_difficulty_field(ps_cleaner *c, const char *names, ps_error *err)
+{
+    int rc = started(c, err);
+    if (rc)
+        return rc;
+    if (c->difficulty_store)
+        return ps_error_set(err, PS_EINVAL, "the difficulty field is set already");
+    rc = own_spec(&c->names.difficulty, names, &c->difficulty_store, &c->difficulty_shown);
+    if (rc == PS_EINVAL)
+        return ps_error_set(err, PS_EUSAGE, "--difficulty-field '%s': give up to %d names, "
+                            "comma-separated, none empty", names, PS_FIELD_CANDIDATES);
+    if (rc)
+        return ps_error_set(err, rc, "out of memory");
+    c->names.difficulty.text = c->difficulty_shown;
     return 0;
 }
 

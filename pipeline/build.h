@@ -136,6 +136,10 @@ typedef struct ps_build_config {
      * anything in the set). */
     const ps_build_source *sources;
     size_t n_sources;
+    /* The records' own difficulty field (candidates, comma-separated), whose
+     * values are the statistics' hardness levels; NULL: Spider's classes of
+     * each record's SQL (schema/hardness.c). */
+    const char *difficulty_field;
 } ps_build_config;
 
 /* The leakage limits a build with held-out sets judges by: its validate

@@ -43,6 +43,20 @@ static ps_vpair pair_of(const char *input, const packed *pk)
                       pk->q_changed, pk->s_changed, label_number(it)};
 }
 
+/* The hardness level of a record: its own difficulty field's value when
+ * the build reads one, else its SQL's Spider class (schema/hardness.c):
+ * *name, or PS_ENOMEM. */
+static int hardness_of(const ps_clean_item *it, const char *sql, size_t len, const char **name)
+{
+    *name = it->difficulty;
+    if (it->difficulty)
+        return 0;
+    ps_sql_hardness level;
+    int rc = ps_sql_hardness_classify(sql, len, NULL, &level);
+    *name = rc ? NULL : ps_sql_hardness_name(level);
+    return rc;
+}
+
 /* One record's lengths into the three points and the generation lengths,
  * and its paired view's counts. */
 static int observe_lengths(const ps_build_lengths *l, const char *input, const packed *pk)
@@ -56,8 +70,10 @@ static int observe_lengths(const ps_build_lengths *l, const char *input, const p
         return rc;
     if (it->parsed) {
         ps_vrecord raw = {r->label, pk->raw_q_chars, pk->raw_s_chars, PS_VSTATS_NO_TOKENS, 0,
-                          false, false, it->utf8_repaired, 0, number};
-        rc = ps_vstats_add(l->raw, &raw);
+                          false, false, it->utf8_repaired, 0, number, NULL};
+        rc = hardness_of(it, it->raw_sql, it->raw_sql_len, &raw.hardness);
+        if (!rc)
+            rc = ps_vstats_add(l->raw, &raw);
     } else {
         ps_vstats_add_unparsed(l->raw);
     }
@@ -65,8 +81,10 @@ static int observe_lengths(const ps_build_lengths *l, const char *input, const p
         return rc;
     uint32_t controls = (uint32_t)(it->fq.controls_removed + it->fs.controls_removed);
     ps_vrecord c = {r->label, pk->q_chars, pk->s_chars, PS_VSTATS_NO_TOKENS, 0, false,
-                    it->changed, it->utf8_repaired, controls, number};
-    rc = ps_vstats_add(l->clean, &c);
+                    it->changed, it->utf8_repaired, controls, number, NULL};
+    rc = hardness_of(it, r->sql, r->sql_len, &c.hardness);
+    if (!rc)
+        rc = ps_vstats_add(l->clean, &c);
     ps_vrecord t = c;
     t.tokens = pk->ntokens;
     t.unk_tokens = pk->unk_tokens;

@@ -774,6 +774,8 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_cleaner_read_database(st.cleaner, err);
     if (!rc) /* a mixture: a cleaner and statistics a source */
         rc = ps_build_sources_setup(&st, err);
+    if (!rc && cfg->difficulty_field)
+        rc = ps_cleaner_set_difficulty_field(st.cleaner, cfg->difficulty_field, err);
     if (!rc) /* stopped during the set-up: touch nothing */
         rc = ps_build_cancelled(cfg, err);
     if (!rc)

@@ -50,6 +50,8 @@ static int src_setup(ps_build_state *st, size_t k, ps_error *err)
         rc = ps_cleaner_set_template(s->cleaner, bs->tmpl, err);
     if (!rc && cfg->leak && !bs->schemas && !bs->tmpl) /* the database kind needs db_id */
         rc = ps_cleaner_read_database(s->cleaner, err);
+    if (!rc && cfg->difficulty_field)
+        rc = ps_cleaner_set_difficulty_field(s->cleaner, cfg->difficulty_field, err);
     if (rc)
         return ps_error_source(err, rc, bs->name);
     s->cfg = *cfg;

@@ -2,7 +2,7 @@
  * report/html_page.h — what the sections of report.html share (internal to
  * report/): the caps, tolerant JSON access, small writers, verdicts and the
  * page being written. Each section lives in its own file: html_examples.c,
- * html_lengths.c, html_labels.c, html_tables.c; report_html.c puts the page
+ * html_lengths.c, html_labels.c, html_hardness.c, html_tables.c; report_html.c puts the page
  * together. Helpers are static inline so every section gets its own copy.
  */
 #ifndef PS_REPORT_HTML_PAGE_H
@@ -255,6 +255,7 @@ void ps_rh_lengths(page *pg);
 void ps_rh_generation(page *pg); /* only when the report has "prompt_completion" */
 void ps_rh_leakage(page *pg);    /* only when the report has "leakage" (html_leakage.c) */
 void ps_rh_labels(page *pg);
+void ps_rh_hardness(page *pg); /* only when the points have "hardness" */
 void ps_rh_rejections(page *pg);
 void ps_rh_rejections_by_input(page *pg);
 void ps_rh_health(page *pg);

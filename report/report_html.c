@@ -203,8 +203,10 @@ nav:
     ps_html_raw(h, "<nav aria-label=\"sections\"><a href=\"#attention\">Why</a><a href=\"#checks\">All checks</a>");
     if (json_is_object(jget(r, "sql")))
         ps_html_raw(h, "<a href=\"#sql\">SQL</a>");
-    ps_html_raw(h, "<a href=\"#examples\">Examples</a><a href=\"#lengths\">Lengths</a><a href=\"#labels\">Labels</a>"
-                   "<a href=\"#rejections\">Rejections &amp; rules</a><a href=\"#health\">Health</a>"
+    ps_html_raw(h, "<a href=\"#examples\">Examples</a><a href=\"#lengths\">Lengths</a><a href=\"#labels\">Labels</a>");
+    if (jpath(r, "points", "raw", "hardness", NULL) || jpath(r, "points", "baseline", "hardness", NULL))
+        ps_html_raw(h, "<a href=\"#hardness\">Hardness</a>");
+    ps_html_raw(h, "<a href=\"#rejections\">Rejections &amp; rules</a><a href=\"#health\">Health</a>"
                    "<a href=\"#thresholds\">Thresholds</a></nav>");
 }
 
@@ -503,6 +505,7 @@ char *ps_report_html(json_t *report)
     ps_rh_lengths(&pg);
     ps_rh_generation(&pg);
     ps_rh_labels(&pg);
+    ps_rh_hardness(&pg);
     ps_rh_rejections(&pg);
     ps_rh_rejections_by_input(&pg);
     ps_rh_health(&pg);

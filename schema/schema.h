@@ -10,6 +10,7 @@
  *   serialize.c   {schema:picard}, {schema:ddl}
  *   select.c      schema selection: what a too-long prompt keeps
  *   shorten.c     the tables and columns a gold SQL uses (gold recall)
+ *   hardness.c    a gold SQL's hardness class (Spider's eval_hardness)
  *   compile.c     sqlite3_prepare_v2 against an in-memory copy of a schema
  *   execute.c     running a query read-only with a time limit
  *   template.c    presets, template files, rendering
@@ -287,5 +288,41 @@ int ps_template_render(const ps_template *t, const ps_render_fields *f,
 /* Whether the prompt holds a {schema:...} placeholder (the build then
  * shortens the schema rather than truncating). */
 bool ps_template_uses_schema(const ps_template *t);
+
+/* SQL's lexical runs (shorten.c; hardness.c uses them too). The end of the
+ * quoted run opened at sql[i], past its closing `close` (a doubled closing
+ * quote is part of it; `]` closes `[`), or len when it never closes
+ * (*closed false; closed may be NULL). */
+size_t ps_sql_quoted_end(const char *sql, size_t len, size_t i, char close, bool *closed);
+/* The end of a `--` (before its newline) or slash-star comment starting at
+ * sql[i]; i when none starts there; len when a slash-star one never closes
+ * (*closed false; closed may be NULL). */
+size_t ps_sql_comment_end(const char *sql, size_t len, size_t i, bool *closed);
+
+/* ---- hardness of a gold query (hardness.c) ----------------------------------
+ * Spider's evaluation script's classes (eval_hardness) from its three counts
+ * of the outermost query; see hardness.c for what each counts. */
+typedef enum ps_sql_hardness {
+    PS_HARDNESS_EASY = 0,
+    PS_HARDNESS_MEDIUM,
+    PS_HARDNESS_HARD,
+    PS_HARDNESS_EXTRA,
+    PS_HARDNESS_UNCLASSIFIED /* not a query the counts apply to */
+} ps_sql_hardness;
+
+typedef struct ps_sql_hardness_counts {
+    uint32_t component1, component2, others;
+} ps_sql_hardness_counts;
+
+/* "easy", "medium", "hard", "extra", "unclassified"; NULL out of range. */
+const char *ps_sql_hardness_name(ps_sql_hardness level);
+/* The class of these counts (eval_hardness). */
+ps_sql_hardness ps_sql_hardness_of(const ps_sql_hardness_counts *h);
+/* Counts `sql` (len bytes) and classifies it: *level, and *counts when not
+ * NULL. Text that is no SELECT (or WITH ... SELECT), or has an unclosed
+ * quote, comment or parenthesis, is PS_HARDNESS_UNCLASSIFIED. Returns 0 or
+ * PS_ENOMEM. Thread-safe. */
+int ps_sql_hardness_classify(const char *sql, size_t len, ps_sql_hardness_counts *counts,
+                             ps_sql_hardness *level);
 
 #endif /* PS_SCHEMA_SCHEMA_H */

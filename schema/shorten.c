@@ -50,9 +50,7 @@ static bool word_byte(unsigned char c)
            c == '_' || c == '$' || c >= 0x80;
 }
 
-/* The end of the quoted run starting at sql[i] (its opening `open`), past
- * the closing `close`; a doubled closing quote is part of the run. */
-static size_t quoted_end(const char *sql, size_t len, size_t i, char close)
+size_t ps_sql_quoted_end(const char *sql, size_t len, size_t i, char close, bool *closed)
 {
     for (i++; i < len; i++) {
         if (sql[i] != close)
@@ -61,8 +59,31 @@ static size_t quoted_end(const char *sql, size_t len, size_t i, char close)
             i++;
             continue;
         }
+        if (closed)
+            *closed = true;
         return i + 1;
     }
+    if (closed)
+        *closed = false;
+    return len;
+}
+
+size_t ps_sql_comment_end(const char *sql, size_t len, size_t i, bool *closed)
+{
+    if (closed)
+        *closed = true;
+    if (sql[i] == '-' && i + 1 < len && sql[i + 1] == '-') {
+        while (i < len && sql[i] != '\n')
+            i++;
+        return i;
+    }
+    if (sql[i] != '/' || i + 1 >= len || sql[i + 1] != '*')
+        return i;
+    for (size_t j = i + 2; j + 1 < len; j++)
+        if (sql[j] == '*' && sql[j + 1] == '/')
+            return j + 2;
+    if (closed)
+        *closed = false;
     return len;
 }
 
@@ -74,23 +95,16 @@ static int scan(const char *sql, size_t len, ps_buf *ids)
         char c = sql[i];
         size_t start = i, end;
         char q = 0;
+        size_t past_comment = ps_sql_comment_end(sql, len, i, NULL);
         if (c == '\'') {
-            i = quoted_end(sql, len, i, '\'');
+            i = ps_sql_quoted_end(sql, len, i, '\'', NULL);
             continue;
-        } else if (c == '-' && i + 1 < len && sql[i + 1] == '-') {
-            while (i < len && sql[i] != '\n')
-                i++;
-            continue;
-        } else if (c == '/' && i + 1 < len && sql[i + 1] == '*') {
-            const char *e = NULL;
-            for (size_t j = i + 2; j + 1 < len && !e; j++)
-                if (sql[j] == '*' && sql[j + 1] == '/')
-                    e = sql + j + 2;
-            i = e ? (size_t)(e - sql) : len;
+        } else if (past_comment != i) {
+            i = past_comment;
             continue;
         } else if (c == '"' || c == '`' || c == '[') {
             q = c == '[' ? ']' : c;
-            i = quoted_end(sql, len, i, q);
+            i = ps_sql_quoted_end(sql, len, i, q, NULL);
             start++;
             end = i > start && sql[i - 1] == q ? i - 1 : i;
         } else if (word_byte((unsigned char)c)) {

@@ -4,6 +4,7 @@
 #include "tests/support/validate_fixture.h"
 
 #include "common/unicode.h"
+#include "schema/schema.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,14 @@ typedef struct spider_run {
     int32_t unk;
 } spider_run;
 
+/* The SQL's Spider hardness class, as the build takes it. */
+static const char *hardness(const char *sql, size_t len)
+{
+    ps_sql_hardness level;
+    assert_int_equal(ps_sql_hardness_classify(sql, len, NULL, &level), 0);
+    return ps_sql_hardness_name(level);
+}
+
 static int spider_sink(void *user, const ps_clean_result *r)
 {
     spider_run *h = user;
@@ -35,6 +44,7 @@ static int spider_sink(void *user, const ps_clean_result *r)
                     memcmp(r->sql, s, sl));
     ps_vrecord raw = rec(lab, ps_utf8_count(q, ql), ps_utf8_count(s, sl), PS_VSTATS_NO_TOKENS);
     raw.changed = changed;
+    raw.hardness = hardness(s, sl);
     assert_int_equal(ps_vstats_add(h->raw, &raw), 0);
     ps_vpair p = {.id = r->id, .source = r->source, .label = lab, .outcome = r->outcome,
                   .reason = r->reason, .rule = r->rule, .question_before = q,
@@ -51,6 +61,7 @@ static int spider_sink(void *user, const ps_clean_result *r)
     ps_vrecord c = rec(r->label, ps_utf8_count(r->question, r->question_len), ps_utf8_count(r->sql, r->sql_len),
                        PS_VSTATS_NO_TOKENS);
     c.changed = changed;
+    c.hardness = hardness(r->sql, r->sql_len);
     assert_int_equal(ps_vstats_add(h->cleaned, &c), 0);
     ps_encoding enc;
     int n = ps_tokenizer_encode_pair(h->tk, h->scr, r->question, r->question_len, r->sql,

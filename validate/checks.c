@@ -118,6 +118,11 @@ static const checkdef DEFS[C_N] = {
     {"leakage", "leakage", ">", 0, NAN, M_FAIL,
      "leakage kinds (docs/REPORT.md, \"Leakage\") whose share of training records is over "
      "its leakage_max_<kind>"},
+    /* a rule or length limit that drops long nested queries leaves the
+     * labels flat and the set easier: the same test as label_js_distance */
+    {"hardness_js_distance", "hardness", ">", 0.05, 0.02, M_FAIL,
+     "Jensen-Shannon distance of the shares of the SQL's hardness levels (Spider's easy, medium, "
+     "hard, extra, or the values of --difficulty-field), log base 2, in [0, 1]"},
 };
 
 static const struct {
@@ -865,6 +870,7 @@ int ps_validate_build(const ps_vconfig *c, const ps_vstats *raw, const ps_vstats
     label_checks(&x, raw, cleaned);
     length_checks(&x, raw, cleaned, PS_VF_QUESTION);
     length_checks(&x, raw, cleaned, PS_VF_SQL);
+    ps_vcheck_hardness(&x, raw, cleaned);
     x.compares = "tokenized";
     health_checks(&x, tokenized, NULL, false);
     int rc = x.rc;
@@ -899,6 +905,7 @@ int ps_validate_compare(const ps_vconfig *c, const ps_vstats *baseline,
     length_checks(&x, baseline, current, PS_VF_QUESTION);
     length_checks(&x, baseline, current, PS_VF_SQL);
     length_checks(&x, baseline, current, PS_VF_TOKENS);
+    ps_vcheck_hardness(&x, baseline, current);
     health_checks(&x, current, baseline, true);
     int rc = x.rc;
     if (!rc)

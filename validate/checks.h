@@ -49,6 +49,7 @@ enum {
     C_HISTORY_HIDDEN, /* group "dialogue": builds with --turns and a template */
     C_SQL_RESULT_REGRESSION, /* group "execution": builds that ran the SQL before and after */
     C_LEAKAGE,        /* group "leakage": builds with --holdout */
+    C_HARDNESS_JS,    /* group "hardness": the shares of the SQL's hardness levels */
     C_N
 };
 
@@ -99,5 +100,8 @@ void ps_vreport_refresh_verdict(ps_vreport *r);
 /* The paired checks (checks_paired.c), in report order. */
 void ps_vcheck_paired(ps_vcheck_ctx *x, const ps_vpaired *P, const ps_vstats *raw,
                       const ps_vstats *cl);
+
+/* hardness_js_distance between two points (checks_hardness.c). */
+void ps_vcheck_hardness(ps_vcheck_ctx *x, const ps_vstats *A, const ps_vstats *B);
 
 #endif /* PS_VALIDATE_CHECKS_H */

@@ -42,6 +42,7 @@ void ps_vstats_free(ps_vstats *s)
     for (int f = 0; s->unk && f < PS_VUNK_FIELDS; f++)
         ps_vunk_clear(&s->unk[f]);
     free(s->unk);
+    ps_vhard_free(s);
     free(s);
 }
 
@@ -101,6 +102,8 @@ int ps_vstats_add(ps_vstats *s, const ps_vrecord *r)
     } else {
         s->unlabeled++;
     }
+    if (r->hardness && ps_vhard_add(s, l, r->hardness))
+        return PS_ENOMEM;
     s->records++;
     uint32_t v[PS_VF_N] = {r->question_chars, r->sql_chars, r->tokens};
     int nf = r->tokens == PS_VSTATS_NO_TOKENS ? 2 : 3;
@@ -164,6 +167,12 @@ int ps_vstats_merge(ps_vstats *into, const ps_vstats *from)
         l->records += from->labels[i].records;
         dist_merge(&l->d, &from->labels[i].d);
     }
+    if (ps_vhard_merge(into, into->hard, from, from->hard))
+        return PS_ENOMEM;
+    for (size_t i = 0; from->nhlevels && i < from->nlabels; i++) /* labels exist: added above */
+        if (ps_vhard_merge(into, get_label(into, from->labels[i].name, 0)->hard, from,
+                           from->labels[i].hard))
+            return PS_ENOMEM;
     into->records += from->records;
     into->unparsed += from->unparsed;
     into->unlabeled += from->unlabeled;
@@ -385,6 +394,8 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
     } else {
         bad |= json_object_set_new(o, "padding", json_null());
     }
+    if (s->nhlevels)
+        bad |= json_object_set_new(o, "hardness", ps_vhard_to_json(s, s->hard));
     if (!strcmp(s->point, "tokenized")) {
         json_t *u = ps_vunk_to_json(s->unk, 0);
         bad |= !u || json_object_set_new(o, "unk_words", u);
@@ -397,6 +408,8 @@ json_t *ps_vstats_to_json(const ps_vstats *s)
         json_t *e = json_pack("{sssosfso}", "label", l->name, "records", ps_vjson_uint(l->records),
                               "share", rate(l->records, parsed - s->unlabeled), "lengths",
                               dist_json(&l->d, c));
+        if (e && s->nhlevels)
+            bad |= json_object_set_new(e, "hardness", ps_vhard_to_json(s, l->hard));
         bad |= !e || json_array_append_new(labels, e);
     }
     free(ix);
@@ -703,6 +716,8 @@ static int label_from_json(json_t *e, size_t i, const char *prev, ps_vstats *s,
     if (l->d.n[PS_VF_QUESTION] != l->records || l->d.n[PS_VF_SQL] != l->records ||
         l->d.n[PS_VF_TOKENS] > l->records)
         return ps_error_set(err, PS_EFORMAT, "%s: length counts disagree with records", c3);
+    if ((rc = ps_vhard_from_json(json_object_get(e, "hardness"), s, l->hard, l->records, c3, err)))
+        return rc;
     if (__builtin_add_overflow(*label_sum, l->records, label_sum))
         return ps_error_set(err, PS_EFORMAT, "%s: label counts overflow", ctx);
     return 0;
@@ -781,6 +796,7 @@ int ps_vstats_from_json(json_t *j, ps_vstats **out, ps_error *err)
         (rc = lengths_from_json(j, s, hc.parsed, ctx, err)) ||
         (rc = padding_from_json(json_object_get(j, "padding"), s, ctx, err)) ||
         (rc = unk_from_json(json_object_get(j, "unk_words"), s, ctx, err)) ||
+        (rc = ps_vhard_from_json(json_object_get(j, "hardness"), s, s->hard, hc.parsed, ctx, err)) ||
         (rc = labels_from_json(json_object_get(j, "labels"), s, &hc, ctx, err)))
         goto fail;
     *out = s;

@@ -47,6 +47,8 @@ typedef struct ps_vrecord {
     uint32_t controls_removed;
     uint32_t label_number;    /* 0, or a number naming `label` and no other
                                * label, always (ps_strmap_slot_numbered) */
+    const char *hardness;     /* the SQL's hardness level (Spider's class, or the
+                               * record's own difficulty field); NULL: none */
 } ps_vrecord;
 
 typedef struct ps_vstats ps_vstats;

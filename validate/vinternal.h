@@ -20,10 +20,15 @@ typedef struct ps_vdist {
     uint64_t hist[PS_VF_N][PS_VBINS];
 } ps_vdist;
 
+/* Hardness levels a statistics object tells apart (hard_stats.c); a name
+ * past the room is counted in the last level, "other". */
+#define PS_VHARD_LEVELS 16u
+
 typedef struct ps_vlabel {
     char *name;
     uint64_t records;
     ps_vdist d;
+    uint64_t hard[PS_VHARD_LEVELS]; /* records per level of the stats' hlevels */
 } ps_vlabel;
 
 /* A statistics file with more labels is refused (each costs ~9 KiB). */
@@ -90,7 +95,28 @@ struct ps_vstats {
     uint32_t *bounds;  /* padding bucket bounds (ps_vstats_set_padding) */
     size_t nbounds;
     ps_vunk *unk;      /* [PS_VUNK_FIELDS], allocated with the first [UNK] word */
+    char *hlevels[PS_VHARD_LEVELS]; /* hardness level names, in the order first seen */
+    size_t nhlevels;                /* 0: no record had a hardness (JSON leaves it out) */
+    uint64_t hard[PS_VHARD_LEVELS]; /* records per level */
 };
+
+/* hard_stats.c: records per hardness level. Adds one record of `level`
+ * to s and to its label l (NULL: unlabeled). 0 or PS_ENOMEM. */
+int ps_vhard_add(ps_vstats *s, ps_vlabel *l, const char *level);
+/* Adds from's counts src (from->hard or a label's) into into's dst
+ * (into->hard or the same label's), level by name. 0 or PS_ENOMEM. */
+int ps_vhard_merge(ps_vstats *into, uint64_t *dst, const ps_vstats *from, const uint64_t *src);
+void ps_vhard_free(ps_vstats *s);
+/* The levels' indices in report order (known classes by difficulty, then
+ * by name); returns their number. */
+size_t ps_vhard_order(const ps_vstats *s, size_t ix[PS_VHARD_LEVELS]);
+/* {"easy": N, ...}: `counts` (s->hard or a label's) in report order. */
+json_t *ps_vhard_to_json(const ps_vstats *s, const uint64_t *counts);
+/* Reads such an object (o NULL: absent, nothing read) into counts (s->hard
+ * first, then a label's: a label's level must be within the overall
+ * count); the counts must add up to at most `records`. */
+int ps_vhard_from_json(json_t *o, ps_vstats *s, uint64_t *counts, uint64_t records,
+                       const char *ctx, ps_error *err);
 
 /* The label's entry, or NULL. */
 const ps_vlabel *ps_vstats_find_label(const ps_vstats *s, const char *name);

@@ -26,7 +26,7 @@ HAVE_READER ?= $(if $(shell grep -l '^int ps_reader_open' reader/*.c 2>/dev/null
 
 FORMATS := jsonl json csv tsv
 TARGETS ?= $(FORMATS:%=fuzz_clean_%) fuzz_vocab fuzz_tokenizer_json fuzz_encode fuzz_charsmap fuzz_normalizers fuzz_tok_parts fuzz_tok_model \
-           fuzz_block fuzz_block_content fuzz_manifest fuzz_lmdb fuzz_schema_tables \
+           fuzz_block fuzz_block_content fuzz_manifest fuzz_lmdb fuzz_schema_tables fuzz_sql_hardness \
            $(if $(filter 1,$(HAVE_STATE)),fuzz_reader_state) \
            $(if $(filter 1,$(HAVE_READER)),fuzz_reader_open)
 

@@ -250,6 +250,9 @@ for d in tables:
     if d["db_id"] in ("concert_singer", "world_1", "pets_1", "car_1", "flight_2"):
         put("fuzz_schema_tables", "spider-%s.json" % d["db_id"],
             json.dumps([d], ensure_ascii=False))
+# Gold SQL: a Spider dev query of each hardness class and shape.
+for i in (0, 3, 25, 41, 58, 120, 255, 433, 600, 1000):
+    put("fuzz_sql_hardness", "spider-dev-%d.sql" % i, dev[i]["query"])
 for rel in (("bird", "dev_tables.json"), ("dusql", "db_schema.json")):
     put("fuzz_schema_tables", rel[0] + "-" + rel[1],
         open(os.path.join(data, "formats", *rel), "rb").read())

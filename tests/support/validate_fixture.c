@@ -80,6 +80,7 @@ void synth_init(synth *s)
 void synth_add(synth *s, const synth_rec *r)
 {
     ps_vrecord raw = rec(r->label, r->qb, r->sb, PS_VSTATS_NO_TOKENS);
+    raw.hardness = r->hard_before;
     assert_int_equal(ps_vstats_add(s->raw, &raw), 0);
     char *qb = strdup(text(r->qb)), *sb = strdup(text(r->sb));
     char *qa = strdup(text(r->qa)), *sa = strdup(text(r->sa));
@@ -96,6 +97,7 @@ void synth_add(synth *s, const synth_rec *r)
     if (r->outcome == PS_OUTCOME_KEPT) {
         ps_vrecord c = rec(r->label, r->qa, r->sa, PS_VSTATS_NO_TOKENS);
         c.changed = r->qa != r->qb || r->sa != r->sb;
+        c.hardness = r->hard_after ? r->hard_after : r->hard_before;
         assert_int_equal(ps_vstats_add(s->cl, &c), 0);
         c.tokens = r->tokens;
         c.unk_tokens = r->unk;
@@ -109,12 +111,15 @@ void synth_add(synth *s, const synth_rec *r)
 }
 
 const char *const LABELS[5] = {"L0", "L1", "L2", "L3", "L4"};
+const char *const HARDNESS[4] = {"easy", "medium", "hard", "extra"};
 
-/* n records over 5 labels, unchanged by cleaning, all kept. */
+/* n records over 5 labels and 4 hardness classes, unchanged by cleaning,
+ * all kept. */
 synth_rec plain(size_t i)
 {
     synth_rec r = {0};
     r.label = LABELS[i % 5];
+    r.hard_before = HARDNESS[i % 4];
     r.qb = r.qa = 40 + (uint32_t)(i * 7919 % 41);
     r.sb = r.sa = 80 + (uint32_t)(i * 104729 % 81);
     r.tokens = 30 + (uint32_t)(i * 31 % 40);

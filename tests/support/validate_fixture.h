@@ -22,10 +22,13 @@ typedef struct synth_rec {
     bool truncated;
     ps_outcome outcome;
     const char *reason, *rule;
+    const char *hard_before, *hard_after; /* hardness levels; hard_after NULL: hard_before */
 } synth_rec;
 
 /* Five label names, L0..L4. */
 extern const char *const LABELS[5];
+/* Spider's four hardness classes. */
+extern const char *const HARDNESS[4];
 
 uint32_t rnd(void);
 
@@ -48,7 +51,8 @@ void synth_init(synth *s);
 
 void synth_add(synth *s, const synth_rec *r);
 
-/* n records over 5 labels, unchanged by cleaning, all kept. */
+/* n records over 5 labels and 4 hardness classes, unchanged by cleaning,
+ * all kept. */
 synth_rec plain(size_t i);
 
 /* synth_init, then plain(0) .. plain(n-1) added. */
