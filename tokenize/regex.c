@@ -146,6 +146,8 @@ int ps_tok_regex_compile(const ps_tok_load *c, const char *jpath, const char *pa
                          size_t len, ps_tok_regex **out)
 {
     *out = NULL;
+    if (c->regexes && len)
+        ++*c->regexes;
     int ec;
     PCRE2_SIZE eoff;
     ps_tok_buf pat = {0};

@@ -47,7 +47,10 @@ typedef struct ps_preprocessor ps_preprocessor;
  * @return 0, or (message in err):
  *   PS_ENOENT    no manifest.json in dir
  *   PS_EVERSION  the set was built before sets embedded their
- *                preprocessing (rebuild it to serve it)
+ *                preprocessing (rebuild it to serve it); or this host's
+ *                utf8proc or PCRE2 has another Unicode version than the
+ *                set was built with, and the set's tokenizer depends on it
+ *                (ps_preprocessor_open_opts below)
  *   PS_ECORRUPT  an embedded file is missing or its SHA-256 differs from the
  *                manifest's (the message names the file), or what it holds
  *                does not match what the build used (the tokenizer file's
@@ -57,6 +60,40 @@ typedef struct ps_preprocessor ps_preprocessor;
  *   PS_ENOMEM    out of memory; or a code of the loaders (tokenizer,
  *                rules, template, schemas) with their message. */
 PS_API int ps_preprocessor_open(const char *dir, ps_preprocessor **out, ps_error *err);
+
+/* Options of ps_preprocessor_open_opts: an options struct that grows
+ * (pairshard/common.h); initialise it with ps_preprocess_options_init. */
+typedef struct ps_preprocess_options {
+    size_t struct_size;
+    /* Token ids depend on the Unicode data of utf8proc and PCRE2
+     * (docs/TOKENIZER.md, "Unicode versions"). When this host's differ from
+     * those the set was built with, or from those pairshard's tables were
+     * generated for, in a library the set's tokenizer depends on, the open
+     * is refused (PS_EVERSION) unless this is non-zero: then it succeeds
+     * and ps_preprocessor_get_warning names the libraries and versions.
+     * Default 0. */
+    int allow_unicode_mismatch;
+} ps_preprocess_options;
+
+/* Writes the defaults into the caller's `struct_size` bytes; call it
+ * through ps_preprocess_options_init(&o). 0 or PS_EINVAL (a size no
+ * version of the struct had). */
+PS_API int ps_preprocess_options_init_size(ps_preprocess_options *o, size_t struct_size);
+#define ps_preprocess_options_init(o) ps_preprocess_options_init_size((o), sizeof *(o))
+
+/* ps_preprocessor_open with options (NULL: the defaults, which is what
+ * ps_preprocessor_open does). Also returns PS_EVERSION when this host's
+ * utf8proc or PCRE2 Unicode version differs from the set's (or from the
+ * one pairshard's tables assume) in a library the set's tokenizer depends
+ * on, unless opt->allow_unicode_mismatch; PS_EINVAL for an options struct
+ * of a size no version had. */
+PS_API int ps_preprocessor_open_opts(const char *dir, const ps_preprocess_options *opt,
+                                     ps_preprocessor **out, ps_error *err);
+
+/* What the open let pass with a warning (allow_unicode_mismatch: the
+ * Unicode versions that differ, and the libraries), or NULL when nothing
+ * did. Valid until ps_preprocessor_free. */
+PS_API const char *ps_preprocessor_get_warning(const ps_preprocessor *p);
 
 /* NULL is a no-op. */
 PS_API void ps_preprocessor_free(ps_preprocessor *p);
