@@ -6,6 +6,9 @@
 #include "pipeline/build_internal.h"
 #include "pipeline/preprocess_int.h"
 
+#include "tokenize/unicode.h"
+#include "tokenize/unicode_check.h"
+
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,22 @@ static json_t *libraries(void)
         json_object_set_new(o, line, json_string(sp + 1));
     }
     return o;
+}
+
+/* The Unicode versions the set's ids were made with: those the generated
+ * tables assume, the linked utf8proc's and PCRE2's, and which of the two
+ * the tokenizer's ids depend on; ps_preprocessor_open compares them with
+ * the serving host's (preprocess_unicode.c). */
+static json_t *unicode_versions(const ps_tokenizer *tok)
+{
+    json_t *uses = json_array();
+    if (tok->unicode_deps & PS_UNIDEP_UTF8PROC)
+        json_array_append_new(uses, json_string("utf8proc"));
+    if (tok->unicode_deps & PS_UNIDEP_PCRE2)
+        json_array_append_new(uses, json_string("pcre2"));
+    return json_pack("{s{ssss}ssssso}", "tables", "ucd", ps_uni_tables_ucd_version, "pcre2",
+                     ps_uni_tables_pcre2_version, "utf8proc", ps_uni_host_utf8proc(), "pcre2",
+                     ps_uni_host_pcre2(), "tokenizer_uses", uses);
 }
 
 /* An id, or null when the tokenizer has none. */
@@ -128,6 +147,7 @@ char *ps_build_manifest(ps_build_state *st, ps_error *err)
     json_object_set_new(m, "tool", json_pack("{ssss}", "name", "pairshard", "version",
                                              ps_version_string()));
     json_object_set_new(m, "libraries", libraries());
+    json_object_set_new(m, "unicode", unicode_versions(cfg->tokenizer));
     json_error_t je;
     json_t *config = cfg->config_json ? json_loads(cfg->config_json, 0, &je) : json_object();
     json_object_set_new(m, "config", config ? config : json_object());

@@ -10,6 +10,7 @@
  * differently, is refused too.
  */
 #include "pipeline/preprocess_priv.h"
+#include "tokenize/tokenize.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,15 +166,16 @@ static int load_tokenizer(ps_preprocessor *p, json_t *m, json_t *files, ps_error
         return ps_error_set(err, PS_ECORRUPT, "%s/manifest.json: no embedded tokenizer", p->dir);
     json_t *tc = json_object_get(config, "tokenizer");
     const char *kind = str_at(tc, "kind");
+    /* any host: ps_pp_unicode_check compares the versions, with the set's */
     if (kind && strcmp(kind, "tokenizer.json") == 0) {
-        rc = ps_tokenizer_load_json(path, &p->tok, err);
+        rc = ps_tok_load_json_host(path, true, &p->tok, err);
     } else {
         ps_tokenizer_options to;
         ps_tokenizer_options_init(&to);
         const char *lc = str_at(tc, "lowercase");
         if (lc && strcmp(lc, "default") != 0)
             to.lowercase = strcmp(lc, "yes") == 0;
-        rc = ps_tokenizer_load_vocab_buffer(data, len, path, &to, &p->tok, err);
+        rc = ps_tok_load_vocab_host(data, len, path, &to, true, &p->tok, err);
     }
     free(data);
     if (rc)
@@ -270,7 +272,7 @@ static int make_cleaner(ps_preprocessor *p, json_t *config, json_t *files, ps_er
     return 0;
 }
 
-static int open_manifest(ps_preprocessor *p, json_t *m, ps_error *err)
+static int open_manifest(ps_preprocessor *p, json_t *m, bool allow_unicode, ps_error *err)
 {
     json_t *pre = json_object_get(m, "preprocess");
     if (!json_is_object(pre))
@@ -287,6 +289,8 @@ static int open_manifest(ps_preprocessor *p, json_t *m, ps_error *err)
     int rc = clean_options(p, config, err);
     if (!rc)
         rc = load_tokenizer(p, m, files, err);
+    if (!rc)
+        rc = ps_pp_unicode_check(p, m, allow_unicode, err);
     if (!rc)
         rc = load_t2s(p, m, files, err);
     if (!rc)
@@ -352,13 +356,26 @@ static json_t *source_view(const char *dir, json_t *m, const char *name, ps_erro
 
 int ps_preprocessor_open(const char *dir, ps_preprocessor **out, ps_error *err)
 {
-    return ps_preprocessor_open_source(dir, NULL, out, err);
+    return ps_preprocessor_open_opts(dir, NULL, out, err);
 }
 
 int ps_preprocessor_open_source(const char *dir, const char *source, ps_preprocessor **out,
                                 ps_error *err)
 {
+    ps_preprocess_options o;
+    ps_preprocess_options_init(&o);
+    o.source = source;
+    return ps_preprocessor_open_opts(dir, &o, out, err);
+}
+
+int ps_preprocessor_open_opts(const char *dir, const ps_preprocess_options *opt,
+                              ps_preprocessor **out, ps_error *err)
+{
     *out = NULL;
+    ps_preprocess_options o;
+    int rc = ps_pp_options_adopt(&o, opt, err);
+    if (rc)
+        return rc;
     ps_preprocessor *p = calloc(1, sizeof *p);
     if (!p || !(p->dir = strdup(dir))) {
         free(p);
@@ -367,7 +384,7 @@ int ps_preprocessor_open_source(const char *dir, const char *source, ps_preproce
     char path[4096], *text;
     size_t len;
     snprintf(path, sizeof path, "%s/manifest.json", dir);
-    int rc = ps_file_read_all(path, "manifest", MANIFEST_MAX, &text, &len, err);
+    rc = ps_file_read_all(path, "manifest", MANIFEST_MAX, &text, &len, err);
     if (rc) {
         ps_preprocessor_free(p);
         return rc;
@@ -375,9 +392,9 @@ int ps_preprocessor_open_source(const char *dir, const char *source, ps_preproce
     json_error_t je;
     json_t *m = json_loadb(text, len, 0, &je);
     free(text);
-    json_t *v = m ? source_view(dir, m, source, err) : NULL;
+    json_t *v = m ? source_view(dir, m, o.source, err) : NULL;
     rc = !m  ? ps_error_set(err, PS_EFORMAT, "%s: not JSON (line %d: %s)", path, je.line, je.text)
-         : v ? open_manifest(p, v, err)
+         : v ? open_manifest(p, v, o.allow_unicode_mismatch != 0, err)
              : err ? err->code : PS_EUSAGE;
     json_decref(v);
     json_decref(m);

@@ -40,6 +40,7 @@ struct ps_preprocessor {
     char *turns_path, *turn_q_key, *turn_sql_key;
     char *strings;            /* owns the option strings of cfg.clean */
     int32_t pad_id;
+    char warning[1024];       /* ps_preprocessor_get_warning; "" for none */
     /* the pool of slots (preprocess_pool.c); everything above is only
      * read once open returns */
     pthread_mutex_t pool_mu;
@@ -48,6 +49,18 @@ struct ps_preprocessor {
     ps_pp_slot *free_slots, *all_slots;
     size_t n_slots;
 };
+
+/* preprocess_unicode.c */
+/* Compares the Unicode versions the set recorded (manifest member
+ * "unicode", or for an older set its "libraries") with this host's and
+ * with those the tables assume, for the libraries p->tok depends on: 0,
+ * or PS_EVERSION naming the library and both versions; with `allow`, 0 and
+ * the same sentence in p->warning. */
+int ps_pp_unicode_check(ps_preprocessor *p, json_t *m, bool allow, ps_error *err);
+/* The caller's options (NULL: the defaults) at this library's size into
+ * *o: 0 or PS_EINVAL (a struct_size no version had). */
+int ps_pp_options_adopt(ps_preprocess_options *o, const ps_preprocess_options *opt,
+                        ps_error *err);
 
 /* preprocess_pool.c */
 /* Sets up the pool (no slot yet). 0 or PS_ENOMEM (no thread key left). */

@@ -21,6 +21,10 @@ npm:npm zstd:zstd gzip:gzip"
 # computes test_validate_scipy's reference: without it the test skips, and
 # a skip fails CI (tests/skips-allowed.txt).
 PYMODS="scipy:python3-scipy numpy:python3-numpy"
+# data file : Debian package. The Unicode Character Database that
+# scripts/gen-unicode.py generates tokenize/unicode_tables.c from
+# (tests/cli/unicode_tables.sh regenerates it and compares).
+FILES="/usr/share/unicode/UnicodeData.txt:unicode-data"
 
 all=0
 [ "${CI:-}" = "true" ] && all=1
@@ -28,7 +32,7 @@ for arg in "$@"; do
     case $arg in
     --all) all=1 ;;
     --abi)
-        LIBS=""
+        LIBS="" FILES=""
         CMDS="abidw:abigail-tools abidiff:abigail-tools"
         ;;
     *) echo "install-deps: unknown argument $arg" >&2; exit 2 ;;
@@ -54,6 +58,13 @@ done
 for pair in $PYMODS; do
     mod=${pair%%:*} pkg=${pair#*:}
     if [ $all = 1 ] || ! /usr/bin/python3 -c "import $mod" 2>/dev/null; then
+        missing="$missing $pkg"
+    fi
+done
+
+for pair in $FILES; do
+    file=${pair%%:*} pkg=${pair#*:}
+    if [ $all = 1 ] || ! [ -r "$file" ]; then
         missing="$missing $pkg"
     fi
 done

@@ -16,7 +16,7 @@ static ps_tok_post *load(const char *json)
 {
     json_t *j = ps_test_json(json, JSON_DECODE_ANY);
     ps_error err = {0};
-    ps_tok_load c = {"t.json", &err};
+    ps_tok_load c = {"t.json", &err, NULL};
     ps_tok_post *p = NULL;
     if (ps_tok_post_load(&c, j, "post_processor", &p))
         fail_msg("load: %s", err.message);

@@ -37,7 +37,7 @@ static int load_rc(const char *json, const ps_tok_norm *norm, const ps_tok_model
                    ps_tok_added **out, ps_error *err)
 {
     json_t *j = ps_test_json(json, JSON_DECODE_ANY);
-    ps_tok_load c = {"t.json", err};
+    ps_tok_load c = {"t.json", err, NULL};
     int rc = ps_tok_added_load_model(&c, j, "added_tokens", norm, m, out);
     json_decref(j);
     return rc;

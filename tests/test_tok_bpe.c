@@ -339,7 +339,7 @@ static ps_tok_model *load_gpt2(double *secs)
     json_t *j = load_file_model(ps_test_data("tokenizers/gpt2.tokenizer.json"));
     assert_non_null(j);
     ps_error err;
-    ps_tok_load c = {"gpt2.tokenizer.json", &err};
+    ps_tok_load c = {"gpt2.tokenizer.json", &err, NULL};
     ps_tok_model *m = NULL;
     double t0 = now_s();
     int rc = ps_tok_model_load(&c, j, "model", &m);
@@ -513,7 +513,7 @@ static ps_tok_model *driver_load(const char *path, double *secs)
     }
     double t1 = now_s();
     ps_error err;
-    ps_tok_load c = {path, &err};
+    ps_tok_load c = {path, &err, NULL};
     ps_tok_model *m = NULL;
     int rc = PS_OK;
     if (secs)

@@ -16,7 +16,7 @@
 static int load_rc(const char *json, ps_tok_decoder **out, ps_error *err)
 {
     json_t *j = ps_test_json(json, JSON_DECODE_ANY);
-    ps_tok_load c = {"t.json", err};
+    ps_tok_load c = {"t.json", err, NULL};
     int rc = ps_tok_decoder_load(&c, j, "decoder", out);
     json_decref(j);
     return rc;

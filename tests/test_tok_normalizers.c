@@ -22,7 +22,7 @@
 static ps_tok_norm *load(const char *json, int *rc, ps_error *err)
 {
     json_t *j = ps_test_json(json, JSON_DECODE_ANY);
-    ps_tok_load c = {"t.json", err};
+    ps_tok_load c = {"t.json", err, NULL};
     ps_tok_norm *n = (ps_tok_norm *)1;
     memset(err, 0, sizeof *err);
     *rc = ps_tok_norm_load(&c, j, "normalizer", &n);

@@ -157,25 +157,11 @@ static int next_match(const ps_tok_trie *t, const unsigned char *s, size_t n, si
     return 0;
 }
 
-/* Word characters of Unicode 16 (Rust's regex) that utf8proc's older
- * tables leave unassigned: found by sweeping every code point through HF
- * (single_word before and after each). */
-static const ps_uni_range u16_word[] = {
-    {0x897, 0x897},     {0x1C89, 0x1C8A},   {0xA7CB, 0xA7CD},   {0xA7DA, 0xA7DC},
-    {0x105C0, 0x105F3}, {0x10D40, 0x10D65}, {0x10D69, 0x10D6D}, {0x10D6F, 0x10D85},
-    {0x10EC2, 0x10EC4}, {0x10EFC, 0x10EFC}, {0x11380, 0x11389}, {0x1138B, 0x1138B},
-    {0x1138E, 0x1138E}, {0x11390, 0x113B5}, {0x113B7, 0x113C0}, {0x113C2, 0x113C2},
-    {0x113C5, 0x113C5}, {0x113C7, 0x113CA}, {0x113CC, 0x113D3}, {0x113E1, 0x113E2},
-    {0x116D0, 0x116E3}, {0x11BC0, 0x11BE0}, {0x11BF0, 0x11BF9}, {0x11F5A, 0x11F5A},
-    {0x13460, 0x143FA}, {0x16100, 0x16139}, {0x16D40, 0x16D6C}, {0x16D70, 0x16D79},
-    {0x18CFF, 0x18CFF}, {0x1CCF0, 0x1CCF9}, {0x1E5D0, 0x1E5FA}, {0x2EBF0, 0x2EE5D},
-};
-
-
 /* Rust regex's \w (Unicode): Alphabetic, marks, decimal digits, connector
  * punctuation and Join_Control. Alphabetic is the letters, Nl and
  * Other_Alphabetic, which outside the marks is only the circled and squared
- * Latin letters (So). */
+ * Latin letters (So). The newer word characters utf8proc leaves unassigned
+ * are ps_uni_hf_word_new (generated: unicode_tables.c). */
 static bool is_word_char(uint32_t cp)
 {
     if (cp < 0x80)
@@ -184,7 +170,7 @@ static bool is_word_char(uint32_t cp)
     if (cp == 0x200C || cp == 0x200D || (cp >= 0x24B6 && cp <= 0x24E9) ||
         (cp >= 0x1F130 && cp <= 0x1F149) || (cp >= 0x1F150 && cp <= 0x1F169) ||
         (cp >= 0x1F170 && cp <= 0x1F189) ||
-        ps_uni_in_ranges(u16_word, sizeof u16_word / sizeof *u16_word, cp))
+        ps_uni_in_ranges(ps_uni_hf_word_new, ps_uni_hf_word_new_n, cp))
         return true;
     switch (utf8proc_get_property((utf8proc_int32_t)cp)->category) {
     case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:

@@ -31,7 +31,7 @@ static int bert_decoder(const ps_tokenizer *tok, ps_tok_decoder **out, ps_error 
                           "cleanup", 1);
     if (!j)
         return ps_error_set(err, PS_ENOMEM, "out of memory");
-    ps_tok_load c = {"(BERT decoder)", err};
+    ps_tok_load c = {"(BERT decoder)", err, NULL};
     int rc = ps_tok_decoder_load(&c, j, "decoder", out);
     json_decref(j);
     return rc;

@@ -292,7 +292,7 @@ static int load_any(const ps_tok_load *c, json_t *j, const char *jp, ps_tok_dec 
         if (!decs[k].legacy)
             continue;
         ps_error quiet;
-        ps_tok_load qc = {c->file, &quiet};
+        ps_tok_load qc = {c->file, &quiet, NULL};
         int rc = run(&qc, k, j, jp, out, depth);
         if (rc == PS_OK)
             return rc;

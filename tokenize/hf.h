@@ -95,6 +95,9 @@ void ps_tok_work_slot_clear(ps_tok_work_slot *slot);
 typedef struct ps_tok_load {
     const char *file; /* for messages */
     ps_error *err;
+    /* Counts the non-empty patterns compiled by PCRE2 (NULL: not counted):
+     * a tokenizer with one depends on PCRE2's Unicode (unicode_check.c). */
+    unsigned *regexes;
 } ps_tok_load;
 
 /* Sets the error to "FILE: JPATH: <fmt...>" and returns `code`. */

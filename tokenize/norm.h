@@ -72,7 +72,7 @@ static inline void ps_norm_swap(ps_tok_buf *a, ps_tok_buf *b)
  * M in its Unicode 9 tables), which StripAccents removes. */
 bool ps_uni_is_combining_mark(uint32_t cp);
 
-/* Override tables (norm_overrides.c), measured against the binding. */
+/* Override tables (generated: unicode_tables.c, scripts/gen-unicode.py). */
 extern const ps_uni_range ps_uni_hf_no_nfkd[]; /* HF leaves whole under NFKD */
 extern const unsigned ps_uni_hf_no_nfkd_n;
 extern const ps_uni_range ps_uni_hf_mark[]; /* HF mark, utf8proc not M* */

@@ -312,7 +312,7 @@ static int try_variant(const ps_tok_load *c, size_t v, json_t *j, const char *jp
                        ps_tok_post **out, int depth)
 {
     ps_error quiet;
-    ps_tok_load qc = {c->file, &quiet};
+    ps_tok_load qc = {c->file, &quiet, NULL};
     ps_tok_post *p = calloc(1, sizeof *p);
     if (!p)
         return PS_ENOMEM;

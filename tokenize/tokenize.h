@@ -182,7 +182,17 @@ struct ps_tokenizer {
      * the fused BERT WordPiece path above. */
     struct ps_tok_hf *hf;
     char *model_type; /* "WordPiece", "BPE", "Unigram", "WordLevel" */
+    unsigned unicode_deps; /* PS_UNIDEP_*: whose Unicode its ids depend on */
 };
+
+/* ps_tokenizer_load_json and ps_tokenizer_load_vocab_buffer, which refuse
+ * a host whose utf8proc or PCRE2 has another Unicode than the tables
+ * assume (unicode_check.h) unless any_host: for ps_preprocessor_open, which
+ * compares the versions itself and may be told to serve anyway. */
+int ps_tok_load_json_host(const char *path, bool any_host, ps_tokenizer **out, ps_error *err);
+int ps_tok_load_vocab_host(const char *data, size_t len, const char *name,
+                           const ps_tokenizer_options *opt, bool any_host, ps_tokenizer **out,
+                           ps_error *err);
 
 /* Fills a tokenizer whose vocab is already loaded: copies the options,
  * resolves special ids, builds the tries and tables. On failure the caller

@@ -2,6 +2,7 @@
  * tables (tries, ASCII classes, special tokens), accessors, scratch. */
 #include "tokenize/hf.h"
 #include "tokenize/tokenize.h"
+#include "tokenize/unicode_check.h"
 #include "common/options.h"
 #include "tokenize/unicode.h"
 
@@ -191,6 +192,13 @@ int ps_tokenizer_load_vocab_buffer(const char *data, size_t len, const char *nam
                                    const ps_tokenizer_options *opt, ps_tokenizer **out,
                                    ps_error *err)
 {
+    return ps_tok_load_vocab_host(data, len, name, opt, false, out, err);
+}
+
+int ps_tok_load_vocab_host(const char *data, size_t len, const char *name,
+                           const ps_tokenizer_options *opt, bool any_host, ps_tokenizer **out,
+                           ps_error *err)
+{
     ps_tokenizer_options own; /* the caller's options at this library's size */
     if (!out || (!data && len))
         return ps_error_set(err, PS_EINVAL, "ps_tokenizer_load_vocab_buffer: bad arguments");
@@ -211,6 +219,8 @@ int ps_tokenizer_load_vocab_buffer(const char *data, size_t len, const char *nam
         rc = ps_tok_finish(tok, opt, err);
     if (!rc && ((rc = add_bert_specials(tok, name)) || (rc = ps_tok_vocab_check(tok, data, len, name))))
         ps_error_set(err, rc, "out of memory");
+    if (!rc)
+        rc = ps_tok_unicode_check(tok, name, 0, any_host, err);
     if (rc) {
         ps_tokenizer_free(tok);
         return rc;

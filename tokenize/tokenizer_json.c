@@ -12,6 +12,7 @@
 #include "common/json_where.h"
 #include "tokenize/hf.h"
 #include "tokenize/tokenize.h"
+#include "tokenize/unicode_check.h"
 
 #include <jansson.h>
 #include <stdatomic.h>
@@ -300,11 +301,14 @@ static int load_bert(const ctx *c, json_t *root, ps_tokenizer **out)
     return PS_OK;
 }
 
-/* The load from a parsed root: the fused BERT path, else the general one. */
-static int load_root(const char *path, json_t *root, ps_tokenizer **out, ps_error *err)
+/* The load from a parsed root: the fused BERT path, else the general one;
+ * then the host's Unicode versions, unless any_host (unicode_check.h). */
+static int load_root(const char *path, json_t *root, bool any_host, ps_tokenizer **out,
+                     ps_error *err)
 {
     ctx c = {path, err};
-    ps_tok_load lc = {path, err};
+    unsigned regexes = 0;
+    ps_tok_load lc = {path, err, &regexes};
     int rc;
     if (!json_is_object(root))
         rc = bad(&c, PS_EFORMAT, "top level", "expected an object");
@@ -312,6 +316,10 @@ static int load_root(const char *path, json_t *root, ps_tokenizer **out, ps_erro
         rc = load_bert(&c, root, out);
     if (rc == PS_EUSAGE) /* not BERT's pipeline: the general one */
         rc = ps_tok_hf_load(&lc, root, out);
+    if (!rc && (rc = ps_tok_unicode_check(*out, path, regexes, any_host, err))) {
+        ps_tokenizer_free(*out);
+        *out = NULL;
+    }
     /* what the shared vocabulary code says ("out of memory building the
      * vocabulary trie") names no file: name it */
     size_t pl = strlen(path);
@@ -332,8 +340,8 @@ unsigned long ps_tok_fastload_hits(void) { return fast_hits; }
 
 /* The fast path (fastload.c): true with *out loaded, or false when the
  * plain path must do the load (and say what is wrong, if anything is). */
-static bool load_fast(const char *path, const char *data, size_t len, ps_tokenizer **out,
-                      ps_error *err)
+static bool load_fast(const char *path, const char *data, size_t len, bool any_host,
+                      ps_tokenizer **out, ps_error *err)
 {
     ps_tok_pre pre;
     char *text;
@@ -347,7 +355,7 @@ static bool load_fast(const char *path, const char *data, size_t len, ps_tokeniz
     int rc = PS_EFORMAT;
     if (root && ps_tok_pre_bind(&pre, root)) {
         ps_tok_pre_current = &pre;
-        rc = load_root(path, root, out, &quiet);
+        rc = load_root(path, root, any_host, out, &quiet);
         ps_tok_pre_current = NULL;
         if (!rc && !ps_tok_pre_complete(&pre)) { /* a stub was read as JSON */
             ps_tokenizer_free(*out);
@@ -367,6 +375,11 @@ static bool load_fast(const char *path, const char *data, size_t len, ps_tokeniz
 
 int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error *err)
 {
+    return ps_tok_load_json_host(path, false, out, err);
+}
+
+int ps_tok_load_json_host(const char *path, bool any_host, ps_tokenizer **out, ps_error *err)
+{
     if (!path || !out)
         return ps_error_set(err, PS_EINVAL, "ps_tokenizer_load_json: bad arguments");
     *out = NULL;
@@ -375,7 +388,7 @@ int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error *err)
     int rc = ps_file_read_all(path, "tokenizer.json", PS_TOK_FILE_MAX, &data, &len, err);
     if (rc)
         return rc;
-    if (load_fast(path, data, len, out, err)) {
+    if (load_fast(path, data, len, any_host, out, err)) {
         free(data);
         return PS_OK;
     }
@@ -384,7 +397,7 @@ int ps_tokenizer_load_json(const char *path, ps_tokenizer **out, ps_error *err)
     free(data);
     if (!root)
         return ps_json_load_error(err, path, &jerr);
-    rc = load_root(path, root, out, err);
+    rc = load_root(path, root, any_host, out, err);
     json_decref(root);
     return rc;
 }

@@ -47,7 +47,10 @@ typedef struct ps_preprocessor ps_preprocessor;
  * @return 0, or (message in err):
  *   PS_ENOENT    no manifest.json in dir
  *   PS_EVERSION  the set was built before sets embedded their
- *                preprocessing (rebuild it to serve it)
+ *                preprocessing (rebuild it to serve it); or this host's
+ *                utf8proc or PCRE2 has another Unicode version than the
+ *                set was built with, and the set's tokenizer depends on it
+ *                (ps_preprocessor_open_opts below)
  *   PS_ECORRUPT  an embedded file is missing or its SHA-256 differs from the
  *                manifest's (the message names the file), or what it holds
  *                does not match what the build used (the tokenizer file's
@@ -61,11 +64,51 @@ PS_API int ps_preprocessor_open(const char *dir, ps_preprocessor **out, ps_error
 /* The same for source `source` of a set built from several sources (its
  * manifest's "sources"): that source's cleaning options, template and
  * schemas (docs/BUILD.md, "Mixtures"), so that its prompts are rendered
- * as the build rendered them. `source` NULL is ps_preprocessor_open. A set
+ * as the build rendered them: ps_preprocessor_open_opts with the default
+ * options and `source`. `source` NULL is ps_preprocessor_open. A set
  * of several sources opened without a source, or with a name it does not
  * have, is PS_EUSAGE (the message lists its sources). */
 PS_API int ps_preprocessor_open_source(const char *dir, const char *source,
                                        ps_preprocessor **out, ps_error *err);
+/* Options of ps_preprocessor_open_opts: an options struct that grows
+ * (pairshard/common.h); initialise it with ps_preprocess_options_init. */
+typedef struct ps_preprocess_options {
+    size_t struct_size;
+    /* Token ids depend on the Unicode data of utf8proc and PCRE2
+     * (docs/TOKENIZER.md, "Unicode versions"). When this host's differ from
+     * those the set was built with, or from those pairshard's tables were
+     * generated for, in a library the set's tokenizer depends on, the open
+     * is refused (PS_EVERSION) unless this is non-zero: then it succeeds
+     * and ps_preprocessor_get_warning names the libraries and versions.
+     * Default 0. */
+    int allow_unicode_mismatch;
+    /* Of a set built from several sources (its manifest's "sources"): the
+     * source whose cleaning options, template and schemas to serve with
+     * (docs/BUILD.md, "Mixtures"). NULL (the default): the set must have
+     * one source. A set of several opened without one, or with a name it
+     * does not have, is PS_EUSAGE (the message lists its sources). */
+    const char *source;
+} ps_preprocess_options;
+
+/* Writes the defaults into the caller's `struct_size` bytes; call it
+ * through ps_preprocess_options_init(&o). 0 or PS_EINVAL (a size no
+ * version of the struct had). */
+PS_API int ps_preprocess_options_init_size(ps_preprocess_options *o, size_t struct_size);
+#define ps_preprocess_options_init(o) ps_preprocess_options_init_size((o), sizeof *(o))
+
+/* ps_preprocessor_open with options (NULL: the defaults, which is what
+ * ps_preprocessor_open does). Also returns PS_EVERSION when this host's
+ * utf8proc or PCRE2 Unicode version differs from the set's (or from the
+ * one pairshard's tables assume) in a library the set's tokenizer depends
+ * on, unless opt->allow_unicode_mismatch; PS_EINVAL for an options struct
+ * of a size no version had. */
+PS_API int ps_preprocessor_open_opts(const char *dir, const ps_preprocess_options *opt,
+                                     ps_preprocessor **out, ps_error *err);
+
+/* What the open let pass with a warning (allow_unicode_mismatch: the
+ * Unicode versions that differ, and the libraries), or NULL when nothing
+ * did. Valid until ps_preprocessor_free. */
+PS_API const char *ps_preprocessor_get_warning(const ps_preprocessor *p);
 
 /* NULL is a no-op. */
 PS_API void ps_preprocessor_free(ps_preprocessor *p);

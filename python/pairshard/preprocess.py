@@ -55,6 +55,13 @@ class ps_preprocess_output(ctypes.Structure):
     ]
 
 
+class ps_preprocess_options(ctypes.Structure):
+    # struct_size: the size of this mirror, passed to
+    # ps_preprocess_options_init_size (pairshard/common.h, growing structs)
+    _fields_ = [("struct_size", ctypes.c_size_t), ("allow_unicode_mismatch", ctypes.c_int),
+                ("source", ctypes.c_char_p)]
+
+
 def _declare(lib):
     if getattr(lib, "_ps_preprocess_declared", False):
         return lib
@@ -65,6 +72,12 @@ def _declare(lib):
         "ps_preprocessor_open_source": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p,
                                                        ctypes.POINTER(vp), err_p]),
         "ps_preprocessor_free": (None, [vp]),
+        "ps_preprocess_options_init_size": (ctypes.c_int, [ctypes.POINTER(ps_preprocess_options),
+                                                           ctypes.c_size_t]),
+        "ps_preprocessor_open_opts": (ctypes.c_int, [ctypes.c_char_p,
+                                                     ctypes.POINTER(ps_preprocess_options),
+                                                     ctypes.POINTER(vp), err_p]),
+        "ps_preprocessor_get_warning": (ctypes.c_char_p, [vp]),
         "ps_preprocess_size": (ctypes.c_int, [vp, ctypes.POINTER(ps_preprocess_input),
                                               ctypes.POINTER(ps_preprocess_output),
                                               ctypes.c_size_t, err_p]),
@@ -116,22 +129,37 @@ class Preprocessor:
     tensors with return_tensors="pt"); a list of questions (or of dicts)
     gives a padded batch, as a HuggingFace tokenizer's __call__ with
     padding=True. Without sql the ids are the prompt's alone (with a
-    template) or [CLS] question [SEP]."""
+    template) or [CLS] question [SEP].
 
-    def __init__(self, path, source=None):
-        """source: of a set built from several sources (a mixture), the
-        one whose cleaning, template and schemas to serve with."""
+    A host whose utf8proc or PCRE2 has another Unicode version than the set
+    was built with, where the set's tokenizer depends on it, is refused
+    (PairshardError, PS_EVERSION): its ids could differ from the stored
+    ones. allow_unicode_mismatch=True opens it anyway; `warning` then says
+    which library and versions differ (None when nothing did).
+
+    source: of a set built from several sources (a mixture), the one whose
+    cleaning, template and schemas to serve with."""
+
+    def __init__(self, path, source=None, allow_unicode_mismatch=False):
         self._lib = _declare(L.load())
         # calls in progress, so that close() never frees what a thread uses
         self._cv = threading.Condition(threading.Lock())
         self._calls = 0
         self._p = ctypes.c_void_p()
         err = L.ps_error()
-        rc = self._lib.ps_preprocessor_open_source(
-            _enc(str(path)), None if source is None else _enc(str(source)),
-            ctypes.byref(self._p), ctypes.byref(err))
+        opts = ps_preprocess_options()
+        rc = self._lib.ps_preprocess_options_init_size(ctypes.byref(opts), ctypes.sizeof(opts))
+        if rc:
+            raise PairshardError(rc, "ps_preprocess_options: this libpairshard does not know "
+                                 "a struct of %d bytes" % ctypes.sizeof(opts))
+        opts.allow_unicode_mismatch = 1 if allow_unicode_mismatch else 0
+        opts.source = None if source is None else _enc(str(source))
+        rc = self._lib.ps_preprocessor_open_opts(_enc(str(path)), ctypes.byref(opts),
+                                                 ctypes.byref(self._p), ctypes.byref(err))
         if rc:
             raise PairshardError(rc, err.message.decode("utf-8", "replace"))
+        w = self._lib.ps_preprocessor_get_warning(self._p)
+        self.warning = w.decode("utf-8", "replace") if w else None
         pad = self._lib.ps_preprocessor_get_pad_id(self._p)
         self.pad_id = pad if pad >= 0 else 0
         self.max_length = self._lib.ps_preprocessor_get_max_length(self._p)

@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!j)
         return 0;
     ps_error err = {0};
-    ps_tok_load c = {"fuzz.json", &err};
+    ps_tok_load c = {"fuzz.json", &err, NULL};
     ps_tok_norm *n = NULL;
     int rc = ps_tok_precompiled_load(&c, j, "normalizer", &n);
     json_decref(j);

@@ -44,7 +44,7 @@ static ps_tok_norm *norm_for(unsigned k)
 {
     if (!norms[k]) {
         ps_error err;
-        ps_tok_load c = {"fuzz", &err};
+        ps_tok_load c = {"fuzz", &err, NULL};
         json_t *j = json_loads(configs[k], 0, NULL);
         if (!j || ps_tok_norm_load(&c, j, "normalizer", &norms[k]) != 0) {
             fprintf(stderr, "fuzz_normalizers: config %u does not load\n", k);

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!j)
         return 0;
     ps_error err = {0};
-    ps_tok_load c = {"model.json", &err};
+    ps_tok_load c = {"model.json", &err, NULL};
     ps_tok_model *m = NULL;
     int rc = ps_tok_model_load(&c, j, "model", &m);
     json_decref(j);

@@ -87,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         model.kind = PS_TOK_MODEL_WORDLEVEL;
     }
     ps_error err = {0};
-    ps_tok_load c = {"f.json", &err};
+    ps_tok_load c = {"f.json", &err, NULL};
     ps_tok_added *a = NULL;
     ps_tok_post *p = NULL;
     ps_tok_decoder *d = NULL;

@@ -124,6 +124,39 @@ def dialogues(path, input_path, kind):
           turns == len(want) and not bad, "; ".join(bad[:3]))
 
 
+def unicode_versions(path, recs, kind):
+    """A copy of the set whose manifest says its build's utf8proc had
+    another Unicode: refused (PS_EVERSION, naming the library and both
+    versions) unless allow_unicode_mismatch, which serves the same ids and
+    says why in .warning."""
+    import shutil
+    import tempfile
+    tmp = tempfile.mkdtemp()
+    copy = tmp + "/set"
+    shutil.copytree(path, copy)
+    m = json.load(open(copy + "/manifest.json"))
+    host = m["unicode"]["utf8proc"]
+    m["unicode"]["utf8proc"] = "14.0.0"
+    json.dump(m, open(copy + "/manifest.json", "w"))
+    try:
+        pairshard.Preprocessor(copy)
+        check("%s: another utf8proc Unicode in the manifest is refused" % kind, False)
+    except pairshard.PairshardError as e:
+        check("%s: another utf8proc Unicode in the manifest is refused" % kind,
+              e.name == "PS_EVERSION" and "utf8proc" in e.message and "14.0.0" in e.message
+              and host in e.message, e.message)
+    pre = pairshard.Preprocessor(copy, allow_unicode_mismatch=True)
+    ref = pairshard.Preprocessor(path)
+    r = fields(kind, recs[0])
+    check("%s: allow_unicode_mismatch=True serves it, with the same ids, and says why" % kind,
+          ref.warning is None and "utf8proc" in (pre.warning or "") and "14.0.0" in pre.warning
+          and pre.encode(**r)["input_ids"].tolist() == ref.encode(**r)["input_ids"].tolist(),
+          str(pre.warning))
+    pre.close()
+    ref.close()
+    shutil.rmtree(tmp)
+
+
 def main():
     args = sys.argv[1:]
     for j in range(0, len(args), 3):
@@ -131,6 +164,8 @@ def main():
             dialogues(args[j], args[j + 1], args[j + 2])
             continue
         pre, recs = round_trip(args[j], args[j + 1], args[j + 2])
+        if args[j + 2] == "spider":
+            unicode_versions(args[j], recs, args[j + 2])
         if args[j + 2] == "picard":
             r = fields("picard", recs[0])
             full = pre.encode(**r)["input_ids"].tolist()

@@ -1,8 +1,9 @@
-// Step 1 of generating tokenize/pretok_uclass.inc: prints, for each class
-// HF's regex engine knows (\p{L}, \p{M}, \p{Nd}, \p{N}), the code points it
-// holds, as "CLASS LO HI" ranges, asking the node binding itself (its
-// Unicode is newer than utf8proc's). tests/tools/gen_pretok_uclass.c then
-// keeps the code points where utf8proc disagrees.
+// Measures what scripts/unicode-hf-delta.txt's [onig] lines state: prints,
+// for each class HF's regex engine knows (\p{L}, \p{M}, \p{Nd}, \p{N}), the
+// code points it holds, as "CLASS LO HI" ranges, asking the node binding
+// itself (its Unicode is newer than the UCD's). The code points where the
+// UCD's category disagrees are the [onig] lines; scripts/gen-unicode.py
+// turns them into tokenize/pretok_uclass.inc.
 //   node tests/tools/gen_pretok_uclass.js > /tmp/hf_classes.txt
 'use strict';
 const hf = require(process.env.PS_ROOT + '/tests/conformance/node_modules/tokenizers');

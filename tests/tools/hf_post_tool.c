@@ -76,7 +76,7 @@ static int load(tool *t, const char *path, ps_error *err)
     json_t *root = json_load_file(path, 0, &je);
     if (!root)
         return ps_error_set(err, PS_EFORMAT, "%s: %s", path, je.text);
-    ps_tok_load c = {path, err};
+    ps_tok_load c = {path, err, NULL};
     json_t *norm = json_object_get(root, "normalizer");
     json_t *pre = json_object_get(root, "pre_tokenizer");
     t->lower = norm && !json_is_null(norm);

@@ -95,7 +95,7 @@ int main(int argc, char **argv)
         jpath = "normalizer";
     }
     ps_error err;
-    ps_tok_load c = {argv[1], &err};
+    ps_tok_load c = {argv[1], &err, NULL};
     ps_tok_norm *norm = NULL;
     int rc = ps_tok_norm_load(&c, j, jpath, &norm);
     if (rc) {
