@@ -226,7 +226,7 @@ static int put_encoded(phase1 *p, chunk *ch, packed *pk, ps_tok_scratch *ts, ps_
     rc = ours ? ps_spool_record_put(&ch->spool, r->id, e.enc.input_ids, (uint32_t)e.enc.len, tb,
                                     &pk->o_spool)
               : 0;
-    if (!rc && ours && cfg->clean.execute) /* its fingerprints follow its ids */
+    if (!rc && ours && p->st->exec_db) /* its fingerprints follow its ids */
         rc = spool_exec(&ch->spool, &pk->it);
     if (!rc && ours && p->st->n_src) { /* a mixture: its source where the label is not kept */
         uint32_t src = p->st->input_source[ch->input];

@@ -171,6 +171,8 @@ typedef struct ps_build_state {
     char *kept_summary;
     size_t shards_done;        /* shards written (atomic) */
     struct ps_encode_ctx *leak_x; /* the commit's find of leaked records (build_leak.c) */
+    bool exec_db;              /* the shards keep an exec database: the build, or in a
+                                * mixture any of its sources, runs the gold SQL */
     /* a mixture (cfg->n_sources > 0; else all NULL/0): build_sources.c */
     ps_build_src *src;
     size_t n_src;

@@ -774,6 +774,9 @@ int ps_build_run(const ps_build_config *cfg, ps_build_summary *summary, ps_error
         rc = ps_cleaner_read_database(st.cleaner, err);
     if (!rc) /* a mixture: a cleaner and statistics a source */
         rc = ps_build_sources_setup(&st, err);
+    st.exec_db = cfg->clean.execute;
+    for (size_t k = 0; k < cfg->n_sources; k++) /* a source's records without: "not run" */
+        st.exec_db = st.exec_db || cfg->sources[k].clean.execute;
     if (!rc && cfg->difficulty_field)
         rc = ps_cleaner_set_difficulty_field(st.cleaner, cfg->difficulty_field, err);
     if (!rc) /* stopped during the set-up: touch nothing */

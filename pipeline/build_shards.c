@@ -361,7 +361,7 @@ static int write_shard(ps_build_state *st, size_t k, size_t threads, times *tm, 
     } else {
         rc = ps_shard_writer_open(&w, path, err);
     }
-    if (!rc && cfg->clean.execute) { /* only then: other sets keep their bytes */
+    if (!rc && st->exec_db) { /* only then: other sets keep their bytes */
         bs.fps = malloc(cfg->block_records * PS_EXEC_ENTRY_BYTES);
         rc = bs.fps ? ps_shard_writer_enable_exec(w, err)
                     : ps_error_set(err, PS_ENOMEM, "out of memory");

@@ -149,6 +149,29 @@ build "$TMP/t1" -q --threads 1 --shards 2 --rules "$TMP/ws.json" 2>/dev/null
 build "$TMP/t3" -q --threads 3 --shards 2 --rules "$TMP/ws.json" 2>/dev/null
 ok_if "--threads 1 and 3 give byte-identical shards and manifest" same_set "$TMP/t1" "$TMP/t3"
 
+# ---- a mixture where one source runs its SQL: the other's are "not run" ------
+cat >"$TMP/mix.json" <<EOF
+{"vocab": "$VOCAB", "sources": [
+ {"name": "run", "inputs": ["$SPIDER"], "schema": "$TABLES", "template": "ddl",
+  "databases": "$TMP/dbs", "execute": true},
+ {"name": "norun", "inputs": ["$SPIDER"], "schema": "$TABLES", "template": "picard"}]}
+EOF
+"$PAIRSHARD" build -q --config "$TMP/mix.json" -o "$TMP/mix" 2>"$TMP/mix.err" &&
+    "$PAIRSHARD" inspect --verify "$TMP/mix" >>"$TMP/mix.err" 2>&1 &&
+    "$PAIRSHARD" inspect "$TMP/mix" --exec >"$TMP/mix.exec" 2>>"$TMP/mix.err"
+check "a mixture with one executing source keeps an exec database and verifies" $? \
+    "$TMP/mix.err"
+check_py "its records: the executing source's ran, the other's are not_run" \
+    "$TMP/mix.exec" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+run = [r for r in rows if r["id"].startswith("run/")]
+norun = [r for r in rows if r["id"].startswith("norun/")]
+assert len(run) == 1034 and len(norun) == 1034, (len(run), len(norun))
+assert all(r["after"]["status"] in ("ok", "empty", "error", "timeout") for r in run)
+assert all(r["before"]["status"] == r["after"]["status"] == "not_run" for r in norun)
+PY
+
 # ---- the binding, recounted by Python's sqlite3 -----------------------------
 if python_modules numpy; then
     run_py "$PS_ROOT/tests/python/test_exec_fingerprints.py" "$TMP/ws" "$SPIDER" "$TMP/dbs"
