@@ -560,6 +560,67 @@ static int join_sources(part *ps, size_t n, const ps_merge_opts *opts, json_t *m
     return rc;
 }
 
+/* The summed accounting's last touches: parts of one build each read
+ * every input whole, so an input's bytes and the blank lines are part 0's
+ * (`acct0`), not a sum; then whether it balances and its label count. */
+static void finish_accounting(json_t *acct, json_t *acct0, bool join)
+{
+    if (json_is_object(acct) && !join) {
+        /* every part read every input whole: the bytes are not summed */
+        json_t *in0 = json_object_get(acct0, "inputs");
+        size_t k;
+        json_t *e;
+        json_array_foreach(json_object_get(acct, "inputs"), k, e)
+        {
+            json_t *b0 = json_object_get(json_array_get(in0, k), "bytes");
+            if (b0)
+                json_object_set(e, "bytes", b0);
+        }
+        /* and each counted every blank line and dialogue of them */
+        static const char *const WHOLE[] = {"blank_lines_skipped", "dialogues"};
+        for (size_t w = 0; w < 2; w++)
+            if (json_object_get(acct0, WHOLE[w]))
+                json_object_set(acct, WHOLE[w], json_object_get(acct0, WHOLE[w]));
+    }
+    if (json_is_object(acct)) {
+        json_int_t in = json_integer_value(json_object_get(acct, "records_in"));
+        json_int_t sum = json_integer_value(json_object_get(acct, "kept")) +
+                         json_integer_value(json_object_get(acct, "rejected")) +
+                         json_integer_value(json_object_get(acct, "duplicates"));
+        json_object_set_new(acct, "balanced", json_boolean(in == sum));
+        json_object_set_new(acct, "label_count", json_integer((json_int_t)json_object_size(
+                                                     json_object_get(acct, "labels"))));
+    }
+}
+
+/* Parts of a mixture: each source's records, tokens, accounting and
+ * duplicates across sources summed over the parts, as the totals are (the
+ * parts' sources databases are copied as they are: one config, so one
+ * numbering). */
+static void sum_part_sources(const part *ps, size_t n, json_t *m)
+{
+    size_t k;
+    json_t *s;
+    json_array_foreach(json_object_get(m, "sources"), k, s)
+    {
+        for (size_t i = 1; i < n; i++) {
+            json_t *si = json_array_get(json_object_get(ps[i].m, "sources"), k);
+            static const char *const COUNTS[] = {"records", "tokens"};
+            for (size_t f = 0; f < 2; f++)
+                json_object_set_new(s, COUNTS[f],
+                                    json_integer(json_integer_value(json_object_get(s, COUNTS[f])) +
+                                                 json_integer_value(json_object_get(si, COUNTS[f]))));
+            ps_merge_json_add(json_object_get(s, "accounting"), json_object_get(si, "accounting"),
+                              false);
+            ps_merge_json_add(json_object_get(s, "duplicates_of"),
+                              json_object_get(si, "duplicates_of"), false);
+        }
+        json_t *s0 = json_array_get(json_object_get(ps[0].m, "sources"), k);
+        finish_accounting(json_object_get(s, "accounting"), json_object_get(s0, "accounting"),
+                          false);
+    }
+}
+
 static int merge_parts(part *ps, size_t n, const char *staging, const ps_merge_opts *opts,
                        bool join, json_t **manifest_out, ps_error *err)
 {
@@ -599,7 +660,9 @@ static int merge_parts(part *ps, size_t n, const char *staging, const ps_merge_o
         json_object_get(json_object_get(m, "tokenizer"), "id_width"));
     c.level = (int)json_integer_value(json_object_get(m, "zstd_level"));
     c.lengths = ps[0].layout != PS_LAYOUT_PAIR;
-    c.sources = join;
+    /* joined sets get a sources database; parts of a mixture keep theirs */
+    bool part_sources = !join && json_array_size(json_object_get(ps[0].m, "sources")) > 0;
+    c.sources = join || part_sources;
     ps_buf_init(&c.srcbuf);
     size_t out_index = 0;
     for (size_t i = 0; !rc && i < n; i++) {
@@ -660,30 +723,9 @@ static int merge_parts(part *ps, size_t n, const char *staging, const ps_merge_o
     json_object_set_new(m, "totals", json_pack("{sIsIsIso}", "records", (json_int_t)tr, "tokens",
                                                (json_int_t)tt, "blocks", (json_int_t)tbk,
                                                "buckets", tb));
-    if (json_is_object(acct) && !join) {
-        /* every part read every input whole: the bytes are not summed */
-        json_t *in0 = json_object_get(json_object_get(ps[0].m, "accounting"), "inputs");
-        size_t k;
-        json_t *e;
-        json_array_foreach(json_object_get(acct, "inputs"), k, e)
-        {
-            json_t *b0 = json_object_get(json_array_get(in0, k), "bytes");
-            if (b0)
-                json_object_set(e, "bytes", b0);
-        }
-        json_object_set(acct, "blank_lines_skipped",
-                        json_object_get(json_object_get(ps[0].m, "accounting"),
-                                        "blank_lines_skipped"));
-    }
-    if (json_is_object(acct)) {
-        json_int_t in = json_integer_value(json_object_get(acct, "records_in"));
-        json_int_t sum = json_integer_value(json_object_get(acct, "kept")) +
-                         json_integer_value(json_object_get(acct, "rejected")) +
-                         json_integer_value(json_object_get(acct, "duplicates"));
-        json_object_set_new(acct, "balanced", json_boolean(in == sum));
-        json_object_set_new(acct, "label_count", json_integer((json_int_t)json_object_size(
-                                                     json_object_get(acct, "labels"))));
-    }
+    finish_accounting(acct, json_object_get(ps[0].m, "accounting"), join);
+    if (part_sources)
+        sum_part_sources(ps, n, m);
     json_object_set_new(m, "accounting", acct);
     *manifest_out = m;
     return 0;

@@ -234,6 +234,32 @@ grep -q '<section id="sources">' "$TMP/skewed.report.html" &&
     grep -o '<section id="sources">.*</section>' "$TMP/skewed.report.html" | grep -q "<h3>bird</h3>"
 check "report.html: a section per source, with the checks bird failed" $? "$TMP/skewed.report.html"
 
+# ---- parts of a mixture merged: each source's accounting summed --------------
+for k in 0 1; do
+    "$PAIRSHARD" build -q --config "$TMP/mix.json" -o "$TMP/part$k" --part $k/2 \
+        2>>"$TMP/parts.err" || echo "part $k failed" >>"$TMP/parts.err"
+done
+"$PAIRSHARD" merge -q -o "$TMP/merged" "$TMP/part0" "$TMP/part1" 2>>"$TMP/parts.err" &&
+    "$PAIRSHARD" inspect --verify "$TMP/merged" >>"$TMP/parts.err" 2>&1
+check "two --part builds of the mixture merge into a set that verifies" $? "$TMP/parts.err"
+"$PY" - "$TMP/merged/manifest.json" "$TMP/mix/manifest.json" <<'PY' 2>"$TMP/err"
+import json, sys
+merged, whole = (json.load(open(f)) for f in sys.argv[1:])
+for a, b in zip(merged["sources"], whole["sources"]):
+    for s in (a, b): # a few example ids, from the first part that had some
+        s["accounting"].get("sql", {}).pop("examples", None)
+    for k in ("name", "records", "tokens", "duplicates_of"):
+        assert a[k] == b[k], (a["name"], k, a[k], b[k])
+    for k in b["accounting"]:
+        assert a["accounting"][k] == b["accounting"][k], (a["name"], k)
+assert len(merged["sources"]) == len(whole["sources"]) == 4
+for m in (merged, whole):
+    m["accounting"].get("sql", {}).pop("examples", None)
+for k in whole["accounting"]:
+    assert merged["accounting"][k] == whole["accounting"][k], ("accounting", k)
+PY
+check "the merged parts' per-source records, tokens, accounting and duplicates are the whole build's" $? "$TMP/err"
+
 # ---- what a config may not say ----------------------------------------------
 bad_config() { # description json: exit status 2 and a message
     printf '%s' "$2" >"$TMP/bad.json"
