@@ -133,6 +133,66 @@ static json_t *text_to_sql_json(const ps_build_config *cfg, ps_error *err)
     return o;
 }
 
+/* The shards' entries and the totals, per bucket. */
+static void add_shards(const ps_build_state *st, json_t *m)
+{
+    const ps_build_config *cfg = st->cfg;
+    json_t *shards = json_array();
+    uint64_t tr = 0, tt = 0, tb = 0;
+    ps_bucket_count totals[PS_BUILD_MAX_BUCKETS];
+    memset(totals, 0, sizeof totals);
+    for (size_t k = 0; k < cfg->shards; k++) {
+        const ps_shard_result *r = &st->results[k];
+        json_t *bk = json_array();
+        for (size_t b = 0; b < st->n_bounds; b++) {
+            const ps_bucket_count *c = &r->buckets[b];
+            json_array_append_new(bk, json_pack("{sIsIsIsI}", "bucket", I(b), "records",
+                                                I(c->records), "tokens", I(c->tokens), "blocks",
+                                                I(c->blocks)));
+            totals[b].records += c->records;
+            totals[b].tokens += c->tokens;
+            totals[b].blocks += c->blocks;
+        }
+        json_array_append_new(
+            shards, json_pack("{sssIsIsIsIsIsssO}", "file", r->file, "records", I(r->records),
+                              "tokens", I(r->tokens), "blocks", I(r->blocks), "bytes",
+                              I(r->bytes), "uncompressed_bytes", I(r->uncompressed), "sha256",
+                              r->sha256, "buckets", bk));
+        json_decref(bk);
+        tr += r->records;
+        tt += r->tokens;
+        tb += r->blocks;
+    }
+    json_object_set_new(m, "shards", shards);
+    json_t *tbk = json_array();
+    for (size_t b = 0; b < st->n_bounds; b++)
+        json_array_append_new(tbk, json_pack("{sIsIsIsI}", "bound", I(st->bounds[b]), "records",
+                                             I(totals[b].records), "tokens", I(totals[b].tokens),
+                                             "blocks", I(totals[b].blocks)));
+    json_object_set_new(m, "totals", json_pack("{sIsIsIso}", "records", I(tr), "tokens", I(tt),
+                                               "blocks", I(tb), "buckets", tbk));
+}
+
+/* A mixture's "sources": each source's counts and accounting, and what
+ * serving it renders with. 0, or a negative code with err set. */
+static int add_sources(ps_build_state *st, json_t *m, ps_error *err)
+{
+    json_t *src = ps_build_sources_manifest(st);
+    if (!src)
+        return ps_error_set(err, PS_ENOMEM, "out of memory writing the manifest");
+    json_object_set_new(m, "sources", src);
+    for (size_t k = 0; k < st->n_src; k++) {
+        const ps_build_config *sc = &st->src[k].cfg;
+        if (!sc->tmpl && !sc->schemas)
+            continue;
+        json_t *t2s = text_to_sql_json(sc, err);
+        if (!t2s)
+            return err ? err->code : PS_ENOMEM;
+        json_object_set_new(json_array_get(src, k), "text_to_sql", t2s);
+    }
+    return 0;
+}
+
 char *ps_build_manifest(ps_build_state *st, ps_error *err)
 {
     const ps_build_config *cfg = st->cfg;
@@ -200,40 +260,7 @@ char *ps_build_manifest(ps_build_state *st, ps_error *err)
         json_object_set_new(m, "part", json_pack("{sIsI}", "index", I(cfg->part_index), "count",
                                                  I(cfg->part_count)));
 
-    json_t *shards = json_array();
-    uint64_t tr = 0, tt = 0, tb = 0;
-    ps_bucket_count totals[PS_BUILD_MAX_BUCKETS];
-    memset(totals, 0, sizeof totals);
-    for (size_t k = 0; k < cfg->shards; k++) {
-        const ps_shard_result *r = &st->results[k];
-        json_t *bk = json_array();
-        for (size_t b = 0; b < st->n_bounds; b++) {
-            const ps_bucket_count *c = &r->buckets[b];
-            json_array_append_new(bk, json_pack("{sIsIsIsI}", "bucket", I(b), "records",
-                                                I(c->records), "tokens", I(c->tokens), "blocks",
-                                                I(c->blocks)));
-            totals[b].records += c->records;
-            totals[b].tokens += c->tokens;
-            totals[b].blocks += c->blocks;
-        }
-        json_array_append_new(
-            shards, json_pack("{sssIsIsIsIsIsssO}", "file", r->file, "records", I(r->records),
-                              "tokens", I(r->tokens), "blocks", I(r->blocks), "bytes",
-                              I(r->bytes), "uncompressed_bytes", I(r->uncompressed), "sha256",
-                              r->sha256, "buckets", bk));
-        json_decref(bk);
-        tr += r->records;
-        tt += r->tokens;
-        tb += r->blocks;
-    }
-    json_object_set_new(m, "shards", shards);
-    json_t *tbk = json_array();
-    for (size_t b = 0; b < st->n_bounds; b++)
-        json_array_append_new(tbk, json_pack("{sIsIsIsI}", "bound", I(st->bounds[b]), "records",
-                                             I(totals[b].records), "tokens", I(totals[b].tokens),
-                                             "blocks", I(totals[b].blocks)));
-    json_object_set_new(m, "totals", json_pack("{sIsIsIso}", "records", I(tr), "tokens", I(tt),
-                                               "blocks", I(tb), "buckets", tbk));
+    add_shards(st, m);
     json_t *inputs = json_array();
     if (st->input_hash_rc) { /* hashed while phase 1 ran (build_run.c) */
         if (err)
@@ -251,24 +278,9 @@ char *ps_build_manifest(ps_build_state *st, ps_error *err)
     json_t *a = acct ? json_loads(acct, 0, &je) : NULL;
     free(acct);
     json_object_set_new(m, "accounting", a ? a : json_null());
-    if (st->n_src) { /* a mixture's: a single-source set keeps its bytes */
-        json_t *src = ps_build_sources_manifest(st);
-        if (!src) {
-            json_decref(m);
-            ps_error_set(err, PS_ENOMEM, "out of memory writing the manifest");
-            return NULL;
-        }
-        json_object_set_new(m, "sources", src);
-        for (size_t k = 0; k < st->n_src; k++) { /* what serving a source renders with */
-            const ps_build_config *sc = &st->src[k].cfg;
-            json_t *t2s = sc->tmpl || sc->schemas ? text_to_sql_json(sc, err) : NULL;
-            if (t2s)
-                json_object_set_new(json_array_get(src, k), "text_to_sql", t2s);
-            else if (sc->tmpl || sc->schemas) {
-                json_decref(m);
-                return NULL;
-            }
-        }
+    if (st->n_src && add_sources(st, m, err)) { /* a single-source set keeps its bytes */
+        json_decref(m);
+        return NULL;
     }
     char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(m);
