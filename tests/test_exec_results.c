@@ -148,7 +148,7 @@ static void test_connection_bound(void **state)
     uint64_t first[DBS];
     for (int round = 0; round < 3; round++)
         for (int i = 0; i < DBS; i++) {
-            char id[8];
+            char id[16];
             snprintf(id, sizeof id, "d%03d", i);
             const ps_schema *db = ps_schemas_find(s, id, 4);
             assert_non_null(db);
