@@ -202,7 +202,10 @@ for name, value, exc in cases:
     except Exception as e:
         print("not ok - Loader(%s=%r) raised %s: %s" % (name, value, type(e).__name__, e))
 paths = [(SET + "\x00x", ValueError), (os.fsencode(SET) + b"\x00x", ValueError),
-         (None, TypeError), (3, TypeError), ([SET], TypeError), ("", ValueError)]
+         (None, TypeError), (3, TypeError), ("", ValueError),
+         # a list is a mixture of sets (READER.md, "Mixtures"): not an empty
+         # one, nor one holding what is not a path
+         ([], ValueError), ([SET, None], TypeError), ([SET, SET + "\x00x"], ValueError)]
 for p, exc in paths:
     try:
         pairshard.Loader(p, as_torch=False).close()
@@ -223,7 +226,7 @@ for kw in good:
             print("%s - control: Loader(%r) runs" % ("ok" if ok else "not ok", kw))
     except Exception as e:
         print("not ok - control: Loader(%r) raised %s" % (kw, e))
-for p in (pathlib.Path(SET), os.fsencode(SET)):
+for p in (pathlib.Path(SET), os.fsencode(SET), [SET]):
     try:
         with pairshard.Loader(p, as_torch=False) as ld:
             print("%s - control: Loader(%r) opens the set" % (
