@@ -119,7 +119,8 @@ static void per_label(page *pg, const levels *lv, json_t *la, json_t *lb)
             jnum(jget(e, "records"), &r))
             v[k++] = (lref){e, r};
     }
-    qsort(v, k, sizeof *v, cmp_lref);
+    if (k) /* qsort's array may not be NULL, even empty */
+        qsort(v, k, sizeof *v, cmp_lref);
     size_t top = k < TOP_LABELS ? k : TOP_LABELS;
     if (top)
         ps_html_printf(h, "<p class=\"mu\">Per label: %s%zu of %zu labels by records before.</p>",

@@ -109,7 +109,8 @@ static json_t *label_moves(ctx *x, const ps_vstats *A, const ps_vstats *B, const
         if (na >= x->c->param[P_MIN_LABEL_RECORDS] && nb >= x->c->param[P_MIN_LABEL_RECORDS])
             m[k++] = (lmove){la->name, ps_sm_js_distance(pa, pb, r->n), na, nb, i};
     }
-    qsort(m, k, sizeof *m, cmp_lmove);
+    if (k) /* qsort's array may not be NULL, even empty */
+        qsort(m, k, sizeof *m, cmp_lmove);
     for (size_t i = 0; i < k && i < top; i++) {
         const ps_vlabel *la = &A->labels[m[i].i], *lb = ps_vstats_find_label(B, la->name);
         double na, nb;
